@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace tdmsim::cli {
+
+// Conventional exit codes of every tdmsim command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;   // runtime failure (I/O, internal error)
+inline constexpr int kExitBadInput = 2;  // invalid configuration or command line
+
+struct CommandResult {
+  int exit_code = kExitOk;
+};
+
+void add_config_commands(CLI::App& app, CommandResult& result);
+
+// The Markdown YAML reference (docs/yaml-reference.md).
+std::string reference_document();
+
+}  // namespace tdmsim::cli

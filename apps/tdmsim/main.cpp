@@ -1,0 +1,45 @@
+// tdmsim: command-line entry point. Exit codes: 0 ok, 1 runtime failure,
+// 2 bad input (configuration or command line).
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "apps/tdmsim/config_commands.h"
+#include "sim/core/systemc_info.h"
+#include "workloads/config/diagnostics.h"
+
+#ifndef TDMSIM_VERSION
+#define TDMSIM_VERSION "0.0.0"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace tdmsim::cli;
+  CLI::App app{"tdmsim: MoE layers on AMD Instinct-class GPUs, emulated, simulated and "
+               "cross-validated, with and without a hardware TDM MoE descriptor unit"};
+  app.set_version_flag("--version", std::string("tdmsim " TDMSIM_VERSION " (SystemC ") +
+                                        tdmsim::sim::systemc_version() + ")");
+  app.require_subcommand(1);
+  CommandResult result;
+  add_config_commands(app, result);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  } catch (const tdmsim::config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "tdmsim: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return result.exit_code;
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tdmsim needs, only those missing (idempotent; fast when all present).
+# Usage: scripts/install-deps.sh            (as root on Debian bookworm)
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git ca-certificates
+  libsystemc-dev libyaml-cpp-dev
+  libboost-dev libboost-program-options-dev libboost-mpi-dev
+  catch2 libbenchmark-dev nlohmann-json3-dev libfmt-dev libcli11-dev libtbb-dev
+  libopenmpi-dev openmpi-bin
+  clang libclang-rt-14-dev
+  python3 python3-yaml
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,37 @@
+# Runs CMD (a ;-list) and checks its exit code and, optionally:
+#   GLOB_DIR        append every *.yaml below this folder to CMD
+#   EXPECT_STDERR   a substring stderr must contain
+#   MUST_EXIST / MUST_NOT_EXIST   a file that must (not) exist afterwards
+#   COMPARE_STDOUT  a file whose content stdout must equal exactly
+if(GLOB_DIR)
+  file(GLOB_RECURSE files "${GLOB_DIR}/*.yaml")
+  list(SORT files)
+  list(APPEND CMD ${files})
+endif()
+if(MUST_NOT_EXIST)
+  file(REMOVE "${MUST_NOT_EXIST}")
+endif()
+if(MUST_EXIST)
+  file(REMOVE "${MUST_EXIST}")
+endif()
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL EXPECT_RC)
+  message(FATAL_ERROR "exit code ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
+  message(FATAL_ERROR "stderr lacks '${EXPECT_STDERR}':\n${err}")
+endif()
+if(MUST_NOT_EXIST AND EXISTS "${MUST_NOT_EXIST}")
+  message(FATAL_ERROR "${MUST_NOT_EXIST} was written despite the error")
+endif()
+if(MUST_EXIST AND NOT EXISTS "${MUST_EXIST}")
+  message(FATAL_ERROR "${MUST_EXIST} was not written")
+endif()
+if(COMPARE_STDOUT)
+  file(READ "${COMPARE_STDOUT}" expected)
+  if(NOT out STREQUAL expected)
+    message(FATAL_ERROR "${COMPARE_STDOUT} is out of date: regenerate it with "
+                        "'tdmsim config reference --output ${COMPARE_STDOUT}'")
+  endif()
+endif()
+message(STATUS "ok (exit ${rc})")

@@ -1,0 +1,143 @@
+// `base:` overlay semantics: a variant is a few lines over another file.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <unistd.h>
+
+#include "workloads/config/loader.h"
+
+using namespace tdmsim;
+using namespace tdmsim::config;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A scratch workloads tree under the build's temp folder, removed afterwards.
+struct Scratch {
+  fs::path root;
+  Scratch() {
+    root = fs::temp_directory_path() / ("tdmsim_overlay_" + std::to_string(::getpid()) + "_" +
+                                        std::to_string(counter()++));
+    fs::create_directories(root / "machines");
+  }
+  ~Scratch() { fs::remove_all(root); }
+  static int& counter() {
+    static int c = 0;
+    return c;
+  }
+  fs::path write(const std::string& rel, const std::string& text) const {
+    const fs::path p = root / rel;
+    std::ofstream(p) << text;
+    return p;
+  }
+};
+
+const fs::path kMi300x = fs::path(TDMSIM_SOURCE_DIR) / "workloads/machines/mi300x.yaml";
+
+Loader loader() { return Loader({fs::path(TDMSIM_SOURCE_DIR) / "workloads"}); }
+
+std::vector<Diagnostic> errors_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.diagnostics();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("an overlay changes only the keys it names", "[overlay]") {
+  Scratch s;
+  const auto variant = s.write("machines/fast.yaml", "base: " + kMi300x.string() +
+                                                         "\nname: fast\nmemory:\n  hbm:\n"
+                                                         "    bandwidth: 8TB/s\n");
+  const auto base = loader().machine(kMi300x);
+  const auto v = loader().machine(variant);
+  CHECK(v.spec.name == "fast");
+  CHECK(v.spec.memory.hbm.bandwidth.bytes_per_s == 8'000'000'000'000ull);
+  // Everything else is the base's.
+  Json a = to_json(base.spec), b = to_json(v.spec);
+  a["name"] = b["name"];
+  a["memory"]["hbm"]["bandwidth"] = b["memory"]["hbm"]["bandwidth"];
+  CHECK(a == b);
+  // Origins: overridden keys point at the variant, the rest at the base.
+  CHECK(v.set_at.at("memory.hbm.bandwidth").file == variant.string());
+  CHECK(v.set_at.at("memory.hbm.stacks").file == kMi300x.lexically_normal().string());
+  CHECK(v.chain.size() == 2);
+}
+
+TEST_CASE("overlays chain, and ~ removes an optional section", "[overlay]") {
+  Scratch s;
+  s.write("machines/a.yaml", "base: " + kMi300x.string() +
+                                 "\ntdm:\n  descriptor_fetch_latency: 500ns\n  slots: 64\n"
+                                 "  slot_length: 2us\n  dispatch_latency: 100ns\n");
+  s.write("machines/b.yaml", "base: a.yaml\nname: b\nmemory: {mall: ~}\n");
+  const auto b = loader().machine(s.root / "machines/b.yaml");
+  CHECK(b.chain.size() == 3);
+  CHECK(b.spec.name == "b");
+  CHECK_FALSE(b.spec.memory.mall.has_value());
+  REQUIRE(b.spec.tdm.has_value());
+  CHECK(b.spec.tdm->slots == 64u);
+  CHECK(b.spec.tdm->queue_depth == 4u);  // declared default
+  CHECK_FALSE(b.set_at.contains("memory.mall.size"));
+}
+
+TEST_CASE("a new optional section must give its required keys", "[overlay]") {
+  Scratch s;
+  const auto f = s.write("machines/a.yaml", "base: " + kMi300x.string() + "\ntdm:\n  slots: 8\n");
+  const auto errs = errors_of([&] { loader().machine(f); });
+  REQUIRE(errs.size() == 3);
+  CHECK(errs[0].key == "tdm.descriptor_fetch_latency");
+  CHECK(errs[0].where.file == f.string());
+  CHECK(errs[0].where.line == 3);
+}
+
+TEST_CASE("base cycles are detected and named", "[overlay]") {
+  Scratch s;
+  s.write("machines/a.yaml", "base: b.yaml\nname: a\n");
+  s.write("machines/b.yaml", "name: b\nbase: a.yaml\n");
+  const auto errs = errors_of([&] { loader().machine(s.root / "machines/a.yaml"); });
+  REQUIRE(errs.size() == 1);
+  CHECK(errs[0].key == "base");
+  CHECK(errs[0].where.line == 2);  // b.yaml's base line closes the cycle
+  CHECK_THAT(errs[0].message, Catch::Contains("base cycle") && Catch::Contains("a.yaml -> ") &&
+                                  Catch::Contains("b.yaml -> "));
+}
+
+TEST_CASE("a file that is its own base is a cycle", "[overlay]") {
+  Scratch s;
+  const auto f = s.write("machines/self.yaml", "base: self.yaml\n");
+  const auto errs = errors_of([&] { loader().machine(f); });
+  REQUIRE(errs.size() == 1);
+  CHECK_THAT(errs[0].message, Catch::Contains("base cycle"));
+}
+
+TEST_CASE("a missing base file is an error at the base key", "[overlay]") {
+  Scratch s;
+  const auto f = s.write("machines/a.yaml", "name: a\nbase: nowhere.yaml\n");
+  const auto errs = errors_of([&] { loader().machine(f); });
+  REQUIRE(errs.size() == 1);
+  CHECK(errs[0].where.line == 2);
+  CHECK_THAT(errs[0].message, Catch::Contains("does not exist"));
+}
+
+TEST_CASE("errors inside a base file name the base file", "[overlay]") {
+  Scratch s;
+  s.write("machines/broken.yaml", "base: " + kMi300x.string() + "\ncompute: {dies: 0}\n");
+  const auto f = s.write("machines/top.yaml", "base: broken.yaml\nname: top\n");
+  const auto errs = errors_of([&] { loader().machine(f); });
+  REQUIRE(errs.size() == 1);
+  CHECK_THAT(errs[0].where.file, Catch::EndsWith("broken.yaml"));
+  CHECK(errs[0].key == "compute.dies");
+}
+
+TEST_CASE("a file declaring another kind is refused", "[overlay]") {
+  Scratch s;
+  const auto f = s.write("machines/m.yaml", "kind: model\nname: x\n");
+  const auto errs = errors_of([&] { loader().machine(f); });
+  REQUIRE(errs.size() == 1);
+  CHECK(errs[0].key == "kind");
+}

@@ -1,0 +1,94 @@
+// Every shipped YAML file loads, resolves what it references, and documents
+// the source of each value (machines and models).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "workloads/config/loader.h"
+
+using namespace tdmsim;
+using namespace tdmsim::config;
+namespace fs = std::filesystem;
+
+namespace {
+const fs::path kWorkloads = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+
+std::vector<fs::path> yaml_files(const std::string& folder) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(kWorkloads / folder)) {
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("shipped machines, models, scenarios and sweeps all load", "[shipped]") {
+  const Loader loader({kWorkloads});
+  const auto machines = yaml_files("machines");
+  const auto models = yaml_files("models");
+  const auto scenarios = yaml_files("scenarios");
+  const auto sweeps = yaml_files("sweeps");
+  CHECK(machines.size() >= 6);
+  CHECK(models.size() >= 12);
+  CHECK(scenarios.size() >= 4);
+  CHECK(sweeps.size() >= 1);
+  for (const auto& f : machines) {
+    INFO(f);
+    CHECK(loader.kind_of(f) == SpecKind::machine);
+    CHECK_NOTHROW(loader.machine(f));
+  }
+  for (const auto& f : models) {
+    INFO(f);
+    CHECK_NOTHROW(loader.model(f));
+  }
+  for (const auto& f : scenarios) {
+    INFO(f);
+    CHECK_NOTHROW(loader.resolve_scenario(f));
+  }
+  for (const auto& f : sweeps) {
+    INFO(f);
+    CHECK_NOTHROW(loader.resolve_sweep(f));
+  }
+}
+
+TEST_CASE("the named parts exist and the TDM part is an overlay with a tdm section",
+          "[shipped]") {
+  const Loader loader({kWorkloads});
+  for (const char* part : {"mi300x", "mi325x", "mi355x", "mi455x", "h200", "mi500x-tdm"}) {
+    INFO(part);
+    REQUIRE(fs::exists(kWorkloads / "machines" / (std::string(part) + ".yaml")));
+  }
+  const auto tdm = loader.machine(kWorkloads / "machines/mi500x-tdm.yaml");
+  CHECK(tdm.chain.size() >= 2);
+  REQUIRE(tdm.spec.tdm.has_value());
+  const auto h200 = loader.machine(kWorkloads / "machines/h200.yaml");
+  CHECK_FALSE(h200.spec.memory.mall.has_value());
+  CHECK(h200.spec.compute.total_cus() == 132u);
+  CHECK(loader.machine(kWorkloads / "machines/mi300x.yaml").spec.compute.total_cus() == 304u);
+  CHECK(loader.machine(kWorkloads / "machines/mi355x.yaml").spec.compute.total_cus() == 256u);
+}
+
+TEST_CASE("every value in shipped machine and model files carries a source comment",
+          "[shipped]") {
+  // A `key: value` line (not a section header, not name/description/source/base).
+  const std::regex value_line(R"(^\s*([A-Za-z_]+):\s*([^#\s][^#]*?)\s*(#.*)?$)");
+  for (const char* folder : {"machines", "models"}) {
+    for (const auto& f : yaml_files(folder)) {
+      std::ifstream in(f);
+      std::string line;
+      int n = 0;
+      while (std::getline(in, line)) {
+        ++n;
+        std::smatch m;
+        if (!std::regex_match(line, m, value_line)) continue;
+        const std::string key = m[1];
+        if (key == "name" || key == "description" || key == "source" || key == "base") continue;
+        INFO(f.string() << ":" << n << ": " << line);
+        CHECK(m[3].matched);
+      }
+    }
+  }
+}

@@ -1,0 +1,75 @@
+#include "workloads/config/diagnostics.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace tdmsim::config {
+
+std::string Diagnostic::to_string() const {
+  std::string out = where.file.empty() ? std::string("<input>") : where.file;
+  if (where.line > 0) {
+    out += ":" + std::to_string(where.line);
+    if (where.column > 0) out += ":" + std::to_string(where.column);
+  }
+  out += ": ";
+  if (!key.empty()) out += key + ": ";
+  out += message;
+  return out;
+}
+
+namespace {
+std::string join(const std::vector<Diagnostic>& ds) {
+  std::string out;
+  for (const auto& d : ds) {
+    if (!out.empty()) out += '\n';
+    out += d.to_string();
+  }
+  return out;
+}
+}  // namespace
+
+ConfigError::ConfigError(std::vector<Diagnostic> diagnostics)
+    : std::runtime_error(join(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+
+void Diagnostics::add(Location where, std::string key, std::string message) {
+  if (items_.size() < kMaxReported) {
+    items_.push_back({std::move(where), std::move(key), std::move(message)});
+  }
+}
+
+void Diagnostics::throw_if_any() const {
+  if (!items_.empty()) throw ConfigError(items_);
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  std::size_t best_d = 0;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (best == nullptr || d < best_d) {
+      best = &c;
+      best_d = d;
+    }
+  }
+  // Close means: at most a third of the word changed (and at least one edit allowed).
+  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+  if (best == nullptr || best_d > limit) return {};
+  return " (did you mean '" + *best + "'?)";
+}
+
+}  // namespace tdmsim::config

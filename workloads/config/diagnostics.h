@@ -1,0 +1,60 @@
+// Configuration errors: every one names the file, line, column, key path and
+// what was expected, e.g.
+//   workloads/machines/x.yaml:12:13: memory.hbm.stacks: must be at least 1, got 0
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tdmsim::config {
+
+// A position in a YAML file; line and column are 1-based (0 = unknown).
+struct Location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+struct Diagnostic {
+  Location where;
+  std::string key;  // dotted key path, e.g. "memory.hbm.stacks"; empty for syntax errors
+  std::string message;
+  std::string to_string() const;
+};
+
+// Thrown by the loader after a file has been read completely, carrying every
+// problem found (capped), so a user fixes them all in one pass.
+class ConfigError : public std::runtime_error {
+ public:
+  explicit ConfigError(std::vector<Diagnostic> diagnostics);
+  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+
+ private:
+  std::vector<Diagnostic> diagnostics_;
+};
+
+// Collects diagnostics while a file is read.
+class Diagnostics {
+ public:
+  static constexpr std::size_t kMaxReported = 50;
+  void add(Location where, std::string key, std::string message);
+  bool empty() const { return items_.empty(); }
+  std::size_t size() const { return items_.size(); }
+  // Throws ConfigError if anything was collected.
+  void throw_if_any() const;
+
+ private:
+  std::vector<Diagnostic> items_;
+};
+
+// " (did you mean 'x'?)" for the closest candidate within a small edit
+// distance of `word`, or "" if none is close.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// Levenshtein distance, used for did-you-mean suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+}  // namespace tdmsim::config

@@ -1,0 +1,341 @@
+#include "workloads/config/loader.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#ifndef TDMSIM_WORKLOADS_DIR
+#define TDMSIM_WORKLOADS_DIR "workloads"
+#endif
+
+namespace tdmsim::config {
+
+std::string_view kind_name(SpecKind k) {
+  switch (k) {
+    case SpecKind::machine: return "machine";
+    case SpecKind::model: return "model";
+    case SpecKind::scenario: return "scenario";
+    case SpecKind::sweep: return "sweep";
+  }
+  return "?";
+}
+
+std::string_view kind_folder(SpecKind k) {
+  switch (k) {
+    case SpecKind::machine: return "machines";
+    case SpecKind::model: return "models";
+    case SpecKind::scenario: return "scenarios";
+    case SpecKind::sweep: return "sweeps";
+  }
+  return "?";
+}
+
+std::vector<fs::path> default_roots() {
+  std::vector<fs::path> roots;
+  if (const char* env = std::getenv("TDMSIM_WORKLOADS"); env != nullptr && *env != '\0') {
+    roots.emplace_back(env);
+  }
+  roots.emplace_back(TDMSIM_WORKLOADS_DIR);
+  return roots;
+}
+
+namespace {
+
+constexpr SpecKind kAllKinds[] = {SpecKind::machine, SpecKind::model, SpecKind::scenario,
+                                  SpecKind::sweep};
+
+[[noreturn]] void fail_now(const Location& where, const std::string& key, std::string msg) {
+  throw ConfigError({Diagnostic{where, key, std::move(msg)}});
+}
+
+// Parses a file into a YAML tree; syntax errors carry their line and column.
+YAML::Node parse_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail_now({file.string(), 0, 0}, "", "cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    fail_now({file.string(), e.mark.line + 1, e.mark.column + 1}, "",
+             "YAML syntax error: " + e.msg);
+  }
+}
+
+std::string display(const fs::path& p) { return p.lexically_normal().string(); }
+
+// The file `ref` names relative to `from`'s folder, with ".yaml" optional.
+fs::path relative_file(std::string_view ref, const fs::path& from) {
+  fs::path p = from.parent_path() / fs::path(std::string(ref));
+  if (!fs::exists(p) && p.extension() != ".yaml") p += ".yaml";
+  return p;
+}
+
+template <class S>
+void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
+  Checker c(l.set_at, {display(l.file), 1, 1}, d);
+  check(spec, c);
+}
+
+}  // namespace
+
+SpecKind Loader::kind_of(const fs::path& file) const {
+  const YAML::Node root = parse_file(file);
+  const std::string folder = fs::absolute(file).parent_path().filename().string();
+  std::optional<SpecKind> by_folder;
+  for (SpecKind kind : kAllKinds) {
+    if (folder == kind_folder(kind)) by_folder = kind;
+  }
+  if (root.IsMap() && root["kind"]) {
+    const YAML::Node k = root["kind"];
+    const Location at = location_of(display(file), k);
+    for (SpecKind kind : kAllKinds) {
+      if (!k.IsScalar() || k.Scalar() != kind_name(kind)) continue;
+      if (by_folder && *by_folder != kind) {
+        fail_now(at, "kind",
+                 "this file is in a " + folder + "/ folder, which holds " +
+                     std::string(kind_name(*by_folder)) + " files, but it says kind: " +
+                     k.Scalar());
+      }
+      return kind;
+    }
+    std::vector<std::string> names;
+    for (SpecKind kind : kAllKinds) names.emplace_back(kind_name(kind));
+    fail_now(at, "kind", one_of_message(names, k.IsScalar() ? k.Scalar() : node_kind(k)));
+  }
+  if (by_folder) return *by_folder;
+  fail_now({display(file), 1, 1}, "kind",
+           "cannot tell what this file describes: add 'kind: machine|model|scenario|sweep' "
+           "or keep it in a machines/, models/, scenarios/ or sweeps/ folder");
+}
+
+template <class S>
+Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
+  Loaded<S> out{defaults<S>(), file, {}, {}};
+  Diagnostics diags;
+  // Layers are read base-first; `pending` holds the chain from `file` down.
+  std::vector<std::pair<fs::path, YAML::Node>> pending;
+  fs::path current = file;
+  while (true) {
+    const fs::path canon = fs::weakly_canonical(current);
+    const YAML::Node root = parse_file(current);
+    if (!root.IsMap()) {
+      fail_now({display(current), 1, 1}, "",
+               root.IsNull() ? std::string("file is empty; expected a mapping of keys")
+                             : "expected a mapping of keys at the top level, got " + node_kind(root));
+    }
+    if (const YAML::Node k = root["kind"]; k && (!k.IsScalar() || k.Scalar() != kind_name(kind))) {
+      fail_now(location_of(display(current), k), "kind",
+               "this file is read as a " + std::string(kind_name(kind)) + ", but it says kind: " +
+                   (k.IsScalar() ? k.Scalar() : node_kind(k)));
+    }
+    out.chain.push_back(current);
+    pending.emplace_back(current, root);
+    const YAML::Node base = root["base"];
+    if (!base) break;
+    const Location at = location_of(display(current), base);
+    if (!base.IsScalar() || base.Scalar().empty()) {
+      fail_now(at, "base", "expected the path of a base file, got " + node_kind(base));
+    }
+    const fs::path next = relative_file(base.Scalar(), current);
+    if (!fs::exists(next)) fail_now(at, "base", "base file '" + display(next) + "' does not exist");
+    const fs::path next_canon = fs::weakly_canonical(next);
+    for (const auto& seen : out.chain) {
+      if (fs::weakly_canonical(seen) == next_canon) {
+        std::string cycle;
+        for (const auto& c : out.chain) cycle += display(c) + " -> ";
+        fail_now(at, "base", "base cycle: " + cycle + display(next));
+      }
+    }
+    (void)canon;
+    current = next;
+  }
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    ReadContext ctx{display(it->first), &diags, &out.set_at};
+    Reader reader(it->second, "", ctx, {"base", "kind"});
+    out.spec.visit(reader);
+    reader.finish();
+  }
+  if (diags.empty()) {
+    RequiredChecker req("", out.set_at, {display(file), 1, 1}, diags);
+    out.spec.visit(req);
+  }
+  if (diags.empty()) check_spec(out.spec, out, diags);
+  diags.throw_if_any();
+  return out;
+}
+
+Loaded<MachineSpec> Loader::machine(const fs::path& f) const {
+  return load<MachineSpec>(f, SpecKind::machine);
+}
+Loaded<ModelSpec> Loader::model(const fs::path& f) const {
+  return load<ModelSpec>(f, SpecKind::model);
+}
+Loaded<ScenarioSpec> Loader::scenario(const fs::path& f) const {
+  return load<ScenarioSpec>(f, SpecKind::scenario);
+}
+Loaded<SweepSpec> Loader::sweep(const fs::path& f) const {
+  return load<SweepSpec>(f, SpecKind::sweep);
+}
+
+std::vector<std::string> Loader::names(SpecKind kind) const {
+  std::vector<std::string> out;
+  for (const auto& root : roots_) {
+    const fs::path dir = root / kind_folder(kind);
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
+                      const Location& where, const std::string& key) const {
+  const bool is_path = ref.find('/') != std::string_view::npos || ref.ends_with(".yaml");
+  if (is_path) {
+    const fs::path p = relative_file(ref, from);
+    if (!fs::exists(p)) fail_now(where, key, "file '" + display(p) + "' does not exist");
+    return p;
+  }
+  // By name: the workloads folder this file sits in first, then the roots.
+  std::vector<fs::path> dirs = {from.parent_path().parent_path() / kind_folder(kind)};
+  for (const auto& r : roots_) dirs.push_back(r / kind_folder(kind));
+  for (const auto& d : dirs) {
+    const fs::path p = d / (std::string(ref) + ".yaml");
+    if (fs::exists(p)) return p;
+  }
+  fail_now(where, key,
+           "unknown " + std::string(kind_name(kind)) + " '" + std::string(ref) + "'" +
+               did_you_mean(ref, names(kind)) + " (looked in " + display(dirs.back()) + ")");
+}
+
+ResolvedScenario Loader::resolve_scenario(const fs::path& file) const {
+  ResolvedScenario r;
+  r.scenario = scenario(file);
+  const auto& s = r.scenario.spec;
+  const Location fallback{display(file), 1, 1};
+  r.machine = machine(find(s.machine, SpecKind::machine, file,
+                           nearest_location(r.scenario.set_at, "machine", fallback), "machine"));
+  r.model = model(find(s.model, SpecKind::model, file,
+                       nearest_location(r.scenario.set_at, "model", fallback), "model"));
+  Diagnostics diags;
+  Checker c(r.scenario.set_at, fallback, diags);
+  check(s, r.model.spec, r.machine.spec, c);
+  diags.throw_if_any();
+  return r;
+}
+
+template <class S>
+void apply_override(S& spec, std::string_view subpath, const std::string& value,
+                    const Location& where, const std::string& key, Diagnostics& diags) {
+  const auto keys = all_keys<S>();
+  if (std::find(keys.begin(), keys.end(), subpath) == keys.end()) {
+    diags.add(where, key, "no such parameter '" + std::string(subpath) + "'" +
+                              did_you_mean(subpath, keys));
+    return;
+  }
+  // Build {a: {b: {c: value}}} and read it like an overlay file.
+  YAML::Node root(YAML::NodeType::Map);
+  YAML::Node cur = root;
+  std::string_view rest = subpath;
+  while (true) {
+    const auto dot = rest.find('.');
+    const std::string part(rest.substr(0, dot));
+    if (dot == std::string_view::npos) {
+      cur[part] = YAML::Load(value.empty() ? std::string("''") : value);
+      break;
+    }
+    cur[part] = YAML::Node(YAML::NodeType::Map);
+    cur.reset(cur[part]);  // rebind; yaml-cpp's operator= would overwrite the node
+    rest.remove_prefix(dot + 1);
+  }
+  Diagnostics local;
+  SetMap set_at;
+  ReadContext ctx{where.file, &local, &set_at};
+  Reader reader(root, "", ctx);
+  spec.visit(reader);
+  reader.finish();
+  if (local.empty()) {
+    Checker c(set_at, where, local);
+    check(spec, c);
+  }
+  // Report against the axis value's own line, whatever the synthetic tree said.
+  if (!local.empty()) {
+    try {
+      local.throw_if_any();
+    } catch (const ConfigError& e) {
+      for (const auto& d : e.diagnostics()) {
+        diags.add(where, key, "value '" + value + "': " + d.message);
+      }
+    }
+  }
+}
+
+template void apply_override(MachineSpec&, std::string_view, const std::string&,
+                             const Location&, const std::string&, Diagnostics&);
+template void apply_override(ModelSpec&, std::string_view, const std::string&, const Location&,
+                             const std::string&, Diagnostics&);
+template void apply_override(ScenarioSpec&, std::string_view, const std::string&,
+                             const Location&, const std::string&, Diagnostics&);
+
+ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
+  ResolvedSweep r;
+  r.sweep = sweep(file);
+  const auto& sw = r.sweep.spec;
+  const Location fallback{display(file), 1, 1};
+  r.base = resolve_scenario(find(sw.scenario, SpecKind::scenario, file,
+                                 nearest_location(r.sweep.set_at, "scenario", fallback),
+                                 "scenario"));
+  if (!sw.machine.empty()) {
+    r.base.machine = machine(find(sw.machine, SpecKind::machine, file,
+                                  nearest_location(r.sweep.set_at, "machine", fallback),
+                                  "machine"));
+  }
+  Diagnostics diags;
+  for (const auto& axis : sw.axes.items) {
+    const auto dot = axis.key.find('.');
+    const std::string root = axis.key.substr(0, dot);
+    const std::string sub = axis.key.substr(dot + 1);
+    const std::string key = "axes." + axis.key;
+    std::vector<std::string> keys = root == "machine" ? all_keys<MachineSpec>()
+                                    : root == "model" ? all_keys<ModelSpec>()
+                                                      : all_keys<ScenarioSpec>();
+    if (std::find(keys.begin(), keys.end(), sub) == keys.end()) {
+      diags.add(axis.where, key, "no such " + root + " parameter '" + sub + "'" +
+                                     did_you_mean(sub, keys));
+      continue;
+    }
+    for (std::size_t i = 0; i < axis.values.size(); ++i) {
+      const Location& at = axis.value_where[i];
+      MachineSpec machine_spec = r.base.machine.spec;
+      ModelSpec model_spec = r.base.model.spec;
+      ScenarioSpec scenario_spec = r.base.scenario.spec;
+      const std::size_t before = diags.size();
+      if (root == "machine") apply_override(machine_spec, sub, axis.values[i], at, key, diags);
+      else if (root == "model") apply_override(model_spec, sub, axis.values[i], at, key, diags);
+      else apply_override(scenario_spec, sub, axis.values[i], at, key, diags);
+      if (diags.size() != before) continue;
+      // The point must still make sense as a whole (e.g. fit in HBM).
+      Diagnostics whole;
+      const SetMap no_origins;  // every problem is reported at the axis value
+      Checker c(no_origins, at, whole);
+      check(scenario_spec, model_spec, machine_spec, c);
+      try {
+        whole.throw_if_any();
+      } catch (const ConfigError& e) {
+        for (const auto& d : e.diagnostics()) {
+          diags.add(at, key, "value '" + axis.values[i] + "': " + d.key + ": " + d.message);
+        }
+      }
+    }
+  }
+  diags.throw_if_any();
+  return r;
+}
+
+}  // namespace tdmsim::config

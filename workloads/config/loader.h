@@ -1,0 +1,90 @@
+// Loads configuration files: YAML parsing, `base:` overlay chains (with cycle
+// detection), name resolution of referenced machines/models/scenarios, and all
+// validation. Every failure is a ConfigError listing file:line:col, key path
+// and what was expected.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/config/reader.h"
+#include "workloads/specs/machine_spec.h"
+#include "workloads/specs/model_spec.h"
+#include "workloads/specs/scenario_spec.h"
+#include "workloads/specs/sweep_spec.h"
+
+namespace tdmsim::config {
+
+namespace fs = std::filesystem;
+
+enum class SpecKind { machine, model, scenario, sweep };
+
+std::string_view kind_name(SpecKind k);     // "machine"
+std::string_view kind_folder(SpecKind k);   // "machines"
+
+// A spec plus where it came from: the file, its base chain (file first) and
+// where every key got its final value.
+template <class S>
+struct Loaded {
+  S spec;
+  fs::path file;
+  std::vector<fs::path> chain;
+  SetMap set_at;
+};
+
+// A scenario with the machine and model it names, all cross-checked.
+struct ResolvedScenario {
+  Loaded<ScenarioSpec> scenario;
+  Loaded<MachineSpec> machine;
+  Loaded<ModelSpec> model;
+};
+
+// A sweep with its base scenario resolved and every axis value checked.
+struct ResolvedSweep {
+  Loaded<SweepSpec> sweep;
+  ResolvedScenario base;
+};
+
+class Loader {
+ public:
+  // `roots`: workloads folders (holding machines/, models/, scenarios/, sweeps/)
+  // searched, in order, for references by name.
+  explicit Loader(std::vector<fs::path> roots) : roots_(std::move(roots)) {}
+
+  Loaded<MachineSpec> machine(const fs::path& file) const;
+  Loaded<ModelSpec> model(const fs::path& file) const;
+  Loaded<ScenarioSpec> scenario(const fs::path& file) const;
+  Loaded<SweepSpec> sweep(const fs::path& file) const;
+
+  ResolvedScenario resolve_scenario(const fs::path& file) const;
+  ResolvedSweep resolve_sweep(const fs::path& file) const;
+
+  // What kind of spec a file holds: its `kind:` key, else its folder's name.
+  SpecKind kind_of(const fs::path& file) const;
+
+  // A reference by name ("mi300x") or by path ("../machines/mi300x.yaml",
+  // relative to `from`'s folder) to an existing file.
+  fs::path find(std::string_view ref, SpecKind kind, const fs::path& from,
+                const Location& where, const std::string& key) const;
+
+  // Names available for a kind (for listings and suggestions).
+  std::vector<std::string> names(SpecKind kind) const;
+
+ private:
+  template <class S>
+  Loaded<S> load(const fs::path& file, SpecKind kind) const;
+  std::vector<fs::path> roots_;
+};
+
+// Applies one `key.path: value` override (a sweep axis value) to a spec,
+// reporting problems against `where` and `key`.
+template <class S>
+void apply_override(S& spec, std::string_view subpath, const std::string& value,
+                    const Location& where, const std::string& key, Diagnostics& diags);
+
+// Default search roots: $TDMSIM_WORKLOADS if set, then the source tree's workloads/.
+std::vector<fs::path> default_roots();
+
+}  // namespace tdmsim::config

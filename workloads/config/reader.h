@@ -1,0 +1,225 @@
+// Reads a YAML mapping into a spec through the spec's parameter declarations
+// (schema.h). Reading is layered: a `base:` file is read first, then each
+// overlay writes only the keys it names, so `set_at` remembers where every key
+// got its final value (for later cross-field messages and the resolved config).
+#pragma once
+
+#include <initializer_list>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "workloads/config/diagnostics.h"
+#include "workloads/config/schema.h"
+
+namespace tdmsim::config {
+
+// Where each key path got its value, across all layers read so far.
+using SetMap = std::map<std::string, Location>;
+
+struct ReadContext {
+  std::string file;
+  Diagnostics* diags = nullptr;
+  SetMap* set_at = nullptr;
+};
+
+Location location_of(const std::string& file, const YAML::Node& node);
+std::string node_kind(const YAML::Node& node);  // "a mapping", "a sequence", ...
+
+// The nearest recorded location for `path` or one of its parents.
+Location nearest_location(const SetMap& set_at, std::string path, const Location& fallback);
+
+class Reader {
+ public:
+  // `reserved`: keys handled by the caller (e.g. `base`, `kind`) and so not unknown.
+  Reader(const YAML::Node& map, std::string prefix, ReadContext& ctx,
+         std::vector<std::string> reserved = {});
+
+  template <class T, class... Opts>
+  void param(T& member, std::string_view key, std::string_view, const Opts&... opts) {
+    const YAML::Node child = lookup(key);
+    if (!child.IsDefined()) return;
+    const std::string path = prefix_ + std::string(key);
+    if constexpr (IsVector<T>::value) {
+      using E = typename T::value_type;
+      if (!child.IsSequence()) {
+        error(child, path, "expected a list of " + std::string(ValueTraits<E>::type_name) +
+                               " values, got " + node_kind(child));
+        return;
+      }
+      T values;
+      bool ok = true;
+      erase_below(path + "[");  // element locations of a base's list
+      for (std::size_t i = 0; i < child.size(); ++i) {
+        E v{};
+        const std::string item = path + "[" + std::to_string(i) + "]";
+        ok &= read_scalar(child[i], item, ParamMeta<E>{}, v);
+        (*ctx_.set_at)[item] = location_of(ctx_.file, child[i]);
+        values.push_back(std::move(v));
+      }
+      if (ok) commit(member, std::move(values), child, path);
+    } else {
+      T v{};
+      if (read_scalar(child, path, make_meta<T>(opts...), v)) commit(member, std::move(v), child, path);
+    }
+  }
+
+  template <class S>
+  void section(S& member, std::string_view key, std::string_view) {
+    const YAML::Node child = lookup(key);
+    if (!child.IsDefined()) return;
+    const std::string path = prefix_ + std::string(key);
+    if (!child.IsMap()) {
+      error(child, path, "expected a mapping of keys, got " + node_kind(child));
+      return;
+    }
+    (*ctx_.set_at)[path] = location_of(ctx_.file, child);
+    Reader sub(child, path + ".", ctx_);
+    member.visit(sub);
+    sub.finish();
+  }
+
+  // An optional section: absent keeps what a base file said, `~` removes it,
+  // a mapping creates it (from defaults) or overlays it.
+  template <class S>
+  void section(std::optional<S>& member, std::string_view key, std::string_view doc) {
+    const YAML::Node child = lookup(key);
+    if (!child.IsDefined()) return;
+    const std::string path = prefix_ + std::string(key);
+    if (child.IsNull()) {
+      member.reset();
+      erase_below(path);
+      return;
+    }
+    if (!member && child.IsMap()) member = defaults<S>();
+    if (member) section(*member, key, doc);
+    else error(child, path, "expected a mapping of keys or ~, got " + node_kind(child));
+  }
+
+  template <class T, class... Opts>
+  void node(T& member, std::string_view key, std::string_view, const Opts&...) {
+    const YAML::Node child = lookup(key);
+    if (!child.IsDefined()) return;
+    const std::string path = prefix_ + std::string(key);
+    T value{};
+    if (NodeTraits<T>::read(child, path, ctx_, value)) commit(member, std::move(value), child, path);
+  }
+
+  // Reports keys present in the mapping that no declaration consumed.
+  void finish();
+
+ private:
+  YAML::Node lookup(std::string_view key);
+  void error(const YAML::Node& at, const std::string& path, std::string message);
+  void erase_below(const std::string& path);
+
+  template <class T>
+  bool read_scalar(const YAML::Node& node, const std::string& path, const ParamMeta<T>& meta,
+                   T& out) {
+    if (!node.IsScalar()) {
+      error(node, path,
+            "expected a " + std::string(ValueTraits<T>::type_name) + ", got " + node_kind(node));
+      return false;
+    }
+    auto parsed = ValueTraits<T>::parse(scalar_text(node));
+    if (!parsed) {
+      error(node, path, parsed.error);
+      return false;
+    }
+    if (auto why = check_range(meta, parsed.value); !why.empty()) {
+      error(node, path, why);
+      return false;
+    }
+    out = std::move(parsed.value);
+    return true;
+  }
+
+  template <class T>
+  void commit(T& member, T&& value, const YAML::Node& node, const std::string& path) {
+    member = std::move(value);
+    (*ctx_.set_at)[path] = location_of(ctx_.file, node);
+  }
+
+  YAML::Node map_;
+  std::string prefix_;
+  ReadContext& ctx_;
+  std::vector<std::string> known_;
+  std::vector<std::string> reserved_;
+};
+
+// Reports required parameters that no layer set.
+class RequiredChecker {
+ public:
+  RequiredChecker(std::string prefix, const SetMap& set_at, Location fallback, Diagnostics& d)
+      : prefix_(std::move(prefix)), set_at_(set_at), fallback_(std::move(fallback)), diags_(d) {}
+
+  template <class T, class... Opts>
+  void param(T&, std::string_view key, std::string_view doc, const Opts&... opts) {
+    const std::string path = prefix_ + std::string(key);
+    bool required = false;
+    if constexpr (!IsVector<T>::value) required = make_meta<T>(opts...).required;
+    if (required && !set_at_.contains(path)) {
+      diags_.add(nearest_location(set_at_, path, fallback_), path,
+                 "missing required key '" + std::string(key) + "' (" + std::string(doc) + ")");
+    }
+  }
+  template <class T, class... Opts>
+  void node(T&, std::string_view key, std::string_view doc, const Opts&...) {
+    const std::string path = prefix_ + std::string(key);
+    constexpr bool required = (std::is_same_v<Opts, Required> || ...);
+    if (required && !set_at_.contains(path)) {
+      diags_.add(nearest_location(set_at_, path, fallback_), path,
+                 "missing required key '" + std::string(key) + "' (" + std::string(doc) + ")");
+    }
+  }
+  template <class S>
+  void section(S& member, std::string_view key, std::string_view) {
+    RequiredChecker sub(prefix_ + std::string(key) + ".", set_at_, fallback_, diags_);
+    member.visit(sub);
+  }
+  template <class S>
+  void section(std::optional<S>& member, std::string_view key, std::string_view doc) {
+    if (member) section(*member, key, doc);
+  }
+
+ private:
+  std::string prefix_;
+  const SetMap& set_at_;
+  Location fallback_;
+  Diagnostics& diags_;
+};
+
+// Cross-field checks after all layers are read: `fail("moe.top_k", "...")`
+// reports at the place that key got its value.
+class Checker {
+ public:
+  Checker(const SetMap& set_at, Location fallback, Diagnostics& d)
+      : set_at_(set_at), fallback_(std::move(fallback)), diags_(d) {}
+  // Reports at the line where `path` was set; if it kept its default, at the
+  // first of `related` that a file set (the key that makes `path` wrong).
+  void fail(const std::string& path, std::string message,
+            std::initializer_list<std::string_view> related = {}) {
+    Location where = nearest_location(set_at_, path, fallback_);
+    if (!set_at_.contains(path)) {
+      for (auto r : related) {
+        if (auto it = set_at_.find(std::string(r)); it != set_at_.end()) {
+          where = it->second;
+          break;
+        }
+      }
+    }
+    diags_.add(where, path, std::move(message));
+  }
+  const Location& fallback() const { return fallback_; }
+
+ private:
+  const SetMap& set_at_;
+  Location fallback_;
+  Diagnostics& diags_;
+};
+
+}  // namespace tdmsim::config

@@ -1,0 +1,41 @@
+#include "workloads/config/writer.h"
+
+#include <yaml-cpp/yaml.h>
+
+namespace tdmsim::config {
+namespace {
+
+void emit(YAML::Emitter& e, const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::object:
+      e << YAML::BeginMap;
+      for (const auto& [k, v] : j.items()) {
+        e << YAML::Key << k << YAML::Value;
+        emit(e, v);
+      }
+      e << YAML::EndMap;
+      break;
+    case Json::value_t::array:
+      e << YAML::Flow << YAML::BeginSeq;
+      for (const auto& v : j) emit(e, v);
+      e << YAML::EndSeq;
+      break;
+    case Json::value_t::null: e << YAML::Null; break;
+    case Json::value_t::boolean: e << j.get<bool>(); break;
+    case Json::value_t::string: e << j.get<std::string>(); break;
+    case Json::value_t::number_float: e << YAML::Precision(17) << j.get<double>(); break;
+    case Json::value_t::number_unsigned: e << j.get<std::uint64_t>(); break;
+    case Json::value_t::number_integer: e << j.get<std::int64_t>(); break;
+    default: e << YAML::Null; break;
+  }
+}
+
+}  // namespace
+
+std::string json_to_yaml(const Json& j) {
+  YAML::Emitter e;
+  emit(e, j);
+  return std::string(e.c_str()) + "\n";
+}
+
+}  // namespace tdmsim::config

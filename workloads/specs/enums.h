@@ -1,0 +1,84 @@
+// Enumerations used by configuration files. Each one's YAML spellings are
+// declared once here, beside the enum, and feed parsing, output and the reference.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include "workloads/config/schema.h"
+
+namespace tdmsim {
+
+enum class Vendor { amd, nvidia };
+// Instruction-set family: selects the matrix-instruction table in isa/.
+enum class IsaFamily { cdna3, cdna4, gfx1250, hopper };
+enum class HbmGeneration { hbm3, hbm3e, hbm4 };
+enum class DType { fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, mxfp4 };
+// How router logits become scores.
+enum class Scoring { softmax, sigmoid };
+// Expert MLP activation: SwiGLU (SiLU gate), GeGLU (GELU gate), gpt-oss's clamped SwiGLU.
+enum class Activation { silu, gelu, swiglu_oai };
+enum class Quant { none, per_tensor, per_token, block_128 };
+enum class RoutingSource { uniform, zipf, lognormal, hot, router, trace };
+enum class ExecPath { software, tdm, both };
+enum class TdmPolicy { load_balance, capacity_first, low_latency, custom };
+// Which dword0 bit of a TDM group0 is gather-enable: sources disagree (hardware.md 1.3).
+enum class GatherBitLayout { mlir, triton };
+enum class SweepMode { grid, zip, random, lhs };
+
+// Bits per element of a dtype.
+constexpr std::uint32_t dtype_bits(DType t) {
+  switch (t) {
+    case DType::fp32: return 32;
+    case DType::bf16:
+    case DType::fp16: return 16;
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+    case DType::int8: return 8;
+    case DType::mxfp4: return 4;
+  }
+  return 0;
+}
+
+}  // namespace tdmsim
+
+namespace tdmsim::config {
+
+#define TDMSIM_ENUM_NAMES(E, N, ...)                                               \
+  template <>                                                                      \
+  struct EnumTraits<E> {                                                           \
+    static constexpr std::array<std::pair<E, std::string_view>, N> names{{__VA_ARGS__}}; \
+  }
+
+TDMSIM_ENUM_NAMES(Vendor, 2, {Vendor::amd, "amd"}, {Vendor::nvidia, "nvidia"});
+TDMSIM_ENUM_NAMES(IsaFamily, 4, {IsaFamily::cdna3, "cdna3"}, {IsaFamily::cdna4, "cdna4"},
+                  {IsaFamily::gfx1250, "gfx1250"}, {IsaFamily::hopper, "hopper"});
+TDMSIM_ENUM_NAMES(HbmGeneration, 3, {HbmGeneration::hbm3, "hbm3"},
+                  {HbmGeneration::hbm3e, "hbm3e"}, {HbmGeneration::hbm4, "hbm4"});
+TDMSIM_ENUM_NAMES(DType, 7, {DType::fp32, "fp32"}, {DType::bf16, "bf16"}, {DType::fp16, "fp16"},
+                  {DType::fp8_e4m3, "fp8_e4m3"}, {DType::fp8_e5m2, "fp8_e5m2"},
+                  {DType::int8, "int8"}, {DType::mxfp4, "mxfp4"});
+TDMSIM_ENUM_NAMES(Scoring, 2, {Scoring::softmax, "softmax"}, {Scoring::sigmoid, "sigmoid"});
+TDMSIM_ENUM_NAMES(Activation, 3, {Activation::silu, "silu"}, {Activation::gelu, "gelu"},
+                  {Activation::swiglu_oai, "swiglu_oai"});
+TDMSIM_ENUM_NAMES(Quant, 4, {Quant::none, "none"}, {Quant::per_tensor, "per_tensor"},
+                  {Quant::per_token, "per_token"}, {Quant::block_128, "block_128"});
+TDMSIM_ENUM_NAMES(RoutingSource, 6, {RoutingSource::uniform, "uniform"},
+                  {RoutingSource::zipf, "zipf"}, {RoutingSource::lognormal, "lognormal"},
+                  {RoutingSource::hot, "hot"}, {RoutingSource::router, "router"},
+                  {RoutingSource::trace, "trace"});
+TDMSIM_ENUM_NAMES(ExecPath, 3, {ExecPath::software, "software"}, {ExecPath::tdm, "tdm"},
+                  {ExecPath::both, "both"});
+TDMSIM_ENUM_NAMES(TdmPolicy, 4, {TdmPolicy::load_balance, "load_balance"},
+                  {TdmPolicy::capacity_first, "capacity_first"},
+                  {TdmPolicy::low_latency, "low_latency"}, {TdmPolicy::custom, "custom"});
+TDMSIM_ENUM_NAMES(GatherBitLayout, 2, {GatherBitLayout::mlir, "mlir"},
+                  {GatherBitLayout::triton, "triton"});
+TDMSIM_ENUM_NAMES(SweepMode, 4, {SweepMode::grid, "grid"}, {SweepMode::zip, "zip"},
+                  {SweepMode::random, "random"}, {SweepMode::lhs, "lhs"});
+
+#undef TDMSIM_ENUM_NAMES
+
+}  // namespace tdmsim::config

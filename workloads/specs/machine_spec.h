@@ -1,0 +1,249 @@
+// A GPU described by workloads/machines/<part>.yaml. Each parameter is
+// declared once below (key, unit via its type, default, range, description);
+// the value in a shipped YAML file carries its source as a comment.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "workloads/config/reader.h"
+#include "workloads/specs/enums.h"
+
+namespace tdmsim {
+
+using units::Bandwidth;
+using units::Bytes;
+using units::Duration;
+using units::Frequency;
+using config::Default;
+using config::Max;
+using config::Min;
+using config::Required;
+
+struct ComputeSpec {
+  Frequency clock{};
+  std::uint32_t dies{};
+  std::uint32_t cus_per_die{};
+  std::uint32_t wave_size{};
+  std::uint32_t simds_per_cu{};
+  std::uint32_t wave_slots_per_simd{};
+  std::uint32_t max_workgroup_threads{};
+  Bytes vgpr_file_per_cu{};
+  Bytes lds_per_cu{};
+  std::uint32_t lds_banks{};
+  std::uint32_t lds_bytes_per_clock{};
+  Bytes l1_per_cu{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(clock, "clock", "peak engine (shader) clock", Required{}, Min{"1MHz"}, Max{"100GHz"});
+    v.param(dies, "dies", "compute dies (XCDs on CDNA3/4; 1 for a monolithic die)", Required{},
+            Min{1u}, Max{64u});
+    v.param(cus_per_die, "cus_per_die", "active compute units (SMs on NVIDIA) per die",
+            Required{}, Min{1u}, Max{4096u});
+    v.param(wave_size, "wave_size", "threads per wave (warp): 32 or 64", Required{}, Min{32u},
+            Max{64u});
+    v.param(simds_per_cu, "simds_per_cu", "SIMDs (SM sub-partitions) per CU", Default{4u},
+            Min{1u}, Max{16u});
+    v.param(wave_slots_per_simd, "wave_slots_per_simd", "resident waves per SIMD", Required{},
+            Min{1u}, Max{64u});
+    v.param(max_workgroup_threads, "max_workgroup_threads", "threads per workgroup at most",
+            Default{1024u}, Min{32u}, Max{4096u});
+    v.param(vgpr_file_per_cu, "vgpr_file_per_cu", "vector register file per CU", Required{},
+            Min{"1KiB"});
+    v.param(lds_per_cu, "lds_per_cu", "LDS (shared memory) per CU", Required{}, Min{"1KiB"},
+            Max{"16MiB"});
+    v.param(lds_banks, "lds_banks", "LDS banks (4 bytes wide)", Required{}, Min{1u}, Max{256u});
+    v.param(lds_bytes_per_clock, "lds_bytes_per_clock", "LDS read bandwidth per CU, bytes/clock",
+            Required{}, Min{1u}, Max{4096u});
+    v.param(l1_per_cu, "l1_per_cu", "L1 vector data cache per CU", Required{}, Min{"0B"});
+  }
+  std::uint32_t total_cus() const { return dies * cus_per_die; }
+};
+
+struct L2Spec {
+  Bytes size_per_die{};
+  Bytes line{};
+  std::uint32_t ways{};
+  std::uint32_t channels_per_die{};
+  std::uint32_t bytes_per_clock_per_channel{};
+  Duration hit_latency{};
+  std::uint32_t mshrs_per_channel{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(size_per_die, "size_per_die", "L2 capacity per die (XCD)", Required{}, Min{"1KiB"});
+    v.param(line, "line", "L2 line size", Default{"128B"}, Min{"32B"}, Max{"1KiB"});
+    v.param(ways, "ways", "L2 associativity", Default{16u}, Min{1u}, Max{128u});
+    v.param(channels_per_die, "channels_per_die", "L2 channels (banks) per die", Required{},
+            Min{1u}, Max{1024u});
+    v.param(bytes_per_clock_per_channel, "bytes_per_clock_per_channel",
+            "L2 bandwidth per channel, bytes/clock", Default{128u}, Min{1u}, Max{4096u});
+    v.param(hit_latency, "hit_latency", "load-to-use latency of an L2 hit", Required{},
+            Min{"1ns"});
+    v.param(mshrs_per_channel, "mshrs_per_channel", "outstanding misses per L2 channel",
+            Default{64u}, Min{1u}, Max{4096u});
+  }
+};
+
+struct MallSpec {
+  Bytes size{};
+  Bytes line{};
+  std::uint32_t ways{};
+  Bandwidth bandwidth{};
+  Duration hit_latency{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(size, "size", "Infinity Cache (MALL) capacity, whole package", Required{},
+            Min{"1MiB"});
+    v.param(line, "line", "MALL line size", Default{"64B"}, Min{"32B"}, Max{"1KiB"});
+    v.param(ways, "ways", "MALL associativity", Default{16u}, Min{1u}, Max{128u});
+    v.param(bandwidth, "bandwidth", "MALL peak bandwidth, whole package", Required{},
+            Min{"1GB/s"});
+    v.param(hit_latency, "hit_latency", "load-to-use latency of a MALL hit", Required{},
+            Min{"1ns"});
+  }
+};
+
+struct HbmSpec {
+  HbmGeneration generation{};
+  std::uint32_t stacks{};
+  Bytes capacity{};
+  Bandwidth bandwidth{};
+  std::uint32_t channels_per_stack{};
+  std::uint32_t pseudo_channels{};
+  Bytes interleave{};
+  Bytes row_buffer{};
+  Duration latency{};
+  Duration row_miss_penalty{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(generation, "generation", "HBM generation", Required{});
+    v.param(stacks, "stacks", "HBM stacks in the package", Required{}, Min{1u}, Max{64u});
+    v.param(capacity, "capacity", "total HBM capacity", Required{}, Min{"1GiB"});
+    v.param(bandwidth, "bandwidth", "peak HBM bandwidth, all stacks (datasheet)", Required{},
+            Min{"1GB/s"});
+    v.param(channels_per_stack, "channels_per_stack", "independent channels per stack",
+            Default{16u}, Min{1u}, Max{256u});
+    v.param(pseudo_channels, "pseudo_channels", "pseudo-channels per channel", Default{2u},
+            Min{1u}, Max{8u});
+    v.param(interleave, "interleave", "address interleaving granularity across channels",
+            Default{"256B"}, Min{"32B"}, Max{"1MiB"});
+    v.param(row_buffer, "row_buffer", "DRAM row (page) size per pseudo-channel",
+            Default{"1KiB"}, Min{"64B"}, Max{"64KiB"});
+    v.param(latency, "latency", "unloaded load-to-use latency of an HBM access", Required{},
+            Min{"1ns"});
+    v.param(row_miss_penalty, "row_miss_penalty", "extra time of a row-buffer miss",
+            Default{"15ns"});
+  }
+};
+
+struct FabricSpec {
+  Bandwidth bandwidth{};
+  Duration latency{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(bandwidth, "bandwidth", "die-to-memory fabric bandwidth, whole package", Required{},
+            Min{"1GB/s"});
+    v.param(latency, "latency", "added latency of one fabric crossing", Default{"0ns"});
+  }
+};
+
+struct MemorySpec {
+  L2Spec l2;
+  std::optional<MallSpec> mall;
+  HbmSpec hbm;
+  FabricSpec fabric;
+
+  template <class V>
+  void visit(V& v) {
+    v.section(l2, "l2", "L2 cache, one per die");
+    v.section(mall, "mall", "memory-side last-level cache (AMD Infinity Cache); absent on NVIDIA");
+    v.section(hbm, "hbm", "HBM stacks, channels and timing");
+    v.section(fabric, "fabric", "fabric joining dies and memory");
+  }
+};
+
+struct LaunchSpec {
+  Duration kernel_launch{};
+  Duration workgroup_dispatch{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(kernel_launch, "kernel_launch", "host-visible launch overhead of one kernel",
+            Required{});
+    v.param(workgroup_dispatch, "workgroup_dispatch",
+            "dispatcher time to place one workgroup on a CU", Default{"20ns"});
+  }
+};
+
+// The hypothetical hardware TDM MoE descriptor unit. No public figures exist:
+// every value in a machine file is an assumption and says so.
+struct TdmSpec {
+  Duration descriptor_fetch_latency{};
+  Duration decode_latency{};
+  std::uint32_t slots{};
+  Duration slot_length{};
+  std::uint32_t queue_depth{};
+  Duration dispatch_latency{};
+  std::uint32_t movers_per_cu{};
+  std::uint32_t mover_bytes_per_clock{};
+  TdmPolicy default_policy{};
+  GatherBitLayout gather_bit_layout{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(descriptor_fetch_latency, "descriptor_fetch_latency",
+            "time to fetch a MoE descriptor from memory", Required{});
+    v.param(decode_latency, "decode_latency", "time to decode and validate a descriptor",
+            Default{"50ns"});
+    v.param(slots, "slots", "time slots in the task table", Required{}, Min{1u}, Max{65536u});
+    v.param(slot_length, "slot_length", "length of one time slot", Required{}, Min{"1ns"});
+    v.param(queue_depth, "queue_depth", "descriptors queued per scheduler", Default{4u}, Min{1u},
+            Max{1024u});
+    v.param(dispatch_latency, "dispatch_latency", "time to dispatch one slot's work to a CU",
+            Required{});
+    v.param(movers_per_cu, "movers_per_cu", "tensor data movers per CU", Default{1u}, Min{1u},
+            Max{16u});
+    v.param(mover_bytes_per_clock, "mover_bytes_per_clock",
+            "bytes per clock one tensor data mover writes into LDS", Default{64u}, Min{1u},
+            Max{4096u});
+    v.param(default_policy, "default_policy", "routing policy when a descriptor names none",
+            Default{TdmPolicy::load_balance});
+    v.param(gather_bit_layout, "gather_bit_layout",
+            "group0 gather/index-size bit positions (sources disagree)",
+            Default{GatherBitLayout::mlir});
+  }
+};
+
+struct MachineSpec {
+  std::string name;
+  std::string description;
+  Vendor vendor{};
+  IsaFamily isa{};
+  ComputeSpec compute;
+  MemorySpec memory;
+  LaunchSpec launch;
+  std::optional<TdmSpec> tdm;
+
+  template <class V>
+  void visit(V& v) {
+    v.param(name, "name", "short machine name used in reports", Required{});
+    v.param(description, "description", "one line on what this machine is");
+    v.param(vendor, "vendor", "GPU vendor", Required{});
+    v.param(isa, "isa", "instruction-set family (picks the isa/ matrix table)", Required{});
+    v.section(compute, "compute", "compute units, waves, registers and LDS");
+    v.section(memory, "memory", "caches, HBM and fabric");
+    v.section(launch, "launch", "kernel launch and workgroup dispatch overheads");
+    v.section(tdm, "tdm", "hardware TDM MoE descriptor unit (hypothetical)");
+  }
+};
+
+// Cross-field checks that one parameter's range cannot express.
+void check(const MachineSpec& m, config::Checker& c);
+
+}  // namespace tdmsim

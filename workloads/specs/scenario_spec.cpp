@@ -1,0 +1,148 @@
+#include "workloads/specs/scenario_spec.h"
+
+#include <charconv>
+
+#include <fmt/core.h>
+#include <algorithm>
+#include <set>
+
+namespace tdmsim {
+namespace {
+
+bool valid_block(std::uint32_t m) {
+  return m == 16 || m == 32 || m == 64 || m == 128 || m == 256;
+}
+
+void check_tile(const KernelTile& t, const std::string& key, std::uint32_t block_m,
+                config::Checker& c) {
+  if (t.is_auto()) return;
+  if (t.threads % 64 != 0 && t.threads % 32 != 0) {
+    c.fail(key, "threads must be a multiple of 32, got " + std::to_string(t.threads));
+  }
+  if (!valid_block(t.m)) c.fail(key, "M must be 16, 32, 64, 128 or 256, got " + std::to_string(t.m));
+  if (t.n % 16 != 0 || t.k % 16 != 0) c.fail(key, "N and K must be multiples of 16");
+  if (block_m != 0 && t.m != block_m) {
+    c.fail(key, "tile M (" + std::to_string(t.m) + ") differs from kernel.block_m (" +
+                    std::to_string(block_m) + ")", {"kernel.block_m"});
+  }
+}
+
+}  // namespace
+
+void check(const ScenarioSpec& s, config::Checker& c) {
+  const auto& r = s.routing;
+  if (r.source == RoutingSource::trace && r.trace.empty()) {
+    c.fail("routing.trace", "routing.source is trace but no trace file is given",
+           {"routing.source"});
+  }
+  if (r.source == RoutingSource::hot && r.hot_experts.empty()) {
+    c.fail("routing.hot_experts", "routing.source is hot but hot_experts is empty",
+           {"routing.source"});
+  }
+  std::set<std::uint32_t> seen;
+  for (std::size_t i = 0; i < r.hot_experts.size(); ++i) {
+    if (!seen.insert(r.hot_experts[i]).second) {
+      c.fail("routing.hot_experts[" + std::to_string(i) + "]",
+             "expert " + std::to_string(r.hot_experts[i]) + " is listed twice");
+    }
+  }
+  const bool fp8 = s.dtype == DType::fp8_e4m3 || s.dtype == DType::fp8_e5m2;
+  if (s.dtype != DType::bf16 && s.dtype != DType::fp16 && !fp8) {
+    c.fail("dtype", "MoE scenarios support bf16, fp16, fp8_e4m3 and fp8_e5m2");
+  }
+  if (fp8 && s.quant == Quant::none) {
+    c.fail("quant", "fp8 needs scales: per_tensor, per_token or block_128", {"dtype"});
+  }
+  if (!fp8 && s.quant != Quant::none) {
+    c.fail("quant", "scales apply only to fp8 dtypes; use quant: none", {"dtype"});
+  }
+  const auto& k = s.kernel;
+  if (k.block_m != 0 && !valid_block(k.block_m)) {
+    c.fail("kernel.block_m", "must be 0 (heuristic), 16, 32, 64, 128 or 256, got " +
+                                 std::to_string(k.block_m));
+  }
+  check_tile(k.gate_up_tile, "kernel.gate_up_tile", k.block_m, c);
+  check_tile(k.down_tile, "kernel.down_tile", k.block_m, c);
+  if (!k.gate_up_tile.is_auto() && !k.down_tile.is_auto() && k.gate_up_tile.m != k.down_tile.m) {
+    c.fail("kernel.down_tile", "tile M must equal gate_up_tile's M (one sorted block layout)");
+  }
+}
+
+std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model) {
+  __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, for overflow-free scaling
+  const u128 experts = model.experts / s.parallel.ep + model.shared_experts;
+  const u128 inter = model.intermediate_size / s.parallel.tp;
+  const u128 bits = u128(3) * model.hidden_size * inter * experts * dtype_bits(s.dtype);
+  const u128 bytes = bits / 8;
+  return bytes > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(bytes);
+}
+
+void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& machine,
+           config::Checker& c) {
+  const auto str = [](std::uint64_t v) { return std::to_string(v); };
+  for (std::size_t i = 0; i < s.routing.hot_experts.size(); ++i) {
+    const auto e = s.routing.hot_experts[i];
+    if (e >= model.experts) {
+      c.fail("routing.hot_experts[" + str(i) + "]",
+             "expert " + str(e) + " does not exist: model " + model.name + " has experts 0.." +
+                 str(model.experts - 1));
+    }
+  }
+  if (model.experts % s.parallel.ep != 0) {
+    c.fail("parallel.ep", "experts (" + str(model.experts) + ") do not split evenly over ep=" +
+                              str(s.parallel.ep));
+  }
+  if (model.intermediate_size % s.parallel.tp != 0) {
+    c.fail("parallel.tp", "intermediate_size (" + str(model.intermediate_size) +
+                              ") does not split evenly over tp=" + str(s.parallel.tp));
+  }
+  if (std::uint64_t(s.tokens) * model.top_k > (std::uint64_t(1) << 31)) {
+    c.fail("tokens", "tokens x top_k exceeds 2^31 routed rows (32-bit sorted token ids)");
+  }
+  // Footprint: weights + input + gate/up intermediate (2I per routed row) + output.
+  __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, for overflow-free scaling
+  const u128 bytes_per_elem = std::max<u128>(1, dtype_bits(s.dtype) / 8);
+  const u128 rows = u128(s.tokens) * (model.top_k + model.shared_experts);
+  const u128 acts = (u128(s.tokens) * model.hidden_size * 2 +
+                     rows * 2 * (model.intermediate_size / s.parallel.tp)) * bytes_per_elem;
+  const u128 need = acts + expert_weight_bytes(s, model);
+  if (need > machine.memory.hbm.capacity.bytes) {
+    c.fail("tokens",
+           fmt::format("this layer needs about {:.1f} GB of device memory, but {} has {:.1f} GB "
+                       "(reduce tokens or shard with parallel.tp / parallel.ep)",
+                       static_cast<double>(need) / 1e9, machine.name,
+                       static_cast<double>(machine.memory.hbm.capacity.bytes) / 1e9));
+  }
+}
+
+}  // namespace tdmsim
+
+namespace tdmsim::config {
+
+units::Parsed<KernelTile> ValueTraits<KernelTile>::parse(std::string_view t) {
+  units::Parsed<KernelTile> out;
+  if (t == "auto") return out;
+  std::uint32_t v[4] = {};
+  const char* p = t.data();
+  const char* end = t.data() + t.size();
+  for (int i = 0; i < 4; ++i) {
+    auto [next, ec] = std::from_chars(p, end, v[i]);
+    const bool last = i == 3;
+    if (ec != std::errc{} || v[i] == 0 || (last ? next != end : (next == end || *next != 'x'))) {
+      out.error = "expected a tile 'THREADSxMxNxK' such as '256x32x64x128' or 'auto', got '" +
+                  std::string(t) + "'";
+      return out;
+    }
+    p = last ? next : next + 1;
+  }
+  out.value = {v[0], v[1], v[2], v[3]};
+  return out;
+}
+
+std::string ValueTraits<KernelTile>::text(const KernelTile& v) {
+  if (v.is_auto()) return "auto";
+  return std::to_string(v.threads) + "x" + std::to_string(v.m) + "x" + std::to_string(v.n) +
+         "x" + std::to_string(v.k);
+}
+
+}  // namespace tdmsim::config

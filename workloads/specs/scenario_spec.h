@@ -1,0 +1,137 @@
+// One MoE layer run: model + machine + tokens + dtype + routing + kernel
+// config, described by workloads/scenarios/*.yaml.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/specs/machine_spec.h"
+#include "workloads/specs/model_spec.h"
+
+namespace tdmsim {
+
+// A fused-MoE kernel tile as public tuning tables name it: threads x M x N x K,
+// e.g. "256x32x64x128"; "auto" (all zero) lets the documented heuristic choose.
+struct KernelTile {
+  std::uint32_t threads = 0;
+  std::uint32_t m = 0;
+  std::uint32_t n = 0;
+  std::uint32_t k = 0;
+  bool is_auto() const { return threads == 0; }
+  auto operator<=>(const KernelTile&) const = default;
+};
+
+struct RoutingSpec {
+  RoutingSource source{};
+  double zipf_s{};
+  double lognormal_sigma{};
+  std::vector<std::uint32_t> hot_experts;
+  double hot_fraction{};
+  std::string trace;
+
+  template <class V>
+  void visit(V& v) {
+    v.param(source, "source", "where top-k expert ids come from", Default{RoutingSource::uniform});
+    v.param(zipf_s, "zipf_s", "Zipf exponent s of expert popularity (source: zipf)",
+            Default{1.0}, Min{0.0}, Max{10.0});
+    v.param(lognormal_sigma, "lognormal_sigma",
+            "sigma of the log-normal per-expert load (source: lognormal)", Default{1.0},
+            Min{0.0}, Max{10.0});
+    v.param(hot_experts, "hot_experts", "expert ids that receive hot_fraction of picks (source: hot)");
+    v.param(hot_fraction, "hot_fraction", "share of picks going to hot_experts (source: hot)",
+            Default{0.5}, Min{0.0}, Max{1.0});
+    v.param(trace, "trace", "routing trace file, relative to this file (source: trace)");
+  }
+};
+
+struct KernelSpec {
+  std::uint32_t stages{};
+  std::uint32_t block_m{};
+  KernelTile gate_up_tile{};
+  KernelTile down_tile{};
+  std::uint32_t split_k{};
+  std::uint32_t pipeline_stages{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(stages, "stages", "1 = fused single kernel, 2 = gate/up then down, 0 = heuristic",
+            Default{0u}, Max{2u});
+    v.param(block_m, "block_m", "token block size M of the sorted layout (0 = heuristic)",
+            Default{0u}, Max{256u});
+    v.param(gate_up_tile, "gate_up_tile",
+            "tile of the gate/up kernel (also the fused 1-stage kernel)", Default{"auto"});
+    v.param(down_tile, "down_tile", "tile of the down kernel", Default{"auto"});
+    v.param(split_k, "split_k", "K splits (1 = none, 0 = heuristic)", Default{0u}, Max{64u});
+    v.param(pipeline_stages, "pipeline_stages", "software pipeline depth (buffers in LDS)",
+            Default{2u}, Min{1u}, Max{8u});
+  }
+};
+
+struct ParallelSpec {
+  std::uint32_t tp{};
+  std::uint32_t ep{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(tp, "tp", "tensor parallel degree: each GPU holds intermediate_size / tp",
+            Default{1u}, Min{1u}, Max{1024u});
+    v.param(ep, "ep", "expert parallel degree: each GPU holds experts / ep", Default{1u},
+            Min{1u}, Max{1024u});
+  }
+};
+
+struct ScenarioSpec {
+  std::string name;
+  std::string description;
+  std::string machine;
+  std::string model;
+  std::uint32_t tokens{};
+  DType dtype{};
+  Quant quant{};
+  std::uint64_t seed{};
+  ExecPath path{};
+  RoutingSpec routing;
+  KernelSpec kernel;
+  ParallelSpec parallel;
+
+  template <class V>
+  void visit(V& v) {
+    v.param(name, "name", "short scenario name used in reports", Required{});
+    v.param(description, "description", "one line on what this scenario studies");
+    v.param(machine, "machine", "machine name (workloads/machines) or path to a machine file",
+            Required{});
+    v.param(model, "model", "model name (workloads/models) or path to a model file", Required{});
+    v.param(tokens, "tokens", "tokens in the batch", Required{}, Min{1u}, Max{16777216u});
+    v.param(dtype, "dtype", "activation and weight dtype of the expert GEMMs",
+            Default{DType::bf16});
+    v.param(quant, "quant", "quantisation scales (fp8: per_token or block_128)",
+            Default{Quant::none});
+    v.param(seed, "seed", "seed of every random draw", Default{1u});
+    v.param(path, "path", "simulated execution path", Default{ExecPath::both});
+    v.section(routing, "routing", "how tokens are routed to experts");
+    v.section(kernel, "kernel", "fused-MoE kernel configuration");
+    v.section(parallel, "parallel", "sharding of the layer over GPUs (this GPU's share is run)");
+  }
+};
+
+void check(const ScenarioSpec& s, config::Checker& c);
+
+// Checks that need the scenario's model and machine: expert ids in range,
+// sharding that divides the shapes, and a footprint that fits in HBM.
+void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& machine,
+           config::Checker& c);
+
+// Bytes of expert weights (gate, up and down projections) one GPU holds.
+std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model);
+
+}  // namespace tdmsim
+
+namespace tdmsim::config {
+template <>
+struct ValueTraits<KernelTile> {
+  static constexpr std::string_view type_name = "tile 'THREADSxMxNxK' (e.g. 256x32x64x128) or auto";
+  static units::Parsed<KernelTile> parse(std::string_view t);
+  static std::string text(const KernelTile& v);
+};
+}  // namespace tdmsim::config

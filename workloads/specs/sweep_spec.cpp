@@ -1,0 +1,145 @@
+#include "workloads/specs/sweep_spec.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace tdmsim {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// "4TB/s" -> (4, "TB/s"); "16384" -> (16384, "").
+bool split_number(std::string_view s, double& value, std::string& unit) {
+  s = trim(s);
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc{} || !std::isfinite(value)) return false;
+  unit = std::string(trim(std::string_view(ptr, static_cast<std::size_t>(s.data() + s.size() - ptr))));
+  return true;
+}
+
+}  // namespace
+
+std::string expand_range(std::string_view text, std::vector<std::string>& out) {
+  constexpr std::size_t kMaxValues = 100000;
+  const std::string usage = "expected 'range(A, B, xF)' or 'range(A, B, +S)', got '" +
+                            std::string(text) + "'";
+  std::string_view t = trim(text);
+  if (!t.starts_with("range(") || !t.ends_with(")")) return usage;
+  t = t.substr(6, t.size() - 7);
+  std::vector<std::string_view> parts;
+  for (std::size_t pos = 0;;) {
+    const auto comma = t.find(',', pos);
+    parts.push_back(trim(t.substr(pos, comma == std::string_view::npos ? t.npos : comma - pos)));
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  if (parts.size() != 3 || parts[2].empty()) return usage;
+  double a = 0, b = 0, step = 0;
+  std::string ua, ub, us;
+  const char op = parts[2].front();
+  if (!split_number(parts[0], a, ua) || !split_number(parts[1], b, ub) ||
+      (op != 'x' && op != '+') || !split_number(parts[2].substr(1), step, us)) {
+    return usage;
+  }
+  if (ua != ub || (op == '+' && us != ua) || (op == 'x' && !us.empty())) {
+    return "range bounds and step must use the same unit, got '" + std::string(text) + "'";
+  }
+  if (a > b) return "range start exceeds its end in '" + std::string(text) + "'";
+  if (op == 'x' && (step <= 1 || a <= 0)) {
+    return "a multiplicative range needs a start above 0 and a factor above 1";
+  }
+  if (op == '+' && step <= 0) return "an additive range needs a step above 0";
+  const double eps = 1e-9 * std::max(1.0, std::fabs(b));
+  for (double v = a; v <= b + eps; v = (op == 'x') ? v * step : v + step) {
+    if (out.size() >= kMaxValues) return "range has more than 100000 values";
+    const double r = std::round(v);
+    const bool whole = std::fabs(v - r) < 1e-9 * std::max(1.0, std::fabs(v));
+    char buf[64];
+    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, whole ? r : v);
+    (void)ec;
+    out.push_back(std::string(buf, p) + ua);
+  }
+  return {};
+}
+
+void check(const SweepSpec& s, config::Checker& c) {
+  if (s.mode == SweepMode::zip) {
+    for (const auto& a : s.axes.items) {
+      if (a.values.size() != s.axes.items.front().values.size()) {
+        c.fail("axes." + a.key, "zip mode needs every axis to have the same number of values (" +
+                                    std::to_string(s.axes.items.front().values.size()) + "), this has " +
+                                    std::to_string(a.values.size()));
+      }
+    }
+  }
+}
+
+}  // namespace tdmsim
+
+namespace tdmsim::config {
+
+bool NodeTraits<SweepAxes>::read(const YAML::Node& node, const std::string& path,
+                                 ReadContext& ctx, SweepAxes& out) {
+  auto fail = [&](const YAML::Node& at, const std::string& key, std::string msg) {
+    ctx.diags->add(location_of(ctx.file, at), key, std::move(msg));
+    return false;
+  };
+  if (!node.IsMap() || node.size() == 0) {
+    return fail(node, path, "expected a mapping of key path -> values with at least one axis");
+  }
+  std::vector<std::string> roots(std::begin(kSweepRoots), std::end(kSweepRoots));
+  bool ok = true;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    SweepAxis axis;
+    axis.key = it->first.Scalar();
+    axis.where = location_of(ctx.file, it->first);
+    const std::string key_path = path + "." + axis.key;
+    const auto dot = axis.key.find('.');
+    const std::string root = axis.key.substr(0, dot);
+    if (dot == std::string::npos || dot + 1 == axis.key.size() ||
+        std::find(roots.begin(), roots.end(), root) == roots.end()) {
+      ok = fail(it->first, key_path,
+                "axis key must start with machine., model. or scenario." +
+                    did_you_mean(root, roots));
+      continue;
+    }
+    for (const auto& prev : out.items) {
+      if (prev.key == axis.key) ok = fail(it->first, key_path, "axis given twice");
+    }
+    const YAML::Node vals = it->second;  // a copy: it-> yields a temporary proxy
+    if (vals.IsScalar()) {
+      if (auto err = expand_range(vals.Scalar(), axis.values); !err.empty()) {
+        ok = fail(vals, key_path, err);
+        continue;
+      }
+      axis.value_where.assign(axis.values.size(), location_of(ctx.file, vals));
+    } else if (vals.IsSequence() && vals.size() > 0) {
+      for (const auto& v : vals) {
+        if (!v.IsScalar()) {
+          ok = fail(v, key_path, "axis values must be scalars, got " + node_kind(v));
+          continue;
+        }
+        axis.values.push_back(v.Scalar());
+        axis.value_where.push_back(location_of(ctx.file, v));
+      }
+    } else {
+      ok = fail(vals, key_path, "expected a non-empty list of values or range(...), got " +
+                                    node_kind(vals));
+      continue;
+    }
+    out.items.push_back(std::move(axis));
+  }
+  return ok;
+}
+
+Json NodeTraits<SweepAxes>::to_json(const SweepAxes& axes) {
+  Json j = Json::object();
+  for (const auto& a : axes.items) j[a.key] = a.values;
+  return j;
+}
+
+}  // namespace tdmsim::config

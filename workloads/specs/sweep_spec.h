@@ -1,0 +1,75 @@
+// A what-if sweep: a base scenario plus axes over machine, model or scenario
+// parameters by key path, described by workloads/sweeps/*.yaml.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/config/writer.h"
+#include "workloads/specs/machine_spec.h"
+
+namespace tdmsim {
+
+// One axis: a key path rooted at machine., model. or scenario. and its values
+// as scalar texts. `range(A, B, xF)` and `range(A, B, +S)` expand at read time
+// to A, A*F (or A+S), ... up to and including B.
+struct SweepAxis {
+  std::string key;
+  config::Location where;
+  std::vector<std::string> values;
+  std::vector<config::Location> value_where;
+  bool operator==(const SweepAxis& o) const { return key == o.key && values == o.values; }
+};
+
+struct SweepAxes {
+  std::vector<SweepAxis> items;
+  bool operator==(const SweepAxes&) const = default;
+};
+
+// Expands "range(1, 16384, x2)"; returns an error text or fills `out`.
+std::string expand_range(std::string_view text, std::vector<std::string>& out);
+
+// The roots an axis key may start with.
+inline constexpr std::string_view kSweepRoots[] = {"machine", "model", "scenario"};
+
+struct SweepSpec {
+  std::string name;
+  std::string description;
+  std::string scenario;
+  std::string machine;
+  SweepMode mode{};
+  std::uint32_t samples{};
+  std::uint64_t seed{};
+  SweepAxes axes;
+
+  template <class V>
+  void visit(V& v) {
+    v.param(name, "name", "short sweep name used in reports", Required{});
+    v.param(description, "description", "one line on what the sweep studies");
+    v.param(scenario, "scenario", "base scenario: name (workloads/scenarios) or path", Required{});
+    v.param(machine, "machine", "machine replacing the scenario's (name or path; empty = keep)");
+    v.param(mode, "mode", "how axes combine: full grid, zipped, random or Latin-hypercube samples",
+            Default{SweepMode::grid});
+    v.param(samples, "samples", "points drawn in random/lhs mode", Default{100u}, Min{1u},
+            Max{10000000u});
+    v.param(seed, "seed", "seed of random/lhs sampling", Default{1u});
+    v.node(axes, "axes", "key path (machine.*, model.*, scenario.*) -> list of values or range()",
+           Required{});
+  }
+};
+
+void check(const SweepSpec& s, config::Checker& c);
+
+}  // namespace tdmsim
+
+namespace tdmsim::config {
+template <>
+struct NodeTraits<SweepAxes> {
+  static constexpr std::string_view type_name =
+      "mapping: key path -> list of values or 'range(A, B, xF|+S)'";
+  static bool read(const YAML::Node& node, const std::string& path, ReadContext& ctx,
+                   SweepAxes& out);
+  static Json to_json(const SweepAxes& axes);
+};
+}  // namespace tdmsim::config
