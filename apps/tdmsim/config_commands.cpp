@@ -68,8 +68,10 @@ Json resolve(const Loader& loader, const fs::path& file, bool show_origin) {
       j["machine"]["_derived"] = derived(r.machine.spec);
       j["model"] = with_origin(r.model, show_origin);
       j["_derived"] = {
-          {"expert_weight_bytes_per_gpu",
-           units::format(units::Bytes{expert_weight_bytes(r.scenario.spec, r.model.spec)})}};
+          {"expert_weights_per_gpu",
+           fmt::format("{:.2f} GB", static_cast<double>(expert_weight_bytes(r.scenario.spec,
+                                                                            r.model.spec)) /
+                                        1e9)}};
       return j;
     }
     case SpecKind::sweep: {

@@ -43,6 +43,7 @@ class Diagnostics {
   void add(Location where, std::string key, std::string message);
   bool empty() const { return items_.empty(); }
   std::size_t size() const { return items_.size(); }
+  const std::vector<Diagnostic>& items() const { return items_; }
   // Throws ConfigError if anything was collected.
   void throw_if_any() const;
 

@@ -73,6 +73,22 @@ fs::path relative_file(std::string_view ref, const fs::path& from) {
   return p;
 }
 
+// Finds the file named by a loaded spec's reference key (e.g. a scenario's `machine:`).
+template <class S>
+fs::path find_ref(const Loader& loader, const Loaded<S>& from, const std::string& key,
+                  const std::string& ref, SpecKind kind) {
+  const Location where = nearest_location(from.set_at, key, {display(from.file), 1, 1});
+  return loader.find(ref, kind, from.file, where, key);
+}
+
+// Re-reports diagnostics against one sweep-axis value's line.
+void report_at_value(const Diagnostics& local, const Location& at, const std::string& key,
+                     const std::string& value, Diagnostics& out) {
+  for (const auto& d : local.items()) {
+    out.add(at, key, "value '" + value + "': " + (d.key.empty() ? "" : d.key + ": ") + d.message);
+  }
+}
+
 template <class S>
 void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
   Checker c(l.set_at, {display(l.file), 1, 1}, d);
@@ -217,15 +233,12 @@ fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
 ResolvedScenario Loader::resolve_scenario(const fs::path& file) const {
   ResolvedScenario r;
   r.scenario = scenario(file);
-  const auto& s = r.scenario.spec;
-  const Location fallback{display(file), 1, 1};
-  r.machine = machine(find(s.machine, SpecKind::machine, file,
-                           nearest_location(r.scenario.set_at, "machine", fallback), "machine"));
-  r.model = model(find(s.model, SpecKind::model, file,
-                       nearest_location(r.scenario.set_at, "model", fallback), "model"));
+  r.machine = machine(find_ref(*this, r.scenario, "machine", r.scenario.spec.machine,
+                               SpecKind::machine));
+  r.model = model(find_ref(*this, r.scenario, "model", r.scenario.spec.model, SpecKind::model));
   Diagnostics diags;
-  Checker c(r.scenario.set_at, fallback, diags);
-  check(s, r.model.spec, r.machine.spec, c);
+  Checker c(r.scenario.set_at, {display(file), 1, 1}, diags);
+  check(r.scenario.spec, r.model.spec, r.machine.spec, c);
   diags.throw_if_any();
   return r;
 }
@@ -265,15 +278,7 @@ void apply_override(S& spec, std::string_view subpath, const std::string& value,
     check(spec, c);
   }
   // Report against the axis value's own line, whatever the synthetic tree said.
-  if (!local.empty()) {
-    try {
-      local.throw_if_any();
-    } catch (const ConfigError& e) {
-      for (const auto& d : e.diagnostics()) {
-        diags.add(where, key, "value '" + value + "': " + d.message);
-      }
-    }
-  }
+  for (const auto& d : local.items()) diags.add(where, key, "value '" + value + "': " + d.message);
 }
 
 template void apply_override(MachineSpec&, std::string_view, const std::string&,
@@ -287,16 +292,17 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
   ResolvedSweep r;
   r.sweep = sweep(file);
   const auto& sw = r.sweep.spec;
-  const Location fallback{display(file), 1, 1};
-  r.base = resolve_scenario(find(sw.scenario, SpecKind::scenario, file,
-                                 nearest_location(r.sweep.set_at, "scenario", fallback),
-                                 "scenario"));
-  if (!sw.machine.empty()) {
-    r.base.machine = machine(find(sw.machine, SpecKind::machine, file,
-                                  nearest_location(r.sweep.set_at, "machine", fallback),
-                                  "machine"));
-  }
+  r.base = resolve_scenario(find_ref(*this, r.sweep, "scenario", sw.scenario, SpecKind::scenario));
   Diagnostics diags;
+  if (!sw.machine.empty()) {
+    r.base.machine = machine(find_ref(*this, r.sweep, "machine", sw.machine, SpecKind::machine));
+    // The base scenario must still fit the replacement machine.
+    Diagnostics local;
+    Checker c(r.base.scenario.set_at, {display(r.base.scenario.file), 1, 1}, local);
+    check(r.base.scenario.spec, r.base.model.spec, r.base.machine.spec, c);
+    const Location at = nearest_location(r.sweep.set_at, "machine", {display(file), 1, 1});
+    report_at_value(local, at, "machine", sw.machine, diags);
+  }
   for (const auto& axis : sw.axes.items) {
     const auto dot = axis.key.find('.');
     const std::string root = axis.key.substr(0, dot);
@@ -325,13 +331,7 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
       const SetMap no_origins;  // every problem is reported at the axis value
       Checker c(no_origins, at, whole);
       check(scenario_spec, model_spec, machine_spec, c);
-      try {
-        whole.throw_if_any();
-      } catch (const ConfigError& e) {
-        for (const auto& d : e.diagnostics()) {
-          diags.add(at, key, "value '" + axis.values[i] + "': " + d.key + ": " + d.message);
-        }
-      }
+      report_at_value(whole, at, key, axis.values[i], diags);
     }
   }
   diags.throw_if_any();
