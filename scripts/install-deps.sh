@@ -10,6 +10,7 @@ PACKAGES=(
   catch2 libbenchmark-dev nlohmann-json3-dev libfmt-dev libcli11-dev libtbb-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
+  libeigen3-dev
   python3 python3-yaml
 )
 

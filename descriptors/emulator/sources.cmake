@@ -1,0 +1,3 @@
+# The functional emulator (docs/emulator.md).
+target_sources(tdmsim_descriptors PRIVATE
+)

@@ -1,0 +1,119 @@
+// The MoE plan: the one object every backend consumes (emulator, simulator,
+// GPU kernels). Built from a resolved scenario; contains the routing, the
+// padded block layout production fused-MoE kernels use, the kernel
+// configuration and the tile jobs of each stage. See docs/moe-plan.md.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "workloads/config/loader.h"
+
+namespace tdmsim::plan {
+
+// Marks a routed pick whose expert lives on another GPU (expert parallelism).
+inline constexpr std::uint32_t kRemoteExpert = std::numeric_limits<std::uint32_t>::max();
+
+// The layer as this GPU runs it (after tensor/expert-parallel sharding).
+struct LayerShape {
+  std::uint32_t tokens = 0;
+  std::uint32_t hidden = 0;          // H
+  std::uint32_t inter = 0;           // per-GPU intermediate of a routed expert: I / tp
+  std::uint32_t shared_inter = 0;    // per-GPU intermediate of a shared expert (0 = none)
+  std::uint32_t experts_total = 0;   // routed experts in the model (routing runs over all)
+  std::uint32_t experts_local = 0;   // routed experts on this GPU: E / ep (global ids [0, E/ep))
+  std::uint32_t shared = 0;          // shared experts, fused after the routed ones
+  std::uint32_t top_k = 0;           // routed picks per token
+  DType dtype = DType::bf16;
+  Quant quant = Quant::none;
+  Activation activation = Activation::silu;
+  double activation_limit = 0.0;
+  bool weight_on_input = false;
+
+  // Fused top-k: routed picks plus shared experts as always-selected extra experts.
+  std::uint32_t slots() const { return top_k + shared; }
+  // Local experts as the fused kernels index them: routed [0, E_local), shared after.
+  std::uint32_t experts_fused() const { return experts_local + shared; }
+};
+
+// Router output per token, over all routed experts (global ids).
+struct Routing {
+  std::vector<std::uint32_t> ids;  // [tokens][top_k], in selection order
+  std::vector<float> weights;      // [tokens][top_k], after renormalisation and scaling
+};
+
+// The routing as the fused kernels see it on this GPU: per token `slots()`
+// entries; a routed pick holds its fused local expert id (or kRemoteExpert),
+// shared experts sit at slots [top_k, top_k + shared) with weight 1.
+struct FusedRouting {
+  std::vector<std::uint32_t> expert;  // [tokens][slots]
+  std::vector<float> weight;          // [tokens][slots]
+};
+
+// The padded block layout (vLLM/SGLang/AITER "moe_align_block_size"): rows
+// grouped by fused expert, each expert's rows padded up to a multiple of
+// block_m. A row id is token * slots + slot; padding rows hold `sentinel`.
+struct BlockLayout {
+  std::uint32_t block_m = 0;
+  std::uint32_t sentinel = 0;               // tokens * slots: "no row"
+  std::uint32_t padded_rows = 0;            // meaningful prefix of sorted_rows
+  std::uint32_t capacity = 0;               // slots*T + E_fused*M - slots (allocation bound)
+  std::vector<std::uint32_t> sorted_rows;   // size capacity; rows then sentinels
+  std::vector<float> sorted_weights;        // weight of each sorted row, 0 for padding
+  std::vector<std::uint32_t> block_expert;  // fused expert of each block [padded_rows / block_m]
+  std::vector<std::uint32_t> expert_rows;   // real rows per fused expert [experts_fused]
+  std::vector<std::uint32_t> expert_first_block;  // first block of each expert [experts_fused + 1]
+};
+
+enum class Stage : std::uint8_t { fused, gate_up, down };
+
+// One workgroup's work: rows of one block x one N tile x one K split.
+struct TileJob {
+  Stage stage = Stage::gate_up;
+  std::uint32_t block = 0;       // block index in the layout
+  std::uint32_t expert = 0;      // fused local expert id
+  std::uint32_t n_tile = 0;      // N tile index (gate_up: over 2*I; down and fused: over H)
+  std::uint32_t k_split = 0;     // split-K index
+  std::uint32_t valid_rows = 0;  // real (non-padding) rows in the block
+};
+
+// The kernel configuration actually used, and why (heuristic or scenario).
+struct KernelChoice {
+  std::uint32_t stages = 2;
+  std::uint32_t block_m = 0;
+  KernelTile gate_up_tile;  // the fused 1-stage kernel uses this tile
+  KernelTile down_tile;
+  std::uint32_t split_k = 1;
+  std::uint32_t pipeline_stages = 2;
+  std::string reason;       // e.g. "block_m 32: fewest waves over 256 CUs"
+};
+
+struct MoePlan {
+  LayerShape shape;
+  std::uint64_t seed = 0;
+  Routing routing;
+  FusedRouting fused;
+  BlockLayout layout;
+  KernelChoice kernel;
+  std::vector<TileJob> stage1;  // fused (1-stage) or gate_up (2-stage)
+  std::vector<TileJob> stage2;  // down (2-stage); empty for 1-stage
+};
+
+// Per-expert routing weights are produced by the scenario's routing source; a
+// custom policy may replace them (descriptor API). Throws config::ConfigError
+// (naming the scenario file and key) for an unreadable or inconsistent trace.
+MoePlan build_plan(const config::ResolvedScenario& scenario);
+
+// Pieces of build_plan, exposed for tests and for the GPU runner.
+LayerShape layer_shape(const config::ResolvedScenario& scenario);
+FusedRouting fuse_routing(const LayerShape& shape, const Routing& routing);
+BlockLayout sort_into_blocks(const LayerShape& shape, const FusedRouting& fused,
+                             std::uint32_t block_m);
+KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
+                           const MachineSpec& machine, const FusedRouting& fused);
+std::vector<TileJob> tile_jobs(const LayerShape& shape, const BlockLayout& layout,
+                               const KernelChoice& kernel, Stage stage);
+
+}  // namespace tdmsim::plan
