@@ -1,0 +1,71 @@
+// The one mapping header that lets tdmsim's HIP sources build with nvcc.
+// On AMD (hipcc) it is just <hip/hip_runtime.h>. On NVIDIA it maps the subset
+// of the HIP runtime API our kernels use onto CUDA directly: Debian's HIP 5.2
+// NVIDIA headers do not compile against CUDA 13 (removed cudaDeviceProp
+// fields, changed cudaMemPrefetchAsync), see shared/hardware.md section 4.
+// Add a mapping here only when a kernel needs it.
+#pragma once
+
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__) && !defined(__CUDACC__)
+#include <hip/hip_runtime.h>
+#else
+#include <cuda_runtime.h>
+
+using hipError_t = cudaError_t;
+using hipEvent_t = cudaEvent_t;
+using hipStream_t = cudaStream_t;
+using hipDeviceProp_t = cudaDeviceProp;
+using hipMemcpyKind = cudaMemcpyKind;
+
+#define hipSuccess cudaSuccess
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+
+inline hipError_t hipMalloc(void** p, size_t n) { return cudaMalloc(p, n); }
+template <class T>
+inline hipError_t hipMalloc(T** p, size_t n) { return cudaMalloc(reinterpret_cast<void**>(p), n); }
+inline hipError_t hipFree(void* p) { return cudaFree(p); }
+inline hipError_t hipMemcpy(void* d, const void* s, size_t n, hipMemcpyKind k) {
+  return cudaMemcpy(d, s, n, k);
+}
+inline hipError_t hipMemset(void* p, int v, size_t n) { return cudaMemset(p, v, n); }
+inline hipError_t hipDeviceSynchronize() { return cudaDeviceSynchronize(); }
+inline hipError_t hipGetLastError() { return cudaGetLastError(); }
+inline const char* hipGetErrorString(hipError_t e) { return cudaGetErrorString(e); }
+inline hipError_t hipGetDevice(int* d) { return cudaGetDevice(d); }
+inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int d) {
+  return cudaGetDeviceProperties(p, d);
+}
+inline hipError_t hipDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
+  return cudaDeviceGetAttribute(v, a, d);
+}
+inline hipError_t hipEventCreate(hipEvent_t* e) { return cudaEventCreate(e); }
+inline hipError_t hipEventDestroy(hipEvent_t e) { return cudaEventDestroy(e); }
+inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s = nullptr) {
+  return cudaEventRecord(e, s);
+}
+inline hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchronize(e); }
+inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) {
+  return cudaEventElapsedTime(ms, a, b);
+}
+inline hipError_t hipDriverGetVersion(int* v) { return cudaDriverGetVersion(v); }
+inline hipError_t hipRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v); }
+
+#define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...) \
+  kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+
+// Every HIP call is checked: a failure names the call, file and line and exits.
+#define TDMSIM_HIP_CHECK(call)                                                         \
+  do {                                                                                 \
+    hipError_t tdmsim_err_ = (call);                                                   \
+    if (tdmsim_err_ != hipSuccess) {                                                   \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,        \
+                   hipGetErrorString(tdmsim_err_));                                    \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
