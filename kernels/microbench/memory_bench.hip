@@ -168,6 +168,14 @@ int main(int argc, char** argv) {
       bench_stream(prop, mib << 20, 20, false);
     }
   }
+  if (what == "chase-wide") {  // latency vs stride and footprint (TLB reach)
+    for (std::size_t stride : {256, 4096, 65536}) {
+      for (std::size_t mib : {32, 512, 2048, 8192}) {
+        if ((mib << 20) / stride < 1024) continue;
+        bench_chase(mib << 20, stride, 100000, 3);
+      }
+    }
+  }
   if (what == "all" || what == "chase") {
     for (std::size_t kib : {16, 256, 4096, 16384, 40960, 131072, 524288, 2097152}) {
       bench_chase(kib << 10, 256, 200000, 5);
