@@ -7,6 +7,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "apps/tdmsim/config_commands.h"
+#include "apps/tdmsim/describe_command.h"
+#include "apps/tdmsim/emulate_command.h"
+#include "apps/tdmsim/sim_commands.h"
 #include "sim/core/systemc_info.h"
 #include "workloads/config/diagnostics.h"
 
@@ -23,6 +26,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   CommandResult result;
   add_config_commands(app, result);
+  add_describe_command(app, result);
+  add_emulate_command(app, result);
+  add_sim_commands(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

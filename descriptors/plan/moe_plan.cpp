@@ -1,4 +1,7 @@
+// build_plan and the layer shape: the pieces of the plan put together.
 #include "descriptors/plan/moe_plan.h"
+
+#include "descriptors/plan/routing.h"
 
 namespace tdmsim::plan {
 
@@ -12,7 +15,12 @@ LayerShape layer_shape(const config::ResolvedScenario& r) {
   shape.shared_inter = m.shared_intermediate_size / s.parallel.tp;
   shape.experts_total = m.experts;
   shape.experts_local = m.experts / s.parallel.ep;
-  shape.shared = m.shared_experts;
+  shape.shared_experts = shape.shared_inter > 0 ? m.shared_experts : 0;
+  // Shared experts are replicated on every expert-parallel rank and run as
+  // routed-size chunks, so one kernel and one weight stride serve them all.
+  shape.shared_chunks =
+      shape.shared_experts > 0 ? (shape.shared_inter + shape.inter - 1) / shape.inter : 0;
+  shape.shared = shape.shared_experts * shape.shared_chunks;
   shape.top_k = m.top_k;
   shape.dtype = s.dtype;
   shape.quant = s.quant;
@@ -20,6 +28,24 @@ LayerShape layer_shape(const config::ResolvedScenario& r) {
   shape.activation_limit = m.activation_limit;
   shape.weight_on_input = m.gating.weight_on_input;
   return shape;
+}
+
+MoePlan build_plan(const config::ResolvedScenario& scenario) {
+  MoePlan plan;
+  plan.shape = layer_shape(scenario);
+  plan.seed = scenario.scenario.spec.seed;
+  plan.routing = route(scenario);
+  plan.fused = fuse_routing(plan.shape, plan.routing);
+  plan.kernel = choose_kernel(plan.shape, scenario.scenario.spec.kernel,
+                              scenario.machine.spec, plan.fused);
+  plan.layout = sort_into_blocks(plan.shape, plan.fused, plan.kernel.block_m);
+  if (plan.kernel.stages == 1) {
+    plan.stage1 = tile_jobs(plan.shape, plan.layout, plan.kernel, Stage::fused);
+  } else {
+    plan.stage1 = tile_jobs(plan.shape, plan.layout, plan.kernel, Stage::gate_up);
+    plan.stage2 = tile_jobs(plan.shape, plan.layout, plan.kernel, Stage::down);
+  }
+  return plan;
 }
 
 }  // namespace tdmsim::plan

@@ -24,7 +24,14 @@ struct LayerShape {
   std::uint32_t shared_inter = 0;    // per-GPU intermediate of a shared expert (0 = none)
   std::uint32_t experts_total = 0;   // routed experts in the model (routing runs over all)
   std::uint32_t experts_local = 0;   // routed experts on this GPU: E / ep (global ids [0, E/ep))
-  std::uint32_t shared = 0;          // shared experts, fused after the routed ones
+  // Fused shared slots: shared_experts x shared_chunks. A shared expert whose
+  // intermediate differs from `inter` is split along its intermediate
+  // dimension into ceil(shared_inter / inter) chunks of the routed size (the
+  // last one zero-padded), each an always-selected extra expert; see
+  // shared_slot() and docs/moe-plan.md "Shared experts".
+  std::uint32_t shared = 0;
+  std::uint32_t shared_experts = 0;  // shared experts of the model
+  std::uint32_t shared_chunks = 0;   // fused chunks per shared expert (0 = none)
   std::uint32_t top_k = 0;           // routed picks per token
   DType dtype = DType::bf16;
   Quant quant = Quant::none;
@@ -37,6 +44,17 @@ struct LayerShape {
   // Local experts as the fused kernels index them: routed [0, E_local), shared after.
   std::uint32_t experts_fused() const { return experts_local + shared; }
 };
+
+// What a fused shared slot (index s in [0, shape.shared), fused expert id
+// experts_local + s, token slot top_k + s) computes: intermediate columns
+// [column, column + columns) of shared expert `expert`; columns < inter means
+// the chunk's remaining inter - columns columns are zero padding.
+struct SharedSlot {
+  std::uint32_t expert = 0;
+  std::uint32_t column = 0;
+  std::uint32_t columns = 0;
+};
+SharedSlot shared_slot(const LayerShape& shape, std::uint32_t s);
 
 // Router output per token, over all routed experts (global ids).
 struct Routing {
@@ -89,6 +107,25 @@ struct KernelChoice {
   std::uint32_t pipeline_stages = 2;
   std::string reason;       // e.g. "block_m 32: fewest waves over 256 CUs"
 };
+
+// Element ranges a tile job covers (half-open [begin, end)), so every backend
+// cuts the GEMMs the same way. N: gate_up job n covers intermediate columns
+// [n*N/2, (n+1)*N/2) of BOTH gate and up (so the activation fits in its
+// epilogue); down and fused jobs cover hidden columns [n*N, (n+1)*N). K:
+// split s of k_tiles = ceil(K / tile.k) covers tiles [s*k_tiles/split_k,
+// (s+1)*k_tiles/split_k) (never empty: choose_kernel keeps split_k <= the
+// K tiles of both stages); K is H for
+// gate_up, I for down; a fused job covers all of H then all of I. Ends are
+// clamped to the dimension.
+struct Range {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+};
+Range job_n_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job);
+Range job_k_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job);
+
+// The default tile of a stage for a block size (heuristic, docs/moe-plan.md).
+KernelTile default_tile(std::uint32_t block_m);
 
 struct MoePlan {
   LayerShape shape;

@@ -34,6 +34,7 @@ struct ComputeSpec {
   std::uint32_t lds_banks{};
   std::uint32_t lds_bytes_per_clock{};
   Bytes l1_per_cu{};
+  double matrix_efficiency{};
 
   template <class V>
   void visit(V& v) {
@@ -58,6 +59,10 @@ struct ComputeSpec {
     v.param(lds_bytes_per_clock, "lds_bytes_per_clock", "LDS read bandwidth per CU, bytes/clock",
             Required{}, Min{1u}, Max{4096u});
     v.param(l1_per_cu, "l1_per_cu", "L1 vector data cache per CU", Required{}, Min{"0B"});
+    v.param(matrix_efficiency, "matrix_efficiency",
+            "fraction of the matrix pipe's peak rate a tuned GEMM main loop sustains "
+            "(instruction issue, operand staging); fitted per machine, docs/calibration.md",
+            Default{1.0}, Min{0.05}, Max{1.0});
   }
   std::uint32_t total_cus() const { return dies * cus_per_die; }
 };
@@ -102,8 +107,10 @@ struct MallSpec {
     v.param(ways, "ways", "MALL associativity", Default{16u}, Min{1u}, Max{128u});
     v.param(bandwidth, "bandwidth", "MALL peak bandwidth, whole package", Required{},
             Min{"1GB/s"});
-    v.param(hit_latency, "hit_latency", "load-to-use latency of a MALL hit", Required{},
-            Min{"1ns"});
+    v.param(hit_latency, "hit_latency",
+            "latency a MALL hit adds to an L2 miss (load-to-use = l2.hit_latency + "
+            "fabric.latency + this)",
+            Required{}, Min{"1ns"});
   }
 };
 
@@ -118,6 +125,10 @@ struct HbmSpec {
   Bytes row_buffer{};
   Duration latency{};
   Duration row_miss_penalty{};
+  std::uint32_t banks{};
+  Duration refresh_interval{};
+  Duration refresh_time{};
+  Duration turnaround{};
 
   template <class V>
   void visit(V& v) {
@@ -134,10 +145,20 @@ struct HbmSpec {
             Default{"256B"}, Min{"32B"}, Max{"1MiB"});
     v.param(row_buffer, "row_buffer", "DRAM row (page) size per pseudo-channel",
             Default{"1KiB"}, Min{"64B"}, Max{"64KiB"});
-    v.param(latency, "latency", "unloaded load-to-use latency of an HBM access", Required{},
-            Min{"1ns"});
+    v.param(latency, "latency",
+            "latency an HBM access adds to an L2 miss (load-to-use = l2.hit_latency + "
+            "fabric.latency + this)",
+            Required{}, Min{"1ns"});
     v.param(row_miss_penalty, "row_miss_penalty", "extra time of a row-buffer miss",
             Default{"15ns"});
+    v.param(banks, "banks", "banks per pseudo-channel (open rows tracked per bank)",
+            Default{16u}, Min{1u}, Max{256u});
+    v.param(refresh_interval, "refresh_interval", "average interval between refreshes (tREFI)",
+            Default{"3.9us"}, Min{"100ns"});
+    v.param(refresh_time, "refresh_time", "time one refresh blocks a pseudo-channel (tRFC)",
+            Default{"350ns"});
+    v.param(turnaround, "turnaround", "bus turnaround when a channel switches read/write",
+            Default{"5ns"});
   }
 };
 

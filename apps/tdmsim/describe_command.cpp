@@ -1,0 +1,122 @@
+#include "apps/tdmsim/describe_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <span>
+#include <system_error>
+#include <variant>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "descriptors/format/descriptor_file.h"
+#include "descriptors/format/example_descriptors.h"
+#include "workloads/util/atomic_write.h"
+
+namespace tdmsim::cli {
+namespace {
+
+using format::AnyDescriptor;
+
+// Larger than any valid descriptor (65536 experts and 2^20 slots stay under
+// 64 MiB), so a bigger file is reported as invalid without reading it all.
+constexpr std::uintmax_t kMaxFileBytes = 256ULL << 20;
+
+std::string_view kind_name(const AnyDescriptor& d) {
+  return std::holds_alternative<format::MoeDescriptor>(d) ? "MoE descriptor"
+                                                          : "tensor descriptor file";
+}
+
+int write_example(const DescribeOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.output.empty() || o.output == "-") {
+    err << "tdmsim describe: --example writes a binary file and needs --output FILE\n";
+    return kExitBadInput;
+  }
+  const AnyDescriptor d = o.example == "moe" ? AnyDescriptor{format::example_moe_descriptor()}
+                                             : AnyDescriptor{format::example_tensor_file()};
+  const std::vector<std::byte> bytes = format::encode_any(d);
+  util::write_file_atomic(
+      o.output, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  out << fmt::format("wrote {} ({} bytes): example {}\n", o.output, bytes.size(), kind_name(d));
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err) {
+  try {
+    if (!o.example.empty()) {
+      if (!o.file.empty()) {
+        err << "tdmsim describe: give a FILE or --example, not both\n";
+        return kExitBadInput;
+      }
+      if (o.example != "moe" && o.example != "tensor") {
+        err << "tdmsim describe: --example must be moe or tensor\n";
+        return kExitBadInput;
+      }
+      return write_example(o, out, err);
+    }
+    if (o.file.empty()) {
+      err << "tdmsim describe: give a descriptor FILE (or --example moe|tensor --output FILE)\n";
+      return kExitBadInput;
+    }
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(o.file, ec);
+    std::ifstream in(o.file, std::ios::binary);
+    if (ec || !in) {
+      err << "tdmsim: error: cannot read '" << o.file
+          << "': " << (ec ? ec.message() : std::string("open failed")) << "\n";
+      return kExitFailure;
+    }
+    if (size > kMaxFileBytes) {
+      err << o.file << ": invalid descriptor: size_mismatch at byte 0: file of " << size
+          << " bytes is larger than any valid descriptor\n";
+      return kExitBadInput;
+    }
+    std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) {
+      err << "tdmsim: error: cannot read '" << o.file << "': read failed\n";
+      return kExitFailure;
+    }
+    const auto decoded = format::decode_any(std::as_bytes(std::span<const char>(raw)));
+    if (!decoded) {
+      err << o.file << ": invalid descriptor: " << decoded.error().to_string() << "\n";
+      return kExitBadInput;
+    }
+    const std::string text = std::visit(
+        [&](const auto& d) {
+          return o.format == "json" ? format::to_json(d).dump(2) + "\n" : format::to_text(d);
+        },
+        decoded.value());
+    if (o.output.empty() || o.output == "-")
+      out << text;
+    else
+      util::write_file_atomic(o.output, text);
+    return kExitOk;
+  } catch (const std::exception& e) {
+    err << "tdmsim: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+void add_describe_command(CLI::App& app, CommandResult& result) {
+  auto opts = std::make_shared<DescribeOptions>();
+  auto* cmd = app.add_subcommand(
+      "describe",
+      "Decode, validate and print a MoE (TDMM) or tensor (TDMT) descriptor file, "
+      "or write an example one (docs/descriptor-format.md)");
+  auto* file = cmd->add_option("file", opts->file, "Descriptor file");
+  cmd->add_option("-f,--format", opts->format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("-o,--output", opts->output, "Write to this file instead of stdout");
+  cmd->add_option("--example", opts->example,
+                  "Write an example descriptor (moe or tensor) to --output")
+      ->check(CLI::IsMember({"moe", "tensor"}))
+      ->excludes(file);
+  cmd->callback([opts, &result] { result.exit_code = run_describe(*opts, std::cout, std::cerr); });
+}
+
+}  // namespace tdmsim::cli

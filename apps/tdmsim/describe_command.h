@@ -1,0 +1,27 @@
+// `tdmsim describe`: decode a MoE (TDMM) or tensor (TDMT) descriptor file,
+// validate it and print it as text or JSON; or write an example file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <string>
+
+#include "apps/tdmsim/config_commands.h"
+
+namespace tdmsim::cli {
+
+struct DescribeOptions {
+  std::string file;             // descriptor file to show
+  std::string format = "text";  // text | json
+  std::string output;           // write the dump (or the example) here instead of stdout
+  std::string example;          // moe | tensor: write an example descriptor file to `output`
+};
+
+// The command's behaviour without CLI parsing (tests call this). Exit codes:
+// 0 ok; 1 I/O failure; 2 invalid or corrupt descriptor (error code, byte
+// offset and message on `err`) or unusable options.
+int run_describe(const DescribeOptions& opts, std::ostream& out, std::ostream& err);
+
+void add_describe_command(CLI::App& app, CommandResult& result);
+
+}  // namespace tdmsim::cli

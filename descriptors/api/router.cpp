@@ -1,0 +1,86 @@
+#include "descriptors/api/router.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/core.h>
+#include <tbb/parallel_for.h>
+
+#include "descriptors/plan/gating.h"
+#include "descriptors/plan/synthetic_tensors.h"
+
+namespace tdmsim::api {
+
+plan::Routing route_activations(const ModelSpec& model, std::span<const float> x,
+                                std::uint32_t tokens, std::uint64_t seed) {
+  const std::uint32_t experts = model.experts, hidden = model.hidden_size, k = model.top_k;
+  const float scale = plan::router_weight_scale(hidden);
+  std::vector<float> w(std::size_t{experts} * hidden);
+  for (std::uint32_t e = 0; e < experts; ++e) {
+    for (std::uint32_t h = 0; h < hidden; ++h) {
+      w[std::size_t{e} * hidden + h] = plan::router_weight_value(seed, hidden, scale, e, h);
+    }
+  }
+  std::vector<float> correction;
+  if (model.gating.correction_bias) {
+    correction.resize(experts);
+    for (std::uint32_t e = 0; e < experts; ++e) correction[e] = plan::correction_bias_value(seed, e);
+  }
+  const plan::Gate gate = plan::Gate::from_model(model);
+  plan::Routing r;
+  r.ids.resize(std::size_t{tokens} * k);
+  r.weights.resize(r.ids.size());
+  // Tokens are independent and each one's arithmetic is fixed: splitting them
+  // over threads cannot change a bit.
+  tbb::parallel_for(std::uint32_t{0}, tokens, [&](std::uint32_t t) {
+    std::vector<float> logits(experts);
+    const float* xt = x.data() + std::size_t{t} * hidden;
+    for (std::uint32_t e = 0; e < experts; ++e) {
+      double acc = 0.0;  // float x float is exact in double: only the adds round
+      const float* we = w.data() + std::size_t{e} * hidden;
+      for (std::uint32_t h = 0; h < hidden; ++h) acc += double(xt[h]) * double(we[h]);
+      if (model.gating.router_bias) acc += double(plan::router_bias_value(seed, e));
+      logits[e] = static_cast<float>(acc);
+    }
+    plan::gate_token(gate, logits, correction, std::span(r.ids).subspan(std::size_t{t} * k, k),
+                     std::span(r.weights).subspan(std::size_t{t} * k, k));
+  });
+  return r;
+}
+
+plan::Routing route_callback(const RoutingCallback& callback, const ModelSpec& model,
+                             std::span<const float> x, std::uint32_t tokens) {
+  const std::uint32_t k = model.top_k, hidden = model.hidden_size;
+  plan::Routing r;
+  r.ids.reserve(std::size_t{tokens} * k);
+  r.weights.reserve(std::size_t{tokens} * k);
+  for (std::uint32_t t = 0; t < tokens; ++t) {
+    const TokenRoute route = callback(t, x.subspan(std::size_t{t} * hidden, hidden));
+    const auto bad = [t](const std::string& what) {
+      return std::invalid_argument(fmt::format("routing callback, token {}: {}", t, what));
+    };
+    if (route.experts.size() != k || route.weights.size() != k) {
+      throw bad(fmt::format("returned {} experts and {} weights, the model routes to top_k = {}",
+                            route.experts.size(), route.weights.size(), k));
+    }
+    for (std::uint32_t j = 0; j < k; ++j) {
+      const std::uint32_t e = route.experts[j];
+      if (e >= model.experts) {
+        throw bad(fmt::format("expert {} does not exist (model {} has {})", e, model.name,
+                              model.experts));
+      }
+      if (std::find(route.experts.begin(), route.experts.begin() + j, e) !=
+          route.experts.begin() + j) {
+        throw bad(fmt::format("expert {} picked twice", e));
+      }
+      if (!std::isfinite(route.weights[j])) throw bad("non-finite weight");
+    }
+    r.ids.insert(r.ids.end(), route.experts.begin(), route.experts.end());
+    r.weights.insert(r.weights.end(), route.weights.begin(), route.weights.end());
+  }
+  return r;
+}
+
+}  // namespace tdmsim::api

@@ -1,0 +1,26 @@
+// Routing for forward(x) on caller activations: the model's router applied to
+// the given x (routing.source: router), or a caller's routing callback,
+// checked before any of it reaches the plan.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "descriptors/api/moe_api.h"
+
+namespace tdmsim::api {
+
+// The router on given activations x [tokens][hidden]: logits x . W_router^T
+// (+ router bias) accumulated in double in increasing h and rounded once to
+// float, then the model's gating, exactly as plan::route_router does on the
+// seeded activations (a test holds the two equal).
+plan::Routing route_activations(const ModelSpec& model, std::span<const float> x,
+                                std::uint32_t tokens, std::uint64_t seed);
+
+// Calls `callback` once per token, in token order. Throws std::invalid_argument
+// naming the token if it returns other than top_k ids and weights, an id
+// outside the model's experts, a repeated id or a non-finite weight.
+plan::Routing route_callback(const RoutingCallback& callback, const ModelSpec& model,
+                             std::span<const float> x, std::uint32_t tokens);
+
+}  // namespace tdmsim::api

@@ -1,0 +1,191 @@
+#include "descriptors/emulator/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "descriptors/emulator/numerics.h"
+#include "workloads/config/schema.h"
+
+namespace tdmsim::emu {
+namespace {
+
+constexpr std::size_t kBlock = 128;  // DeepSeek-V3 block size (both dimensions)
+constexpr std::size_t kMxGroup = 32;  // OCP MX block size
+
+std::string pair_name(DType t, Quant q) {
+  return "dtype " + std::string(config::enum_name(t)) + " with quant " +
+         std::string(config::enum_name(q));
+}
+
+void quant_dequant_span(float* p, std::size_t n, float scale, DType t) {
+  for (std::size_t i = 0; i < n; ++i) p[i] = quant_dequant(p[i], scale, t);
+}
+
+// The dtype switch sits outside the loops: these run over every weight.
+void round_span(float* p, std::size_t n, DType storage) {
+  switch (storage) {
+    case DType::fp32: return;
+    case DType::bf16:
+      for (std::size_t i = 0; i < n; ++i) p[i] = round_to_bf16(p[i]);
+      return;
+    default:
+      for (std::size_t i = 0; i < n; ++i) p[i] = round_to(p[i], storage);
+  }
+}
+
+void mxfp4_row(float* p, std::size_t n) {
+  for (std::size_t g = 0; g < n; g += kMxGroup) {
+    const std::size_t len = std::min(kMxGroup, n - g);
+    const float scale = std::ldexp(1.0f, mx_scale_exponent(absmax(p + g, 1, len, len)));
+    for (std::size_t i = g; i < g + len; ++i) {
+      p[i] = fp4_e2m1_bits_to_fp32(fp32_to_fp4_e2m1_bits(p[i] / scale)) * scale;
+    }
+  }
+}
+
+}  // namespace
+
+DType storage_dtype(DType gemm_dtype) {
+  switch (gemm_dtype) {
+    case DType::fp32: return DType::fp32;
+    case DType::fp16: return DType::fp16;
+    default: return DType::bf16;
+  }
+}
+
+bool is_scaled(DType t) {
+  return t == DType::fp8_e4m3 || t == DType::fp8_e5m2 || t == DType::int8;
+}
+
+float quant_max(DType t) {
+  switch (t) {
+    case DType::fp8_e4m3: return 448.0f;
+    case DType::fp8_e5m2: return 57344.0f;
+    case DType::int8: return 127.0f;
+    case DType::mxfp4: return 6.0f;
+    default: return 0.0f;
+  }
+}
+
+void check_quant(DType t, Quant q) {
+  if (is_scaled(t) && q == Quant::none) {
+    throw std::invalid_argument(pair_name(t, q) +
+                                ": scaled dtypes need per_tensor, per_token or block_128");
+  }
+  if (!is_scaled(t) && q != Quant::none) {
+    throw std::invalid_argument(pair_name(t, q) + ": scales apply only to fp8 and int8");
+  }
+}
+
+float scale_for_amax(float amax, DType t) {
+  if (!(amax > 0.0f) || !std::isfinite(amax)) return 1.0f;
+  return amax / quant_max(t);
+}
+
+float quant_dequant(float v, float scale, DType t) {
+  const float s = v / scale;
+  switch (t) {
+    case DType::fp8_e4m3: return fp8_e4m3_bits_to_fp32(fp32_to_fp8_e4m3_bits(s)) * scale;
+    case DType::fp8_e5m2: return fp8_e5m2_bits_to_fp32(fp32_to_fp8_e5m2_bits(s)) * scale;
+    case DType::int8: return static_cast<float>(fp32_to_int8(s)) * scale;
+    case DType::mxfp4: return fp4_e2m1_bits_to_fp32(fp32_to_fp4_e2m1_bits(s)) * scale;
+    default: throw std::invalid_argument("quant_dequant: " +
+                                         std::string(config::enum_name(t)) + " has no scales");
+  }
+}
+
+float round_to(float v, DType storage) {
+  switch (storage) {
+    case DType::fp32: return v;
+    case DType::fp16: return round_to_fp16(v);
+    case DType::bf16: return round_to_bf16(v);
+    default: throw std::invalid_argument("round_to: " + std::string(config::enum_name(storage)) +
+                                         " is not a storage format");
+  }
+}
+
+float absmax(const float* a, std::size_t rows, std::size_t cols, std::size_t stride) {
+  float m = 0.0f;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) m = std::max(m, std::fabs(a[r * stride + c]));
+  }
+  return m;
+}
+
+int mx_scale_exponent(float amax) {
+  if (!(amax > 0.0f) || !std::isfinite(amax)) return 0;
+  int e = 0;
+  (void)std::frexp(amax, &e);  // amax = f * 2^e, f in [0.5, 1): floor(log2 amax) = e - 1
+  return std::clamp(e - 1 - 2, -127, 127);  // e2m1's largest exponent is 2
+}
+
+void quantize_activations(float* a, std::size_t rows, std::size_t cols, std::size_t stride,
+                          DType t, Quant q, float tensor_amax) {
+  check_quant(t, q);
+  if (!is_scaled(t)) {
+    const DType storage = t == DType::mxfp4 ? DType::bf16 : t;
+    for (std::size_t r = 0; r < rows; ++r) round_span(a + r * stride, cols, storage);
+    return;
+  }
+  const float tensor_scale = scale_for_amax(tensor_amax, t);
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* row = a + r * stride;
+    switch (q) {
+      case Quant::per_tensor: quant_dequant_span(row, cols, tensor_scale, t); break;
+      case Quant::per_token:
+        quant_dequant_span(row, cols, scale_for_amax(absmax(row, 1, cols, cols), t), t);
+        break;
+      case Quant::block_128:
+        for (std::size_t c = 0; c < cols; c += kBlock) {
+          const std::size_t len = std::min(kBlock, cols - c);
+          quant_dequant_span(row + c, len, scale_for_amax(absmax(row + c, 1, len, len), t), t);
+        }
+        break;
+      case Quant::none: break;  // rejected by check_quant
+    }
+  }
+}
+
+void quantize_weights(float* w, std::size_t rows, std::size_t cols, std::size_t row0,
+                      DType t, Quant q, float bound) {
+  check_quant(t, q);
+  if (t == DType::mxfp4) {
+    for (std::size_t r = 0; r < rows; ++r) mxfp4_row(w + r * cols, cols);
+    return;
+  }
+  if (!is_scaled(t)) {
+    round_span(w, rows * cols, t);
+    return;
+  }
+  switch (q) {
+    case Quant::per_tensor:
+      quant_dequant_span(w, rows * cols, scale_for_amax(bound, t), t);
+      break;
+    case Quant::per_token:
+      for (std::size_t r = 0; r < rows; ++r) {
+        float* row = w + r * cols;
+        quant_dequant_span(row, cols, scale_for_amax(absmax(row, 1, cols, cols), t), t);
+      }
+      break;
+    case Quant::block_128:
+      if (row0 % kBlock != 0) {
+        throw std::invalid_argument("quantize_weights: block_128 rows must start on a "
+                                    "128-row boundary, got row " + std::to_string(row0));
+      }
+      for (std::size_t r0 = 0; r0 < rows; r0 += kBlock) {
+        const std::size_t nr = std::min(kBlock, rows - r0);
+        for (std::size_t c0 = 0; c0 < cols; c0 += kBlock) {
+          const std::size_t nc = std::min(kBlock, cols - c0);
+          float* blk = w + r0 * cols + c0;
+          const float scale = scale_for_amax(absmax(blk, nr, nc, cols), t);
+          for (std::size_t r = 0; r < nr; ++r) quant_dequant_span(blk + r * cols, nc, scale, t);
+        }
+      }
+      break;
+    case Quant::none: break;  // rejected by check_quant
+  }
+}
+
+}  // namespace tdmsim::emu

@@ -1,0 +1,136 @@
+#include "descriptors/format/tensor_file.h"
+
+#include <string>
+
+#include "descriptors/format/byte_cursor.h"
+
+namespace tdmsim::format {
+namespace {
+
+using Code = DescriptorErrorCode;
+constexpr char kMagic[4] = {'T', 'D', 'M', 'T'};
+// Header byte offsets.
+constexpr std::uint32_t kVersion = 4, kHeaderSize = 6, kTotal = 8, kCrc = 12, kLayout = 16,
+                        kReserved0 = 17, kCount = 20, kRecord = 24, kReserved1 = 28;
+
+DescriptorError err(Code c, std::uint64_t offset, std::string msg) {
+  return DescriptorError{c, offset, std::move(msg)};
+}
+
+}  // namespace
+
+std::vector<std::byte> encode(const TensorDescriptorFile& f) {
+  if (f.descriptors.empty() || f.descriptors.size() > kTensorFileMaxRecords) {
+    throw DescriptorException(err(Code::count_out_of_range, kCount,
+                                  "a tensor descriptor file holds 1..4096 descriptors, not " +
+                                      std::to_string(f.descriptors.size())));
+  }
+  const auto count = static_cast<std::uint32_t>(f.descriptors.size());
+  ByteWriter w;
+  for (char c : kMagic) w.u8(static_cast<std::uint8_t>(c));
+  w.u16(kTensorFileVersion);
+  w.u16(static_cast<std::uint16_t>(kTensorFileHeader));
+  w.u32(kTensorFileHeader + count * kTensorFileRecord);
+  w.u32(0);  // CRC, patched below
+  w.u8(f.layout == GatherBitLayout::triton ? 1 : 0);
+  w.zeros(3);
+  w.u32(count);
+  w.u32(kTensorFileRecord);
+  w.u32(0);
+  for (const TensorDescriptor& d : f.descriptors) {
+    for (std::uint32_t v : pack(d, f.layout)) w.u32(v);  // pack() validates
+  }
+  std::vector<std::byte> out = w.take();
+  const std::uint32_t crc = crc32(out, kCrc);
+  for (unsigned i = 0; i < 4; ++i) out[kCrc + i] = static_cast<std::byte>((crc >> (8 * i)) & 0xFF);
+  return out;
+}
+
+Decoded<TensorDescriptorFile> decode_tensor_file(std::span<const std::byte> bytes) {
+  ByteReader r(bytes);
+  for (unsigned i = 0; i < 4; ++i) {
+    const auto b = r.u8("magic");
+    if (!b) return r.error();
+    if (*b != static_cast<std::uint8_t>(kMagic[i])) {
+      return err(Code::bad_magic, i, "not a tensor descriptor file: magic must be \"TDMT\"");
+    }
+  }
+  const auto version = r.u16("header.version");
+  if (!version) return r.error();
+  if (*version != kTensorFileVersion) {
+    return err(Code::unsupported_version, kVersion,
+               "version " + std::to_string(*version) + "; this reader implements version 1");
+  }
+  const auto header = r.u16("header.header_size");
+  if (!header) return r.error();
+  if (*header != kTensorFileHeader) {
+    return err(Code::bad_header_size, kHeaderSize,
+               "header size " + std::to_string(*header) + "; version 1 uses 32");
+  }
+  const auto total = r.u32("header.total_size");
+  if (!total) return r.error();
+  if (*total > bytes.size()) {
+    return err(Code::truncated, bytes.size(),
+               "header says " + std::to_string(*total) + " bytes, buffer holds " +
+                   std::to_string(bytes.size()));
+  }
+  if (*total < bytes.size() || *total < kTensorFileHeader) {
+    return err(Code::size_mismatch, kTotal,
+               "total_size " + std::to_string(*total) + " differs from the " +
+                   std::to_string(bytes.size()) + "-byte buffer");
+  }
+  const auto stored = r.u32("header.crc32");
+  if (!stored) return r.error();
+  const std::uint32_t crc = crc32(bytes, kCrc);
+  if (crc != *stored) {
+    return err(Code::checksum_mismatch, kCrc,
+               "stored CRC-32 " + std::to_string(*stored) + ", computed " + std::to_string(crc));
+  }
+  const auto layout = r.u8("header.gather_bit_layout").value_or(0);
+  const auto res0 = r.u8("header.reserved").value_or(0);
+  const auto res1 = r.u16("header.reserved").value_or(0);
+  const auto count = r.u32("header.count").value_or(0);
+  const auto record = r.u32("header.record_size").value_or(0);
+  const auto res2 = r.u32("header.reserved").value_or(0);
+  if (r.failed()) return r.error();
+  if (layout > 1)
+    return err(Code::bad_enum, kLayout,
+               "gather bit layout code " + std::to_string(layout) + " (0 mlir, 1 triton)");
+  if (res0 != 0 || res1 != 0)
+    return err(Code::reserved_nonzero, kReserved0, "reserved header bytes set");
+  if (res2 != 0) return err(Code::reserved_nonzero, kReserved1, "reserved header word set");
+  if (record != kTensorFileRecord) {
+    return err(Code::bad_record_size, kRecord,
+               "record size " + std::to_string(record) + "; version 1 uses 80");
+  }
+  if (count == 0 || count > kTensorFileMaxRecords) {
+    return err(Code::count_out_of_range, kCount,
+               "descriptor count " + std::to_string(count) + " outside 1..4096");
+  }
+  if (std::uint64_t{count} * record + kTensorFileHeader != *total) {
+    return err(Code::size_mismatch, kTotal,
+               std::to_string(count) + " records of 80 bytes do not fill total_size " +
+                   std::to_string(*total));
+  }
+  TensorDescriptorFile f;
+  f.layout = layout == 1 ? GatherBitLayout::triton : GatherBitLayout::mlir;
+  f.descriptors.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint64_t rec = kTensorFileHeader + std::uint64_t{i} * kTensorFileRecord;
+    TdmDwords w{};
+    r.seek(rec);
+    for (auto& v : w) v = r.u32("tensor descriptor dword").value_or(0);
+    if (r.failed()) return r.error();
+    auto d = unpack(w, f.layout);
+    if (!d) {
+      DescriptorError e = d.error();
+      e.offset += rec;
+      e.message = "descriptor " + std::to_string(i) + ": " + e.message;
+      return e;
+    }
+    f.descriptors.push_back(std::move(d).value());
+  }
+  return f;
+}
+
+}  // namespace tdmsim::format

@@ -1,0 +1,114 @@
+// The router source (real router math) and the dispatch over sources.
+#include "descriptors/plan/routing.h"
+
+#include <fstream>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+namespace tdmsim::plan {
+
+std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
+                                 std::uint64_t seed) {
+  const std::uint32_t experts = model.experts;
+  const std::uint32_t hidden = model.hidden_size;
+  // W^T [h][e] as float: the inner loop then runs over experts with
+  // unit stride and vectorises, while each expert's sum still accumulates in
+  // increasing h, the documented order.
+  std::vector<float> wt(std::size_t(hidden) * experts);
+  const float scale = router_weight_scale(hidden);
+  for (std::uint32_t e = 0; e < experts; ++e) {
+    for (std::uint32_t h = 0; h < hidden; ++h) {
+      wt[std::size_t(h) * experts + e] = router_weight_value(seed, hidden, scale, e, h);
+    }
+  }
+  std::vector<double> bias(experts, 0.0);
+  if (model.gating.router_bias) {
+    for (std::uint32_t e = 0; e < experts; ++e) bias[e] = router_bias_value(seed, e);
+  }
+  std::vector<float> logits(std::size_t(tokens) * experts);
+  // Tokens are independent and each one's arithmetic is fixed, so splitting
+  // them over threads cannot change a bit.
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens),
+                    [&](const tbb::blocked_range<std::uint32_t>& range) {
+    std::vector<double> acc(experts);
+    for (std::uint32_t t = range.begin(); t != range.end(); ++t) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (std::uint32_t h = 0; h < hidden; ++h) {
+        // float x float is exact in double, so a fused multiply-add gives the
+        // same sum as a separate multiply and add: only the add rounds.
+        const double x = activation_value(seed, hidden, t, h);
+        const float* w = &wt[std::size_t(h) * experts];
+        for (std::uint32_t e = 0; e < experts; ++e) acc[e] += x * static_cast<double>(w[e]);
+      }
+      float* out = &logits[std::size_t(t) * experts];
+      for (std::uint32_t e = 0; e < experts; ++e) out[e] = static_cast<float>(acc[e] + bias[e]);
+    }
+  });
+  return logits;
+}
+
+Routing route_router(const ModelSpec& model, std::uint32_t tokens, std::uint64_t seed) {
+  const Gate gate = Gate::from_model(model);
+  const std::uint32_t experts = model.experts;
+  const std::uint32_t k = model.top_k;
+  const std::vector<float> logits = router_logits(model, tokens, seed);
+  std::vector<float> correction;
+  if (model.gating.correction_bias) {
+    correction.resize(experts);
+    for (std::uint32_t e = 0; e < experts; ++e) correction[e] = correction_bias_value(seed, e);
+  }
+  Routing r;
+  r.ids.resize(std::size_t(tokens) * k);
+  r.weights.resize(std::size_t(tokens) * k);
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens),
+                    [&](const tbb::blocked_range<std::uint32_t>& range) {
+    for (std::uint32_t t = range.begin(); t != range.end(); ++t) {
+      gate_token(gate, std::span(logits).subspan(std::size_t(t) * experts, experts), correction,
+                 std::span(r.ids).subspan(std::size_t(t) * k, k),
+                 std::span(r.weights).subspan(std::size_t(t) * k, k));
+    }
+  });
+  return r;
+}
+
+std::filesystem::path trace_path(const config::ResolvedScenario& scenario) {
+  const std::filesystem::path trace(scenario.scenario.spec.routing.trace);
+  if (trace.is_absolute()) return trace;
+  // A base scenario may name the trace: its path is relative to that file.
+  std::filesystem::path from = scenario.scenario.file;
+  if (const auto it = scenario.scenario.set_at.find("routing.trace");
+      it != scenario.scenario.set_at.end() && !it->second.file.empty()) {
+    from = it->second.file;
+  }
+  return from.parent_path() / trace;
+}
+
+Routing load_trace(const config::ResolvedScenario& scenario) {
+  const std::filesystem::path path = trace_path(scenario);
+  std::ifstream in(path);
+  if (!in) {
+    const config::Location fallback{scenario.scenario.file.string(), 0, 0};
+    const config::Location where =
+        config::nearest_location(scenario.scenario.set_at, "routing.trace", fallback);
+    throw config::ConfigError({{where, "routing.trace",
+                                "cannot open routing trace '" + path.string() + "'"}});
+  }
+  const ScenarioSpec& s = scenario.scenario.spec;
+  return parse_trace(in, path.string(), scenario.model.spec, s.tokens, s.seed);
+}
+
+Routing route(const config::ResolvedScenario& scenario) {
+  const ScenarioSpec& s = scenario.scenario.spec;
+  switch (s.routing.source) {
+    case RoutingSource::router: return route_router(scenario.model.spec, s.tokens, s.seed);
+    case RoutingSource::trace: return load_trace(scenario);
+    case RoutingSource::uniform:
+    case RoutingSource::zipf:
+    case RoutingSource::lognormal:
+    case RoutingSource::hot: break;
+  }
+  return route_synthetic(scenario.model.spec, s.routing, s.tokens, s.seed);
+}
+
+}  // namespace tdmsim::plan

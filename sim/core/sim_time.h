@@ -1,0 +1,46 @@
+// Simulated time as integer picoseconds ("ticks"), SystemC's default resolution.
+// Blocks reserve shared resources in absolute ticks (busy-until), so timing is
+// exact integer arithmetic and bit-identical across runs.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "workloads/config/units.h"
+
+namespace tdmsim::sim {
+
+using Tick = std::uint64_t;  // picoseconds
+
+inline constexpr Tick kTicksPerNs = 1000;
+inline constexpr Tick kTicksPerUs = 1'000'000;
+
+inline Tick ticks(units::Duration d) { return d.ps; }
+
+// Time to move `bytes` at `bw`, rounded up to a whole picosecond.
+inline Tick transfer_ticks(std::uint64_t bytes, units::Bandwidth bw) {
+  __extension__ typedef unsigned __int128 u128;
+  if (bw.bytes_per_s == 0) return 0;
+  const u128 num = static_cast<u128>(bytes) * 1'000'000'000'000ull;
+  return static_cast<Tick>((num + bw.bytes_per_s - 1) / bw.bytes_per_s);
+}
+
+// Duration of `cycles` clock cycles at `f`, rounded up.
+inline Tick cycle_ticks(double cycles, units::Frequency f) {
+  const double ps = cycles * 1e12 / static_cast<double>(f.hz);
+  return static_cast<Tick>(ps + 0.999999);
+}
+
+// A resource that serves one request at a time (a channel, a pipe): the
+// request starts when both it and the resource are ready.
+struct BusyUntil {
+  Tick free_at = 0;
+  // Reserves `duration` starting no earlier than `arrive`; returns the end.
+  Tick reserve(Tick arrive, Tick duration) {
+    const Tick start = std::max(arrive, free_at);
+    free_at = start + duration;
+    return free_at;
+  }
+};
+
+}  // namespace tdmsim::sim

@@ -1,0 +1,44 @@
+// Uniform statistics: each block registers its counters once (name, unit,
+// description) under its hierarchical name, bumps plain members on the hot
+// path, and one dumper writes them all (stats.json). Derived stats are
+// formulas evaluated at dump time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tdmsim::sim {
+
+class StatRegistry {
+ public:
+  // `owner` is a hierarchical name such as "gpu.xcd[2].l2".
+  void add(const std::string& owner, const std::string& name, const std::uint64_t* value,
+           std::string unit, std::string description);
+  void add(const std::string& owner, const std::string& name, const double* value,
+           std::string unit, std::string description);
+  void formula(const std::string& owner, const std::string& name, std::function<double()> f,
+               std::string unit, std::string description);
+
+  // {"gpu.xcd[0].l2.hits": {"value": 12, "unit": "count", "desc": "..."}, ...}
+  nlohmann::ordered_json to_json() const;
+  // Sum of a counter over every owner whose name matches `owner_prefix`...`.name`.
+  double sum(const std::string& owner_prefix, const std::string& name) const;
+
+ private:
+  struct Entry {
+    std::string key;  // owner.name
+    std::string owner;
+    std::string name;
+    std::string unit;
+    std::string description;
+    std::function<double()> read;
+    bool integral;
+  };
+  std::vector<Entry> entries_;
+};
+
+}  // namespace tdmsim::sim

@@ -1,0 +1,226 @@
+#include "sim/cu/compute_unit.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "isa/matrix_table.h"
+#include "sim/mem/mem_access.h"
+#include "sim/platform/dispatcher.h"
+
+namespace tdmsim::sim {
+
+namespace {
+// Main-loop iterations are executed in at most this many steps per workgroup:
+// groups of iterations share one step, which keeps long K loops cheap to
+// simulate while loads and math still overlap across steps.
+constexpr std::uint32_t kMaxStepsPerLoop = 32;
+// Dependent loads processed per step of a pointer chase.
+constexpr std::uint32_t kChaseBatch = 64;
+}  // namespace
+
+Occupancy occupancy(const ComputeSpec& cu, const isa::TileProgram& p) {
+  const std::uint32_t waves = std::max(1u, (p.threads + cu.wave_size - 1) / cu.wave_size);
+  Occupancy o{cu.simds_per_cu * cu.wave_slots_per_simd / waves, "waves"};
+  if (p.lds_bytes > 0) {
+    const auto by_lds = static_cast<std::uint32_t>(cu.lds_per_cu.bytes / p.lds_bytes);
+    if (by_lds < o.workgroups) o = {by_lds, "lds"};
+  }
+  const std::uint64_t regs = static_cast<std::uint64_t>(p.threads) * p.vgprs_per_thread * 4;
+  if (regs > 0) {
+    const auto by_regs = static_cast<std::uint32_t>(cu.vgpr_file_per_cu.bytes / regs);
+    if (by_regs < o.workgroups) o = {by_regs, "registers"};
+  }
+  return o;
+}
+
+ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine,
+                         std::uint32_t die, std::uint32_t index, Dispatcher& dispatcher,
+                         Tick quantum, StatRegistry& stats, TraceWriter* trace,
+                         std::uint32_t trace_pid)
+    : sc_module(name), mem("mem"), machine_(machine), die_(die), index_(index),
+      dispatcher_(dispatcher), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
+      matrix_pipes_(machine.compute.simds_per_cu) {
+  SC_HAS_PROCESS(ComputeUnit);
+  SC_THREAD(run);
+  const std::string me = this->name();
+  stats.add(me, "workgroups", &workgroups_, "count", "workgroups executed");
+  stats.add(me, "busy_time", &busy_ps_, "ps", "time with at least one resident workgroup");
+  stats.add(me, "matrix_busy_time", &matrix_busy_ps_, "ps",
+            "matrix-pipe busy time summed over SIMDs");
+  stats.add(me, "loads", &loads_, "count", "memory load requests issued");
+  stats.add(me, "load_bytes", &load_bytes_, "bytes", "bytes loaded");
+  stats.add(me, "store_bytes", &store_bytes_, "bytes", "bytes stored");
+}
+
+void ComputeUnit::run() {
+  while (true) {
+    wait(dispatcher_.kernel_started);
+    run_kernel();
+  }
+}
+
+void ComputeUnit::sync(Tick local) {
+  const Tick now = sc_core::sc_time_stamp().value();
+  if (local > now + quantum_) wait(sc_core::sc_time(static_cast<double>(local - now), sc_core::SC_PS));
+}
+
+void ComputeUnit::run_kernel() {
+  const isa::KernelLaunch& k = dispatcher_.kernel();
+  const Occupancy occ = occupancy(machine_.compute, k.program(0));
+  if (occ.workgroups == 0) {
+    throw std::runtime_error("kernel " + k.name + " does not fit on a CU (limited by " +
+                             occ.limiter + ")");
+  }
+  slots_.assign(occ.workgroups, Slot{});
+  const Tick start = dispatcher_.kernel_start();
+  Tick last_end = start;
+  Tick busy_from = start;
+  std::uint32_t wg = 0;
+  for (auto& s : slots_) {
+    if (!dispatcher_.next(wg)) break;
+    start_workgroup(s, wg, start + dispatcher_.dispatch_latency());
+  }
+  while (true) {
+    Slot* next = nullptr;
+    for (auto& s : slots_) {
+      if (s.busy && (next == nullptr || s.time < next->time)) next = &s;
+    }
+    if (next == nullptr) break;
+    sync(next->time);
+    if (!step(*next)) continue;
+    // The workgroup finished: record it and refill the slot.
+    next->busy = false;
+    ++workgroups_;
+    last_end = std::max(last_end, next->time);
+    if (trace_ != nullptr) {
+      const auto tid = static_cast<std::uint32_t>(index_ * 64 + (next - slots_.data()));
+      trace_->slice(trace_pid_, tid, k.name + " wg " + std::to_string(next->wg), next->start,
+                    next->time);
+    }
+    if (dispatcher_.next(wg)) start_workgroup(*next, wg, next->time + dispatcher_.dispatch_latency());
+  }
+  busy_ps_ += last_end > busy_from ? last_end - busy_from : 0;
+  dispatcher_.cu_done(last_end);
+}
+
+void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
+  s = Slot{};
+  s.busy = true;
+  s.wg = wg;
+  s.program = dispatcher_.kernel().program(wg);
+  s.start = at;
+  s.time = at;
+  s.prologue_done = at;
+  // Nothing is issued yet: every request goes out from step(), after the CU
+  // has synchronised to the slot's time, so shared resources see requests in
+  // (nearly) time order.
+}
+
+Tick ComputeUnit::issue(const isa::MemRange& r, std::uint32_t iter, bool write, Tick at) {
+  MemAccess a;
+  a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(iter) * r.iter_stride);
+  a.row_bytes = r.row_bytes;
+  a.rows = r.rows;
+  a.row_stride = r.row_stride;
+  a.write = write;
+  a.die = die_;
+  if (write) store_bytes_ += a.bytes();
+  else {
+    ++loads_;
+    load_bytes_ += a.bytes();
+  }
+  return transport(mem, a, at, sc_core::sc_time_stamp().value());
+}
+
+Tick ComputeUnit::loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick at) {
+  Tick done = at;
+  for (const auto& r : p.loop_loads) done = std::max(done, issue(r, iter, false, at));
+  return done;
+}
+
+Tick ComputeUnit::matrix(const isa::TileProgram& p, Tick ready) {
+  if (p.m == 0) return ready;
+  const auto& cu = machine_.compute;
+  const double per_simd = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1);
+  if (per_simd <= 0) {
+    throw std::runtime_error(std::string("no matrix instruction for ") +
+                             std::string(config::enum_name(p.dtype)) + " on this machine");
+  }
+  // A workgroup's waves spread over at most `simds` matrix pipes.
+  const std::uint32_t waves = std::max(1u, (p.threads + cu.wave_size - 1) / cu.wave_size);
+  const std::uint32_t used = std::min<std::uint32_t>(waves, cu.simds_per_cu);
+  std::vector<BusyUntil*> pipes;
+  for (auto& pipe : matrix_pipes_) pipes.push_back(&pipe);
+  std::partial_sort(pipes.begin(), pipes.begin() + used, pipes.end(),
+                    [](const BusyUntil* a, const BusyUntil* b) { return a->free_at < b->free_at; });
+  Tick start = ready;
+  for (std::uint32_t i = 0; i < used; ++i) start = std::max(start, pipes[i]->free_at);
+  const double flops = 2.0 * p.m * p.n * p.k;
+  const double cycles = flops / (per_simd * used * cu.matrix_efficiency);
+  const Tick dur = cycle_ticks(cycles, cu.clock);
+  for (std::uint32_t i = 0; i < used; ++i) pipes[i]->free_at = start + dur;
+  matrix_busy_ps_ += dur * used;
+  return start + dur;
+}
+
+bool ComputeUnit::step(Slot& s) {
+  const auto& p = s.program;
+  const std::uint32_t depth = std::max(1u, p.pipeline_depth);
+  if (!s.started) {  // issue the prologue and the first `depth` iterations' loads
+    s.started = true;
+    for (const auto& r : p.prologue_loads) {
+      s.prologue_done = std::max(s.prologue_done, issue(r, 0, false, s.time));
+    }
+    s.load_done.assign(depth, s.time);
+    for (; s.issued < std::min(depth, p.iterations); ++s.issued) {
+      s.load_done[s.issued % depth] = loads_of(p, s.issued, s.time);
+    }
+    if (p.chase.empty()) return false;
+  }
+  if (!p.chase.empty()) {  // dependent loads: each waits for the previous
+    const std::uint32_t end =
+        std::min<std::uint32_t>(static_cast<std::uint32_t>(p.chase.size()), s.next_iter + kChaseBatch);
+    for (; s.next_iter < end; ++s.next_iter) {
+      isa::MemRange r{p.chase[s.next_iter], 4, 1, 0, 0};
+      s.time = issue(r, 0, false, s.time);
+    }
+    return s.next_iter >= p.chase.size();
+  }
+  if (s.next_iter < p.iterations) {
+    const std::uint32_t group = (p.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
+    const std::uint32_t end = std::min(p.iterations, s.next_iter + group);
+    while (s.next_iter < end) {
+      const std::uint32_t i = s.next_iter;
+      const Tick ready = std::max(s.prologue_done, s.load_done[i % depth]);
+      if (ready > s.time) {  // operands not here yet: come back when they are
+        s.time = ready;
+        return false;
+      }
+      // The iteration's buffer is free once its math starts: refill it.
+      if (s.issued < p.iterations) {
+        s.load_done[i % depth] = loads_of(p, s.issued, s.time);
+        ++s.issued;
+      }
+      s.time = matrix(p, s.time);
+      ++s.next_iter;
+    }
+    return false;
+  }
+  if (s.prologue_done > s.time) {
+    s.time = s.prologue_done;
+    return false;
+  }
+  // Epilogue: vector work, then stores; the workgroup ends when they land.
+  Tick t = s.time;
+  if (p.epilogue_vector_ops > 0) {
+    const auto& cu = machine_.compute;
+    const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
+    t = vector_pipe_.reserve(t, cycle_ticks(static_cast<double>(p.epilogue_vector_ops) / lanes, cu.clock));
+  }
+  Tick done = t;
+  for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, t));
+  s.time = done;
+  return true;
+}
+
+}  // namespace tdmsim::sim

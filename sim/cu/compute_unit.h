@@ -1,0 +1,85 @@
+// One compute unit (an SM on NVIDIA): resident workgroup slots limited by
+// wave slots, LDS and registers; matrix pipes (one per SIMD) costed from the
+// isa/ tables; a vector pipe for epilogues; memory requests with real
+// addresses through its L2 socket. Loads of the next `pipeline_depth`
+// iterations overlap the current iteration's math.
+//
+// Execution is temporally decoupled: the CU's thread runs its resident
+// workgroups' steps in time order on a local clock, reserving shared
+// resources in absolute time, and yields to SystemC once its local time runs
+// a quantum ahead, so shared reservations stay nearly chronological.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "isa/tile_program.h"
+#include "sim/core/sim_time.h"
+#include "sim/core/stats.h"
+#include "sim/core/trace.h"
+#include "workloads/specs/machine_spec.h"
+
+namespace tdmsim::sim {
+
+class Dispatcher;
+
+// How many workgroups of `p` fit on one CU at once, and what limits it.
+struct Occupancy {
+  std::uint32_t workgroups = 0;
+  std::string limiter;  // "waves", "lds", "registers"
+};
+Occupancy occupancy(const ComputeSpec& cu, const isa::TileProgram& p);
+
+class ComputeUnit : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<ComputeUnit> mem;
+
+  ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine, std::uint32_t die,
+              std::uint32_t index, Dispatcher& dispatcher, Tick quantum, StatRegistry& stats,
+              TraceWriter* trace, std::uint32_t trace_pid);
+
+ private:
+  struct Slot {
+    bool busy = false;
+    bool started = false;     // prologue and first loads issued
+    std::uint32_t wg = 0;
+    isa::TileProgram program;
+    Tick start = 0;
+    Tick time = 0;            // local time of the slot's next step
+    std::uint32_t next_iter = 0;
+    std::uint32_t issued = 0;  // loop iterations whose loads are issued
+    std::vector<Tick> load_done;  // per issued iteration (ring of pipeline_depth)
+    Tick prologue_done = 0;
+  };
+
+  void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
+  void run_kernel();
+  void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
+  // Advances a slot by one step; returns true when its workgroup has finished.
+  bool step(Slot& s);
+  Tick issue(const isa::MemRange& r, std::uint32_t iter, bool write, Tick at);
+  Tick loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick at);
+  Tick matrix(const isa::TileProgram& p, Tick ready);
+  void sync(Tick local);
+
+  const MachineSpec& machine_;
+  std::uint32_t die_;
+  std::uint32_t index_;
+  Dispatcher& dispatcher_;
+  Tick quantum_;
+  TraceWriter* trace_;
+  std::uint32_t trace_pid_;
+  std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
+  BusyUntil vector_pipe_;
+  std::vector<Slot> slots_;
+  std::uint64_t workgroups_ = 0, busy_ps_ = 0, matrix_busy_ps_ = 0, loads_ = 0,
+                load_bytes_ = 0, store_bytes_ = 0;
+};
+
+}  // namespace tdmsim::sim

@@ -1,0 +1,35 @@
+// The link from one die (XCD) to the memory side: a share of the package's
+// fabric bandwidth and a crossing latency.
+#pragma once
+
+#include <string>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "sim/core/sim_time.h"
+#include "sim/core/stats.h"
+#include "sim/mem/mem_access.h"
+#include "workloads/specs/machine_spec.h"
+
+namespace tdmsim::sim {
+
+class Fabric : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Fabric> target;
+  tlm_utils::simple_initiator_socket<Fabric> initiator;
+
+  Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32_t dies,
+         StatRegistry& stats);
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  units::Bandwidth link_bw_;
+  Tick latency_;
+  BusyUntil link_;
+  std::uint64_t bytes_ = 0;
+};
+
+}  // namespace tdmsim::sim

@@ -1,0 +1,98 @@
+#include "sim/mem/hbm.h"
+
+#include <algorithm>
+
+namespace tdmsim::sim {
+
+Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats)
+    : sc_module(name), target("target"), spec_(spec) {
+  map_.interleave = spec.interleave.bytes;
+  map_.channels = spec.stacks * spec.channels_per_stack * spec.pseudo_channels;
+  map_.banks = spec.banks;
+  map_.row_bytes = spec.row_buffer.bytes;
+  channel_bw_ = units::Bandwidth{spec.bandwidth.bytes_per_s / map_.channels};
+  channels_.resize(map_.channels);
+  chunk_ticks_ = transfer_ticks(map_.interleave, channel_bw_);
+  for (std::size_t i = 0; i < channels_.size(); ++i) {
+    auto& c = channels_[i];
+    c.open_row.assign(map_.banks, ~0ull);
+    c.bank_free.assign(map_.banks, 0);
+    // Stagger refreshes so channels do not all refresh at once.
+    c.next_refresh = ticks(spec.refresh_interval) * (i + 1) / channels_.size();
+  }
+  target.register_b_transport(this, &Hbm::b_transport);
+  const std::string me = this->name();
+  stats.add(me, "reads", &reads_, "count", "read accesses served");
+  stats.add(me, "writes", &writes_, "count", "write accesses served");
+  stats.add(me, "read_bytes", &read_bytes_, "bytes", "bytes read from DRAM");
+  stats.add(me, "write_bytes", &write_bytes_, "bytes", "bytes written to DRAM");
+  for (std::size_t i = 0; i < channels_.size(); ++i) {
+    const std::string ch = me + ".ch[" + std::to_string(i) + "]";
+    stats.add(ch, "bytes", &channels_[i].bytes, "bytes", "bytes moved by this pseudo-channel");
+    stats.add(ch, "row_hits", &channels_[i].row_hits, "count", "row-buffer hits");
+    stats.add(ch, "row_misses", &channels_[i].row_misses, "count", "row-buffer misses");
+    stats.add(ch, "refreshes", &channels_[i].refreshes, "count", "refreshes taken");
+  }
+}
+
+Tick Hbm::serve_chunk(Channel& ch, std::uint64_t addr, std::uint64_t bytes, bool write,
+                      Tick arrive) {
+  // A row miss occupies its bank (precharge + activate) but not the data bus,
+  // so activations in other banks overlap the current transfer.
+  const std::uint32_t bank = map_.bank(addr);
+  const std::uint64_t row = map_.row(addr);
+  Tick ready = std::max(arrive, ch.bank_free[bank]);
+  if (ch.open_row[bank] != row) {
+    ready += ticks(spec_.row_miss_penalty);
+    ch.open_row[bank] = row;
+    ++ch.row_misses;
+  } else {
+    ++ch.row_hits;
+  }
+  Tick start = std::max(ready, ch.bus.free_at);
+  while (start >= ch.next_refresh) {  // refreshes due before this chunk
+    start = std::max(start, ch.next_refresh + ticks(spec_.refresh_time));
+    ch.next_refresh += ticks(spec_.refresh_interval);
+    ++ch.refreshes;
+  }
+  if (write != ch.last_write) start += ticks(spec_.turnaround);
+  ch.last_write = write;
+  ch.bus.free_at =
+      start + (bytes == map_.interleave ? chunk_ticks_ : transfer_ticks(bytes, channel_bw_));
+  ch.bank_free[bank] = ch.bus.free_at;
+  ch.bytes += bytes;
+  return ch.bus.free_at;
+}
+
+Tick Hbm::serve(const MemAccess& a, Tick arrive) {
+  Tick done = arrive;
+  for (std::uint32_t r = 0; r < a.rows; ++r) {
+    std::uint64_t addr = a.addr + r * a.row_stride;
+    std::uint64_t left = a.row_bytes;
+    while (left > 0) {  // split the row at interleave boundaries
+      const std::uint64_t chunk = std::min(left, map_.interleave - addr % map_.interleave);
+      done = std::max(done, serve_chunk(channels_[map_.channel(addr)], addr, chunk, a.write, arrive));
+      addr += chunk;
+      left -= chunk;
+    }
+  }
+  if (a.write) {
+    ++writes_;
+    write_bytes_ += a.bytes();
+  } else {
+    ++reads_;
+    read_bytes_ += a.bytes();
+  }
+  return done + ticks(spec_.latency);
+}
+
+void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  const auto* ext = p.get_extension<MemAccessExt>();
+  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick arrive = now + delay.value();
+  const Tick done = serve(ext->access, arrive);
+  delay = sc_core::sc_time(static_cast<double>(done - now), sc_core::SC_PS);
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace tdmsim::sim

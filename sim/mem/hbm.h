@@ -1,0 +1,83 @@
+// HBM: stacks x channels x pseudo-channels behind one address map. Each
+// pseudo-channel serves its share of an access in order (busy-until) at its
+// share of the peak bandwidth, paying row-buffer misses, read/write bus
+// turnarounds and periodic refreshes, so achievable bandwidth and channel
+// conflicts emerge from the access pattern.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "sim/core/sim_time.h"
+#include "sim/core/stats.h"
+#include "sim/mem/mem_access.h"
+#include "workloads/specs/machine_spec.h"
+
+namespace tdmsim::sim {
+
+// Address -> pseudo-channel, bank and row: the interleave is XOR-folded with
+// higher address bits so power-of-two strides still spread over channels.
+struct HbmAddressMap {
+  std::uint64_t interleave = 256;
+  std::uint32_t channels = 1;
+  std::uint32_t banks = 16;
+  std::uint64_t row_bytes = 1024;
+
+  std::uint32_t channel(std::uint64_t addr) const {
+    const std::uint64_t blk = addr / interleave;
+    return static_cast<std::uint32_t>((blk ^ (blk / channels) ^ (blk / channels / channels)) %
+                                      channels);
+  }
+  // Address inside the channel (its blocks packed densely).
+  std::uint64_t local(std::uint64_t addr) const {
+    return (addr / interleave / channels) * interleave + addr % interleave;
+  }
+  std::uint32_t bank(std::uint64_t addr) const {
+    return static_cast<std::uint32_t>((local(addr) / row_bytes) % banks);
+  }
+  std::uint64_t row(std::uint64_t addr) const { return local(addr) / row_bytes / banks; }
+};
+
+class Hbm : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<Hbm> target;
+
+  Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats);
+
+  // Serves an access arriving at absolute tick `arrive`; returns when its last
+  // byte is back (timing only). Used by the socket and directly by tests.
+  Tick serve(const MemAccess& a, Tick arrive);
+
+  const HbmAddressMap& map() const { return map_; }
+  std::uint32_t channels() const { return map_.channels; }
+  std::uint64_t channel_bytes(std::uint32_t ch) const { return channels_[ch].bytes; }
+
+ private:
+  struct Channel {
+    BusyUntil bus;
+    Tick next_refresh = 0;
+    bool last_write = false;
+    std::vector<std::uint64_t> open_row;  // per bank; ~0 = closed
+    std::vector<Tick> bank_free;          // per bank: done with its last access
+    std::uint64_t bytes = 0;
+    std::uint64_t row_hits = 0;
+    std::uint64_t row_misses = 0;
+    std::uint64_t refreshes = 0;
+  };
+  Tick serve_chunk(Channel& ch, std::uint64_t addr, std::uint64_t bytes, bool write, Tick arrive);
+  void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+
+  HbmSpec spec_;
+  HbmAddressMap map_;
+  units::Bandwidth channel_bw_;
+  Tick chunk_ticks_ = 0;  // one full interleave chunk (the common case)
+  std::vector<Channel> channels_;
+  std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0;
+};
+
+}  // namespace tdmsim::sim

@@ -1,0 +1,112 @@
+#include "sim/mem/l2_cache.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace tdmsim::sim {
+
+L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
+                 Tick miss_latency, StatRegistry& stats)
+    : sc_module(name), target("target"), initiator("initiator"), spec_(spec),
+      tags_(spec.size_per_die.bytes, static_cast<std::uint32_t>(spec.line.bytes), spec.ways),
+      channel_bw_{static_cast<std::uint64_t>(spec.bytes_per_clock_per_channel) * clock.hz},
+      mshr_hold_per_line_(miss_latency / spec.mshrs_per_channel),
+      channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
+      lines_per_channel_(spec.channels_per_die), misses_per_channel_(spec.channels_per_die) {
+  line_time_ = transfer_ticks(spec.line.bytes, channel_bw_);
+  target.register_b_transport(this, &L2Cache::b_transport);
+  const std::string me = this->name();
+  stats.add(me, "hits", &hits_, "lines", "L2 line hits");
+  stats.add(me, "misses", &misses_count_, "lines", "L2 line misses");
+  stats.add(me, "writebacks", &writebacks_, "lines", "dirty lines written back");
+  stats.add(me, "read_bytes", &read_bytes_, "bytes", "bytes read by requesters");
+  stats.add(me, "write_bytes", &write_bytes_, "bytes", "bytes written by requesters");
+  stats.formula(me, "hit_rate", [this] {
+    const double all = static_cast<double>(hits_ + misses_count_);
+    return all > 0 ? static_cast<double>(hits_) / all : 0.0;
+  }, "ratio", "L2 hits / line accesses");
+}
+
+void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  const MemAccess& a = p.get_extension<MemAccessExt>()->access;
+  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick arrive = now + delay.value();
+  const std::uint64_t line = spec_.line.bytes;
+  const Tick hit_latency = ticks(spec_.hit_latency);
+  (a.write ? write_bytes_ : read_bytes_) += a.bytes();
+  // Tags first (line by line), then one bandwidth reservation per channel.
+  std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
+  std::fill(misses_per_channel_.begin(), misses_per_channel_.end(), 0u);
+  misses_.clear();
+  victims_.clear();
+  for (std::uint32_t r = 0; r < a.rows; ++r) {
+    const std::uint64_t begin = a.addr + r * a.row_stride;
+    const std::uint64_t end = begin + a.row_bytes;
+    for (std::uint64_t l = begin - begin % line; l < end; l += line) {
+      const std::size_t ch = (l / line) % channel_.size();
+      ++lines_per_channel_[ch];
+      const auto res = tags_.access(l, a.write);
+      if (res.dirty_victim) victims_.push_back(*res.dirty_victim);
+      if (res.hit) {
+        ++hits_;
+      } else {
+        ++misses_count_;
+        if (!a.write) {  // full-line writes allocate without a fetch
+          misses_.push_back(l);
+          ++misses_per_channel_[ch];
+        }
+      }
+    }
+  }
+  Tick served = arrive;
+  Tick miss_ready = arrive;
+  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
+    if (lines_per_channel_[ch] == 0) continue;
+    const Tick end = channel_[ch].reserve(arrive, line_time_ * lines_per_channel_[ch]);
+    served = std::max(served, end);
+    if (misses_per_channel_[ch] > 0) {
+      // Each miss holds an MSHR for the miss round trip: with `mshrs` of
+      // them, a channel starts at most mshrs misses per round trip.
+      const Tick hold = mshr_hold_per_line_ * misses_per_channel_[ch];
+      miss_ready = std::max(miss_ready, mshr_[ch].reserve(arrive, hold) - hold);
+    }
+  }
+  Tick done = served + hit_latency;
+  // Misses go below as runs of consecutive lines.
+  for (std::size_t i = 0; i < misses_.size();) {
+    std::size_t j = i + 1;
+    while (j < misses_.size() && misses_[j] == misses_[j - 1] + line) ++j;
+    MemAccess m{misses_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, false, a.die};
+    done = std::max(done, transport(initiator, m, miss_ready, now) + hit_latency);
+    i = j;
+  }
+  // Dirty victims are written back off the critical path, merged into runs.
+  std::sort(victims_.begin(), victims_.end());
+  writebacks_ += victims_.size();
+  for (std::size_t i = 0; i < victims_.size();) {
+    std::size_t j = i + 1;
+    while (j < victims_.size() && victims_[j] == victims_[j - 1] + line) ++j;
+    MemAccess wb{victims_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, true, a.die};
+    transport(initiator, wb, served, now);
+    i = j;
+  }
+  delay = sc_core::sc_time(static_cast<double>(done - now), sc_core::SC_PS);
+}
+
+Tick L2Cache::flush(Tick at) {
+  victims_ = tags_.clean();
+  writebacks_ += victims_.size();
+  Tick done = at;
+  const std::uint64_t line = spec_.line.bytes;
+  const Tick now = sc_core::sc_time_stamp().value();
+  for (std::size_t i = 0; i < victims_.size();) {
+    std::size_t j = i + 1;
+    while (j < victims_.size() && victims_[j] == victims_[j - 1] + line) ++j;
+    MemAccess wb{victims_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, true, 0};
+    done = std::max(done, transport(initiator, wb, at, now));
+    i = j;
+  }
+  return done;
+}
+
+}  // namespace tdmsim::sim

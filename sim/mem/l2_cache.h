@@ -1,0 +1,52 @@
+// One die's L2: channels (banks) with a bandwidth each, a set-associative tag
+// array with real addresses, write-back with write-allocate, and a per-channel
+// miss limit (MSHRs) that bounds how much miss traffic can be in flight.
+#pragma once
+
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "sim/core/sim_time.h"
+#include "sim/core/stats.h"
+#include "sim/mem/cache_tags.h"
+#include "sim/mem/mem_access.h"
+#include "workloads/specs/machine_spec.h"
+
+namespace tdmsim::sim {
+
+class L2Cache : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<L2Cache> target;
+  tlm_utils::simple_initiator_socket<L2Cache> initiator;
+
+  // `miss_latency` is the expected round trip of a miss below the L2 (used to
+  // size how long a miss holds an MSHR).
+  L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
+          Tick miss_latency, StatRegistry& stats);
+
+  // Writes every dirty line back to memory (the lines stay valid, now
+  // clean); returns when the last write-back has landed. Called at the end
+  // of each kernel, so a kernel's time includes making its writes visible.
+  Tick flush(Tick at);
+
+ private:
+  void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+
+  L2Spec spec_;
+  CacheTags tags_;
+  units::Bandwidth channel_bw_;
+  Tick mshr_hold_per_line_;
+  std::vector<BusyUntil> channel_;
+  std::vector<BusyUntil> mshr_;
+  Tick line_time_ = 0;
+  // Scratch reused by every access (no allocation on the hot path).
+  std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
+  std::vector<std::uint64_t> misses_, victims_;
+  std::uint64_t hits_ = 0, misses_count_ = 0, writebacks_ = 0, read_bytes_ = 0, write_bytes_ = 0;
+};
+
+}  // namespace tdmsim::sim

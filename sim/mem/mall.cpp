@@ -1,0 +1,75 @@
+#include "sim/mem/mall.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace tdmsim::sim {
+
+Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressMap& map,
+           std::uint32_t stacks, StatRegistry& stats)
+    : sc_module(name), target("target"), initiator("initiator"), spec_(spec), map_(map),
+      stacks_(stacks), slice_bw_{spec.bandwidth.bytes_per_s / stacks} {
+  // Tags are kept at the requesters' (L2) line size: our tile kernels never
+  // access less than an L2 line, and halving the tag work keeps a GiB-sized
+  // stream cheap to simulate. Capacity and associativity are unchanged.
+  tag_line_ = std::max<std::uint64_t>(spec.line.bytes, kRequesterLine);
+  for (std::uint32_t s = 0; s < stacks; ++s) {
+    slices_.emplace_back(spec.size.bytes / stacks, static_cast<std::uint32_t>(tag_line_),
+                         spec.ways);
+  }
+  slice_bus_.resize(stacks);
+  lines_per_slice_.resize(stacks);
+  target.register_b_transport(this, &Mall::b_transport);
+  const std::string me = this->name();
+  stats.add(me, "hits", &hits_, "lines", "MALL line hits");
+  stats.add(me, "misses", &misses_, "lines", "MALL line misses (filled from HBM)");
+  stats.formula(me, "hit_rate", [this] {
+    const double all = static_cast<double>(hits_ + misses_);
+    return all > 0 ? static_cast<double>(hits_) / all : 0.0;
+  }, "ratio", "MALL hits / accesses");
+}
+
+void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  const MemAccess& a = p.get_extension<MemAccessExt>()->access;
+  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick arrive = now + delay.value();
+  const std::uint64_t line = tag_line_;
+  const std::uint32_t per_stack = std::max(1u, map_.channels / stacks_);
+  std::fill(lines_per_slice_.begin(), lines_per_slice_.end(), 0u);
+  misses_v_.clear();
+  for (std::uint32_t r = 0; r < a.rows; ++r) {
+    const std::uint64_t begin = a.addr + r * a.row_stride;
+    const std::uint64_t end = begin + a.row_bytes;
+    for (std::uint64_t l = begin - begin % line; l < end; l += line) {
+      const std::uint32_t slice = map_.channel(l) / per_stack;
+      if (a.write) {  // write-through, no allocate: the data goes on to HBM
+        ++lines_per_slice_[slice];
+        continue;
+      }
+      if (slices_[slice].access(l, false).hit) {  // lines are never dirty here
+        ++hits_;
+        ++lines_per_slice_[slice];
+      } else {
+        ++misses_;
+        misses_v_.push_back(l);
+      }
+    }
+  }
+  Tick done = arrive;
+  for (std::size_t sl = 0; sl < slice_bus_.size(); ++sl) {
+    if (lines_per_slice_[sl] == 0) continue;
+    const Tick end = slice_bus_[sl].reserve(arrive, transfer_ticks(line * lines_per_slice_[sl], slice_bw_));
+    done = std::max(done, end + ticks(spec_.hit_latency));
+  }
+  if (a.write) done = std::max(done, transport(initiator, a, arrive, now));
+  for (std::size_t i = 0; i < misses_v_.size();) {
+    std::size_t j = i + 1;
+    while (j < misses_v_.size() && misses_v_[j] == misses_v_[j - 1] + line) ++j;
+    MemAccess m{misses_v_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, false, a.die};
+    done = std::max(done, transport(initiator, m, arrive, now));
+    i = j;
+  }
+  delay = sc_core::sc_time(static_cast<double>(done - now), sc_core::SC_PS);
+}
+
+}  // namespace tdmsim::sim

@@ -1,0 +1,50 @@
+// The memory-side last-level cache (AMD Infinity Cache): one slice per HBM
+// stack in front of that stack's channels. Read hits are served at the
+// slice's share of the MALL bandwidth; read misses go to HBM and fill the
+// slice. Writes pass through to HBM without allocating (an assumption: no
+// public source says how the MI300X MALL treats writes; write-back would let
+// a 1 GiB copy "beat" the HBM peak, which measurements do not show).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "sim/core/sim_time.h"
+#include "sim/core/stats.h"
+#include "sim/mem/cache_tags.h"
+#include "sim/mem/hbm.h"
+#include "sim/mem/mem_access.h"
+
+namespace tdmsim::sim {
+
+class Mall : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<Mall> target;
+  tlm_utils::simple_initiator_socket<Mall> initiator;
+
+  // `map` is the HBM address map, so a line is cached in its own stack's slice.
+  Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressMap& map,
+       std::uint32_t stacks, StatRegistry& stats);
+
+ private:
+  void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+
+  MallSpec spec_;
+  HbmAddressMap map_;
+  std::uint32_t stacks_;
+  units::Bandwidth slice_bw_;
+  std::vector<CacheTags> slices_;
+  std::vector<BusyUntil> slice_bus_;
+  static constexpr std::uint64_t kRequesterLine = 128;
+  std::uint64_t tag_line_ = 128;
+  std::vector<std::uint32_t> lines_per_slice_;
+  std::vector<std::uint64_t> misses_v_;
+  std::uint64_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace tdmsim::sim

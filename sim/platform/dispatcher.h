@@ -1,0 +1,57 @@
+// The command processor / workgroup dispatcher: launches one kernel at a time
+// (after the launch overhead), hands workgroups to CUs in index order as
+// their slots free up, and knows when the last one has finished.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+
+#include "isa/tile_program.h"
+#include "sim/core/sim_time.h"
+#include "sim/core/stats.h"
+
+namespace tdmsim::sim {
+
+struct KernelTiming {
+  std::string name;
+  Tick launch = 0;  // when the host launched it
+  Tick start = 0;   // launch + launch overhead: first workgroup may start
+  Tick end = 0;     // last workgroup finished
+  std::uint32_t workgroups = 0;
+};
+
+class Dispatcher : public sc_core::sc_module {
+ public:
+  Dispatcher(sc_core::sc_module_name name, Tick launch_overhead, Tick workgroup_dispatch,
+             std::uint32_t cus, StatRegistry& stats);
+
+  // Runs one kernel to completion; call from a SystemC thread.
+  KernelTiming launch(const isa::KernelLaunch& kernel);
+
+  // --- for the CUs ---
+  sc_core::sc_event kernel_started;
+  const isa::KernelLaunch& kernel() const { return *kernel_; }
+  Tick kernel_start() const { return timing_.start; }
+  std::uint64_t generation() const { return generation_; }
+  // The next workgroup, or false when all are handed out.
+  bool next(std::uint32_t& wg);
+  Tick dispatch_latency() const { return workgroup_dispatch_; }
+  // A CU has finished all its workgroups of this kernel, the last at `end`.
+  void cu_done(Tick end);
+
+ private:
+  Tick launch_overhead_;
+  Tick workgroup_dispatch_;
+  std::uint32_t cus_;
+  const isa::KernelLaunch* kernel_ = nullptr;
+  std::uint32_t next_wg_ = 0;
+  std::uint32_t cus_running_ = 0;
+  std::uint64_t generation_ = 0;
+  KernelTiming timing_;
+  sc_core::sc_event all_done_;
+  std::uint64_t kernels_ = 0, workgroups_ = 0;
+};
+
+}  // namespace tdmsim::sim

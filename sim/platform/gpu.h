@@ -1,0 +1,67 @@
+// A whole GPU elaborated from a machine spec: dispatcher, dies (XCDs) of CUs
+// with an L2 each, a fabric link per die, the MALL (where present) and HBM,
+// joined by TLM-2.0 sockets. Names follow gpu.xcd[2].cu[17] (gpu.die[0] on
+// single-die parts) and key every stat.
+//
+// SystemC allows one elaboration per process: build one Gpu per process and
+// run any number of kernel sequences on it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "isa/tile_program.h"
+#include "sim/core/stats.h"
+#include "sim/core/trace.h"
+#include "sim/platform/dispatcher.h"
+#include "workloads/specs/machine_spec.h"
+
+namespace tdmsim::sim {
+
+class ComputeUnit;
+class L2Cache;
+class Fabric;
+class Mall;
+class Hbm;
+
+struct SimOptions {
+  Tick quantum = 500 * kTicksPerNs;  // how far a CU may run ahead of global time
+  bool trace = false;
+};
+
+// The SystemC module tree (gpu > xcd[i] > cu[j], l2, fabric; gpu > hbm, mall,
+// dispatcher, host), built in constructors so SystemC's hierarchical names
+// come out as gpu.xcd[2].cu[17].
+struct GpuModule;
+
+class Gpu {
+ public:
+  Gpu(const MachineSpec& machine, const SimOptions& options = {});
+  ~Gpu();
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
+
+  // Runs the kernels back to back (one stream) and returns their timings.
+  std::vector<KernelTiming> run(const std::vector<isa::KernelLaunch>& kernels);
+
+  const MachineSpec& machine() const { return machine_; }
+  StatRegistry& stats() { return stats_; }
+  TraceWriter* trace() { return trace_.get(); }
+  const Hbm& hbm() const;
+  std::uint32_t total_cus() const { return machine_.compute.total_cus(); }
+
+ private:
+  MachineSpec machine_;
+  SimOptions options_;
+  StatRegistry stats_;
+  std::unique_ptr<TraceWriter> trace_;
+  std::unique_ptr<GpuModule> top_;
+};
+
+// "xcd" for multi-die AMD parts, "die" otherwise.
+std::string die_kind(const MachineSpec& m);
+
+}  // namespace tdmsim::sim

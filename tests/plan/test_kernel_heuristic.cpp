@@ -1,0 +1,174 @@
+// The kernel heuristic on hand-checked cases (numbers worked out in the
+// comments from the rules of docs/moe-plan.md "Kernel heuristic"), and the
+// scenario's kernel configuration taking precedence.
+#include <catch2/catch.hpp>
+
+#include "descriptors/plan/moe_plan.h"
+#include "plan_test_util.h"
+
+using namespace tdmsim;
+using namespace tdmsim::plan;
+using namespace tdmsim::plan::test;
+
+namespace {
+
+LayerShape shape(std::uint32_t tokens, std::uint32_t hidden, std::uint32_t inter,
+                 std::uint32_t experts, std::uint32_t top_k, std::uint32_t shared = 0) {
+  LayerShape s;
+  s.tokens = tokens;
+  s.hidden = hidden;
+  s.inter = inter;
+  s.shared_inter = shared ? inter : 0;
+  s.experts_total = s.experts_local = experts;
+  s.shared_experts = s.shared_chunks = s.shared = shared;
+  s.top_k = top_k;
+  return s;
+}
+
+// Token t picks experts (t*top_k + j) mod E: every expert gets the same rows.
+FusedRouting round_robin(const LayerShape& s) {
+  Routing r;
+  for (std::uint32_t t = 0; t < s.tokens; ++t) {
+    for (std::uint32_t j = 0; j < s.top_k; ++j) {
+      r.ids.push_back((t * s.top_k + j) % s.experts_total);
+      r.weights.push_back(1.0f / static_cast<float>(s.top_k));
+    }
+  }
+  return fuse_routing(s, r);
+}
+
+KernelSpec automatic() { return config::defaults<KernelSpec>(); }
+
+}  // namespace
+
+TEST_CASE("default tiles", "[kernel]") {
+  CHECK(default_tile(32) == KernelTile{256, 32, 64, 128});
+  CHECK(default_tile(64) == KernelTile{256, 64, 128, 64});
+  CHECK(default_tile(128) == KernelTile{256, 128, 128, 64});
+}
+
+TEST_CASE("prefill: Mixtral-8x7B, 8192 tokens on MI300X picks block_m 128", "[kernel]") {
+  // 8 experts x 2048 rows, I = 14336, 304 CUs:
+  //   M 32:  64 blocks/expert x 8 = 512 blocks x 14336/32 = 448 N tiles = 229376 -> 755 waves
+  //   M 64:  256 blocks x 14336/64 = 224 N tiles = 57344 -> 189 waves
+  //   M 128: 128 blocks x 224 = 28672 -> 95 waves            (fewest)
+  const LayerShape s = shape(8192, 4096, 14336, 8, 2);
+  const KernelChoice k = choose_kernel(s, automatic(), shipped_machine("mi300x"), round_robin(s));
+  CHECK(k.block_m == 128);
+  CHECK(k.stages == 2);
+  CHECK(k.split_k == 1);
+  CHECK(k.gate_up_tile == default_tile(128));
+  CHECK_THAT(k.reason, Catch::Contains("M32: 229376 tiles 755 waves"));
+  CHECK_THAT(k.reason, Catch::Contains("M128: 28672 tiles 95 waves"));
+}
+
+TEST_CASE("decode: DeepSeek-V3 TP8, 4 tokens on MI355X: tie to M 128, 1-stage", "[kernel]") {
+  // 4 tokens x top-8 over 256 experts, round robin: 32 experts with 1 row,
+  // plus the shared expert with 4: 33 blocks at any M. I = 256, 256 CUs:
+  //   M 32:  N 64  -> 256/32 = 8 N tiles -> 264 tiles -> 2 waves
+  //   M 64:  N 128 -> 256/64 = 4 N tiles -> 132 tiles -> 1 wave
+  //   M 128: N 128 -> 132 tiles -> 1 wave (tie with 64: the larger M wins)
+  // 36 local rows <= 2 x 128 -> the fused 1-stage kernel, which has no split-K.
+  const LayerShape s = shape(4, 7168, 256, 256, 8, 1);
+  const KernelChoice k = choose_kernel(s, automatic(), shipped_machine("mi355x"), round_robin(s));
+  CHECK(k.block_m == 128);
+  CHECK(k.stages == 1);
+  CHECK(k.split_k == 1);
+  CHECK_THAT(k.reason, Catch::Contains("M32: 264 tiles 2 waves"));
+  CHECK_THAT(k.reason, Catch::Contains("1-stage (36 local rows <= 2*block_m = 256)"));
+}
+
+TEST_CASE("split-K when the gate/up grid is far smaller than the CUs", "[kernel]") {
+  // Qwen3-235B TP8 (I = 192, H = 4096), one token, top-8 of 128, forced
+  // 2-stage, MI300X 304 CUs. Every M: 8 blocks x ceil(192 / 64) = 3 -> 24 tiles
+  // at M 64 and 128 (48 at M 32), 1 wave: M 128. The grid of 24 fills
+  // 24 x 4 = 96 <= 304 CUs, so split: floor_pow2(304 / 24 = 12) = 8, capped by
+  // the K tiles: min(4096/64, ceil(192/64) = 3) = 3 -> floor_pow2 = 2.
+  const LayerShape s = shape(1, 4096, 192, 128, 8);
+  KernelSpec req = automatic();
+  req.stages = 2;
+  const KernelChoice k = choose_kernel(s, req, shipped_machine("mi300x"), round_robin(s));
+  CHECK(k.block_m == 128);
+  CHECK(k.stages == 2);
+  CHECK(k.split_k == 2);
+  CHECK_THAT(k.reason, Catch::Contains("split_k 2 (gate/up grid 24 <= 304 CUs / 4)"));
+
+  // With I = 2048 the down stage has 32 K tiles: the CU fill (8) decides,
+  // capped at 8. Grid: 8 blocks x 2048/64 = 32 N tiles = 256 > 76 -> no split;
+  // with 2 experts' worth of rows (top_k 2) it is 64 tiles <= 76 -> 4.
+  const LayerShape big = shape(1, 4096, 2048, 128, 2);
+  const KernelChoice kb = choose_kernel(big, req, shipped_machine("mi300x"), round_robin(big));
+  CHECK(kb.block_m == 128);
+  CHECK(kb.split_k == 4);  // floor_pow2(304 / 64 = 4) = 4
+}
+
+TEST_CASE("the scenario's kernel configuration wins over the heuristic", "[kernel]") {
+  const LayerShape s = shape(8192, 4096, 14336, 8, 2);
+  KernelSpec req = automatic();
+  req.block_m = 32;
+  req.stages = 2;
+  req.split_k = 4;
+  req.gate_up_tile = {256, 32, 128, 64};
+  req.pipeline_stages = 3;
+  const KernelChoice k = choose_kernel(s, req, shipped_machine("mi300x"), round_robin(s));
+  CHECK(k.block_m == 32);
+  CHECK(k.stages == 2);
+  CHECK(k.split_k == 4);
+  CHECK(k.pipeline_stages == 3);
+  CHECK(k.gate_up_tile == KernelTile{256, 32, 128, 64});
+  CHECK(k.down_tile == default_tile(32));
+  CHECK_THAT(k.reason, Catch::Contains("block_m 32 (scenario)"));
+
+  // A tile alone fixes block_m; more splits than K tiles are limited.
+  KernelSpec tile_only = automatic();
+  tile_only.down_tile = {256, 64, 64, 128};
+  tile_only.stages = 2;
+  tile_only.split_k = 64;
+  const LayerShape small_i = shape(64, 4096, 256, 8, 2);
+  const KernelChoice t = choose_kernel(small_i, tile_only, shipped_machine("mi300x"),
+                                       round_robin(small_i));
+  CHECK(t.block_m == 64);
+  CHECK(t.split_k == 2);  // down K = 256 / 128 = 2 tiles
+  CHECK_THAT(t.reason, Catch::Contains("scenario asked 64"));
+
+  // The fused 1-stage kernel never splits K.
+  KernelSpec one = automatic();
+  one.stages = 1;
+  one.split_k = 4;
+  CHECK(choose_kernel(s, one, shipped_machine("mi300x"), round_robin(s)).split_k == 1);
+}
+
+TEST_CASE("tile jobs count blocks x N tiles x K splits, block-major", "[kernel]") {
+  // 3 tokens all to expert 0; expert 1 gets none; the shared expert (fused
+  // id 2) all 3. Two blocks of 16.
+  LayerShape s = shape(3, 256, 96, 2, 1, 1);
+  Routing r;
+  r.ids = {0, 0, 0};
+  r.weights = {1, 1, 1};
+  const FusedRouting f = fuse_routing(s, r);
+  const BlockLayout L = sort_into_blocks(s, f, 16);
+  KernelChoice k;
+  k.block_m = 16;
+  k.gate_up_tile = {256, 16, 64, 64};   // gate_up: 96 / 32 = 3 N tiles; K 256/64 = 4 tiles
+  k.down_tile = {256, 16, 128, 32};     // down: 256 / 128 = 2 N tiles; K 96/32 = 3 tiles
+  k.split_k = 3;
+  const auto gu = tile_jobs(s, L, k, Stage::gate_up);
+  REQUIRE(gu.size() == 2u * 3u * 3u);  // blocks: expert 0, shared expert 2
+  CHECK(gu[0].expert == 0);
+  CHECK(gu[0].valid_rows == 3);
+  CHECK(gu[9].block == 1);
+  CHECK(gu[9].expert == 2);
+  CHECK(job_n_range(s, k, gu[3]).begin == 32);  // n_tile 1: intermediate columns 32..64
+  // 4 K tiles over 3 splits: tiles [0,1), [1,2), [2,4).
+  CHECK(job_k_range(s, k, gu[1]).begin == 64);
+  CHECK(job_k_range(s, k, gu[1]).end == 128);
+  CHECK(job_k_range(s, k, gu[2]).begin == 128);
+  CHECK(job_k_range(s, k, gu[2]).end == 256);
+  const auto down = tile_jobs(s, L, k, Stage::down);
+  REQUIRE(down.size() == 2u * 2u * 3u);
+  CHECK(job_k_range(s, k, down[2]).begin == 64);
+  CHECK(job_k_range(s, k, down[2]).end == 96);
+  CHECK(job_n_range(s, k, down[3]).begin == 128);
+  const auto fused = tile_jobs(s, L, k, Stage::fused);
+  CHECK(fused.size() == 2u * 4u);  // gate_up tile N 64 over H 256, no split
+}

@@ -1,0 +1,58 @@
+// CacheTags: LRU behaviour, dirty victims and set spread, as properties.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/mem/cache_tags.h"
+
+using tdmsim::sim::CacheTags;
+
+TEST_CASE("a footprint that fits hits on the second pass", "[cache]") {
+  CacheTags c(1 << 20, 128, 16);  // 1 MiB
+  const std::uint64_t footprint = 512 << 10;
+  for (std::uint64_t a = 0; a < footprint; a += 128) CHECK_FALSE(c.access(a, false).hit);
+  std::uint64_t hits = 0;
+  for (std::uint64_t a = 0; a < footprint; a += 128) hits += c.access(a, false).hit ? 1 : 0;
+  // Hashed sets fill unevenly: allow a few conflict misses, no more.
+  CHECK(hits >= footprint / 128 * 97 / 100);
+}
+
+TEST_CASE("a stream twice the capacity never hits under LRU", "[cache]") {
+  CacheTags c(1 << 20, 128, 16);
+  const std::uint64_t footprint = 2 << 20;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::uint64_t hits = 0;
+    for (std::uint64_t a = 0; a < footprint; a += 128) hits += c.access(a, false).hit ? 1 : 0;
+    CHECK(hits < footprint / 128 / 50);
+  }
+}
+
+TEST_CASE("dirty lines come back once as victims, and clean() keeps lines valid", "[cache]") {
+  CacheTags c(64 << 10, 128, 4);
+  const std::uint64_t lines = (64 << 10) / 128;
+  std::uint64_t early = 0;  // dirty lines evicted by uneven set filling
+  for (std::uint64_t i = 0; i < lines / 2; ++i) early += c.access(i * 128, true).dirty_victim ? 1 : 0;
+  CHECK(early + c.clean().size() == lines / 2);  // each dirty line is written back exactly once
+  CHECK(c.clean().empty());
+  std::uint64_t hits = 0;
+  for (std::uint64_t i = 0; i < lines / 2; ++i) hits += c.access(i * 128, false).hit ? 1 : 0;
+  CHECK(hits + early >= lines / 2 * 95 / 100);
+  // Overwrite everything with a new region: evictions of clean lines are silent.
+  std::uint64_t victims = 0;
+  for (std::uint64_t i = 0; i < 4 * lines; ++i) victims += c.access((1 << 24) + i * 128, false).dirty_victim ? 1 : 0;
+  CHECK(victims == 0);
+}
+
+TEST_CASE("sequential and power-of-two-strided lines spread evenly over sets", "[cache]") {
+  CacheTags c(4 << 20, 128, 16);
+  for (std::uint64_t stride : {128ull, 4096ull, 1ull << 20}) {
+    std::vector<std::uint64_t> count(c.sets(), 0);
+    const std::uint64_t n = c.sets() * 16;
+    for (std::uint64_t i = 0; i < n; ++i) ++count[c.set_of(i * stride)];
+    const auto [mn, mx] = std::minmax_element(count.begin(), count.end());
+    INFO("stride " << stride << ": min " << *mn << " max " << *mx);
+    CHECK(*mx <= 3 * 16);
+    CHECK(*mn >= 2);
+  }
+}
