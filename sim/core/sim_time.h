@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <systemc>
+
 #include "workloads/config/units.h"
 
 namespace tdmsim::sim {
@@ -16,6 +18,10 @@ inline constexpr Tick kTicksPerNs = 1000;
 inline constexpr Tick kTicksPerUs = 1'000'000;
 
 inline Tick ticks(units::Duration d) { return d.ps; }
+
+// Ticks as an sc_time without going through floating point (the kernel's
+// time resolution is the default 1 ps).
+inline sc_core::sc_time to_sc_time(Tick t) { return sc_core::sc_time::from_value(t); }
 
 // Time to move `bytes` at `bw`, rounded up to a whole picosecond.
 inline Tick transfer_ticks(std::uint64_t bytes, units::Bandwidth bw) {

@@ -61,7 +61,7 @@ void ComputeUnit::run() {
 
 void ComputeUnit::sync(Tick local) {
   const Tick now = sc_core::sc_time_stamp().value();
-  if (local > now + quantum_) wait(sc_core::sc_time(static_cast<double>(local - now), sc_core::SC_PS));
+  if (local > now + quantum_) wait(to_sc_time(local - now));
 }
 
 void ComputeUnit::run_kernel() {
@@ -129,7 +129,7 @@ Tick ComputeUnit::issue(const isa::MemRange& r, std::uint32_t iter, bool write, 
     ++loads_;
     load_bytes_ += a.bytes();
   }
-  return transport(mem, a, at, sc_core::sc_time_stamp().value());
+  return port_.send(mem, a, at, sc_core::sc_time_stamp().value());
 }
 
 Tick ComputeUnit::loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick at) {

@@ -23,6 +23,7 @@
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
+#include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
 namespace tdmsim::sim {
@@ -75,6 +76,7 @@ class ComputeUnit : public sc_core::sc_module {
   Tick quantum_;
   TraceWriter* trace_;
   std::uint32_t trace_pid_;
+  MemPort port_;  // reused request payload
   std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
   BusyUntil vector_pipe_;
   std::vector<Slot> slots_;

@@ -19,7 +19,7 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const Tick link_done = link_.reserve(arrive, transfer_ticks(bytes, link_bw_));
   // Requests go out as soon as they arrive; the link's occupancy bounds when
   // the data can be back.
-  const Tick mem_done = transport(initiator, ext->access, arrive + latency_, now);
+  const Tick mem_done = port_.send(initiator, ext->access, arrive + latency_, now);
   delay = sc_core::sc_time(static_cast<double>(std::max(mem_done, link_done) - now),
                            sc_core::SC_PS);
 }

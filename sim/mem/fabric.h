@@ -26,6 +26,7 @@ class Fabric : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  MemPort port_;  // reused request payload
   units::Bandwidth link_bw_;
   Tick latency_;
   BusyUntil link_;

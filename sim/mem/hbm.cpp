@@ -91,7 +91,7 @@ void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay)
   const Tick now = sc_core::sc_time_stamp().value();
   const Tick arrive = now + delay.value();
   const Tick done = serve(ext->access, arrive);
-  delay = sc_core::sc_time(static_cast<double>(done - now), sc_core::SC_PS);
+  delay = to_sc_time(done - now);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

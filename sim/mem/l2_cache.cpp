@@ -43,7 +43,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     const std::uint64_t begin = a.addr + r * a.row_stride;
     const std::uint64_t end = begin + a.row_bytes;
     for (std::uint64_t l = begin - begin % line; l < end; l += line) {
-      const std::size_t ch = (l / line) % channel_.size();
+      const std::size_t ch = channel_of(l / line);
       ++lines_per_channel_[ch];
       const auto res = tags_.access(l, a.write);
       if (res.dirty_victim) victims_.push_back(*res.dirty_victim);
@@ -72,12 +72,21 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     }
   }
   Tick done = served + hit_latency;
+  const bool line_aligned = a.addr % line == 0 && a.row_bytes % line == 0 &&
+                            (a.rows == 1 || a.row_stride % line == 0);
+  if (!a.write && line_aligned && misses_.size() * line == a.bytes()) {
+    // Everything missed (a tile streamed for the first time): forward the
+    // access whole rather than row by row.
+    MemAccess m = a;
+    done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
+    misses_.clear();
+  }
   // Misses go below as runs of consecutive lines.
   for (std::size_t i = 0; i < misses_.size();) {
     std::size_t j = i + 1;
     while (j < misses_.size() && misses_[j] == misses_[j - 1] + line) ++j;
     MemAccess m{misses_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, false, a.die};
-    done = std::max(done, transport(initiator, m, miss_ready, now) + hit_latency);
+    done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
     i = j;
   }
   // Dirty victims are written back off the critical path, merged into runs.
@@ -87,10 +96,10 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     std::size_t j = i + 1;
     while (j < victims_.size() && victims_[j] == victims_[j - 1] + line) ++j;
     MemAccess wb{victims_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, true, a.die};
-    transport(initiator, wb, served, now);
+    port_.send(initiator, wb, served, now);
     i = j;
   }
-  delay = sc_core::sc_time(static_cast<double>(done - now), sc_core::SC_PS);
+  delay = to_sc_time(done - now);
 }
 
 Tick L2Cache::flush(Tick at) {
@@ -103,7 +112,7 @@ Tick L2Cache::flush(Tick at) {
     std::size_t j = i + 1;
     while (j < victims_.size() && victims_[j] == victims_[j - 1] + line) ++j;
     MemAccess wb{victims_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, true, 0};
-    done = std::max(done, transport(initiator, wb, at, now));
+    done = std::max(done, port_.send(initiator, wb, at, now));
     i = j;
   }
   return done;

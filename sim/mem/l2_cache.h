@@ -28,6 +28,14 @@ class L2Cache : public sc_core::sc_module {
   L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
           Tick miss_latency, StatRegistry& stats);
 
+  // The channel serving a line: the line number XOR-folded with its higher
+  // bits, so that power-of-two strides (a tile's rows) spread over channels.
+  std::size_t channel_of(std::uint64_t line) const {
+    const std::uint64_t n = channel_.size();
+    const std::uint64_t folded = line ^ (line / n) ^ (line / n / n) ^ (line / n / n / n);
+    return static_cast<std::size_t>(folded % n);
+  }
+
   // Writes every dirty line back to memory (the lines stay valid, now
   // clean); returns when the last write-back has landed. Called at the end
   // of each kernel, so a kernel's time includes making its writes visible.
@@ -36,6 +44,7 @@ class L2Cache : public sc_core::sc_module {
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
+  MemPort port_;  // reused request payload
   L2Spec spec_;
   CacheTags tags_;
   units::Bandwidth channel_bw_;

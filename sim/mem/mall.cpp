@@ -61,15 +61,20 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
     const Tick end = slice_bus_[sl].reserve(arrive, transfer_ticks(line * lines_per_slice_[sl], slice_bw_));
     done = std::max(done, end + ticks(spec_.hit_latency));
   }
-  if (a.write) done = std::max(done, transport(initiator, a, arrive, now));
+  if (a.write) done = std::max(done, port_.send(initiator, a, arrive, now));
+  if (!a.write && !misses_v_.empty() && misses_v_.size() * line == a.bytes() &&
+      a.addr % line == 0 && a.row_bytes % line == 0 && (a.rows == 1 || a.row_stride % line == 0)) {
+    done = std::max(done, port_.send(initiator, a, arrive, now));  // all missed: forward whole
+    misses_v_.clear();
+  }
   for (std::size_t i = 0; i < misses_v_.size();) {
     std::size_t j = i + 1;
     while (j < misses_v_.size() && misses_v_[j] == misses_v_[j - 1] + line) ++j;
     MemAccess m{misses_v_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, false, a.die};
-    done = std::max(done, transport(initiator, m, arrive, now));
+    done = std::max(done, port_.send(initiator, m, arrive, now));
     i = j;
   }
-  delay = sc_core::sc_time(static_cast<double>(done - now), sc_core::SC_PS);
+  delay = to_sc_time(done - now);
 }
 
 }  // namespace tdmsim::sim

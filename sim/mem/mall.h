@@ -34,6 +34,7 @@ class Mall : public sc_core::sc_module {
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
+  MemPort port_;  // reused request payload
   MallSpec spec_;
   HbmAddressMap map_;
   std::uint32_t stacks_;

@@ -7,6 +7,8 @@
 
 #include <tlm>
 
+#include "sim/core/sim_time.h"
+
 namespace tdmsim::sim {
 
 struct MemAccess {
@@ -28,28 +30,44 @@ class MemAccessExt : public tlm::tlm_extension<MemAccessExt> {
   }
 };
 
-// Helpers to send an access through a socket: returns the completion time
-// (absolute ticks) for an access arriving at absolute tick `arrive`.
+// One reusable payload per initiator: building a tlm_generic_payload costs an
+// allocation, and memory requests are the simulator's hottest path. Not
+// reentrant: each initiating block owns its own.
+class MemPort {
+ public:
+  MemPort() {
+    payload_.set_extension(&ext_);
+    payload_.set_data_ptr(nullptr);  // timing only: functional data lives in the emulator
+  }
+  ~MemPort() { payload_.clear_extension<MemAccessExt>(); }
+  MemPort(const MemPort&) = delete;
+  MemPort& operator=(const MemPort&) = delete;
+
+  // Sends `a` arriving at absolute tick `arrive` (global time `now`); returns
+  // its completion time in absolute ticks.
+  template <class Socket>
+  std::uint64_t send(Socket& socket, const MemAccess& a, std::uint64_t arrive, std::uint64_t now) {
+    ext_.access = a;
+    payload_.set_command(a.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    payload_.set_address(a.addr);
+    payload_.set_data_length(static_cast<unsigned>(a.bytes()));
+    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = to_sc_time(arrive - now);
+    socket->b_transport(payload_, delay);
+    return now + delay.value();
+  }
+
+ private:
+  tlm::tlm_generic_payload payload_;
+  MemAccessExt ext_;
+};
+
+// Convenience for one-off requests (tests): a fresh port per call.
 template <class Socket>
 std::uint64_t transport(Socket& socket, const MemAccess& a, std::uint64_t arrive,
                         std::uint64_t now) {
-  tlm::tlm_generic_payload p;
-  MemAccessExt ext;
-  ext.access = a;
-  p.set_extension(&ext);
-  // The extension lives on this stack frame: detach it however we leave, or
-  // the payload's destructor would try to free it.
-  struct Detach {
-    tlm::tlm_generic_payload& payload;
-    ~Detach() { payload.clear_extension<MemAccessExt>(); }
-  } detach{p};
-  p.set_command(a.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  p.set_address(a.addr);
-  p.set_data_length(static_cast<unsigned>(a.bytes()));
-  p.set_data_ptr(nullptr);  // timing only: functional data lives in the emulator
-  sc_core::sc_time delay(static_cast<double>(arrive - now), sc_core::SC_PS);
-  socket->b_transport(p, delay);
-  return now + static_cast<std::uint64_t>(delay.value());
+  MemPort port;
+  return port.send(socket, a, arrive, now);
 }
 
 }  // namespace tdmsim::sim

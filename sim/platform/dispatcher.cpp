@@ -24,12 +24,12 @@ KernelTiming Dispatcher::launch(const isa::KernelLaunch& kernel) {
   cus_running_ = cus_;
   ++generation_;
   ++kernels_;
-  wait(sc_core::sc_time(static_cast<double>(launch_overhead_), sc_core::SC_PS));
+  wait(to_sc_time(launch_overhead_));
   kernel_started.notify(sc_core::SC_ZERO_TIME);
   wait(all_done_);
   // CUs run ahead of global time; the kernel is over when its last workgroup is.
   const Tick now = sc_core::sc_time_stamp().value();
-  if (timing_.end > now) wait(sc_core::sc_time(static_cast<double>(timing_.end - now), sc_core::SC_PS));
+  if (timing_.end > now) wait(to_sc_time(timing_.end - now));
   kernel_ = nullptr;
   return timing_;
 }

@@ -42,7 +42,7 @@ struct Host : sc_core::sc_module {
         const Tick now = sc_core::sc_time_stamp().value();
         Tick done = now;
         for (auto* l2 : l2s) done = std::max(done, l2->flush(now));
-        wait(sc_core::sc_time(static_cast<double>(done - now), sc_core::SC_PS));
+        wait(to_sc_time(done - now));
         t.end = std::max(t.end, done);
         timings.push_back(t);
       }

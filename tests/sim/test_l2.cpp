@@ -91,3 +91,24 @@ TEST_CASE("L2 hit bandwidth is bounded by its channels", "[l2]") {
   CHECK(bw <= peak * 1.0001);
   CHECK(bw >= peak * 0.9);
 }
+
+TEST_CASE("the rows of a tile spread over L2 channels", "[l2]") {
+  // A 128-row tile whose rows are 32 KiB apart: without hashing every row
+  // would hit the same channel and the tile would load 1/channels as fast.
+  StatRegistry stats;
+  const L2Spec spec = l2_spec();
+  const units::Frequency clock{2'000'000'000};
+  L2Cache l2("l2_spread", spec, clock, 300 * kTicksPerNs, stats);
+  StubMemory mem("mem_spread", 300 * kTicksPerNs);
+  Requester cpu("cpu_spread");
+  cpu.socket.bind(l2.target);
+  l2.initiator.bind(mem.target);
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  const MemAccess tile{0, 128, 128, 32 << 10, false, 0};
+  const Tick first = transport(cpu.socket, tile, 0, 0);           // misses: warm it
+  const Tick t0 = first + 1'000'000;
+  const Tick hit = transport(cpu.socket, tile, t0, 0) - t0;        // all hits now
+  const Tick line = transfer_ticks(128, units::Bandwidth{128ull * clock.hz});
+  // 128 lines over 16 channels: at most a few lines queue on any channel.
+  CHECK(hit <= ticks(spec.hit_latency) + 16 * line);
+}
