@@ -6,6 +6,8 @@ find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(TBB REQUIRED)
+# Google Benchmark (libbenchmark-dev) for the bench/ executables.
+find_package(benchmark REQUIRED)
 # SystemC 2.3.4 from libsystemc-dev ships a pkg-config file; it is linked into sim/ only.
 pkg_check_modules(SYSTEMC REQUIRED IMPORTED_TARGET systemc>=2.3.3)
 if(TDMSIM_BUILD_TESTS)

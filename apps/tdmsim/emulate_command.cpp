@@ -239,7 +239,7 @@ void emulate_command(const EmulateOptions& o) {
   const std::uint64_t need = estimate_bytes(sc, o.intermediates);
   if (static_cast<double>(need) > limit) {
     throw BadInput(fmt::format(
-        "{}: emulating {} tokens of {} needs about {:.1f} GiB, more than the {:.1f} GiB limit "
+        "{}: emulating {} tokens of {} needs about {:.3g} GiB, more than the {:.3g} GiB limit "
         "(reduce tokens, shard with parallel.tp / parallel.ep, or raise --max-memory)",
         o.scenario, sc.scenario.spec.tokens, sc.model.spec.name,
         static_cast<double>(need) / (1024.0 * 1024.0 * 1024.0), o.max_memory_gib));

@@ -29,6 +29,9 @@ using Clock = std::chrono::steady_clock;
 // of 4 (checked for these shapes; see docs/emulator.md), 16 keeps clear of its
 // small-product paths.
 constexpr std::uint32_t kGemmRowTile = 16;
+// Weight chunks must start on 128-row boundaries so block_128 scale blocks
+// are whole inside a chunk (quantize_weights).
+static_assert(kInterChunk % 128 == 0 && kHiddenChunk % 128 == 0);
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -79,6 +82,7 @@ class Run {
   const EmulatorOptions& options_;
   EmulatorResult r_;
   std::vector<std::vector<std::uint32_t>> blocks_of_;  // per fused expert, in layout order
+  std::vector<std::uint32_t> live_rows_;               // per block: rows up to its last real one
   std::vector<std::uint32_t> gemm_rows_;               // per block: rows its GEMMs compute
   std::vector<float> inter_;                           // [padded_rows][inter]
   tbb::enumerable_thread_specific<Scratch> scratch_;
@@ -109,6 +113,7 @@ void Run::prepare() {
   r_.slots = shape_.slots();
   r_.inter = shape_.inter;
   blocks_of_.assign(shape_.experts_fused(), {});
+  live_rows_.assign(blocks(), 0);
   gemm_rows_.assign(blocks(), 0);
   for (std::uint32_t b = 0; b < blocks(); ++b) {
     // GEMMs cover the block's rows up to its last real one, rounded up to a
@@ -119,6 +124,7 @@ void Run::prepare() {
     for (std::uint32_t i = 0; i < m(); ++i) {
       if (!is_pad(std::size_t{b} * m() + i)) last = i + 1;
     }
+    live_rows_[b] = last;
     gemm_rows_[b] = std::min(m(), (last + kGemmRowTile - 1) / kGemmRowTile * kGemmRowTile);
     if (last > 0) blocks_of_[layout_.block_expert[b]].push_back(b);
   }
@@ -149,13 +155,15 @@ void Run::prepare() {
                                            shape_.dtype, shape_.quant, amax);
                     });
 
-  // The token-row gather of every block (one per tile job on the GPU).
-  // Padding rows name source.rows, one past the end: the TDM zero-fills them.
+  // The token-row gather of every block (one per tile job on the GPU): the
+  // rows up to the block's last real one; the tile's remaining rows are
+  // zero-filled, and a padding row inside that range names source.rows, one
+  // past the end, which the TDM zero-fills too.
   r_.gathered.assign(std::size_t{layout_.padded_rows} * h, 0.0f);
   std::atomic<std::uint64_t> instructions{0};
   tbb::parallel_for(std::uint32_t{0}, blocks(), [&](std::uint32_t b) {
-    std::vector<std::uint32_t> index(m());
-    for (std::uint32_t i = 0; i < m(); ++i) {
+    std::vector<std::uint32_t> index(live_rows_[b]);
+    for (std::uint32_t i = 0; i < live_rows_[b]; ++i) {
       const std::uint32_t row = layout_.sorted_rows[std::size_t{b} * m() + i];
       index[i] = row == layout_.sentinel  ? source.rows
                  : shape_.weight_on_input ? row

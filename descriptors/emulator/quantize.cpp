@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "descriptors/emulator/minifloat.h"
 #include "descriptors/emulator/numerics.h"
 #include "workloads/config/schema.h"
 
@@ -19,8 +20,21 @@ std::string pair_name(DType t, Quant q) {
          std::string(config::enum_name(q));
 }
 
+// quant_dequant over a span, with the format fixed outside the loop and the
+// fp32-domain rounding (minifloat::round_saturating, identical to the codec):
+// this runs over every weight of a scaled layer.
 void quant_dequant_span(float* p, std::size_t n, float scale, DType t) {
-  for (std::size_t i = 0; i < n; ++i) p[i] = quant_dequant(p[i], scale, t);
+  using namespace minifloat;
+  const auto run = [&](const MiniFloat& f, int exp_bits) {
+    const RoundParams r = round_params(f, exp_bits);
+    for (std::size_t i = 0; i < n; ++i) p[i] = round_saturating(p[i] / scale, r) * scale;
+  };
+  switch (t) {
+    case DType::fp8_e4m3: run(kE4m3, 4); return;
+    case DType::fp8_e5m2: run(kE5m2, 5); return;
+    default:
+      for (std::size_t i = 0; i < n; ++i) p[i] = quant_dequant(p[i], scale, t);
+  }
 }
 
 // The dtype switch sits outside the loops: these run over every weight.

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "descriptors/emulator/minifloat.h"
 #include "descriptors/emulator/numerics.h"
 
 namespace tdmsim::emu {
@@ -227,6 +228,33 @@ TEST_CASE("fp16 agrees with the compiler's _Float16 conversion", "[numerics][pro
 #else
   SUCCEED("no _Float16 on this compiler");
 #endif
+}
+
+}  // namespace tdmsim::emu
+
+namespace tdmsim::emu {
+
+TEST_CASE("the fp32-domain fp8 rounding equals the codec bit for bit", "[numerics][property]") {
+  using namespace minifloat;
+  std::mt19937_64 rng(13);
+  for (const auto& [f, exp_bits] : {std::pair{kE4m3, 4}, std::pair{kE5m2, 5}}) {
+    const RoundParams r = round_params(f, exp_bits);
+    std::vector<float> values = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, r.max, -r.max,
+                                 r.min_normal, r.quantum, r.quantum / 2, 1.5f * r.quantum / 2,
+                                 std::nextafter(r.min_normal, 0.0f), 464.0f, 480.0f, 61440.0f,
+                                 std::bit_cast<float>(0x00000001u), 3.0e38f};
+    for (int i = 0; i < 300000; ++i) {
+      const float v = i % 3 == 0 ? std::bit_cast<float>(static_cast<std::uint32_t>(rng()))
+                                 : random_value(rng, -20, 18) * (i % 2 == 0 ? 1.0f : -1.0f);
+      values.push_back(v);
+    }
+    for (const float v : values) {
+      const float want = decode(encode(v, f, Overflow::saturate), f, exp_bits);
+      const float got = round_saturating(v, r);
+      INFO("value bits " << std::bit_cast<std::uint32_t>(v));
+      REQUIRE(std::bit_cast<std::uint32_t>(got) == std::bit_cast<std::uint32_t>(want));
+    }
+  }
 }
 
 }  // namespace tdmsim::emu
