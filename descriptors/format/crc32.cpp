@@ -30,4 +30,32 @@ std::uint32_t crc32(std::span<const std::byte> bytes, std::size_t skip) {
   return c ^ 0xFFFFFFFFU;
 }
 
+std::optional<DescriptorError> expect_magic(ByteReader& r, const char (&magic)[4],
+                                            std::string_view what) {
+  for (unsigned i = 0; i < 4; ++i) {
+    const auto b = r.u8("magic");
+    if (!b) return r.error();
+    if (*b != static_cast<std::uint8_t>(magic[i])) {
+      return DescriptorError{DescriptorErrorCode::bad_magic, i,
+                             "not a " + std::string(what) + ": magic must be \"" +
+                                 std::string(magic, 4) + "\""};
+    }
+  }
+  return std::nullopt;
+}
+
+void stamp_crc32(std::vector<std::byte>& out, std::size_t at) {
+  const std::uint32_t crc = crc32(out, at);
+  for (unsigned i = 0; i < 4; ++i) out[at + i] = static_cast<std::byte>((crc >> (8 * i)) & 0xFF);
+}
+
+std::optional<DescriptorError> check_crc32(std::span<const std::byte> bytes, std::size_t at,
+                                           std::uint32_t stored) {
+  const std::uint32_t crc = crc32(bytes, at);
+  if (crc == stored) return std::nullopt;
+  return DescriptorError{DescriptorErrorCode::checksum_mismatch, at,
+                         "stored CRC-32 " + std::to_string(stored) + ", computed " +
+                             std::to_string(crc)};
+}
+
 }  // namespace tdmsim::format

@@ -225,21 +225,13 @@ std::vector<std::byte> encode(const MoeDescriptor& d) {
   for (std::uint32_t id : d.sync.wait_ids) w.u32(id);
   w.zeros(s.total - w.size());
   std::vector<std::byte> out = w.take();
-  const std::uint32_t crc = crc32(out, H::crc);
-  for (unsigned i = 0; i < 4; ++i)
-    out[H::crc + i] = static_cast<std::byte>((crc >> (8 * i)) & 0xFF);
+  stamp_crc32(out, H::crc);
   return out;
 }
 
 Decoded<MoeDescriptor> decode_moe(std::span<const std::byte> bytes) {
   ByteReader r(bytes);
-  for (unsigned i = 0; i < 4; ++i) {
-    const auto b = r.u8("magic");
-    if (!b) return r.error();
-    if (*b != static_cast<std::uint8_t>(kMagic[i])) {
-      return err(Code::bad_magic, i, "not a MoE descriptor: magic must be \"TDMM\"");
-    }
-  }
+  if (auto e = expect_magic(r, kMagic, "MoE descriptor")) return *e;
   const auto version = r.u16("header.version");
   if (!version) return r.error();
   if (*version != kMoeVersion) {
@@ -266,12 +258,7 @@ Decoded<MoeDescriptor> decode_moe(std::span<const std::byte> bytes) {
   }
   const auto stored_crc = r.u32("header.crc32");
   if (!stored_crc) return r.error();
-  const std::uint32_t crc = crc32(bytes, H::crc);
-  if (crc != *stored_crc) {
-    return err(
-        Code::checksum_mismatch, H::crc,
-        "stored CRC-32 " + std::to_string(*stored_crc) + ", computed " + std::to_string(crc));
-  }
+  if (auto e = check_crc32(bytes, H::crc, *stored_crc)) return *e;
   MoeDescriptor d;
   const auto flags = r.u32("header.flags").value_or(0);
   d.descriptor_id = r.u32("header.descriptor_id").value_or(0);

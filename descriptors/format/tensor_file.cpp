@@ -41,20 +41,13 @@ std::vector<std::byte> encode(const TensorDescriptorFile& f) {
     for (std::uint32_t v : pack(d, f.layout)) w.u32(v);  // pack() validates
   }
   std::vector<std::byte> out = w.take();
-  const std::uint32_t crc = crc32(out, kCrc);
-  for (unsigned i = 0; i < 4; ++i) out[kCrc + i] = static_cast<std::byte>((crc >> (8 * i)) & 0xFF);
+  stamp_crc32(out, kCrc);
   return out;
 }
 
 Decoded<TensorDescriptorFile> decode_tensor_file(std::span<const std::byte> bytes) {
   ByteReader r(bytes);
-  for (unsigned i = 0; i < 4; ++i) {
-    const auto b = r.u8("magic");
-    if (!b) return r.error();
-    if (*b != static_cast<std::uint8_t>(kMagic[i])) {
-      return err(Code::bad_magic, i, "not a tensor descriptor file: magic must be \"TDMT\"");
-    }
-  }
+  if (auto e = expect_magic(r, kMagic, "tensor descriptor file")) return *e;
   const auto version = r.u16("header.version");
   if (!version) return r.error();
   if (*version != kTensorFileVersion) {
@@ -81,11 +74,7 @@ Decoded<TensorDescriptorFile> decode_tensor_file(std::span<const std::byte> byte
   }
   const auto stored = r.u32("header.crc32");
   if (!stored) return r.error();
-  const std::uint32_t crc = crc32(bytes, kCrc);
-  if (crc != *stored) {
-    return err(Code::checksum_mismatch, kCrc,
-               "stored CRC-32 " + std::to_string(*stored) + ", computed " + std::to_string(crc));
-  }
+  if (auto e = check_crc32(bytes, kCrc, *stored)) return *e;
   const auto layout = r.u8("header.gather_bit_layout").value_or(0);
   const auto res0 = r.u8("header.reserved").value_or(0);
   const auto res1 = r.u16("header.reserved").value_or(0);
