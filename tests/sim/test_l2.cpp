@@ -45,48 +45,48 @@ L2Spec l2_spec() {
   return s;
 }
 
+// Requester -> L2 -> stub memory, elaborated and ready (one per test case:
+// SystemC allows one elaboration per process, and CTest runs each case alone).
+struct Harness {
+  StatRegistry stats;
+  L2Spec spec = l2_spec();
+  units::Frequency clock{2'000'000'000};
+  Tick below = 300 * kTicksPerNs;
+  L2Cache l2;
+  StubMemory mem;
+  Requester cpu;
+  Harness() : l2("l2", spec, clock, below, stats), mem("mem", below), cpu("cpu") {
+    cpu.socket.bind(l2.target);
+    l2.initiator.bind(mem.target);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration (binds multi-sockets)
+  }
+  Tick line_time() const { return transfer_ticks(128, units::Bandwidth{128ull * clock.hz}); }
+};
+
 }  // namespace
 
 TEST_CASE("L2 miss and hit latencies follow hit_latency and the miss round trip", "[l2]") {
-  StatRegistry stats;
-  const L2Spec spec = l2_spec();
-  const units::Frequency clock{2'000'000'000};
-  const Tick below = 300 * kTicksPerNs;
-  L2Cache l2("l2_latency", spec, clock, below, stats);
-  StubMemory mem("mem_latency", below);
-  Requester cpu("cpu_latency");
-  cpu.socket.bind(l2.target);
-  l2.initiator.bind(mem.target);
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration (binds multi-sockets)
-  const Tick line = transfer_ticks(128, units::Bandwidth{128ull * clock.hz});
-  const Tick miss = cpu.access(0x4000, 128, 0);
+  Harness h;
+  const Tick miss = h.cpu.access(0x4000, 128, 0);
   // A miss is sent below at once (its MSHR is free) and returns through the L2.
-  CHECK(miss == ticks(spec.hit_latency) + below);
-  const Tick hit = cpu.access(0x4000, 128, miss);
-  CHECK(hit == ticks(spec.hit_latency) + line);
-  CHECK(mem.bytes == 128);  // the hit did not go below
+  CHECK(miss == ticks(h.spec.hit_latency) + h.below);
+  const Tick hit = h.cpu.access(0x4000, 128, miss);
+  CHECK(hit == ticks(h.spec.hit_latency) + h.line_time());
+  CHECK(h.mem.bytes == 128);  // the hit did not go below
 }
 
 TEST_CASE("L2 hit bandwidth is bounded by its channels", "[l2]") {
-  StatRegistry stats;
-  const L2Spec spec = l2_spec();
-  const units::Frequency clock{2'000'000'000};
-  L2Cache l2("l2_bw", spec, clock, 300 * kTicksPerNs, stats);
-  StubMemory mem("mem_bw", 300 * kTicksPerNs);
-  Requester cpu("cpu_bw");
-  cpu.socket.bind(l2.target);
-  l2.initiator.bind(mem.target);
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  Harness h;
   const std::uint64_t footprint = 1 << 20;  // fits: warm it, then stream it again
-  cpu.access(0, static_cast<std::uint32_t>(footprint), 0);
+  h.cpu.access(0, static_cast<std::uint32_t>(footprint), 0);
   const Tick start = 1'000'000'000;  // 1 ms: long after the warm-up drained
   Tick done = start;
   for (std::uint64_t off = 0; off < footprint; off += 4096) {
-    done = std::max(done, start + cpu.access(off, 4096, start));
+    done = std::max(done, start + h.cpu.access(off, 4096, start));
   }
-  const double secs = static_cast<double>(done - start - ticks(spec.hit_latency)) * 1e-12;
+  const double secs = static_cast<double>(done - start - ticks(h.spec.hit_latency)) * 1e-12;
   const double bw = static_cast<double>(footprint) / secs;
-  const double peak = 128.0 * static_cast<double>(clock.hz) * spec.channels_per_die;
+  const double peak = 128.0 * static_cast<double>(h.clock.hz) * h.spec.channels_per_die;
   INFO("L2 hit bandwidth " << bw / 1e12 << " TB/s of " << peak / 1e12);
   CHECK(bw <= peak * 1.0001);
   CHECK(bw >= peak * 0.9);
@@ -95,20 +95,11 @@ TEST_CASE("L2 hit bandwidth is bounded by its channels", "[l2]") {
 TEST_CASE("the rows of a tile spread over L2 channels", "[l2]") {
   // A 128-row tile whose rows are 32 KiB apart: without hashing every row
   // would hit the same channel and the tile would load 1/channels as fast.
-  StatRegistry stats;
-  const L2Spec spec = l2_spec();
-  const units::Frequency clock{2'000'000'000};
-  L2Cache l2("l2_spread", spec, clock, 300 * kTicksPerNs, stats);
-  StubMemory mem("mem_spread", 300 * kTicksPerNs);
-  Requester cpu("cpu_spread");
-  cpu.socket.bind(l2.target);
-  l2.initiator.bind(mem.target);
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  Harness h;
   const MemAccess tile{0, 128, 128, 32 << 10, false, 0};
-  const Tick first = transport(cpu.socket, tile, 0, 0);           // misses: warm it
+  const Tick first = transport(h.cpu.socket, tile, 0, 0);  // misses: warm it
   const Tick t0 = first + 1'000'000;
-  const Tick hit = transport(cpu.socket, tile, t0, 0) - t0;        // all hits now
-  const Tick line = transfer_ticks(128, units::Bandwidth{128ull * clock.hz});
+  const Tick hit = transport(h.cpu.socket, tile, t0, 0) - t0;  // all hits now
   // 128 lines over 16 channels: at most a few lines queue on any channel.
-  CHECK(hit <= ticks(spec.hit_latency) + 16 * line);
+  CHECK(hit <= ticks(h.spec.hit_latency) + 16 * h.line_time());
 }
