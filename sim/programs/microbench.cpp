@@ -108,7 +108,14 @@ isa::KernelLaunch gemm(AddressSpace& as, const GemmShape& g, const MachineSpec& 
   k.program = [=](std::uint32_t wg) {
     const std::uint32_t s = wg % split;
     const std::uint32_t tile = wg / split;
-    const std::uint32_t bm = tile / gn, bn = tile % gn;
+    // Grouped rasterisation (as tuned BLAS kernels do): workgroups sweep
+    // kGroupM tile rows at a time, so the B panel they share stays in L2.
+    constexpr std::uint32_t kGroupM = 8;
+    const std::uint32_t group = tile / (kGroupM * gn);
+    const std::uint32_t first_m = group * kGroupM;
+    const std::uint32_t group_rows = std::min(gm - first_m, kGroupM);
+    const std::uint32_t bm = first_m + (tile % (kGroupM * gn)) % group_rows;
+    const std::uint32_t bn = (tile % (kGroupM * gn)) / group_rows;
     const std::uint32_t rows_a = std::min(tm, g.m - bm * tm);
     const std::uint32_t rows_b = std::min(tn, g.n - bn * tn);
     const std::uint32_t iters = iters_total / split + (s < iters_total % split ? 1 : 0);
