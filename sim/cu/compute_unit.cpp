@@ -93,7 +93,14 @@ void ComputeUnit::run_kernel() {
     ++workgroups_;
     last_end = std::max(last_end, next->time);
     if (trace_ != nullptr) {
-      const auto tid = static_cast<std::uint32_t>(index_ * 64 + (next - slots_.data()));
+      const auto slot = static_cast<std::uint32_t>(next - slots_.data());
+      const auto tid = index_ * 64 + slot;
+      if (slot >= trace_named_.size()) trace_named_.resize(slot + 1, false);
+      if (!trace_named_[slot]) {  // one track per CU slot, named on first use
+        trace_->thread_name(trace_pid_, tid, "cu[" + std::to_string(index_) + "].slot[" +
+                                                 std::to_string(slot) + "]");
+        trace_named_[slot] = true;
+      }
       trace_->slice(trace_pid_, tid, k.name + " wg " + std::to_string(next->wg), next->start,
                     next->time);
     }

@@ -80,6 +80,7 @@ class ComputeUnit : public sc_core::sc_module {
   std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
   BusyUntil vector_pipe_;
   std::vector<Slot> slots_;
+  std::vector<bool> trace_named_;  // slots whose trace track has a name
   std::uint64_t workgroups_ = 0, busy_ps_ = 0, matrix_busy_ps_ = 0, loads_ = 0,
                 load_bytes_ = 0, store_bytes_ = 0;
 };

@@ -83,6 +83,10 @@ Tick Hbm::serve(const MemAccess& a, Tick arrive) {
     ++reads_;
     read_bytes_ += a.bytes();
   }
+  if (trace_ != nullptr) {
+    auto& b = traffic_[done / bucket_];
+    (a.write ? b.second : b.first) += a.bytes();
+  }
   return done + ticks(spec_.latency);
 }
 
@@ -93,6 +97,28 @@ void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay)
   const Tick done = serve(ext->access, arrive);
   delay = to_sc_time(done - now);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void Hbm::enable_trace(TraceWriter* trace, Tick bucket) {
+  trace_ = trace;
+  bucket_ = bucket;
+}
+
+void Hbm::emit_trace() {
+  if (trace_ == nullptr || traffic_.empty()) return;
+  const std::uint32_t pid = trace_->process(name());
+  const double secs = static_cast<double>(bucket_) * 1e-12;
+  Tick last = ~Tick{0};
+  for (const auto& [bucket, bytes] : traffic_) {
+    if (last != ~Tick{0} && bucket > last + 1) {  // an idle stretch: drop to zero
+      trace_->counter(pid, "read GB/s", (last + 1) * bucket_, 0);
+      trace_->counter(pid, "write GB/s", (last + 1) * bucket_, 0);
+    }
+    trace_->counter(pid, "read GB/s", bucket * bucket_, static_cast<double>(bytes.first) / secs / 1e9);
+    trace_->counter(pid, "write GB/s", bucket * bucket_, static_cast<double>(bytes.second) / secs / 1e9);
+    last = bucket;
+  }
+  traffic_.clear();
 }
 
 }  // namespace tdmsim::sim

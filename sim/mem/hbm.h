@@ -15,6 +15,8 @@
 
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
+#include "sim/core/trace.h"
+#include <map>
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -53,6 +55,11 @@ class Hbm : public sc_core::sc_module {
   // byte is back (timing only). Used by the socket and directly by tests.
   Tick serve(const MemAccess& a, Tick arrive);
 
+  // Records HBM traffic for the trace: bytes per `bucket` of simulated time,
+  // emitted as read/write bandwidth counters by emit_trace().
+  void enable_trace(TraceWriter* trace, Tick bucket);
+  void emit_trace();
+
   const HbmAddressMap& map() const { return map_; }
   std::uint32_t channels() const { return map_.channels; }
   std::uint64_t channel_bytes(std::uint32_t ch) const { return channels_[ch].bytes; }
@@ -78,6 +85,9 @@ class Hbm : public sc_core::sc_module {
   Tick chunk_ticks_ = 0;  // one full interleave chunk (the common case)
   std::vector<Channel> channels_;
   std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0;
+  TraceWriter* trace_ = nullptr;  // null when tracing is off
+  Tick bucket_ = 0;
+  std::map<Tick, std::pair<std::uint64_t, std::uint64_t>> traffic_;  // bucket -> (read, write) bytes
 };
 
 }  // namespace tdmsim::sim

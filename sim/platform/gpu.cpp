@@ -112,6 +112,7 @@ Gpu::Gpu(const MachineSpec& machine, const SimOptions& options)
     : machine_(machine), options_(options) {
   if (options_.trace) trace_ = std::make_unique<TraceWriter>();
   top_ = std::make_unique<GpuModule>("gpu", machine_, options_, stats_, trace_.get());
+  if (trace_) top_->hbm->enable_trace(trace_.get(), kTicksPerUs);  // 1 us traffic buckets
 }
 
 Gpu::~Gpu() = default;
@@ -124,6 +125,7 @@ std::vector<KernelTiming> Gpu::run(const std::vector<isa::KernelLaunch>& kernels
   top_->host->pending = true;
   top_->host->go.notify(sc_core::SC_ZERO_TIME);
   sc_core::sc_start();
+  top_->hbm->emit_trace();
   if (top_->host->timings.size() != kernels.size()) {
     throw std::logic_error("simulation stopped before all kernels finished");
   }
