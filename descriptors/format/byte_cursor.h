@@ -88,10 +88,11 @@ class ByteWriter {
 // descriptor can carry its own checksum. skip = SIZE_MAX skips nothing.
 std::uint32_t crc32(std::span<const std::byte> bytes, std::size_t skip = SIZE_MAX);
 
-// Shared framing of both file formats (a 4-byte magic, a self-covering CRC):
-// reads the magic and reports a bad_magic error naming `what` on a mismatch.
-std::optional<DescriptorError> expect_magic(ByteReader& r, const char (&magic)[4],
-                                            std::string_view what);
+// Shared framing of both file formats (a 4-byte magic, a 16-bit version right
+// after it, a self-covering CRC): reads magic and version and reports
+// bad_magic (naming `what`) or unsupported_version on a mismatch.
+std::optional<DescriptorError> expect_header(ByteReader& r, const char (&magic)[4],
+                                             std::uint16_t version, std::string_view what);
 // Writes the CRC-32 of `out` (the 4 bytes at `at` counted as zero) into them.
 void stamp_crc32(std::vector<std::byte>& out, std::size_t at);
 // A checksum_mismatch error if `stored` is not the CRC-32 of `bytes` (the 4

@@ -30,8 +30,8 @@ std::uint32_t crc32(std::span<const std::byte> bytes, std::size_t skip) {
   return c ^ 0xFFFFFFFFU;
 }
 
-std::optional<DescriptorError> expect_magic(ByteReader& r, const char (&magic)[4],
-                                            std::string_view what) {
+std::optional<DescriptorError> expect_header(ByteReader& r, const char (&magic)[4],
+                                             std::uint16_t version, std::string_view what) {
   for (unsigned i = 0; i < 4; ++i) {
     const auto b = r.u8("magic");
     if (!b) return r.error();
@@ -40,6 +40,14 @@ std::optional<DescriptorError> expect_magic(ByteReader& r, const char (&magic)[4
                              "not a " + std::string(what) + ": magic must be \"" +
                                  std::string(magic, 4) + "\""};
     }
+  }
+  const std::uint64_t at = r.pos();
+  const auto v = r.u16("header.version");
+  if (!v) return r.error();
+  if (*v != version) {
+    return DescriptorError{DescriptorErrorCode::unsupported_version, at,
+                           "version " + std::to_string(*v) + "; this reader implements version " +
+                               std::to_string(version)};
   }
   return std::nullopt;
 }

@@ -231,13 +231,7 @@ std::vector<std::byte> encode(const MoeDescriptor& d) {
 
 Decoded<MoeDescriptor> decode_moe(std::span<const std::byte> bytes) {
   ByteReader r(bytes);
-  if (auto e = expect_magic(r, kMagic, "MoE descriptor")) return *e;
-  const auto version = r.u16("header.version");
-  if (!version) return r.error();
-  if (*version != kMoeVersion) {
-    return err(Code::unsupported_version, H::version,
-               "version " + std::to_string(*version) + "; this reader implements version 1");
-  }
+  if (auto e = expect_header(r, kMagic, kMoeVersion, "MoE descriptor")) return *e;
   const auto header_size = r.u16("header.header_size");
   if (!header_size) return r.error();
   if (*header_size != moe_wire::kHeaderSize) {

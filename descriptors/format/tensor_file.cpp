@@ -47,13 +47,7 @@ std::vector<std::byte> encode(const TensorDescriptorFile& f) {
 
 Decoded<TensorDescriptorFile> decode_tensor_file(std::span<const std::byte> bytes) {
   ByteReader r(bytes);
-  if (auto e = expect_magic(r, kMagic, "tensor descriptor file")) return *e;
-  const auto version = r.u16("header.version");
-  if (!version) return r.error();
-  if (*version != kTensorFileVersion) {
-    return err(Code::unsupported_version, kVersion,
-               "version " + std::to_string(*version) + "; this reader implements version 1");
-  }
+  if (auto e = expect_header(r, kMagic, kTensorFileVersion, "tensor descriptor file")) return *e;
   const auto header = r.u16("header.header_size");
   if (!header) return r.error();
   if (*header != kTensorFileHeader) {
