@@ -1,12 +1,15 @@
 // A set-associative tag array with true LRU and dirty bits, shared by the L2
 // and the MALL models. Timing-free: it only answers hit/miss and what was
-// evicted, so caches' hit rates emerge from real addresses. This is the
-// simulator's hottest loop: tags, ages and dirty bits are kept in separate
-// arrays and the set index uses a multiplicative hash (no division).
+// evicted, so caches' hit rates emerge from real addresses.
+//
+// This is the simulator's hottest loop (a GiB copy is tens of millions of
+// lookups), so the layout is chosen for the host: each set is one 64-byte
+// record of 32-bit keys kept in recency order (most recent first), compared
+// four at a time, and the set index keeps consecutive lines in neighbouring
+// sets so a streamed buffer walks the records almost sequentially.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 namespace tdmsim::sim {
@@ -15,9 +18,13 @@ class CacheTags {
  public:
   CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways);
 
+  static constexpr std::uint64_t kNoVictim = ~0ull;
+  // Small enough to come back in registers (a std::optional member made the
+  // hot path stall on a partial store).
   struct Result {
+    std::uint64_t victim = kNoVictim;  // dirty line to write back on eviction
     bool hit = false;
-    std::optional<std::uint64_t> dirty_victim;  // line address written back on eviction
+    bool dirty_victim() const { return victim != kNoVictim; }
   };
   // Looks up the line holding `addr`, allocating it on a miss (LRU victim).
   // `write` marks the line dirty.
@@ -34,15 +41,23 @@ class CacheTags {
   std::uint64_t set_of(std::uint64_t addr) const;
 
  private:
-  static constexpr std::uint64_t kEmpty = ~0ull;
+  // A line is identified by fold(line number) = set + sets * key: the set is
+  // implied by where the key sits, so 31 bits of key cover addresses far
+  // beyond any GPU's memory. The top bit is the dirty flag.
+  static constexpr std::uint32_t kEmpty = 0x7FFFFFFFu;  // never a valid key
+  static constexpr std::uint32_t kDirty = 0x80000000u;
+  std::uint64_t fold(std::uint64_t line) const;
+  std::uint64_t unfold(std::uint64_t h) const;
+  // The way holding `key` in `set`, or ways_ if none.
+  std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;
+
   std::uint32_t line_;
   std::uint32_t ways_;
   std::uint64_t sets_;
   std::uint32_t line_shift_;
-  std::vector<std::uint64_t> tags_;   // sets_ x ways_; kEmpty = invalid
-  std::vector<std::uint32_t> ages_;   // higher = more recently used
-  std::vector<std::uint8_t> dirty_;
-  std::vector<std::uint32_t> clock_;  // per-set use counter
+  std::uint32_t set_bits_ = 0;  // bits needed to number the sets
+  std::uint64_t set_mask_ = 0;  // sets_ - 1 when sets_ is a power of two, else 0
+  std::vector<std::uint32_t> keys_;  // sets_ x ways_, each set in recency order
 };
 
 }  // namespace tdmsim::sim

@@ -6,10 +6,9 @@ namespace tdmsim::sim {
 
 Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats)
     : sc_module(name), target("target"), spec_(spec) {
-  map_.interleave = spec.interleave.bytes;
-  map_.channels = spec.stacks * spec.channels_per_stack * spec.pseudo_channels;
-  map_.banks = spec.banks;
-  map_.row_bytes = spec.row_buffer.bytes;
+  map_ = HbmAddressMap(spec.interleave.bytes,
+                       spec.stacks * spec.channels_per_stack * spec.pseudo_channels, spec.banks,
+                       spec.row_buffer.bytes);
   channel_bw_ = units::Bandwidth{spec.bandwidth.bytes_per_s / map_.channels};
   channels_.resize(map_.channels);
   chunk_ticks_ = transfer_ticks(map_.interleave, channel_bw_);

@@ -13,6 +13,7 @@
 #include <tlm>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
+#include "sim/core/divisor.h"
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
@@ -25,24 +26,40 @@ namespace tdmsim::sim {
 // Address -> pseudo-channel, bank and row: the interleave is XOR-folded with
 // higher address bits so power-of-two strides still spread over channels.
 struct HbmAddressMap {
+  HbmAddressMap() = default;
+  HbmAddressMap(std::uint64_t interleave_bytes, std::uint32_t channel_count, std::uint32_t bank_count,
+                std::uint64_t row_buffer_bytes)
+      : interleave(interleave_bytes), channels(channel_count), banks(bank_count),
+        row_bytes(row_buffer_bytes), il_(interleave_bytes), ch_(channel_count), bk_(bank_count),
+        row_(row_buffer_bytes) {}
+
   std::uint64_t interleave = 256;
   std::uint32_t channels = 1;
   std::uint32_t banks = 16;
   std::uint64_t row_bytes = 1024;
 
   std::uint32_t channel(std::uint64_t addr) const {
-    const std::uint64_t blk = addr / interleave;
-    return static_cast<std::uint32_t>((blk ^ (blk / channels) ^ (blk / channels / channels)) %
-                                      channels);
+    const std::uint64_t blk = il_.div(addr);
+    const std::uint64_t up = ch_.div(blk);
+    return static_cast<std::uint32_t>(ch_.mod(blk ^ up ^ ch_.div(up)));
   }
   // Address inside the channel (its blocks packed densely).
   std::uint64_t local(std::uint64_t addr) const {
-    return (addr / interleave / channels) * interleave + addr % interleave;
+    return ch_.div(il_.div(addr)) * interleave + il_.mod(addr);
+  }
+  // Address inside a group of `per_group` consecutive channels (one MALL
+  // slice's), the group's blocks packed densely.
+  std::uint64_t group_local(std::uint64_t addr, const Divisor& per_group) const {
+    const std::uint64_t in_group = per_group.mod(channel(addr));
+    return (ch_.div(il_.div(addr)) * per_group.value() + in_group) * interleave + il_.mod(addr);
   }
   std::uint32_t bank(std::uint64_t addr) const {
-    return static_cast<std::uint32_t>((local(addr) / row_bytes) % banks);
+    return static_cast<std::uint32_t>(bk_.mod(row_.div(local(addr))));
   }
-  std::uint64_t row(std::uint64_t addr) const { return local(addr) / row_bytes / banks; }
+  std::uint64_t row(std::uint64_t addr) const { return bk_.div(row_.div(local(addr))); }
+
+ private:
+  Divisor il_{256}, ch_{1}, bk_{16}, row_{1024};
 };
 
 class Hbm : public sc_core::sc_module {

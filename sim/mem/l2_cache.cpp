@@ -1,6 +1,7 @@
 #include "sim/mem/l2_cache.h"
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 namespace tdmsim::sim {
@@ -11,8 +12,9 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
       tags_(spec.size_per_die.bytes, static_cast<std::uint32_t>(spec.line.bytes), spec.ways),
       channel_bw_{static_cast<std::uint64_t>(spec.bytes_per_clock_per_channel) * clock.hz},
       mshr_hold_per_line_(miss_latency / spec.mshrs_per_channel),
-      channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
+      channels_(spec.channels_per_die), channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
       lines_per_channel_(spec.channels_per_die), misses_per_channel_(spec.channels_per_die) {
+  line_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.line.bytes));
   line_time_ = transfer_ticks(spec.line.bytes, channel_bw_);
   target.register_b_transport(this, &L2Cache::b_transport);
   const std::string me = this->name();
@@ -42,11 +44,11 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     const std::uint64_t begin = a.addr + r * a.row_stride;
     const std::uint64_t end = begin + a.row_bytes;
-    for (std::uint64_t l = begin - begin % line; l < end; l += line) {
-      const std::size_t ch = channel_of(l / line);
+    for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
+      const std::size_t ch = channel_of(l >> line_shift_);
       ++lines_per_channel_[ch];
       const auto res = tags_.access(l, a.write);
-      if (res.dirty_victim) victims_.push_back(*res.dirty_victim);
+      if (res.dirty_victim()) victims_.push_back(res.victim);
       if (res.hit) {
         ++hits_;
       } else {
@@ -90,7 +92,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     i = j;
   }
   // Dirty victims are written back off the critical path, merged into runs.
-  std::sort(victims_.begin(), victims_.end());
+  if (!std::is_sorted(victims_.begin(), victims_.end())) std::sort(victims_.begin(), victims_.end());
   writebacks_ += victims_.size();
   for (std::size_t i = 0; i < victims_.size();) {
     std::size_t j = i + 1;

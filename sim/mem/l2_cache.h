@@ -10,6 +10,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "sim/core/divisor.h"
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
 #include "sim/mem/cache_tags.h"
@@ -31,9 +32,8 @@ class L2Cache : public sc_core::sc_module {
   // The channel serving a line: the line number XOR-folded with its higher
   // bits, so that power-of-two strides (a tile's rows) spread over channels.
   std::size_t channel_of(std::uint64_t line) const {
-    const std::uint64_t n = channel_.size();
-    const std::uint64_t folded = line ^ (line / n) ^ (line / n / n) ^ (line / n / n / n);
-    return static_cast<std::size_t>(folded % n);
+    const std::uint64_t a = channels_.div(line), b = channels_.div(a), c = channels_.div(b);
+    return static_cast<std::size_t>(channels_.mod(line ^ a ^ b ^ c));
   }
 
   // Writes every dirty line back to memory (the lines stay valid, now
@@ -49,9 +49,11 @@ class L2Cache : public sc_core::sc_module {
   CacheTags tags_;
   units::Bandwidth channel_bw_;
   Tick mshr_hold_per_line_;
+  Divisor channels_;
   std::vector<BusyUntil> channel_;
   std::vector<BusyUntil> mshr_;
   Tick line_time_ = 0;
+  std::uint32_t line_shift_ = 7;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   std::vector<std::uint64_t> misses_, victims_;

@@ -12,6 +12,7 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   // Tags are kept at the requesters' (L2) line size: our tile kernels never
   // access less than an L2 line, and halving the tag work keeps a GiB-sized
   // stream cheap to simulate. Capacity and associativity are unchanged.
+  per_stack_ = Divisor(std::max(1u, map.channels / stacks));
   tag_line_ = std::max<std::uint64_t>(spec.line.bytes, kRequesterLine);
   for (std::uint32_t s = 0; s < stacks; ++s) {
     slices_.emplace_back(spec.size.bytes / stacks, static_cast<std::uint32_t>(tag_line_),
@@ -34,19 +35,22 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
   const Tick now = sc_core::sc_time_stamp().value();
   const Tick arrive = now + delay.value();
   const std::uint64_t line = tag_line_;
-  const std::uint32_t per_stack = std::max(1u, map_.channels / stacks_);
   std::fill(lines_per_slice_.begin(), lines_per_slice_.end(), 0u);
   misses_v_.clear();
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     const std::uint64_t begin = a.addr + r * a.row_stride;
     const std::uint64_t end = begin + a.row_bytes;
-    for (std::uint64_t l = begin - begin % line; l < end; l += line) {
-      const std::uint32_t slice = map_.channel(l) / per_stack;
+    for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
+      const std::uint32_t ch = map_.channel(l);
+      const auto slice = static_cast<std::uint32_t>(per_stack_.div(ch));
       if (a.write) {  // write-through, no allocate: the data goes on to HBM
         ++lines_per_slice_[slice];
         continue;
       }
-      if (slices_[slice].access(l, false).hit) {  // lines are never dirty here
+      // Tags are keyed by the line's address inside its slice (the slice's
+      // channels' blocks packed densely), so a slice's sets all get used.
+      const std::uint64_t local = map_.group_local(l, per_stack_);
+      if (slices_[slice].access(local, false).hit) {  // lines are never dirty here
         ++hits_;
         ++lines_per_slice_[slice];
       } else {

@@ -38,6 +38,7 @@ class Mall : public sc_core::sc_module {
   MallSpec spec_;
   HbmAddressMap map_;
   std::uint32_t stacks_;
+  Divisor per_stack_;  // HBM channels behind one slice
   units::Bandwidth slice_bw_;
   std::vector<CacheTags> slices_;
   std::vector<BusyUntil> slice_bus_;

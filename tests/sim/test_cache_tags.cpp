@@ -32,7 +32,7 @@ TEST_CASE("dirty lines come back once as victims, and clean() keeps lines valid"
   CacheTags c(64 << 10, 128, 4);
   const std::uint64_t lines = (64 << 10) / 128;
   std::uint64_t early = 0;  // dirty lines evicted by uneven set filling
-  for (std::uint64_t i = 0; i < lines / 2; ++i) early += c.access(i * 128, true).dirty_victim ? 1 : 0;
+  for (std::uint64_t i = 0; i < lines / 2; ++i) early += c.access(i * 128, true).dirty_victim() ? 1 : 0;
   CHECK(early + c.clean().size() == lines / 2);  // each dirty line is written back exactly once
   CHECK(c.clean().empty());
   std::uint64_t hits = 0;
@@ -40,7 +40,7 @@ TEST_CASE("dirty lines come back once as victims, and clean() keeps lines valid"
   CHECK(hits + early >= lines / 2 * 95 / 100);
   // Overwrite everything with a new region: evictions of clean lines are silent.
   std::uint64_t victims = 0;
-  for (std::uint64_t i = 0; i < 4 * lines; ++i) victims += c.access((1 << 24) + i * 128, false).dirty_victim ? 1 : 0;
+  for (std::uint64_t i = 0; i < 4 * lines; ++i) victims += c.access((1 << 24) + i * 128, false).dirty_victim() ? 1 : 0;
   CHECK(victims == 0);
 }
 
@@ -54,5 +54,30 @@ TEST_CASE("sequential and power-of-two-strided lines spread evenly over sets", "
     INFO("stride " << stride << ": min " << *mn << " max " << *mx);
     CHECK(*mx <= 3 * 16);
     CHECK(*mn >= 2);
+  }
+}
+
+TEST_CASE("written-back victims name exactly the lines written, in any set geometry", "[cache]") {
+  // Power-of-two sets (MI300X L2) and a non-power-of-two count (H200's 60 MiB
+  // L2 has 30720 sets): keys are folded and unfolded differently.
+  for (std::uint64_t size : {std::uint64_t{4} << 20, std::uint64_t{60} << 20}) {
+    CacheTags c(size, 128, 16);
+    std::vector<std::uint64_t> written;
+    std::uint64_t x = 12345;
+    for (int i = 0; i < 2000; ++i) {  // scattered lines up to ~1 TiB
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      written.push_back((x >> 24) & ~std::uint64_t{127});
+    }
+    std::vector<std::uint64_t> back;
+    for (auto a : written) {
+      const auto r = c.access(a, true);
+      if (r.dirty_victim()) back.push_back(r.victim);
+    }
+    for (auto a : c.clean()) back.push_back(a);
+    std::sort(written.begin(), written.end());
+    written.erase(std::unique(written.begin(), written.end()), written.end());
+    std::sort(back.begin(), back.end());
+    INFO("cache of " << size << " bytes");
+    CHECK(back == written);
   }
 }
