@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,36 +14,53 @@
 
 namespace tdmsim::isa {
 
-// A (2-D strided) memory range; `iter_stride` moves it each loop iteration.
+// A memory range a workgroup loads or stores: `rows` rows of `row_bytes`
+// each, either 2-D strided (row r at addr + r * row_stride) or gathered (row
+// r at addr + gather[r]: the token rows of a MoE block). `iter_stride` moves
+// the whole range each loop iteration.
 struct MemRange {
   std::uint64_t addr = 0;
   std::uint32_t row_bytes = 0;
   std::uint32_t rows = 1;
   std::uint64_t row_stride = 0;
   std::int64_t iter_stride = 0;
+  // Row offsets of a gather (size >= rows); shared, so programs copy cheaply.
+  std::shared_ptr<const std::vector<std::uint64_t>> gather;
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
 };
 
-// One workgroup: prologue loads, a software-pipelined main loop (each
-// iteration loads its operands then issues matrix work), an epilogue of vector
-// work, then stores.
+// One software-pipelined loop: each iteration loads its operands, then runs
+// an MxNxK matrix product in `dtype` (m == 0: no matrix work).
+struct Loop {
+  std::vector<MemRange> loads;
+  std::uint32_t iterations = 0;
+  DType dtype = DType::bf16;
+  std::uint32_t m = 0, n = 0, k = 0;
+};
+
+// One workgroup: prologue loads, then its loops in order (a fused MoE kernel
+// has two: gate/up over H, then down over I; a GEMM one), an epilogue of
+// vector work, then stores. Loads run `pipeline_depth` iterations ahead,
+// across loop boundaries as a software pipeline would.
 struct TileProgram {
   std::uint32_t threads = 256;
   std::uint32_t lds_bytes = 0;
   std::uint32_t vgprs_per_thread = 128;
 
   std::vector<MemRange> prologue_loads;
-  std::vector<MemRange> loop_loads;
-  std::uint32_t iterations = 0;
+  std::vector<Loop> loops;
   std::uint32_t pipeline_depth = 2;  // iterations of loads in flight
-  // Matrix work per iteration: an MxNxK product in `dtype` (0 = none).
-  DType dtype = DType::bf16;
-  std::uint32_t m = 0, n = 0, k = 0;
   // Dependent loads: each iteration's load address comes from the previous
   // load (pointer chase); `chase` lists the addresses in order.
   std::vector<std::uint64_t> chase;
   std::uint64_t epilogue_vector_ops = 0;  // element operations (activation, scaling, ...)
   std::vector<MemRange> stores;
+
+  std::uint32_t iterations() const {
+    std::uint32_t n = 0;
+    for (const auto& l : loops) n += l.iterations;
+    return n;
+  }
 };
 
 struct KernelLaunch {

@@ -115,6 +115,7 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   s.busy = true;
   s.wg = wg;
   s.program = dispatcher_.kernel().program(wg);
+  s.iterations = s.program.iterations();
   s.start = at;
   s.time = at;
   s.prologue_done = at;
@@ -129,6 +130,7 @@ Tick ComputeUnit::issue(const isa::MemRange& r, std::uint32_t iter, bool write, 
   a.row_bytes = r.row_bytes;
   a.rows = r.rows;
   a.row_stride = r.row_stride;
+  a.gather = r.gather ? r.gather->data() : nullptr;
   a.write = write;
   a.die = die_;
   if (write) store_bytes_ += a.bytes();
@@ -139,13 +141,26 @@ Tick ComputeUnit::issue(const isa::MemRange& r, std::uint32_t iter, bool write, 
   return port_.send(mem, a, at, sc_core::sc_time_stamp().value());
 }
 
+namespace {
+// The loop running global iteration `iter` (iterations counted across the
+// program's loops), and the iteration's index inside it.
+std::pair<const isa::Loop*, std::uint32_t> loop_of(const isa::TileProgram& p, std::uint32_t iter) {
+  for (const auto& l : p.loops) {
+    if (iter < l.iterations) return {&l, iter};
+    iter -= l.iterations;
+  }
+  throw std::logic_error("iteration past the program's loops");
+}
+}  // namespace
+
 Tick ComputeUnit::loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick at) {
+  const auto [loop, i] = loop_of(p, iter);
   Tick done = at;
-  for (const auto& r : p.loop_loads) done = std::max(done, issue(r, iter, false, at));
+  for (const auto& r : loop->loads) done = std::max(done, issue(r, i, false, at));
   return done;
 }
 
-Tick ComputeUnit::matrix(const isa::TileProgram& p, Tick ready) {
+Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) {
   if (p.m == 0) return ready;
   const auto& cu = machine_.compute;
   const double per_simd = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1);
@@ -154,7 +169,7 @@ Tick ComputeUnit::matrix(const isa::TileProgram& p, Tick ready) {
                              std::string(config::enum_name(p.dtype)) + " on this machine");
   }
   // A workgroup's waves spread over at most `simds` matrix pipes.
-  const std::uint32_t waves = std::max(1u, (p.threads + cu.wave_size - 1) / cu.wave_size);
+  const std::uint32_t waves = std::max(1u, (threads + cu.wave_size - 1) / cu.wave_size);
   const std::uint32_t used = std::min<std::uint32_t>(waves, cu.simds_per_cu);
   std::vector<BusyUntil*> pipes;
   for (auto& pipe : matrix_pipes_) pipes.push_back(&pipe);
@@ -179,7 +194,7 @@ bool ComputeUnit::step(Slot& s) {
       s.prologue_done = std::max(s.prologue_done, issue(r, 0, false, s.time));
     }
     s.load_done.assign(depth, s.time);
-    for (; s.issued < std::min(depth, p.iterations); ++s.issued) {
+    for (; s.issued < std::min(depth, s.iterations); ++s.issued) {
       s.load_done[s.issued % depth] = loads_of(p, s.issued, s.time);
     }
     if (p.chase.empty()) return false;
@@ -188,14 +203,14 @@ bool ComputeUnit::step(Slot& s) {
     const std::uint32_t end =
         std::min<std::uint32_t>(static_cast<std::uint32_t>(p.chase.size()), s.next_iter + kChaseBatch);
     for (; s.next_iter < end; ++s.next_iter) {
-      isa::MemRange r{p.chase[s.next_iter], 4, 1, 0, 0};
+      isa::MemRange r{p.chase[s.next_iter], 4, 1, 0, 0, nullptr};
       s.time = issue(r, 0, false, s.time);
     }
     return s.next_iter >= p.chase.size();
   }
-  if (s.next_iter < p.iterations) {
-    const std::uint32_t group = (p.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
-    const std::uint32_t end = std::min(p.iterations, s.next_iter + group);
+  if (s.next_iter < s.iterations) {
+    const std::uint32_t group = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
+    const std::uint32_t end = std::min(s.iterations, s.next_iter + group);
     while (s.next_iter < end) {
       const std::uint32_t i = s.next_iter;
       const Tick ready = std::max(s.prologue_done, s.load_done[i % depth]);
@@ -204,11 +219,11 @@ bool ComputeUnit::step(Slot& s) {
         return false;
       }
       // The iteration's buffer is free once its math starts: refill it.
-      if (s.issued < p.iterations) {
+      if (s.issued < s.iterations) {
         s.load_done[i % depth] = loads_of(p, s.issued, s.time);
         ++s.issued;
       }
-      s.time = matrix(p, s.time);
+      s.time = matrix(*loop_of(p, i).first, p.threads, s.time);
       ++s.next_iter;
     }
     return false;

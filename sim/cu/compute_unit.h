@@ -53,6 +53,7 @@ class ComputeUnit : public sc_core::sc_module {
     isa::TileProgram program;
     Tick start = 0;
     Tick time = 0;            // local time of the slot's next step
+    std::uint32_t iterations = 0;  // over all of the program's loops
     std::uint32_t next_iter = 0;
     std::uint32_t issued = 0;  // loop iterations whose loads are issued
     std::vector<Tick> load_done;  // per issued iteration (ring of pipeline_depth)
@@ -66,7 +67,7 @@ class ComputeUnit : public sc_core::sc_module {
   bool step(Slot& s);
   Tick issue(const isa::MemRange& r, std::uint32_t iter, bool write, Tick at);
   Tick loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick at);
-  Tick matrix(const isa::TileProgram& p, Tick ready);
+  Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);
   void sync(Tick local);
 
   const MachineSpec& machine_;

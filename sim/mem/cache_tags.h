@@ -29,6 +29,9 @@ class CacheTags {
   // Looks up the line holding `addr`, allocating it on a miss (LRU victim).
   // `write` marks the line dirty.
   Result access(std::uint64_t addr, bool write);
+  // Hints the host to fetch the set of `addr` (a lookup soon to come): the
+  // tag walk is bound by host memory latency, not by arithmetic.
+  void prefetch(std::uint64_t addr) const { __builtin_prefetch(&keys_[set_of(addr) * ways_]); }
   // Whether the line holding `addr` is present (no allocation, no LRU update).
   bool contains(std::uint64_t addr) const;
   // Marks every dirty line clean (they stay valid) and returns their

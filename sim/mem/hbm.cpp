@@ -66,7 +66,7 @@ Tick Hbm::serve_chunk(Channel& ch, std::uint64_t addr, std::uint64_t bytes, bool
 Tick Hbm::serve(const MemAccess& a, Tick arrive) {
   Tick done = arrive;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
-    std::uint64_t addr = a.addr + r * a.row_stride;
+    std::uint64_t addr = a.row(r);
     std::uint64_t left = a.row_bytes;
     while (left > 0) {  // split the row at interleave boundaries
       const std::uint64_t chunk = std::min(left, map_.interleave - addr % map_.interleave);

@@ -6,6 +6,11 @@
 
 namespace tdmsim::sim {
 
+namespace {
+// Lines ahead whose tag set is prefetched while walking an access.
+constexpr std::uint64_t kPrefetchAhead = 4;
+}  // namespace
+
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
                  Tick miss_latency, StatRegistry& stats)
     : sc_module(name), target("target"), initiator("initiator"), spec_(spec),
@@ -42,9 +47,10 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   misses_.clear();
   victims_.clear();
   for (std::uint32_t r = 0; r < a.rows; ++r) {
-    const std::uint64_t begin = a.addr + r * a.row_stride;
+    const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
     for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
+      if (l + kPrefetchAhead * line < end) tags_.prefetch(l + kPrefetchAhead * line);
       const std::size_t ch = channel_of(l >> line_shift_);
       ++lines_per_channel_[ch];
       const auto res = tags_.access(l, a.write);
@@ -74,9 +80,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     }
   }
   Tick done = served + hit_latency;
-  const bool line_aligned = a.addr % line == 0 && a.row_bytes % line == 0 &&
-                            (a.rows == 1 || a.row_stride % line == 0);
-  if (!a.write && line_aligned && misses_.size() * line == a.bytes()) {
+  if (!a.write && misses_.size() * line == a.bytes() && a.line_aligned(line)) {
     // Everything missed (a tile streamed for the first time): forward the
     // access whole rather than row by row.
     MemAccess m = a;

@@ -38,9 +38,14 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
   std::fill(lines_per_slice_.begin(), lines_per_slice_.end(), 0u);
   misses_v_.clear();
   for (std::uint32_t r = 0; r < a.rows; ++r) {
-    const std::uint64_t begin = a.addr + r * a.row_stride;
+    const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
     for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
+      if (!a.write && l + 4 * line < end) {  // fetch the tag set 4 lines ahead (see L2)
+        const std::uint64_t ahead = l + 4 * line;
+        const std::uint32_t ach = map_.channel(ahead);
+        slices_[per_stack_.div(ach)].prefetch(map_.group_local(ahead, per_stack_));
+      }
       const std::uint32_t ch = map_.channel(l);
       const auto slice = static_cast<std::uint32_t>(per_stack_.div(ch));
       if (a.write) {  // write-through, no allocate: the data goes on to HBM
@@ -67,7 +72,7 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
   }
   if (a.write) done = std::max(done, port_.send(initiator, a, arrive, now));
   if (!a.write && !misses_v_.empty() && misses_v_.size() * line == a.bytes() &&
-      a.addr % line == 0 && a.row_bytes % line == 0 && (a.rows == 1 || a.row_stride % line == 0)) {
+      a.line_aligned(line)) {
     done = std::max(done, port_.send(initiator, a, arrive, now));  // all missed: forward whole
     misses_v_.clear();
   }

@@ -18,7 +18,22 @@ struct MemAccess {
   std::uint64_t row_stride = 0;  // bytes between row starts
   bool write = false;
   std::uint32_t die = 0;         // requesting die (XCD), for fabric routing
+  // Gathered rows: row r starts at addr + gather[r] (row_stride unused).
+  // Points into the issuing program, which outlives the (blocking) call.
+  const std::uint64_t* gather = nullptr;
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
+  std::uint64_t row(std::uint32_t r) const {
+    return gather != nullptr ? addr + gather[r] : addr + r * row_stride;
+  }
+  // Whether every row starts and ends on a `line` boundary.
+  bool line_aligned(std::uint64_t line) const {
+    if (row_bytes % line != 0) return false;
+    if (gather == nullptr) return addr % line == 0 && (rows == 1 || row_stride % line == 0);
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      if (row(r) % line != 0) return false;
+    }
+    return true;
+  }
 };
 
 class MemAccessExt : public tlm::tlm_extension<MemAccessExt> {

@@ -28,8 +28,8 @@ isa::KernelLaunch stream(AddressSpace& as, std::uint64_t bytes, std::uint64_t ch
     p.vgprs_per_thread = 32;
     const std::uint64_t off = wg * chunk;
     const auto len = static_cast<std::uint32_t>(std::min(chunk, bytes - off));
-    p.prologue_loads.push_back({src + off, len, 1, 0, 0});
-    if (copy) p.stores.push_back({dst + off, len, 1, 0, 0});
+    p.prologue_loads.push_back({src + off, len, 1, 0, 0, nullptr});
+    if (copy) p.stores.push_back({dst + off, len, 1, 0, 0, nullptr});
     return p;
   };
   return k;
@@ -125,21 +125,23 @@ isa::KernelLaunch gemm(AddressSpace& as, const GemmShape& g, const MachineSpec& 
     p.vgprs_per_thread = 128;
     p.lds_bytes = (tm + tn) * tk * elem * 2;  // double-buffered operand tiles
     p.pipeline_depth = 2;
-    p.iterations = iters;
+    isa::Loop loop;
+    loop.iterations = iters;
     const std::uint64_t k_bytes = std::uint64_t(tk) * elem;
-    p.loop_loads.push_back({a + (std::uint64_t(bm) * tm * g.k + std::uint64_t(first) * tk) * elem,
-                            static_cast<std::uint32_t>(k_bytes), rows_a, std::uint64_t(g.k) * elem,
-                            static_cast<std::int64_t>(k_bytes)});
-    p.loop_loads.push_back({b + (std::uint64_t(bn) * tn * g.k + std::uint64_t(first) * tk) * elem,
-                            static_cast<std::uint32_t>(k_bytes), rows_b, std::uint64_t(g.k) * elem,
-                            static_cast<std::int64_t>(k_bytes)});
-    p.dtype = g.dtype;
-    p.m = rows_a;
-    p.n = rows_b;
-    p.k = tk;
+    loop.loads.push_back({a + (std::uint64_t(bm) * tm * g.k + std::uint64_t(first) * tk) * elem,
+                          static_cast<std::uint32_t>(k_bytes), rows_a, std::uint64_t(g.k) * elem,
+                          static_cast<std::int64_t>(k_bytes), nullptr});
+    loop.loads.push_back({b + (std::uint64_t(bn) * tn * g.k + std::uint64_t(first) * tk) * elem,
+                          static_cast<std::uint32_t>(k_bytes), rows_b, std::uint64_t(g.k) * elem,
+                          static_cast<std::int64_t>(k_bytes), nullptr});
+    loop.dtype = g.dtype;
+    loop.m = rows_a;
+    loop.n = rows_b;
+    loop.k = tk;
+    p.loops.push_back(std::move(loop));
     p.epilogue_vector_ops = std::uint64_t(rows_a) * rows_b;  // convert/scale the accumulators
     p.stores.push_back({c + (std::uint64_t(bm) * tm * g.n + std::uint64_t(bn) * tn) * 2,
-                        rows_b * 2, rows_a, std::uint64_t(g.n) * 2, 0});
+                        rows_b * 2, rows_a, std::uint64_t(g.n) * 2, 0, nullptr});
     return p;
   };
   return k;
