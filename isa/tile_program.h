@@ -26,6 +26,10 @@ struct MemRange {
   std::int64_t iter_stride = 0;
   // Row offsets of a gather (size >= rows); shared, so programs copy cheaply.
   std::shared_ptr<const std::vector<std::uint64_t>> gather;
+  // Who moves the data into LDS: the waves themselves (per-row address
+  // arithmetic and load issue on the vector pipe, for gathers), or the CU's
+  // tensor data movers (TDM), which take a descriptor and cost no wave time.
+  bool tensor_mover = false;
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
 };
 
@@ -63,11 +67,24 @@ struct TileProgram {
   }
 };
 
+// What a hardware scheduler (the TDM MoE unit) needs to place a kernel's
+// workgroups: the descriptor it fetches, its policy, and per workgroup the
+// expert, token block and N tile it works on.
+struct HardwareDispatch {
+  std::uint64_t descriptor_addr = 0;
+  std::uint32_t descriptor_bytes = 0;
+  TdmPolicy policy = TdmPolicy::load_balance;
+  std::vector<std::uint32_t> expert, block, n_tile;  // per workgroup
+};
+
 struct KernelLaunch {
   std::string name;
   std::uint32_t workgroups = 0;
   // Resources are uniform over the grid: taken from program(0).
   std::function<TileProgram(std::uint32_t wg)> program;
+  // Set when the TDM MoE unit runs the kernel from a descriptor instead of
+  // the host launching a grid.
+  std::shared_ptr<const HardwareDispatch> hardware;
 };
 
 }  // namespace tdmsim::isa

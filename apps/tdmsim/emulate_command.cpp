@@ -20,6 +20,7 @@
 #include "workloads/config/loader.h"
 #include "workloads/config/writer.h"
 #include "workloads/util/atomic_write.h"
+#include "apps/tdmsim/output_dir.h"
 
 namespace tdmsim::cli {
 namespace {
@@ -29,11 +30,6 @@ using config::Json;
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// Bad input found by the command itself (not by the configuration loader).
-struct BadInput : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // Bytes the command needs at its peak: the emulator's buffers (with the
 // largest block size the plan may pick unless the scenario fixes one) plus
@@ -45,52 +41,6 @@ std::uint64_t estimate_bytes(const config::ResolvedScenario& r, bool intermediat
   const std::uint64_t logits = std::uint64_t{shape.tokens} * shape.experts_total * 4;
   return emu > UINT64_MAX - logits ? UINT64_MAX : emu + logits;
 }
-
-// The output folder, built as a hidden temporary sibling and renamed into
-// place by commit(); removed on destruction if never committed.
-class StagedDir {
- public:
-  StagedDir(fs::path target, bool force) : target_(std::move(target)) {
-    if (target_.filename().empty()) target_ = target_.parent_path();
-    if (fs::exists(target_) && !force) {
-      throw BadInput("output folder " + target_.string() +
-                     " already exists (use --force to replace it)");
-    }
-    const fs::path parent = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
-    fs::create_directories(parent);
-    staging_ = parent / ("." + target_.filename().string() + ".tmp-" + std::to_string(::getpid()));
-    fs::remove_all(staging_);
-    fs::create_directory(staging_);
-  }
-  ~StagedDir() {
-    std::error_code ec;
-    if (!committed_) fs::remove_all(staging_, ec);
-  }
-  StagedDir(const StagedDir&) = delete;
-  StagedDir& operator=(const StagedDir&) = delete;
-
-  fs::path file(const std::string& name) const { return staging_ / name; }
-  const fs::path& target() const { return target_; }
-
-  // An existing target (--force) is moved aside first and removed only after
-  // the new folder is in place.
-  void commit() {
-    fs::path old;
-    if (fs::exists(target_)) {
-      old = staging_;
-      old += ".old";
-      fs::rename(target_, old);
-    }
-    fs::rename(staging_, target_);
-    committed_ = true;
-    if (!old.empty()) fs::remove_all(old);
-  }
-
- private:
-  fs::path target_;
-  fs::path staging_;
-  bool committed_ = false;
-};
 
 template <class T>
 std::span<const std::byte> bytes_of(const std::vector<T>& v) {

@@ -9,6 +9,7 @@
 #include "apps/tdmsim/config_commands.h"
 #include "apps/tdmsim/describe_command.h"
 #include "apps/tdmsim/emulate_command.h"
+#include "apps/tdmsim/run_command.h"
 #include "apps/tdmsim/sim_commands.h"
 #include "sim/core/systemc_info.h"
 #include "workloads/config/diagnostics.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   add_describe_command(app, result);
   add_emulate_command(app, result);
   add_sim_commands(app, result);
+  add_run_command(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

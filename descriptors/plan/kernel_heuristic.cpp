@@ -99,10 +99,11 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                          ? " (default)" : "");
 
   // Stages: the fused 1-stage kernel only when this GPU's rows fit in two
-  // blocks. It recomputes the gate/up of a block for every N tile of the
-  // output, which is cheap only for a handful of rows; in exchange it saves
-  // a launch and the intermediate's round trip through memory, which
-  // dominate at such sizes.
+  // blocks. Each of its jobs scatter-adds a partial sum over its slice of I
+  // into every H column of its rows, I / (N/2) times the output traffic of
+  // the 2-stage kernel, which is cheap only for a handful of rows; in
+  // exchange it saves a launch and the intermediate's round trip through
+  // memory, which dominate at such sizes.
   if (requested.stages != 0) {
     k.stages = requested.stages;
     why += fmt::format("; {}-stage (scenario)", k.stages);

@@ -92,7 +92,7 @@ struct TileJob {
   Stage stage = Stage::gate_up;
   std::uint32_t block = 0;       // block index in the layout
   std::uint32_t expert = 0;      // fused local expert id
-  std::uint32_t n_tile = 0;      // N tile index (gate_up: over 2*I; down and fused: over H)
+  std::uint32_t n_tile = 0;      // N tile index (gate_up and fused: over 2*I; down: over H)
   std::uint32_t k_split = 0;     // split-K index
   std::uint32_t valid_rows = 0;  // real (non-padding) rows in the block
 };
@@ -109,14 +109,16 @@ struct KernelChoice {
 };
 
 // Element ranges a tile job covers (half-open [begin, end)), so every backend
-// cuts the GEMMs the same way. N: gate_up job n covers intermediate columns
-// [n*N/2, (n+1)*N/2) of BOTH gate and up (so the activation fits in its
-// epilogue); down and fused jobs cover hidden columns [n*N, (n+1)*N). K:
+// cuts the GEMMs the same way. N: gate_up and fused job n cover intermediate
+// columns [n*N/2, (n+1)*N/2) of BOTH gate and up (so the activation fits in
+// the epilogue; a fused job then multiplies its slice of the intermediate by
+// the matching columns of down into all of H and scatter-adds the partial
+// sums into the tokens); down jobs cover hidden columns [n*N, (n+1)*N). K:
 // split s of k_tiles = ceil(K / tile.k) covers tiles [s*k_tiles/split_k,
 // (s+1)*k_tiles/split_k) (never empty: choose_kernel keeps split_k <= the
 // K tiles of both stages); K is H for
-// gate_up, I for down; a fused job covers all of H then all of I. Ends are
-// clamped to the dimension.
+// gate_up, I for down; a fused job covers all of H, then its own N/2 columns
+// of I. Ends are clamped to the dimension.
 struct Range {
   std::uint32_t begin = 0;
   std::uint32_t end = 0;

@@ -15,12 +15,12 @@ const KernelTile& stage_tile(const KernelChoice& kernel, Stage stage) {
   return stage == Stage::down ? kernel.down_tile : kernel.gate_up_tile;
 }
 
-// N tiles of a stage: gate_up covers 2I as N/2 columns of gate plus the same
-// N/2 of up per tile; down and fused write N columns of H per tile.
+// N tiles of a stage: gate_up and fused cover 2I as N/2 columns of gate plus
+// the same N/2 of up per tile (the fused kernel then takes its slice of I
+// through down into every H column); down writes N columns of H per tile.
 std::uint32_t n_tiles(const LayerShape& shape, const KernelChoice& kernel, Stage stage) {
   const KernelTile& tile = stage_tile(kernel, stage);
-  return stage == Stage::gate_up ? ceil_div(shape.inter, tile.n / 2)
-                                 : ceil_div(shape.hidden, tile.n);
+  return stage == Stage::down ? ceil_div(shape.hidden, tile.n) : ceil_div(shape.inter, tile.n / 2);
 }
 
 // The K extent a stage's splits divide.
@@ -55,7 +55,7 @@ std::vector<TileJob> tile_jobs(const LayerShape& shape, const BlockLayout& layou
 
 Range job_n_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job) {
   const KernelTile& tile = stage_tile(kernel, job.stage);
-  if (job.stage == Stage::gate_up) {
+  if (job.stage != Stage::down) {  // gate_up and fused: a slice of the intermediate
     const std::uint32_t half = tile.n / 2;
     return {job.n_tile * half, std::min(shape.inter, (job.n_tile + 1) * half)};
   }
@@ -63,7 +63,7 @@ Range job_n_range(const LayerShape& shape, const KernelChoice& kernel, const Til
 }
 
 Range job_k_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job) {
-  if (job.stage == Stage::fused) return {0, shape.hidden};  // then all of I, in the epilogue
+  if (job.stage == Stage::fused) return {0, shape.hidden};  // then its I slice into down
   const KernelTile& tile = stage_tile(kernel, job.stage);
   const std::uint32_t extent = k_extent(shape, job.stage);
   const std::uint64_t k_tiles = ceil_div(extent, tile.k);

@@ -5,26 +5,36 @@ namespace tdmsim::sim {
 void StatRegistry::add(const std::string& owner, const std::string& name,
                        const std::uint64_t* value, std::string unit, std::string description) {
   entries_.push_back({owner + "." + name, owner, name, std::move(unit), std::move(description),
-                      [value] { return static_cast<double>(*value); }, true});
+                      [value] { return static_cast<double>(*value); }, true, true});
 }
 
 void StatRegistry::add(const std::string& owner, const std::string& name, const double* value,
                        std::string unit, std::string description) {
   entries_.push_back({owner + "." + name, owner, name, std::move(unit), std::move(description),
-                      [value] { return *value; }, false});
+                      [value] { return *value; }, false, true});
 }
 
 void StatRegistry::formula(const std::string& owner, const std::string& name,
                            std::function<double()> f, std::string unit,
                            std::string description) {
   entries_.push_back({owner + "." + name, owner, name, std::move(unit), std::move(description),
-                      std::move(f), false});
+                      std::move(f), false, false});
 }
 
-nlohmann::ordered_json StatRegistry::to_json() const {
+StatRegistry::Snapshot StatRegistry::snapshot() const {
+  Snapshot s;
+  s.reserve(entries_.size());
+  for (const auto& e : entries_) s.push_back(e.read());
+  return s;
+}
+
+nlohmann::ordered_json StatRegistry::to_json(const Snapshot* since) const {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& e : entries_) {
-    const double v = e.read();
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const auto& e = entries_[i];
+    if (since != nullptr && !e.counter) continue;
+    double v = e.read();
+    if (since != nullptr && i < since->size()) v -= (*since)[i];
     nlohmann::ordered_json s;
     if (e.integral) s["value"] = static_cast<std::uint64_t>(v);
     else s["value"] = v;
@@ -35,10 +45,14 @@ nlohmann::ordered_json StatRegistry::to_json() const {
   return j;
 }
 
-double StatRegistry::sum(const std::string& owner_prefix, const std::string& name) const {
+double StatRegistry::sum(const std::string& owner_prefix, const std::string& name,
+                         const Snapshot* since) const {
   double total = 0;
-  for (const auto& e : entries_) {
-    if (e.name == name && e.owner.rfind(owner_prefix, 0) == 0) total += e.read();
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const auto& e = entries_[i];
+    if (e.name == name && e.owner.rfind(owner_prefix, 0) == 0) {
+      total += e.read() - (since != nullptr && i < since->size() ? (*since)[i] : 0.0);
+    }
   }
   return total;
 }

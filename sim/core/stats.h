@@ -23,10 +23,19 @@ class StatRegistry {
   void formula(const std::string& owner, const std::string& name, std::function<double()> f,
                std::string unit, std::string description);
 
+  // Every stat's value now, in registration order: taken between runs on one
+  // simulated GPU so a run's own counts are the difference.
+  using Snapshot = std::vector<double>;
+  Snapshot snapshot() const;
+
   // {"gpu.xcd[0].l2.hits": {"value": 12, "unit": "count", "desc": "..."}, ...}
-  nlohmann::ordered_json to_json() const;
-  // Sum of a counter over every owner whose name matches `owner_prefix`...`.name`.
-  double sum(const std::string& owner_prefix, const std::string& name) const;
+  // With `since`, counters are the increase since that snapshot and formulas
+  // (ratios of cumulative counts) are left out.
+  nlohmann::ordered_json to_json(const Snapshot* since = nullptr) const;
+  // Sum of a counter over every owner whose name matches `owner_prefix`...`.name`
+  // (its increase since `since`, if given).
+  double sum(const std::string& owner_prefix, const std::string& name,
+             const Snapshot* since = nullptr) const;
 
  private:
   struct Entry {
@@ -37,6 +46,7 @@ class StatRegistry {
     std::string description;
     std::function<double()> read;
     bool integral;
+    bool counter;  // false for formulas
   };
   std::vector<Entry> entries_;
 };

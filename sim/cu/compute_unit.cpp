@@ -16,6 +16,9 @@ namespace {
 constexpr std::uint32_t kMaxStepsPerLoop = 32;
 // Dependent loads processed per step of a pointer chase.
 constexpr std::uint32_t kChaseBatch = 64;
+// Vector operations per gathered row before its loads issue (read the row
+// index, scale it, add the base, form the buffer address): our estimate.
+constexpr double kGatherOpsPerRow = 4;
 }  // namespace
 
 Occupancy occupancy(const ComputeSpec& cu, const isa::TileProgram& p) {
@@ -40,6 +43,10 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
     : sc_module(name), mem("mem"), machine_(machine), die_(die), index_(index),
       dispatcher_(dispatcher), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
       matrix_pipes_(machine.compute.simds_per_cu) {
+  if (machine.tdm) {
+    mover_bw_ = units::Bandwidth{std::uint64_t{machine.tdm->movers_per_cu} *
+                                 machine.tdm->mover_bytes_per_clock * machine.compute.clock.hz};
+  }
   SC_HAS_PROCESS(ComputeUnit);
   SC_THREAD(run);
   const std::string me = this->name();
@@ -76,9 +83,10 @@ void ComputeUnit::run_kernel() {
   Tick last_end = start;
   Tick busy_from = start;
   std::uint32_t wg = 0;
+  Tick not_before = 0;
   for (auto& s : slots_) {
-    if (!dispatcher_.next(wg)) break;
-    start_workgroup(s, wg, start + dispatcher_.dispatch_latency());
+    if (!dispatcher_.next(wg, not_before)) break;
+    start_workgroup(s, wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
   }
   while (true) {
     Slot* next = nullptr;
@@ -104,7 +112,9 @@ void ComputeUnit::run_kernel() {
       trace_->slice(trace_pid_, tid, k.name + " wg " + std::to_string(next->wg), next->start,
                     next->time);
     }
-    if (dispatcher_.next(wg)) start_workgroup(*next, wg, next->time + dispatcher_.dispatch_latency());
+    if (dispatcher_.next(wg, not_before)) {
+      start_workgroup(*next, wg, std::max(next->time + dispatcher_.dispatch_latency(), not_before));
+    }
   }
   busy_ps_ += last_end > busy_from ? last_end - busy_from : 0;
   dispatcher_.cu_done(last_end);
@@ -156,7 +166,24 @@ std::pair<const isa::Loop*, std::uint32_t> loop_of(const isa::TileProgram& p, st
 Tick ComputeUnit::loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick at) {
   const auto [loop, i] = loop_of(p, iter);
   Tick done = at;
-  for (const auto& r : loop->loads) done = std::max(done, issue(r, i, false, at));
+  for (const auto& r : loop->loads) {
+    if (r.tensor_mover) {
+      // The tensor data movers stream the rows into LDS from a descriptor:
+      // no wave time, but their own bandwidth bounds when the data is there.
+      const Tick moved = movers_.reserve(at, transfer_ticks(r.bytes(), mover_bw_));
+      done = std::max({done, issue(r, i, false, at), moved});
+    } else if (r.gather) {
+      // Waves gather rows themselves: per row, read the index and compute the
+      // address, then issue 16-byte loads; the vector pipe does this first.
+      const auto& cu = machine_.compute;
+      const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
+      const double ops = static_cast<double>(r.rows) * (kGatherOpsPerRow + r.row_bytes / 16.0);
+      const Tick issued = vector_pipe_.reserve(at, cycle_ticks(ops / lanes, cu.clock));
+      done = std::max(done, issue(r, i, false, issued));
+    } else {
+      done = std::max(done, issue(r, i, false, at));
+    }
+  }
   return done;
 }
 
@@ -203,7 +230,7 @@ bool ComputeUnit::step(Slot& s) {
     const std::uint32_t end =
         std::min<std::uint32_t>(static_cast<std::uint32_t>(p.chase.size()), s.next_iter + kChaseBatch);
     for (; s.next_iter < end; ++s.next_iter) {
-      isa::MemRange r{p.chase[s.next_iter], 4, 1, 0, 0, nullptr};
+      isa::MemRange r{p.chase[s.next_iter], 4, 1, 0, 0, nullptr, false};
       s.time = issue(r, 0, false, s.time);
     }
     return s.next_iter >= p.chase.size();

@@ -80,6 +80,8 @@ class ComputeUnit : public sc_core::sc_module {
   MemPort port_;  // reused request payload
   std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
   BusyUntil vector_pipe_;
+  BusyUntil movers_;              // the CU's tensor data movers, as one pipe
+  units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)
   std::vector<Slot> slots_;
   std::vector<bool> trace_named_;  // slots whose trace track has a name
   std::uint64_t workgroups_ = 0, busy_ps_ = 0, matrix_busy_ps_ = 0, loads_ = 0,

@@ -12,31 +12,36 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, Tick launch_overhead,
   stats.add(this->name(), "workgroups", &workgroups_, "count", "workgroups dispatched");
 }
 
-KernelTiming Dispatcher::launch(const isa::KernelLaunch& kernel) {
+KernelTiming Dispatcher::launch(const isa::KernelLaunch& kernel, const DispatchPlan* plan) {
   kernel_ = &kernel;
+  plan_ = plan;
+  const Tick delay = plan != nullptr ? plan->start_delay : launch_overhead_;
   timing_ = {};
   timing_.name = kernel.name;
   timing_.workgroups = kernel.workgroups;
   timing_.launch = sc_core::sc_time_stamp().value();
-  timing_.start = timing_.launch + launch_overhead_;
+  timing_.start = timing_.launch + delay;
   timing_.end = timing_.start;
   next_wg_ = 0;
   cus_running_ = cus_;
   ++generation_;
   ++kernels_;
-  wait(to_sc_time(launch_overhead_));
+  wait(to_sc_time(delay));
   kernel_started.notify(sc_core::SC_ZERO_TIME);
   wait(all_done_);
   // CUs run ahead of global time; the kernel is over when its last workgroup is.
   const Tick now = sc_core::sc_time_stamp().value();
   if (timing_.end > now) wait(to_sc_time(timing_.end - now));
   kernel_ = nullptr;
+  plan_ = nullptr;
   return timing_;
 }
 
-bool Dispatcher::next(std::uint32_t& wg) {
+bool Dispatcher::next(std::uint32_t& wg, Tick& not_before) {
   if (kernel_ == nullptr || next_wg_ >= kernel_->workgroups) return false;
-  wg = next_wg_++;
+  const std::uint32_t pos = next_wg_++;
+  wg = plan_ != nullptr ? plan_->order[pos] : pos;
+  not_before = timing_.start + (plan_ != nullptr ? plan_->release[pos] : 0);
   ++workgroups_;
   return true;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <systemc>
 
@@ -22,22 +23,33 @@ struct KernelTiming {
   std::uint32_t workgroups = 0;
 };
 
+// How a hardware scheduler wants a kernel's workgroups handed out: in
+// `order`, none before its release time (relative to the kernel's start).
+struct DispatchPlan {
+  std::vector<std::uint32_t> order;  // workgroup ids, each once
+  std::vector<Tick> release;         // per position in `order`
+  Tick start_delay = 0;              // replaces the host launch overhead
+  Tick workgroup_dispatch = 0;       // replaces the per-workgroup dispatch latency
+};
+
 class Dispatcher : public sc_core::sc_module {
  public:
   Dispatcher(sc_core::sc_module_name name, Tick launch_overhead, Tick workgroup_dispatch,
              std::uint32_t cus, StatRegistry& stats);
 
-  // Runs one kernel to completion; call from a SystemC thread.
-  KernelTiming launch(const isa::KernelLaunch& kernel);
+  // Runs one kernel to completion; call from a SystemC thread. Without a
+  // plan: launched by the host (launch overhead, workgroups in index order).
+  KernelTiming launch(const isa::KernelLaunch& kernel, const DispatchPlan* plan = nullptr);
 
   // --- for the CUs ---
   sc_core::sc_event kernel_started;
   const isa::KernelLaunch& kernel() const { return *kernel_; }
   Tick kernel_start() const { return timing_.start; }
   std::uint64_t generation() const { return generation_; }
-  // The next workgroup, or false when all are handed out.
-  bool next(std::uint32_t& wg);
-  Tick dispatch_latency() const { return workgroup_dispatch_; }
+  // The next workgroup and the earliest time it may start, or false when all
+  // are handed out.
+  bool next(std::uint32_t& wg, Tick& not_before);
+  Tick dispatch_latency() const { return plan_ != nullptr ? plan_->workgroup_dispatch : workgroup_dispatch_; }
   // A CU has finished all its workgroups of this kernel, the last at `end`.
   void cu_done(Tick end);
 
@@ -46,6 +58,7 @@ class Dispatcher : public sc_core::sc_module {
   Tick workgroup_dispatch_;
   std::uint32_t cus_;
   const isa::KernelLaunch* kernel_ = nullptr;
+  const DispatchPlan* plan_ = nullptr;
   std::uint32_t next_wg_ = 0;
   std::uint32_t cus_running_ = 0;
   std::uint64_t generation_ = 0;

@@ -7,6 +7,7 @@
 #include "sim/mem/hbm.h"
 #include "sim/mem/l2_cache.h"
 #include "sim/mem/mall.h"
+#include "sim/platform/tdm_scheduler.h"
 
 namespace tdmsim::sim {
 
@@ -22,6 +23,7 @@ struct Host : sc_core::sc_module {
   const std::vector<isa::KernelLaunch>* kernels = nullptr;
   std::vector<KernelTiming> timings;
   std::vector<L2Cache*> l2s;
+  TdmScheduler* tdm = nullptr;  // null on machines without a TDM MoE unit
   sc_core::sc_event go;
   bool pending = false;  // run() asked for work before this thread first waited
 
@@ -33,8 +35,21 @@ struct Host : sc_core::sc_module {
     while (true) {
       if (!pending) wait(go);
       pending = false;
-      for (const auto& k : *kernels) {
-        KernelTiming t = dispatcher.launch(k);
+      for (std::size_t i = 0; i < kernels->size(); ++i) {
+        const isa::KernelLaunch& k = (*kernels)[i];
+        const bool hardware = k.hardware != nullptr;
+        if (hardware && tdm == nullptr) {
+          throw std::runtime_error("kernel " + k.name + " needs a TDM MoE unit; machine has none");
+        }
+        if (hardware && (i == 0 || (*kernels)[i - 1].hardware == nullptr)) {
+          // Doorbell: the run of descriptors starting here is handed to the unit.
+          std::vector<const isa::KernelLaunch*> run;
+          for (std::size_t j = i; j < kernels->size() && (*kernels)[j].hardware; ++j) {
+            run.push_back(&(*kernels)[j]);
+          }
+          tdm->ring(std::move(run));
+        }
+        KernelTiming t = hardware ? tdm->execute_next() : dispatcher.launch(k);
         // A kernel is complete when its writes are in memory: the L2s write
         // their dirty lines back (AMD does so between kernels, hardware.md
         // 2.1; without it a copy smaller than L2 would "beat" the HBM peak,
@@ -44,6 +59,7 @@ struct Host : sc_core::sc_module {
         for (auto* l2 : l2s) done = std::max(done, l2->flush(now));
         wait(to_sc_time(done - now));
         t.end = std::max(t.end, done);
+        if (hardware) tdm->finished(t.end);
         timings.push_back(t);
       }
       // Nothing left to do: sc_start() returns by starvation, and a later
@@ -81,6 +97,7 @@ struct GpuModule : sc_core::sc_module {
   std::unique_ptr<Hbm> hbm;
   std::unique_ptr<Mall> mall;
   std::vector<std::unique_ptr<Die>> dies;
+  std::unique_ptr<TdmScheduler> tdm;
   std::unique_ptr<Host> host;
 
   GpuModule(sc_core::sc_module_name n, const MachineSpec& m, const SimOptions& options,
@@ -105,6 +122,14 @@ struct GpuModule : sc_core::sc_module {
     }
     host = std::make_unique<Host>("host", *dispatcher);
     for (auto& d : dies) host->l2s.push_back(d->l2.get());
+    if (m.tdm) {
+      // The unit sits beside the command processor and reads descriptors
+      // from the memory side.
+      tdm = std::make_unique<TdmScheduler>("tdm", m, *dispatcher, stats, trace);
+      if (mall) tdm->mem.bind(mall->target);
+      else tdm->mem.bind(hbm->target);
+      host->tdm = tdm.get();
+    }
   }
 };
 

@@ -94,7 +94,8 @@ inline void check_plan(const MoePlan& p) {
   const std::uint32_t blocks = L.padded_rows / M;
   const auto check_stage = [&](const std::vector<TileJob>& jobs, Stage stage) {
     const std::uint32_t splits = stage == Stage::fused ? 1 : k.split_k;
-    const std::uint32_t n_dim = stage == Stage::gate_up ? s.inter : s.hidden;
+    // gate_up and fused jobs slice the intermediate; down jobs slice H.
+    const std::uint32_t n_dim = stage == Stage::down ? s.hidden : s.inter;
     const std::uint32_t k_dim = stage == Stage::down ? s.inter : s.hidden;
     std::size_t i = 0;
     for (std::uint32_t b = 0; b < blocks; ++b) {

@@ -170,5 +170,8 @@ TEST_CASE("tile jobs count blocks x N tiles x K splits, block-major", "[kernel]"
   CHECK(job_k_range(s, k, down[2]).end == 96);
   CHECK(job_n_range(s, k, down[3]).begin == 128);
   const auto fused = tile_jobs(s, L, k, Stage::fused);
-  CHECK(fused.size() == 2u * 4u);  // gate_up tile N 64 over H 256, no split
+  CHECK(fused.size() == 2u * 3u);  // gate_up tile N 64: 32 columns of I 96 each, no split
+  CHECK(job_n_range(s, k, fused[2]).begin == 64);  // a slice of the intermediate, like gate_up
+  CHECK(job_n_range(s, k, fused[2]).end == 96);
+  CHECK(job_k_range(s, k, fused[2]).end == 256);   // over all of H first
 }

@@ -231,10 +231,21 @@ fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
 }
 
 ResolvedScenario Loader::resolve_scenario(const fs::path& file) const {
+  return resolve_scenario(file, "");
+}
+
+ResolvedScenario Loader::resolve_scenario(const fs::path& file,
+                                          const std::string& machine_ref) const {
   ResolvedScenario r;
   r.scenario = scenario(file);
-  r.machine = machine(find_ref(*this, r.scenario, "machine", r.scenario.spec.machine,
-                               SpecKind::machine));
+  if (machine_ref.empty()) {
+    r.machine = machine(find_ref(*this, r.scenario, "machine", r.scenario.spec.machine,
+                                 SpecKind::machine));
+  } else {
+    r.machine = machine(find(machine_ref, SpecKind::machine, fs::current_path() / "_",
+                             {"--machine", 0, 0}, "machine"));
+    r.scenario.spec.machine = r.machine.spec.name;
+  }
   r.model = model(find_ref(*this, r.scenario, "model", r.scenario.spec.model, SpecKind::model));
   Diagnostics diags;
   Checker c(r.scenario.set_at, {display(file), 1, 1}, diags);

@@ -59,6 +59,9 @@ class Loader {
   Loaded<SweepSpec> sweep(const fs::path& file) const;
 
   ResolvedScenario resolve_scenario(const fs::path& file) const;
+  // The same with the scenario's machine replaced by `machine_ref` (a name,
+  // or a path relative to the working directory; a command-line override).
+  ResolvedScenario resolve_scenario(const fs::path& file, const std::string& machine_ref) const;
   ResolvedSweep resolve_sweep(const fs::path& file) const;
 
   // What kind of spec a file holds: its `kind:` key, else its folder's name.

@@ -1,0 +1,319 @@
+// `tdmsim run`: scenario -> plan -> kernels of each path -> SystemC machine
+// model -> summary table, summary.json, stats.json, config.json, trace.json.
+#include "apps/tdmsim/run_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <numeric>
+
+#include <fmt/core.h>
+
+#include "apps/tdmsim/output_dir.h"
+#include "descriptors/plan/moe_plan.h"
+#include "sim/platform/gpu.h"
+#include "sim/programs/moe_kernels.h"
+#include "workloads/config/loader.h"
+#include "workloads/config/writer.h"
+#include "workloads/util/atomic_write.h"
+
+namespace tdmsim::cli {
+namespace {
+
+using config::Json;
+
+struct RunOptions {
+  std::string scenario;
+  std::string machine;  // empty: the scenario's
+  std::string path;     // empty: the scenario's
+  std::string output;
+  std::uint32_t repeat = 1;
+  bool trace = false;
+  bool quiet = false;
+  bool force = false;
+};
+
+double ticks_s(sim::Tick t) { return static_cast<double>(t) * 1e-12; }
+
+// One path's run of one plan: timings and the metrics of the summary.
+struct PathRun {
+  std::string path;
+  std::vector<sim::KernelTiming> timings;
+  std::vector<std::string> stages;
+  double total_s = 0;
+  Json metrics;
+  Json stats;  // counters of this run only
+};
+
+// Sums a per-block counter over the blocks whose name ends in `.kind`
+// ("l2", "mall", "hbm"), from a stats delta.
+double sum_of(const Json& stats, const std::string& kind, const std::string& name) {
+  const std::string tail = "." + kind + "." + name;
+  double total = 0;
+  for (const auto& [key, v] : stats.items()) {
+    if (key.size() >= tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0) {
+      total += v["value"].get<double>();
+    }
+  }
+  return total;
+}
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+// Per-expert load over this GPU's routed experts: max/mean and the
+// coefficient of variation of the rows each received.
+Json load_spread(const plan::MoePlan& p) {
+  const auto& rows = p.layout.expert_rows;
+  const std::uint32_t n = p.shape.experts_local;
+  double sum = 0, sq = 0, mx = 0;
+  for (std::uint32_t e = 0; e < n; ++e) {
+    sum += rows[e];
+    sq += double(rows[e]) * rows[e];
+    mx = std::max(mx, double(rows[e]));
+  }
+  const double mean = n > 0 ? sum / n : 0;
+  const double var = n > 0 ? std::max(0.0, sq / n - mean * mean) : 0;
+  std::uint32_t idle = 0;
+  for (std::uint32_t e = 0; e < n; ++e) idle += rows[e] == 0 ? 1 : 0;
+  return {{"max_over_mean", ratio(mx, mean)}, {"cv", ratio(std::sqrt(var), mean)},
+          {"experts_without_tokens", idle}, {"experts", n}};
+}
+
+PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::MoePlan& p,
+                 const MachineSpec& m, const std::string& path) {
+  const auto before = gpu.stats().snapshot();
+  sim::programs::MoeKernels k = path == "tdm" ? sim::programs::tdm_moe(as, p, m)
+                                              : sim::programs::software_moe(as, p, m);
+  PathRun r;
+  r.path = path;
+  r.stages = k.stage;
+  r.timings = gpu.run(k.kernels);
+  r.stats = gpu.stats().to_json(&before);
+  const sim::Tick t0 = r.timings.front().launch, t1 = r.timings.back().end;
+  r.total_s = ticks_s(t1 - t0);
+  const auto floor = sim::programs::moe_floor(p, m);
+  if (r.total_s < floor.seconds()) {
+    throw std::logic_error(fmt::format(
+        "internal error: predicted {:.3f} us is below the physical floor {:.3f} us "
+        "({} path); please report this scenario", r.total_s * 1e6, floor.seconds() * 1e6, path));
+  }
+  const double cus = m.compute.total_cus();
+  const double total_ps = static_cast<double>(t1 - t0);
+  const double busy = gpu.stats().sum("gpu.", "busy_time", &before);
+  const double matrix = gpu.stats().sum("gpu.", "matrix_busy_time", &before);
+  const double hbm_bytes = sum_of(r.stats, "hbm", "read_bytes") + sum_of(r.stats, "hbm", "write_bytes");
+  const double l2_hits = sum_of(r.stats, "l2", "hits"), l2_miss = sum_of(r.stats, "l2", "misses");
+  const double mall_hits = sum_of(r.stats, "mall", "hits"), mall_miss = sum_of(r.stats, "mall", "misses");
+  Json stages = Json::array();
+  for (std::size_t i = 0; i < r.timings.size(); ++i) {
+    const auto& t = r.timings[i];
+    stages.push_back({{"stage", r.stages[i]}, {"kernel", t.name}, {"workgroups", t.workgroups},
+                      {"time_us", ticks_s(t.end - t.launch) * 1e6},
+                      {"launch_overhead_us", ticks_s(t.start - t.launch) * 1e6}});
+  }
+  r.metrics = {
+      {"path", path},
+      {"stages", stages},
+      {"total_us", r.total_s * 1e6},
+      {"floor", {{"us", floor.seconds() * 1e6},
+                 {"memory_us", floor.memory_s * 1e6},
+                 {"compute_us", floor.compute_s * 1e6},
+                 {"bound", floor.memory_s >= floor.compute_s ? "memory" : "compute"},
+                 {"weight_bytes", floor.weight_bytes},
+                 {"activation_bytes", floor.activation_bytes},
+                 {"useful_flops", floor.flops}}},
+      {"over_floor", r.total_s / floor.seconds()},
+      {"achieved_tflops", floor.flops / r.total_s / 1e12},
+      {"hbm_tbps", hbm_bytes / r.total_s / 1e12},
+      {"hbm_bytes", hbm_bytes},
+      {"cu_utilization", ratio(busy, cus * total_ps)},
+      {"matrix_utilization", ratio(matrix, cus * m.compute.simds_per_cu * total_ps)},
+      {"bubble_fraction", 1.0 - ratio(busy, cus * total_ps)},
+      {"l2_hit_rate", ratio(l2_hits, l2_hits + l2_miss)},
+      {"mall_hit_rate", m.memory.mall ? Json(ratio(mall_hits, mall_hits + mall_miss)) : Json()},
+  };
+  return r;
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  // Nearest rank: the smallest value with at least q of the samples at or below it.
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
+                   const std::vector<PathRun>& runs, const Json& layer) {
+  const auto& s = p.shape;
+  fmt::print("{} on {}: {} tokens of {}, E={} (local {}) top-{}{}, H={} I={} {}\n",
+             sc.scenario.spec.name, sc.machine.spec.name, s.tokens, sc.model.spec.name,
+             s.experts_total, s.experts_local, s.top_k,
+             s.shared > 0 ? fmt::format(" +{} shared", s.shared) : std::string(), s.hidden, s.inter,
+             config::enum_name(s.dtype));
+  fmt::print("kernel: {}\n", p.kernel.reason);
+  fmt::print("padding waste {:.1f}% ({} rows padded to {}); expert load max/mean {:.2f}, cv {:.2f}\n\n",
+             100.0 * layer["padding_waste"].get<double>(), layer["rows"].get<std::uint64_t>(),
+             layer["padded_rows"].get<std::uint64_t>(),
+             layer["load_spread"]["max_over_mean"].get<double>(), layer["load_spread"]["cv"].get<double>());
+  fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11}\n", "path", "stage", "kernel", "wgs", "time us");
+  for (const auto& r : runs) {
+    bool first = true;
+    for (const auto& st : r.metrics["stages"]) {
+      fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11.2f}\n", first ? r.path : "", st["stage"].get<std::string>(),
+                 st["kernel"].get<std::string>(), st["workgroups"].get<std::uint64_t>(),
+                 st["time_us"].get<double>());
+      first = false;
+    }
+    const auto& mt = r.metrics;
+    fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11.2f}   floor {:.2f} us ({}), {:.2f}x the floor\n", "", "total", "", "",
+               mt["total_us"].get<double>(), mt["floor"]["us"].get<double>(),
+               mt["floor"]["bound"].get<std::string>(), mt["over_floor"].get<double>());
+    std::string mall = mt["mall_hit_rate"].is_null()
+                           ? std::string()
+                           : fmt::format(", MALL {:.0f}%", 100.0 * mt["mall_hit_rate"].get<double>());
+    fmt::print("          {:.1f} TFLOP/s, {:.2f} TB/s HBM; CU utilization {:.0f}% (matrix {:.0f}%), "
+               "bubbles {:.0f}%; hit rates L2 {:.0f}%{}\n",
+               mt["achieved_tflops"].get<double>(), mt["hbm_tbps"].get<double>(),
+               100.0 * mt["cu_utilization"].get<double>(), 100.0 * mt["matrix_utilization"].get<double>(),
+               100.0 * mt["bubble_fraction"].get<double>(), 100.0 * mt["l2_hit_rate"].get<double>(), mall);
+  }
+  if (runs.size() == 2) {
+    fmt::print("\nTDM speedup over software: {:.2f}x\n", runs[0].total_s / runs[1].total_s);
+  }
+}
+
+int run_command(const RunOptions& o) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  const config::Loader loader(config::default_roots());
+  config::ResolvedScenario sc = loader.resolve_scenario(o.scenario, o.machine);
+  const MachineSpec& m = sc.machine.spec;
+  std::string path = o.path.empty() ? std::string(config::enum_name(sc.scenario.spec.path)) : o.path;
+  std::vector<std::string> paths = path == "both" ? std::vector<std::string>{"software", "tdm"}
+                                                  : std::vector<std::string>{path};
+  if (std::find(paths.begin(), paths.end(), "tdm") != paths.end() && !m.tdm) {
+    if (o.path.empty() && path == "both") {
+      paths = {"software"};  // the scenario's default: only what this machine has
+    } else {
+      throw BadInput(fmt::format("--path {}: machine {} has no tdm: section (no TDM MoE unit); "
+                                 "use --path software or a TDM machine such as mi500x-tdm",
+                                 path, m.name));
+    }
+  }
+  std::unique_ptr<StagedDir> dir;
+  if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
+
+  sim::SimOptions opts;
+  opts.trace = o.trace;
+  sim::Gpu gpu(m, opts);
+  sim::programs::AddressSpace as;  // shared by every run: each run's buffers are fresh (cold)
+  const std::uint64_t seed0 = sc.scenario.spec.seed;
+  std::vector<PathRun> detail;
+  std::vector<std::vector<double>> totals(paths.size());
+  plan::MoePlan first_plan;
+  for (std::uint32_t rep = 0; rep < o.repeat; ++rep) {
+    sc.scenario.spec.seed = seed0 + rep;  // fresh routing draws per repeat
+    plan::MoePlan p = plan::build_plan(sc);
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      PathRun r = run_path(gpu, as, p, m, paths[i]);
+      totals[i].push_back(r.total_s * 1e6);
+      if (rep == 0) detail.push_back(std::move(r));
+    }
+    if (rep == 0) first_plan = std::move(p);
+    if (!o.quiet && o.repeat > 1 && isatty(STDERR_FILENO)) {
+      fmt::print(stderr, "\rrepeat {}/{}", rep + 1, o.repeat);
+      if (rep + 1 == o.repeat) fmt::print(stderr, "\n");
+    }
+  }
+  sc.scenario.spec.seed = seed0;
+  const plan::MoePlan& p = first_plan;
+
+  std::uint64_t rows = 0;
+  for (auto r : p.layout.expert_rows) rows += r;
+  Json layer = {{"tokens", p.shape.tokens}, {"rows", rows}, {"padded_rows", p.layout.padded_rows},
+                {"padding_waste", 1.0 - ratio(double(rows), p.layout.padded_rows)},
+                {"block_m", p.layout.block_m}, {"stages", p.kernel.stages}, {"split_k", p.kernel.split_k},
+                {"kernel_reason", p.kernel.reason}, {"load_spread", load_spread(p)}};
+  Json summary = {{"scenario", sc.scenario.spec.name}, {"machine", m.name},
+                  {"model", sc.model.spec.name}, {"seed", seed0}, {"layer", layer},
+                  {"paths", Json::array()}};
+  for (const auto& r : detail) summary["paths"].push_back(r.metrics);
+  if (detail.size() == 2) summary["tdm_speedup"] = detail[0].total_s / detail[1].total_s;
+  if (o.repeat > 1) {
+    Json reps = Json::object();
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      const auto& v = totals[i];
+      const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+      reps[paths[i]] = {{"repeats", v.size()}, {"p50_us", percentile(v, 0.5)},
+                        {"p99_us", percentile(v, 0.99)}, {"mean_us", mean},
+                        {"min_us", *std::min_element(v.begin(), v.end())},
+                        {"max_us", *std::max_element(v.begin(), v.end())}, {"total_us", v}};
+    }
+    summary["repeats"] = reps;
+  }
+  summary["simulation_wall_s"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+
+  if (!o.quiet) {
+    print_summary(sc, p, detail, layer);
+    if (o.repeat > 1) {
+      fmt::print("\nover {} repeats with fresh routing draws (seeds {}..{}):\n", o.repeat, seed0,
+                 seed0 + o.repeat - 1);
+      for (const auto& [name, v] : summary["repeats"].items()) {
+        fmt::print("  {:<9} p50 {:.2f} us, p99 {:.2f} us (min {:.2f}, max {:.2f})\n", name,
+                   v["p50_us"].get<double>(), v["p99_us"].get<double>(), v["min_us"].get<double>(),
+                   v["max_us"].get<double>());
+      }
+    }
+  }
+  if (dir) {
+    util::write_file_atomic(dir->file("summary.json"), summary.dump(2) + "\n");
+    Json stats = Json::object();
+    for (const auto& r : detail) stats[r.path] = r.stats;
+    util::write_file_atomic(dir->file("stats.json"), stats.dump(1) + "\n");
+    Json resolved = {{"scenario", config::to_json(sc.scenario.spec)},
+                     {"machine", config::to_json(m)},
+                     {"model", config::to_json(sc.model.spec)},
+                     {"files", {{"scenario", sc.scenario.file.string()},
+                                {"machine", sc.machine.file.string()},
+                                {"model", sc.model.file.string()}}},
+                     {"run", {{"paths", paths}, {"repeat", o.repeat}, {"trace", o.trace}}}};
+    util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");
+    if (gpu.trace() != nullptr) util::write_file_atomic(dir->file("trace.json"), gpu.trace()->to_json());
+    dir->commit();
+    if (!o.quiet) fmt::print("\nwrote {}\n", dir->target().string());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand(
+      "run", "Simulate one MoE layer (a scenario) on the timing model: today's software "
+             "fused-MoE kernels, the TDM MoE descriptor unit, or both");
+  cmd->add_option("scenario", o->scenario, "Scenario YAML file")->required();
+  cmd->add_option("-m,--machine", o->machine, "machine name or YAML file (default: the scenario's)");
+  cmd->add_option("--path", o->path, "software, tdm or both (default: the scenario's path)")
+      ->check(CLI::IsMember({"software", "tdm", "both"}));
+  cmd->add_option("-o,--output", o->output,
+                  "write summary.json, stats.json, config.json (and trace.json) to this new folder");
+  cmd->add_option("--repeat", o->repeat, "runs with fresh routing draws (seed, seed+1, ...): p50/p99")
+      ->check(CLI::Range(1u, 100000u));
+  cmd->add_flag("--trace", o->trace, "record a Perfetto/Chrome trace (trace.json)");
+  cmd->add_flag("-q,--quiet", o->quiet, "print nothing on success");
+  cmd->add_flag("--force", o->force, "replace an existing output folder");
+  cmd->callback([o, &result] {
+    try {
+      result.exit_code = run_command(*o);
+    } catch (const BadInput& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      result.exit_code = kExitBadInput;
+    }
+  });
+}
+
+}  // namespace tdmsim::cli

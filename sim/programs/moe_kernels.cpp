@@ -1,0 +1,460 @@
+#include "sim/programs/moe_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include "descriptors/format/moe_builder.h"
+#include "isa/matrix_table.h"
+#include <numeric>
+
+namespace tdmsim::sim::programs {
+namespace {
+
+using plan::MoePlan;
+using plan::Stage;
+using plan::TileJob;
+
+// Vector work per element of the epilogues (our estimates, docs/moe-timing.md):
+// SwiGLU is exp, add, reciprocal and two multiplies plus a conversion.
+constexpr std::uint64_t kActivationOps = 8;
+// Re-quantising the intermediate to fp8: amax reduction, scale, convert.
+constexpr std::uint64_t kQuantOps = 4;
+// Down epilogue: routed-weight multiply, conversion for the atomic add.
+constexpr std::uint64_t kCombineOps = 2;
+// Split-K reduction: one add per partial per element.
+constexpr std::uint64_t kReduceOps = 1;
+// The sort kernel (moe_align_block_size): histogram, prefix sum, scatter.
+constexpr std::uint64_t kSortOpsPerRow = 8;
+constexpr std::uint32_t kSortRowsPerWorkgroup = 4096;  // 256 threads x 16 rows
+constexpr std::uint32_t kVgprs = 128;  // per thread, for the MFMA/WGMMA kernels
+
+std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return static_cast<std::uint32_t>((a + b - 1) / b);
+}
+
+// Bytes of `elems` elements of `t` (whole bytes, rounding up 4-bit pairs).
+std::uint32_t bytes_of(std::uint64_t elems, DType t) {
+  return static_cast<std::uint32_t>((elems * dtype_bits(t) + 7) / 8);
+}
+
+isa::MemRange strided(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
+                      std::uint64_t row_stride, std::int64_t iter_stride = 0) {
+  return {addr, row_bytes, rows, row_stride, iter_stride, nullptr, false};
+}
+
+isa::MemRange gathered(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
+                       std::shared_ptr<const std::vector<std::uint64_t>> offsets,
+                       std::int64_t iter_stride = 0) {
+  return {addr, row_bytes, rows, 0, iter_stride, std::move(offsets), false};
+}
+
+// A gather of token rows into LDS: by the waves (software), or by the CU's
+// tensor data movers from a gather descriptor (TDM path).
+isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
+                         std::shared_ptr<const std::vector<std::uint64_t>> offsets,
+                         std::int64_t iter_stride = 0) {
+  isa::MemRange r = gathered(addr, row_bytes, rows, std::move(offsets), iter_stride);
+  r.tensor_mover = tdm;
+  return r;
+}
+
+// Everything a kernel's program() needs, shared by the kernels of a layer so
+// the plan's vectors are not copied per workgroup.
+struct Layer {
+  plan::LayerShape shape;
+  plan::KernelChoice kernel;
+  MoeBuffers buf;
+  bool tdm = false;         // token rows arrive through the tensor data movers
+  DType mma = DType::bf16;  // matrix-pipe dtype
+  std::uint32_t block_m = 0;
+  std::uint32_t padded_rows = 0;
+  std::uint32_t blocks = 0;
+  std::uint64_t x_row = 0;    // bytes of one activation row (H elements)
+  std::uint64_t out_row = 0;  // bytes of one output row (H bf16)
+  std::vector<TileJob> stage1, stage2;
+  std::vector<std::uint32_t> block_expert;
+  // Per block: byte offsets of its real rows' tokens in x and in out.
+  std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> x_rows, out_rows;
+};
+
+std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
+  return static_cast<std::uint32_t>(std::uint64_t{l.block_m + n_rows} * bytes_of(k, l.shape.dtype) *
+                                    std::max(1u, l.kernel.pipeline_stages));
+}
+
+isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows) {
+  isa::TileProgram p;
+  p.threads = tile.threads;
+  p.vgprs_per_thread = kVgprs;
+  p.lds_bytes = lds_for(l, n_rows, tile.k);
+  p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
+  return p;
+}
+
+// Block metadata every MoE workgroup reads first: its sorted row ids, their
+// routed weights and the block's expert id.
+void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p) {
+  const std::uint64_t first = std::uint64_t{block} * l.block_m * 4;
+  p.prologue_loads.push_back(strided(l.buf.sorted_ids + first, l.block_m * 4, 1, 0));
+  p.prologue_loads.push_back(strided(l.buf.sorted_weights + first, l.block_m * 4, 1, 0));
+  p.prologue_loads.push_back(strided(l.buf.block_experts + std::uint64_t{block} * 4, 4, 1, 0));
+}
+
+// fp8 scales a job reads: the per-token scales of its rows, and (block_128)
+// one scale per 128x128 weight block it covers. Tiny next to the tiles, so
+// they are loaded once, up front.
+void scale_prologue(const Layer& l, const TileJob& j, std::uint32_t n_rows, std::uint32_t k_len,
+                    isa::TileProgram& p) {
+  if (l.shape.quant == Quant::none || l.shape.quant == Quant::per_tensor) return;
+  const std::uint32_t a_scales =
+      l.shape.quant == Quant::block_128 ? j.valid_rows * ceil_div(k_len, 128) * 4 : j.valid_rows * 4;
+  const std::uint32_t b_scales = l.shape.quant == Quant::block_128
+                                     ? ceil_div(n_rows, 128) * ceil_div(k_len, 128) * 4
+                                     : n_rows * 4;
+  p.prologue_loads.push_back(strided(l.buf.scales, std::max(4u, a_scales + b_scales), 1, 0));
+}
+
+std::uint64_t w13_of(const Layer& l, std::uint32_t expert) {
+  return l.buf.w13 + std::uint64_t{expert} * 2 * l.shape.inter * bytes_of(l.shape.hidden, l.shape.dtype);
+}
+std::uint64_t w2_of(const Layer& l, std::uint32_t expert) {
+  return l.buf.w2 + std::uint64_t{expert} * l.shape.hidden * bytes_of(l.shape.inter, l.shape.dtype);
+}
+
+isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
+  const KernelTile& tile = l.kernel.gate_up_tile;
+  const DType dt = l.shape.dtype;
+  const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
+  const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
+  const std::uint32_t cols = n.end - n.begin;  // of gate, and as many of up
+  isa::TileProgram p = base_program(l, tile, 2 * cols);
+  block_prologue(l, j.block, p);
+  scale_prologue(l, j, 2 * cols, k.end - k.begin, p);
+  const std::uint64_t h_row = bytes_of(l.shape.hidden, dt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
+  const std::uint64_t k0 = bytes_of(k.begin, dt);
+  isa::Loop loop;
+  loop.iterations = ceil_div(k.end - k.begin, tile.k);
+  const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row + k0;
+  loop.loads.push_back(token_rows(l.tdm, l.buf.x + k0, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
+  loop.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
+  loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
+  loop.dtype = l.mma;
+  loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
+  loop.n = 2 * cols;
+  loop.k = tile.k;
+  p.loops.push_back(std::move(loop));
+  const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
+  if (l.kernel.split_k > 1) {
+    // fp32 partial sums of gate and up; activation waits for the reduction.
+    p.epilogue_vector_ops = std::uint64_t{l.block_m} * 2 * cols;
+    const std::uint64_t row = std::uint64_t{2} * l.shape.inter * 4;
+    const std::uint64_t at = l.buf.partials + (std::uint64_t{j.k_split} * l.padded_rows + first_row) * row +
+                             std::uint64_t{n.begin} * 2 * 4;
+    p.stores.push_back(strided(at, 2 * cols * 4, j.valid_rows, row));
+  } else {
+    p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols *
+                            (kActivationOps + (dtype_bits(dt) <= 8 ? kQuantOps : 0));
+    const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
+    p.stores.push_back(strided(l.buf.inter + first_row * i_row + bytes_of(n.begin, dt),
+                               bytes_of(cols, dt), j.valid_rows, i_row));
+  }
+  return p;
+}
+
+// Split-K reduction of the gate/up partials, then the activation: one
+// workgroup per block.
+isa::TileProgram reduce_program(const Layer& l, std::uint32_t block, std::uint32_t valid) {
+  isa::TileProgram p;
+  p.threads = 256;
+  p.vgprs_per_thread = 64;
+  const std::uint64_t row = std::uint64_t{2} * l.shape.inter * 4;
+  const std::uint64_t first_row = std::uint64_t{block} * l.block_m;
+  for (std::uint32_t s = 0; s < l.kernel.split_k; ++s) {
+    p.prologue_loads.push_back(strided(
+        l.buf.partials + (std::uint64_t{s} * l.padded_rows + first_row) * row,
+        static_cast<std::uint32_t>(row), valid, row));
+  }
+  const std::uint64_t elems = std::uint64_t{valid} * l.shape.inter;
+  p.epilogue_vector_ops = elems * (2 * l.kernel.split_k * kReduceOps + kActivationOps +
+                                   (dtype_bits(l.shape.dtype) <= 8 ? kQuantOps : 0));
+  const std::uint64_t i_row = bytes_of(l.shape.inter, l.shape.dtype);
+  p.stores.push_back(strided(l.buf.inter + first_row * i_row, static_cast<std::uint32_t>(i_row),
+                             valid, i_row));
+  return p;
+}
+
+isa::TileProgram down_program(const Layer& l, const TileJob& j) {
+  const KernelTile& tile = l.kernel.down_tile;
+  const DType dt = l.shape.dtype;
+  const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
+  const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
+  const std::uint32_t cols = n.end - n.begin;
+  isa::TileProgram p = base_program(l, tile, cols);
+  block_prologue(l, j.block, p);
+  scale_prologue(l, j, cols, k.end - k.begin, p);
+  const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
+  const std::uint64_t k0 = bytes_of(k.begin, dt);
+  const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
+  isa::Loop loop;
+  loop.iterations = ceil_div(k.end - k.begin, tile.k);
+  // The block's intermediate rows are contiguous (sorted order).
+  loop.loads.push_back(strided(l.buf.inter + first_row * i_row + k0, k_bytes, j.valid_rows, i_row, k_bytes));
+  loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * i_row + k0, k_bytes,
+                               cols, i_row, k_bytes));
+  loop.dtype = l.mma;
+  loop.m = l.block_m;
+  loop.n = cols;
+  loop.k = tile.k;
+  p.loops.push_back(std::move(loop));
+  p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kCombineOps;
+  // Combine: atomic adds into the tokens' output rows (each split adds its part).
+  p.stores.push_back(gathered(l.buf.out + std::uint64_t{n.begin} * 2, cols * 2, j.valid_rows,
+                              l.out_rows[j.block]));
+  return p;
+}
+
+// The 1-stage kernel: gate and up for the job's N/2 intermediate columns
+// over all of H, activation, then those columns of I through down into every
+// H column; the partial sums are scatter-added into the tokens' output rows.
+isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
+  const KernelTile& tile = l.kernel.gate_up_tile;
+  const DType dt = l.shape.dtype;
+  const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
+  const std::uint32_t cols = n.end - n.begin;  // of I
+  const std::uint32_t h = l.shape.hidden;
+  isa::TileProgram p = base_program(l, tile, 2 * cols);
+  block_prologue(l, j.block, p);
+  scale_prologue(l, j, 2 * cols + h, h + cols, p);
+  const std::uint64_t h_row = bytes_of(h, dt);
+  const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
+  isa::Loop up;
+  up.iterations = ceil_div(h, tile.k);
+  const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row;
+  up.loads.push_back(token_rows(l.tdm, l.buf.x, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
+  up.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
+  up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
+  up.dtype = l.mma;
+  up.m = l.block_m;
+  up.n = 2 * cols;
+  up.k = tile.k;
+  // Down: the intermediate slice stays on chip (K = cols); the loop walks H
+  // in N-wide column groups of w_down, each a cols-long row slice.
+  isa::Loop down;
+  down.iterations = ceil_div(h, tile.n);
+  down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, dt), bytes_of(cols, dt),
+                               tile.n, i_row, static_cast<std::int64_t>(std::uint64_t{tile.n} * i_row)));
+  down.dtype = l.mma;
+  down.m = l.block_m;
+  down.n = tile.n;
+  down.k = cols;
+  p.loops.push_back(std::move(up));
+  p.loops.push_back(std::move(down));
+  p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * kActivationOps + std::uint64_t{h} * kCombineOps);
+  p.stores.push_back(gathered(l.buf.out, static_cast<std::uint32_t>(l.out_row), j.valid_rows,
+                              l.out_rows[j.block]));
+  return p;
+}
+
+isa::TileProgram sort_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs) {
+  const std::uint64_t rows = std::uint64_t{l.shape.tokens} * l.shape.slots();
+  const std::uint64_t first = rows * wg / wgs, last = rows * (wg + 1) / wgs;
+  const std::uint64_t out_first = std::uint64_t{l.padded_rows} * wg / wgs;
+  const std::uint64_t out_last = std::uint64_t{l.padded_rows} * (wg + 1) / wgs;
+  isa::TileProgram p;
+  p.threads = 256;
+  p.vgprs_per_thread = 32;
+  p.lds_bytes = std::max(1u, l.shape.experts_fused()) * 4;  // the expert histogram
+  p.prologue_loads.push_back(strided(l.buf.topk_ids + first * 4,
+                                     static_cast<std::uint32_t>(std::max<std::uint64_t>(4, (last - first) * 4)), 1, 0));
+  p.epilogue_vector_ops = (last - first) * kSortOpsPerRow + l.shape.experts_fused();
+  const auto out_bytes = static_cast<std::uint32_t>(std::max<std::uint64_t>(4, (out_last - out_first) * 4));
+  p.stores.push_back(strided(l.buf.sorted_ids + out_first * 4, out_bytes, 1, 0));
+  p.stores.push_back(strided(l.buf.sorted_weights + out_first * 4, out_bytes, 1, 0));
+  if (wg == 0) p.stores.push_back(strided(l.buf.block_experts, std::max(4u, l.blocks * 4), 1, 0));
+  return p;
+}
+
+std::shared_ptr<const std::vector<std::uint64_t>> row_offsets(const MoePlan& plan, std::uint32_t block,
+                                                              std::uint64_t row_bytes) {
+  auto v = std::make_shared<std::vector<std::uint64_t>>();
+  const std::uint32_t bm = plan.layout.block_m;
+  for (std::uint32_t r = block * bm; r < (block + 1) * bm && r < plan.layout.padded_rows; ++r) {
+    const std::uint32_t row = plan.layout.sorted_rows[r];
+    if (row == plan.layout.sentinel) continue;  // padding sits only at an expert's tail
+    v->push_back(std::uint64_t{row / plan.shape.slots()} * row_bytes);
+  }
+  return v;
+}
+
+isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
+                         std::function<isa::TileProgram(std::uint32_t)> program) {
+  isa::KernelLaunch k;
+  k.name = std::move(name);
+  k.workgroups = workgroups;
+  k.program = std::move(program);
+  return k;
+}
+
+}  // namespace
+
+double element_bytes(DType t) { return dtype_bits(t) / 8.0; }
+
+DType matrix_dtype(const MachineSpec& m, DType t) {
+  for (DType c : {t, DType::fp8_e4m3, DType::bf16}) {
+    if (dtype_bits(c) < dtype_bits(t)) continue;  // never narrower than the operands
+    if (isa::matrix_flops_per_clock_per_cu(m.isa, c, 1) > 0) return c;
+  }
+  return DType::bf16;
+}
+
+MoeFloor moe_floor(const MoePlan& plan, const MachineSpec& machine) {
+  const auto& s = plan.shape;
+  const double eb = element_bytes(s.dtype);
+  MoeFloor f;
+  std::uint64_t rows = 0;
+  for (std::uint32_t e = 0; e < s.experts_fused(); ++e) {
+    const std::uint32_t r = plan.layout.expert_rows[e];
+    rows += r;
+    if (r > 0) f.weight_bytes += 3.0 * s.inter * s.hidden * eb;
+  }
+  f.activation_bytes = double(s.tokens) * s.hidden * (eb + 2.0);  // x read once, out written once
+  f.flops = 6.0 * double(rows) * s.inter * s.hidden;
+  f.memory_s = (f.weight_bytes + f.activation_bytes) /
+               static_cast<double>(machine.memory.hbm.bandwidth.bytes_per_s);
+  f.compute_s = f.flops / isa::peak_matrix_flops(machine, matrix_dtype(machine, s.dtype));
+  return f;
+}
+
+namespace {
+
+// Both paths: the same tile programs; the TDM path gathers token rows with
+// the tensor data movers and hands its stages to the TDM MoE unit as
+// descriptors (written to memory, fetched by the unit) instead of grids.
+MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machine, bool tdm) {
+  auto l = std::make_shared<Layer>();
+  l->tdm = tdm;
+  const auto& s = plan.shape;
+  l->shape = s;
+  l->kernel = plan.kernel;
+  l->mma = matrix_dtype(machine, s.dtype);
+  l->block_m = plan.layout.block_m;
+  l->padded_rows = plan.layout.padded_rows;
+  l->blocks = static_cast<std::uint32_t>(plan.layout.block_expert.size());
+  l->x_row = bytes_of(s.hidden, s.dtype);
+  l->out_row = std::uint64_t{s.hidden} * 2;
+  l->stage1 = plan.stage1;
+  l->stage2 = plan.stage2;
+  l->block_expert = plan.layout.block_expert;
+  for (std::uint32_t b = 0; b < l->blocks; ++b) {
+    l->x_rows.push_back(row_offsets(plan, b, l->x_row));
+    l->out_rows.push_back(row_offsets(plan, b, l->out_row));
+  }
+  const std::uint64_t rows = std::uint64_t{s.tokens} * s.slots();
+  MoeBuffers& b = l->buf;
+  b.x = as.allocate(std::uint64_t{s.tokens} * l->x_row);
+  b.topk_ids = as.allocate(rows * 4);
+  b.sorted_ids = as.allocate(std::uint64_t{plan.layout.capacity} * 4);
+  b.sorted_weights = as.allocate(std::uint64_t{plan.layout.capacity} * 4);
+  b.block_experts = as.allocate(std::uint64_t{l->blocks + 1} * 4);
+  const std::uint64_t experts = s.experts_fused();
+  b.w13 = as.allocate(experts * 2 * s.inter * l->x_row);
+  b.w2 = as.allocate(experts * s.hidden * bytes_of(s.inter, s.dtype));
+  b.scales = as.allocate(1 << 20);
+  if (plan.kernel.stages == 2) {
+    b.inter = as.allocate(std::uint64_t{l->padded_rows} * bytes_of(s.inter, s.dtype));
+    if (plan.kernel.split_k > 1) {
+      b.partials = as.allocate(std::uint64_t{plan.kernel.split_k} * l->padded_rows * 2 * s.inter * 4);
+    }
+  }
+  b.out = as.allocate(std::uint64_t{s.tokens} * l->out_row);
+
+  MoeKernels k;
+  k.buffers = b;
+  const std::uint32_t sort_wgs = std::max(1u, ceil_div(rows, kSortRowsPerWorkgroup));
+  k.kernels.push_back(launch("moe_sort", sort_wgs, [l, sort_wgs](std::uint32_t wg) {
+    return sort_program(*l, wg, sort_wgs);
+  }));
+  k.stage.push_back("sort");
+  if (plan.kernel.stages == 1) {
+    k.kernels.push_back(launch("moe_fused", static_cast<std::uint32_t>(l->stage1.size()),
+                               [l](std::uint32_t wg) { return fused_program(*l, l->stage1[wg]); }));
+    k.stage.push_back("fused");
+    return k;
+  }
+  k.kernels.push_back(launch("moe_gate_up", static_cast<std::uint32_t>(l->stage1.size()),
+                             [l](std::uint32_t wg) { return gate_up_program(*l, l->stage1[wg]); }));
+  k.stage.push_back("gate_up");
+  if (plan.kernel.split_k > 1) {
+    std::vector<std::uint32_t> valid(l->blocks);
+    for (std::uint32_t blk = 0; blk < l->blocks; ++blk) {
+      valid[blk] = static_cast<std::uint32_t>(l->x_rows[blk]->size());
+    }
+    k.kernels.push_back(launch("moe_splitk_reduce", l->blocks, [l, valid](std::uint32_t wg) {
+      return reduce_program(*l, wg, valid[wg]);
+    }));
+    k.stage.push_back("reduce");
+  }
+  k.kernels.push_back(launch("moe_down", static_cast<std::uint32_t>(l->stage2.size()),
+                             [l](std::uint32_t wg) { return down_program(*l, l->stage2[wg]); }));
+  k.stage.push_back("down");
+  return k;
+}
+
+std::shared_ptr<isa::HardwareDispatch> dispatch_of(const std::vector<TileJob>& jobs,
+                                                   TdmPolicy policy) {
+  auto hw = std::make_shared<isa::HardwareDispatch>();
+  hw->policy = policy;
+  for (const auto& j : jobs) {
+    hw->expert.push_back(j.expert);
+    hw->block.push_back(j.block);
+    hw->n_tile.push_back(j.n_tile);
+  }
+  return hw;
+}
+
+}  // namespace
+
+MoeKernels software_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec& machine) {
+  return build(as, plan, machine, false);
+}
+
+MoeKernels tdm_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec& machine) {
+  if (!machine.tdm) throw std::invalid_argument("machine " + machine.name + " has no TDM MoE unit");
+  const TdmPolicy policy = machine.tdm->default_policy;
+  MoeKernels k = build(as, plan, machine, true);
+  // The descriptors software writes for the layer (docs/descriptor-format.md):
+  // their encoded size is what the unit fetches.
+  const auto slot_ns = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, machine.tdm->slot_length.ps / 1000));
+  const auto descriptors = format::make_moe_descriptors(
+      plan, policy, format::packed_address_map(plan, k.buffers.x), {slot_ns, format::SlotUnit::ns});
+  std::size_t d = 0;
+  for (std::size_t i = 0; i < k.kernels.size(); ++i) {
+    if (k.stage[i] == "sort") continue;  // software still sorts (it writes the task table)
+    const auto& jobs = k.stage[i] == "down" ? plan.stage2 : plan.stage1;
+    std::shared_ptr<isa::HardwareDispatch> hw;
+    if (k.stage[i] == "reduce") {
+      // The split-K reduction runs as part of the gate/up descriptor: no fetch.
+      hw = std::make_shared<isa::HardwareDispatch>();
+      hw->policy = TdmPolicy::custom;
+      hw->expert.assign(k.kernels[i].workgroups, 0);
+      hw->block.resize(k.kernels[i].workgroups);
+      std::iota(hw->block.begin(), hw->block.end(), 0u);
+      hw->n_tile.assign(k.kernels[i].workgroups, 0);
+    } else {
+      hw = dispatch_of(jobs, policy);
+      const auto bytes = format::encode(descriptors.at(d++));
+      hw->descriptor_bytes = static_cast<std::uint32_t>(bytes.size());
+      hw->descriptor_addr = as.allocate(bytes.size());
+    }
+    k.kernels[i].hardware = hw;
+    k.kernels[i].name = "tdm_" + k.kernels[i].name.substr(4);  // moe_gate_up -> tdm_gate_up
+  }
+  return k;
+}
+
+}  // namespace tdmsim::sim::programs

@@ -1,0 +1,72 @@
+// The MoE layer as kernels for the timing model, built from the MoE plan
+// (descriptors/plan): the sorting kernel and today's software fused-MoE
+// kernels (1-stage, or 2-stage gate/up + down), as grids of tile programs
+// over the plan's tile jobs. Every load carries the real address of the
+// token rows, weights and intermediates it touches, so cache hit rates and
+// HBM traffic follow the routing. docs/moe-timing.md describes the costs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "descriptors/plan/moe_plan.h"
+#include "isa/tile_program.h"
+#include "sim/programs/microbench.h"
+#include "workloads/specs/machine_spec.h"
+
+namespace tdmsim::sim::programs {
+
+// Where the layer's tensors live in simulated device memory.
+struct MoeBuffers {
+  std::uint64_t x = 0;           // activations [tokens][H]
+  std::uint64_t topk_ids = 0;    // router output [tokens][slots] (int32)
+  std::uint64_t sorted_ids = 0;  // sorted rows [capacity] (int32)
+  std::uint64_t sorted_weights = 0;
+  std::uint64_t block_experts = 0;
+  std::uint64_t w13 = 0;         // gate and up weights [E_fused][2I][H]
+  std::uint64_t w2 = 0;          // down weights [E_fused][H][I]
+  std::uint64_t scales = 0;      // quantisation scales (fp8)
+  std::uint64_t inter = 0;       // intermediate [padded rows][I] (2-stage)
+  std::uint64_t partials = 0;    // split-K fp32 partial sums (gate/up)
+  std::uint64_t out = 0;         // output [tokens][H] (bf16)
+};
+
+// Bytes per element of a dtype (fractional for 4-bit types).
+double element_bytes(DType t);
+
+// The dtype the matrix pipes run for operands of `t` on this machine: `t`
+// where the ISA has an instruction for it, else the operands are widened in
+// registers (fp4 -> fp8 -> bf16), as kernels for such parts do.
+DType matrix_dtype(const MachineSpec& m, DType t);
+
+// The physical floor of a layer on a machine: it cannot run faster than its
+// compulsory bytes (the expert weights actually touched, activations read
+// once, output written once) at the HBM datasheet peak, nor than its useful
+// FLOPs (real rows only, no padding) at the matrix peak.
+struct MoeFloor {
+  double weight_bytes = 0;    // weights of the experts with at least one row
+  double activation_bytes = 0;
+  double flops = 0;
+  double memory_s = 0;
+  double compute_s = 0;
+  double seconds() const { return memory_s > compute_s ? memory_s : compute_s; }
+};
+MoeFloor moe_floor(const plan::MoePlan& plan, const MachineSpec& machine);
+
+struct MoeKernels {
+  MoeBuffers buffers;
+  std::vector<isa::KernelLaunch> kernels;  // in launch order
+  std::vector<std::string> stage;          // per kernel: "sort", "gate_up", "reduce", "down", "fused"
+};
+
+// The software path: sort, then the plan's fused-MoE kernel(s).
+MoeKernels software_moe(AddressSpace& as, const plan::MoePlan& plan, const MachineSpec& machine);
+
+// The TDM path: software sorts (it builds the task table), then the TDM MoE
+// unit runs the plan's stages from descriptors (no host launches), with
+// token rows gathered into LDS by the tensor data movers. The machine must
+// have a `tdm:` section; its default_policy places the jobs.
+MoeKernels tdm_moe(AddressSpace& as, const plan::MoePlan& plan, const MachineSpec& machine);
+
+}  // namespace tdmsim::sim::programs

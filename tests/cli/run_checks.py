@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Property checks of `tdmsim run` (CTest runs each mode as its own test).
+
+  floor SCENARIO        every path's predicted time is at or above its physical floor
+  deterministic SCENARIO  two runs write byte-identical stats.json and trace.json
+  bandwidth SCENARIO MACHINE_FILE  more HBM bandwidth is never slower (3 values over MACHINE_FILE)
+
+Usage: run_checks.py TDMSIM WORKDIR MODE SCENARIO [MACHINE_FILE]"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def run(tdmsim, args, out):
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [tdmsim, "run", *args, "--quiet", "--output", out]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"FAILED ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
+    with open(os.path.join(out, "summary.json")) as f:
+        return json.load(f)
+
+
+def total(summary, path):
+    for p in summary["paths"]:
+        if p["path"] == path:
+            return p["total_us"]
+    sys.exit(f"no {path} path in summary")
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def main():
+    tdmsim, work, mode, scenario = sys.argv[1:5]
+    os.makedirs(work, exist_ok=True)
+    scenario = os.path.abspath(scenario)
+    if mode == "floor":
+        s = run(tdmsim, [scenario], os.path.join(work, "out"))
+        for p in s["paths"]:
+            print(f"{p['path']}: {p['total_us']:.2f} us, floor {p['floor']['us']:.2f} us")
+            assert p["total_us"] >= p["floor"]["us"], "prediction below the physical floor"
+    elif mode == "deterministic":
+        a = os.path.join(work, "a")
+        b = os.path.join(work, "b")
+        run(tdmsim, [scenario, "--trace"], a)
+        run(tdmsim, [scenario, "--trace"], b)
+        for name in ("stats.json", "trace.json"):
+            with open(os.path.join(a, name), "rb") as fa, open(os.path.join(b, name), "rb") as fb:
+                assert fa.read() == fb.read(), f"{name} differs between two identical runs"
+        print("stats.json and trace.json identical")
+    elif mode == "bandwidth":
+        times = []
+        for bw in ("2TB/s", "4.8TB/s", "9.6TB/s"):
+            m = write(os.path.join(work, f"bw_{bw.replace('/', '_')}.yaml"),
+                      f"kind: machine\nbase: {os.path.abspath(sys.argv[5])}\nname: bw\n"
+                      f"memory: {{hbm: {{bandwidth: {bw}}}, fabric: {{bandwidth: 20TB/s}}}}\n")
+            s = run(tdmsim, [scenario, "--machine", m, "--path", "software"], os.path.join(work, "out"))
+            times.append((bw, total(s, "software")))
+        print(", ".join(f"{bw}: {t:.2f} us" for bw, t in times))
+        for (_, slow), (_, fast) in zip(times, times[1:]):
+            assert fast <= slow, "more HBM bandwidth made the layer slower"
+    else:
+        sys.exit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Reproduces measured MI300X fused-MoE stage times (AITER CK 2-stage kernels,
+Qwen3-235B-A22B bf16, TP4 and TP8 shards) on the simulator's mi300x machine.
+
+The measurements are read at run time from
+../shared/calibration/mi300x_fused_moe_qwen3_235b_bf16.csv (not part of this
+repository: it is never copied here). For each row a scenario is generated
+with the row's token count, shard (inter_dim = 1536 / tp), block_m, split-K
+and the tiles parsed from the kernel names (moe_ck2stages_gemm1_256x32x64x128_...
+-> gate_up_tile 256x32x64x128, threads x M x N x K), and simulated with
+`tdmsim run --path software`. The simulated stage times are kernel times
+without the host launch overhead, as the measured us1/us2 are.
+
+Rows are split into a calibration half and a held-out half by a fixed rule
+(alternate rows in the file's order, per shard) before anything is fitted.
+Nothing is fitted by this script; it reports error on both halves so a later
+fit can be judged on the held-out half only.
+
+Usage:
+  validation/calibration/aiter_mi300x.py [--csv PATH] [--tdmsim build/apps/tdmsim/tdmsim]
+      [--max-tokens N] [--jobs J] [--markdown docs/validation.md]
+Progress goes to stderr; the Markdown report to --markdown (or stdout)."""
+import argparse
+import concurrent.futures
+import csv
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_CSV = os.path.join(os.path.dirname(ROOT), "shared", "calibration",
+                           "mi300x_fused_moe_qwen3_235b_bf16.csv")
+TILE = re.compile(r"gemm[12]_(\d+)x(\d+)x(\d+)x(\d+)_")
+MODEL_INTER = 1536  # Qwen3-235B-A22B intermediate size (workloads/models/qwen3-235b-a22b.yaml)
+
+
+def tile_of(kernel_name):
+    m = TILE.search(kernel_name)
+    if not m:
+        raise ValueError(f"no THREADSxMxNxK tile in kernel name {kernel_name!r}")
+    return "x".join(m.groups())
+
+
+def rows_of(path):
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    seen = {}
+    for r in rows:
+        inter = int(r["inter_dim"])
+        tp = MODEL_INTER // inter
+        if tp * inter != MODEL_INTER:
+            raise ValueError(f"inter_dim {inter} is not 1536 / tp")
+        if int(r["model_dim"]) != 4096 or int(r["expert"]) != 128 or int(r["topk"]) != 8:
+            raise ValueError("row is not a Qwen3-235B-A22B shape")
+        k = seen.setdefault(tp, 0)
+        seen[tp] += 1
+        out.append(dict(
+            tokens=int(r["token"]), tp=tp, block_m=int(r["block_m"]),
+            split_k=max(1, int(r["ksplit"])), gate_up_tile=tile_of(r["kernelName1"]),
+            down_tile=tile_of(r["kernelName2"]), us1=float(r["us1"]), us2=float(r["us2"]),
+            cu_num=int(r["cu_num"]),
+            role="calibration" if k % 2 == 0 else "held out"))
+    return out
+
+
+def scenario_yaml(r):
+    return (f"name: aiter-qwen3-235b-tp{r['tp']}-{r['tokens']}tok\n"
+            f"description: AITER CK 2-stage fused MoE, measured on MI300X (calibration CSV)\n"
+            f"machine: mi300x\nmodel: qwen3-235b-a22b\ntokens: {r['tokens']}\ndtype: bf16\n"
+            f"path: software\nseed: 1\nparallel: {{tp: {r['tp']}}}\n"
+            f"routing: {{source: uniform}}\n"
+            f"kernel: {{stages: 2, block_m: {r['block_m']}, split_k: {r['split_k']}, "
+            f"gate_up_tile: {r['gate_up_tile']}, down_tile: {r['down_tile']}}}\n")
+
+
+def simulate(tdmsim, folder, r):
+    name = f"tp{r['tp']}_{r['tokens']}"
+    sc = os.path.join(folder, name + ".yaml")
+    with open(sc, "w") as f:
+        f.write(scenario_yaml(r))
+    out = os.path.join(folder, name)
+    t0 = time.time()
+    p = subprocess.run([tdmsim, "run", sc, "--path", "software", "--quiet", "--output", out],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{name}: tdmsim run failed ({p.returncode}): {p.stderr.strip()}")
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    stages = {st["stage"]: st for st in s["paths"][0]["stages"]}
+    kernel_us = lambda st: st["time_us"] - st["launch_overhead_us"]
+    r = dict(r)
+    r["sim1"] = kernel_us(stages["gate_up"]) + (kernel_us(stages["reduce"]) if "reduce" in stages else 0)
+    r["sim2"] = kernel_us(stages["down"])
+    r["wall"] = time.time() - t0
+    return r
+
+
+def err(sim, ref):
+    return sim / ref - 1.0
+
+
+def table(rows):
+    lines = ["| tp | tokens | block_m | tiles (gate_up / down) | us1 measured | us1 sim | err | "
+             "us2 measured | us2 sim | err | total err | role |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        tot = err(r["sim1"] + r["sim2"], r["us1"] + r["us2"])
+        lines.append(f"| {r['tp']} | {r['tokens']} | {r['block_m']} | {r['gate_up_tile']} / "
+                     f"{r['down_tile']} | {r['us1']:.1f} | {r['sim1']:.1f} | {100 * err(r['sim1'], r['us1']):+.0f}% | "
+                     f"{r['us2']:.1f} | {r['sim2']:.1f} | {100 * err(r['sim2'], r['us2']):+.0f}% | "
+                     f"{100 * tot:+.0f}% | {r['role']} |")
+    return "\n".join(lines)
+
+
+def mape(rows, key_sim, key_ref):
+    if not rows:
+        return float("nan")
+    return 100 * sum(abs(err(r[key_sim], r[key_ref])) for r in rows) / len(rows)
+
+
+def summary(rows):
+    out = ["| rows | n | MAPE stage 1 | MAPE stage 2 | MAPE total | median total error |",
+           "|---|---|---|---|---|---|"]
+    for role in ("calibration", "held out", "all"):
+        sel = [r for r in rows if role == "all" or r["role"] == role]
+        for r in sel:
+            r["simt"] = r["sim1"] + r["sim2"]
+            r["reft"] = r["us1"] + r["us2"]
+        errs = sorted(err(r["simt"], r["reft"]) for r in sel)
+        med = errs[len(errs) // 2] if errs else float("nan")
+        out.append(f"| {role} | {len(sel)} | {mape(sel, 'sim1', 'us1'):.0f}% | "
+                   f"{mape(sel, 'sim2', 'us2'):.0f}% | {mape(sel, 'simt', 'reft'):.0f}% | {100 * med:+.0f}% |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--csv", default=DEFAULT_CSV)
+    ap.add_argument("--tdmsim", default=os.path.join(ROOT, "build/apps/tdmsim/tdmsim"))
+    ap.add_argument("--max-tokens", type=int, default=32768, help="skip rows above this token count")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--markdown", help="write the report here instead of stdout")
+    args = ap.parse_args()
+    if not os.path.exists(args.csv):
+        sys.exit(f"{args.csv}: not found (the calibration data lives in ../shared/calibration)")
+    rows = [r for r in rows_of(args.csv) if r["tokens"] <= args.max_tokens]
+    done = []
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(simulate, args.tdmsim, tmp, r) for r in rows]
+        for f in concurrent.futures.as_completed(futures):
+            done.append(f.result())
+            print(f"\r{len(done)}/{len(rows)} rows simulated, {time.time() - t0:.0f} s", end="",
+                  file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    done.sort(key=lambda r: (r["tp"], r["tokens"]))
+    report = (summary(done) + "\n\n" + table(done) + "\n\n"
+              f"Simulation wall time: {sum(r['wall'] for r in done):.0f} s over {len(done)} rows "
+              f"(longest {max(r['wall'] for r in done):.0f} s).\n")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(report)
+    else:
+        print(report)
+
+
+if __name__ == "__main__":
+    main()
