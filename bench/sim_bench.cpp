@@ -85,10 +85,3 @@ void BM_PointerChase20k(benchmark::State& state) {
 BENCHMARK(BM_PointerChase20k)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
-
-int sc_main(int argc, char* argv[]) {
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

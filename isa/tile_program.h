@@ -30,6 +30,9 @@ struct MemRange {
   // arithmetic and load issue on the vector pipe, for gathers), or the CU's
   // tensor data movers (TDM), which take a descriptor and cost no wave time.
   bool tensor_mover = false;
+  // Stores only: an atomic add (read-modify-write in L2), as the MoE combine
+  // scatter-adds partial outputs into token rows.
+  bool atomic = false;
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
 };
 

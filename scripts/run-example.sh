@@ -7,9 +7,10 @@ scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target tdmsim -j "$(nproc)"
 tdmsim=build/apps/tdmsim/tdmsim
-example=workloads/scenarios/deepseek-v3-decode-mi355x.yaml
+example=workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml
 echo "== validating every shipped configuration file"
 "$tdmsim" config validate --quiet workloads/machines/*.yaml workloads/models/*.yaml \
   workloads/scenarios/*.yaml workloads/sweeps/*.yaml
-echo "== $example, fully resolved (machine and model included, derived peaks in _derived)"
-"$tdmsim" config show "$example"
+echo "== $example: one MoE layer, software fused-MoE kernels vs the TDM MoE unit"
+"$tdmsim" run "$example" --path both --output build/example-run --force
+echo "(summary.json, stats.json, config.json in build/example-run; add --trace for trace.json)"

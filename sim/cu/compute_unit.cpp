@@ -142,6 +142,7 @@ Tick ComputeUnit::issue(const isa::MemRange& r, std::uint32_t iter, bool write, 
   a.row_stride = r.row_stride;
   a.gather = r.gather ? r.gather->data() : nullptr;
   a.write = write;
+  a.atomic = write && r.atomic;
   a.die = die_;
   if (write) store_bytes_ += a.bytes();
   else {
@@ -230,7 +231,7 @@ bool ComputeUnit::step(Slot& s) {
     const std::uint32_t end =
         std::min<std::uint32_t>(static_cast<std::uint32_t>(p.chase.size()), s.next_iter + kChaseBatch);
     for (; s.next_iter < end; ++s.next_iter) {
-      isa::MemRange r{p.chase[s.next_iter], 4, 1, 0, 0, nullptr, false};
+      isa::MemRange r{p.chase[s.next_iter], 4, 1, 0, 0, nullptr, false, false};
       s.time = issue(r, 0, false, s.time);
     }
     return s.next_iter >= p.chase.size();

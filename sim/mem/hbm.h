@@ -23,8 +23,7 @@
 
 namespace tdmsim::sim {
 
-// Address -> pseudo-channel, bank and row: the interleave is XOR-folded with
-// higher address bits so power-of-two strides still spread over channels.
+// Address -> pseudo-channel, bank and row.
 struct HbmAddressMap {
   HbmAddressMap() = default;
   HbmAddressMap(std::uint64_t interleave_bytes, std::uint32_t channel_count, std::uint32_t bank_count,
@@ -38,20 +37,29 @@ struct HbmAddressMap {
   std::uint32_t banks = 16;
   std::uint64_t row_bytes = 1024;
 
+  // Interleave blocks are renumbered by a bijective XOR-fold of their index
+  // with several shifted copies of itself (as GPU address hashes XOR many
+  // address bits): sequential blocks still walk the channels, and
+  // power-of-two strides (a weight tile's rows, kilobytes apart) spread over
+  // all of them instead of a fraction. The renumbered block gives the
+  // channel (its remainder) and the block's place inside the channel (its
+  // quotient), so every address keeps exactly one home.
+  static std::uint64_t mix(std::uint64_t blk) {
+    return blk ^ (blk >> 3) ^ (blk >> 7) ^ (blk >> 11) ^ (blk >> 17);
+  }
   std::uint32_t channel(std::uint64_t addr) const {
-    const std::uint64_t blk = il_.div(addr);
-    const std::uint64_t up = ch_.div(blk);
-    return static_cast<std::uint32_t>(ch_.mod(blk ^ up ^ ch_.div(up)));
+    return static_cast<std::uint32_t>(ch_.mod(mix(il_.div(addr))));
   }
   // Address inside the channel (its blocks packed densely).
   std::uint64_t local(std::uint64_t addr) const {
-    return ch_.div(il_.div(addr)) * interleave + il_.mod(addr);
+    return ch_.div(mix(il_.div(addr))) * interleave + il_.mod(addr);
   }
   // Address inside a group of `per_group` consecutive channels (one MALL
   // slice's), the group's blocks packed densely.
   std::uint64_t group_local(std::uint64_t addr, const Divisor& per_group) const {
-    const std::uint64_t in_group = per_group.mod(channel(addr));
-    return (ch_.div(il_.div(addr)) * per_group.value() + in_group) * interleave + il_.mod(addr);
+    const std::uint64_t m = mix(il_.div(addr));
+    const std::uint64_t in_group = per_group.mod(ch_.mod(m));
+    return (ch_.div(m) * per_group.value() + in_group) * interleave + il_.mod(addr);
   }
   std::uint32_t bank(std::uint64_t addr) const {
     return static_cast<std::uint32_t>(bk_.mod(row_.div(local(addr))));

@@ -18,7 +18,10 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
       channel_bw_{static_cast<std::uint64_t>(spec.bytes_per_clock_per_channel) * clock.hz},
       mshr_hold_per_line_(miss_latency / spec.mshrs_per_channel),
       channels_(spec.channels_per_die), channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
-      lines_per_channel_(spec.channels_per_die), misses_per_channel_(spec.channels_per_die) {
+      lines_per_channel_(spec.channels_per_die), misses_per_channel_(spec.channels_per_die),
+      atomic_bytes_per_channel_(spec.channels_per_die) {
+  atomic_unit_.resize(spec.channels_per_die);
+  atomic_bw_ = units::Bandwidth{std::uint64_t{spec.atomic_bytes_per_clock_per_channel} * clock.hz};
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.line.bytes));
   line_time_ = transfer_ticks(spec.line.bytes, channel_bw_);
   target.register_b_transport(this, &L2Cache::b_transport);
@@ -28,6 +31,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   stats.add(me, "writebacks", &writebacks_, "lines", "dirty lines written back");
   stats.add(me, "read_bytes", &read_bytes_, "bytes", "bytes read by requesters");
   stats.add(me, "write_bytes", &write_bytes_, "bytes", "bytes written by requesters");
+  stats.add(me, "atomic_bytes", &atomic_bytes_, "bytes", "bytes written by atomic read-modify-writes");
   stats.formula(me, "hit_rate", [this] {
     const double all = static_cast<double>(hits_ + misses_count_);
     return all > 0 ? static_cast<double>(hits_) / all : 0.0;
@@ -41,25 +45,31 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   const std::uint64_t line = spec_.line.bytes;
   const Tick hit_latency = ticks(spec_.hit_latency);
   (a.write ? write_bytes_ : read_bytes_) += a.bytes();
+  if (a.atomic) atomic_bytes_ += a.bytes();
   // Tags first (line by line), then one bandwidth reservation per channel.
   std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
   std::fill(misses_per_channel_.begin(), misses_per_channel_.end(), 0u);
+  if (a.atomic) std::fill(atomic_bytes_per_channel_.begin(), atomic_bytes_per_channel_.end(), 0u);
   misses_.clear();
   victims_.clear();
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
+    // Tiles of short rows (a K step of a weight tile is one line a row): fetch
+    // the set of a row a few rows ahead.
+    if (r + kPrefetchAhead < a.rows) tags_.prefetch(a.row(r + static_cast<std::uint32_t>(kPrefetchAhead)));
     for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
       if (l + kPrefetchAhead * line < end) tags_.prefetch(l + kPrefetchAhead * line);
       const std::size_t ch = channel_of(l >> line_shift_);
       ++lines_per_channel_[ch];
       const auto res = tags_.access(l, a.write);
       if (res.dirty_victim()) victims_.push_back(res.victim);
+      if (a.atomic) atomic_bytes_per_channel_[ch] += std::min(end, l + line) - std::max(begin, l);
       if (res.hit) {
         ++hits_;
       } else {
         ++misses_count_;
-        if (!a.write) {  // full-line writes allocate without a fetch
+        if (!a.write || a.atomic) {  // full-line plain writes allocate without a fetch
           misses_.push_back(l);
           ++misses_per_channel_[ch];
         }
@@ -94,6 +104,16 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     MemAccess m{misses_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, false, a.die};
     done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
     i = j;
+  }
+  if (a.atomic) {
+    // Read-modify-write: each channel's atomic unit works through its bytes
+    // once the old data is there (hit or fetched).
+    const Tick ready = done;
+    for (std::size_t ch = 0; ch < atomic_unit_.size(); ++ch) {
+      if (atomic_bytes_per_channel_[ch] == 0) continue;
+      done = std::max(done, atomic_unit_[ch].reserve(
+                                ready, transfer_ticks(atomic_bytes_per_channel_[ch], atomic_bw_)));
+    }
   }
   // Dirty victims are written back off the critical path, merged into runs.
   if (!std::is_sorted(victims_.begin(), victims_.end())) std::sort(victims_.begin(), victims_.end());

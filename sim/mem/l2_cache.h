@@ -1,6 +1,7 @@
 // One die's L2: channels (banks) with a bandwidth each, a set-associative tag
-// array with real addresses, write-back with write-allocate, and a per-channel
-// miss limit (MSHRs) that bounds how much miss traffic can be in flight.
+// array with real addresses, write-back with write-allocate, a per-channel
+// miss limit (MSHRs) that bounds how much miss traffic can be in flight, and
+// per-channel atomic units for read-modify-writes (fetched on a miss).
 #pragma once
 
 #include <vector>
@@ -52,12 +53,16 @@ class L2Cache : public sc_core::sc_module {
   Divisor channels_;
   std::vector<BusyUntil> channel_;
   std::vector<BusyUntil> mshr_;
+  std::vector<BusyUntil> atomic_unit_;  // per channel: read-modify-writes
   Tick line_time_ = 0;
   std::uint32_t line_shift_ = 7;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
+  std::vector<std::uint64_t> atomic_bytes_per_channel_;
+  units::Bandwidth atomic_bw_{};
   std::vector<std::uint64_t> misses_, victims_;
-  std::uint64_t hits_ = 0, misses_count_ = 0, writebacks_ = 0, read_bytes_ = 0, write_bytes_ = 0;
+  std::uint64_t hits_ = 0, misses_count_ = 0, writebacks_ = 0, read_bytes_ = 0, write_bytes_ = 0,
+                atomic_bytes_ = 0;
 };
 
 }  // namespace tdmsim::sim

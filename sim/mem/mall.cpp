@@ -30,6 +30,11 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   }, "ratio", "MALL hits / accesses");
 }
 
+void Mall::prefetch(std::uint64_t addr) const {
+  const std::uint32_t ch = map_.channel(addr);
+  slices_[per_stack_.div(ch)].prefetch(map_.group_local(addr, per_stack_));
+}
+
 void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const MemAccess& a = p.get_extension<MemAccessExt>()->access;
   const Tick now = sc_core::sc_time_stamp().value();
@@ -40,12 +45,9 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
+    if (!a.write && r + 4 < a.rows) prefetch(a.row(r + 4));  // short rows: a few rows ahead
     for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
-      if (!a.write && l + 4 * line < end) {  // fetch the tag set 4 lines ahead (see L2)
-        const std::uint64_t ahead = l + 4 * line;
-        const std::uint32_t ach = map_.channel(ahead);
-        slices_[per_stack_.div(ach)].prefetch(map_.group_local(ahead, per_stack_));
-      }
+      if (!a.write && l + 4 * line < end) prefetch(l + 4 * line);  // 4 lines ahead (see L2)
       const std::uint32_t ch = map_.channel(l);
       const auto slice = static_cast<std::uint32_t>(per_stack_.div(ch));
       if (a.write) {  // write-through, no allocate: the data goes on to HBM

@@ -33,6 +33,8 @@ class Mall : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // Hints the host to fetch the tag set of `addr` (see CacheTags::prefetch).
+  void prefetch(std::uint64_t addr) const;
 
   MemPort port_;  // reused request payload
   MallSpec spec_;

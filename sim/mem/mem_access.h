@@ -21,6 +21,7 @@ struct MemAccess {
   // Gathered rows: row r starts at addr + gather[r] (row_stride unused).
   // Points into the issuing program, which outlives the (blocking) call.
   const std::uint64_t* gather = nullptr;
+  bool atomic = false;  // a write done as an atomic read-modify-write (at L2)
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
   std::uint64_t row(std::uint32_t r) const {
     return gather != nullptr ? addr + gather[r] : addr + r * row_stride;

@@ -41,13 +41,13 @@ std::uint32_t bytes_of(std::uint64_t elems, DType t) {
 
 isa::MemRange strided(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
                       std::uint64_t row_stride, std::int64_t iter_stride = 0) {
-  return {addr, row_bytes, rows, row_stride, iter_stride, nullptr, false};
+  return {addr, row_bytes, rows, row_stride, iter_stride, nullptr, false, false};
 }
 
 isa::MemRange gathered(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
                        std::shared_ptr<const std::vector<std::uint64_t>> offsets,
                        std::int64_t iter_stride = 0) {
-  return {addr, row_bytes, rows, 0, iter_stride, std::move(offsets), false};
+  return {addr, row_bytes, rows, 0, iter_stride, std::move(offsets), false, false};
 }
 
 // A gather of token rows into LDS: by the waves (software), or by the CU's
@@ -211,9 +211,11 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.k = tile.k;
   p.loops.push_back(std::move(loop));
   p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kCombineOps;
-  // Combine: atomic adds into the tokens' output rows (each split adds its part).
+  // Combine: atomic adds into the tokens' output rows (each split adds its
+  // part); the L2's atomic units do the read-modify-write.
   p.stores.push_back(gathered(l.buf.out + std::uint64_t{n.begin} * 2, cols * 2, j.valid_rows,
                               l.out_rows[j.block]));
+  p.stores.back().atomic = true;
   return p;
 }
 
@@ -257,6 +259,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * kActivationOps + std::uint64_t{h} * kCombineOps);
   p.stores.push_back(gathered(l.buf.out, static_cast<std::uint32_t>(l.out_row), j.valid_rows,
                               l.out_rows[j.block]));
+  p.stores.back().atomic = true;
   return p;
 }
 

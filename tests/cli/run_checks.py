@@ -3,6 +3,7 @@
 
   floor SCENARIO        every path's predicted time is at or above its physical floor
   deterministic SCENARIO  two runs write byte-identical stats.json and trace.json
+  repeat SCENARIO       --repeat 6: one total per draw, p50/p99 by nearest rank, draws differ
   bandwidth SCENARIO MACHINE_FILE  more HBM bandwidth is never slower (3 values over MACHINE_FILE)
 
 Usage: run_checks.py TDMSIM WORKDIR MODE SCENARIO [MACHINE_FILE]"""
@@ -65,6 +66,18 @@ def main():
         print(", ".join(f"{bw}: {t:.2f} us" for bw, t in times))
         for (_, slow), (_, fast) in zip(times, times[1:]):
             assert fast <= slow, "more HBM bandwidth made the layer slower"
+    elif mode == "repeat":
+        s = run(tdmsim, [scenario, "--repeat", "6"], os.path.join(work, "out"))
+        for path, r in s["repeats"].items():
+            v = sorted(r["total_us"])
+            print(f"{path}: p50 {r['p50_us']:.2f} us, p99 {r['p99_us']:.2f} us over {v}")
+            assert len(v) == 6, "one total per repeat"
+            assert v[0] == r["min_us"] and v[-1] == r["max_us"] and r["p99_us"] == v[-1]
+            assert r["p50_us"] == v[2], "p50 is the nearest-rank median"
+            assert v[0] < v[-1], "fresh routing draws should not all give the same time"
+        # The first repeat is the detailed run: its total is among the repeats'.
+        for p in s["paths"]:
+            assert p["total_us"] == s["repeats"][p["path"]]["total_us"][0]
     else:
         sys.exit(f"unknown mode {mode}")
 

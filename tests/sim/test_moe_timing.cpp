@@ -81,14 +81,17 @@ TEST_CASE("one CU, one expert, one tile: the layer time is the analytic sum", "[
   // both loops: pipeline depth 2), so they overlap: one miss. Then gate/up
   // (16 x 64 x 64) and down (16 x 64 x 32) on the matrix pipes of 8 warps'
   // worth of SIMDs, then SwiGLU (8 ops) on 16 x 32 and combine (2 ops) on
-  // 16 x 64, then the atomic adds (stores).
+  // 16 x 64, then the atomic add of the token's output row.
   const std::uint32_t waves = 256 / m.compute.wave_size;
   const double pipes = std::min<double>(waves, m.compute.simds_per_cu);
   const double per_pipe = isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1) * m.compute.matrix_efficiency;
   const double mma1 = 2.0 * 16 * 64 * 64 / (per_pipe * pipes) * clock_ps;
   const double mma2 = 2.0 * 16 * 64 * 32 / (per_pipe * pipes) * clock_ps;
   const double vec = (16.0 * 32 * 8 + 16.0 * 64 * 2) / lanes * clock_ps;
-  const double fused = launch + miss + mma1 + mma2 + vec + hit + flush;
+  // The combine is an atomic add: its line is fetched (a miss), then the L2
+  // atomic unit works through the row's 128 bytes.
+  const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
+  const double fused = launch + miss + mma1 + mma2 + vec + miss + atomic + flush;
 
   const double sort_sim = static_cast<double>(t[0].end - t[0].launch);
   const double fused_sim = static_cast<double>(t[1].end - t[1].launch);
@@ -135,7 +138,8 @@ TEST_CASE("one CU, one expert, one tile on the TDM path: descriptor fetch and de
   // The token row (128 B) reaches LDS through the mover in 128 B / (128 B/clk)
   // = one clock, well inside the miss: the miss decides.
   const double unit = ps(tdm.descriptor_fetch_latency) + ps(tdm.decode_latency) + ps(tdm.dispatch_latency);
-  const double fused = unit + miss + mma + vec + hit + flush;
+  const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
+  const double fused = unit + miss + mma + vec + miss + atomic + flush;
   const double sim = static_cast<double>(t[1].end - t[1].launch);
   INFO("tdm fused: simulated " << sim << " ps, analytic " << fused);
   CHECK(t[1].launch == t[0].end);  // the doorbell rings when the sort is done

@@ -75,6 +75,7 @@ struct L2Spec {
   std::uint32_t bytes_per_clock_per_channel{};
   Duration hit_latency{};
   std::uint32_t mshrs_per_channel{};
+  std::uint32_t atomic_bytes_per_clock_per_channel{};
 
   template <class V>
   void visit(V& v) {
@@ -89,6 +90,10 @@ struct L2Spec {
             Min{"1ns"});
     v.param(mshrs_per_channel, "mshrs_per_channel", "outstanding misses per L2 channel",
             Default{64u}, Min{1u}, Max{4096u});
+    v.param(atomic_bytes_per_clock_per_channel, "atomic_bytes_per_clock_per_channel",
+            "bytes of atomic read-modify-write (e.g. the MoE combine's scatter-adds) one L2 "
+            "channel's atomic unit completes per clock",
+            Default{4u}, Min{1u}, Max{4096u});
   }
 };
 

@@ -1,0 +1,11 @@
+// Google Benchmark's main for the simulator benchmarks: SystemC programs
+// start at sc_main.
+#include <benchmark/benchmark.h>
+#include <systemc>
+
+int sc_main(int argc, char* argv[]) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
