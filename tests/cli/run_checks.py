@@ -55,6 +55,18 @@ def main():
             with open(os.path.join(a, name), "rb") as fa, open(os.path.join(b, name), "rb") as fb:
                 assert fa.read() == fb.read(), f"{name} differs between two identical runs"
         print("stats.json and trace.json identical")
+        # The trace shows what the issue asks for: workgroups on CU slots, HBM
+        # traffic and, on the TDM path, the unit's descriptors and time slots.
+        with open(os.path.join(a, "trace.json")) as f:
+            names = {e.get("name", "") for e in json.load(f)["traceEvents"]}
+        assert any(n.startswith("moe_gate_up wg ") for n in names), "no software workgroup slices"
+        assert "read GB/s" in names, "no HBM traffic counter"
+        with open(os.path.join(a, "summary.json")) as f:
+            paths = [p["path"] for p in json.load(f)["paths"]]
+        if "tdm" in paths:
+            assert any(n.startswith("tdm_gate_up wg ") for n in names), "no TDM workgroup slices"
+            assert any(n.endswith(" fetch+decode") for n in names), "no descriptor fetch slices"
+            assert any(" slot " in n for n in names), "no TDM time-slot slices"
     elif mode == "bandwidth":
         times = []
         for bw in ("2TB/s", "4.8TB/s", "9.6TB/s"):
