@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
 
 #include "descriptors/plan/moe_plan.h"
+#include "isa/matrix_table.h"
 
 namespace tdmsim::plan {
 namespace {
@@ -64,9 +66,9 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   std::string why;
 
   // Block size: fixed by the scenario (block_m, or a tile's M), else the M of
-  // {32, 64, 128} whose gate/up grid needs the fewest waves over all CUs
-  // (one workgroup per CU per wave); ties go to the larger M, which re-reads
-  // each expert's weights for fewer blocks.
+  // {32, 64, 128} with the lowest roofline estimate of the layer: every block
+  // streams its expert's weights, and computes all M rows, padding included.
+  // Ties (within 1%) go to fewer padded rows, then to the larger M.
   if (requested.block_m != 0) {
     k.block_m = requested.block_m;
     why = fmt::format("block_m {} (scenario)", k.block_m);
@@ -77,19 +79,35 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     k.block_m = requested.down_tile.m;
     why = fmt::format("block_m {} (scenario down_tile)", k.block_m);
   } else {
-    std::string table;
-    std::uint64_t best_waves = 0;
-    for (const std::uint32_t m : std::array<std::uint32_t, 3>{32, 64, 128}) {
-      const std::uint64_t tiles = gate_up_tiles(shape, rows, m, default_tile(m));
-      const std::uint64_t waves = (tiles + cus - 1) / cus;
-      table += fmt::format("{}M{}: {} tiles {} waves", table.empty() ? "" : ", ", m, tiles, waves);
-      if (k.block_m == 0 || waves <= best_waves) {
-        k.block_m = m;
-        best_waves = waves;
-      }
+    const double expert_bytes = 3.0 * shape.hidden * shape.inter * dtype_bits(shape.dtype) / 8.0;
+    const double bw = static_cast<double>(machine.memory.hbm.bandwidth.bytes_per_s);
+    double peak = 0;
+    for (DType t : {shape.dtype, DType::fp8_e4m3, DType::bf16}) {  // widened where no instruction
+      if (peak <= 0 && dtype_bits(t) >= dtype_bits(shape.dtype)) peak = isa::peak_matrix_flops(machine, t);
     }
-    why = fmt::format("block_m {} (fewest gate/up waves over {} CUs, ties to larger M: {})",
-                      k.block_m, cus, table);
+    struct Candidate {
+      std::uint32_t m;
+      std::uint64_t padded;
+      double seconds;
+    };
+    std::string table;
+    std::optional<Candidate> best;
+    for (const std::uint32_t m : std::array<std::uint32_t, 3>{32, 64, 128}) {
+      std::uint64_t blocks = 0;
+      for (const std::uint32_t r : rows) blocks += ceil_div(r, m);
+      const Candidate c{m, blocks * m,
+                        std::max(static_cast<double>(blocks) * expert_bytes / bw,
+                                 peak > 0 ? 6.0 * static_cast<double>(blocks * m) * shape.hidden *
+                                                shape.inter / peak
+                                          : 0.0)};
+      table += fmt::format("{}M{}: {} blocks {:.1f} us", table.empty() ? "" : ", ", m, blocks,
+                           c.seconds * 1e6);
+      const bool tie = best && c.seconds <= best->seconds * 1.01 && best->seconds <= c.seconds * 1.01;
+      if (!best || (!tie && c.seconds < best->seconds) || (tie && c.padded <= best->padded)) best = c;
+    }
+    k.block_m = best->m;
+    why = fmt::format("block_m {} (lowest roofline estimate, ties to fewer padded rows: {})",
+                      k.block_m, table);
   }
   k.gate_up_tile =
       requested.gate_up_tile.is_auto() ? default_tile(k.block_m) : requested.gate_up_tile;
