@@ -207,6 +207,15 @@ int run_command(const RunOptions& o) {
 
   sim::SimOptions opts;
   opts.trace = o.trace;
+  std::string current_path;  // for the progress line
+  const bool show_progress = !o.quiet && isatty(STDERR_FILENO);
+  if (show_progress) {
+    // One self-overwriting line on a terminal; nothing when piped or --quiet.
+    opts.progress = [&current_path](const std::string& kernel, std::uint32_t done, std::uint32_t total) {
+      fmt::print(stderr, "\r{} {}: {}/{} workgroups ({:.0f}%)   ", current_path, kernel, done, total,
+                 100.0 * done / total);
+    };
+  }
   sim::Gpu gpu(m, opts);
   sim::programs::AddressSpace as;  // shared by every run: each run's buffers are fresh (cold)
   const std::uint64_t seed0 = sc.scenario.spec.seed;
@@ -217,16 +226,14 @@ int run_command(const RunOptions& o) {
     sc.scenario.spec.seed = seed0 + rep;  // fresh routing draws per repeat
     plan::MoePlan p = plan::build_plan(sc);
     for (std::size_t i = 0; i < paths.size(); ++i) {
+      current_path = o.repeat > 1 ? fmt::format("[{}/{}] {}", rep + 1, o.repeat, paths[i]) : paths[i];
       PathRun r = run_path(gpu, as, p, m, paths[i]);
       totals[i].push_back(r.total_s * 1e6);
       if (rep == 0) detail.push_back(std::move(r));
     }
     if (rep == 0) first_plan = std::move(p);
-    if (!o.quiet && o.repeat > 1 && isatty(STDERR_FILENO)) {
-      fmt::print(stderr, "\rrepeat {}/{}", rep + 1, o.repeat);
-      if (rep + 1 == o.repeat) fmt::print(stderr, "\n");
-    }
   }
+  if (show_progress) fmt::print(stderr, "\r{:80}\r", "");  // clear the progress line
   sc.scenario.spec.seed = seed0;
   const plan::MoePlan& p = first_plan;
 

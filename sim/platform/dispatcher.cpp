@@ -40,6 +40,11 @@ KernelTiming Dispatcher::launch(const isa::KernelLaunch& kernel, const DispatchP
 bool Dispatcher::next(std::uint32_t& wg, Tick& not_before) {
   if (kernel_ == nullptr || next_wg_ >= kernel_->workgroups) return false;
   const std::uint32_t pos = next_wg_++;
+  if (progress_) {
+    const std::uint32_t total = kernel_->workgroups;
+    const std::uint32_t step = std::max(1u, total / 100);
+    if (next_wg_ % step == 0 || next_wg_ == total) progress_(kernel_->name, next_wg_, total);
+  }
   wg = plan_ != nullptr ? plan_->order[pos] : pos;
   not_before = timing_.start + (plan_ != nullptr ? plan_->release[pos] : 0);
   ++workgroups_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,12 +54,19 @@ class Dispatcher : public sc_core::sc_module {
   // A CU has finished all its workgroups of this kernel, the last at `end`.
   void cu_done(Tick end);
 
+  // Called as workgroups are handed out (about every 1% of a kernel, and at
+  // its last one): kernel name, workgroups handed out, total. For progress
+  // display on long runs; never affects timing.
+  using Progress = std::function<void(const std::string&, std::uint32_t, std::uint32_t)>;
+  void set_progress(Progress p) { progress_ = std::move(p); }
+
  private:
   Tick launch_overhead_;
   Tick workgroup_dispatch_;
   std::uint32_t cus_;
   const isa::KernelLaunch* kernel_ = nullptr;
   const DispatchPlan* plan_ = nullptr;
+  Progress progress_;
   std::uint32_t next_wg_ = 0;
   std::uint32_t cus_running_ = 0;
   std::uint64_t generation_ = 0;

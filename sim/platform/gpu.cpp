@@ -106,6 +106,7 @@ struct GpuModule : sc_core::sc_module {
     dispatcher = std::make_unique<Dispatcher>("dispatcher", ticks(m.launch.kernel_launch),
                                               ticks(m.launch.workgroup_dispatch),
                                               m.compute.total_cus(), stats);
+    if (options.progress) dispatcher->set_progress(options.progress);
     hbm = std::make_unique<Hbm>("hbm", m.memory.hbm, stats);
     if (m.memory.mall) {
       mall = std::make_unique<Mall>("mall", *m.memory.mall, hbm->map(), m.memory.hbm.stacks, stats);

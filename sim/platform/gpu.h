@@ -30,6 +30,7 @@ class Hbm;
 struct SimOptions {
   Tick quantum = 500 * kTicksPerNs;  // how far a CU may run ahead of global time
   bool trace = false;
+  Dispatcher::Progress progress;     // optional: workgroups handed out, per kernel
 };
 
 // The SystemC module tree (gpu > xcd[i] > cu[j], l2, fabric; gpu > hbm, mall,
