@@ -49,6 +49,24 @@ inline hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchroniz
 inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) {
   return cudaEventElapsedTime(ms, a, b);
 }
+inline hipError_t hipStreamCreate(hipStream_t* s) { return cudaStreamCreate(s); }
+inline hipError_t hipStreamDestroy(hipStream_t s) { return cudaStreamDestroy(s); }
+inline hipError_t hipStreamSynchronize(hipStream_t s) { return cudaStreamSynchronize(s); }
+using hipGraph_t = cudaGraph_t;
+using hipGraphExec_t = cudaGraphExec_t;
+#define hipStreamCaptureModeGlobal cudaStreamCaptureModeGlobal
+inline hipError_t hipStreamBeginCapture(hipStream_t s, cudaStreamCaptureMode m) {
+  return cudaStreamBeginCapture(s, m);
+}
+inline hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t* g) {
+  return cudaStreamEndCapture(s, g);
+}
+inline hipError_t hipGraphInstantiate(hipGraphExec_t* e, hipGraph_t g, void*, void*, size_t) {
+  return cudaGraphInstantiate(e, g, 0);  // CUDA 12+ signature: flags only
+}
+inline hipError_t hipGraphLaunch(hipGraphExec_t e, hipStream_t s) { return cudaGraphLaunch(e, s); }
+inline hipError_t hipGraphExecDestroy(hipGraphExec_t e) { return cudaGraphExecDestroy(e); }
+inline hipError_t hipGraphDestroy(hipGraph_t g) { return cudaGraphDestroy(g); }
 inline hipError_t hipDriverGetVersion(int* v) { return cudaDriverGetVersion(v); }
 inline hipError_t hipRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v); }
 
