@@ -94,6 +94,9 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   summary["kernel"] = o.kind;
   summary["workgroups"] = t.workgroups;
   summary["kernel_time_us"] = secs * 1e6;
+  // The machine's launch overhead before it (the gap between dependent
+  // kernels): back-to-back device measurements (CUDA graphs) include it.
+  summary["launch_overhead_us"] = static_cast<double>(t.start - t.launch) * 1e-6;
   summary[metric] = {{"value", value}, {"unit", unit}};
   // The physical bound the result must respect (checked by the test suite).
   if (metric == "bandwidth") {
