@@ -1,6 +1,7 @@
 # Runs CMD (a ;-list) and checks its exit code and, optionally:
 #   GLOB_DIR        append every *.yaml below this folder to CMD
 #   EXPECT_STDERR   a substring stderr must contain
+#   EXPECT_STDOUT / REJECT_STDOUT   a pattern stdout must (not) contain
 #   MUST_EXIST / MUST_NOT_EXIST   a file that must (not) exist afterwards
 #   COMPARE_STDOUT  a file whose content stdout must equal exactly
 if(GLOB_DIR)
@@ -20,6 +21,12 @@ if(NOT rc EQUAL EXPECT_RC)
 endif()
 if(EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
   message(FATAL_ERROR "stderr lacks '${EXPECT_STDERR}':\n${err}")
+endif()
+if(EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
+  message(FATAL_ERROR "stdout lacks '${EXPECT_STDOUT}':\n${out}")
+endif()
+if(REJECT_STDOUT AND out MATCHES "${REJECT_STDOUT}")
+  message(FATAL_ERROR "stdout has '${REJECT_STDOUT}':\n${out}")
 endif()
 if(MUST_NOT_EXIST AND EXISTS "${MUST_NOT_EXIST}")
   message(FATAL_ERROR "${MUST_NOT_EXIST} was written despite the error")

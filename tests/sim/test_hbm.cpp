@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "sim/mem/hbm.h"
 #include "workloads/config/loader.h"
@@ -100,4 +103,39 @@ TEST_CASE("interleaving spreads sequential and strided addresses evenly over cha
     CHECK(*mx <= 2 * 64);
     CHECK(*mn >= 64 / 2);
   }
+}
+
+TEST_CASE("the rows of a weight tile, kilobytes apart, reach every channel", "[hbm]") {
+  // A K step of a weight tile reads one 128 B line from each of 128 rows
+  // 32 KiB apart (bf16 rows of K = 16384), with MI300X's 4 KiB interleave:
+  // the channel hash must not confine such strides to a fraction of the
+  // 256 pseudo-channels (the plain block number mod 256 uses 32 of them).
+  StatRegistry stats;
+  Hbm hbm("hbm_tile_rows", test_spec(), stats);
+  const auto& map = hbm.map();
+  REQUIRE(map.channels == 256);
+  std::vector<std::uint64_t> count(map.channels, 0);
+  for (std::uint64_t tile = 0; tile < 8; ++tile) {     // 8 N tiles of 128 rows
+    for (std::uint64_t k = 0; k < 256; k += 32) {       // a few K steps
+      for (std::uint64_t r = 0; r < 128; ++r) ++count[map.channel((tile * 128 + r) * 32768 + k * 128)];
+    }
+  }
+  const auto used = std::count_if(count.begin(), count.end(), [](std::uint64_t c) { return c > 0; });
+  const auto mx = *std::max_element(count.begin(), count.end());
+  INFO("channels used " << used << ", busiest " << mx << " of " << 8 * 8 * 128 << " lines");
+  CHECK(used >= 240);
+  CHECK(mx <= 3 * 8 * 8 * 128 / 256);
+}
+
+TEST_CASE("every address keeps one home: channel and local address are a bijection", "[hbm]") {
+  StatRegistry stats;
+  Hbm hbm("hbm_bijection", test_spec(), stats);
+  const auto& map = hbm.map();
+  std::set<std::pair<std::uint32_t, std::uint64_t>> homes;
+  const std::uint64_t blocks = 4096;
+  for (std::uint64_t b = 0; b < blocks; ++b) {
+    const std::uint64_t addr = (std::uint64_t{1} << 32) + b * map.interleave + 64;
+    homes.insert({map.channel(addr), map.local(addr)});
+  }
+  CHECK(homes.size() == blocks);
 }
