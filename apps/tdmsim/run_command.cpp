@@ -106,6 +106,12 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
   const double hbm_bytes = sum_of(r.stats, "hbm", "read_bytes") + sum_of(r.stats, "hbm", "write_bytes");
   const double l2_hits = sum_of(r.stats, "l2", "hits"), l2_miss = sum_of(r.stats, "l2", "misses");
   const double mall_hits = sum_of(r.stats, "mall", "hits"), mall_miss = sum_of(r.stats, "mall", "misses");
+  double row_hits = 0, row_misses = 0;  // HBM row buffers, over every pseudo-channel
+  for (const auto& [key, v] : r.stats.items()) {
+    if (key.rfind("gpu.hbm.ch[", 0) != 0) continue;
+    if (key.size() > 9 && key.compare(key.size() - 9, 9, ".row_hits") == 0) row_hits += v["value"].get<double>();
+    if (key.size() > 11 && key.compare(key.size() - 11, 11, ".row_misses") == 0) row_misses += v["value"].get<double>();
+  }
   Json stages = Json::array();
   for (std::size_t i = 0; i < r.timings.size(); ++i) {
     const auto& t = r.timings[i];
@@ -133,6 +139,7 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
       {"bubble_fraction", 1.0 - ratio(busy, cus * total_ps)},
       {"l2_hit_rate", ratio(l2_hits, l2_hits + l2_miss)},
       {"mall_hit_rate", m.memory.mall ? Json(ratio(mall_hits, mall_hits + mall_miss)) : Json()},
+      {"hbm_row_hit_rate", ratio(row_hits, row_hits + row_misses)},
   };
   return r;
 }
@@ -175,10 +182,11 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
                            ? std::string()
                            : fmt::format(", MALL {:.0f}%", 100.0 * mt["mall_hit_rate"].get<double>());
     fmt::print("          {:.1f} TFLOP/s, {:.2f} TB/s HBM; CU utilization {:.0f}% (matrix {:.0f}%), "
-               "bubbles {:.0f}%; hit rates L2 {:.0f}%{}\n",
+               "bubbles {:.0f}%; hit rates L2 {:.0f}%{}, HBM row buffers {:.0f}%\n",
                mt["achieved_tflops"].get<double>(), mt["hbm_tbps"].get<double>(),
                100.0 * mt["cu_utilization"].get<double>(), 100.0 * mt["matrix_utilization"].get<double>(),
-               100.0 * mt["bubble_fraction"].get<double>(), 100.0 * mt["l2_hit_rate"].get<double>(), mall);
+               100.0 * mt["bubble_fraction"].get<double>(), 100.0 * mt["l2_hit_rate"].get<double>(), mall,
+               100.0 * mt["hbm_row_hit_rate"].get<double>());
   }
   if (runs.size() == 2) {
     fmt::print("\nTDM speedup over software: {:.2f}x\n", runs[0].total_s / runs[1].total_s);
