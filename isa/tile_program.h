@@ -36,6 +36,27 @@ struct MemRange {
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
 };
 
+// A 2-D strided range (rows at addr + r * row_stride).
+inline MemRange strided(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows = 1,
+                        std::uint64_t row_stride = 0, std::int64_t iter_stride = 0) {
+  MemRange r;
+  r.addr = addr;
+  r.row_bytes = row_bytes;
+  r.rows = rows;
+  r.row_stride = row_stride;
+  r.iter_stride = iter_stride;
+  return r;
+}
+
+// Gathered rows (row r at addr + (*offsets)[r]).
+inline MemRange gathered(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
+                         std::shared_ptr<const std::vector<std::uint64_t>> offsets,
+                         std::int64_t iter_stride = 0) {
+  MemRange r = strided(addr, row_bytes, rows, 0, iter_stride);
+  r.gather = std::move(offsets);
+  return r;
+}
+
 // One software-pipelined loop: each iteration loads its operands, then runs
 // an MxNxK matrix product in `dtype` (m == 0: no matrix work).
 struct Loop {

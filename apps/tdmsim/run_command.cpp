@@ -47,17 +47,22 @@ struct PathRun {
   Json stats;  // counters of this run only
 };
 
-// Sums a per-block counter over the blocks whose name ends in `.kind`
-// ("l2", "mall", "hbm"), from a stats delta.
-double sum_of(const Json& stats, const std::string& kind, const std::string& name) {
-  const std::string tail = "." + kind + "." + name;
+// Sums the counters of a stats delta whose key starts with `prefix` and ends
+// with `suffix` (e.g. "" and ".l2.hits": every die's L2 hits).
+double sum_matching(const Json& stats, const std::string& prefix, const std::string& suffix) {
   double total = 0;
   for (const auto& [key, v] : stats.items()) {
-    if (key.size() >= tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0) {
+    if (key.rfind(prefix, 0) == 0 && key.size() >= suffix.size() &&
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
       total += v["value"].get<double>();
     }
   }
   return total;
+}
+
+// A counter summed over the blocks whose name ends in `.kind` ("l2", "mall", "hbm").
+double sum_of(const Json& stats, const std::string& kind, const std::string& name) {
+  return sum_matching(stats, "", "." + kind + "." + name);
 }
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
@@ -106,12 +111,9 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
   const double hbm_bytes = sum_of(r.stats, "hbm", "read_bytes") + sum_of(r.stats, "hbm", "write_bytes");
   const double l2_hits = sum_of(r.stats, "l2", "hits"), l2_miss = sum_of(r.stats, "l2", "misses");
   const double mall_hits = sum_of(r.stats, "mall", "hits"), mall_miss = sum_of(r.stats, "mall", "misses");
-  double row_hits = 0, row_misses = 0;  // HBM row buffers, over every pseudo-channel
-  for (const auto& [key, v] : r.stats.items()) {
-    if (key.rfind("gpu.hbm.ch[", 0) != 0) continue;
-    if (key.size() > 9 && key.compare(key.size() - 9, 9, ".row_hits") == 0) row_hits += v["value"].get<double>();
-    if (key.size() > 11 && key.compare(key.size() - 11, 11, ".row_misses") == 0) row_misses += v["value"].get<double>();
-  }
+  // HBM row buffers, over every pseudo-channel.
+  const double row_hits = sum_matching(r.stats, "gpu.hbm.ch[", ".row_hits");
+  const double row_misses = sum_matching(r.stats, "gpu.hbm.ch[", ".row_misses");
   Json stages = Json::array();
   for (std::size_t i = 0; i < r.timings.size(); ++i) {
     const auto& t = r.timings[i];

@@ -21,6 +21,14 @@ void StatRegistry::formula(const std::string& owner, const std::string& name,
                       std::move(f), false, false});
 }
 
+void StatRegistry::share(const std::string& owner, const std::string& name, const std::uint64_t* a,
+                         const std::uint64_t* b, std::string description) {
+  formula(owner, name, [a, b] {
+    const double all = static_cast<double>(*a + *b);
+    return all > 0 ? static_cast<double>(*a) / all : 0.0;
+  }, "ratio", std::move(description));
+}
+
 StatRegistry::Snapshot StatRegistry::snapshot() const {
   Snapshot s;
   s.reserve(entries_.size());

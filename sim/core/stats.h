@@ -22,6 +22,10 @@ class StatRegistry {
            std::string unit, std::string description);
   void formula(const std::string& owner, const std::string& name, std::function<double()> f,
                std::string unit, std::string description);
+  // A derived ratio a / (a + b) of two counters (0 when both are 0), e.g. a
+  // hit rate from hits and misses.
+  void share(const std::string& owner, const std::string& name, const std::uint64_t* a,
+             const std::uint64_t* b, std::string description);
 
   // Every stat's value now, in registration order: taken between runs on one
   // simulated GPU so a run's own counts are the difference.

@@ -42,7 +42,7 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
                          std::uint32_t trace_pid)
     : sc_module(name), mem("mem"), machine_(machine), die_(die), index_(index),
       dispatcher_(dispatcher), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
-      matrix_pipes_(machine.compute.simds_per_cu) {
+      matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu) {
   if (machine.tdm) {
     mover_bw_ = units::Bandwidth{std::uint64_t{machine.tdm->movers_per_cu} *
                                  machine.tdm->mover_bytes_per_clock * machine.compute.clock.hz};
@@ -176,16 +176,20 @@ Tick ComputeUnit::loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick a
     } else if (r.gather) {
       // Waves gather rows themselves: per row, read the index and compute the
       // address, then issue 16-byte loads; the vector pipe does this first.
-      const auto& cu = machine_.compute;
-      const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
       const double ops = static_cast<double>(r.rows) * (kGatherOpsPerRow + r.row_bytes / 16.0);
-      const Tick issued = vector_pipe_.reserve(at, cycle_ticks(ops / lanes, cu.clock));
+      const Tick issued = vector_work(at, ops);
       done = std::max(done, issue(r, i, false, issued));
     } else {
       done = std::max(done, issue(r, i, false, at));
     }
   }
   return done;
+}
+
+Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
+  const auto& cu = machine_.compute;
+  const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
+  return vector_pipe_.reserve(at, cycle_ticks(lane_ops / lanes, cu.clock));
 }
 
 Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) {
@@ -199,8 +203,8 @@ Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) 
   // A workgroup's waves spread over at most `simds` matrix pipes.
   const std::uint32_t waves = std::max(1u, (threads + cu.wave_size - 1) / cu.wave_size);
   const std::uint32_t used = std::min<std::uint32_t>(waves, cu.simds_per_cu);
-  std::vector<BusyUntil*> pipes;
-  for (auto& pipe : matrix_pipes_) pipes.push_back(&pipe);
+  auto& pipes = pipe_order_;  // scratch: no allocation per matrix step
+  for (std::size_t i = 0; i < matrix_pipes_.size(); ++i) pipes[i] = &matrix_pipes_[i];
   std::partial_sort(pipes.begin(), pipes.begin() + used, pipes.end(),
                     [](const BusyUntil* a, const BusyUntil* b) { return a->free_at < b->free_at; });
   Tick start = ready;
@@ -231,8 +235,7 @@ bool ComputeUnit::step(Slot& s) {
     const std::uint32_t end =
         std::min<std::uint32_t>(static_cast<std::uint32_t>(p.chase.size()), s.next_iter + kChaseBatch);
     for (; s.next_iter < end; ++s.next_iter) {
-      isa::MemRange r{p.chase[s.next_iter], 4, 1, 0, 0, nullptr, false, false};
-      s.time = issue(r, 0, false, s.time);
+      s.time = issue(isa::strided(p.chase[s.next_iter], 4), 0, false, s.time);
     }
     return s.next_iter >= p.chase.size();
   }
@@ -263,9 +266,7 @@ bool ComputeUnit::step(Slot& s) {
   // Epilogue: vector work, then stores; the workgroup ends when they land.
   Tick t = s.time;
   if (p.epilogue_vector_ops > 0) {
-    const auto& cu = machine_.compute;
-    const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
-    t = vector_pipe_.reserve(t, cycle_ticks(static_cast<double>(p.epilogue_vector_ops) / lanes, cu.clock));
+    t = vector_work(t, static_cast<double>(p.epilogue_vector_ops));
   }
   Tick done = t;
   for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, t));

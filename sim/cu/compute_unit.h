@@ -68,6 +68,9 @@ class ComputeUnit : public sc_core::sc_module {
   Tick issue(const isa::MemRange& r, std::uint32_t iter, bool write, Tick at);
   Tick loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick at);
   Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);
+  // Reserves the vector pipe for `lane_ops` element operations (all SIMDs'
+  // lanes together) from `at`; returns when they are done.
+  Tick vector_work(Tick at, double lane_ops);
   void sync(Tick local);
 
   const MachineSpec& machine_;
@@ -79,6 +82,7 @@ class ComputeUnit : public sc_core::sc_module {
   std::uint32_t trace_pid_;
   MemPort port_;  // reused request payload
   std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
+  std::vector<BusyUntil*> pipe_order_;   // scratch for matrix(): pipes by free time
   BusyUntil vector_pipe_;
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)

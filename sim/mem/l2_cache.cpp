@@ -32,10 +32,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   stats.add(me, "read_bytes", &read_bytes_, "bytes", "bytes read by requesters");
   stats.add(me, "write_bytes", &write_bytes_, "bytes", "bytes written by requesters");
   stats.add(me, "atomic_bytes", &atomic_bytes_, "bytes", "bytes written by atomic read-modify-writes");
-  stats.formula(me, "hit_rate", [this] {
-    const double all = static_cast<double>(hits_ + misses_count_);
-    return all > 0 ? static_cast<double>(hits_) / all : 0.0;
-  }, "ratio", "L2 hits / line accesses");
+  stats.share(me, "hit_rate", &hits_, &misses_count_, "L2 hits / line accesses");
 }
 
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
@@ -98,13 +95,9 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     misses_.clear();
   }
   // Misses go below as runs of consecutive lines.
-  for (std::size_t i = 0; i < misses_.size();) {
-    std::size_t j = i + 1;
-    while (j < misses_.size() && misses_[j] == misses_[j - 1] + line) ++j;
-    MemAccess m{misses_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, false, a.die};
+  for_each_run(misses_, line, false, a.die, [&](const MemAccess& m) {
     done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
-    i = j;
-  }
+  });
   if (a.atomic) {
     // Read-modify-write: each channel's atomic unit works through its bytes
     // once the old data is there (hit or fetched).
@@ -118,13 +111,8 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   // Dirty victims are written back off the critical path, merged into runs.
   if (!std::is_sorted(victims_.begin(), victims_.end())) std::sort(victims_.begin(), victims_.end());
   writebacks_ += victims_.size();
-  for (std::size_t i = 0; i < victims_.size();) {
-    std::size_t j = i + 1;
-    while (j < victims_.size() && victims_[j] == victims_[j - 1] + line) ++j;
-    MemAccess wb{victims_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, true, a.die};
-    port_.send(initiator, wb, served, now);
-    i = j;
-  }
+  for_each_run(victims_, line, true, a.die,
+               [&](const MemAccess& wb) { port_.send(initiator, wb, served, now); });
   delay = to_sc_time(done - now);
 }
 
@@ -134,13 +122,9 @@ Tick L2Cache::flush(Tick at) {
   Tick done = at;
   const std::uint64_t line = spec_.line.bytes;
   const Tick now = sc_core::sc_time_stamp().value();
-  for (std::size_t i = 0; i < victims_.size();) {
-    std::size_t j = i + 1;
-    while (j < victims_.size() && victims_[j] == victims_[j - 1] + line) ++j;
-    MemAccess wb{victims_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, true, 0};
+  for_each_run(victims_, line, true, 0, [&](const MemAccess& wb) {
     done = std::max(done, port_.send(initiator, wb, at, now));
-    i = j;
-  }
+  });
   return done;
 }
 

@@ -24,10 +24,7 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   const std::string me = this->name();
   stats.add(me, "hits", &hits_, "lines", "MALL line hits");
   stats.add(me, "misses", &misses_, "lines", "MALL line misses (filled from HBM)");
-  stats.formula(me, "hit_rate", [this] {
-    const double all = static_cast<double>(hits_ + misses_);
-    return all > 0 ? static_cast<double>(hits_) / all : 0.0;
-  }, "ratio", "MALL hits / accesses");
+  stats.share(me, "hit_rate", &hits_, &misses_, "MALL hits / accesses");
 }
 
 void Mall::prefetch(std::uint64_t addr) const {
@@ -78,13 +75,9 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
     done = std::max(done, port_.send(initiator, a, arrive, now));  // all missed: forward whole
     misses_v_.clear();
   }
-  for (std::size_t i = 0; i < misses_v_.size();) {
-    std::size_t j = i + 1;
-    while (j < misses_v_.size() && misses_v_[j] == misses_v_[j - 1] + line) ++j;
-    MemAccess m{misses_v_[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, false, a.die};
+  for_each_run(misses_v_, line, false, a.die, [&](const MemAccess& m) {
     done = std::max(done, port_.send(initiator, m, arrive, now));
-    i = j;
-  }
+  });
   delay = to_sc_time(done - now);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <tlm>
 
@@ -36,6 +37,20 @@ struct MemAccess {
     return true;
   }
 };
+
+// Line addresses (ascending) grouped into runs of consecutive lines, each as
+// one single-row access: what a cache sends below for its misses and
+// write-backs. `line` is the line size; `write` and `die` are copied in.
+template <class F>
+void for_each_run(const std::vector<std::uint64_t>& lines, std::uint64_t line, bool write,
+                  std::uint32_t die, F send) {
+  for (std::size_t i = 0; i < lines.size();) {
+    std::size_t j = i + 1;
+    while (j < lines.size() && lines[j] == lines[j - 1] + line) ++j;
+    send(MemAccess{lines[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, write, die});
+    i = j;
+  }
+}
 
 class MemAccessExt : public tlm::tlm_extension<MemAccessExt> {
  public:

@@ -28,8 +28,8 @@ isa::KernelLaunch stream(AddressSpace& as, std::uint64_t bytes, std::uint64_t ch
     p.vgprs_per_thread = 32;
     const std::uint64_t off = wg * chunk;
     const auto len = static_cast<std::uint32_t>(std::min(chunk, bytes - off));
-    p.prologue_loads.push_back({src + off, len, 1, 0, 0, nullptr, false, false});
-    if (copy) p.stores.push_back({dst + off, len, 1, 0, 0, nullptr, false, false});
+    p.prologue_loads.push_back(isa::strided(src + off, len));
+    if (copy) p.stores.push_back(isa::strided(dst + off, len));
     return p;
   };
   return k;
@@ -128,20 +128,20 @@ isa::KernelLaunch gemm(AddressSpace& as, const GemmShape& g, const MachineSpec& 
     isa::Loop loop;
     loop.iterations = iters;
     const std::uint64_t k_bytes = std::uint64_t(tk) * elem;
-    loop.loads.push_back({a + (std::uint64_t(bm) * tm * g.k + std::uint64_t(first) * tk) * elem,
-                          static_cast<std::uint32_t>(k_bytes), rows_a, std::uint64_t(g.k) * elem,
-                          static_cast<std::int64_t>(k_bytes), nullptr, false, false});
-    loop.loads.push_back({b + (std::uint64_t(bn) * tn * g.k + std::uint64_t(first) * tk) * elem,
-                          static_cast<std::uint32_t>(k_bytes), rows_b, std::uint64_t(g.k) * elem,
-                          static_cast<std::int64_t>(k_bytes), nullptr, false, false});
+    loop.loads.push_back(isa::strided(a + (std::uint64_t(bm) * tm * g.k + std::uint64_t(first) * tk) * elem,
+                                      static_cast<std::uint32_t>(k_bytes), rows_a,
+                                      std::uint64_t(g.k) * elem, static_cast<std::int64_t>(k_bytes)));
+    loop.loads.push_back(isa::strided(b + (std::uint64_t(bn) * tn * g.k + std::uint64_t(first) * tk) * elem,
+                                      static_cast<std::uint32_t>(k_bytes), rows_b,
+                                      std::uint64_t(g.k) * elem, static_cast<std::int64_t>(k_bytes)));
     loop.dtype = g.dtype;
     loop.m = rows_a;
     loop.n = rows_b;
     loop.k = tk;
     p.loops.push_back(std::move(loop));
     p.epilogue_vector_ops = std::uint64_t(rows_a) * rows_b;  // convert/scale the accumulators
-    p.stores.push_back({c + (std::uint64_t(bm) * tm * g.n + std::uint64_t(bn) * tn) * 2,
-                        rows_b * 2, rows_a, std::uint64_t(g.n) * 2, 0, nullptr, false, false});
+    p.stores.push_back(isa::strided(c + (std::uint64_t(bm) * tm * g.n + std::uint64_t(bn) * tn) * 2,
+                                    rows_b * 2, rows_a, std::uint64_t(g.n) * 2));
     return p;
   };
   return k;

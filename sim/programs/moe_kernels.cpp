@@ -39,16 +39,8 @@ std::uint32_t bytes_of(std::uint64_t elems, DType t) {
   return static_cast<std::uint32_t>((elems * dtype_bits(t) + 7) / 8);
 }
 
-isa::MemRange strided(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
-                      std::uint64_t row_stride, std::int64_t iter_stride = 0) {
-  return {addr, row_bytes, rows, row_stride, iter_stride, nullptr, false, false};
-}
-
-isa::MemRange gathered(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
-                       std::shared_ptr<const std::vector<std::uint64_t>> offsets,
-                       std::int64_t iter_stride = 0) {
-  return {addr, row_bytes, rows, 0, iter_stride, std::move(offsets), false, false};
-}
+using isa::gathered;
+using isa::strided;
 
 // A gather of token rows into LDS: by the waves (software), or by the CU's
 // tensor data movers from a gather descriptor (TDM path).
