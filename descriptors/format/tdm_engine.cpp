@@ -117,12 +117,13 @@ std::uint64_t lds_footprint(const TensorDescriptor& d) {
   return bytes == 0 ? 0 : padded_lds_offset(d, bytes - 1) + 1;
 }
 
-TdmResult tdm_load(const TensorDescriptor& d, std::span<const std::byte> global,
-                   std::uint64_t global_base, std::span<std::byte> lds) {
-  require_valid(d);
-  TdmResult res;
-  if (d.pred == 0) return res;
-  check_bounds(d, global.size(), global_base, lds.size());
+namespace {
+
+// Calls row(lds_base, p, addr, n) for every row of every iteration of `d`
+// (lds_base: the iteration's LDS base; p, addr, n as for_each_row), and keeps
+// the accounting a load and a store share.
+template <class Row>
+void for_each_tile_row(const TensorDescriptor& d, TdmResult& res, Row row) {
   res.executed = true;
   res.iterations = d.iterate ? d.iterate_count : 1;
   const std::uint64_t eb = d.element_bytes;
@@ -130,22 +131,38 @@ TdmResult tdm_load(const TensorDescriptor& d, std::span<const std::byte> global,
   for (std::uint32_t k = 0; k < res.iterations; ++k) {
     const std::uint64_t lds_base = d.lds_addr + std::uint64_t{k} * d.iterate_lds_increment;
     const std::uint64_t gaddr = d.global_addr + std::uint64_t{k} * d.iterate_global_increment;
-    std::byte* base = lds.data() + lds_base;
     for_each_row(d, gaddr, [&](std::uint64_t p, std::uint64_t addr, std::uint64_t n, bool) {
-      const std::byte* src = n > 0 ? global.data() + (addr - global_base) : nullptr;
-      for_each_segment(d, p, n * eb, [&](std::uint64_t off, std::uint64_t i, std::uint64_t m) {
-        std::memcpy(base + off, src + i, m);
-      });
-      for_each_segment(d, p + n * eb, (t0 - n) * eb,
-                       [&](std::uint64_t off, std::uint64_t, std::uint64_t m) {
-                         std::memset(base + off, 0, m);  // out of bounds: zero-filled
-                       });
+      row(lds_base, p, addr, n);
       res.global_bytes += n * eb;
       res.oob_elements += t0 - n;
     });
     res.elements += d.tile_elements();
     res.lds_end = std::max(res.lds_end, lds_base + lds_footprint(d));
   }
+}
+
+}  // namespace
+
+TdmResult tdm_load(const TensorDescriptor& d, std::span<const std::byte> global,
+                   std::uint64_t global_base, std::span<std::byte> lds) {
+  require_valid(d);
+  TdmResult res;
+  if (d.pred == 0) return res;
+  check_bounds(d, global.size(), global_base, lds.size());
+  const std::uint64_t eb = d.element_bytes;
+  const std::uint64_t t0 = d.tile_extent(0);
+  for_each_tile_row(d, res, [&](std::uint64_t lds_base, std::uint64_t p, std::uint64_t addr,
+                                std::uint64_t n) {
+    std::byte* base = lds.data() + lds_base;
+    const std::byte* src = n > 0 ? global.data() + (addr - global_base) : nullptr;
+    for_each_segment(d, p, n * eb, [&](std::uint64_t off, std::uint64_t i, std::uint64_t m) {
+      std::memcpy(base + off, src + i, m);
+    });
+    for_each_segment(d, p + n * eb, (t0 - n) * eb,
+                     [&](std::uint64_t off, std::uint64_t, std::uint64_t m) {
+                       std::memset(base + off, 0, m);  // out of bounds: zero-filled
+                     });
+  });
   return res;
 }
 
@@ -159,27 +176,16 @@ TdmResult tdm_store(const TensorDescriptor& d, std::span<const std::byte> lds,
          "tensor_store_from_lds does not support LDS padding");
   }
   check_bounds(d, global.size(), global_base, lds.size());
-  res.executed = true;
-  res.iterations = d.iterate ? d.iterate_count : 1;
   const std::uint64_t eb = d.element_bytes;
-  const std::uint64_t t0 = d.tile_extent(0);
-  for (std::uint32_t k = 0; k < res.iterations; ++k) {
-    const std::uint64_t lds_base = d.lds_addr + std::uint64_t{k} * d.iterate_lds_increment;
-    const std::uint64_t gaddr = d.global_addr + std::uint64_t{k} * d.iterate_global_increment;
-    for_each_row(d, gaddr, [&](std::uint64_t p, std::uint64_t addr, std::uint64_t n, bool) {
-      if (n > 0) {
-        std::byte* dst = global.data() + (addr - global_base);
-        const std::byte* base = lds.data() + lds_base;
-        for_each_segment(d, p, n * eb, [&](std::uint64_t off, std::uint64_t i, std::uint64_t m) {
-          std::memcpy(dst + i, base + off, m);
-        });
-      }
-      res.global_bytes += n * eb;
-      res.oob_elements += t0 - n;
+  for_each_tile_row(d, res, [&](std::uint64_t lds_base, std::uint64_t p, std::uint64_t addr,
+                                std::uint64_t n) {
+    if (n == 0) return;
+    std::byte* dst = global.data() + (addr - global_base);
+    const std::byte* base = lds.data() + lds_base;
+    for_each_segment(d, p, n * eb, [&](std::uint64_t off, std::uint64_t i, std::uint64_t m) {
+      std::memcpy(dst + i, base + off, m);
     });
-    res.elements += d.tile_elements();
-    res.lds_end = std::max(res.lds_end, lds_base + lds_footprint(d));
-  }
+  });
   return res;
 }
 
