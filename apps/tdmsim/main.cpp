@@ -9,6 +9,7 @@
 #include "apps/tdmsim/config_commands.h"
 #include "apps/tdmsim/describe_command.h"
 #include "apps/tdmsim/emulate_command.h"
+#include "apps/tdmsim/gpu_case_command.h"
 #include "apps/tdmsim/run_command.h"
 #include "apps/tdmsim/sim_commands.h"
 #include "sim/core/systemc_info.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   add_config_commands(app, result);
   add_describe_command(app, result);
   add_emulate_command(app, result);
+  add_gpu_case_command(app, result);
   add_sim_commands(app, result);
   add_run_command(app, result);
   try {

@@ -224,6 +224,19 @@ void Run::stage1() {
 
 void Run::quantize_intermediate() {
   const std::size_t inter = shape_.inter;
+  if (is_scaled(shape_.dtype)) {
+    // The activation's output is stored in the storage dtype first: the
+    // 2-stage kernel writes it (bf16) and a quantisation kernel reads it
+    // back; the 1-stage kernel keeps its slice of it in LDS as bf16 and
+    // multiplies that by the dequantised down weights, with no requantisation
+    // (a slice is narrower than a 1x128 scale group). docs/gpu-kernels.md.
+    tbb::parallel_for(std::size_t{0}, std::size_t{layout_.padded_rows}, [&](std::size_t p) {
+      if (is_pad(p)) return;
+      float* row = inter_.data() + p * inter;
+      for (std::size_t j = 0; j < inter; ++j) row[j] = round_to(row[j], storage());
+    });
+    if (plan_.kernel.stages == 1) return;
+  }
   float amax = 0.0f;  // per_tensor: one dynamic scale over every real row
   for (std::size_t p = 0; p < layout_.padded_rows; ++p) {
     if (!is_pad(p)) amax = std::max(amax, absmax(inter_.data() + p * inter, 1, inter, inter));

@@ -8,6 +8,11 @@
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__) && !defined(__CUDACC__)
 #include <hip/hip_runtime.h>
+// The kernels are written for 32-lane groups (NVIDIA warps); on AMD's 64-lane
+// wavefronts the shuffles act within each half, which is what they assume.
+#define __shfl_sync(mask, v, lane) __shfl((v), (lane), 32)
+#define __shfl_xor_sync(mask, v, offset) __shfl_xor((v), (offset), 32)
+#define __syncwarp() ((void)0)
 #else
 #include <cuda_runtime.h>
 
@@ -30,6 +35,18 @@ inline hipError_t hipMemcpy(void* d, const void* s, size_t n, hipMemcpyKind k) {
   return cudaMemcpy(d, s, n, k);
 }
 inline hipError_t hipMemset(void* p, int v, size_t n) { return cudaMemset(p, v, n); }
+inline hipError_t hipMemsetAsync(void* p, int v, size_t n, hipStream_t s = nullptr) {
+  return cudaMemsetAsync(p, v, n, s);
+}
+inline hipError_t hipMemcpyAsync(void* d, const void* s, size_t n, hipMemcpyKind k,
+                                 hipStream_t st = nullptr) {
+  return cudaMemcpyAsync(d, s, n, k, st);
+}
+inline hipError_t hipMemGetInfo(size_t* free, size_t* total) { return cudaMemGetInfo(free, total); }
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+inline hipError_t hipFuncSetAttribute(const void* f, cudaFuncAttribute a, int v) {
+  return cudaFuncSetAttribute(f, a, v);
+}
 inline hipError_t hipDeviceSynchronize() { return cudaDeviceSynchronize(); }
 inline hipError_t hipGetLastError() { return cudaGetLastError(); }
 inline const char* hipGetErrorString(hipError_t e) { return cudaGetErrorString(e); }
@@ -44,6 +61,12 @@ inline hipError_t hipEventCreate(hipEvent_t* e) { return cudaEventCreate(e); }
 inline hipError_t hipEventDestroy(hipEvent_t e) { return cudaEventDestroy(e); }
 inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s = nullptr) {
   return cudaEventRecord(e, s);
+}
+// An event recorded while a stream is captured becomes a timestamped graph
+// node only with the "external" flag.
+#define hipEventRecordExternal cudaEventRecordExternal
+inline hipError_t hipEventRecordWithFlags(hipEvent_t e, hipStream_t s, unsigned flags) {
+  return cudaEventRecordWithFlags(e, s, flags);
 }
 inline hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchronize(e); }
 inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) {

@@ -1,0 +1,69 @@
+#include "kernels/host/case_from_plan.h"
+
+#include <stdexcept>
+
+#include "descriptors/plan/synthetic_tensors.h"
+#include "workloads/config/writer.h"
+
+namespace tdmsim::gpu {
+
+MoeCase make_case(const config::ResolvedScenario& scenario, const plan::MoePlan& p) {
+  const plan::LayerShape& s = p.shape;
+  const ModelSpec& model = scenario.model.spec;
+  if (s.weight_on_input) {
+    throw std::invalid_argument("the GPU kernels do not run weight_on_input models (Llama-4)");
+  }
+  if (s.dtype != DType::bf16 && s.dtype != DType::fp8_e4m3) {
+    throw std::invalid_argument("the GPU kernels run bf16 and fp8_e4m3, not " +
+                                std::string(config::enum_name(s.dtype)));
+  }
+  if (s.dtype == DType::fp8_e4m3 && s.quant != Quant::per_token && s.quant != Quant::block_128) {
+    throw std::invalid_argument("fp8 on the GPU kernels needs per_token or block_128 scales");
+  }
+  MoeCase c;
+  c.name = scenario.scenario.spec.name;
+  c.seed = p.seed;
+  c.tokens = s.tokens;
+  c.hidden = s.hidden;
+  c.inter = s.inter;
+  c.shared_inter = s.shared_inter;
+  c.experts_total = s.experts_total;
+  c.experts_local = s.experts_local;
+  c.shared = s.shared;
+  c.shared_chunks = s.shared_chunks;
+  c.top_k = s.top_k;
+  c.dtype = std::string(config::enum_name(s.dtype));
+  c.quant = std::string(config::enum_name(s.quant));
+  c.activation = std::string(config::enum_name(s.activation));
+  c.activation_limit = static_cast<float>(s.activation_limit);
+  c.routing_source =
+      scenario.scenario.spec.routing.source == RoutingSource::router ? "router" : "given";
+  c.scoring = std::string(config::enum_name(model.gating.scoring));
+  c.renormalize = model.gating.renormalize;
+  c.n_group = model.gating.n_group;
+  c.topk_group = model.gating.topk_group;
+  c.routed_scaling = model.gating.routed_scaling;
+  c.router_bias = model.gating.router_bias;
+  c.correction_bias = model.gating.correction_bias;
+  c.router_weight_scale = plan::router_weight_scale(s.hidden);
+  const plan::KernelChoice& k = p.kernel;
+  c.stages = k.stages;
+  c.block_m = k.block_m;
+  c.split_k = k.split_k;
+  c.pipeline_stages = k.pipeline_stages;
+  c.gate_up_tile = {k.gate_up_tile.threads, k.gate_up_tile.m, k.gate_up_tile.n, k.gate_up_tile.k};
+  c.down_tile = {k.down_tile.threads, k.down_tile.m, k.down_tile.n, k.down_tile.k};
+  const plan::BlockLayout& l = p.layout;
+  c.capacity = l.capacity;
+  c.padded_rows = l.padded_rows;
+  c.blocks = static_cast<std::uint32_t>(l.block_expert.size());
+  c.routing_ids = p.routing.ids;
+  c.routing_weights = p.routing.weights;
+  c.sorted_rows = l.sorted_rows;
+  c.sorted_weights = l.sorted_weights;
+  c.block_expert = l.block_expert;
+  c.expert_first_block = l.expert_first_block;
+  return c;
+}
+
+}  // namespace tdmsim::gpu

@@ -1,0 +1,764 @@
+// The fused-MoE expert GEMMs, one workgroup per tile job of the plan
+// (docs/moe-plan.md "Tile jobs"): gate/up (+ activation), its split-K
+// reduction, the fp8 intermediate quantisation, down (+ routed weight and
+// combine by atomic add), and the 1-stage kernel that does both for a slice of
+// the intermediate. Every kernel is a template over the element type and the
+// tile (M x N x K, 256 threads); `pipeline_stages` buffers of A and B tiles
+// stream through LDS with asynchronous copies. docs/gpu-kernels.md has the
+// design and the numerics.
+#include <cmath>
+
+#include "kernels/hip/async_copy.h"
+#include "kernels/hip/matrix_core.h"
+#include "kernels/moe/moe_gpu.h"
+
+namespace tdmsim::gpu {
+namespace {
+
+using mc::bf16;
+
+constexpr int kWarps = kThreads / 32;
+constexpr int kMaxStages = 4;
+constexpr float kSwigluOaiAlpha = 1.702f;  // emu::kSwigluOaiAlpha
+
+__device__ __forceinline__ float activate(Act act, float g, float u, float limit) {
+  switch (act) {
+    case Act::silu: return g * (1.0f / (1.0f + expf(-g))) * u;
+    case Act::gelu: return 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u;
+    case Act::swiglu_oai:
+      if (limit > 0.0f) {
+        g = fminf(g, limit);
+        u = fminf(fmaxf(u, -limit), limit);
+      }
+      return (u + 1.0f) * (g * (1.0f / (1.0f + expf(-kSwigluOaiAlpha * g))));
+  }
+  return 0.0f;
+}
+
+// Which warps compute which fragments of a BM x BN tile: a WM x WN grid of
+// warps, each TM x TN fragments of 16 x 16. Small tiles leave warps idle in
+// the multiply; they still copy.
+template <int BM, int BN>
+struct WarpGrid {
+  static constexpr int FM = BM / 16, FN = BN / 16;
+  static constexpr int WM = FM == 1 ? 1 : (FM >= 8 && FN <= 4 ? 4 : 2);
+  static constexpr int WN = FN < kWarps / WM ? FN : kWarps / WM;
+  static constexpr int TM = FM / WM, TN = FN / WN;
+  static_assert(WM * WN <= kWarps && TM * WM == FM && TN * WN == FN, "tile not covered");
+};
+
+// A tile's rows as the copy loop sees them: a source address per row (null:
+// zero-fill) and, for fp8, the row's activation scales.
+struct RowSrc {
+  const std::uint8_t* ptr;
+  const float* scale;
+};
+
+// Shared-memory layout of the GEMM core, in bytes.
+template <class T, int BM, int BN, int BK>
+struct Smem {
+  static constexpr int kRowBytes = BK * int(sizeof(T)) + 16;  // +16 B: no bank conflicts
+  static constexpr int kStageBytes = (BM + BN) * kRowBytes;
+  static constexpr int kHalfLd = BK + 8;                      // fp8 -> bf16 buffer, elements
+  static constexpr int kConvBytes = sizeof(T) == 1 ? (BM + BN) * kHalfLd * 2 : 0;
+  static constexpr int kCLd = BN + 4;                         // fp32 epilogue tile
+  static constexpr int kCBytes = BM * kCLd * 4;
+  static int bytes(int stages) {
+    const int main = stages * kStageBytes + kConvBytes;
+    return main > kCBytes ? main : kCBytes;
+  }
+};
+
+// The main loop: C[BM][BN] += A[BM][k0:k1] * B[BN][k0:k1]^T, A and B rows from
+// `a` and `b` (in LDS), elements T (bf16 bits or e4m3). fp8 tiles are
+// converted to bf16 in LDS; with block_128 scales the activation scale of the
+// row's 128-column group is folded into A during that conversion (rounded to
+// bf16) and the weight scale of each 16-column fragment multiplies its partial
+// sum per K tile (`b_scale[f]` points at the fragment's scale row, indexed by
+// k / 128). Leaves the result in `C` (fp32, LDS, ld kCLd) after a barrier.
+// `block_scaled` is a template parameter so that every fragment index is
+// static: a fragment chosen at run time would live in local memory.
+template <class T, int BM, int BN, int BK, bool block_scaled>
+__device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
+                          const float* const* b_scale, std::uint32_t k0, std::uint32_t k1,
+                          int stages, const void* any_global, float* C) {
+  using S = Smem<T, BM, BN, BK>;
+  using G = WarpGrid<BM, BN>;
+  constexpr int kElems = 16 / int(sizeof(T));      // elements per 16-byte copy
+  constexpr int kChunks = BK / kElems;             // copies per row per K tile
+  const int warp = threadIdx.x / 32;
+  const int wm = warp / G::WN, wn = warp % G::WN;
+  const bool computes = warp < G::WM * G::WN;
+  const std::uint32_t tiles = (k1 - k0 + BK - 1) / BK;
+
+  mc::FragC acc[G::TM][G::TN];
+  mc::FragC part[block_scaled ? G::TM : 1][block_scaled ? G::TN : 1];
+#pragma unroll
+  for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+    for (int j = 0; j < G::TN; ++j) mc::zero(acc[i][j]);
+
+  const auto issue = [&](std::uint32_t tile) {
+    if (tile < tiles) {
+      unsigned char* st = smem + (tile % stages) * S::kStageBytes;
+      const std::uint32_t kt = k0 + tile * BK;
+      for (int c = threadIdx.x; c < (BM + BN) * kChunks; c += kThreads) {
+        const int row = c / kChunks, chunk = c % kChunks;
+        const RowSrc& src = row < BM ? a[row] : b[row - BM];
+        const std::uint32_t k = kt + chunk * kElems;
+        const unsigned bytes =
+            src.ptr == nullptr || k >= k1 ? 0u
+                                          : (k1 - k >= kElems ? 16u : (k1 - k) * unsigned(sizeof(T)));
+        const void* from = bytes ? static_cast<const void*>(src.ptr + std::size_t{k} * sizeof(T))
+                                 : any_global;
+        copy16_async(st + row * S::kRowBytes + chunk * 16, from, bytes);
+      }
+    }
+    async_commit();  // an empty group past the end keeps the wait count uniform
+  };
+
+  for (int s = 0; s < stages - 1; ++s) issue(s);
+  for (std::uint32_t tile = 0; tile < tiles; ++tile) {
+    if (stages >= 4) async_wait<2>();
+    else if (stages == 3) async_wait<1>();
+    else async_wait<0>();
+    __syncthreads();
+    const unsigned char* st = smem + (tile % stages) * S::kStageBytes;
+    const bf16* as;
+    const bf16* bs;
+    int ld;
+    if constexpr (sizeof(T) == 1) {
+      // e4m3 -> bf16, exact; block_128: A times its row's group scale.
+      auto* conv = reinterpret_cast<std::uint16_t*>(smem + stages * S::kStageBytes);
+      const std::uint32_t kb = (k0 + tile * BK) / 128;
+      for (int i = threadIdx.x; i < (BM + BN) * BK / 4; i += kThreads) {
+        const int row = i / (BK / 4), col = (i % (BK / 4)) * 4;
+        const std::uint32_t q4 = *reinterpret_cast<const std::uint32_t*>(st + row * S::kRowBytes + col);
+        const float sa = block_scaled && row < BM && a[row].scale ? a[row].scale[kb] : 1.0f;
+        const bool fold = block_scaled && row < BM;
+        std::uint16_t* out = conv + row * S::kHalfLd + col;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const auto q = static_cast<std::uint8_t>(q4 >> (8 * e));
+          out[e] = fold ? bf16_bits(e4m3_value(q) * sa) : e4m3_to_bf16_bits(q);
+        }
+      }
+      __syncthreads();
+      as = reinterpret_cast<const bf16*>(conv);
+      bs = as + BM * S::kHalfLd;
+      ld = S::kHalfLd;
+    } else {
+      as = reinterpret_cast<const bf16*>(st);
+      bs = reinterpret_cast<const bf16*>(st + BM * S::kRowBytes);
+      ld = S::kRowBytes / 2;
+    }
+    if (computes) {
+      if constexpr (block_scaled) {
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+          for (int j = 0; j < G::TN; ++j) mc::zero(part[i][j]);
+      }
+#pragma unroll
+      for (int kk = 0; kk < BK; kk += 16) {
+        mc::FragA fa[G::TM];
+        mc::FragB fb[G::TN];
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i) mc::load_a(fa[i], as + ((wm * G::TM + i) * 16) * ld + kk, ld);
+#pragma unroll
+        for (int j = 0; j < G::TN; ++j) mc::load_b(fb[j], bs + ((wn * G::TN + j) * 16) * ld + kk, ld);
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+          for (int j = 0; j < G::TN; ++j) {
+            if constexpr (block_scaled) mc::mma(part[i][j], fa[i], fb[j]);
+            else mc::mma(acc[i][j], fa[i], fb[j]);
+          }
+      }
+      if constexpr (block_scaled) {
+        const std::uint32_t kb = (k0 + tile * BK) / 128;
+#pragma unroll
+        for (int j = 0; j < G::TN; ++j) {
+          const float sw = b_scale[wn * G::TN + j][kb];
+#pragma unroll
+          for (int i = 0; i < G::TM; ++i) mc::add_scaled(acc[i][j], part[i][j], sw);
+        }
+      }
+    }
+    issue(tile + stages - 1);  // into the buffer every warp finished with above
+  }
+  async_wait<0>();
+  __syncthreads();  // the stage buffers become the epilogue tile
+  if (computes) {
+#pragma unroll
+    for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+      for (int j = 0; j < G::TN; ++j)
+        mc::store(C + ((wm * G::TM + i) * 16) * S::kCLd + (wn * G::TN + j) * 16, acc[i][j], S::kCLd);
+  }
+  __syncthreads();
+}
+
+// gemm_core with the scaling mode fixed at compile time (only fp8 has block scales).
+template <class T, int BM, int BN, int BK>
+__device__ void gemm(unsigned char* smem, const RowSrc* a, const RowSrc* b,
+                     const float* const* b_scale, bool block_scaled, std::uint32_t k0,
+                     std::uint32_t k1, int stages, const void* any_global, float* C) {
+  if constexpr (sizeof(T) == 1) {
+    if (block_scaled) {
+      gemm_core<T, BM, BN, BK, true>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
+      return;
+    }
+  }
+  gemm_core<T, BM, BN, BK, false>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
+}
+
+// Per-launch constants of the GEMM kernels.
+struct Args {
+  LayerDims d;
+  std::uint32_t block_m, split_k, stages;
+  bool two_stage;
+  const std::uint8_t* x;
+  const float* x_scale;
+  const std::uint8_t* w13;
+  const float* w13_scale;
+  const std::uint8_t* w2;
+  const float* w2_scale;
+  const std::uint32_t* sorted_rows;
+  const float* sorted_weights;
+  const std::uint32_t* block_expert;
+  std::uint16_t* inter;
+  const std::uint8_t* inter_a;   // down's A: inter (bf16) or inter_q (e4m3)
+  const float* inter_scale;
+  float* partials;
+  float* y;
+};
+
+// The K range of split `s` of `splits` over K in tiles of BK (plan::job_k_range).
+template <int BK>
+__device__ void k_range(std::uint32_t K, std::uint32_t s, std::uint32_t splits, std::uint32_t& k0,
+                        std::uint32_t& k1) {
+  const std::uint32_t tiles = (K + BK - 1) / BK;
+  k0 = min(K, s * tiles / splits * BK);
+  k1 = min(K, (s + 1) * tiles / splits * BK);
+}
+
+// LDS after the GEMM buffers: row sources and scales of the tile.
+template <int BM, int BN>
+struct TileInfo {
+  RowSrc a[BM];
+  RowSrc b[BN];
+  const float* b_scale[BN / 16];
+  float a_pc[BM];  // per_token scales (1 otherwise)
+  float b_pc[BN];
+};
+
+// Sets up A rows (gathered token rows of block b) and the gate/up B rows of
+// N tile `nt` (N/2 gate rows then the matching N/2 up rows).
+template <class T, int BM, int BN>
+__device__ void gate_up_rows(const Args& p, std::uint32_t b, std::uint32_t e, std::uint32_t j0,
+                             TileInfo<BM, BN>& ti) {
+  const LayerDims& d = p.d;
+  const std::uint32_t sentinel = d.tokens * d.slots;
+  for (int m = threadIdx.x; m < BM; m += kThreads) {
+    const std::uint32_t row = p.sorted_rows[std::size_t{b} * p.block_m + m];
+    RowSrc r{nullptr, nullptr};
+    float pc = 1.0f;
+    if (row != sentinel) {
+      const std::uint32_t t = row / d.slots;
+      r.ptr = p.x + std::size_t{t} * d.hidden * sizeof(T);
+      if (d.fp8) {
+        r.scale = d.quant == Quant::block_128 ? p.x_scale + std::size_t{t} * d.hb() : p.x_scale + t;
+        pc = d.quant == Quant::per_token ? p.x_scale[t] : 1.0f;
+      }
+    }
+    ti.a[m] = r;
+    ti.a_pc[m] = pc;
+  }
+  for (int n = threadIdx.x; n < BN; n += kThreads) {
+    const bool up = n >= BN / 2;
+    const std::uint32_t j = j0 + (up ? n - BN / 2 : n);
+    RowSrc r{nullptr, nullptr};
+    float pc = 1.0f;
+    if (j < d.inter) {
+      const std::uint32_t wrow = (up ? d.inter : 0) + j;
+      r.ptr = p.w13 + (std::size_t{e} * 2 * d.inter + wrow) * d.hidden * sizeof(T);
+      if (d.fp8 && d.quant == Quant::per_token) pc = p.w13_scale[std::size_t{e} * 2 * d.inter + wrow];
+    }
+    ti.b[n] = r;
+    ti.b_pc[n] = pc;
+    if (n % 16 == 0 && d.fp8 && d.quant == Quant::block_128) {
+      const std::uint32_t rb = (up ? d.ib() : 0) + min(j, d.inter - 1) / 128;
+      ti.b_scale[n / 16] = p.w13_scale + (std::size_t{e} * 2 * d.ib() + rb) * d.hb();
+    }
+  }
+}
+
+template <class T, int BM, int BN, int BK>
+__global__ void __launch_bounds__(kThreads) gate_up_kernel(Args p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  using S = Smem<T, BM, BN, BK>;
+  __shared__ TileInfo<BM, BN> ti;
+  const LayerDims& d = p.d;
+  const std::uint32_t b = blockIdx.y;
+  const std::uint32_t nt = blockIdx.x / p.split_k, split = blockIdx.x % p.split_k;
+  const std::uint32_t e = p.block_expert[b];
+  const std::uint32_t j0 = nt * (BN / 2);
+  const std::uint32_t sentinel = d.tokens * d.slots;
+  if (j0 >= d.columns(e)) {
+    // A shared chunk's zero-weight columns: their intermediate is exactly 0
+    // (written, since the buffer holds the previous layer's values).
+    for (int i = threadIdx.x; i < BM * (BN / 2); i += kThreads) {
+      const std::size_t pos = std::size_t{b} * p.block_m + i / (BN / 2);
+      const std::uint32_t j = j0 + i % (BN / 2);
+      if (j >= d.inter || p.sorted_rows[pos] == sentinel) continue;
+      if (p.split_k > 1) {
+        float* part = p.partials + (std::size_t{split} * gridDim.y * p.block_m + pos) * 2 * d.inter;
+        part[j] = 0.0f;
+        part[d.inter + j] = 0.0f;
+      } else {
+        p.inter[pos * d.inter + j] = 0;
+      }
+    }
+    return;
+  }
+  gate_up_rows<T, BM, BN>(p, b, e, j0, ti);
+  __syncthreads();
+  std::uint32_t k0, k1;
+  k_range<BK>(d.hidden, split, p.split_k, k0, k1);
+  float* C = reinterpret_cast<float*>(smem);
+  gemm<T, BM, BN, BK>(smem, ti.a, ti.b, ti.b_scale, d.fp8 && d.quant == Quant::block_128, k0,
+                           k1, p.stages, p.x, C);
+  for (int i = threadIdx.x; i < BM * (BN / 2); i += kThreads) {
+    const int m = i / (BN / 2), jj = i % (BN / 2);
+    const std::size_t pos = std::size_t{b} * p.block_m + m;
+    const std::uint32_t j = j0 + jj;
+    if (j >= d.inter || p.sorted_rows[pos] == sentinel) continue;
+    float g = C[m * S::kCLd + jj] * ti.a_pc[m] * ti.b_pc[jj];
+    float u = C[m * S::kCLd + BN / 2 + jj] * ti.a_pc[m] * ti.b_pc[BN / 2 + jj];
+    if (p.split_k > 1) {
+      float* part = p.partials + (std::size_t{split} * gridDim.y * p.block_m + pos) * 2 * d.inter;
+      part[j] = g;
+      part[d.inter + j] = u;
+      continue;
+    }
+    // The 2-stage kernel stores gate/up in bf16 and the activation reads it back.
+    g = round_bf16(g);
+    u = round_bf16(u);
+    p.inter[pos * d.inter + j] = bf16_bits(activate(d.act, g, u, d.act_limit));
+  }
+}
+
+// Sums the split-K partials in split order, then the activation. One row per workgroup.
+__global__ void splitk_reduce_kernel(Args p, std::uint32_t rows) {
+  const LayerDims& d = p.d;
+  const std::uint32_t pos = blockIdx.x;
+  if (p.sorted_rows[pos] == d.tokens * d.slots) return;
+  for (std::uint32_t j = threadIdx.x; j < d.inter; j += blockDim.x) {
+    float g = 0.0f, u = 0.0f;
+    for (std::uint32_t s = 0; s < p.split_k; ++s) {
+      const float* part = p.partials + (std::size_t{s} * rows + pos) * 2 * d.inter;
+      g += part[j];
+      u += part[d.inter + j];
+    }
+    p.inter[std::size_t{pos} * d.inter + j] =
+        bf16_bits(activate(d.act, round_bf16(g), round_bf16(u), d.act_limit));
+  }
+}
+
+// fp8: the bf16 intermediate of each real row to e4m3 with its per-row or
+// 1x128 scales. One row per workgroup of 256.
+__global__ void quant_inter_kernel(Args p, std::uint8_t* q, float* scale) {
+  const LayerDims& d = p.d;
+  const std::uint32_t pos = blockIdx.x;
+  if (p.sorted_rows[pos] == d.tokens * d.slots) return;
+  __shared__ float part[kWarps];
+  const std::uint32_t group = d.quant == Quant::block_128 ? 128 : d.inter;
+  const std::uint16_t* in = p.inter + std::size_t{pos} * d.inter;
+  for (std::uint32_t g0 = 0; g0 < d.inter; g0 += group) {
+    const std::uint32_t g1 = min(d.inter, g0 + group);
+    float amax = 0.0f;
+    for (std::uint32_t j = g0 + threadIdx.x; j < g1; j += kThreads) amax = fmaxf(amax, fabsf(bf16_value(in[j])));
+    for (int o = 16; o > 0; o /= 2) amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, o));
+    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = amax;
+    __syncthreads();
+    amax = 0.0f;
+    for (int w = 0; w < kWarps; ++w) amax = fmaxf(amax, part[w]);
+    __syncthreads();
+    const float s = e4m3_scale(amax);
+    for (std::uint32_t j = g0 + threadIdx.x; j < g1; j += kThreads) {
+      q[std::size_t{pos} * d.inter + j] = e4m3_bits(bf16_value(in[j]) / s);
+    }
+    if (threadIdx.x == 0) scale[d.quant == Quant::block_128 ? std::size_t{pos} * d.ib() + g0 / 128 : pos] = s;
+  }
+}
+
+template <class T, int BM, int BN, int BK>
+__global__ void __launch_bounds__(kThreads) down_kernel(Args p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  using S = Smem<T, BM, BN, BK>;
+  __shared__ TileInfo<BM, BN> ti;
+  __shared__ std::uint32_t token[BM];
+  __shared__ float weight[BM];
+  const LayerDims& d = p.d;
+  const std::uint32_t b = blockIdx.y;
+  const std::uint32_t nt = blockIdx.x / p.split_k, split = blockIdx.x % p.split_k;
+  const std::uint32_t e = p.block_expert[b];
+  const std::uint32_t h0 = nt * BN;
+  const std::uint32_t sentinel = d.tokens * d.slots;
+  const bool block = d.fp8 && d.quant == Quant::block_128;
+  for (int m = threadIdx.x; m < BM; m += kThreads) {
+    const std::size_t pos = std::size_t{b} * p.block_m + m;
+    const std::uint32_t row = p.sorted_rows[pos];
+    RowSrc r{nullptr, nullptr};
+    float pc = 1.0f;
+    if (row != sentinel) {
+      r.ptr = p.inter_a + pos * d.inter * sizeof(T);
+      if (d.fp8) {
+        r.scale = block ? p.inter_scale + pos * d.ib() : p.inter_scale + pos;
+        pc = d.quant == Quant::per_token ? p.inter_scale[pos] : 1.0f;
+      }
+    }
+    ti.a[m] = r;
+    ti.a_pc[m] = pc;
+    token[m] = row == sentinel ? sentinel : row / d.slots;
+    weight[m] = p.sorted_weights[pos];
+  }
+  for (int n = threadIdx.x; n < BN; n += kThreads) {
+    const std::uint32_t h = h0 + n;
+    RowSrc r{nullptr, nullptr};
+    float pc = 1.0f;
+    if (h < d.hidden) {
+      r.ptr = p.w2 + (std::size_t{e} * d.hidden + h) * d.inter * sizeof(T);
+      if (d.fp8 && d.quant == Quant::per_token) pc = p.w2_scale[std::size_t{e} * d.hidden + h];
+    }
+    ti.b[n] = r;
+    ti.b_pc[n] = pc;
+    if (n % 16 == 0 && block) {
+      ti.b_scale[n / 16] = p.w2_scale + (std::size_t{e} * d.hb() + min(h, d.hidden - 1) / 128) * d.ib();
+    }
+  }
+  __syncthreads();
+  std::uint32_t k0, k1;
+  k_range<BK>(d.inter, split, p.split_k, k0, k1);
+  float* C = reinterpret_cast<float*>(smem);
+  gemm<T, BM, BN, BK>(smem, ti.a, ti.b, ti.b_scale, block, k0, k1, p.stages, p.x, C);
+  // Epilogue: routed weight on the fp32 sum, the expert output rounded to
+  // bf16 (whole sums only), then the combine: an atomic add into y.
+  for (int i = threadIdx.x; i < BM * BN; i += kThreads) {
+    const int m = i / BN, n = i % BN;
+    const std::uint32_t h = h0 + n;
+    if (h >= d.hidden || token[m] == sentinel) continue;
+    float v = C[m * S::kCLd + n] * ti.a_pc[m] * ti.b_pc[n] * weight[m];
+    if (p.split_k == 1) v = round_bf16(v);
+    atomicAdd(p.y + std::size_t{token[m]} * d.hidden + h, v);
+  }
+}
+
+// The 1-stage kernel: gate/up for intermediate columns [j0, j0 + N/2) over
+// all of H, the activation, then that slice times the matching columns of
+// down into every H column, added into y. The slice stays in LDS as bf16 (no
+// fp8 requantisation: a slice is narrower than a 1x128 scale group).
+template <class T, int BM, int BN, int BK>
+__global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  using S = Smem<T, BM, BN, BK>;
+  using G = WarpGrid<BM, BN>;
+  constexpr int KS = BN / 2;             // the slice: phase 2's K
+  constexpr int kSliceLd = KS + 8;       // bf16 elements
+  constexpr int kBRow = KS * int(sizeof(T)) + 16;  // bytes of one down row slice in LDS
+  constexpr int kBLd = KS + 8;           // converted B, elements
+  __shared__ TileInfo<BM, BN> ti;
+  __shared__ std::uint32_t token[BM];
+  __shared__ float weight[BM];
+  __shared__ __align__(16) std::uint16_t slice[BM * kSliceLd];
+  const LayerDims& d = p.d;
+  const std::uint32_t b = blockIdx.y;
+  const std::uint32_t e = p.block_expert[b];
+  const std::uint32_t j0 = blockIdx.x * KS;
+  const std::uint32_t real = d.columns(e);
+  if (j0 >= real) return;
+  const std::uint32_t sentinel = d.tokens * d.slots;
+  const bool block = d.fp8 && d.quant == Quant::block_128;
+  gate_up_rows<T, BM, BN>(p, b, e, j0, ti);
+  for (int m = threadIdx.x; m < BM; m += kThreads) {
+    const std::uint32_t row = p.sorted_rows[std::size_t{b} * p.block_m + m];
+    token[m] = row == sentinel ? sentinel : row / d.slots;
+    weight[m] = p.sorted_weights[std::size_t{b} * p.block_m + m];
+  }
+  __syncthreads();
+  float* C = reinterpret_cast<float*>(smem);
+  gemm<T, BM, BN, BK>(smem, ti.a, ti.b, ti.b_scale, block, 0, d.hidden, p.stages, p.x, C);
+  // Phase 1 epilogue: fp32 gate/up (no store, no rounding), activation, bf16 slice.
+  for (int i = threadIdx.x; i < BM * KS; i += kThreads) {
+    const int m = i / KS, jj = i % KS;
+    float v = 0.0f;
+    if (j0 + jj < d.inter && token[m] != sentinel) {
+      const float g = C[m * S::kCLd + jj] * ti.a_pc[m] * ti.b_pc[jj];
+      const float u = C[m * S::kCLd + KS + jj] * ti.a_pc[m] * ti.b_pc[KS + jj];
+      v = activate(d.act, g, u, d.act_limit);
+    }
+    slice[m * kSliceLd + jj] = bf16_bits(v);
+  }
+  __syncthreads();
+
+  // Phase 2: down rows h of [h0, h0 + BN), columns [j0, j0 + KS), two buffers.
+  unsigned char* braw = smem;                                   // 2 x BN x kBRow
+  auto* bconv = reinterpret_cast<std::uint16_t*>(smem + 2 * BN * kBRow);  // fp8 only
+  float* C2 = reinterpret_cast<float*>(smem + 2 * BN * kBRow + (sizeof(T) == 1 ? BN * kBLd * 2 : 0));
+  constexpr int kChunks = KS * int(sizeof(T)) / 16;
+  const std::uint32_t kend = min(d.inter, j0 + KS);
+  const auto issue = [&](std::uint32_t h0) {
+    if (h0 < d.hidden) {
+      unsigned char* st = braw + ((h0 / BN) % 2) * BN * kBRow;
+      for (int c = threadIdx.x; c < BN * kChunks; c += kThreads) {
+        const int n = c / kChunks, chunk = c % kChunks;
+        const std::uint32_t h = h0 + n, k = j0 + chunk * (16 / sizeof(T));
+        unsigned bytes = 0;
+        if (h < d.hidden && k < kend) bytes = min(16u, (kend - k) * unsigned(sizeof(T)));
+        const std::uint8_t* src = p.w2 + ((std::size_t{e} * d.hidden + h) * d.inter + k) * sizeof(T);
+        copy16_async(st + n * kBRow + chunk * 16, bytes ? static_cast<const void*>(src) : p.w2, bytes);
+      }
+    }
+    async_commit();
+  };
+  const int warp = threadIdx.x / 32;
+  const int wm = warp / G::WN, wn = warp % G::WN;
+  const bool computes = warp < G::WM * G::WN;
+  issue(0);
+  for (std::uint32_t h0 = 0; h0 < d.hidden; h0 += BN) {
+    issue(h0 + BN);
+    async_wait<1>();
+    __syncthreads();
+    const unsigned char* st = braw + ((h0 / BN) % 2) * BN * kBRow;
+    const bf16* bs;
+    int ldb;
+    if constexpr (sizeof(T) == 1) {
+      for (int i = threadIdx.x; i < BN * KS; i += kThreads) {
+        const int n = i / KS, k = i % KS;
+        bconv[n * kBLd + k] = e4m3_to_bf16_bits(st[n * kBRow + k]);
+      }
+      __syncthreads();
+      bs = reinterpret_cast<const bf16*>(bconv);
+      ldb = kBLd;
+    } else {
+      bs = reinterpret_cast<const bf16*>(st);
+      ldb = kBRow / 2;
+    }
+    if (computes) {
+      mc::FragC acc[G::TM][G::TN];
+#pragma unroll
+      for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < G::TN; ++j) mc::zero(acc[i][j]);
+#pragma unroll
+      for (int kk = 0; kk < KS; kk += 16) {
+        mc::FragA fa[G::TM];
+        mc::FragB fb[G::TN];
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i)
+          mc::load_a(fa[i], reinterpret_cast<const bf16*>(slice) + ((wm * G::TM + i) * 16) * kSliceLd + kk, kSliceLd);
+#pragma unroll
+        for (int j = 0; j < G::TN; ++j) mc::load_b(fb[j], bs + ((wn * G::TN + j) * 16) * ldb + kk, ldb);
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+          for (int j = 0; j < G::TN; ++j) mc::mma(acc[i][j], fa[i], fb[j]);
+      }
+#pragma unroll
+      for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < G::TN; ++j)
+          mc::store(C2 + ((wm * G::TM + i) * 16) * S::kCLd + (wn * G::TN + j) * 16, acc[i][j], S::kCLd);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < BM * BN; i += kThreads) {
+      const int m = i / BN, n = i % BN;
+      const std::uint32_t h = h0 + n;
+      if (h >= d.hidden || token[m] == sentinel) continue;
+      float sw = 1.0f;
+      if (d.fp8) {
+        sw = block ? p.w2_scale[(std::size_t{e} * d.hb() + h / 128) * d.ib() + j0 / 128]
+                   : p.w2_scale[std::size_t{e} * d.hidden + h];
+      }
+      atomicAdd(p.y + std::size_t{token[m]} * d.hidden + h, C2[m * S::kCLd + n] * sw * weight[m]);
+    }
+    __syncthreads();  // C2 and this buffer are reused
+  }
+}
+
+// Phase 2 of the fused kernel needs its own LDS on top of phase 1's.
+template <class T, int BM, int BN>
+int fused_phase2_bytes() {
+  constexpr int KS = BN / 2;
+  constexpr int kBRow = KS * int(sizeof(T)) + 16;
+  return 2 * BN * kBRow + (sizeof(T) == 1 ? BN * (KS + 8) * 2 : 0) + BM * (BN + 4) * 4;
+}
+
+// ---- dispatch over the instantiated tiles ----
+
+enum class Kind { gate_up, down, fused };
+
+template <class T, int BM, int BN, int BK>
+void launch_tile(Kind kind, const Args& a, dim3 grid, hipStream_t s) {
+  int bytes = Smem<T, BM, BN, BK>::bytes(static_cast<int>(a.stages));
+  void (*kernel)(Args) = nullptr;
+  switch (kind) {
+    case Kind::gate_up: kernel = gate_up_kernel<T, BM, BN, BK>; break;
+    case Kind::down: kernel = down_kernel<T, BM, BN, BK>; break;
+    case Kind::fused: {
+      kernel = fused_kernel<T, BM, BN, BK>;
+      const int p2 = fused_phase2_bytes<T, BM, BN>();
+      bytes = bytes > p2 ? bytes : p2;
+      break;
+    }
+  }
+  TDMSIM_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                       hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  hipLaunchKernelGGL(kernel, grid, dim3(kThreads), static_cast<size_t>(bytes), s, a);
+  TDMSIM_HIP_CHECK(hipGetLastError());
+}
+
+// Calls f.template operator()<BM, BN, BK>() for the tile, or returns false.
+template <class F>
+bool with_tile(const KernelTileCfg& t, F&& f) {
+#define TDMSIM_TILE(M, N, K)                       \
+  if (t.m == M && t.n == N && t.k == K) {          \
+    f.template operator()<M, N, K>();              \
+    return true;                                   \
+  }
+  TDMSIM_TILE(16, 64, 128)
+  TDMSIM_TILE(16, 128, 128)
+  TDMSIM_TILE(32, 64, 64)
+  TDMSIM_TILE(32, 64, 128)
+  TDMSIM_TILE(32, 128, 64)
+  TDMSIM_TILE(32, 128, 128)
+  TDMSIM_TILE(64, 64, 64)
+  TDMSIM_TILE(64, 128, 64)
+  TDMSIM_TILE(64, 128, 128)
+  TDMSIM_TILE(128, 64, 64)
+  TDMSIM_TILE(128, 128, 32)
+  TDMSIM_TILE(128, 128, 64)
+#undef TDMSIM_TILE
+  return false;
+}
+
+Args args_of(const MoeCase& c, const LayerDims& d, const Weights* w, Buffers& b) {
+  Args a{};
+  a.d = d;
+  a.block_m = c.block_m;
+  a.split_k = c.split_k;
+  a.stages = c.pipeline_stages < 2 ? 2 : (c.pipeline_stages > kMaxStages ? kMaxStages : c.pipeline_stages);
+  a.two_stage = c.stages == 2;
+  a.x = static_cast<const std::uint8_t*>(b.x);
+  a.x_scale = b.x_scale;
+  if (w) {
+    a.w13 = static_cast<const std::uint8_t*>(w->w13);
+    a.w13_scale = w->w13_scale;
+    a.w2 = static_cast<const std::uint8_t*>(w->w2);
+    a.w2_scale = w->w2_scale;
+  }
+  a.sorted_rows = b.sorted_rows;
+  a.sorted_weights = b.sorted_weights;
+  a.block_expert = b.block_expert;
+  a.inter = b.inter;
+  a.inter_a = d.fp8 ? b.inter_q : reinterpret_cast<const std::uint8_t*>(b.inter);
+  a.inter_scale = b.inter_scale;
+  a.partials = b.partials;
+  a.y = b.y;
+  return a;
+}
+
+template <class F>
+void by_dtype(bool fp8, F&& f) {
+  if (fp8) f.template operator()<std::uint8_t>();
+  else f.template operator()<std::uint16_t>();
+}
+
+void launch_kind(Kind kind, const KernelTileCfg& tile, const Args& a, dim3 grid, hipStream_t s) {
+  by_dtype(a.d.fp8, [&]<class T>() {
+    with_tile(tile, [&]<int M, int N, int K>() { launch_tile<T, M, N, K>(kind, a, grid, s); });
+  });
+}
+
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+bool supported(const MoeCase& c, std::string& why) {
+  const auto check = [&](const KernelTileCfg& t, const char* which) {
+    if (t.threads != kThreads) {
+      why = std::string(which) + " tile has " + std::to_string(t.threads) + " threads; the kernels use 256";
+      return false;
+    }
+    if (t.m != c.block_m) {
+      why = std::string(which) + " tile M " + std::to_string(t.m) + " differs from block_m " +
+            std::to_string(c.block_m);
+      return false;
+    }
+    if (!with_tile(t, []<int M, int N, int K>() {})) {
+      why = std::string(which) + " tile " + std::to_string(t.m) + "x" + std::to_string(t.n) + "x" +
+            std::to_string(t.k) + " is not instantiated (docs/gpu-kernels.md lists the tiles)";
+      return false;
+    }
+    return true;
+  };
+  if (c.dtype != "bf16" && c.dtype != "fp8_e4m3") {
+    why = "dtype " + c.dtype + ": the kernels run bf16 and fp8_e4m3";
+    return false;
+  }
+  if (c.fp8() && c.quant != "per_token" && c.quant != "block_128") {
+    why = "fp8 with quant " + c.quant + ": the kernels take per_token or block_128 scales";
+    return false;
+  }
+  if (c.hidden % 16 != 0 || c.inter % 16 != 0) {
+    why = "hidden and per-GPU intermediate sizes must be multiples of 16 (16-byte row copies)";
+    return false;
+  }
+  if (c.pipeline_stages > kMaxStages) {
+    why = "pipeline_stages " + std::to_string(c.pipeline_stages) + " > " + std::to_string(kMaxStages);
+    return false;
+  }
+  if (!check(c.gate_up_tile, "gate_up")) return false;
+  if (c.stages == 2 && !check(c.down_tile, "down")) return false;
+  return true;
+}
+
+void launch_gate_up(const MoeCase& c, const LayerDims& d, const Weights& w, Buffers& b,
+                    hipStream_t s) {
+  const Args a = args_of(c, d, &w, b);
+  const dim3 grid(ceil_div(d.inter, c.gate_up_tile.n / 2) * c.split_k, c.blocks);
+  if (c.blocks > 0) launch_kind(Kind::gate_up, c.gate_up_tile, a, grid, s);
+}
+
+void launch_splitk_reduce(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s) {
+  const Args a = args_of(c, d, nullptr, b);
+  if (c.padded_rows == 0) return;
+  hipLaunchKernelGGL(splitk_reduce_kernel, dim3(c.padded_rows), dim3(kThreads), 0, s, a,
+                     c.padded_rows);
+  TDMSIM_HIP_CHECK(hipGetLastError());
+}
+
+void launch_quant_inter(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s) {
+  const Args a = args_of(c, d, nullptr, b);
+  if (c.padded_rows == 0) return;
+  hipLaunchKernelGGL(quant_inter_kernel, dim3(c.padded_rows), dim3(kThreads), 0, s, a, b.inter_q,
+                     b.inter_scale);
+  TDMSIM_HIP_CHECK(hipGetLastError());
+}
+
+void launch_down(const MoeCase& c, const LayerDims& d, const Weights& w, Buffers& b,
+                 hipStream_t s) {
+  const Args a = args_of(c, d, &w, b);
+  const dim3 grid(ceil_div(d.hidden, c.down_tile.n) * c.split_k, c.blocks);
+  if (c.blocks > 0) launch_kind(Kind::down, c.down_tile, a, grid, s);
+}
+
+void launch_fused(const MoeCase& c, const LayerDims& d, const Weights& w, Buffers& b,
+                  hipStream_t s) {
+  const Args a = args_of(c, d, &w, b);
+  const dim3 grid(ceil_div(d.inter, c.gate_up_tile.n / 2), c.blocks);
+  if (c.blocks > 0) launch_kind(Kind::fused, c.gate_up_tile, a, grid, s);
+}
+
+}  // namespace tdmsim::gpu

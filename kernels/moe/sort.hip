@@ -1,0 +1,153 @@
+// Fused routing and the padded block layout ("moe_align_block_size"),
+// bit-identical to plan::fuse_routing and plan::sort_into_blocks: each fused
+// expert's rows in increasing row id (token * slots + slot), padded to a
+// multiple of block_m with the sentinel tokens * slots, experts in order.
+// The order within an expert is what makes this stable and deterministic
+// (vLLM's kernel places rows with atomics in any order); it is computed in
+// chunks of kChunk rows: per-chunk counts, a per-expert scan over chunks,
+// then each chunk places its rows, warp by warp, with ranks from shuffles.
+#include "kernels/moe/moe_gpu.h"
+
+namespace tdmsim::gpu {
+namespace {
+
+constexpr std::uint32_t kChunk = 1024;  // rows per workgroup in count and place
+constexpr std::uint32_t kMaxFused = 1024;
+
+// Fused routing, then the sorted arrays set to "all padding".
+__global__ void fuse_kernel(LayerDims d, std::uint32_t capacity, const std::uint32_t* ids,
+                            const float* w, std::uint32_t* fused_expert, float* fused_weight,
+                            std::uint32_t* sorted_rows, float* sorted_weights) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t rows = d.tokens * d.slots;
+  if (i < rows) {
+    const std::uint32_t t = i / d.slots, s = i % d.slots;
+    if (s < d.top_k) {
+      const std::uint32_t g = ids[std::size_t{t} * d.top_k + s];
+      fused_expert[i] = g < d.experts_local ? g : kRemote;
+      fused_weight[i] = w[std::size_t{t} * d.top_k + s];
+    } else {
+      fused_expert[i] = d.experts_local + (s - d.top_k);  // shared: weight 1
+      fused_weight[i] = 1.0f;
+    }
+  }
+  if (i < capacity) {
+    sorted_rows[i] = rows;  // the sentinel
+    sorted_weights[i] = 0.0f;
+  }
+}
+
+__global__ void count_kernel(LayerDims d, const std::uint32_t* fused_expert,
+                             std::uint32_t* chunk_counts) {
+  __shared__ std::uint32_t counts[kMaxFused];
+  for (std::uint32_t e = threadIdx.x; e < d.experts_fused; e += blockDim.x) counts[e] = 0;
+  __syncthreads();
+  const std::uint32_t rows = d.tokens * d.slots;
+  const std::uint32_t i = blockIdx.x * kChunk + threadIdx.x;
+  if (i < rows && fused_expert[i] != kRemote) atomicAdd(&counts[fused_expert[i]], 1u);
+  __syncthreads();
+  for (std::uint32_t e = threadIdx.x; e < d.experts_fused; e += blockDim.x) {
+    chunk_counts[std::size_t{blockIdx.x} * d.experts_fused + e] = counts[e];
+  }
+}
+
+// One workgroup: per expert the rows before each chunk (in place of the
+// counts), then blocks per expert, their prefix and the block -> expert map.
+__global__ void scan_kernel(LayerDims d, std::uint32_t block_m, std::uint32_t chunks,
+                            std::uint32_t* chunk_counts, std::uint32_t* expert_rows,
+                            std::uint32_t* expert_first_block, std::uint32_t* block_expert,
+                            std::uint32_t* layout_info) {
+  const std::uint32_t E = d.experts_fused;
+  for (std::uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
+    std::uint32_t run = 0;
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      const std::uint32_t n = chunk_counts[std::size_t{c} * E + e];
+      chunk_counts[std::size_t{c} * E + e] = run;
+      run += n;
+    }
+    expert_rows[e] = run;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    std::uint32_t b = 0;
+    for (std::uint32_t e = 0; e < E; ++e) {
+      expert_first_block[e] = b;
+      b += (expert_rows[e] + block_m - 1) / block_m;
+    }
+    expert_first_block[E] = b;
+    layout_info[0] = b * block_m;
+    layout_info[1] = b;
+  }
+  __syncthreads();
+  for (std::uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
+    for (std::uint32_t blk = expert_first_block[e]; blk < expert_first_block[e + 1]; ++blk) {
+      block_expert[blk] = e;
+    }
+  }
+}
+
+// Places the chunk's rows: position = the expert's first padded row + rows of
+// this expert in earlier chunks + earlier rows of this expert in this chunk.
+// Warps go in order; inside a warp a lane's rank among equal experts comes
+// from comparing with the lanes before it.
+__global__ void place_kernel(LayerDims d, std::uint32_t block_m, const std::uint32_t* fused_expert,
+                             const float* fused_weight, const std::uint32_t* chunk_counts,
+                             const std::uint32_t* expert_first_block, std::uint32_t* sorted_rows,
+                             float* sorted_weights) {
+  __shared__ std::uint32_t next[kMaxFused];
+  const std::uint32_t E = d.experts_fused;
+  for (std::uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
+    next[e] = expert_first_block[e] * block_m + chunk_counts[std::size_t{blockIdx.x} * E + e];
+  }
+  __syncthreads();
+  const std::uint32_t rows = d.tokens * d.slots;
+  const std::uint32_t i = blockIdx.x * kChunk + threadIdx.x;
+  const std::uint32_t e = i < rows ? fused_expert[i] : kRemote;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  std::uint32_t rank = 0, same = 0;
+  for (unsigned j = 0; j < 32; ++j) {
+    const std::uint32_t other = __shfl_sync(0xFFFFFFFFu, e, j);
+    if (other == e) {
+      rank += j < lane;
+      ++same;
+    }
+  }
+  for (unsigned w = 0; w < blockDim.x / 32; ++w) {
+    if (warp == w) {
+      const std::uint32_t pos = e != kRemote ? next[e] + rank : 0;
+      __syncwarp();  // every lane has read its cursor before any lane moves one
+      if (e != kRemote) {
+        sorted_rows[pos] = i;
+        sorted_weights[pos] = fused_weight[i];
+        if (rank + 1 == same) next[e] += same;  // the last of its kind moves the cursor
+      }
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace
+
+void launch_sort(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s) {
+  if (d.experts_fused > kMaxFused) {
+    std::fprintf(stderr, "sort: %u fused experts exceed the sort kernel's %u\n", d.experts_fused,
+                 kMaxFused);
+    std::exit(2);
+  }
+  const std::uint32_t rows = d.tokens * d.slots;
+  const std::uint32_t n = rows > c.capacity ? rows : c.capacity;
+  hipLaunchKernelGGL(fuse_kernel, dim3((n + 255) / 256), dim3(256), 0, s, d, c.capacity,
+                     b.topk_ids, b.topk_weights, b.fused_expert, b.fused_weight, b.sorted_rows,
+                     b.sorted_weights);
+  const std::uint32_t chunks = (rows + kChunk - 1) / kChunk;
+  hipLaunchKernelGGL(count_kernel, dim3(chunks), dim3(kChunk), 0, s, d, b.fused_expert,
+                     b.chunk_counts);
+  hipLaunchKernelGGL(scan_kernel, dim3(1), dim3(256), 0, s, d, c.block_m, chunks, b.chunk_counts,
+                     b.expert_rows, b.expert_first_block, b.block_expert, b.layout_info);
+  hipLaunchKernelGGL(place_kernel, dim3(chunks), dim3(kChunk), 0, s, d, c.block_m,
+                     b.fused_expert, b.fused_weight, b.chunk_counts, b.expert_first_block,
+                     b.sorted_rows, b.sorted_weights);
+  TDMSIM_HIP_CHECK(hipGetLastError());
+}
+
+}  // namespace tdmsim::gpu

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the GPU runner tdmsim-gpu from kernels/ with the vendor's compiler
+# driver alone (no CMake, no project libraries), so it also runs on a GPU
+# machine that has only the toolchain.
+#   scripts/build-gpu-runner.sh nvidia|amd OUTPUT
+# TDMSIM_GPU_ARCH overrides the target (sm_90; gfx942). Translation units
+# compile in parallel; the GEMM one is the slowest (~30-60 s).
+set -euo pipefail
+backend="${1:?usage: build-gpu-runner.sh nvidia|amd OUTPUT}"
+output="${2:?usage: build-gpu-runner.sh nvidia|amd OUTPUT}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+objs="$(mktemp -d)"
+trap 'rm -rf "$objs"' EXIT
+sources=("$root"/kernels/moe/*.hip "$root"/kernels/runner/tdmsim_gpu.cpp)
+case "$backend" in
+  nvidia)
+    cc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
+    arch="${TDMSIM_GPU_ARCH:-sm_90}"
+    flags=(-x cu -std=c++20 -O3 -arch="$arch" -I"$root" -diag-suppress 445)
+    link=(-arch="$arch")
+    ;;
+  amd)
+    # Documented, not tested here (no AMD GPU or ROCm on the project machines).
+    cc="${HIPCC:-hipcc}"
+    arch="${TDMSIM_GPU_ARCH:-gfx942}"
+    flags=(-x hip -std=c++20 -O3 --offload-arch="$arch" -I"$root")
+    link=(--offload-arch="$arch")
+    ;;
+  *) echo "build-gpu-runner.sh: backend must be nvidia or amd" >&2; exit 2 ;;
+esac
+pids=()
+for src in "${sources[@]}"; do
+  "$cc" "${flags[@]}" -c "$src" -o "$objs/$(basename "$src").o" &
+  pids+=($!)
+done
+status=0
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+[ "$status" -eq 0 ] || { echo "build-gpu-runner.sh: compilation failed" >&2; exit 1; }
+mkdir -p "$(dirname "$output")"
+"$cc" "${link[@]}" "$objs"/*.o -o "$output"
+echo "built $output ($backend, $arch)"
