@@ -98,20 +98,41 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
 #pragma unroll
     for (int j = 0; j < G::TN; ++j) mc::zero(acc[i][j]);
 
+  // Each thread copies the same (row, 16-byte chunk) slots of every K tile:
+  // their sources and LDS offsets are computed once, so a tile's copies cost
+  // an add and a cp.async each (the index arithmetic per copy was of the
+  // order of the matrix work).
+  constexpr int kCopies = ((BM + BN) * kChunks + kThreads - 1) / kThreads;
+  const std::uint8_t* src[kCopies];
+  int dst[kCopies];
+#pragma unroll
+  for (int i = 0; i < kCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    const int row = c / kChunks, chunk = c % kChunks;
+    src[i] = nullptr;
+    dst[i] = -1;
+    if (c < (BM + BN) * kChunks) {
+      const RowSrc& rs = row < BM ? a[row] : b[row - BM];
+      dst[i] = row * S::kRowBytes + chunk * 16;
+      if (rs.ptr) src[i] = rs.ptr + (std::size_t{k0} + chunk * kElems) * sizeof(T);
+    }
+  }
   const auto issue = [&](std::uint32_t tile) {
     if (tile < tiles) {
       unsigned char* st = smem + (tile % stages) * S::kStageBytes;
-      const std::uint32_t kt = k0 + tile * BK;
-      for (int c = threadIdx.x; c < (BM + BN) * kChunks; c += kThreads) {
-        const int row = c / kChunks, chunk = c % kChunks;
-        const RowSrc& src = row < BM ? a[row] : b[row - BM];
-        const std::uint32_t k = kt + chunk * kElems;
-        const unsigned bytes =
-            src.ptr == nullptr || k >= k1 ? 0u
-                                          : (k1 - k >= kElems ? 16u : (k1 - k) * unsigned(sizeof(T)));
-        const void* from = bytes ? static_cast<const void*>(src.ptr + std::size_t{k} * sizeof(T))
+      const std::uint32_t kt = tile * BK;  // from k0
+      const bool full = k1 - k0 - kt >= BK;
+#pragma unroll
+      for (int i = 0; i < kCopies; ++i) {
+        if (dst[i] < 0) continue;
+        unsigned bytes = src[i] ? 16u : 0u;
+        if (!full && bytes) {  // the K tail: part of a chunk, or none
+          const std::uint32_t k = k0 + kt + (dst[i] % S::kRowBytes) / 16 * kElems;
+          bytes = k >= k1 ? 0u : (k1 - k >= kElems ? 16u : (k1 - k) * unsigned(sizeof(T)));
+        }
+        const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{kt} * sizeof(T))
                                  : any_global;
-        copy16_async(st + row * S::kRowBytes + chunk * 16, from, bytes);
+        copy16_async(st + dst[i], from, bytes);
       }
     }
     async_commit();  // an empty group past the end keeps the wait count uniform
@@ -128,20 +149,25 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
     const bf16* bs;
     int ld;
     if constexpr (sizeof(T) == 1) {
-      // e4m3 -> bf16, exact; block_128: A times its row's group scale.
+      // e4m3 -> bf16, exact (four at a time, two 32-bit stores); block_128:
+      // A times its row's group scale, rounded to bf16.
       auto* conv = reinterpret_cast<std::uint16_t*>(smem + stages * S::kStageBytes);
       const std::uint32_t kb = (k0 + tile * BK) / 128;
       for (int i = threadIdx.x; i < (BM + BN) * BK / 4; i += kThreads) {
         const int row = i / (BK / 4), col = (i % (BK / 4)) * 4;
         const std::uint32_t q4 = *reinterpret_cast<const std::uint32_t*>(st + row * S::kRowBytes + col);
-        const float sa = block_scaled && row < BM && a[row].scale ? a[row].scale[kb] : 1.0f;
-        const bool fold = block_scaled && row < BM;
-        std::uint16_t* out = conv + row * S::kHalfLd + col;
+        std::uint32_t h[4];
+        if (block_scaled && row < BM) {
+          const float sa = a[row].scale ? a[row].scale[kb] : 1.0f;
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const auto q = static_cast<std::uint8_t>(q4 >> (8 * e));
-          out[e] = fold ? bf16_bits(e4m3_value(q) * sa) : e4m3_to_bf16_bits(q);
+          for (int e = 0; e < 4; ++e) h[e] = bf16_bits(e4m3_value(static_cast<std::uint8_t>(q4 >> (8 * e))) * sa);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) h[e] = e4m3_to_bf16_fast(static_cast<std::uint8_t>(q4 >> (8 * e)));
         }
+        auto* out = reinterpret_cast<std::uint32_t*>(conv + row * S::kHalfLd + col);
+        out[0] = h[0] | (h[1] << 16);
+        out[1] = h[2] | (h[3] << 16);
       }
       __syncthreads();
       as = reinterpret_cast<const bf16*>(conv);
@@ -502,15 +528,17 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
   }
   __syncthreads();
 
-  // Phase 2: down rows h of [h0, h0 + BN), columns [j0, j0 + KS), two buffers.
-  unsigned char* braw = smem;                                   // 2 x BN x kBRow
-  auto* bconv = reinterpret_cast<std::uint16_t*>(smem + 2 * BN * kBRow);  // fp8 only
-  float* C2 = reinterpret_cast<float*>(smem + 2 * BN * kBRow + (sizeof(T) == 1 ? BN * kBLd * 2 : 0));
+  // Phase 2: down rows h of [h0, h0 + BN), columns [j0, j0 + KS), in
+  // kBuffers buffers (the chunks are small: several must be in flight).
+  constexpr int kBuffers = 3;
+  unsigned char* braw = smem;                                   // kBuffers x BN x kBRow
+  auto* bconv = reinterpret_cast<std::uint16_t*>(smem + kBuffers * BN * kBRow);  // fp8 only
+  float* C2 = reinterpret_cast<float*>(smem + kBuffers * BN * kBRow + (sizeof(T) == 1 ? BN * kBLd * 2 : 0));
   constexpr int kChunks = KS * int(sizeof(T)) / 16;
   const std::uint32_t kend = min(d.inter, j0 + KS);
   const auto issue = [&](std::uint32_t h0) {
     if (h0 < d.hidden) {
-      unsigned char* st = braw + ((h0 / BN) % 2) * BN * kBRow;
+      unsigned char* st = braw + ((h0 / BN) % kBuffers) * BN * kBRow;
       for (int c = threadIdx.x; c < BN * kChunks; c += kThreads) {
         const int n = c / kChunks, chunk = c % kChunks;
         const std::uint32_t h = h0 + n, k = j0 + chunk * (16 / sizeof(T));
@@ -526,17 +554,18 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
   const int wm = warp / G::WN, wn = warp % G::WN;
   const bool computes = warp < G::WM * G::WN;
   issue(0);
+  issue(BN);
   for (std::uint32_t h0 = 0; h0 < d.hidden; h0 += BN) {
-    issue(h0 + BN);
-    async_wait<1>();
+    issue(h0 + 2 * BN);
+    async_wait<2>();
     __syncthreads();
-    const unsigned char* st = braw + ((h0 / BN) % 2) * BN * kBRow;
+    const unsigned char* st = braw + ((h0 / BN) % kBuffers) * BN * kBRow;
     const bf16* bs;
     int ldb;
     if constexpr (sizeof(T) == 1) {
       for (int i = threadIdx.x; i < BN * KS; i += kThreads) {
         const int n = i / KS, k = i % KS;
-        bconv[n * kBLd + k] = e4m3_to_bf16_bits(st[n * kBRow + k]);
+        bconv[n * kBLd + k] = static_cast<std::uint16_t>(e4m3_to_bf16_fast(st[n * kBRow + k]));
       }
       __syncthreads();
       bs = reinterpret_cast<const bf16*>(bconv);
@@ -592,7 +621,7 @@ template <class T, int BM, int BN>
 int fused_phase2_bytes() {
   constexpr int KS = BN / 2;
   constexpr int kBRow = KS * int(sizeof(T)) + 16;
-  return 2 * BN * kBRow + (sizeof(T) == 1 ? BN * (KS + 8) * 2 : 0) + BM * (BN + 4) * 4;
+  return 3 * BN * kBRow + (sizeof(T) == 1 ? BN * (KS + 8) * 2 : 0) + BM * (BN + 4) * 4;
 }
 
 // ---- dispatch over the instantiated tiles ----

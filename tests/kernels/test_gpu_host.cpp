@@ -68,6 +68,7 @@ TEST_CASE("kernel e4m3 decoding is exact and every value converts exactly to bf1
     }
     REQUIRE(got == want);
     REQUIRE(gpu::bf16_value(gpu::e4m3_to_bf16_bits(b)) == want);
+    REQUIRE(gpu::e4m3_to_bf16_fast(b) == gpu::e4m3_to_bf16_bits(b));
   }
   REQUIRE(gpu::e4m3_scale(0.0f) == 1.0f);
   REQUIRE(gpu::e4m3_scale(448.0f) == 1.0f);
