@@ -124,9 +124,11 @@ std::string reference_document() {
       config::reference_rows<ScenarioSpec>());
   md += config::reference_markdown(
       "Sweep (`workloads/sweeps/*.yaml`)",
-      "A base scenario and axes to vary. Axis keys are paths such as "
-      "`machine.memory.hbm.bandwidth`, `model.top_k` or `scenario.tokens`; values are "
-      "lists or `range(A, B, xF)` / `range(A, B, +S)` (inclusive of B when reached).",
+      "A base scenario and axes to vary, run by `tdmsim sweep` (docs/sweeps.md). Axis keys are "
+      "paths such as `machine.memory.hbm.bandwidth`, `machine.tdm.slot_length`, `model.top_k` or "
+      "`scenario.tokens`, or `path` (software, tdm, both), `machine` or `model` (a whole machine or "
+      "model by name or path); values are lists or `range(A, B, xF)` / `range(A, B, +S)` "
+      "(inclusive of B when reached).",
       config::reference_rows<SweepSpec>());
   return md;
 }

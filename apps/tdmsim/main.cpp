@@ -11,6 +11,7 @@
 #include "apps/tdmsim/emulate_command.h"
 #include "apps/tdmsim/run_command.h"
 #include "apps/tdmsim/sim_commands.h"
+#include "apps/tdmsim/sweep_command.h"
 #include "sim/core/systemc_info.h"
 #include "workloads/config/diagnostics.h"
 
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   add_emulate_command(app, result);
   add_sim_commands(app, result);
   add_run_command(app, result);
+  add_sweep_commands(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
