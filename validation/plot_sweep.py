@@ -14,6 +14,7 @@ Exit codes: 0 ok, 2 bad input (unknown column, nothing to plot)."""
 import argparse
 import csv
 import math
+import os
 import re
 import sys
 from collections import OrderedDict, defaultdict
@@ -143,9 +144,20 @@ def main():
     if not rows:
         fail(f"column {y} is empty")
 
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        # Debian's python3-matplotlib belongs to /usr/bin/python3; a python3
+        # earlier on PATH (a virtualenv, pyenv) may lack it.
+        system = "/usr/bin/python3"
+        if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system):
+            os.execv(system, [system, *sys.argv])
+        print("plot_sweep: error: matplotlib is missing: install python3-matplotlib "
+              "(scripts/install-deps.sh)", file=sys.stderr)
+        sys.exit(1)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     xs, xunit = numeric([r[x] for r in rows])
     categorical = xs is None
@@ -173,8 +185,9 @@ def main():
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3.5, linewidth=1.4,
                     label=hv if hue else None)
         if logx:
-            ax.set_xscale("log", base=2 if all(v > 0 and float(v).is_integer() and (int(v) & (int(v) - 1)) == 0
-                                               for v in xs) else 10)
+            pow2 = all(v > 0 and float(v).is_integer() and (int(v) & (int(v) - 1)) == 0 for v in xs)
+            ax.set_xscale("log", base=2 if pow2 else 10)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         if logy:
             ax.set_yscale("log")
         if categorical:

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -341,6 +342,12 @@ int sweep_point_command() {
   // Die with the sweep: a killed sweep leaves no simulations running.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (req.contains("parent") && ::getppid() != req["parent"].get<pid_t>()) return kExitFailure;
+  // Test hook (tests/cli/sweep_checks.py): this point's process crashes, to
+  // check that a crashing point fails alone.
+  if (const char* crash = std::getenv("TDMSIM_TEST_CRASH_POINT");
+      crash != nullptr && std::to_string(req.at("point").get<std::uint64_t>()) == crash) {
+    std::abort();
+  }
   const config::Loader loader(config::default_roots());
   const config::ResolvedSweep sweep = loader.resolve_sweep(req.at("sweep").get<std::string>());
   config::SweepPoint point{req.at("point").get<std::uint64_t>(),
