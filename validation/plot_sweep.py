@@ -3,6 +3,7 @@
 
   plot_sweep.py results.csv --x tokens --y total_us --hue path --facet model --output fig.png
   plot_sweep.py results.csv --x tokens --speedup --hue model --output speedup.svg
+  plot_sweep.py results.csv --x zipf_s --hue path,tokens --facet model --output skew.png
 
 Columns are named as in results.csv; an axis column may be named by its last part
 (`bandwidth` for `machine.memory.hbm.bandwidth`). Values with units (4TB/s, 2100MHz)
@@ -26,6 +27,9 @@ LABELS = {
     "bubble_fraction": "bubble fraction", "l2_hit_rate": "L2 hit rate", "mall_hit_rate": "MALL hit rate",
     "hbm_row_hit_rate": "HBM row-buffer hit rate", "padding_waste": "padding waste",
     "load_max_over_mean": "expert load max/mean", "tokens": "tokens", "speedup": "TDM speedup over software (x)",
+    "machine.memory.hbm.bandwidth": "HBM peak bandwidth", "machine.compute.cus_per_die": "CUs per die",
+    "machine.compute.clock": "engine clock", "scenario.routing.zipf_s": "routing skew (Zipf s)",
+    "scenario.tokens": "tokens",
 }
 # Unit -> (base unit, factor): values of one column are shown in its most common unit.
 UNITS = {}
@@ -133,8 +137,15 @@ def main():
     if not rows:
         fail(f"{a.results} has no rows")
     x = resolve(a.x, header)
-    hue = resolve(a.hue, header) if a.hue else None
-    facet = resolve(a.facet, header) if a.facet else None
+    # --hue and --facet may name several columns (a,b): one line / panel per combination.
+    hue_cols = [resolve(h, header) for h in a.hue.split(",")] if a.hue else []
+    facet_cols = [resolve(f, header) for f in a.facet.split(",")] if a.facet else []
+    for r in rows:
+        r["_hue"] = ", ".join(r[c] for c in hue_cols)
+        r["_facet"] = ", ".join(f"{c.split('.')[-1]} = {r[c]}" for c in facet_cols)
+    hue = "_hue" if hue_cols else None
+    facet = "_facet" if facet_cols else None
+    hue_title = ", ".join(c.split(".")[-1] for c in hue_cols)
     if a.speedup:
         rows = speedup_rows(rows, header)
         y = "speedup"
@@ -173,7 +184,8 @@ def main():
     facets = list(OrderedDict.fromkeys(r[facet] for r in rows)) if facet else [None]
     cols = min(3, len(facets))
     nrows = math.ceil(len(facets) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.8 * nrows), squeeze=False)
+    size = (7.0, 4.6) if len(facets) == 1 else (5.2 * cols, 3.8 * nrows)
+    fig, axes = plt.subplots(nrows, cols, figsize=size, squeeze=False)
     logx = not categorical and use_log(xs, a.logx, a.linx)
     logy = use_log(ys, a.logy, a.liny)
     for i, fv in enumerate(facets):
@@ -198,14 +210,15 @@ def main():
         ax.set_xlabel(label(x, xunit))
         ax.set_ylabel(label(y, yunit))
         if facet:
-            ax.set_title(f"{facet.split('.')[-1]} = {fv}", fontsize=10)
+            ax.set_title(fv, fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
         if hue and len(hues) > 1:
-            ax.legend(title=hue.split(".")[-1], fontsize=8, title_fontsize=8)
+            ax.legend(title=hue_title, fontsize=8, title_fontsize=8)
     for j in range(len(facets), nrows * cols):
         axes[j // cols][j % cols].axis("off")
     if a.title:
-        fig.suptitle(a.title)
+        import textwrap
+        fig.suptitle("\n".join(textwrap.wrap(a.title, width=int(60 * cols))), fontsize=10)
     fig.tight_layout()
     fig.savefig(a.output, dpi=130)
     print(f"wrote {a.output}")

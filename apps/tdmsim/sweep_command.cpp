@@ -280,6 +280,7 @@ int sweep_command(const SweepOptions& o) {
     if (out.ok) {
       try {
         journal->append(rows_of(p, out));
+        journal->note_wall_time(out.point, out.wall_s);
       } catch (const std::exception& e) {
         PointOutcome bad = out;
         bad.ok = false;

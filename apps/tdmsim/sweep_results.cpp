@@ -116,6 +116,18 @@ ResultsJournal::ResultsJournal(fs::path dir, std::vector<std::string> axis_colum
 ResultsJournal::~ResultsJournal() {
   if (jsonl_fd_ >= 0) ::close(jsonl_fd_);
   if (csv_fd_ >= 0) ::close(csv_fd_);
+  if (timing_fd_ >= 0) ::close(timing_fd_);
+}
+
+void ResultsJournal::note_wall_time(std::uint64_t point, double wall_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (timing_fd_ < 0) {
+    const fs::path p = dir_ / "timing.csv";
+    const bool fresh = !fs::exists(p);
+    timing_fd_ = open_append(p);
+    if (fresh) append_whole(timing_fd_, "point,wall_s\n", p);
+  }
+  append_whole(timing_fd_, fmt::format("{},{:.3f}\n", point, wall_s), dir_ / "timing.csv");
 }
 
 std::string ResultsJournal::csv_header() const {

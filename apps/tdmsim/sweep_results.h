@@ -37,6 +37,10 @@ class ResultsJournal {
   // "rows_in_point"). Thread-safe.
   void append(const std::vector<config::Json>& rows);
 
+  // Appends "point,wall_s" to timing.csv: how long each point's process took
+  // (informational, kept apart so the results do not depend on the machine).
+  void note_wall_time(std::uint64_t point, double wall_s);
+
   // Rewrites both files ordered by (point, row), atomically.
   void finish();
 
@@ -53,6 +57,7 @@ class ResultsJournal {
   std::vector<config::Json> rows_;  // every complete row, in journal order
   int jsonl_fd_ = -1;
   int csv_fd_ = -1;
+  int timing_fd_ = -1;
   std::mutex mu_;
 };
 

@@ -42,7 +42,7 @@ PointOutcome run_point_process(const std::string& exe, const PointRequest& reque
 void run_points(int jobs, const std::function<std::optional<PointRequest>()>& next,
                 const std::function<void(const PointOutcome&)>& done);
 
-// The executable to spawn for points: this one.
+// The executable to spawn for points: this one (/proc/self/exe).
 std::string self_executable();
 
 }  // namespace tdmsim::cli
