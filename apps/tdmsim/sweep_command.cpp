@@ -237,20 +237,27 @@ int sweep_command(const SweepOptions& o) {
   if (o.output.empty()) throw BadInput("--output DIR is required (or --dry-run)");
   const fs::path dir = fs::path(o.output).lexically_normal();
 
-  // Rank 0 prepares the folder; every rank learns whether that worked.
+  // Rank 0 prepares the folder; every rank learns whether that worked (an
+  // exception on rank 0 alone would leave the others waiting).
   std::unique_ptr<ResultsJournal> journal;
   std::string setup_error;
+  int setup_code = kExitOk;
   if (root) {
     try {
       prepare_output(dir, p, o.force, o.quiet);
       journal = std::make_unique<ResultsJournal>(dir, p.axis_columns);
     } catch (const BadInput& e) {
       setup_error = e.what();
+      setup_code = kExitBadInput;
+    } catch (const std::exception& e) {
+      setup_error = e.what();
+      setup_code = kExitFailure;
     }
   }
-  if (mpi.broadcast(setup_error.empty() ? 0 : 1) != 0) {
-    if (root) throw BadInput(setup_error);
-    return kExitBadInput;
+  if (const int code = mpi.broadcast(setup_code); code != kExitOk) {
+    if (root && code == kExitBadInput) throw BadInput(setup_error);
+    if (root) throw std::runtime_error(setup_error);
+    return code;
   }
 
   auto request_for = [&](std::uint64_t i) {
