@@ -6,6 +6,10 @@ find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(TBB REQUIRED)
+# Open MPI (libopenmpi-dev) for sweeps over several machines; optional.
+# Only the C API is used, from C++ (no MPI C++ bindings).
+set(MPI_CXX_SKIP_MPICXX ON)
+find_package(MPI COMPONENTS CXX)
 # Google Benchmark (libbenchmark-dev) for the bench/ executables.
 find_package(benchmark REQUIRED)
 # SystemC 2.3.4 from libsystemc-dev ships a pkg-config file; it is linked into sim/ only.

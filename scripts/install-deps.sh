@@ -11,7 +11,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   libeigen3-dev
-  python3 python3-yaml
+  python3 python3-yaml python3-matplotlib
 )
 
 missing=()

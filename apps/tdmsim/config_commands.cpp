@@ -8,6 +8,7 @@
 #include "isa/matrix_table.h"
 #include "workloads/config/loader.h"
 #include "workloads/config/reference.h"
+#include "workloads/config/sweep_points.h"
 #include "workloads/config/writer.h"
 #include "workloads/util/atomic_write.h"
 
@@ -76,8 +77,15 @@ Json resolve(const Loader& loader, const fs::path& file, bool show_origin) {
     }
     case SpecKind::sweep: {
       auto r = loader.resolve_sweep(file);
+      // Every point must resolve too (a combination of valid values can be invalid).
+      const auto points = config::expand_points(r.sweep.spec);
+      std::size_t rows = 0;
+      config::resolve_all_points(loader, r, points,
+                                 [&](const auto&, const config::ResolvedPoint& p) { rows += p.paths.size(); });
       Json j = Json::object();
       j["sweep"] = with_origin(r.sweep, show_origin);
+      j["points"] = points.size();
+      j["rows"] = rows;
       j["scenario"] = with_origin(r.base.scenario, show_origin);
       j["machine"] = with_origin(r.base.machine, show_origin);
       j["model"] = with_origin(r.base.model, show_origin);
@@ -124,9 +132,11 @@ std::string reference_document() {
       config::reference_rows<ScenarioSpec>());
   md += config::reference_markdown(
       "Sweep (`workloads/sweeps/*.yaml`)",
-      "A base scenario and axes to vary. Axis keys are paths such as "
-      "`machine.memory.hbm.bandwidth`, `model.top_k` or `scenario.tokens`; values are "
-      "lists or `range(A, B, xF)` / `range(A, B, +S)` (inclusive of B when reached).",
+      "A base scenario and axes to vary, run by `tdmsim sweep` (docs/sweeps.md). Axis keys are "
+      "paths such as `machine.memory.hbm.bandwidth`, `machine.tdm.slot_length`, `model.top_k` or "
+      "`scenario.tokens`, or `path` (software, tdm, both), `machine` or `model` (a whole machine or "
+      "model by name or path); values are lists or `range(A, B, xF)` / `range(A, B, +S)` "
+      "(inclusive of B when reached).",
       config::reference_rows<SweepSpec>());
   return md;
 }

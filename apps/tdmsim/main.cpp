@@ -12,6 +12,7 @@
 #include "apps/tdmsim/gpu_case_command.h"
 #include "apps/tdmsim/run_command.h"
 #include "apps/tdmsim/sim_commands.h"
+#include "apps/tdmsim/sweep_command.h"
 #include "sim/core/systemc_info.h"
 #include "workloads/config/diagnostics.h"
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   add_gpu_case_command(app, result);
   add_sim_commands(app, result);
   add_run_command(app, result);
+  add_sweep_commands(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

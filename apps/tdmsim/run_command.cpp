@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
 #include "descriptors/plan/moe_plan.h"
 #include "sim/platform/gpu.h"
@@ -34,117 +35,6 @@ struct RunOptions {
   bool quiet = false;
   bool force = false;
 };
-
-double ticks_s(sim::Tick t) { return static_cast<double>(t) * 1e-12; }
-
-// One path's run of one plan: timings and the metrics of the summary.
-struct PathRun {
-  std::string path;
-  std::vector<sim::KernelTiming> timings;
-  std::vector<std::string> stages;
-  double total_s = 0;
-  Json metrics;
-  Json stats;  // counters of this run only
-};
-
-// Sums the counters of a stats delta whose key starts with `prefix` and ends
-// with `suffix` (e.g. "" and ".l2.hits": every die's L2 hits).
-double sum_matching(const Json& stats, const std::string& prefix, const std::string& suffix) {
-  double total = 0;
-  for (const auto& [key, v] : stats.items()) {
-    if (key.rfind(prefix, 0) == 0 && key.size() >= suffix.size() &&
-        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      total += v["value"].get<double>();
-    }
-  }
-  return total;
-}
-
-// A counter summed over the blocks whose name ends in `.kind` ("l2", "mall", "hbm").
-double sum_of(const Json& stats, const std::string& kind, const std::string& name) {
-  return sum_matching(stats, "", "." + kind + "." + name);
-}
-
-double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
-
-// Per-expert load over this GPU's routed experts: max/mean and the
-// coefficient of variation of the rows each received.
-Json load_spread(const plan::MoePlan& p) {
-  const auto& rows = p.layout.expert_rows;
-  const std::uint32_t n = p.shape.experts_local;
-  double sum = 0, sq = 0, mx = 0;
-  for (std::uint32_t e = 0; e < n; ++e) {
-    sum += rows[e];
-    sq += double(rows[e]) * rows[e];
-    mx = std::max(mx, double(rows[e]));
-  }
-  const double mean = n > 0 ? sum / n : 0;
-  const double var = n > 0 ? std::max(0.0, sq / n - mean * mean) : 0;
-  std::uint32_t idle = 0;
-  for (std::uint32_t e = 0; e < n; ++e) idle += rows[e] == 0 ? 1 : 0;
-  return {{"max_over_mean", ratio(mx, mean)}, {"cv", ratio(std::sqrt(var), mean)},
-          {"experts_without_tokens", idle}, {"experts", n}};
-}
-
-PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::MoePlan& p,
-                 const MachineSpec& m, const std::string& path) {
-  const auto before = gpu.stats().snapshot();
-  sim::programs::MoeKernels k = path == "tdm" ? sim::programs::tdm_moe(as, p, m)
-                                              : sim::programs::software_moe(as, p, m);
-  PathRun r;
-  r.path = path;
-  r.stages = k.stage;
-  r.timings = gpu.run(k.kernels);
-  r.stats = gpu.stats().to_json(&before);
-  const sim::Tick t0 = r.timings.front().launch, t1 = r.timings.back().end;
-  r.total_s = ticks_s(t1 - t0);
-  const auto floor = sim::programs::moe_floor(p, m);
-  if (r.total_s < floor.seconds()) {
-    throw std::logic_error(fmt::format(
-        "internal error: predicted {:.3f} us is below the physical floor {:.3f} us "
-        "({} path); please report this scenario", r.total_s * 1e6, floor.seconds() * 1e6, path));
-  }
-  const double cus = m.compute.total_cus();
-  const double total_ps = static_cast<double>(t1 - t0);
-  const double busy = gpu.stats().sum("gpu.", "busy_time", &before);
-  const double matrix = gpu.stats().sum("gpu.", "matrix_busy_time", &before);
-  const double hbm_bytes = sum_of(r.stats, "hbm", "read_bytes") + sum_of(r.stats, "hbm", "write_bytes");
-  const double l2_hits = sum_of(r.stats, "l2", "hits"), l2_miss = sum_of(r.stats, "l2", "misses");
-  const double mall_hits = sum_of(r.stats, "mall", "hits"), mall_miss = sum_of(r.stats, "mall", "misses");
-  // HBM row buffers, over every pseudo-channel.
-  const double row_hits = sum_matching(r.stats, "gpu.hbm.ch[", ".row_hits");
-  const double row_misses = sum_matching(r.stats, "gpu.hbm.ch[", ".row_misses");
-  Json stages = Json::array();
-  for (std::size_t i = 0; i < r.timings.size(); ++i) {
-    const auto& t = r.timings[i];
-    stages.push_back({{"stage", r.stages[i]}, {"kernel", t.name}, {"workgroups", t.workgroups},
-                      {"time_us", ticks_s(t.end - t.launch) * 1e6},
-                      {"launch_overhead_us", ticks_s(t.start - t.launch) * 1e6}});
-  }
-  r.metrics = {
-      {"path", path},
-      {"stages", stages},
-      {"total_us", r.total_s * 1e6},
-      {"floor", {{"us", floor.seconds() * 1e6},
-                 {"memory_us", floor.memory_s * 1e6},
-                 {"compute_us", floor.compute_s * 1e6},
-                 {"bound", floor.memory_s >= floor.compute_s ? "memory" : "compute"},
-                 {"weight_bytes", floor.weight_bytes},
-                 {"activation_bytes", floor.activation_bytes},
-                 {"useful_flops", floor.flops}}},
-      {"over_floor", r.total_s / floor.seconds()},
-      {"achieved_tflops", floor.flops / r.total_s / 1e12},
-      {"hbm_tbps", hbm_bytes / r.total_s / 1e12},
-      {"hbm_bytes", hbm_bytes},
-      {"cu_utilization", ratio(busy, cus * total_ps)},
-      {"matrix_utilization", ratio(matrix, cus * m.compute.simds_per_cu * total_ps)},
-      {"bubble_fraction", 1.0 - ratio(busy, cus * total_ps)},
-      {"l2_hit_rate", ratio(l2_hits, l2_hits + l2_miss)},
-      {"mall_hit_rate", m.memory.mall ? Json(ratio(mall_hits, mall_hits + mall_miss)) : Json()},
-      {"hbm_row_hit_rate", ratio(row_hits, row_hits + row_misses)},
-  };
-  return r;
-}
 
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
@@ -247,12 +137,7 @@ int run_command(const RunOptions& o) {
   sc.scenario.spec.seed = seed0;
   const plan::MoePlan& p = first_plan;
 
-  std::uint64_t rows = 0;
-  for (auto r : p.layout.expert_rows) rows += r;
-  Json layer = {{"tokens", p.shape.tokens}, {"rows", rows}, {"padded_rows", p.layout.padded_rows},
-                {"padding_waste", 1.0 - ratio(double(rows), p.layout.padded_rows)},
-                {"block_m", p.layout.block_m}, {"stages", p.kernel.stages}, {"split_k", p.kernel.split_k},
-                {"kernel_reason", p.kernel.reason}, {"load_spread", load_spread(p)}};
+  const Json layer = layer_summary(p);
   Json summary = {{"scenario", sc.scenario.spec.name}, {"machine", m.name},
                   {"model", sc.model.spec.name}, {"seed", seed0}, {"layer", layer},
                   {"paths", Json::array()}};

@@ -314,11 +314,52 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
     const Location at = nearest_location(r.sweep.set_at, "machine", {display(file), 1, 1});
     report_at_value(local, at, "machine", sw.machine, diags);
   }
+  const bool swaps_machine = std::any_of(sw.axes.items.begin(), sw.axes.items.end(), [](const auto& a) {
+    const auto ref = axis_ref(a.key);
+    return ref && ref->target == AxisTarget::machine;
+  });
   for (const auto& axis : sw.axes.items) {
+    const auto ref = axis_ref(axis.key);
+    const std::string key = "axes." + axis.key;
+    if (ref && ref->target == AxisTarget::path) {
+      for (std::size_t i = 0; i < axis.values.size(); ++i) {
+        const std::string& v = axis.values[i];
+        if (v != "software" && v != "tdm" && v != "both") {
+          diags.add(axis.value_where[i], key,
+                    "value '" + v + "': " + one_of_message({"software", "tdm", "both"}, v));
+        }
+      }
+      continue;
+    }
+    if (ref && (ref->target == AxisTarget::machine || ref->target == AxisTarget::model)) {
+      // Each machine or model must load and fit the base scenario.
+      for (std::size_t i = 0; i < axis.values.size(); ++i) {
+        const Location& at = axis.value_where[i];
+        const std::string& v = axis.values[i];
+        try {
+          Diagnostics local;
+          const SetMap no_origins;
+          Checker c(no_origins, at, local);
+          if (ref->target == AxisTarget::machine) {
+            const auto m = machine(find(v, SpecKind::machine, file, at, key));
+            check(r.base.scenario.spec, r.base.model.spec, m.spec, c);
+          } else {
+            const auto m = model(find(v, SpecKind::model, file, at, key));
+            check(r.base.scenario.spec, m.spec, r.base.machine.spec, c);
+          }
+          report_at_value(local, at, key, v, diags);
+        } catch (const ConfigError& e) {
+          for (const auto& d : e.diagnostics()) {
+            if (d.where.file == at.file) diags.add(at, key, "value '" + v + "': " + d.message);
+            else diags.add(d.where, d.key, d.message);
+          }
+        }
+      }
+      continue;
+    }
     const auto dot = axis.key.find('.');
     const std::string root = axis.key.substr(0, dot);
     const std::string sub = axis.key.substr(dot + 1);
-    const std::string key = "axes." + axis.key;
     std::vector<std::string> keys = root == "machine" ? all_keys<MachineSpec>()
                                     : root == "model" ? all_keys<ModelSpec>()
                                                       : all_keys<ScenarioSpec>();
@@ -333,6 +374,13 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
       ModelSpec model_spec = r.base.model.spec;
       ScenarioSpec scenario_spec = r.base.scenario.spec;
       const std::size_t before = diags.size();
+      if (root == "machine" && sub.starts_with("tdm.") && !machine_spec.tdm) {
+        if (swaps_machine) continue;  // checked per point, on the point's machine
+        diags.add(at, key, "value '" + axis.values[i] + "': machine " + machine_spec.name +
+                               " has no tdm: section to change (sweep a TDM machine such as "
+                               "mi500x-tdm)");
+        continue;
+      }
       if (root == "machine") apply_override(machine_spec, sub, axis.values[i], at, key, diags);
       else if (root == "model") apply_override(model_spec, sub, axis.values[i], at, key, diags);
       else apply_override(scenario_spec, sub, axis.values[i], at, key, diags);

@@ -66,7 +66,30 @@ std::string expand_range(std::string_view text, std::vector<std::string>& out) {
   return {};
 }
 
+std::optional<AxisRef> axis_ref(std::string_view key) {
+  if (key == "path" || key == "scenario.path") return AxisRef{AxisTarget::path, {}};
+  if (key == "machine" || key == "scenario.machine") return AxisRef{AxisTarget::machine, {}};
+  if (key == "model" || key == "scenario.model") return AxisRef{AxisTarget::model, {}};
+  const auto dot = key.find('.');
+  if (dot == std::string_view::npos || dot + 1 == key.size()) return std::nullopt;
+  const std::string_view root = key.substr(0, dot);
+  const std::string sub(key.substr(dot + 1));
+  if (root == "machine") return AxisRef{AxisTarget::machine_param, sub};
+  if (root == "model") return AxisRef{AxisTarget::model_param, sub};
+  if (root == "scenario") return AxisRef{AxisTarget::scenario_param, sub};
+  return std::nullopt;
+}
+
 void check(const SweepSpec& s, config::Checker& c) {
+  if (s.mode == SweepMode::grid) {
+    constexpr double kMaxPoints = 1e7;
+    double points = 1;
+    for (const auto& a : s.axes.items) points *= static_cast<double>(a.values.size());
+    if (points > kMaxPoints) {
+      c.fail("axes", "the grid has " + std::to_string(static_cast<std::uint64_t>(points)) +
+                         " points, more than 10000000; use mode: random or lhs with samples");
+    }
+  }
   if (s.mode == SweepMode::zip) {
     for (const auto& a : s.axes.items) {
       if (a.values.size() != s.axes.items.front().values.size()) {
@@ -98,13 +121,11 @@ bool NodeTraits<SweepAxes>::read(const YAML::Node& node, const std::string& path
     axis.key = it->first.Scalar();
     axis.where = location_of(ctx.file, it->first);
     const std::string key_path = path + "." + axis.key;
-    const auto dot = axis.key.find('.');
-    const std::string root = axis.key.substr(0, dot);
-    if (dot == std::string::npos || dot + 1 == axis.key.size() ||
-        std::find(roots.begin(), roots.end(), root) == roots.end()) {
+    if (!axis_ref(axis.key)) {
+      const std::string root = axis.key.substr(0, axis.key.find('.'));
       ok = fail(it->first, key_path,
-                "axis key must start with machine., model. or scenario." +
-                    did_you_mean(root, roots));
+                "axis key must start with machine., model. or scenario., or be path, machine "
+                "or model" + did_you_mean(root, roots));
       continue;
     }
     for (const auto& prev : out.items) {

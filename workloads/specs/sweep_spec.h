@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,8 @@
 
 namespace tdmsim {
 
-// One axis: a key path rooted at machine., model. or scenario. and its values
-// as scalar texts. `range(A, B, xF)` and `range(A, B, +S)` expand at read time
+// One axis: a key path rooted at machine., model. or scenario. (or one of the
+// whole-object axes path, machine, model) and its values as scalar texts. `range(A, B, xF)` and `range(A, B, +S)` expand at read time
 // to A, A*F (or A+S), ... up to and including B.
 struct SweepAxis {
   std::string key;
@@ -30,8 +31,26 @@ struct SweepAxes {
 // Expands "range(1, 16384, x2)"; returns an error text or fills `out`.
 std::string expand_range(std::string_view text, std::vector<std::string>& out);
 
-// The roots an axis key may start with.
-inline constexpr std::string_view kSweepRoots[] = {"machine", "model", "scenario"};
+// The roots an axis key may start with, and the keys that are axes on their own.
+inline constexpr std::string_view kSweepRoots[] = {"machine", "model", "scenario", "path"};
+
+// What an axis changes.
+enum class AxisTarget {
+  machine_param,   // machine.<key path>: one machine parameter
+  model_param,     // model.<key path>: one model parameter
+  scenario_param,  // scenario.<key path>: one scenario parameter
+  path,            // path (or scenario.path): software, tdm or both
+  machine,         // machine (or scenario.machine): the whole machine, by name or path
+  model,           // model (or scenario.model): the whole model, by name or path
+};
+
+struct AxisRef {
+  AxisTarget target;
+  std::string sub;  // the parameter's key path below its root (params only)
+};
+
+// Classifies an axis key; nullopt when it has no valid root.
+std::optional<AxisRef> axis_ref(std::string_view key);
 
 struct SweepSpec {
   std::string name;
@@ -54,7 +73,9 @@ struct SweepSpec {
     v.param(samples, "samples", "points drawn in random/lhs mode", Default{100u}, Min{1u},
             Max{10000000u});
     v.param(seed, "seed", "seed of random/lhs sampling", Default{1u});
-    v.node(axes, "axes", "key path (machine.*, model.*, scenario.*) -> list of values or range()",
+    v.node(axes, "axes",
+           "key path (machine.*, model.*, scenario.*, or path / machine / model to swap the "
+           "whole thing) -> list of values or range()",
            Required{});
   }
 };

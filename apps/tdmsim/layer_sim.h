@@ -1,0 +1,44 @@
+// Simulating one resolved scenario on the timing model: one path's run of a
+// plan and the metrics `tdmsim run` reports. Shared by `tdmsim run` and the
+// sweep worker (`tdmsim sweep-point`), so a sweep point is exactly a run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "descriptors/plan/moe_plan.h"
+#include "sim/platform/gpu.h"
+#include "sim/programs/moe_kernels.h"
+#include "workloads/config/loader.h"
+#include "workloads/config/writer.h"
+
+namespace tdmsim::cli {
+
+// One path's run of one plan: timings and the metrics of the summary.
+struct PathRun {
+  std::string path;
+  std::vector<sim::KernelTiming> timings;
+  std::vector<std::string> stages;
+  double total_s = 0;
+  config::Json metrics;  // summary.json's paths[] entry
+  config::Json stats;    // counters of this run only
+};
+
+// Runs `path` ("software" or "tdm") of plan `p` on `gpu` with fresh buffers.
+// Throws std::logic_error if the prediction is below the physical floor.
+PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::MoePlan& p,
+                 const MachineSpec& m, const std::string& path);
+
+// summary.json's "layer" object: rows, padding, kernel choice, load spread.
+config::Json layer_summary(const plan::MoePlan& p);
+
+// The paths to run for a requested path ("software", "tdm", "both") on machine
+// `m`: "both" keeps only what the machine has. An explicit "tdm" on a machine
+// without a TDM unit gives an empty list.
+std::vector<std::string> paths_for(const MachineSpec& m, const std::string& path);
+
+// One scenario, once, on `paths` (a fresh process's Gpu): {"layer": ...,
+// "paths": [metrics, ...]}, as summary.json has them.
+config::Json simulate_layer(const config::ResolvedScenario& sc, const std::vector<std::string>& paths);
+
+}  // namespace tdmsim::cli

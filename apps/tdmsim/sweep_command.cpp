@@ -1,0 +1,429 @@
+// `tdmsim sweep`: a sweep's points in parallel, resumable, optionally over
+// MPI ranks; `tdmsim sweep-point`: one point, in a child process.
+#include "apps/tdmsim/sweep_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fmt/core.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "apps/tdmsim/layer_sim.h"
+#include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/sweep_mpi.h"
+#include "apps/tdmsim/sweep_results.h"
+#include "apps/tdmsim/sweep_worker.h"
+#include "workloads/config/sweep_points.h"
+#include "workloads/util/atomic_write.h"
+
+#ifndef TDMSIM_PLOT_SCRIPT
+#define TDMSIM_PLOT_SCRIPT "validation/plot_sweep.py"
+#endif
+
+namespace tdmsim::cli {
+namespace {
+
+using config::Json;
+
+struct SweepOptions {
+  std::string sweep;
+  std::string output;
+  int jobs = 0;  // 0: the machine's cores
+  bool quiet = false;
+  bool force = false;
+  bool dry_run = false;
+};
+
+constexpr const char* kFormat = "tdmsim-sweep-1";
+
+// FNV-1a, 64 bits: a fingerprint, not a security measure.
+struct Fnv1a {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  void add(std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+    h ^= 0xff;  // field separator
+    h *= 0x100000001b3ULL;
+  }
+};
+
+// Everything the sweep command knows before running anything.
+struct Prepared {
+  config::ResolvedSweep sweep;
+  std::vector<config::SweepPoint> points;
+  std::vector<std::string> axis_columns;  // axes that are parameters (path/machine/model have columns)
+  std::string fingerprint;
+  std::size_t rows = 0;  // rows a complete sweep has
+};
+
+Prepared prepare(const config::Loader& loader, const fs::path& file) {
+  Prepared p;
+  p.sweep = loader.resolve_sweep(file);
+  p.points = config::expand_points(p.sweep.sweep.spec);
+  Fnv1a fp;
+  fp.add(kFormat);
+  config::resolve_all_points(loader, p.sweep, p.points,
+                             [&](const config::SweepPoint& pt, const config::ResolvedPoint& r) {
+                               fp.add(std::to_string(pt.index));
+                               for (const auto& [k, v] : config::point_values(p.sweep.sweep.spec, pt)) {
+                                 fp.add(k);
+                                 fp.add(v);
+                               }
+                               fp.add(config::canonical_inputs(r));
+                               p.rows += r.paths.size();
+                             });
+  p.fingerprint = fmt::format("{:016x}", fp.h);
+  for (const auto& a : p.sweep.sweep.spec.axes.items) {
+    const auto ref = axis_ref(a.key);
+    if (ref && (ref->target == AxisTarget::machine_param || ref->target == AxisTarget::model_param ||
+                ref->target == AxisTarget::scenario_param)) {
+      p.axis_columns.push_back(a.key);
+    }
+  }
+  return p;
+}
+
+Json manifest(const Prepared& p) {
+  const auto& s = p.sweep.sweep.spec;
+  Json axes = Json::array();
+  for (const auto& a : s.axes.items) axes.push_back(a.key);
+  return {{"format", kFormat},
+          {"sweep", s.name},
+          {"file", p.sweep.sweep.file.string()},
+          {"fingerprint", p.fingerprint},
+          {"mode", config::enum_name(s.mode)},
+          {"seed", s.seed},
+          {"points", p.points.size()},
+          {"rows", p.rows},
+          {"axes", axes},
+          {"axis_columns", p.axis_columns}};
+}
+
+// Makes `dir` ready: a new folder, the same sweep's folder (resumed), or
+// --force replacing what is there. Anything else is bad input.
+void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool quiet) {
+  const Json m = manifest(p);
+  const fs::path man = dir / "sweep.json";
+  if (fs::exists(dir)) {
+    if (!fs::is_directory(dir)) throw BadInput("output " + dir.string() + " exists and is not a folder");
+    if (fs::exists(man)) {
+      std::ifstream in(man);
+      const Json old = Json::parse(in, nullptr, false);
+      const bool same = !old.is_discarded() && old.is_object() && old.value("fingerprint", "") == p.fingerprint;
+      if (same) {
+        if (!quiet) fmt::print(stderr, "resuming sweep {} in {}\n", p.sweep.sweep.spec.name, dir.string());
+        return;
+      }
+      if (!force) {
+        throw BadInput(fmt::format(
+            "output folder {} holds results of a different sweep ({}, fingerprint {}; this one is {}, {}); "
+            "use --force to replace them or choose another folder",
+            dir.string(), old.is_object() ? old.value("sweep", "?") : "?",
+            old.is_object() ? old.value("fingerprint", "?") : "?", p.sweep.sweep.spec.name, p.fingerprint));
+      }
+    } else if (!fs::is_empty(dir) && !force) {
+      throw BadInput("output folder " + dir.string() +
+                     " exists and holds no sweep (no sweep.json); use --force to replace it");
+    }
+    if (fs::is_empty(dir)) {
+      util::write_file_atomic(man, m.dump(2) + "\n");
+      return;
+    }
+  }
+  // New (or replaced) folder: staged, so it appears whole.
+  StagedDir staged(dir, force);
+  util::write_file_atomic(staged.file("sweep.json"), m.dump(2) + "\n");
+  staged.commit();
+}
+
+// One point's rows, as the journal holds them.
+std::vector<Json> rows_of(const Prepared& p, const PointOutcome& o) {
+  const auto& pt = p.points.at(o.point);
+  Json inputs = Json::object();
+  for (const auto& [k, v] : config::point_values(p.sweep.sweep.spec, pt)) inputs[k] = v;
+  const Json& r = o.result;
+  std::vector<Json> rows;
+  for (const auto& m : r.at("paths")) {
+    rows.push_back({{"point", o.point},
+                    {"rows_in_point", r.at("paths").size()},
+                    {"inputs", inputs},
+                    {"path", m.at("path")},
+                    {"scenario", r.at("scenario")},
+                    {"machine", r.at("machine")},
+                    {"model", r.at("model")},
+                    {"tokens", r.at("tokens")},
+                    {"dtype", r.at("dtype")},
+                    {"layer", r.at("layer")},
+                    {"metrics", m}});
+  }
+  return rows;
+}
+
+// One self-overwriting line on a terminal: bar, counts, elapsed, ETA.
+class Progress {
+ public:
+  Progress(bool on, std::size_t total) : on_(on), total_(total), t0_(std::chrono::steady_clock::now()) {
+    draw();
+  }
+  void point_done(bool ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++done_;
+    if (!ok) ++failed_;
+    draw();
+  }
+  void clear() {
+    if (on_) fmt::print(stderr, "\r{:100}\r", "");
+  }
+
+ private:
+  static std::string clock(double s) {
+    const auto t = static_cast<long>(s + 0.5);
+    return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                     : fmt::format("{:02}:{:02}", t / 60, t % 60);
+  }
+  void draw() {
+    if (!on_) return;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const std::size_t width = 30;
+    const std::size_t fill = total_ > 0 ? done_ * width / total_ : width;
+    const std::string eta = done_ > 0 && done_ < total_ ? clock(el / static_cast<double>(done_) * static_cast<double>(total_ - done_)) : "--:--";
+    fmt::print(stderr, "\r[{}{}] {}/{} points{} {} elapsed, ETA {}   ", std::string(fill, '#'),
+               std::string(width - fill, '.'), done_, total_,
+               failed_ > 0 ? fmt::format(" ({} failed)", failed_) : std::string(), clock(el), eta);
+    std::fflush(stderr);
+  }
+  bool on_;
+  std::size_t total_, done_ = 0, failed_ = 0;
+  std::chrono::steady_clock::time_point t0_;
+  std::mutex mu_;
+};
+
+int sweep_command(const SweepOptions& o) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  MpiSession mpi;
+  const bool root = mpi.rank() == 0;
+  const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const config::Loader loader(config::default_roots());
+  const fs::path file = fs::absolute(o.sweep);
+  const Prepared p = prepare(loader, file);  // bad input: ConfigError on every rank alike
+
+  if (o.dry_run) {
+    if (root) {
+      fmt::print("sweep {}: {} points, {} rows, fingerprint {}\n", p.sweep.sweep.spec.name, p.points.size(),
+                 p.rows, p.fingerprint);
+      for (const auto& pt : p.points) {
+        std::string what;
+        for (const auto& [k, v] : config::point_values(p.sweep.sweep.spec, pt)) {
+          what += (what.empty() ? "" : ", ") + k + "=" + v;
+        }
+        fmt::print("{:>6}  {}\n", pt.index, what);
+      }
+    }
+    return kExitOk;
+  }
+  if (o.output.empty()) throw BadInput("--output DIR is required (or --dry-run)");
+  const fs::path dir = fs::path(o.output).lexically_normal();
+
+  // Rank 0 prepares the folder; every rank learns whether that worked (an
+  // exception on rank 0 alone would leave the others waiting).
+  std::unique_ptr<ResultsJournal> journal;
+  std::string setup_error;
+  int setup_code = kExitOk;
+  if (root) {
+    try {
+      prepare_output(dir, p, o.force, o.quiet);
+      journal = std::make_unique<ResultsJournal>(dir, p.axis_columns);
+    } catch (const BadInput& e) {
+      setup_error = e.what();
+      setup_code = kExitBadInput;
+    } catch (const std::exception& e) {
+      setup_error = e.what();
+      setup_code = kExitFailure;
+    }
+  }
+  if (const int code = mpi.broadcast(setup_code); code != kExitOk) {
+    if (root && code == kExitBadInput) throw BadInput(setup_error);
+    if (root) throw std::runtime_error(setup_error);
+    return code;
+  }
+
+  auto request_for = [&](std::uint64_t i) {
+    return PointRequest{file.string(), i, p.points.at(i).choice};
+  };
+  if (!root) {
+    mpi_work(mpi, jobs, request_for);
+    return kExitOk;
+  }
+
+  std::vector<std::uint64_t> todo;
+  for (const auto& pt : p.points) {
+    if (!journal->done().contains(pt.index)) todo.push_back(pt.index);
+  }
+  const std::size_t already = p.points.size() - todo.size();
+  std::mutex mu;
+  std::size_t cursor = 0;
+  auto next_point = [&]() -> std::optional<std::uint64_t> {
+    std::lock_guard<std::mutex> lock(mu);
+    if (cursor == todo.size()) return std::nullopt;
+    return todo[cursor++];
+  };
+  Progress progress(!o.quiet && isatty(STDERR_FILENO) != 0, todo.size());
+  std::vector<PointOutcome> failures;
+  std::mutex fail_mu;
+  auto done = [&](const PointOutcome& out) {
+    if (out.ok) {
+      try {
+        journal->append(rows_of(p, out));
+        journal->note_wall_time(out.point, out.wall_s);
+      } catch (const std::exception& e) {
+        PointOutcome bad = out;
+        bad.ok = false;
+        bad.error = std::string("bad result: ") + e.what();
+        std::lock_guard<std::mutex> lock(fail_mu);
+        failures.push_back(bad);
+      }
+    } else {
+      std::lock_guard<std::mutex> lock(fail_mu);
+      failures.push_back(out);
+    }
+    progress.point_done(out.ok);
+  };
+  std::signal(SIGPIPE, SIG_IGN);  // a child that dies early must not take the sweep with it
+  if (mpi.size() > 1) mpi_coordinate(mpi, jobs, next_point, request_for, done);
+  else run_points(jobs, [&]() -> std::optional<PointRequest> {
+    if (auto i = next_point()) return request_for(*i);
+    return std::nullopt;
+  }, done);
+  progress.clear();
+
+  journal->finish();
+  std::sort(failures.begin(), failures.end(),
+            [](const PointOutcome& a, const PointOutcome& b) { return a.point < b.point; });
+  const fs::path failed_file = dir / "failed.jsonl";
+  if (failures.empty()) {
+    fs::remove(failed_file);
+  } else {
+    std::string text;
+    for (const auto& f : failures) {
+      Json inputs = Json::object();
+      for (const auto& [k, v] : config::point_values(p.sweep.sweep.spec, p.points.at(f.point))) inputs[k] = v;
+      text += Json{{"point", f.point}, {"inputs", inputs}, {"error", f.error}}.dump() + "\n";
+    }
+    util::write_file_atomic(failed_file, text);
+    for (const auto& f : failures) {
+      std::cerr << fmt::format("error: point {} failed: {}\n", f.point, f.error);
+    }
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (!o.quiet) {
+    fmt::print("sweep {}: {} points ({} rows) in {}: {} run now, {} already done, {} failed; "
+               "{:.1f} s with -j {}{}\n",
+               p.sweep.sweep.spec.name, p.points.size(), p.rows, dir.string(), todo.size() - failures.size(),
+               already, failures.size(), wall, jobs,
+               mpi.size() > 1 ? fmt::format(" on {} MPI ranks", mpi.size()) : std::string());
+  }
+  if (!failures.empty()) {
+    std::cerr << fmt::format("{} of {} points failed (see {}); re-run the same command to retry them\n",
+                             failures.size(), p.points.size(), failed_file.string());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+// The child: one point from stdin, its result as one JSON line on stdout.
+int sweep_point_command() {
+  std::string text(std::istreambuf_iterator<char>(std::cin), {});
+  const Json req = Json::parse(text);
+  // Die with the sweep: a killed sweep leaves no simulations running.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (req.contains("parent") && ::getppid() != req["parent"].get<pid_t>()) return kExitFailure;
+  // Test hook (tests/cli/sweep_checks.py): this point's process crashes, to
+  // check that a crashing point fails alone.
+  if (const char* crash = std::getenv("TDMSIM_TEST_CRASH_POINT");
+      crash != nullptr && std::to_string(req.at("point").get<std::uint64_t>()) == crash) {
+    std::abort();
+  }
+  const config::Loader loader(config::default_roots());
+  const config::ResolvedSweep sweep = loader.resolve_sweep(req.at("sweep").get<std::string>());
+  config::SweepPoint point{req.at("point").get<std::uint64_t>(),
+                           req.at("choice").get<std::vector<std::uint32_t>>()};
+  config::Diagnostics diags;
+  const auto r = config::PointResolver(loader, sweep).resolve(point, diags);
+  diags.throw_if_any();
+  const auto& sc = r->scenario;
+  Json out = {{"point", point.index},
+              {"scenario", sc.scenario.spec.name},
+              {"machine", sc.machine.spec.name},
+              {"model", sc.model.spec.name},
+              {"tokens", sc.scenario.spec.tokens},
+              {"dtype", config::enum_name(sc.scenario.spec.dtype)}};
+  Json sim = simulate_layer(sc, r->paths);
+  out["layer"] = std::move(sim["layer"]);
+  out["paths"] = std::move(sim["paths"]);
+  std::cout << out.dump() << "\n" << std::flush;
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_sweep_commands(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<SweepOptions>();
+  auto* cmd = app.add_subcommand(
+      "sweep", "Run every point of a sweep (workloads/sweeps/*.yaml) on the timing model, in parallel "
+               "child processes (and over MPI ranks under mpirun); resumable: re-running the same "
+               "command skips finished points (docs/sweeps.md)");
+  cmd->add_option("sweep", o->sweep, "Sweep YAML file")->required();
+  cmd->add_option("-o,--output", o->output,
+                  "results folder: results.csv, results.jsonl, sweep.json (a folder holding this "
+                  "sweep's results is resumed)");
+  cmd->add_option("-j,--jobs", o->jobs, "points run at once (per MPI rank); default: the cores")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress bar and no summary line (errors only)");
+  cmd->add_flag("--force", o->force, "replace an output folder holding something else");
+  cmd->add_flag("--dry-run", o->dry_run, "validate and list the points, run nothing");
+  cmd->callback([o, &result] {
+    try {
+      result.exit_code = sweep_command(*o);
+    } catch (const BadInput& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      result.exit_code = kExitBadInput;
+    }
+  });
+
+  // `tdmsim plot`: the plotting script, with every argument passed through.
+  auto* plot = app.add_subcommand(
+      "plot", "Plot a sweep's results.csv: tdmsim plot results.csv --x tokens --y total_us --hue path "
+              "--facet model --output fig.png (runs validation/plot_sweep.py; --help there)");
+  plot->prefix_command();
+  plot->set_help_flag();
+  plot->callback([plot, &result] {
+    std::vector<std::string> args = {"python3", TDMSIM_PLOT_SCRIPT};
+    for (const auto& a : plot->remaining()) args.push_back(a);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::fflush(stdout);
+    ::execvp("python3", argv.data());
+    std::cerr << "error: cannot run python3 " << TDMSIM_PLOT_SCRIPT << ": " << std::strerror(errno) << "\n";
+    result.exit_code = kExitFailure;
+  });
+
+  auto* point = app.add_subcommand("sweep-point", "internal: run one sweep point (JSON on stdin)");
+  point->group("");  // hidden: the sweep command's worker
+  point->callback([&result] { result.exit_code = sweep_point_command(); });
+}
+
+}  // namespace tdmsim::cli

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "apps/tdmsim/config_commands.h"
+
+namespace tdmsim::cli {
+
+// `tdmsim sweep SWEEP.yaml --output DIR [-j N]`: every point of a sweep, in
+// parallel child processes (and over MPI ranks under mpirun), resumable; and
+// the hidden `tdmsim sweep-point` that runs one point in such a child.
+void add_sweep_commands(CLI::App& app, CommandResult& result);
+
+}  // namespace tdmsim::cli

@@ -1,0 +1,147 @@
+#include "apps/tdmsim/sweep_mpi.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#ifdef TDMSIM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace tdmsim::cli {
+namespace {
+
+#ifdef TDMSIM_HAVE_MPI
+// Started by mpirun/mpiexec (Open MPI, or a PMIx launcher such as srun)?
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* e = std::getenv(v); e != nullptr && *e != '\0') return true;
+  }
+  return false;
+}
+
+constexpr int kTagRequest = 1;  // worker -> rank 0: "" (first) or the last outcome as JSON
+constexpr int kTagReply = 2;    // rank 0 -> worker: a point index, or -1 = no more
+
+// Waits for a request without spinning: blocking MPI calls busy-poll a core,
+// which a machine running simulations in child processes cannot spare.
+void wait_sleeping(MPI_Request& req) {
+  for (int done = 0;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+#endif
+
+}  // namespace
+
+MpiSession::MpiSession() {
+#ifdef TDMSIM_HAVE_MPI
+  if (!launched_by_mpi()) return;
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  if (provided < MPI_THREAD_SERIALIZED) {
+    MPI_Finalize();
+    throw std::runtime_error("this MPI library does not support MPI_THREAD_SERIALIZED");
+  }
+  active_ = true;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+#endif
+}
+
+MpiSession::~MpiSession() {
+#ifdef TDMSIM_HAVE_MPI
+  if (active_) MPI_Finalize();
+#endif
+}
+
+int MpiSession::broadcast(int value) const {
+#ifdef TDMSIM_HAVE_MPI
+  if (active_) MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+  return value;
+}
+
+void mpi_coordinate(const MpiSession& mpi, int jobs,
+                    const std::function<std::optional<std::uint64_t>()>& next_point,
+                    const std::function<PointRequest(std::uint64_t)>& request_for,
+                    const std::function<void(const PointOutcome&)>& done) {
+  auto local_next = [&]() -> std::optional<PointRequest> {
+    if (auto i = next_point()) return request_for(*i);
+    return std::nullopt;
+  };
+  (void)mpi;
+#ifdef TDMSIM_HAVE_MPI
+  // How many threads ask, over all other ranks.
+  int mine = 0, remote = 0;
+  MPI_Reduce(&mine, &remote, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  std::thread local([&] {
+    if (jobs > 0) run_points(jobs, local_next, done);
+  });
+  int stopped = 0;
+  while (stopped < remote) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagRequest, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    int len = 0;
+    MPI_Get_count(&st, MPI_CHAR, &len);
+    std::string payload(static_cast<std::size_t>(len), '\0');
+    MPI_Recv(payload.data(), len, MPI_CHAR, st.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    if (!payload.empty()) done(PointOutcome::from_json(config::Json::parse(payload)));
+    const auto i = next_point();
+    std::int64_t reply = i ? static_cast<std::int64_t>(*i) : -1;
+    if (!i) ++stopped;
+    MPI_Request req;
+    MPI_Isend(&reply, 1, MPI_INT64_T, st.MPI_SOURCE, kTagReply, MPI_COMM_WORLD, &req);
+    wait_sleeping(req);
+  }
+  local.join();
+#else
+  run_points(jobs, local_next, done);
+#endif
+}
+
+void mpi_work(const MpiSession& mpi, int jobs,
+              const std::function<PointRequest(std::uint64_t)>& request_for) {
+  (void)mpi;
+#ifdef TDMSIM_HAVE_MPI
+  int mine = jobs, remote = 0;
+  MPI_Reduce(&mine, &remote, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  std::mutex mu;  // one request-reply exchange at a time (MPI_THREAD_SERIALIZED)
+  // run_points calls next() and done() on the same thread in turn: done()
+  // leaves the outcome for that thread's next request to carry.
+  thread_local std::string pending;
+  auto next = [&]() -> std::optional<PointRequest> {
+    std::int64_t reply = -1;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      MPI_Request req;
+      MPI_Isend(pending.data(), static_cast<int>(pending.size()), MPI_CHAR, 0, kTagRequest,
+                MPI_COMM_WORLD, &req);
+      wait_sleeping(req);
+      MPI_Irecv(&reply, 1, MPI_INT64_T, 0, kTagReply, MPI_COMM_WORLD, &req);
+      wait_sleeping(req);
+    }
+    pending.clear();
+    if (reply < 0) return std::nullopt;
+    return request_for(static_cast<std::uint64_t>(reply));
+  };
+  auto done = [&](const PointOutcome& o) { pending = o.to_json().dump(); };
+  run_points(jobs, next, done);
+#else
+  (void)jobs;
+  (void)request_for;
+#endif
+}
+
+}  // namespace tdmsim::cli

@@ -1,0 +1,50 @@
+// A sweep over MPI ranks (`mpirun -np N tdmsim sweep ...`): rank 0 hands out
+// point indices one at a time to whichever thread of whichever rank asks
+// (dynamic load balancing), runs points itself too, and receives and writes
+// every result. Each rank runs its points as child processes, as a
+// single-process sweep does, so the results are the same. Without an MPI
+// launcher in the environment (or a build without MPI) the session is a
+// single rank and nothing calls MPI.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "apps/tdmsim/sweep_worker.h"
+
+namespace tdmsim::cli {
+
+class MpiSession {
+ public:
+  MpiSession();  // MPI_Init_thread when started by an MPI launcher
+  ~MpiSession();  // MPI_Finalize
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  bool active() const { return active_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Rank 0's `value`, on every rank.
+  int broadcast(int value) const;
+
+ private:
+  bool active_ = false;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// Rank 0: serves the other ranks' requests and runs `jobs` local threads,
+// until `next_point` is exhausted and every outcome has reached `done`
+// (called from several threads).
+void mpi_coordinate(const MpiSession& mpi, int jobs,
+                    const std::function<std::optional<std::uint64_t>()>& next_point,
+                    const std::function<PointRequest(std::uint64_t)>& request_for,
+                    const std::function<void(const PointOutcome&)>& done);
+
+// Other ranks: `jobs` threads ask rank 0 for points, run them and send the
+// outcomes back, until rank 0 has no more.
+void mpi_work(const MpiSession& mpi, int jobs,
+              const std::function<PointRequest(std::uint64_t)>& request_for);
+
+}  // namespace tdmsim::cli

@@ -1,0 +1,68 @@
+// The results of a sweep in its output folder: results.jsonl (the journal:
+// one JSON object a line, one line per point and path) and results.csv (the
+// same rows as a table). A finished point is appended at once, each file with
+// one write() of whole lines to a file opened O_APPEND, so a sweep killed at
+// any moment keeps every point it finished. On reopening, a torn last line
+// (or a point with only some of its rows) is dropped and results.csv is
+// rebuilt from the journal. finish() rewrites both files ordered by point,
+// so a complete sweep's files do not depend on the order points finished in.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "workloads/config/writer.h"
+
+namespace tdmsim::cli {
+
+namespace fs = std::filesystem;
+
+class ResultsJournal {
+ public:
+  // Opens (creating if absent) the results in `dir`. `axis_columns`: the CSV
+  // columns holding the axis values (axis keys).
+  ResultsJournal(fs::path dir, std::vector<std::string> axis_columns);
+  ~ResultsJournal();
+  ResultsJournal(const ResultsJournal&) = delete;
+  ResultsJournal& operator=(const ResultsJournal&) = delete;
+
+  // Points whose rows are all in the journal.
+  const std::set<std::uint64_t>& done() const { return done_; }
+
+  // Appends one point's rows (each a journal object with "point" and
+  // "rows_in_point"). Thread-safe.
+  void append(const std::vector<config::Json>& rows);
+
+  // Appends "point,wall_s" to timing.csv: how long each point's process took
+  // (informational, kept apart so the results do not depend on the machine).
+  void note_wall_time(std::uint64_t point, double wall_s);
+
+  // Rewrites both files ordered by (point, row), atomically.
+  void finish();
+
+  // The CSV header and one row as CSV text (no newline).
+  std::string csv_header() const;
+  std::string csv_row(const config::Json& row) const;
+
+ private:
+  void load();
+  void open_for_append();
+  fs::path dir_;
+  std::vector<std::string> axis_columns_;
+  std::set<std::uint64_t> done_;
+  std::vector<config::Json> rows_;  // every complete row, in journal order
+  int jsonl_fd_ = -1;
+  int csv_fd_ = -1;
+  int timing_fd_ = -1;
+  std::mutex mu_;
+};
+
+// Writes all of `text` with one write() (retrying only the unwritten rest if
+// the kernel returns a short count) and fdatasync()s the file.
+void append_whole(int fd, const std::string& text, const fs::path& what);
+
+}  // namespace tdmsim::cli

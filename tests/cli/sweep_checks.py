@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Checks of `tdmsim sweep` (CTest runs each mode as its own test).
+
+  reference SWEEP            a -j 2 run into WORKDIR/ref (the fixture the others compare with)
+  jobs SWEEP                 -j 1 writes byte-identical results.csv and results.jsonl to -j 2's
+  resume SWEEP               SIGKILL a sweep after some points, re-run: no torn or duplicate
+                             lines, the same final results as the uninterrupted run
+  mpi SWEEP                  mpirun -np 2 gives the same results (skipped, 77, without mpirun)
+  refuse SWEEP OTHER_SWEEP   a folder of another sweep: exit 2 and untouched; --force replaces it
+  crash SWEEP                a crashing point fails alone: exit 1, the others written; a re-run
+                             without the crash completes
+  plot SWEEP                 tdmsim plot writes PNG and SVG figures (time and TDM speedup)
+
+Usage: sweep_checks.py TDMSIM WORKDIR MODE SWEEP [OTHER_SWEEP]"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+SKIP = 77
+
+
+def sweep(tdmsim, args, env=None, expect=0):
+    cmd = [tdmsim, "sweep", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != expect:
+        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def check_files(out):
+    """results.csv: one header, then whole lines; results.jsonl: whole JSON lines, no duplicates."""
+    csv = read(os.path.join(out, "results.csv")).decode()
+    jsonl = read(os.path.join(out, "results.jsonl")).decode()
+    assert csv.endswith("\n") and (jsonl == "" or jsonl.endswith("\n")), "a torn last line"
+    lines = csv.splitlines()
+    assert lines[0].startswith("point,"), "no header"
+    assert sum(1 for l in lines if l.startswith("point,")) == 1, "more than one header"
+    keys = set()
+    for l in jsonl.splitlines():
+        row = json.loads(l)
+        k = (row["point"], row["path"])
+        assert k not in keys, f"duplicate row {k}"
+        keys.add(k)
+    assert len(lines) - 1 == len(keys), "results.csv and results.jsonl disagree"
+    return len(keys)
+
+
+def same_results(a, b):
+    for name in ("results.csv", "results.jsonl"):
+        assert read(os.path.join(a, name)) == read(os.path.join(b, name)), f"{name} differs: {a} vs {b}"
+
+
+def main():
+    tdmsim, work, mode, spec = sys.argv[1:5]
+    os.makedirs(work, exist_ok=True)
+    ref = os.path.join(work, "ref")
+    out = os.path.join(work, mode)
+    shutil.rmtree(out, ignore_errors=True)
+    if mode == "reference":
+        shutil.rmtree(ref, ignore_errors=True)
+        r = sweep(tdmsim, [spec, "--output", ref, "-j", "2"])
+        rows = check_files(ref)
+        manifest = json.load(open(os.path.join(ref, "sweep.json")))
+        assert rows == manifest["rows"], f"{rows} rows, the sweep has {manifest['rows']}"
+        assert not os.path.exists(os.path.join(ref, "failed.jsonl"))
+        print(r.stdout.strip())
+    elif mode == "jobs":
+        sweep(tdmsim, [spec, "--output", out, "-j", "1", "--quiet"])
+        check_files(out)
+        same_results(ref, out)
+        print("-j 1 and -j 2 results are identical")
+    elif mode == "resume":
+        p = subprocess.Popen([tdmsim, "sweep", spec, "--output", out, "-j", "1", "--quiet"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        jsonl = os.path.join(out, "results.jsonl")
+        deadline = time.time() + 60
+        while time.time() < deadline and p.poll() is None:
+            if os.path.exists(jsonl) and read(jsonl).count(b"\n") >= 3:
+                break
+            time.sleep(0.02)
+        if p.poll() is not None:
+            sys.exit("the sweep finished before it could be killed; use a bigger sweep")
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        before = check_files(out)
+        assert 3 <= before < json.load(open(os.path.join(ref, "sweep.json")))["rows"]
+        r = sweep(tdmsim, [spec, "--output", out, "-j", "2"])
+        assert "already done" in r.stdout, r.stdout
+        check_files(out)
+        same_results(ref, out)
+        print(f"killed after {before} rows; the re-run completed with the same results")
+    elif mode == "mpi":
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            print("mpirun not found: skipped (scripts/install-deps.sh installs openmpi-bin)")
+            sys.exit(SKIP)
+        cmd = [mpirun, "-np", "2", "--oversubscribe", "--allow-run-as-root", tdmsim, "sweep", spec,
+               "--output", out, "-j", "1"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            sys.exit(f"FAILED: exit {r.returncode}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+        assert "on 2 MPI ranks" in r.stdout, r.stdout
+        check_files(out)
+        same_results(ref, out)
+        print("mpirun -np 2 results are identical to the single-process run")
+    elif mode == "refuse":
+        other = sys.argv[5]
+        shutil.copytree(ref, out)
+        before = {n: read(os.path.join(out, n)) for n in os.listdir(out)}
+        r = sweep(tdmsim, [other, "--output", out], expect=2)
+        assert "different sweep" in r.stderr, r.stderr
+        assert {n: read(os.path.join(out, n)) for n in os.listdir(out)} == before, "folder changed"
+        sweep(tdmsim, [other, "--output", out, "--force", "--quiet"])
+        assert json.load(open(os.path.join(out, "sweep.json")))["file"] == os.path.abspath(other)
+        r = sweep(tdmsim, [other, "--output", out])
+        assert " 0 run now" in r.stdout, r.stdout
+        os.makedirs(os.path.join(work, "notasweep"), exist_ok=True)
+        with open(os.path.join(work, "notasweep", "keep.txt"), "w") as f:
+            f.write("x")
+        r = sweep(tdmsim, [other, "--output", os.path.join(work, "notasweep")], expect=2)
+        assert "holds no sweep" in r.stderr, r.stderr
+        print("another sweep's folder is refused (exit 2, untouched) and replaced with --force")
+    elif mode == "crash":
+        env = dict(os.environ, TDMSIM_TEST_CRASH_POINT="1")
+        r = sweep(tdmsim, [spec, "--output", out, "-j", "2"], env=env, expect=1)
+        assert "point 1 failed" in r.stderr and "signal" in r.stderr, r.stderr
+        points = {json.loads(l)["point"] for l in open(os.path.join(out, "results.jsonl"))}
+        n = json.load(open(os.path.join(out, "sweep.json")))["points"]
+        assert points == set(range(n)) - {1}, points
+        failed = [json.loads(l) for l in open(os.path.join(out, "failed.jsonl"))]
+        assert [f["point"] for f in failed] == [1], failed
+        r = sweep(tdmsim, [spec, "--output", out])
+        assert " 1 run now" in r.stdout, r.stdout
+        assert not os.path.exists(os.path.join(out, "failed.jsonl"))
+        check_files(out)
+        print("the crashing point failed alone (exit 1); the re-run completed the sweep")
+    elif mode == "plot":
+        os.makedirs(out)
+        csv = os.path.join(ref, "results.csv")
+        for args, name in ((["--x", "tokens", "--y", "total_us", "--hue", "path", "--facet", "bandwidth"], "time.png"),
+                           (["--x", "tokens", "--speedup", "--hue", "bandwidth"], "speedup.svg")):
+            fig = os.path.join(out, name)
+            cmd = [tdmsim, "plot", csv, *args, "--output", fig]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit(f"FAILED: exit {r.returncode}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+            data = read(fig)
+            assert data.startswith(b"\x89PNG") if name.endswith(".png") else b"<svg" in data[:2000], name
+            assert len(data) > 5000, f"{name} is suspiciously small"
+        r = subprocess.run([tdmsim, "plot", csv, "--x", "no_such_column", "--output", os.path.join(out, "x.png")],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and "no column" in r.stderr, r.stderr
+        print("tdmsim plot wrote a PNG and an SVG")
+    else:
+        sys.exit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main()

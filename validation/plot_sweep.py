@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Plots a sweep's results.csv (tdmsim sweep) with matplotlib (Debian python3-matplotlib).
+
+  plot_sweep.py results.csv --x tokens --y total_us --hue path --facet model --output fig.png
+  plot_sweep.py results.csv --x tokens --speedup --hue model --output speedup.svg
+  plot_sweep.py results.csv --x zipf_s --hue path,tokens --facet model --output skew.png
+
+Columns are named as in results.csv; an axis column may be named by its last part
+(`bandwidth` for `machine.memory.hbm.bandwidth`). Values with units (4TB/s, 2100MHz)
+are plotted as numbers in their unit, which labels the axis. Logarithmic axes are
+chosen when the values span a factor of 16 or more (force with --logx/--logy,
+--linx/--liny). --speedup plots the software path's time over the TDM path's for
+rows that differ only in their path. `tdmsim plot ...` runs this script.
+Exit codes: 0 ok, 2 bad input (unknown column, nothing to plot)."""
+import argparse
+import csv
+import math
+import os
+import re
+import sys
+from collections import OrderedDict, defaultdict
+
+LABELS = {
+    "total_us": "layer time (us)", "floor_us": "physical floor (us)", "over_floor": "time / floor",
+    "achieved_tflops": "achieved TFLOP/s", "hbm_tbps": "HBM TB/s", "hbm_bytes": "HBM bytes",
+    "cu_utilization": "CU utilization", "matrix_utilization": "matrix-pipe utilization",
+    "bubble_fraction": "bubble fraction", "l2_hit_rate": "L2 hit rate", "mall_hit_rate": "MALL hit rate",
+    "hbm_row_hit_rate": "HBM row-buffer hit rate", "padding_waste": "padding waste",
+    "load_max_over_mean": "expert load max/mean", "tokens": "tokens", "speedup": "TDM speedup over software (x)",
+    "machine.memory.hbm.bandwidth": "HBM peak bandwidth", "machine.compute.cus_per_die": "CUs per die",
+    "machine.compute.clock": "engine clock", "scenario.routing.zipf_s": "routing skew (Zipf s)",
+    "scenario.tokens": "tokens",
+}
+# Unit -> (base unit, factor): values of one column are shown in its most common unit.
+UNITS = {}
+for base, table in {
+    "Hz": {"Hz": 1, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9},
+    "B": {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20,
+          "GiB": 2**30, "TiB": 2**40},
+    "B/s": {"B/s": 1, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12, "GiB/s": 2**30, "TiB/s": 2**40},
+    "s": {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1},
+}.items():
+    for u, f in table.items():
+        UNITS[u] = (base, f)
+NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*$")
+
+
+def fail(msg):
+    print(f"plot_sweep: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def resolve(name, header):
+    if name in header:
+        return name
+    hits = [h for h in header if h.endswith("." + name)]
+    if len(hits) == 1:
+        return hits[0]
+    fail(f"no column '{name}' in the results" + (f" (ambiguous: {', '.join(hits)})" if hits else
+                                                 f"; columns: {', '.join(header)}"))
+
+
+def numeric(values):
+    """Values as floats in one unit, and that unit ('' if none); None if not numeric."""
+    parsed = []
+    for v in values:
+        m = NUMBER.match(v)
+        if not m:
+            return None, ""
+        parsed.append((float(m.group(1)), m.group(2)))
+    units = [u for _, u in parsed]
+    if all(u == units[0] for u in units):
+        return [x for x, _ in parsed], units[0]
+    if not all(u in UNITS for u in units) or len({UNITS[u][0] for u in units}) != 1:
+        return None, ""
+    show = max(set(units), key=units.count)
+    return [x * UNITS[u][1] / UNITS[show][1] for x, u in parsed], show
+
+
+def label(col, unit):
+    text = LABELS.get(col, col.split(".")[-1].replace("_", " "))
+    return f"{text} ({unit})" if unit else text
+
+
+def use_log(values, force_log, force_lin):
+    if force_log or force_lin:
+        return force_log
+    pos = [v for v in values if v > 0]
+    return len(pos) == len(values) and len(pos) > 1 and max(pos) / min(pos) >= 16
+
+
+def speedup_rows(rows, header):
+    """One row per configuration: software total / tdm total."""
+    inputs = header[header.index("point") + 1:header.index("path")]
+    key_cols = [c for c in inputs] + ["machine", "model", "tokens", "dtype"]
+    groups = defaultdict(dict)
+    first = OrderedDict()
+    for r in rows:
+        k = tuple(r[c] for c in key_cols)
+        groups[k][r["path"]] = float(r["total_us"])
+        first.setdefault(k, r)
+    out = []
+    for k, r in first.items():
+        g = groups[k]
+        if "software" in g and "tdm" in g and g["tdm"] > 0:
+            r = dict(r)
+            r["speedup"] = str(g["software"] / g["tdm"])
+            out.append(r)
+    if not out:
+        fail("--speedup needs rows of both the software and the tdm path")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results", help="results.csv of tdmsim sweep")
+    ap.add_argument("--x", required=True)
+    ap.add_argument("--y", default="total_us")
+    ap.add_argument("--hue", help="one line per value of this column")
+    ap.add_argument("--facet", help="one panel per value of this column")
+    ap.add_argument("--speedup", action="store_true", help="y = software time / TDM time")
+    ap.add_argument("--output", "-o", required=True, help="figure file (.png, .svg, .pdf)")
+    ap.add_argument("--title")
+    ap.add_argument("--logx", action="store_true")
+    ap.add_argument("--linx", action="store_true")
+    ap.add_argument("--logy", action="store_true")
+    ap.add_argument("--liny", action="store_true")
+    a = ap.parse_args()
+
+    try:
+        with open(a.results, newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            rows = list(reader)
+    except OSError as e:
+        fail(str(e))
+    if not rows:
+        fail(f"{a.results} has no rows")
+    x = resolve(a.x, header)
+    # --hue and --facet may name several columns (a,b): one line / panel per combination.
+    hue_cols = [resolve(h, header) for h in a.hue.split(",")] if a.hue else []
+    facet_cols = [resolve(f, header) for f in a.facet.split(",")] if a.facet else []
+    for r in rows:
+        r["_hue"] = ", ".join(r[c] for c in hue_cols)
+        r["_facet"] = ", ".join(f"{c.split('.')[-1]} = {r[c]}" for c in facet_cols)
+    hue = "_hue" if hue_cols else None
+    facet = "_facet" if facet_cols else None
+    hue_title = ", ".join(c.split(".")[-1] for c in hue_cols)
+    if a.speedup:
+        rows = speedup_rows(rows, header)
+        y = "speedup"
+    else:
+        y = resolve(a.y, header)
+    rows = [r for r in rows if r[y] != ""]
+    if not rows:
+        fail(f"column {y} is empty")
+
+    try:
+        import matplotlib
+    except ImportError:
+        # Debian's python3-matplotlib belongs to /usr/bin/python3; a python3
+        # earlier on PATH (a virtualenv, pyenv) may lack it.
+        system = "/usr/bin/python3"
+        if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system):
+            os.execv(system, [system, *sys.argv])
+        print("plot_sweep: error: matplotlib is missing: install python3-matplotlib "
+              "(scripts/install-deps.sh)", file=sys.stderr)
+        sys.exit(1)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    xs, xunit = numeric([r[x] for r in rows])
+    categorical = xs is None
+    if categorical:
+        cats = list(OrderedDict.fromkeys(r[x] for r in rows))
+        xs = [float(cats.index(r[x])) for r in rows]
+    ys, yunit = numeric([r[y] for r in rows])
+    if ys is None:
+        fail(f"column {y} is not numeric")
+    for r, xv, yv in zip(rows, xs, ys):
+        r["_x"], r["_y"] = xv, yv
+
+    facets = list(OrderedDict.fromkeys(r[facet] for r in rows)) if facet else [None]
+    cols = min(3, len(facets))
+    nrows = math.ceil(len(facets) / cols)
+    size = (7.0, 4.6) if len(facets) == 1 else (5.2 * cols, 3.8 * nrows)
+    fig, axes = plt.subplots(nrows, cols, figsize=size, squeeze=False)
+    logx = not categorical and use_log(xs, a.logx, a.linx)
+    logy = use_log(ys, a.logy, a.liny)
+    for i, fv in enumerate(facets):
+        ax = axes[i // cols][i % cols]
+        sub = [r for r in rows if facet is None or r[facet] == fv]
+        hues = list(OrderedDict.fromkeys(r[hue] for r in sub)) if hue else [None]
+        for hv in hues:
+            pts = sorted((r["_x"], r["_y"]) for r in sub if hue is None or r[hue] == hv)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3.5, linewidth=1.4,
+                    label=hv if hue else None)
+        if logx:
+            pow2 = all(v > 0 and float(v).is_integer() and (int(v) & (int(v) - 1)) == 0 for v in xs)
+            ax.set_xscale("log", base=2 if pow2 else 10)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        if logy:
+            ax.set_yscale("log")
+        if categorical:
+            ax.set_xticks(range(len(cats)))
+            ax.set_xticklabels(cats, rotation=30, ha="right")
+        if a.speedup:
+            ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
+        ax.set_xlabel(label(x, xunit))
+        ax.set_ylabel(label(y, yunit))
+        if facet:
+            ax.set_title(fv, fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        if hue and len(hues) > 1:
+            ax.legend(title=hue_title, fontsize=8, title_fontsize=8)
+    for j in range(len(facets), nrows * cols):
+        axes[j // cols][j % cols].axis("off")
+    if a.title:
+        import textwrap
+        fig.suptitle("\n".join(textwrap.wrap(a.title, width=int(60 * cols))), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(a.output, dpi=130)
+    print(f"wrote {a.output}")
+
+
+if __name__ == "__main__":
+    main()
