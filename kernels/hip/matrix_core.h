@@ -6,6 +6,8 @@
 // fp8 shape (docs/gpu-kernels.md "fp8").
 #pragma once
 
+#include <cstdint>
+
 #include "kernels/hip/hip_portability.h"
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__) && !defined(__CUDACC__)
@@ -15,6 +17,7 @@ namespace tdmsim::gpu::mc {
 namespace api = rocwmma;
 using bf16 = hip_bfloat16;
 }  // namespace tdmsim::gpu::mc
+
 #else
 #include <cuda_bf16.h>
 #include <mma.h>
@@ -59,3 +62,66 @@ __device__ __forceinline__ void store(float* p, const FragC& c, unsigned ld) {
 }
 
 }  // namespace tdmsim::gpu::mc
+
+#if !(defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__) && !defined(__CUDACC__))
+// NVIDIA: the same operations on register fragments of mma.sync, loaded from
+// LDS with ldmatrix. nvcuda::wmma's loads compile to many narrow LDS
+// instructions (no ldmatrix) and hide the element layout, which the epilogue
+// and block scaling need; this is the layer's NVIDIA backend for the GEMM main
+// loops (docs/gpu-kernels.md). Tiles are 16 rows x 32 bytes of K: 16 bf16
+// (m16n8k16) or 32 e4m3 values (m16n8k32, sm_89+), with identical byte layouts.
+#define TDMSIM_MMA_SYNC 1
+namespace tdmsim::gpu::mc {
+
+struct RegA { std::uint32_t r[4]; };  // 16 rows x 32 bytes of K
+struct RegB { std::uint32_t r[4]; };  // 16 columns (two n8 halves) x 32 bytes of K
+struct RegC { float c[2][4]; };       // 16 x 16 fp32, [n8 half][element]
+
+__device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], const void* p) {
+  const auto a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+// A: the 16 x 32-byte tile at `base`, rows `ld` bytes apart (16-byte aligned).
+__device__ __forceinline__ void load_a(RegA& f, const unsigned char* base, int ld) {
+  const int l = threadIdx.x % 32;
+  ldsm_x4(f.r, base + (l % 16) * ld + (l / 16) * 16);
+}
+// B: 16 output columns stored as rows (K contiguous), rows `ld` bytes apart.
+__device__ __forceinline__ void load_b(RegB& f, const unsigned char* base, int ld) {
+  const int l = threadIdx.x % 32;
+  ldsm_x4(f.r, base + ((l % 8) + (l / 16) * 8) * ld + ((l / 8) % 2) * 16);
+}
+__device__ __forceinline__ void zero(RegC& c) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) c.c[h][e] = 0.0f;
+}
+// c += a * b over 32 bytes of K; `fp8` selects e4m3 x e4m3 (else bf16 x bf16).
+template <bool fp8>
+__device__ __forceinline__ void mma(RegC& c, const RegA& a, const RegB& b) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if constexpr (fp8) {
+      asm volatile(
+          "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+          "{%8, %9}, {%0, %1, %2, %3};\n"
+          : "+f"(c.c[h][0]), "+f"(c.c[h][1]), "+f"(c.c[h][2]), "+f"(c.c[h][3])
+          : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]));
+    } else {
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+          "{%8, %9}, {%0, %1, %2, %3};\n"
+          : "+f"(c.c[h][0]), "+f"(c.c[h][1]), "+f"(c.c[h][2]), "+f"(c.c[h][3])
+          : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]));
+    }
+  }
+}
+// Coordinates inside the 16 x 16 tile of element e of half h for this lane.
+__device__ __forceinline__ int c_row(int e) { return (threadIdx.x % 32) / 4 + (e >= 2 ? 8 : 0); }
+__device__ __forceinline__ int c_col(int h, int e) { return h * 8 + (threadIdx.x % 4) * 2 + (e & 1); }
+
+}  // namespace tdmsim::gpu::mc
+#endif

@@ -59,8 +59,13 @@ template <class T, int BM, int BN, int BK>
 struct Smem {
   static constexpr int kRowBytes = BK * int(sizeof(T)) + 16;  // +16 B: no bank conflicts
   static constexpr int kStageBytes = (BM + BN) * kRowBytes;
-  static constexpr int kHalfLd = BK + 8;                      // fp8 -> bf16 buffer, elements
+  static constexpr int kHalfLd = BK + 8;  // fp8 -> bf16 buffer, elements (wmma path)
+  static_assert(kHalfLd % 8 == 0);
+#ifdef TDMSIM_MMA_SYNC
+  static constexpr int kConvBytes = 0;  // mma.sync multiplies e4m3 directly
+#else
   static constexpr int kConvBytes = sizeof(T) == 1 ? (BM + BN) * kHalfLd * 2 : 0;
+#endif
   static constexpr int kCLd = BN + 4;                         // fp32 epilogue tile
   static constexpr int kCBytes = BM * kCLd * 4;
   static int bytes(int stages) {
@@ -225,11 +230,162 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
   __syncthreads();
 }
 
+#ifdef TDMSIM_MMA_SYNC
+// The main loop on NVIDIA: the same copy pipeline, fragments loaded with
+// ldmatrix and multiplied with mma.sync, bf16 x bf16 or e4m3 x e4m3 straight
+// from the copied tile (no conversion). Each lane knows its accumulator
+// elements' coordinates, so block_128 scales multiply each K tile's partial
+// sums exactly: acc += part x (activation scale of the row) x (weight scale of
+// the 16-column fragment). Same contract as gemm_core.
+template <class T, int BM, int BN, int BK, bool block_scaled>
+__device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc* b,
+                              const float* const* b_scale, std::uint32_t k0, std::uint32_t k1,
+                              int stages, const void* any_global, float* C) {
+  using S = Smem<T, BM, BN, BK>;
+  using G = WarpGrid<BM, BN>;
+  constexpr bool kFp8 = sizeof(T) == 1;
+  constexpr int kElems = 16 / int(sizeof(T));
+  constexpr int kChunks = BK / kElems;
+  constexpr int kSteps = BK * int(sizeof(T)) / 32;  // 32-byte K steps per tile
+  static_assert(kSteps >= 1, "K tile too small for one matrix step");
+  const int warp = threadIdx.x / 32;
+  const int wm = warp / G::WN, wn = warp % G::WN;
+  const bool computes = warp < G::WM * G::WN;
+  const std::uint32_t tiles = (k1 - k0 + BK - 1) / BK;
+
+  mc::RegC acc[G::TM][G::TN];
+  mc::RegC part[block_scaled ? G::TM : 1][block_scaled ? G::TN : 1];
+#pragma unroll
+  for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+    for (int j = 0; j < G::TN; ++j) mc::zero(acc[i][j]);
+
+  constexpr int kCopies = ((BM + BN) * kChunks + kThreads - 1) / kThreads;
+  const std::uint8_t* src[kCopies];
+  int dst[kCopies];
+#pragma unroll
+  for (int i = 0; i < kCopies; ++i) {
+    const int c = threadIdx.x + i * kThreads;
+    const int row = c / kChunks, chunk = c % kChunks;
+    src[i] = nullptr;
+    dst[i] = -1;
+    if (c < (BM + BN) * kChunks) {
+      const RowSrc& rs = row < BM ? a[row] : b[row - BM];
+      dst[i] = row * S::kRowBytes + chunk * 16;
+      if (rs.ptr) src[i] = rs.ptr + (std::size_t{k0} + chunk * kElems) * sizeof(T);
+    }
+  }
+  const auto issue = [&](std::uint32_t tile) {
+    if (tile < tiles) {
+      unsigned char* st = smem + (tile % stages) * S::kStageBytes;
+      const std::uint32_t kt = tile * BK;
+      const bool full = k1 - k0 - kt >= BK;
+#pragma unroll
+      for (int i = 0; i < kCopies; ++i) {
+        if (dst[i] < 0) continue;
+        unsigned bytes = src[i] ? 16u : 0u;
+        if (!full && bytes) {
+          const std::uint32_t k = k0 + kt + (dst[i] % S::kRowBytes) / 16 * kElems;
+          bytes = k >= k1 ? 0u : (k1 - k >= kElems ? 16u : (k1 - k) * unsigned(sizeof(T)));
+        }
+        const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{kt} * sizeof(T))
+                                 : any_global;
+        copy16_async(st + dst[i], from, bytes);
+      }
+    }
+    async_commit();
+  };
+
+  for (int s = 0; s < stages - 1; ++s) issue(s);
+  for (std::uint32_t tile = 0; tile < tiles; ++tile) {
+    if (stages >= 4) async_wait<2>();
+    else if (stages == 3) async_wait<1>();
+    else async_wait<0>();
+    __syncthreads();
+    const unsigned char* as = smem + (tile % stages) * S::kStageBytes;
+    const unsigned char* bs = as + BM * S::kRowBytes;
+    if (computes) {
+      if constexpr (block_scaled) {
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+          for (int j = 0; j < G::TN; ++j) mc::zero(part[i][j]);
+      }
+#pragma unroll
+      for (int ks = 0; ks < kSteps; ++ks) {
+        mc::RegA fa[G::TM];
+        mc::RegB fb[G::TN];
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i)
+          mc::load_a(fa[i], as + (wm * G::TM + i) * 16 * S::kRowBytes + ks * 32, S::kRowBytes);
+#pragma unroll
+        for (int j = 0; j < G::TN; ++j)
+          mc::load_b(fb[j], bs + (wn * G::TN + j) * 16 * S::kRowBytes + ks * 32, S::kRowBytes);
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+          for (int j = 0; j < G::TN; ++j) {
+            if constexpr (block_scaled) mc::mma<kFp8>(part[i][j], fa[i], fb[j]);
+            else mc::mma<kFp8>(acc[i][j], fa[i], fb[j]);
+          }
+      }
+      if constexpr (block_scaled) {
+        const std::uint32_t kb = (k0 + tile * BK) / 128;
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i) {
+          float sa[2];
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const RowSrc& rs = a[(wm * G::TM + i) * 16 + mc::c_row(2 * r)];
+            sa[r] = rs.scale ? rs.scale[kb] : 0.0f;
+          }
+#pragma unroll
+          for (int j = 0; j < G::TN; ++j) {
+            const float sw = b_scale[wn * G::TN + j][kb];
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) acc[i][j].c[h][e] += part[i][j].c[h][e] * (sa[e / 2] * sw);
+          }
+        }
+      }
+    }
+    issue(tile + stages - 1);
+  }
+  async_wait<0>();
+  __syncthreads();
+  if (computes) {
+#pragma unroll
+    for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+      for (int j = 0; j < G::TN; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int row = (wm * G::TM + i) * 16 + mc::c_row(e);
+            const int col = (wn * G::TN + j) * 16 + mc::c_col(h, e);
+            C[row * S::kCLd + col] = acc[i][j].c[h][e];
+          }
+  }
+  __syncthreads();
+}
+#endif
+
 // gemm_core with the scaling mode fixed at compile time (only fp8 has block scales).
 template <class T, int BM, int BN, int BK>
 __device__ void gemm(unsigned char* smem, const RowSrc* a, const RowSrc* b,
                      const float* const* b_scale, bool block_scaled, std::uint32_t k0,
                      std::uint32_t k1, int stages, const void* any_global, float* C) {
+#ifdef TDMSIM_MMA_SYNC
+  if constexpr (sizeof(T) == 1) {
+    if (block_scaled) {
+      gemm_core_mma<T, BM, BN, BK, true>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
+      return;
+    }
+  }
+  gemm_core_mma<T, BM, BN, BK, false>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
+#else
   if constexpr (sizeof(T) == 1) {
     if (block_scaled) {
       gemm_core<T, BM, BN, BK, true>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
@@ -237,6 +393,7 @@ __device__ void gemm(unsigned char* smem, const RowSrc* a, const RowSrc* b,
     }
   }
   gemm_core<T, BM, BN, BK, false>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
+#endif
 }
 
 // Per-launch constants of the GEMM kernels.

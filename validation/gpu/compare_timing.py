@@ -3,7 +3,7 @@
 prediction on the `h200` machine, per scenario, with error statistics per split
 (calibration / held-out, fixed in validation/gpu/scenarios/index.csv).
 
-compare_timing.py TDMSIM [--runs validation/data/h200/moe/timing-v2.jsonl]
+compare_timing.py TDMSIM [--runs validation/data/h200/moe/timing-v3.jsonl]
                   [--filter REGEX] [--max-tokens N] [--csv OUT.csv]
 
 The measured time compared is the layer as the simulator models it: sort plus the
@@ -59,7 +59,7 @@ def predict(tdmsim, name, tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tdmsim")
-    ap.add_argument("--runs", default=os.path.join(ROOT, "validation/data/h200/moe/timing-v2.jsonl"))
+    ap.add_argument("--runs", default=os.path.join(ROOT, "validation/data/h200/moe/timing-v3.jsonl"))
     ap.add_argument("--filter", default=".*")
     ap.add_argument("--max-tokens", type=int, default=1 << 30)
     ap.add_argument("--csv")
