@@ -45,6 +45,14 @@ class L2Cache : public sc_core::sc_module {
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
+  // Lines sharing one tag (sector block, cache_tags.h): a 4 KiB block, so a
+  // tile row streamed in a K group is a handful of tag operations.
+  static constexpr std::uint32_t kBlockLines = 32;
+  // Adds `n` consecutive lines from line number `line` to their channels'
+  // counts (`every`: lines that fell on every channel alike).
+  void count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
+                   std::uint64_t& every) const;
+
   MemPort port_;  // reused request payload
   L2Spec spec_;
   CacheTags tags_;
@@ -55,12 +63,13 @@ class L2Cache : public sc_core::sc_module {
   std::vector<BusyUntil> mshr_;
   std::vector<BusyUntil> atomic_unit_;  // per channel: read-modify-writes
   Tick line_time_ = 0;
+  bool channels_pow2_ = true;
   std::uint32_t line_shift_ = 7;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
   units::Bandwidth atomic_bw_{};
-  std::vector<std::uint64_t> misses_, victims_;
+  std::vector<ByteRun> misses_, victims_;
   std::uint64_t hits_ = 0, misses_count_ = 0, writebacks_ = 0, read_bytes_ = 0, write_bytes_ = 0,
                 atomic_bytes_ = 0;
 };
