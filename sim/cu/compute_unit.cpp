@@ -133,6 +133,7 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   fresh.spread.swap(s.spread);
   fresh.latency.swap(s.latency);
   fresh.math_start.swap(s.math_start);
+  fresh.hits_back.swap(s.hits_back);
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -233,6 +234,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
     a.row_stride = r.row_stride;
     a.gather = r.gather ? r.gather->data() : nullptr;
     a.die = die_;
+    a.channel_time_later = l2_ != nullptr;
     if (g > 1) {
       if (merge_of(r) == Merge::along_rows) a.row_bytes *= g;
       else a.rows *= g;
@@ -282,12 +284,36 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   s.issued += g;
 }
 
+void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
+  if (l2_ == nullptr) return;
+  const auto [loop, iter] = loop_of(s.program, i);
+  Tick back = at;
+  for (const auto& r : loop->loads) {
+    MemAccess a;
+    a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(iter) * r.iter_stride);
+    a.row_bytes = r.row_bytes;
+    a.rows = r.rows;
+    a.row_stride = r.row_stride;
+    a.gather = r.gather ? r.gather->data() : nullptr;
+    Tick issued = at;
+    if (r.gather && !r.tensor_mover) {
+      // As issued on its own: after this iteration's own address work.
+      const auto& cu = machine_.compute;
+      const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
+      issued += cycle_ticks(static_cast<double>(r.rows) * (kGatherOpsPerRow + r.row_bytes / 16.0) / lanes,
+                            cu.clock);
+    }
+    back = std::max(back, l2_->reserve_channels(a, issued));
+  }
+  s.hits_back[i] = back;
+}
+
 Tick ComputeUnit::operands_ready(const Slot& s, std::uint32_t i) const {
   const std::uint32_t depth = std::max(1u, s.program.pipeline_depth);
   // Issued one by one, iteration i's loads would go out when iteration
   // i - depth's math began.
   const Tick would_issue = std::max(s.issued_at[i], i >= depth ? s.math_start[i - depth] : 0);
-  return std::max(s.spread[i], would_issue + s.latency[i]);
+  return std::max({s.spread[i], would_issue + s.latency[i], s.hits_back[i]});
 }
 
 Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
@@ -335,7 +361,9 @@ bool ComputeUnit::step(Slot& s) {
     s.spread.assign(s.iterations, 0);
     s.latency.assign(s.iterations, 0);
     s.math_start.assign(s.iterations, 0);
+    s.hits_back.assign(s.iterations, 0);
     while (s.issued < std::min(depth, s.iterations)) issue_group(s, s.time);
+    for (; s.reserved < std::min(depth, s.iterations); ++s.reserved) reserve_iteration(s, s.reserved, s.time);
     if (p.chase.empty()) return false;
   }
   if (!p.chase.empty()) {  // dependent loads: each waits for the previous
@@ -360,6 +388,9 @@ bool ComputeUnit::step(Slot& s) {
       // `depth` iterations ahead may go (with the rest of their K group).
       s.math_start[i] = s.time;
       while (s.issued < s.iterations && s.issued <= i + depth) issue_group(s, s.time);
+      for (; s.reserved < s.iterations && s.reserved <= i + depth; ++s.reserved) {
+        reserve_iteration(s, s.reserved, s.time);
+      }
       s.time = matrix(*loop_of(p, i).first, p.threads, s.time);
       ++s.next_iter;
     }

@@ -20,6 +20,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   atomic_bw_ = units::Bandwidth{std::uint64_t{spec.atomic_bytes_per_clock_per_channel} * clock.hz};
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.line.bytes));
   line_time_ = transfer_ticks(spec.line.bytes, channel_bw_);
+  hit_latency_ = ticks(spec.hit_latency);
   channels_pow2_ = std::has_single_bit(spec.channels_per_die);
   target.register_b_transport(this, &L2Cache::b_transport);
   const std::string me = this->name();
@@ -99,12 +100,15 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   Tick served = arrive;
   Tick miss_ready = arrive;
   Tick wait = 0;
+  const bool channels_now = !(a.channel_time_later && !a.write);
   for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
     const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
     if (lines == 0) continue;
-    const Tick end = channel_[ch].reserve(arrive, line_time_ * lines);
-    served = std::max(served, end);
-    wait = std::max(wait, end - line_time_ * lines - arrive);
+    if (channels_now) {
+      const Tick end = channel_[ch].reserve(arrive, line_time_ * lines);
+      served = std::max(served, end);
+      wait = std::max(wait, end - line_time_ * lines - arrive);
+    }
     const std::uint64_t misses = misses_per_channel_[ch] + every_misses;
     if (misses > 0) {
       // Each miss holds an MSHR for the miss round trip: with `mshrs` of
