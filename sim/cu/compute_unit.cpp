@@ -14,6 +14,12 @@ namespace {
 // groups of iterations share one step, which keeps long K loops cheap to
 // simulate while loads and math still overlap across steps.
 constexpr std::uint32_t kMaxStepsPerLoop = 32;
+// Loads of consecutive main-loop iterations go out together, as one access
+// per operand, in K groups of about this many bytes per tile row: a weight
+// row streamed over a group is then one run of lines, costed per run by the
+// caches and HBM instead of line by line. Each iteration keeps its own
+// arrival time (see issue_group), so pipelining is modelled as before.
+constexpr std::uint64_t kGroupRowBytes = 8192;
 // Dependent loads processed per step of a pointer chase.
 constexpr std::uint32_t kChaseBatch = 64;
 // Vector operations per gathered row before its loads issue (read the row
@@ -43,6 +49,7 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
     : sc_module(name), mem("mem"), machine_(machine), die_(die), index_(index),
       dispatcher_(dispatcher), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
       matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu) {
+  matrix_rate_.fill(-1.0);
   if (machine.tdm) {
     mover_bw_ = units::Bandwidth{std::uint64_t{machine.tdm->movers_per_cu} *
                                  machine.tdm->mover_bytes_per_clock * machine.compute.clock.hz};
@@ -121,7 +128,13 @@ void ComputeUnit::run_kernel() {
 }
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
-  s = Slot{};
+  Slot fresh;
+  fresh.issued_at.swap(s.issued_at);  // keep the per-iteration vectors' storage
+  fresh.spread.swap(s.spread);
+  fresh.latency.swap(s.latency);
+  fresh.math_start.swap(s.math_start);
+  fresh.hits_back.swap(s.hits_back);
+  s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
   s.program = dispatcher_.kernel().program(wg);
@@ -134,6 +147,28 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   // (nearly) time order.
 }
 
+namespace {
+// Rows that follow each other without a gap are one range: the caches and
+// HBM then walk one run instead of one per row (same lines, same order).
+void contiguous(MemAccess& a) {
+  if (a.gather == nullptr && a.rows > 1 && a.row_stride == a.row_bytes &&
+      std::uint64_t{a.row_bytes} * a.rows <= 0xFFFFFFFFull) {
+    a.row_bytes *= a.rows;
+    a.rows = 1;
+    a.row_stride = 0;
+  }
+}
+}  // namespace
+
+Tick ComputeUnit::send(const MemAccess& a, Tick at, Tick* first, Tick* unloaded) {
+  if (a.write) store_bytes_ += a.bytes();
+  else load_bytes_ += a.bytes();
+  const Tick done = port_.send(mem, a, at, sc_core::sc_time_stamp().value());
+  if (first != nullptr) *first = std::min(done, at + port_.wait() + port_.unloaded());
+  if (unloaded != nullptr) *unloaded = port_.unloaded();
+  return done;
+}
+
 Tick ComputeUnit::issue(const isa::MemRange& r, std::uint32_t iter, bool write, Tick at) {
   MemAccess a;
   a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(iter) * r.iter_stride);
@@ -144,12 +179,9 @@ Tick ComputeUnit::issue(const isa::MemRange& r, std::uint32_t iter, bool write, 
   a.write = write;
   a.atomic = write && r.atomic;
   a.die = die_;
-  if (write) store_bytes_ += a.bytes();
-  else {
-    ++loads_;
-    load_bytes_ += a.bytes();
-  }
-  return port_.send(mem, a, at, sc_core::sc_time_stamp().value());
+  contiguous(a);
+  if (!write) ++loads_;
+  return send(a, at);
 }
 
 namespace {
@@ -164,26 +196,124 @@ std::pair<const isa::Loop*, std::uint32_t> loop_of(const isa::TileProgram& p, st
 }
 }  // namespace
 
-Tick ComputeUnit::loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick at) {
-  const auto [loop, i] = loop_of(p, iter);
-  Tick done = at;
+namespace {
+// How a range of `g` consecutive iterations is one access: the rows grow
+// along K (each iteration reads the next bytes of the same rows), or the
+// next rows follow (each iteration reads the rows after the last). 0: neither.
+enum class Merge { none, along_rows, more_rows };
+Merge merge_of(const isa::MemRange& r) {
+  if (r.iter_stride == static_cast<std::int64_t>(r.row_bytes)) return Merge::along_rows;
+  if (!r.gather && r.row_stride > 0 &&
+      r.iter_stride == static_cast<std::int64_t>(std::uint64_t{r.rows} * r.row_stride)) {
+    return Merge::more_rows;
+  }
+  return Merge::none;
+}
+
+// Iterations of `loop` whose loads go out together (at most `left`).
+std::uint32_t group_size(const isa::Loop& loop, std::uint32_t left) {
+  std::uint64_t widest = 1;
+  for (const auto& r : loop.loads) {
+    if (merge_of(r) == Merge::none) return 1;
+    widest = std::max<std::uint64_t>(widest, r.row_bytes);
+  }
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(kGroupRowBytes / widest, 1, left));
+}
+}  // namespace
+
+void ComputeUnit::issue_group(Slot& s, Tick at) {
+  const auto& p = s.program;
+  const auto [loop, first] = loop_of(p, s.issued);
+  const std::uint32_t g = group_size(*loop, loop->iterations - first);
+  Tick done = at, first_back = at, unloaded = 0;
   for (const auto& r : loop->loads) {
+    MemAccess a;
+    a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(first) * r.iter_stride);
+    a.row_bytes = r.row_bytes;
+    a.rows = r.rows;
+    a.row_stride = r.row_stride;
+    a.gather = r.gather ? r.gather->data() : nullptr;
+    a.die = die_;
+    a.channel_time_later = l2_ != nullptr;
+    if (g > 1) {
+      if (merge_of(r) == Merge::along_rows) a.row_bytes *= g;
+      else a.rows *= g;
+    }
+    contiguous(a);
+    loads_ += g;
+    Tick issued = at;
     if (r.tensor_mover) {
       // The tensor data movers stream the rows into LDS from a descriptor:
       // no wave time, but their own bandwidth bounds when the data is there.
-      const Tick moved = movers_.reserve(at, transfer_ticks(r.bytes(), mover_bw_));
-      done = std::max({done, issue(r, i, false, at), moved});
+      done = std::max(done, movers_.reserve(at, transfer_ticks(a.bytes(), mover_bw_)));
     } else if (r.gather) {
-      // Waves gather rows themselves: per row, read the index and compute the
-      // address, then issue 16-byte loads; the vector pipe does this first.
+      // Waves gather rows themselves: per row and iteration, read the index
+      // and compute the address, then issue 16-byte loads; the vector pipe
+      // does this first. The group's loads go out once the first
+      // iteration's share is done.
       const double ops = static_cast<double>(r.rows) * (kGatherOpsPerRow + r.row_bytes / 16.0);
-      const Tick issued = vector_work(at, ops);
-      done = std::max(done, issue(r, i, false, issued));
-    } else {
-      done = std::max(done, issue(r, i, false, at));
+      const auto& cu = machine_.compute;
+      const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
+      const Tick all = cycle_ticks(ops * g / lanes, cu.clock);
+      const Tick one = cycle_ticks(ops / lanes, cu.clock);
+      issued = vector_pipe_.reserve(at, all) - all + one;
     }
+    Tick back = 0, lat = 0;
+    done = std::max(done, send(a, issued, &back, &lat));
+    first_back = std::max(first_back, back);
+    unloaded = std::max(unloaded, issued - at + lat);
   }
-  return done;
+  // Iteration j of the group: its data arrives in order over the group's
+  // own transfer, which starts once the first bytes are back (after the
+  // queueing wait and the round trip) and ends when the last are; and, as
+  // when iterations are issued one by one `pipeline_depth` ahead, no sooner
+  // than its unloaded round trip after it would have been issued: a
+  // workgroup keeps `pipeline_depth` iterations in flight, however many went
+  // out together. (The group's queueing wait is not added there: it is
+  // inflated by other groups' bandwidth claims, which spread the same bytes
+  // over fewer, larger reservations.)
+  unloaded = std::min(unloaded, done - at);
+  first_back = std::clamp(first_back, at + unloaded, done);
+  const Tick span = done - first_back;
+  for (std::uint32_t j = 0; j < g; ++j) {
+    const std::uint32_t i = s.issued + j;
+    s.issued_at[i] = at;
+    s.spread[i] = first_back + span * (j + 1) / g;
+    s.latency[i] = unloaded;
+  }
+  s.issued += g;
+}
+
+void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
+  if (l2_ == nullptr) return;
+  const auto [loop, iter] = loop_of(s.program, i);
+  Tick back = at;
+  for (const auto& r : loop->loads) {
+    MemAccess a;
+    a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(iter) * r.iter_stride);
+    a.row_bytes = r.row_bytes;
+    a.rows = r.rows;
+    a.row_stride = r.row_stride;
+    a.gather = r.gather ? r.gather->data() : nullptr;
+    Tick issued = at;
+    if (r.gather && !r.tensor_mover) {
+      // As issued on its own: after this iteration's own address work.
+      const auto& cu = machine_.compute;
+      const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
+      issued += cycle_ticks(static_cast<double>(r.rows) * (kGatherOpsPerRow + r.row_bytes / 16.0) / lanes,
+                            cu.clock);
+    }
+    back = std::max(back, l2_->reserve_channels(a, issued));
+  }
+  s.hits_back[i] = back;
+}
+
+Tick ComputeUnit::operands_ready(const Slot& s, std::uint32_t i) const {
+  const std::uint32_t depth = std::max(1u, s.program.pipeline_depth);
+  // Issued one by one, iteration i's loads would go out when iteration
+  // i - depth's math began.
+  const Tick would_issue = std::max(s.issued_at[i], i >= depth ? s.math_start[i - depth] : 0);
+  return std::max({s.spread[i], would_issue + s.latency[i], s.hits_back[i]});
 }
 
 Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
@@ -195,7 +325,9 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
 Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) {
   if (p.m == 0) return ready;
   const auto& cu = machine_.compute;
-  const double per_simd = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1);
+  auto& rate = matrix_rate_[static_cast<std::size_t>(p.dtype)];
+  if (rate < 0) rate = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1);
+  const double per_simd = rate;
   if (per_simd <= 0) {
     throw std::runtime_error(std::string("no matrix instruction for ") +
                              std::string(config::enum_name(p.dtype)) + " on this machine");
@@ -225,10 +357,13 @@ bool ComputeUnit::step(Slot& s) {
     for (const auto& r : p.prologue_loads) {
       s.prologue_done = std::max(s.prologue_done, issue(r, 0, false, s.time));
     }
-    s.load_done.assign(depth, s.time);
-    for (; s.issued < std::min(depth, s.iterations); ++s.issued) {
-      s.load_done[s.issued % depth] = loads_of(p, s.issued, s.time);
-    }
+    s.issued_at.assign(s.iterations, 0);
+    s.spread.assign(s.iterations, 0);
+    s.latency.assign(s.iterations, 0);
+    s.math_start.assign(s.iterations, 0);
+    s.hits_back.assign(s.iterations, 0);
+    while (s.issued < std::min(depth, s.iterations)) issue_group(s, s.time);
+    for (; s.reserved < std::min(depth, s.iterations); ++s.reserved) reserve_iteration(s, s.reserved, s.time);
     if (p.chase.empty()) return false;
   }
   if (!p.chase.empty()) {  // dependent loads: each waits for the previous
@@ -244,15 +379,17 @@ bool ComputeUnit::step(Slot& s) {
     const std::uint32_t end = std::min(s.iterations, s.next_iter + group);
     while (s.next_iter < end) {
       const std::uint32_t i = s.next_iter;
-      const Tick ready = std::max(s.prologue_done, s.load_done[i % depth]);
+      const Tick ready = std::max(s.prologue_done, operands_ready(s, i));
       if (ready > s.time) {  // operands not here yet: come back when they are
         s.time = ready;
         return false;
       }
-      // The iteration's buffer is free once its math starts: refill it.
-      if (s.issued < s.iterations) {
-        s.load_done[i % depth] = loads_of(p, s.issued, s.time);
-        ++s.issued;
+      // The iteration's buffer is free once its math starts: the loads
+      // `depth` iterations ahead may go (with the rest of their K group).
+      s.math_start[i] = s.time;
+      while (s.issued < s.iterations && s.issued <= i + depth) issue_group(s, s.time);
+      for (; s.reserved < s.iterations && s.reserved <= i + depth; ++s.reserved) {
+        reserve_iteration(s, s.reserved, s.time);
       }
       s.time = matrix(*loop_of(p, i).first, p.threads, s.time);
       ++s.next_iter;

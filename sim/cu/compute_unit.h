@@ -10,6 +10,7 @@
 // a quantum ahead, so shared reservations stay nearly chronological.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -23,6 +24,7 @@
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
+#include "sim/mem/l2_cache.h"
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -44,6 +46,10 @@ class ComputeUnit : public sc_core::sc_module {
   ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine, std::uint32_t die,
               std::uint32_t index, Dispatcher& dispatcher, Tick quantum, StatRegistry& stats,
               TraceWriter* trace, std::uint32_t trace_pid);
+  // The L2 that `mem` is bound to. With it, K-grouped loads look their lines
+  // up once per group but reserve the L2 channels iteration by iteration
+  // (without it, once per group).
+  void set_l2(L2Cache* l2) { l2_ = l2; }
 
  private:
   struct Slot {
@@ -56,8 +62,14 @@ class ComputeUnit : public sc_core::sc_module {
     std::uint32_t iterations = 0;  // over all of the program's loops
     std::uint32_t next_iter = 0;
     std::uint32_t issued = 0;  // loop iterations whose loads are issued
-    std::vector<Tick> load_done;  // per issued iteration (ring of pipeline_depth)
     Tick prologue_done = 0;
+    // Per iteration (loads are issued a K group at a time, see issue_group):
+    std::vector<Tick> issued_at;   // when its group's loads went out
+    std::vector<Tick> spread;      // its share of the group's transfer done
+    std::vector<Tick> latency;     // the group's unloaded round trip
+    std::vector<Tick> math_start;  // when its matrix work began
+    std::vector<Tick> hits_back;   // its own L2 channel time done, hit data back
+    std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
   };
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
@@ -65,8 +77,18 @@ class ComputeUnit : public sc_core::sc_module {
   void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
   // Advances a slot by one step; returns true when its workgroup has finished.
   bool step(Slot& s);
+  // Sends `a`; returns its completion. With `first`: when its first bytes
+  // could be back (issue + queueing wait + unloaded round trip), and the
+  // unloaded round trip alone in `*unloaded`.
+  Tick send(const MemAccess& a, Tick at, Tick* first = nullptr, Tick* unloaded = nullptr);
   Tick issue(const isa::MemRange& r, std::uint32_t iter, bool write, Tick at);
-  Tick loads_of(const isa::TileProgram& p, std::uint32_t iter, Tick at);
+  // Issues the loads of the next K group of iterations (from s.issued) at `at`.
+  void issue_group(Slot& s, Tick at);
+  // Reserves the L2 channel time of iteration `i`'s loads, issued at `at`
+  // (when they would have gone out on their own).
+  void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
+  // When iteration `i`'s operands are in LDS.
+  Tick operands_ready(const Slot& s, std::uint32_t i) const;
   Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);
   // Reserves the vector pipe for `lane_ops` element operations (all SIMDs'
   // lanes together) from `at`; returns when they are done.
@@ -81,8 +103,11 @@ class ComputeUnit : public sc_core::sc_module {
   TraceWriter* trace_;
   std::uint32_t trace_pid_;
   MemPort port_;  // reused request payload
+  L2Cache* l2_ = nullptr;  // the die's L2 that `mem` is bound to (set_l2)
   std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
   std::vector<BusyUntil*> pipe_order_;   // scratch for matrix(): pipes by free time
+  // Matrix FLOPs per clock per SIMD by dtype, looked up on first use (< 0: not yet).
+  std::array<double, 16> matrix_rate_;
   BusyUntil vector_pipe_;
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -11,24 +12,39 @@
 
 namespace tdmsim::sim {
 
-CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways)
-    : line_(line_bytes), ways_(ways),
-      sets_(line_bytes == 0 || ways == 0 ? 0 : size_bytes / (std::uint64_t{line_bytes} * ways)),
+namespace {
+// Mask of `n` bits starting at bit `first` (n + first <= 32).
+std::uint32_t bits(std::uint32_t first, std::uint32_t n) {
+  const std::uint32_t m = n >= 32 ? ~0u : (1u << n) - 1;
+  return m << first;
+}
+}  // namespace
+
+CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
+                     std::uint32_t block_lines)
+    : line_(line_bytes), ways_(ways), block_lines_(std::clamp(block_lines, 1u, 32u)),
       line_shift_(static_cast<std::uint32_t>(std::countr_zero(line_bytes))) {
-  if (sets_ == 0 || !std::has_single_bit(line_bytes)) {
+  const std::uint64_t lines_per_set =
+      line_bytes == 0 || ways == 0 ? 0 : size_bytes / (std::uint64_t{line_bytes} * ways);
+  if (lines_per_set == 0 || !std::has_single_bit(line_bytes) ||
+      !std::has_single_bit(block_lines_)) {
     throw std::invalid_argument("cache geometry does not form whole sets");
   }
+  while (block_lines_ > 1 && lines_per_set % block_lines_ != 0) block_lines_ /= 2;
+  block_shift_ = static_cast<std::uint32_t>(std::countr_zero(block_lines_));
+  sets_ = lines_per_set / block_lines_;
   set_bits_ = static_cast<std::uint32_t>(std::bit_width(sets_ - 1));
   set_mask_ = std::has_single_bit(sets_) ? sets_ - 1 : 0;
-  keys_.assign(sets_ * ways_, kEmpty);
+  tags_.assign(sets_ * 3 * ways_, 0);
+  for (std::uint64_t s = 0; s < sets_; ++s) std::fill_n(set_record(s), ways_, kEmpty);
 }
 
-// The line number XOR-folded with its higher bits, so power-of-two strides (a
-// tile's rows) still spread over the sets while consecutive lines stay in
+// The block number XOR-folded with its higher bits, so power-of-two strides
+// (a tile's rows) still spread over the sets while consecutive blocks stay in
 // neighbouring ones. A bijection: unfold() inverts it.
-std::uint64_t CacheTags::fold(std::uint64_t line) const {
-  if (set_bits_ == 0) return line;
-  return line ^ (line >> set_bits_) ^ (line >> (2 * set_bits_));
+std::uint64_t CacheTags::fold(std::uint64_t block) const {
+  if (set_bits_ == 0) return block;
+  return block ^ (block >> set_bits_) ^ (block >> (2 * set_bits_));
 }
 
 std::uint64_t CacheTags::unfold(std::uint64_t h) const {
@@ -42,7 +58,7 @@ std::uint64_t CacheTags::unfold(std::uint64_t h) const {
 }
 
 std::uint64_t CacheTags::set_of(std::uint64_t addr) const {
-  const std::uint64_t h = fold(addr >> line_shift_);
+  const std::uint64_t h = fold(addr >> line_shift_ >> block_shift_);
   return set_mask_ != 0 ? h & set_mask_ : h % sets_;
 }
 
@@ -50,64 +66,91 @@ std::uint32_t CacheTags::find(const std::uint32_t* set, std::uint32_t key) const
   std::uint32_t i = 0;
 #if defined(__SSE2__)
   const __m128i want = _mm_set1_epi32(static_cast<int>(key));
-  const __m128i clear_dirty = _mm_set1_epi32(static_cast<int>(~kDirty));
   for (; i + 4 <= ways_; i += 4) {
-    const __m128i k = _mm_and_si128(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + i)), clear_dirty);
+    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + i));
     const int mask = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want)));
     if (mask != 0) return i + static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(mask)));
   }
 #endif
   for (; i < ways_; ++i) {
-    if ((set[i] & ~kDirty) == key) return i;
+    if (set[i] == key) return i;
   }
   return ways_;
 }
 
-CacheTags::Result CacheTags::access(std::uint64_t addr, bool write) {
-  const std::uint64_t h = fold(addr >> line_shift_);
+void CacheTags::to_front(std::uint32_t* set, std::uint32_t i) const {
+  for (std::uint32_t part = 0; part < 3; ++part) {  // keys, valid, dirty
+    std::uint32_t* w = set + part * ways_;
+    const std::uint32_t moved = w[i];
+    std::memmove(w + 1, w, i * sizeof(std::uint32_t));
+    w[0] = moved;
+  }
+}
+
+// Population count without relying on the host's popcnt instruction (the
+// baseline x86-64 target has none, and the library call shows in profiles).
+std::uint32_t CacheTags::count(std::uint32_t m) {
+  m = m - ((m >> 1) & 0x55555555u);
+  m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+  return (((m + (m >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+}
+
+CacheTags::Run CacheTags::access(std::uint64_t addr, std::uint32_t lines, bool write) {
+  const std::uint64_t line = addr >> line_shift_;
+  const auto first = static_cast<std::uint32_t>(line & (block_lines_ - 1));
+  const std::uint32_t want = bits(first, std::min(lines, block_lines_ - first));
+  const std::uint64_t h = fold(line >> block_shift_);
   const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
-  const auto key = static_cast<std::uint32_t>(set_mask_ != 0 ? h >> set_bits_ : h / sets_);
-  if (key >= kEmpty) {
+  const std::uint64_t key64 = set_mask_ != 0 ? h >> set_bits_ : h / sets_;
+  if (key64 >= kEmpty) {
     throw std::out_of_range("address " + std::to_string(addr) + " beyond the cache model's range");
   }
-  std::uint32_t* set = &keys_[s * ways_];
-  const std::uint32_t flag = write ? kDirty : 0;
-  const std::uint32_t i = find(set, key);
-  if (i < ways_) {  // hit: move to the most-recent position
-    const std::uint32_t entry = set[i] | flag;
-    for (std::uint32_t j = i; j > 0; --j) set[j] = set[j - 1];
-    set[0] = entry;
-    return {kNoVictim, true};
+  const auto key = static_cast<std::uint32_t>(key64);
+  std::uint32_t* set = set_record(s);
+  std::uint32_t* valid = set + ways_;
+  std::uint32_t* dirty = set + 2 * ways_;
+  Run r;
+  std::uint32_t i = find(set, key);
+  if (i == ways_) {  // block absent: the least-recent way (the last) goes
+    i = ways_ - 1;
+    if (dirty[i] != 0) {
+      r.victim = (unfold(std::uint64_t{set[i]} * sets_ + s) << block_shift_) << line_shift_;
+      r.victim_dirty = dirty[i];
+    }
+    set[i] = key;
+    valid[i] = 0;
+    dirty[i] = 0;
   }
-  // Miss: the least-recent way (the last; empty ways sit at the end) goes.
-  Result r;
-  const std::uint32_t victim = set[ways_ - 1];
-  if ((victim & kDirty) != 0) {
-    const std::uint64_t vh = std::uint64_t{victim & ~kDirty} * sets_ + s;
-    r.victim = unfold(vh) << line_shift_;
-  }
-  for (std::uint32_t j = ways_ - 1; j > 0; --j) set[j] = set[j - 1];
-  set[0] = key | flag;
+  r.missed = (want & ~valid[i]) >> first;
+  valid[i] |= want;
+  if (write) dirty[i] |= want;
+  if (i != 0) to_front(set, i);
   return r;
 }
 
 bool CacheTags::contains(std::uint64_t addr) const {
-  const std::uint64_t h = fold(addr >> line_shift_);
+  const std::uint64_t line = addr >> line_shift_;
+  const std::uint64_t h = fold(line >> block_shift_);
   const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
   const std::uint64_t key = set_mask_ != 0 ? h >> set_bits_ : h / sets_;
   if (key >= kEmpty) return false;
-  return find(&keys_[s * ways_], static_cast<std::uint32_t>(key)) < ways_;
+  const std::uint32_t* set = set_record(s);
+  const std::uint32_t i = find(set, static_cast<std::uint32_t>(key));
+  return i < ways_ && (set[ways_ + i] >> (line & (block_lines_ - 1)) & 1u) != 0;
 }
 
 std::vector<std::uint64_t> CacheTags::clean() {
   std::vector<std::uint64_t> dirty;
   for (std::uint64_t s = 0; s < sets_; ++s) {
+    std::uint32_t* set = set_record(s);
     for (std::uint32_t w = 0; w < ways_; ++w) {
-      std::uint32_t& e = keys_[s * ways_ + w];
-      if ((e & kDirty) == 0) continue;
-      e &= ~kDirty;
-      dirty.push_back(unfold(std::uint64_t{e} * sets_ + s) << line_shift_);
+      std::uint32_t& d = set[2 * ways_ + w];
+      if (d == 0) continue;
+      const std::uint64_t first = unfold(std::uint64_t{set[w]} * sets_ + s) << block_shift_;
+      for (std::uint32_t m = d; m != 0; m &= m - 1) {
+        dirty.push_back((first + static_cast<std::uint32_t>(std::countr_zero(m))) << line_shift_);
+      }
+      d = 0;
     }
   }
   std::sort(dirty.begin(), dirty.end());

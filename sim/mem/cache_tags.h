@@ -1,66 +1,104 @@
-// A set-associative tag array with true LRU and dirty bits, shared by the L2
-// and the MALL models. Timing-free: it only answers hit/miss and what was
-// evicted, so caches' hit rates emerge from real addresses.
+// A sectored set-associative tag array with true LRU, shared by the L2 and
+// the MALL models. Timing-free: it answers which lines hit and which dirty
+// lines an eviction writes back, so the caches' hit rates emerge from real
+// addresses.
 //
-// This is the simulator's hottest loop (a GiB copy is tens of millions of
-// lookups), so the layout is chosen for the host: each set is one 64-byte
-// record of 32-bit keys kept in recency order (most recent first), compared
-// four at a time, and the set index keeps consecutive lines in neighbouring
-// sets so a streamed buffer walks the records almost sequentially.
+// One tag covers a block of `block_lines` consecutive lines (a sector block,
+// as in NVIDIA's L2 and AMD's MALL, where one tag covers several lines),
+// with a valid and a dirty bit per line: hits and misses are per line,
+// replacement (LRU) is per block. The caches hand whole runs of consecutive
+// lines to one lookup, so a tile row streamed through the hierarchy costs one
+// tag operation per block instead of one per line. With block_lines = 1 it is
+// a plain per-line cache.
+//
+// Host layout: each set is a record of 32-bit keys kept in recency order
+// (most recent first), compared four at a time; the set index keeps
+// consecutive blocks in neighbouring sets.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
 namespace tdmsim::sim {
 
+// Calls f(first, length) for each run of consecutive set bits of `mask`, low
+// bits first: the runs of lines a tag lookup reports.
+template <class F>
+void for_each_bit_run(std::uint32_t mask, F f) {
+  while (mask != 0) {
+    const auto first = static_cast<std::uint32_t>(std::countr_zero(mask));
+    const auto len = static_cast<std::uint32_t>(std::countr_one(mask >> first));
+    f(first, len);
+    mask = len + first >= 32 ? 0 : mask & ~(((1u << len) - 1) << first);
+  }
+}
+
 class CacheTags {
  public:
-  CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways);
+  // `block_lines` (a power of two, at most 32) lines share a tag; it is
+  // halved until the cache splits into whole sets of whole blocks.
+  CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
+            std::uint32_t block_lines = 1);
 
   static constexpr std::uint64_t kNoVictim = ~0ull;
-  // Small enough to come back in registers (a std::optional member made the
-  // hot path stall on a partial store).
-  struct Result {
-    std::uint64_t victim = kNoVictim;  // dirty line to write back on eviction
-    bool hit = false;
+  // What one run lookup did. Masks are bit i = line i.
+  struct Run {
+    std::uint32_t missed = 0;        // lines of the run that were absent (now allocated)
+    std::uint64_t victim = kNoVictim;  // first line address of an evicted block with dirty lines
+    std::uint32_t victim_dirty = 0;  // its dirty lines, relative to the block's first line
     bool dirty_victim() const { return victim != kNoVictim; }
   };
-  // Looks up the line holding `addr`, allocating it on a miss (LRU victim).
-  // `write` marks the line dirty.
-  Result access(std::uint64_t addr, bool write);
-  // Hints the host to fetch the set of `addr` (a lookup soon to come): the
-  // tag walk is bound by host memory latency, not by arithmetic.
-  void prefetch(std::uint64_t addr) const { __builtin_prefetch(&keys_[set_of(addr) * ways_]); }
+  // Looks up `lines` consecutive lines starting at the line holding `addr`,
+  // all inside one block (see lines_to_block_end), allocating the absent ones
+  // (the block's LRU victim goes if the block itself is absent). `write`
+  // marks the run's lines dirty.
+  Run access(std::uint64_t addr, std::uint32_t lines, bool write);
+  // Lines from the one holding `addr` to the end of its block.
+  std::uint32_t lines_to_block_end(std::uint64_t addr) const {
+    return block_lines_ - static_cast<std::uint32_t>((addr >> line_shift_) & (block_lines_ - 1));
+  }
   // Whether the line holding `addr` is present (no allocation, no LRU update).
   bool contains(std::uint64_t addr) const;
   // Marks every dirty line clean (they stay valid) and returns their
   // addresses, in ascending order, for the caller to write back.
   std::vector<std::uint64_t> clean();
 
+  // Set bits of a mask (lines of a run).
+  static std::uint32_t count(std::uint32_t mask);
+
   std::uint32_t line_bytes() const { return line_; }
+  std::uint32_t block_lines() const { return block_lines_; }
   std::uint64_t sets() const { return sets_; }
   // The set a line address maps to (exposed for tests of the spread).
   std::uint64_t set_of(std::uint64_t addr) const;
 
  private:
-  // A line is identified by fold(line number) = set + sets * key: the set is
-  // implied by where the key sits, so 31 bits of key cover addresses far
-  // beyond any GPU's memory. The top bit is the dirty flag.
-  static constexpr std::uint32_t kEmpty = 0x7FFFFFFFu;  // never a valid key
-  static constexpr std::uint32_t kDirty = 0x80000000u;
-  std::uint64_t fold(std::uint64_t line) const;
+  // A block is identified by fold(block number) = set + sets * key: the set
+  // is implied by where the key sits, so 32 bits of key cover addresses far
+  // beyond any GPU's memory.
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;  // never a valid key
+  std::uint64_t fold(std::uint64_t block) const;
   std::uint64_t unfold(std::uint64_t h) const;
-  // The way holding `key` in `set`, or ways_ if none.
+  // The way holding `key` in the set starting at `set`, or ways_ if none.
   std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;
+  // A set's record: keys, then valid masks, then dirty masks, ways_ each.
+  std::uint32_t* set_record(std::uint64_t s) { return &tags_[s * 3 * ways_]; }
+  const std::uint32_t* set_record(std::uint64_t s) const { return &tags_[s * 3 * ways_]; }
+  // Moves way `i` of a set record to the most-recent position.
+  void to_front(std::uint32_t* set, std::uint32_t i) const;
 
   std::uint32_t line_;
   std::uint32_t ways_;
-  std::uint64_t sets_;
+  std::uint32_t block_lines_;
   std::uint32_t line_shift_;
+  std::uint32_t block_shift_ = 0;  // log2(block_lines_)
+  std::uint64_t sets_ = 0;
   std::uint32_t set_bits_ = 0;  // bits needed to number the sets
   std::uint64_t set_mask_ = 0;  // sets_ - 1 when sets_ is a power of two, else 0
-  std::vector<std::uint32_t> keys_;  // sets_ x ways_, each set in recency order
+  // sets_ records of 3 x ways_ words, each set in recency order: one
+  // lookup touches one contiguous record.
+  std::vector<std::uint32_t> tags_;
 };
 
 }  // namespace tdmsim::sim

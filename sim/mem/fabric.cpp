@@ -11,7 +11,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32
 }
 
 void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  const auto* ext = p.get_extension<MemAccessExt>();
+  auto* ext = p.get_extension<MemAccessExt>();
   const Tick now = sc_core::sc_time_stamp().value();
   const Tick arrive = now + delay.value();
   const std::uint64_t bytes = ext->access.bytes();
@@ -20,6 +20,8 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   // Requests go out as soon as they arrive; the link's occupancy bounds when
   // the data can be back.
   const Tick mem_done = port_.send(initiator, ext->access, arrive + latency_, now);
+  ext->unloaded = latency_ + port_.unloaded();
+  ext->wait = port_.wait();
   delay = sc_core::sc_time(static_cast<double>(std::max(mem_done, link_done) - now),
                            sc_core::SC_PS);
 }

@@ -49,6 +49,7 @@ Tick Hbm::serve_chunk(Channel& ch, std::uint64_t addr, std::uint64_t bytes, bool
     ++ch.row_hits;
   }
   Tick start = std::max(ready, ch.bus.free_at);
+  last_wait_ = std::max(last_wait_, start - ready);
   while (start >= ch.next_refresh) {  // refreshes due before this chunk
     start = std::max(start, ch.next_refresh + ticks(spec_.refresh_time));
     ch.next_refresh += ticks(spec_.refresh_interval);
@@ -65,6 +66,7 @@ Tick Hbm::serve_chunk(Channel& ch, std::uint64_t addr, std::uint64_t bytes, bool
 
 Tick Hbm::serve(const MemAccess& a, Tick arrive) {
   Tick done = arrive;
+  last_wait_ = 0;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     std::uint64_t addr = a.row(r);
     std::uint64_t left = a.row_bytes;
@@ -90,10 +92,13 @@ Tick Hbm::serve(const MemAccess& a, Tick arrive) {
 }
 
 void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  const auto* ext = p.get_extension<MemAccessExt>();
+  auto* ext = p.get_extension<MemAccessExt>();
   const Tick now = sc_core::sc_time_stamp().value();
   const Tick arrive = now + delay.value();
   const Tick done = serve(ext->access, arrive);
+  // A lone request opens its row and waits the access latency.
+  ext->unloaded = ticks(spec_.latency) + ticks(spec_.row_miss_penalty);
+  ext->wait = last_wait_;
   delay = to_sc_time(done - now);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -102,6 +102,7 @@ class Hbm : public sc_core::sc_module {
     std::uint64_t refreshes = 0;
   };
   Tick serve_chunk(Channel& ch, std::uint64_t addr, std::uint64_t bytes, bool write, Tick arrive);
+  Tick last_wait_ = 0;  // longest queueing wait of the access being served (serve())
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
   HbmSpec spec_;

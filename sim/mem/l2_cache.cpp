@@ -6,15 +6,11 @@
 
 namespace tdmsim::sim {
 
-namespace {
-// Lines ahead whose tag set is prefetched while walking an access.
-constexpr std::uint64_t kPrefetchAhead = 4;
-}  // namespace
-
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
                  Tick miss_latency, StatRegistry& stats)
     : sc_module(name), target("target"), initiator("initiator"), spec_(spec),
-      tags_(spec.size_per_die.bytes, static_cast<std::uint32_t>(spec.line.bytes), spec.ways),
+      tags_(spec.size_per_die.bytes, static_cast<std::uint32_t>(spec.line.bytes), spec.ways,
+            kBlockLines),
       channel_bw_{static_cast<std::uint64_t>(spec.bytes_per_clock_per_channel) * clock.hz},
       mshr_hold_per_line_(miss_latency / spec.mshrs_per_channel),
       channels_(spec.channels_per_die), channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
@@ -24,6 +20,8 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   atomic_bw_ = units::Bandwidth{std::uint64_t{spec.atomic_bytes_per_clock_per_channel} * clock.hz};
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.line.bytes));
   line_time_ = transfer_ticks(spec.line.bytes, channel_bw_);
+  hit_latency_ = ticks(spec.hit_latency);
+  channels_pow2_ = std::has_single_bit(spec.channels_per_die);
   target.register_b_transport(this, &L2Cache::b_transport);
   const std::string me = this->name();
   stats.add(me, "hits", &hits_, "lines", "L2 line hits");
@@ -35,68 +33,106 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   stats.share(me, "hit_rate", &hits_, &misses_count_, "L2 hits / line accesses");
 }
 
+void L2Cache::count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
+                          std::uint64_t& every) const {
+  const std::uint64_t c = channels_.value();
+  if (channels_pow2_) {
+    // channel_of() of an aligned group of `c` lines is their low bits XOR one
+    // value: every channel exactly once. Count whole groups at once.
+    for (; n > 0 && (line & (c - 1)) != 0; --n) ++per_channel[channel_of(line++)];
+    every += n / c;
+    line += n / c * c;
+    n %= c;
+  }
+  for (; n > 0; --n) ++per_channel[channel_of(line++)];
+}
+
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  const MemAccess& a = p.get_extension<MemAccessExt>()->access;
+  auto* ext = p.get_extension<MemAccessExt>();
+  const MemAccess& a = ext->access;
   const Tick now = sc_core::sc_time_stamp().value();
   const Tick arrive = now + delay.value();
   const std::uint64_t line = spec_.line.bytes;
   const Tick hit_latency = ticks(spec_.hit_latency);
   (a.write ? write_bytes_ : read_bytes_) += a.bytes();
   if (a.atomic) atomic_bytes_ += a.bytes();
-  // Tags first (line by line), then one bandwidth reservation per channel.
+  // Tags first (a run of lines per block), then one bandwidth reservation per channel.
   std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
   std::fill(misses_per_channel_.begin(), misses_per_channel_.end(), 0u);
   if (a.atomic) std::fill(atomic_bytes_per_channel_.begin(), atomic_bytes_per_channel_.end(), 0u);
+  std::uint64_t every_lines = 0, every_misses = 0;  // lines on each channel (whole groups)
+  std::uint64_t missed_lines = 0;
+  const bool fetch = !a.write || a.atomic;  // full-line plain writes allocate without a fetch
   misses_.clear();
   victims_.clear();
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
-    // Tiles of short rows (a K step of a weight tile is one line a row): fetch
-    // the set of a row a few rows ahead.
-    if (r + kPrefetchAhead < a.rows) tags_.prefetch(a.row(r + static_cast<std::uint32_t>(kPrefetchAhead)));
-    for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
-      if (l + kPrefetchAhead * line < end) tags_.prefetch(l + kPrefetchAhead * line);
-      const std::size_t ch = channel_of(l >> line_shift_);
-      ++lines_per_channel_[ch];
-      const auto res = tags_.access(l, a.write);
-      if (res.dirty_victim()) victims_.push_back(res.victim);
-      if (a.atomic) atomic_bytes_per_channel_[ch] += std::min(end, l + line) - std::max(begin, l);
-      if (res.hit) {
-        ++hits_;
-      } else {
-        ++misses_count_;
-        if (!a.write || a.atomic) {  // full-line plain writes allocate without a fetch
-          misses_.push_back(l);
-          ++misses_per_channel_[ch];
-        }
+    const std::uint64_t last = (end + line - 1) & ~(line - 1);
+    if (a.atomic) {  // the atomic units work through the bytes each line holds
+      for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
+        atomic_bytes_per_channel_[channel_of(l >> line_shift_)] += std::min(end, l + line) - std::max(begin, l);
       }
+    }
+    for (std::uint64_t l = begin & ~(line - 1); l < last;) {
+      const auto n = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(tags_.lines_to_block_end(l), (last - l) >> line_shift_));
+      const CacheTags::Run res = tags_.access(l, n, a.write);
+      count_lines(l >> line_shift_, n, lines_per_channel_, every_lines);
+      const auto missed = CacheTags::count(res.missed);
+      hits_ += n - missed;
+      misses_count_ += missed;
+      missed_lines += missed;
+      if (fetch) {
+        for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
+          append_run(misses_, l + first * line, std::uint64_t{len} * line);
+          count_lines((l >> line_shift_) + first, len, misses_per_channel_, every_misses);
+        });
+      }
+      if (res.dirty_victim()) {
+        for_each_bit_run(res.victim_dirty, [&](std::uint32_t first, std::uint32_t len) {
+          victims_.push_back({res.victim + first * line, std::uint64_t{len} * line});
+        });
+      }
+      l += std::uint64_t{n} * line;
     }
   }
   Tick served = arrive;
   Tick miss_ready = arrive;
+  Tick wait = 0;
+  const bool channels_now = !(a.channel_time_later && !a.write);
   for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
-    if (lines_per_channel_[ch] == 0) continue;
-    const Tick end = channel_[ch].reserve(arrive, line_time_ * lines_per_channel_[ch]);
-    served = std::max(served, end);
-    if (misses_per_channel_[ch] > 0) {
+    const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
+    if (lines == 0) continue;
+    if (channels_now) {
+      const Tick end = channel_[ch].reserve(arrive, line_time_ * lines);
+      served = std::max(served, end);
+      wait = std::max(wait, end - line_time_ * lines - arrive);
+    }
+    const std::uint64_t misses = misses_per_channel_[ch] + every_misses;
+    if (misses > 0) {
       // Each miss holds an MSHR for the miss round trip: with `mshrs` of
       // them, a channel starts at most mshrs misses per round trip.
-      const Tick hold = mshr_hold_per_line_ * misses_per_channel_[ch];
+      const Tick hold = mshr_hold_per_line_ * misses;
       miss_ready = std::max(miss_ready, mshr_[ch].reserve(arrive, hold) - hold);
     }
   }
   Tick done = served + hit_latency;
-  if (!a.write && misses_.size() * line == a.bytes() && a.line_aligned(line)) {
+  Tick unloaded = hit_latency + line_time_;
+  if (!a.write && missed_lines * line == a.bytes() && a.line_aligned(line)) {
     // Everything missed (a tile streamed for the first time): forward the
     // access whole rather than row by row.
     MemAccess m = a;
     done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
+    unloaded = std::max(unloaded, hit_latency + port_.unloaded());
+    wait = std::max(wait, miss_ready - arrive + port_.wait());
     misses_.clear();
   }
   // Misses go below as runs of consecutive lines.
-  for_each_run(misses_, line, false, a.die, [&](const MemAccess& m) {
+  for_each_run(misses_, false, a.die, [&](const MemAccess& m) {
     done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
+    unloaded = std::max(unloaded, hit_latency + port_.unloaded());
+    wait = std::max(wait, miss_ready - arrive + port_.wait());
   });
   if (a.atomic) {
     // Read-modify-write: each channel's atomic unit works through its bytes
@@ -109,20 +145,24 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     }
   }
   // Dirty victims are written back off the critical path, merged into runs.
-  if (!std::is_sorted(victims_.begin(), victims_.end())) std::sort(victims_.begin(), victims_.end());
-  writebacks_ += victims_.size();
-  for_each_run(victims_, line, true, a.die,
+  std::sort(victims_.begin(), victims_.end(),
+            [](const ByteRun& x, const ByteRun& y) { return x.addr < y.addr; });
+  for (const auto& v : victims_) writebacks_ += v.bytes / line;
+  for_each_run(victims_, true, a.die,
                [&](const MemAccess& wb) { port_.send(initiator, wb, served, now); });
+  ext->unloaded = unloaded;
+  ext->wait = wait;
   delay = to_sc_time(done - now);
 }
 
 Tick L2Cache::flush(Tick at) {
-  victims_ = tags_.clean();
-  writebacks_ += victims_.size();
-  Tick done = at;
   const std::uint64_t line = spec_.line.bytes;
+  victims_.clear();
+  for (const std::uint64_t l : tags_.clean()) append_run(victims_, l, line);
+  for (const auto& v : victims_) writebacks_ += v.bytes / line;
+  Tick done = at;
   const Tick now = sc_core::sc_time_stamp().value();
-  for_each_run(victims_, line, true, 0, [&](const MemAccess& wb) {
+  for_each_run(victims_, true, 0, [&](const MemAccess& wb) {
     done = std::max(done, port_.send(initiator, wb, at, now));
   });
   return done;

@@ -37,6 +37,26 @@ class L2Cache : public sc_core::sc_module {
     return static_cast<std::size_t>(channels_.mod(line ^ a ^ b ^ c));
   }
 
+  // Reserves the channels' time of a load's lines arriving at `arrive`, as
+  // b_transport would, without looking them up (the lookup went earlier,
+  // in an access with `channel_time_later`); returns when the data of the
+  // lines that hit is back at the requester. A channel serves its lines one
+  // after another, so reserving line by line equals one reservation per
+  // channel.
+  Tick reserve_channels(const MemAccess& a, Tick arrive) {
+    Tick served = arrive;
+    const std::uint64_t line = spec_.line.bytes;
+    for (std::uint32_t r = 0; r < a.rows; ++r) {
+      const std::uint64_t begin = a.row(r);
+      const std::uint64_t first = begin >> line_shift_;
+      const std::uint64_t last = (begin + a.row_bytes + line - 1) >> line_shift_;
+      for (std::uint64_t l = first; l < last; ++l) {
+        served = std::max(served, channel_[channel_of(l)].reserve(arrive, line_time_));
+      }
+    }
+    return served + hit_latency_;
+  }
+
   // Writes every dirty line back to memory (the lines stay valid, now
   // clean); returns when the last write-back has landed. Called at the end
   // of each kernel, so a kernel's time includes making its writes visible.
@@ -44,6 +64,14 @@ class L2Cache : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+
+  // Lines sharing one tag (sector block, cache_tags.h): a 4 KiB block, so a
+  // tile row streamed in a K group is a handful of tag operations.
+  static constexpr std::uint32_t kBlockLines = 32;
+  // Adds `n` consecutive lines from line number `line` to their channels'
+  // counts (`every`: lines that fell on every channel alike).
+  void count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
+                   std::uint64_t& every) const;
 
   MemPort port_;  // reused request payload
   L2Spec spec_;
@@ -55,12 +83,14 @@ class L2Cache : public sc_core::sc_module {
   std::vector<BusyUntil> mshr_;
   std::vector<BusyUntil> atomic_unit_;  // per channel: read-modify-writes
   Tick line_time_ = 0;
+  Tick hit_latency_ = 0;
+  bool channels_pow2_ = true;
   std::uint32_t line_shift_ = 7;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
   units::Bandwidth atomic_bw_{};
-  std::vector<std::uint64_t> misses_, victims_;
+  std::vector<ByteRun> misses_, victims_;
   std::uint64_t hits_ = 0, misses_count_ = 0, writebacks_ = 0, read_bytes_ = 0, write_bytes_ = 0,
                 atomic_bytes_ = 0;
 };

@@ -16,7 +16,7 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   tag_line_ = std::max<std::uint64_t>(spec.line.bytes, kRequesterLine);
   for (std::uint32_t s = 0; s < stacks; ++s) {
     slices_.emplace_back(spec.size.bytes / stacks, static_cast<std::uint32_t>(tag_line_),
-                         spec.ways);
+                         spec.ways, kBlockLines);
   }
   slice_bus_.resize(stacks);
   lines_per_slice_.resize(stacks);
@@ -27,57 +27,74 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   stats.share(me, "hit_rate", &hits_, &misses_, "MALL hits / accesses");
 }
 
-void Mall::prefetch(std::uint64_t addr) const {
-  const std::uint32_t ch = map_.channel(addr);
-  slices_[per_stack_.div(ch)].prefetch(map_.group_local(addr, per_stack_));
-}
-
 void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  const MemAccess& a = p.get_extension<MemAccessExt>()->access;
+  auto* ext = p.get_extension<MemAccessExt>();
+  const MemAccess& a = ext->access;
   const Tick now = sc_core::sc_time_stamp().value();
   const Tick arrive = now + delay.value();
   const std::uint64_t line = tag_line_;
+  const std::uint64_t chunk = std::max(map_.interleave, line);  // one channel, one slice
   std::fill(lines_per_slice_.begin(), lines_per_slice_.end(), 0u);
   misses_v_.clear();
+  std::uint64_t missed_lines = 0;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
-    if (!a.write && r + 4 < a.rows) prefetch(a.row(r + 4));  // short rows: a few rows ahead
-    for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
-      if (!a.write && l + 4 * line < end) prefetch(l + 4 * line);  // 4 lines ahead (see L2)
-      const std::uint32_t ch = map_.channel(l);
-      const auto slice = static_cast<std::uint32_t>(per_stack_.div(ch));
+    const std::uint64_t last = (end + line - 1) & ~(line - 1);
+    // Runs of lines inside one interleave chunk (one slice) and one tag block.
+    for (std::uint64_t l = begin & ~(line - 1); l < last;) {
+      std::uint64_t n = std::min(chunk - l % chunk, last - l) / line;
+      const auto slice = static_cast<std::uint32_t>(per_stack_.div(map_.channel(l)));
       if (a.write) {  // write-through, no allocate: the data goes on to HBM
-        ++lines_per_slice_[slice];
+        lines_per_slice_[slice] += static_cast<std::uint32_t>(n);
+        l += n * line;
         continue;
       }
       // Tags are keyed by the line's address inside its slice (the slice's
       // channels' blocks packed densely), so a slice's sets all get used.
       const std::uint64_t local = map_.group_local(l, per_stack_);
-      if (slices_[slice].access(local, false).hit) {  // lines are never dirty here
-        ++hits_;
-        ++lines_per_slice_[slice];
-      } else {
-        ++misses_;
-        misses_v_.push_back(l);
-      }
+      CacheTags& tags = slices_[slice];
+      n = std::min<std::uint64_t>(n, tags.lines_to_block_end(local));
+      const CacheTags::Run res = tags.access(local, static_cast<std::uint32_t>(n), false);  // never dirty
+      const auto missed = CacheTags::count(res.missed);
+      hits_ += n - missed;
+      misses_ += missed;
+      missed_lines += missed;
+      lines_per_slice_[slice] += static_cast<std::uint32_t>(n - missed);
+      for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
+        append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
+      });
+      l += n * line;
     }
   }
   Tick done = arrive;
+  Tick unloaded = 0, wait = 0;
   for (std::size_t sl = 0; sl < slice_bus_.size(); ++sl) {
     if (lines_per_slice_[sl] == 0) continue;
-    const Tick end = slice_bus_[sl].reserve(arrive, transfer_ticks(line * lines_per_slice_[sl], slice_bw_));
+    const Tick dur = transfer_ticks(line * lines_per_slice_[sl], slice_bw_);
+    const Tick end = slice_bus_[sl].reserve(arrive, dur);
     done = std::max(done, end + ticks(spec_.hit_latency));
+    unloaded = ticks(spec_.hit_latency);
+    wait = std::max(wait, end - dur - arrive);
   }
-  if (a.write) done = std::max(done, port_.send(initiator, a, arrive, now));
-  if (!a.write && !misses_v_.empty() && misses_v_.size() * line == a.bytes() &&
-      a.line_aligned(line)) {
+  if (a.write) {
+    done = std::max(done, port_.send(initiator, a, arrive, now));
+    unloaded = std::max(unloaded, port_.unloaded());
+    wait = std::max(wait, port_.wait());
+  }
+  if (!a.write && missed_lines > 0 && missed_lines * line == a.bytes() && a.line_aligned(line)) {
     done = std::max(done, port_.send(initiator, a, arrive, now));  // all missed: forward whole
+    unloaded = std::max(unloaded, port_.unloaded());
+    wait = std::max(wait, port_.wait());
     misses_v_.clear();
   }
-  for_each_run(misses_v_, line, false, a.die, [&](const MemAccess& m) {
+  for_each_run(misses_v_, false, a.die, [&](const MemAccess& m) {
     done = std::max(done, port_.send(initiator, m, arrive, now));
+    unloaded = std::max(unloaded, port_.unloaded());
+    wait = std::max(wait, port_.wait());
   });
+  ext->unloaded = unloaded;
+  ext->wait = wait;
   delay = to_sc_time(done - now);
 }
 

@@ -33,8 +33,6 @@ class Mall : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  // Hints the host to fetch the tag set of `addr` (see CacheTags::prefetch).
-  void prefetch(std::uint64_t addr) const;
 
   MemPort port_;  // reused request payload
   MallSpec spec_;
@@ -45,9 +43,11 @@ class Mall : public sc_core::sc_module {
   std::vector<CacheTags> slices_;
   std::vector<BusyUntil> slice_bus_;
   static constexpr std::uint64_t kRequesterLine = 128;
+  // Tag lines sharing one tag (sector block, cache_tags.h): 4 KiB blocks.
+  static constexpr std::uint32_t kBlockLines = 32;
   std::uint64_t tag_line_ = 128;
   std::vector<std::uint32_t> lines_per_slice_;
-  std::vector<std::uint64_t> misses_v_;
+  std::vector<ByteRun> misses_v_;
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 

@@ -23,6 +23,11 @@ struct MemAccess {
   // Points into the issuing program, which outlives the (blocking) call.
   const std::uint64_t* gather = nullptr;
   bool atomic = false;  // a write done as an atomic read-modify-write (at L2)
+  // Loads only: the L2 looks the lines up and sends the misses on, but does
+  // not reserve its channels' time for them; the requester reserves that
+  // later, one loop iteration at a time (L2Cache::reserve_channels), when
+  // each iteration's loads would have been issued on their own.
+  bool channel_time_later = false;
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
   std::uint64_t row(std::uint32_t r) const {
     return gather != nullptr ? addr + gather[r] : addr + r * row_stride;
@@ -38,16 +43,32 @@ struct MemAccess {
   }
 };
 
-// Line addresses (ascending) grouped into runs of consecutive lines, each as
-// one single-row access: what a cache sends below for its misses and
-// write-backs. `line` is the line size; `write` and `die` are copied in.
+// A run of consecutive bytes (whole lines, as the caches move them).
+struct ByteRun {
+  std::uint64_t addr = 0;
+  std::uint64_t bytes = 0;
+};
+
+// Appends a run, merging it into the last one when they touch: the caches
+// collect their misses and write-backs this way, in address order.
+inline void append_run(std::vector<ByteRun>& runs, std::uint64_t addr, std::uint64_t bytes) {
+  if (!runs.empty() && runs.back().addr + runs.back().bytes == addr) {
+    runs.back().bytes += bytes;
+  } else {
+    runs.push_back({addr, bytes});
+  }
+}
+
+// Runs (sorted by address) sent on as single-row accesses, touching runs
+// merged: what a cache sends below for its misses and write-backs. `write`
+// and `die` are copied in.
 template <class F>
-void for_each_run(const std::vector<std::uint64_t>& lines, std::uint64_t line, bool write,
-                  std::uint32_t die, F send) {
-  for (std::size_t i = 0; i < lines.size();) {
+void for_each_run(const std::vector<ByteRun>& runs, bool write, std::uint32_t die, F send) {
+  for (std::size_t i = 0; i < runs.size();) {
+    std::uint64_t bytes = runs[i].bytes;
     std::size_t j = i + 1;
-    while (j < lines.size() && lines[j] == lines[j - 1] + line) ++j;
-    send(MemAccess{lines[i], static_cast<std::uint32_t>((j - i) * line), 1, 0, write, die});
+    while (j < runs.size() && runs[j].addr == runs[i].addr + bytes) bytes += runs[j++].bytes;
+    send(MemAccess{runs[i].addr, static_cast<std::uint32_t>(bytes), 1, 0, write, die});
     i = j;
   }
 }
@@ -55,6 +76,14 @@ void for_each_run(const std::vector<std::uint64_t>& lines, std::uint64_t line, b
 class MemAccessExt : public tlm::tlm_extension<MemAccessExt> {
  public:
   MemAccess access;
+  // Response: the access's round trip with no queueing anywhere (the fixed
+  // latencies on the path to where its data came from). A requester that
+  // sends several loop iterations' loads as one access uses it to keep each
+  // iteration no earlier than it would have been on its own.
+  Tick unloaded = 0;
+  // Response: how long the access waited, behind earlier reservations,
+  // before its first bytes were served (the longest over its paths).
+  Tick wait = 0;
   tlm::tlm_extension_base* clone() const override { return new MemAccessExt(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {
     access = static_cast<const MemAccessExt&>(other).access;
@@ -79,6 +108,8 @@ class MemPort {
   template <class Socket>
   std::uint64_t send(Socket& socket, const MemAccess& a, std::uint64_t arrive, std::uint64_t now) {
     ext_.access = a;
+    ext_.unloaded = 0;
+    ext_.wait = 0;
     payload_.set_command(a.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     payload_.set_address(a.addr);
     payload_.set_data_length(static_cast<unsigned>(a.bytes()));
@@ -87,6 +118,10 @@ class MemPort {
     socket->b_transport(payload_, delay);
     return now + delay.value();
   }
+  // The last response's unloaded round trip (see MemAccessExt::unloaded).
+  Tick unloaded() const { return ext_.unloaded; }
+  // The last response's queueing wait (see MemAccessExt::wait).
+  Tick wait() const { return ext_.wait; }
 
  private:
   tlm::tlm_generic_payload payload_;

@@ -86,6 +86,7 @@ struct Die : sc_core::sc_module {
       cus.push_back(std::make_unique<ComputeUnit>(cu.c_str(), m, index, c, dispatcher,
                                                   options.quantum, stats, trace, pid));
       cus.back()->mem.bind(l2->target);
+      cus.back()->set_l2(l2.get());
     }
   }
 };

@@ -5,6 +5,8 @@
   deterministic SCENARIO  two runs write byte-identical stats.json and trace.json
   repeat SCENARIO       --repeat 6: one total per draw, p50/p99 by nearest rank, draws differ
   bandwidth SCENARIO MACHINE_FILE  more HBM bandwidth is never slower (3 values over MACHINE_FILE)
+  skew SCENARIO         more routing skew is never faster for the software path, on the GPU
+                        that hosts the hot experts (expert parallel; docs/moe-timing.md "Skew")
 
 Usage: run_checks.py TDMSIM WORKDIR MODE SCENARIO [MACHINE_FILE]"""
 import json
@@ -78,6 +80,24 @@ def main():
         print(", ".join(f"{bw}: {t:.2f} us" for bw, t in times))
         for (_, slow), (_, fast) in zip(times, times[1:]):
             assert fast <= slow, "more HBM bandwidth made the layer slower"
+    elif mode == "skew":
+        # Expert parallel over 8 GPUs; the simulated GPU holds experts 0..E/8-1,
+        # four of which are hot. A larger hot_fraction sends more of the picks to
+        # them, i.e. to this GPU. The block size is fixed so the kernel heuristic
+        # does not switch tiles between points. The steps (20% of the picks) are
+        # larger than what block padding can hide, and stop before the hot
+        # experts saturate (each takes at most one pick per token).
+        times = []
+        for frac in (0.0, 0.2, 0.4, 0.5):
+            sc = write(os.path.join(work, f"skew_{frac}.yaml"),
+                       f"base: {scenario}\nname: skew-{frac}\nparallel: {{ep: 8}}\n"
+                       f"kernel: {{stages: 2, block_m: 64}}\n"
+                       f"routing: {{source: hot, hot_experts: [0, 1, 2, 3], hot_fraction: {frac}}}\n")
+            s = run(tdmsim, [sc, "--path", "software"], os.path.join(work, "out"))
+            times.append((frac, total(s, "software")))
+        print(", ".join(f"hot {f:.0%}: {t:.2f} us" for f, t in times))
+        for (_, less), (_, more) in zip(times, times[1:]):
+            assert more >= less, "more routing skew made the software path faster"
     elif mode == "repeat":
         s = run(tdmsim, [scenario, "--repeat", "6"], os.path.join(work, "out"))
         for path, r in s["repeats"].items():

@@ -2,18 +2,34 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include "sim/mem/cache_tags.h"
 
 using tdmsim::sim::CacheTags;
 
+namespace {
+// One line through the run interface: hit or not.
+bool hit(CacheTags& c, std::uint64_t addr, bool write = false) {
+  return c.access(addr, 1, write).missed == 0;
+}
+// One line written; the dirty lines its eviction wrote back (if any) are appended.
+void write_line(CacheTags& c, std::uint64_t addr, std::vector<std::uint64_t>& back) {
+  const auto r = c.access(addr, 1, true);
+  if (!r.dirty_victim()) return;
+  tdmsim::sim::for_each_bit_run(r.victim_dirty, [&](std::uint32_t first, std::uint32_t len) {
+    for (std::uint32_t i = 0; i < len; ++i) back.push_back(r.victim + (first + i) * std::uint64_t{c.line_bytes()});
+  });
+}
+}  // namespace
+
 TEST_CASE("a footprint that fits hits on the second pass", "[cache]") {
   CacheTags c(1 << 20, 128, 16);  // 1 MiB
   const std::uint64_t footprint = 512 << 10;
-  for (std::uint64_t a = 0; a < footprint; a += 128) CHECK_FALSE(c.access(a, false).hit);
+  for (std::uint64_t a = 0; a < footprint; a += 128) CHECK_FALSE(hit(c, a));
   std::uint64_t hits = 0;
-  for (std::uint64_t a = 0; a < footprint; a += 128) hits += c.access(a, false).hit ? 1 : 0;
+  for (std::uint64_t a = 0; a < footprint; a += 128) hits += hit(c, a) ? 1 : 0;
   // Hashed sets fill unevenly: allow a few conflict misses, no more.
   CHECK(hits >= footprint / 128 * 97 / 100);
 }
@@ -23,7 +39,7 @@ TEST_CASE("a stream twice the capacity never hits under LRU", "[cache]") {
   const std::uint64_t footprint = 2 << 20;
   for (int pass = 0; pass < 2; ++pass) {
     std::uint64_t hits = 0;
-    for (std::uint64_t a = 0; a < footprint; a += 128) hits += c.access(a, false).hit ? 1 : 0;
+    for (std::uint64_t a = 0; a < footprint; a += 128) hits += hit(c, a) ? 1 : 0;
     CHECK(hits < footprint / 128 / 50);
   }
 }
@@ -31,16 +47,17 @@ TEST_CASE("a stream twice the capacity never hits under LRU", "[cache]") {
 TEST_CASE("dirty lines come back once as victims, and clean() keeps lines valid", "[cache]") {
   CacheTags c(64 << 10, 128, 4);
   const std::uint64_t lines = (64 << 10) / 128;
-  std::uint64_t early = 0;  // dirty lines evicted by uneven set filling
-  for (std::uint64_t i = 0; i < lines / 2; ++i) early += c.access(i * 128, true).dirty_victim() ? 1 : 0;
+  std::vector<std::uint64_t> back;  // dirty lines evicted by uneven set filling
+  for (std::uint64_t i = 0; i < lines / 2; ++i) write_line(c, i * 128, back);
+  const std::uint64_t early = back.size();
   CHECK(early + c.clean().size() == lines / 2);  // each dirty line is written back exactly once
   CHECK(c.clean().empty());
   std::uint64_t hits = 0;
-  for (std::uint64_t i = 0; i < lines / 2; ++i) hits += c.access(i * 128, false).hit ? 1 : 0;
+  for (std::uint64_t i = 0; i < lines / 2; ++i) hits += hit(c, i * 128) ? 1 : 0;
   CHECK(hits + early >= lines / 2 * 95 / 100);
   // Overwrite everything with a new region: evictions of clean lines are silent.
   std::uint64_t victims = 0;
-  for (std::uint64_t i = 0; i < 4 * lines; ++i) victims += c.access((1 << 24) + i * 128, false).dirty_victim() ? 1 : 0;
+  for (std::uint64_t i = 0; i < 4 * lines; ++i) victims += c.access((1 << 24) + i * 128, 1, false).dirty_victim() ? 1 : 0;
   CHECK(victims == 0);
 }
 
@@ -69,10 +86,7 @@ TEST_CASE("written-back victims name exactly the lines written, in any set geome
       written.push_back((x >> 24) & ~std::uint64_t{127});
     }
     std::vector<std::uint64_t> back;
-    for (auto a : written) {
-      const auto r = c.access(a, true);
-      if (r.dirty_victim()) back.push_back(r.victim);
-    }
+    for (auto a : written) write_line(c, a, back);
     for (auto a : c.clean()) back.push_back(a);
     std::sort(written.begin(), written.end());
     written.erase(std::unique(written.begin(), written.end()), written.end());
@@ -80,4 +94,32 @@ TEST_CASE("written-back victims name exactly the lines written, in any set geome
     INFO("cache of " << size << " bytes");
     CHECK(back == written);
   }
+}
+
+TEST_CASE("a sectored block: hits and misses per line, one tag per block", "[cache]") {
+  CacheTags c(1 << 20, 128, 16, 32);  // 4 KiB blocks
+  REQUIRE(c.block_lines() == 32);
+  CHECK(c.lines_to_block_end(4096 + 5 * 128) == 27);
+  // Lines 2..5 of a block miss, then lines 0..7: only 0, 1, 6, 7 miss.
+  CHECK(c.access(4096 + 2 * 128, 4, false).missed == 0xFu);
+  CHECK(c.access(4096, 8, false).missed == 0b11000011u);
+  CHECK(c.contains(4096 + 7 * 128));
+  CHECK_FALSE(c.contains(4096 + 8 * 128));
+  // Dirty lines come back as the block's mask when it is evicted.
+  CHECK(c.access(1 << 24, 2, true).missed == 0x3u);
+  std::vector<std::uint64_t> back;
+  for (std::uint64_t b = 1; b < 4096; ++b) {
+    const auto r = c.access((1 << 24) + b * 4096, 32, false);
+    if (r.dirty_victim()) {
+      back.push_back(r.victim);
+      CHECK(r.victim_dirty == 0x3u);
+    }
+  }
+  CHECK(back == std::vector<std::uint64_t>{1 << 24});
+  // A run that covers a whole block streamed twice the capacity never hits.
+  std::uint64_t hits = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::uint64_t b = 0; b < 512; ++b) hits += 32 - std::popcount(c.access((1ull << 30) + b * 4096, 32, false).missed);
+  }
+  CHECK(hits == 0);
 }
