@@ -148,6 +148,23 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
 }
 
 namespace {
+// Operand range `r` as loaded by iteration `iter` of its loop.
+MemAccess access_at(const isa::MemRange& r, std::uint32_t iter) {
+  MemAccess a;
+  a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(iter) * r.iter_stride);
+  a.row_bytes = r.row_bytes;
+  a.rows = r.rows;
+  a.row_stride = r.row_stride;
+  a.gather = r.gather ? r.gather->data() : nullptr;
+  return a;
+}
+
+// Vector-lane operations of one iteration's software gather of `r`: per row,
+// read the index and compute the address, then one op per 16-byte load.
+double gather_lane_ops(const isa::MemRange& r) {
+  return static_cast<double>(r.rows) * (kGatherOpsPerRow + r.row_bytes / 16.0);
+}
+
 // Rows that follow each other without a gap are one range: the caches and
 // HBM then walk one run instead of one per row (same lines, same order).
 void contiguous(MemAccess& a) {
@@ -227,12 +244,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   const std::uint32_t g = group_size(*loop, loop->iterations - first);
   Tick done = at, first_back = at, unloaded = 0;
   for (const auto& r : loop->loads) {
-    MemAccess a;
-    a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(first) * r.iter_stride);
-    a.row_bytes = r.row_bytes;
-    a.rows = r.rows;
-    a.row_stride = r.row_stride;
-    a.gather = r.gather ? r.gather->data() : nullptr;
+    MemAccess a = access_at(r, first);
     a.die = die_;
     a.channel_time_later = l2_ != nullptr;
     if (g > 1) {
@@ -247,15 +259,12 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
       // no wave time, but their own bandwidth bounds when the data is there.
       done = std::max(done, movers_.reserve(at, transfer_ticks(a.bytes(), mover_bw_)));
     } else if (r.gather) {
-      // Waves gather rows themselves: per row and iteration, read the index
-      // and compute the address, then issue 16-byte loads; the vector pipe
+      // Waves gather rows themselves (gather_lane_ops); the vector pipe
       // does this first. The group's loads go out once the first
       // iteration's share is done.
-      const double ops = static_cast<double>(r.rows) * (kGatherOpsPerRow + r.row_bytes / 16.0);
-      const auto& cu = machine_.compute;
-      const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
-      const Tick all = cycle_ticks(ops * g / lanes, cu.clock);
-      const Tick one = cycle_ticks(ops / lanes, cu.clock);
+      const double ops = gather_lane_ops(r);
+      const Tick all = cycle_ticks(ops * g / vector_lanes(), machine_.compute.clock);
+      const Tick one = cycle_ticks(ops / vector_lanes(), machine_.compute.clock);
       issued = vector_pipe_.reserve(at, all) - all + one;
     }
     Tick back = 0, lat = 0;
@@ -289,19 +298,11 @@ void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
   const auto [loop, iter] = loop_of(s.program, i);
   Tick back = at;
   for (const auto& r : loop->loads) {
-    MemAccess a;
-    a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(iter) * r.iter_stride);
-    a.row_bytes = r.row_bytes;
-    a.rows = r.rows;
-    a.row_stride = r.row_stride;
-    a.gather = r.gather ? r.gather->data() : nullptr;
+    const MemAccess a = access_at(r, iter);
     Tick issued = at;
     if (r.gather && !r.tensor_mover) {
       // As issued on its own: after this iteration's own address work.
-      const auto& cu = machine_.compute;
-      const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
-      issued += cycle_ticks(static_cast<double>(r.rows) * (kGatherOpsPerRow + r.row_bytes / 16.0) / lanes,
-                            cu.clock);
+      issued += cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
     }
     back = std::max(back, l2_->reserve_channels(a, issued));
   }
@@ -316,10 +317,13 @@ Tick ComputeUnit::operands_ready(const Slot& s, std::uint32_t i) const {
   return std::max({s.spread[i], would_issue + s.latency[i], s.hits_back[i]});
 }
 
-Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
+double ComputeUnit::vector_lanes() const {
   const auto& cu = machine_.compute;
-  const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
-  return vector_pipe_.reserve(at, cycle_ticks(lane_ops / lanes, cu.clock));
+  return cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
+}
+
+Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
+  return vector_pipe_.reserve(at, cycle_ticks(lane_ops / vector_lanes(), machine_.compute.clock));
 }
 
 Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) {

@@ -90,6 +90,8 @@ class ComputeUnit : public sc_core::sc_module {
   // When iteration `i`'s operands are in LDS.
   Tick operands_ready(const Slot& s, std::uint32_t i) const;
   Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);
+  // Element operations the vector pipe does per clock (all SIMDs' lanes).
+  double vector_lanes() const;
   // Reserves the vector pipe for `lane_ops` element operations (all SIMDs'
   // lanes together) from `at`; returns when they are done.
   Tick vector_work(Tick at, double lane_ops);

@@ -152,25 +152,30 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
   ResolvedPoint r{sweep_.base, {}};
   std::string path_value(enum_name(r.scenario.scenario.spec.path));
   const Location* path_at = nullptr;
+  // Calls fn(value, where, key, ref) for each axis at this point's choice;
+  // axes whose key does not resolve were rejected when the sweep was read.
+  const auto each_axis = [&](auto&& fn) {
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const auto& axis = axes[a];
+      const auto ref = axis_ref(axis.key);
+      if (!ref) continue;
+      fn(axis.values.at(p.choice[a]), axis.value_where.at(p.choice[a]), "axes." + axis.key, *ref);
+    }
+  };
   // Whole machines and models first, so that parameter axes apply on top.
-  for (std::size_t a = 0; a < axes.size(); ++a) {
-    const auto& axis = axes[a];
-    const std::string& value = axis.values.at(p.choice[a]);
-    const Location& at = axis.value_where.at(p.choice[a]);
-    const std::string key = "axes." + axis.key;
-    const auto ref = axis_ref(axis.key);
-    if (!ref) continue;  // rejected when the sweep was read
-    if (ref->target == AxisTarget::machine) {
+  each_axis([&](const std::string& value, const Location& at, const std::string& key,
+                const auto& ref) {
+    if (ref.target == AxisTarget::machine) {
       if (const auto* m = load_ref<MachineSpec>(value, SpecKind::machine, at, key, diags)) {
         r.scenario.machine = *m;
         r.scenario.scenario.spec.machine = m->spec.name;
       }
-    } else if (ref->target == AxisTarget::model) {
+    } else if (ref.target == AxisTarget::model) {
       if (const auto* m = load_ref<ModelSpec>(value, SpecKind::model, at, key, diags)) {
         r.scenario.model = *m;
         r.scenario.scenario.spec.model = m->spec.name;
       }
-    } else if (ref->target == AxisTarget::path) {
+    } else if (ref.target == AxisTarget::path) {
       if (value != "software" && value != "tdm" && value != "both") {
         diags.add(at, key, "value '" + value + "': " +
                                one_of_message({"software", "tdm", "both"}, value));
@@ -178,33 +183,28 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
       path_value = value;
       path_at = &at;
     }
-  }
-  for (std::size_t a = 0; a < axes.size(); ++a) {
-    const auto& axis = axes[a];
-    const std::string& value = axis.values.at(p.choice[a]);
-    const Location& at = axis.value_where.at(p.choice[a]);
-    const std::string key = "axes." + axis.key;
-    const auto ref = axis_ref(axis.key);
-    if (!ref) continue;
-    switch (ref->target) {
+  });
+  each_axis([&](const std::string& value, const Location& at, const std::string& key,
+                const auto& ref) {
+    switch (ref.target) {
       case AxisTarget::machine_param:
-        if (ref->sub.starts_with("tdm.") && !r.scenario.machine.spec.tdm) {
+        if (ref.sub.starts_with("tdm.") && !r.scenario.machine.spec.tdm) {
           diags.add(at, key, "value '" + value + "': machine " + r.scenario.machine.spec.name +
                                  " has no tdm: section to change (sweep a TDM machine such as "
                                  "mi500x-tdm)");
           break;
         }
-        apply_override(r.scenario.machine.spec, ref->sub, value, at, key, diags);
+        apply_override(r.scenario.machine.spec, ref.sub, value, at, key, diags);
         break;
       case AxisTarget::model_param:
-        apply_override(r.scenario.model.spec, ref->sub, value, at, key, diags);
+        apply_override(r.scenario.model.spec, ref.sub, value, at, key, diags);
         break;
       case AxisTarget::scenario_param:
-        apply_override(r.scenario.scenario.spec, ref->sub, value, at, key, diags);
+        apply_override(r.scenario.scenario.spec, ref.sub, value, at, key, diags);
         break;
       default: break;
     }
-  }
+  });
   if (diags.size() != before) return std::nullopt;
 
   const bool has_tdm = r.scenario.machine.spec.tdm.has_value();
