@@ -3,7 +3,8 @@
 # driver alone (no CMake, no project libraries), so it also runs on a GPU
 # machine that has only the toolchain.
 #   scripts/build-gpu-runner.sh nvidia|amd OUTPUT
-# TDMSIM_GPU_ARCH overrides the target (sm_90; gfx942). Translation units
+# TDMSIM_GPU_ARCH overrides the target (sm_90; gfx942); TDMSIM_GPU_FLAGS adds
+# compiler flags (e.g. -DTDMSIM_FP8_VIA_F16=0 to compare a variant). Translation units
 # compile in parallel; the GEMM one is the slowest (~30-60 s).
 set -euo pipefail
 backend="${1:?usage: build-gpu-runner.sh nvidia|amd OUTPUT}"
@@ -28,6 +29,8 @@ case "$backend" in
     ;;
   *) echo "build-gpu-runner.sh: backend must be nvidia or amd" >&2; exit 2 ;;
 esac
+read -r -a extra <<< "${TDMSIM_GPU_FLAGS:-}"
+flags+=("${extra[@]}")
 pids=()
 for src in "${sources[@]}"; do
   "$cc" "${flags[@]}" -c "$src" -o "$objs/$(basename "$src").o" &

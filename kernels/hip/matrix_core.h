@@ -119,6 +119,43 @@ __device__ __forceinline__ void mma(RegC& c, const RegA& a, const RegB& b) {
     }
   }
 }
+// fp8 through the f16 pipe: an e4m3 m16n8k32 fragment is two f16 m16n8k16
+// fragments once converted in registers (every e4m3 value is exactly an f16
+// value, and products are exact in fp32 either way). K is permuted the same
+// way in A and B, so the sums are the same sums: step s takes A's registers
+// 2s, 2s+1 and B's register s of each n8 half; the low two bytes of a
+// register become f16 slots k 2t, 2t+1 and the high two k 2t+8, 2t+9.
+__device__ __forceinline__ std::uint32_t e4m3x2_to_f16x2(std::uint32_t two) {
+  std::uint32_t h;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h) : "h"(static_cast<unsigned short>(two)));
+  return h;
+}
+__device__ __forceinline__ void a_step_f16(RegA& out, const RegA& a, int s) {
+  const std::uint32_t x = a.r[2 * s], y = a.r[2 * s + 1];
+  out.r[0] = e4m3x2_to_f16x2(x & 0xffffu);
+  out.r[1] = e4m3x2_to_f16x2(y & 0xffffu);
+  out.r[2] = e4m3x2_to_f16x2(x >> 16);
+  out.r[3] = e4m3x2_to_f16x2(y >> 16);
+}
+__device__ __forceinline__ void b_step_f16(RegB& out, const RegB& b, int s) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const std::uint32_t x = b.r[2 * h + s];
+    out.r[2 * h] = e4m3x2_to_f16x2(x & 0xffffu);
+    out.r[2 * h + 1] = e4m3x2_to_f16x2(x >> 16);
+  }
+}
+// c += a * b over 16 f16 values of K.
+__device__ __forceinline__ void mma_f16(RegC& c, const RegA& a, const RegB& b) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(c.c[h][0]), "+f"(c.c[h][1]), "+f"(c.c[h][2]), "+f"(c.c[h][3])
+        : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]));
+  }
+}
 // Coordinates inside the 16 x 16 tile of element e of half h for this lane.
 __device__ __forceinline__ int c_row(int e) { return (threadIdx.x % 32) / 4 + (e >= 2 ? 8 : 0); }
 __device__ __forceinline__ int c_col(int h, int e) { return h * 8 + (threadIdx.x % 4) * 2 + (e & 1); }

@@ -19,6 +19,9 @@ using mc::bf16;
 
 constexpr int kWarps = kThreads / 32;
 constexpr int kMaxStages = 4;
+#ifndef TDMSIM_FP8_VIA_F16
+#define TDMSIM_FP8_VIA_F16 1  // fp8 tiles through the f16 pipe on NVIDIA (docs/gpu-kernels.md)
+#endif
 constexpr float kSwigluOaiAlpha = 1.702f;  // emu::kSwigluOaiAlpha
 
 __device__ __forceinline__ float activate(Act act, float g, float u, float limit) {
@@ -298,6 +301,24 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
 
   for (int s = 0; s < stages - 1; ++s) issue(s);
   for (std::uint32_t tile = 0; tile < tiles; ++tile) {
+    // block_128: this tile's scales, loaded before the wait so that their
+    // latency overlaps it rather than following the multiplies.
+    float sa[block_scaled ? G::TM : 1][2];
+    float sw[block_scaled ? G::TN : 1];
+    if constexpr (block_scaled) {
+      if (computes) {
+        const std::uint32_t kb = (k0 + tile * BK) / 128;
+#pragma unroll
+        for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const RowSrc& rs = a[(wm * G::TM + i) * 16 + mc::c_row(2 * r)];
+            sa[i][r] = rs.scale ? rs.scale[kb] : 0.0f;
+          }
+#pragma unroll
+        for (int j = 0; j < G::TN; ++j) sw[j] = b_scale[wn * G::TN + j][kb];
+      }
+    }
     if (stages >= 4) async_wait<2>();
     else if (stages == 3) async_wait<1>();
     else async_wait<0>();
@@ -321,33 +342,42 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
 #pragma unroll
         for (int j = 0; j < G::TN; ++j)
           mc::load_b(fb[j], bs + (wn * G::TN + j) * 16 * S::kRowBytes + ks * 32, S::kRowBytes);
+        if constexpr (kFp8 && TDMSIM_FP8_VIA_F16) {
+#pragma unroll
+          for (int s = 0; s < 2; ++s) {
+            mc::RegA ha[G::TM];
+            mc::RegB hb[G::TN];
+#pragma unroll
+            for (int i = 0; i < G::TM; ++i) mc::a_step_f16(ha[i], fa[i], s);
+#pragma unroll
+            for (int j = 0; j < G::TN; ++j) mc::b_step_f16(hb[j], fb[j], s);
+#pragma unroll
+            for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+              for (int j = 0; j < G::TN; ++j) {
+                if constexpr (block_scaled) mc::mma_f16(part[i][j], ha[i], hb[j]);
+                else mc::mma_f16(acc[i][j], ha[i], hb[j]);
+              }
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+            for (int j = 0; j < G::TN; ++j) {
+              if constexpr (block_scaled) mc::mma<kFp8>(part[i][j], fa[i], fb[j]);
+              else mc::mma<kFp8>(acc[i][j], fa[i], fb[j]);
+            }
+        }
+      }
+      if constexpr (block_scaled) {
 #pragma unroll
         for (int i = 0; i < G::TM; ++i)
 #pragma unroll
-          for (int j = 0; j < G::TN; ++j) {
-            if constexpr (block_scaled) mc::mma<kFp8>(part[i][j], fa[i], fb[j]);
-            else mc::mma<kFp8>(acc[i][j], fa[i], fb[j]);
-          }
-      }
-      if constexpr (block_scaled) {
-        const std::uint32_t kb = (k0 + tile * BK) / 128;
-#pragma unroll
-        for (int i = 0; i < G::TM; ++i) {
-          float sa[2];
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            const RowSrc& rs = a[(wm * G::TM + i) * 16 + mc::c_row(2 * r)];
-            sa[r] = rs.scale ? rs.scale[kb] : 0.0f;
-          }
-#pragma unroll
-          for (int j = 0; j < G::TN; ++j) {
-            const float sw = b_scale[wn * G::TN + j][kb];
+          for (int j = 0; j < G::TN; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h)
 #pragma unroll
-              for (int e = 0; e < 4; ++e) acc[i][j].c[h][e] += part[i][j].c[h][e] * (sa[e / 2] * sw);
-          }
-        }
+              for (int e = 0; e < 4; ++e) acc[i][j].c[h][e] += part[i][j].c[h][e] * (sa[i][e / 2] * sw[j]);
       }
     }
     issue(tile + stages - 1);
@@ -372,27 +402,18 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
 }
 #endif
 
-// gemm_core with the scaling mode fixed at compile time (only fp8 has block scales).
-template <class T, int BM, int BN, int BK>
+// The main loop of this backend; BS (block_128 scales) only for fp8. Kernels
+// are instantiated per scaling mode so that bf16 and per-token fp8 do not pay
+// the registers of the block-scaled partial sums.
+template <class T, int BM, int BN, int BK, bool BS>
 __device__ void gemm(unsigned char* smem, const RowSrc* a, const RowSrc* b,
-                     const float* const* b_scale, bool block_scaled, std::uint32_t k0,
-                     std::uint32_t k1, int stages, const void* any_global, float* C) {
+                     const float* const* b_scale, std::uint32_t k0, std::uint32_t k1, int stages,
+                     const void* any_global, float* C) {
+  static_assert(!BS || sizeof(T) == 1, "block scales are fp8 only");
 #ifdef TDMSIM_MMA_SYNC
-  if constexpr (sizeof(T) == 1) {
-    if (block_scaled) {
-      gemm_core_mma<T, BM, BN, BK, true>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
-      return;
-    }
-  }
-  gemm_core_mma<T, BM, BN, BK, false>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
+  gemm_core_mma<T, BM, BN, BK, BS>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
 #else
-  if constexpr (sizeof(T) == 1) {
-    if (block_scaled) {
-      gemm_core<T, BM, BN, BK, true>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
-      return;
-    }
-  }
-  gemm_core<T, BM, BN, BK, false>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
+  gemm_core<T, BM, BN, BK, BS>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
 #endif
 }
 
@@ -477,7 +498,7 @@ __device__ void gate_up_rows(const Args& p, std::uint32_t b, std::uint32_t e, st
   }
 }
 
-template <class T, int BM, int BN, int BK>
+template <class T, int BM, int BN, int BK, bool BS>
 __global__ void __launch_bounds__(kThreads) gate_up_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
@@ -510,8 +531,7 @@ __global__ void __launch_bounds__(kThreads) gate_up_kernel(Args p) {
   std::uint32_t k0, k1;
   k_range<BK>(d.hidden, split, p.split_k, k0, k1);
   float* C = reinterpret_cast<float*>(smem);
-  gemm<T, BM, BN, BK>(smem, ti.a, ti.b, ti.b_scale, d.fp8 && d.quant == Quant::block_128, k0,
-                           k1, p.stages, p.x, C);
+  gemm<T, BM, BN, BK, BS>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
   for (int i = threadIdx.x; i < BM * (BN / 2); i += kThreads) {
     const int m = i / (BN / 2), jj = i % (BN / 2);
     const std::size_t pos = std::size_t{b} * p.block_m + m;
@@ -576,7 +596,7 @@ __global__ void quant_inter_kernel(Args p, std::uint8_t* q, float* scale) {
   }
 }
 
-template <class T, int BM, int BN, int BK>
+template <class T, int BM, int BN, int BK, bool BS>
 __global__ void __launch_bounds__(kThreads) down_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
@@ -625,7 +645,7 @@ __global__ void __launch_bounds__(kThreads) down_kernel(Args p) {
   std::uint32_t k0, k1;
   k_range<BK>(d.inter, split, p.split_k, k0, k1);
   float* C = reinterpret_cast<float*>(smem);
-  gemm<T, BM, BN, BK>(smem, ti.a, ti.b, ti.b_scale, block, k0, k1, p.stages, p.x, C);
+  gemm<T, BM, BN, BK, BS>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
   // Epilogue: routed weight on the fp32 sum, the expert output rounded to
   // bf16 (whole sums only), then the combine: an atomic add into y.
   for (int i = threadIdx.x; i < BM * BN; i += kThreads) {
@@ -642,7 +662,7 @@ __global__ void __launch_bounds__(kThreads) down_kernel(Args p) {
 // all of H, the activation, then that slice times the matching columns of
 // down into every H column, added into y. The slice stays in LDS as bf16 (no
 // fp8 requantisation: a slice is narrower than a 1x128 scale group).
-template <class T, int BM, int BN, int BK>
+template <class T, int BM, int BN, int BK, bool BS>
 __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
@@ -671,7 +691,7 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
   }
   __syncthreads();
   float* C = reinterpret_cast<float*>(smem);
-  gemm<T, BM, BN, BK>(smem, ti.a, ti.b, ti.b_scale, block, 0, d.hidden, p.stages, p.x, C);
+  gemm<T, BM, BN, BK, BS>(smem, ti.a, ti.b, ti.b_scale, 0, d.hidden, p.stages, p.x, C);
   // Phase 1 epilogue: fp32 gate/up (no store, no rounding), activation, bf16 slice.
   for (int i = threadIdx.x; i < BM * KS; i += kThreads) {
     const int m = i / KS, jj = i % KS;
@@ -785,15 +805,15 @@ int fused_phase2_bytes() {
 
 enum class Kind { gate_up, down, fused };
 
-template <class T, int BM, int BN, int BK>
+template <class T, int BM, int BN, int BK, bool BS>
 void launch_tile(Kind kind, const Args& a, dim3 grid, hipStream_t s) {
   int bytes = Smem<T, BM, BN, BK>::bytes(static_cast<int>(a.stages));
   void (*kernel)(Args) = nullptr;
   switch (kind) {
-    case Kind::gate_up: kernel = gate_up_kernel<T, BM, BN, BK>; break;
-    case Kind::down: kernel = down_kernel<T, BM, BN, BK>; break;
+    case Kind::gate_up: kernel = gate_up_kernel<T, BM, BN, BK, BS>; break;
+    case Kind::down: kernel = down_kernel<T, BM, BN, BK, BS>; break;
     case Kind::fused: {
-      kernel = fused_kernel<T, BM, BN, BK>;
+      kernel = fused_kernel<T, BM, BN, BK, BS>;
       const int p2 = fused_phase2_bytes<T, BM, BN>();
       bytes = bytes > p2 ? bytes : p2;
       break;
@@ -825,6 +845,8 @@ bool with_tile(const KernelTileCfg& t, F&& f) {
   TDMSIM_TILE(128, 64, 64)
   TDMSIM_TILE(128, 128, 32)
   TDMSIM_TILE(128, 128, 64)
+  TDMSIM_TILE(128, 128, 128)
+  TDMSIM_TILE(128, 256, 64)
 #undef TDMSIM_TILE
   return false;
 }
@@ -863,7 +885,12 @@ void by_dtype(bool fp8, F&& f) {
 
 void launch_kind(Kind kind, const KernelTileCfg& tile, const Args& a, dim3 grid, hipStream_t s) {
   by_dtype(a.d.fp8, [&]<class T>() {
-    with_tile(tile, [&]<int M, int N, int K>() { launch_tile<T, M, N, K>(kind, a, grid, s); });
+    with_tile(tile, [&]<int M, int N, int K>() {
+      if constexpr (sizeof(T) == 1) {
+        if (a.d.quant == Quant::block_128) return launch_tile<T, M, N, K, true>(kind, a, grid, s);
+      }
+      launch_tile<T, M, N, K, false>(kind, a, grid, s);
+    });
   });
 }
 

@@ -4,11 +4,14 @@
 #
 #   validation/gpu/run_batch.sh OUTDIR [--filter REGEX] [--no-numerics] [--no-timing]
 #                                      [--repeats N] [--warmup N] [--jobs N] [--torch]
+#                                      [--scenarios DIR]
 #
+# TDMSIM_GPU_RUNNER=PATH uses a runner built before instead of building one.
 # Needs: nvcc, python3 with numpy, and a host-built `tdmsim` (for gpu-case and
 # emulate) as $TDMSIM, with its shared libraries on LD_LIBRARY_PATH (the GPU
 # machine reaches no package registry: carry them, see docs/gpu-kernels.md).
-# Scenarios: validation/gpu/scenarios/index.csv. Writes into OUTDIR:
+# Scenarios: validation/gpu/scenarios/index.csv (--scenarios DIR: DIR/index.csv and
+# DIR/NAME.yaml instead, for ad-hoc experiments). Writes into OUTDIR:
 #   runs.jsonl     one tdmsim-gpu run.json per scenario (one line each)
 #   numerics.csv   GPU y against the emulator's y (numerics scenarios)
 #   baselines.csv  --torch: PyTorch per-expert loop and grouped-GEMM times
@@ -17,7 +20,7 @@
 #   log.txt        everything printed
 set -uo pipefail
 out="${1:?usage: run_batch.sh OUTDIR [options]}"; shift
-filter=".*"; numerics=1; timing=1; repeats=50; warmup=10; jobs=4; torch=0
+filter=".*"; scendir="validation/gpu/scenarios"; numerics=1; timing=1; repeats=50; warmup=10; jobs=4; torch=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --filter) filter="$2"; shift 2 ;;
@@ -27,6 +30,7 @@ while [ $# -gt 0 ]; do
     --warmup) warmup="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
     --torch) torch=1; shift ;;
+    --scenarios) scendir="$2"; shift 2 ;;
     *) echo "run_batch.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -44,15 +48,19 @@ exec > >(tee -a "$out/log.txt") 2>&1
 
 echo "== build"
 t0=$(date +%s)
-scripts/build-gpu-runner.sh nvidia "$work/tdmsim-gpu" || exit 1
+if [ -n "${TDMSIM_GPU_RUNNER:-}" ]; then  # a runner built before (e.g. a variant)
+  cp "$TDMSIM_GPU_RUNNER" "$work/tdmsim-gpu"
+else
+  scripts/build-gpu-runner.sh nvidia "$work/tdmsim-gpu" || exit 1
+fi
 echo "build took $(( $(date +%s) - t0 )) s"
 
-mapfile -t rows < <(tail -n +2 validation/gpu/scenarios/index.csv | grep -E "^($filter)," )
+mapfile -t rows < <(tail -n +2 "$scendir/index.csv" | grep -E "^($filter)," )
 echo "== ${#rows[@]} scenarios"
 : > "$out/runs.jsonl"
 for row in "${rows[@]}"; do
   IFS=, read -r name split num model dtype tokens routing tile <<< "$row"
-  scen="validation/gpu/scenarios/$name.yaml"
+  scen="$scendir/$name.yaml"
   "$tdmsim" gpu-case "$scen" --output "$work/case/$name" -q || { echo "$name: gpu-case failed"; continue; }
   mkdir -p "$work/gpu/$name"
   args=(--repeats "$repeats" --warmup "$warmup")
@@ -98,13 +106,13 @@ if [ "$numerics" -eq 1 ]; then
   emulate_one() {
     local name="$1"
     [ -f "$work/gpu/$name/y.npy" ] || { echo "$name: no GPU output"; return; }
-    "$tdmsim" emulate "validation/gpu/scenarios/$name.yaml" --output "$work/emu/$name" -q \
+    "$tdmsim" emulate "$scendir/$name.yaml" --output "$work/emu/$name" -q \
       --max-memory 48 || { echo "$name: emulate failed"; return; }
     python3 validation/gpu/compare.py "$name" "$work/emu/$name/y.npy" "$work/gpu/$name/y.npy" \
       >> "$out/numerics.csv.part.$name"
     rm -rf "$work/emu/$name"
   }
-  export -f emulate_one; export work tdmsim out
+  export -f emulate_one; export work tdmsim out scendir
   for row in "${rows[@]}"; do
     IFS=, read -r name split num rest <<< "$row"
     [ "$num" = 1 ] && echo "$name"
