@@ -128,6 +128,8 @@ Range job_k_range(const LayerShape& shape, const KernelChoice& kernel, const Til
 
 // The default tile of a stage for a block size (heuristic, docs/moe-plan.md).
 KernelTile default_tile(std::uint32_t block_m);
+// The default for a layer's scaling mode (docs/moe-plan.md "Kernel heuristic").
+KernelTile default_tile(std::uint32_t block_m, Quant quant);
 
 struct MoePlan {
   LayerShape shape;

@@ -63,8 +63,8 @@ struct KernelSpec {
             "tile of the gate/up kernel (also the fused 1-stage kernel)", Default{"auto"});
     v.param(down_tile, "down_tile", "tile of the down kernel", Default{"auto"});
     v.param(split_k, "split_k", "K splits (1 = none, 0 = heuristic)", Default{0u}, Max{64u});
-    v.param(pipeline_stages, "pipeline_stages", "software pipeline depth (buffers in LDS)",
-            Default{2u}, Min{1u}, Max{8u});
+    v.param(pipeline_stages, "pipeline_stages",
+            "software pipeline depth (buffers in LDS; 0 = heuristic)", Default{0u}, Max{8u});
   }
 };
 
