@@ -19,7 +19,7 @@ is kept, and both halves are then reported with it. The score is the MAPE of
 stage 2 (the down kernel), the only stage the fitted parameter acts on. The held-out rows never
 influence the choice.
 
-Fitted parameter (the one the unfitted report pointed at; docs/validation.md):
+Fitted parameter (the one the unfitted report pointed at):
   memory.l2.atomic_bytes_per_clock_per_channel of mi300x: the L2 atomic units'
   rate, which bounds the down kernel's scatter-add of every (token, expert)
   output row into the token's row.
@@ -29,7 +29,7 @@ docs/validation.md (collect() and section() below).
 
 Usage:
   validation/calibration/aiter_mi300x.py [--csv PATH] [--tdmsim build/apps/tdmsim/tdmsim]
-      [--max-tokens N] [--jobs J] [--fit] [--markdown docs/validation.md]
+      [--max-tokens N] [--jobs J] [--fit] [--markdown FILE]
 Progress goes to stderr; the Markdown report to --markdown (or stdout)."""
 import argparse
 import concurrent.futures
