@@ -66,10 +66,13 @@ def fail(msg):
 
 
 def git_commit():
+    """HEAD's short hash, with +wip when tracked files other than the report's own outputs
+    (docs/validation.md, docs/validation/) differ from it."""
     try:
         sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)docs/validation.md", ":(exclude)docs/validation"],
                                capture_output=True, text=True).stdout.strip()
         return sha + ("+wip" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
