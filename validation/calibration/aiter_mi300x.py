@@ -19,14 +19,17 @@ is kept, and both halves are then reported with it. The score is the MAPE of
 stage 2 (the down kernel), the only stage the fitted parameter acts on. The held-out rows never
 influence the choice.
 
-Fitted parameter (the one the unfitted report pointed at; docs/validation.md):
+Fitted parameter (the one the unfitted report pointed at):
   memory.l2.atomic_bytes_per_clock_per_channel of mi300x: the L2 atomic units'
   rate, which bounds the down kernel's scatter-add of every (token, expert)
   output row into the token's row.
 
+validation/report.py writes this report as the MI300X section of
+docs/validation.md (collect() and section() below).
+
 Usage:
   validation/calibration/aiter_mi300x.py [--csv PATH] [--tdmsim build/apps/tdmsim/tdmsim]
-      [--max-tokens N] [--jobs J] [--fit] [--markdown docs/validation.md]
+      [--max-tokens N] [--jobs J] [--fit] [--markdown FILE]
 Progress goes to stderr; the Markdown report to --markdown (or stdout)."""
 import argparse
 import concurrent.futures
@@ -164,6 +167,92 @@ def summary(rows):
     return "\n".join(out)
 
 
+def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None):
+    """Simulates the rows (with fit: first the fit grid on the calibration rows, then
+    all rows with the chosen value). cache: {(fit value or 0, tp, tokens): (sim1, sim2,
+    wall)} replaces tdmsim (a missing entry is an error). Returns (rows with sim1/sim2,
+    the fit table's lines, the simulated times as dicts for a cache)."""
+    t0 = time.time()
+    sims = []
+
+    def one(folder, r, value, machine):
+        if cache is not None:
+            key = (value or 0, r["tp"], r["tokens"])
+            if key not in cache:
+                raise RuntimeError(f"no cached MI300X simulation for tp {r['tp']}, {r['tokens']} tokens"
+                                   + (f", {FIT_KEY} {value}" if value else "") + ": run without --no-sim")
+            out = dict(r)
+            out["sim1"], out["sim2"], out["wall"] = cache[key]
+            return out
+        return simulate(tdmsim, folder, r, machine)
+
+    def run_all(folder, selection, value, label):
+        done = []
+        machine = machine_overlay(folder, value) if value and cache is None else None
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = [pool.submit(one, folder, r, value, machine) for r in selection]
+            for f in concurrent.futures.as_completed(futures):
+                done.append(f.result())
+                sims.append(dict(value=value or 0, tp=done[-1]["tp"], tokens=done[-1]["tokens"],
+                                 sim1=done[-1]["sim1"], sim2=done[-1]["sim2"], wall=done[-1]["wall"]))
+                if not quiet:
+                    print(f"\r{label}: {len(done)}/{len(selection)} rows simulated, "
+                          f"{time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+        if not quiet:
+            print(file=sys.stderr)
+        return done
+
+    fit_lines = []
+    with tempfile.TemporaryDirectory() as tmp:
+        value = None
+        if fit:
+            calibration = [r for r in rows if r["role"] == "calibration"]
+            best = None
+            fit_lines = [f"| `{FIT_KEY}` | calibration MAPE (stage 2) |", "|---|---|"]
+            for v in FIT_GRID:
+                res = run_all(tmp, calibration, v, f"MI300X fit {FIT_KEY}={v}")
+                # Scored on stage 2 alone: the parameter acts only on the down
+                # kernel's scatter-adds, so stage 1's errors must not steer it.
+                score = sum(abs(err(r["sim2"], r["us2"])) for r in res) / len(res)
+                fit_lines.append(f"| {v} | {100 * score:.1f}% |")
+                if best is None or score < best[0]:
+                    best = (score, v)
+            value = best[1]
+            fit_lines.append(f"\nChosen: {FIT_KEY} = {best[1]} (lowest calibration MAPE of stage 2).")
+        done = run_all(tmp, rows, value, "MI300X report")
+    done.sort(key=lambda r: (r["tp"], r["tokens"]))
+    return done, fit_lines, sims
+
+
+TITLE = "# Validation: MoE layer times against measurements\n\n"
+SHARED_CSV_NAME = "../shared/calibration/mi300x_fused_moe_qwen3_235b_bf16.csv"
+
+
+def section(done, fit_lines):
+    """The MI300X section of docs/validation.md (a level-2 heading and its body)."""
+    text = (
+        "## MI300X, AITER CK 2-stage fused MoE, Qwen3-235B-A22B bf16 (TP4, TP8)\n\n"
+        f"Measured: `{SHARED_CSV_NAME}`, read at run time and\n"
+        "not copied here. Each row is reproduced as a scenario on the `mi300x` machine, with the\n"
+        "row's tokens, shard, block_m, split-K and the tiles in its kernel names. Uniform routing\n"
+        "(seed 1) stands in for the benchmark's random top-k. The simulated times are kernel times\n"
+        "without launch overhead, as us1 and us2 are. Calibration and held-out rows alternate\n"
+        "in the file's order per shard, and were fixed before any fit. Error = simulated /\n"
+        "measured - 1; the measured times themselves are only in the data file.\n\n")
+    if fit_lines:
+        text += ("### Fit (calibration rows only)\n\n" + "\n".join(fit_lines) + "\n\n"
+                 "### Error with the fitted value\n\n")
+    return (text + summary(done) + "\n\n### Per row\n\n" + table(done) + "\n\n"
+            f"Simulation wall time: {sum(r['wall'] for r in done):.0f} s over {len(done)} rows "
+            f"(longest {max(r['wall'] for r in done):.0f} s).\n")
+
+
+def skipped_section(path):
+    return ("## MI300X, AITER CK 2-stage fused MoE, Qwen3-235B-A22B bf16 (TP4, TP8)\n\n"
+            f"**Skipped:** the measured file `{path}` is not present on this machine (it lives in\n"
+            f"`{SHARED_CSV_NAME}`, outside the project, and is never copied into it).\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--csv", default=DEFAULT_CSV)
@@ -177,60 +266,12 @@ def main():
     if not os.path.exists(args.csv):
         sys.exit(f"{args.csv}: not found (the calibration data lives in ../shared/calibration)")
     rows = [r for r in rows_of(args.csv) if r["tokens"] <= args.max_tokens]
-    t0 = time.time()
-
-    def run_all(selection, machine, label):
-        done = []
-        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = [pool.submit(simulate, args.tdmsim, tmp, r, machine) for r in selection]
-            for f in concurrent.futures.as_completed(futures):
-                done.append(f.result())
-                print(f"\r{label}: {len(done)}/{len(selection)} rows simulated, "
-                      f"{time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
-        print(file=sys.stderr)
-        return done
-
-    fit_lines = []
-    with tempfile.TemporaryDirectory() as tmp:
-        machine = None
-        if args.fit:
-            calibration = [r for r in rows if r["role"] == "calibration"]
-            best = None
-            fit_lines = [f"| `{FIT_KEY}` | calibration MAPE (stage 2) |", "|---|---|"]
-            for value in FIT_GRID:
-                m = machine_overlay(tmp, value)
-                res = run_all(calibration, m, f"fit {FIT_KEY}={value}")
-                # Scored on stage 2 alone: the parameter acts only on the down
-                # kernel's scatter-adds, so stage 1's errors must not steer it.
-                score = sum(abs(err(r["sim2"], r["us2"])) for r in res) / len(res)
-                fit_lines.append(f"| {value} | {100 * score:.1f}% |")
-                if best is None or score < best[0]:
-                    best = (score, value)
-            machine = machine_overlay(tmp, best[1])
-            fit_lines.append(f"\nChosen: {FIT_KEY} = {best[1]} (lowest calibration MAPE of stage 2).")
-        done = run_all(rows, machine, "report")
-    done.sort(key=lambda r: (r["tp"], r["tokens"]))
+    done, fit_lines, _ = collect(rows, args.tdmsim, args.jobs, args.fit)
     command = "validation/calibration/aiter_mi300x.py " + " ".join(sys.argv[1:])
-    header = (
-        "# Validation: MoE layer times against measurements\n\n"
-        "Generated by the command below; do not edit by hand.\n\n"
-        f"    {command}\n\n"
-        f"Run {time.strftime('%Y-%m-%d')} on {os.uname().nodename} ({os.cpu_count()} CPUs).\n\n"
-        "## MI300X, AITER CK 2-stage fused MoE, Qwen3-235B-A22B bf16 (TP4, TP8)\n\n"
-        "Measured: `../shared/calibration/mi300x_fused_moe_qwen3_235b_bf16.csv`, read at run time and\n"
-        "not copied here. Each row is reproduced as a scenario on the `mi300x` machine, with the\n"
-        "row's tokens, shard, block_m, split-K and the tiles in its kernel names. Uniform routing\n"
-        "(seed 1) stands in for the benchmark's random top-k. The simulated times are kernel times\n"
-        "without launch overhead, as us1 and us2 are. Calibration and held-out rows alternate\n"
-        "in the file's order per shard, and were fixed before any fit. Error = simulated /\n"
-        "measured - 1; the measured times themselves are only in the data file.\n\n")
-    if fit_lines:
-        header += ("### Fit (calibration rows only)\n\n" + "\n".join(fit_lines) + "\n\n"
-                   "### Error with the fitted value\n\n")
-    report = (header +
-              summary(done) + "\n\n### Per row\n\n" + table(done) + "\n\n"
-              f"Simulation wall time: {sum(r['wall'] for r in done):.0f} s over {len(done)} rows "
-              f"(longest {max(r['wall'] for r in done):.0f} s).\n")
+    report = (TITLE + "Generated by the command below; do not edit by hand.\n\n"
+              f"    {command}\n\n"
+              f"Run {time.strftime('%Y-%m-%d')} on {os.uname().nodename} ({os.cpu_count()} CPUs).\n\n"
+              + section(done, fit_lines))
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(report)

@@ -3,78 +3,44 @@
 prediction on the `h200` machine, per scenario, with error statistics per split
 (calibration / held-out, fixed in validation/gpu/scenarios/index.csv).
 
-compare_timing.py TDMSIM [--runs validation/data/h200/moe/timing-v3.jsonl]
+compare_timing.py TDMSIM [--runs validation/data/h200/moe/timing-vN.jsonl (newest)]
                   [--filter REGEX] [--max-tokens N] [--csv OUT.csv]
 
-The measured time compared is the layer as the simulator models it: sort plus the
-expert stages (gate/up, split-K reduce, down, or the 1-stage kernel). The y zeroing
-and the fp8 intermediate quantisation kernel are not modelled yet and are left out
-of the measured side (their times stay in runs.jsonl). Prints one row per scenario
-and, per split: MAPE, the largest error, Spearman rank correlation.
+The measured time compared is the layer as the simulator models it: the kernels of
+h200_data.COMPARED_KERNELS (sort plus the expert stages: gate/up, split-K reduce,
+down, or the 1-stage kernel). The y zeroing and the fp8 intermediate quantisation
+kernel are not modelled yet and are left out of the measured side (their times stay
+in runs.jsonl). Prints one row per scenario and, per split: MAPE, the largest error,
+Spearman rank correlation. validation/report.py writes the same comparison, with
+plots, into docs/validation.md.
 """
 import argparse
-import csv
-import json
-import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELLED = ("sort", "gate_up", "splitk_reduce", "down", "fused")
-
-
-def spearman(a, b):
-    def ranks(x):
-        order = sorted(range(len(x)), key=lambda i: x[i])
-        r = [0.0] * len(x)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and x[order[j + 1]] == x[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2.0
-            i = j + 1
-        return r
-    ra, rb = ranks(a), ranks(b)
-    n = len(a)
-    ma, mb = sum(ra) / n, sum(rb) / n
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
-    va = math.sqrt(sum((x - ma) ** 2 for x in ra))
-    vb = math.sqrt(sum((y - mb) ** 2 for y in rb))
-    return cov / (va * vb) if va > 0 and vb > 0 else float("nan")
-
-
-def predict(tdmsim, name, tmp):
-    out = os.path.join(tmp, name)
-    subprocess.run([tdmsim, "run", os.path.join(ROOT, "validation/gpu/scenarios", name + ".yaml"),
-                    "--path", "software", "--quiet", "--force", "--output", out], check=True)
-    s = json.load(open(os.path.join(out, "summary.json")))
-    return s["paths"][0]["total_us"]
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h200_data  # noqa: E402  (COMPARED_KERNELS, the data files, spearman, predict)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tdmsim")
-    ap.add_argument("--runs", default=os.path.join(ROOT, "validation/data/h200/moe/timing-v3.jsonl"))
+    ap.add_argument("--runs", default=h200_data.newest("timing", "jsonl"),
+                    help="timing-vN.jsonl (default: the newest)")
     ap.add_argument("--filter", default=".*")
     ap.add_argument("--max-tokens", type=int, default=1 << 30)
     ap.add_argument("--csv")
     a = ap.parse_args()
-    index = {r["name"]: r for r in csv.DictReader(open(os.path.join(ROOT, "validation/gpu/scenarios/index.csv")))}
+    index = h200_data.load_index()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for line in open(a.runs):
-            j = json.loads(line)
+        for j in h200_data.load_runs(a.runs):
             name = j["case"]
             if not re.search(a.filter, name) or int(index[name]["tokens"]) > a.max_tokens:
                 continue
-            k = j["timing"]["kernels_us_median"]
-            measured = sum(v for n, v in k.items() if n in MODELLED)
-            pred = predict(a.tdmsim, name, tmp)
+            measured = h200_data.measured_us(j)
+            pred = h200_data.predict(a.tdmsim, name, tmp)["predicted_us"]
             err = (pred - measured) / measured
             rows.append((name, index[name]["split"], measured, pred, err))
             print(f"{name:40s} {index[name]['split']:11s} measured {measured:10.1f} us  "
@@ -90,7 +56,7 @@ def main():
             continue
         mape = 100 * sum(abs(r[4]) for r in sel) / len(sel)
         worst = max(sel, key=lambda r: abs(r[4]))
-        rho = spearman([r[2] for r in sel], [r[3] for r in sel])
+        rho = h200_data.spearman([r[2] for r in sel], [r[3] for r in sel])
         print(f"{split}: {len(sel)} scenarios, MAPE {mape:.1f}%, worst {worst[0]} {100 * worst[4]:+.1f}%, "
               f"Spearman {rho:.3f}")
     return 0

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Checks of validation/report.py without the simulator (CTest validation.report_*):
+
+  full WORKDIR      the whole H200 report from the committed predictions
+                    (docs/validation/h200-predictions.csv, --no-sim) into WORKDIR: exit 0,
+                    every section, one time row per measured scenario, the PASS/FAIL lines,
+                    the four figures, no temporary file left, the MI300X section skipped
+                    when its measured file is absent
+  errors WORKDIR    a missing timing file, a missing prediction and a bad --filter exit 2
+                    naming the problem and leave no document behind
+
+Usage: report_checks.py MODE WORKDIR"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORT = os.path.join(ROOT, "validation", "report.py")
+PREDICTIONS = os.path.join(ROOT, "docs", "validation", "h200-predictions.csv")
+SECTIONS = ("# Validation: MoE layer times against measurements",
+            "## H200: the project's HIP kernels against the simulator's `h200` machine",
+            "### Accuracy per split", "Issue 6's bounds on the held-out half", "**Overall: ",
+            "### Error by model", "### Kernel quality (issue 6 item 7)",
+            "Against issue 6 item 7's targets", "### Numerics against the emulator",
+            "### Per scenario: time", "## MI300X, AITER CK 2-stage fused MoE")
+FIGURES = ("h200-predicted-vs-measured.png", "h200-error-by-tokens.png", "h200-error-by-model.png",
+           "h200-kernels-vs-floor.png")
+
+
+def report(args, expect):
+    cmd = [sys.executable, REPORT, "--quiet", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != expect:
+        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def newest_timing():
+    d = os.path.join(ROOT, "validation", "data", "h200", "moe")
+    files = [f for f in os.listdir(d) if f.startswith("timing-v") and f.endswith(".jsonl")]
+    return os.path.join(d, max(files, key=lambda f: int(f[8:-6])))
+
+
+def full(work):
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    out = os.path.join(work, "validation.md")
+    figs = os.path.join(work, "validation")
+    os.makedirs(figs)
+    shutil.copy(PREDICTIONS, figs)
+    report(["--no-sim", "--output", out, "--mi300x-csv", os.path.join(work, "absent.csv")], 0)
+    text = open(out).read()
+    for s in SECTIONS:
+        if s not in text:
+            sys.exit(f"FAILED: {out} lacks {s!r}")
+    if "**Skipped:**" not in text:
+        sys.exit("FAILED: the MI300X section is not marked skipped without its measured file")
+    if "**PASS**" not in text and "**FAIL**" not in text:
+        sys.exit("FAILED: no PASS/FAIL verdict")
+    runs = [json.loads(line)["case"] for line in open(newest_timing()) if line.strip()]
+    part = text.split("### Per scenario: time", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in part.splitlines() if line.startswith("| ") and not line.startswith("| scenario")]
+    if len(rows) != len(runs):
+        sys.exit(f"FAILED: {len(rows)} per-scenario rows, {len(runs)} measured scenarios")
+    for name in runs:
+        if f"| {name} |" not in part:
+            sys.exit(f"FAILED: no row for {name}")
+    for f in FIGURES:
+        p = os.path.join(figs, f)
+        if not os.path.isfile(p) or os.path.getsize(p) < 1000 or open(p, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
+            sys.exit(f"FAILED: {p} is not a PNG")
+        if f"validation/{f}" not in text:
+            sys.exit(f"FAILED: the document does not show {f}")
+    left = [f for d in (work, figs) for f in os.listdir(d) if f.startswith(".")]
+    if left:
+        sys.exit(f"FAILED: temporary files left: {left}")
+    print(f"ok: {len(runs)} scenarios, {len(SECTIONS)} sections, {len(FIGURES)} figures")
+
+
+def errors(work):
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    out = os.path.join(work, "validation.md")
+    common = ["--output", out, "--skip-mi300x", "--no-plots"]
+    r = report(["--no-sim", "--timing", os.path.join(work, "timing-v9.jsonl"), *common], 2)
+    if "timing-v9.jsonl: not found" not in r.stderr:
+        sys.exit(f"FAILED: missing timing file not named: {r.stderr}")
+    one = os.path.join(work, "one.csv")
+    with open(PREDICTIONS) as f, open(one, "w") as g:
+        lines = [line for line in f if not line.startswith("#")]
+        rows = list(csv.DictReader(lines))
+        g.write(lines[0] + next(line for line in lines[1:] if line.startswith(rows[0]["name"] + ",")))
+    r = report(["--predictions", one, *common], 2)
+    if "no prediction for" not in r.stderr:
+        sys.exit(f"FAILED: missing prediction not named: {r.stderr}")
+    r = report(["--no-sim", "--filter", "(", *common], 2)
+    if "--filter" not in r.stderr:
+        sys.exit(f"FAILED: bad filter not named: {r.stderr}")
+    if os.path.exists(out):
+        sys.exit(f"FAILED: {out} written by a failing run")
+    # and the single-scenario report that the fixture does cover
+    report(["--predictions", one, "--filter", f"^{rows[0]['name']}$", *common], 0)
+    if "| " + rows[0]["name"] + " |" not in open(out).read():
+        sys.exit("FAILED: the filtered report lacks its scenario")
+    print("ok: errors exit 2 and write nothing")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("full", "errors"):
+        sys.exit(__doc__)
+    {"full": full, "errors": errors}[sys.argv[1]](os.path.abspath(sys.argv[2]))

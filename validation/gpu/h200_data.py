@@ -1,0 +1,152 @@
+"""The recorded H200 MoE measurements (validation/data/h200/moe/) and the simulator's
+predictions of them: one place for what compare_timing.py and validation/report.py
+both need.
+
+COMPARED_KERNELS is the single definition of which measured kernels make up the
+layer time that is compared with the simulator's `h200` prediction: the kernels
+the simulator models. When the simulator models another kernel (`zero_y`,
+`quant_inter`), add it here and nowhere else.
+"""
+import csv
+import glob
+import json
+import math
+import os
+import re
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DATA_DIR = os.path.join(ROOT, "validation", "data", "h200", "moe")
+SCENARIO_DIR = os.path.join(ROOT, "validation", "gpu", "scenarios")
+INDEX_CSV = os.path.join(SCENARIO_DIR, "index.csv")
+
+# Measured kernels (run.json timing.kernels_us_median keys) summed into the time
+# compared with the simulator. The runner also times `zero_y` (y cleared before
+# the combine) and `quant_inter` (fp8 intermediate requantisation), which the
+# simulator does not model yet.
+COMPARED_KERNELS = ("sort", "gate_up", "splitk_reduce", "down", "fused")
+ALL_KERNELS = ("zero_y", "sort", "gate_up", "splitk_reduce", "quant_inter", "down", "fused")
+
+
+class DataError(Exception):
+    """A missing or malformed input file (the message names it)."""
+
+
+def version_of(path):
+    m = re.search(r"-v(\d+)\.[a-z]+$", os.path.basename(path))
+    return int(m.group(1)) if m else -1
+
+
+def versions(stem, ext, folder=DATA_DIR):
+    """{version: path} of folder/STEM-vN.EXT."""
+    return {version_of(p): p for p in glob.glob(os.path.join(folder, f"{stem}-v*.{ext}"))
+            if version_of(p) >= 0}
+
+
+def newest(stem, ext, folder=DATA_DIR, at_most=None):
+    """The highest-numbered folder/STEM-vN.EXT (at most version at_most), or None."""
+    v = {k: p for k, p in versions(stem, ext, folder).items() if at_most is None or k <= at_most}
+    return v[max(v)] if v else None
+
+
+def _open(path, what):
+    if not path or not os.path.isfile(path):
+        raise DataError(f"{path or what}: not found ({what})")
+    return open(path)
+
+
+def load_index(path=INDEX_CSV):
+    """name -> row of validation/gpu/scenarios/index.csv (split, model, dtype, tokens, ...)."""
+    with _open(path, "scenario index") as f:
+        rows = list(csv.DictReader(f))
+    for col in ("name", "split", "model", "dtype", "tokens", "routing", "tile"):
+        if rows and col not in rows[0]:
+            raise DataError(f"{path}: no column {col!r}")
+    return {r["name"]: r for r in rows}
+
+
+def load_runs(path):
+    """The run.json objects of a timing-vN.jsonl, in file order."""
+    out = []
+    with _open(path, "measured timing, one tdmsim-gpu run.json per line") as f:
+        for i, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                j = json.loads(line)
+                j["case"], j["timing"]["kernels_us_median"]
+            except (ValueError, KeyError, TypeError) as e:
+                raise DataError(f"{path}:{i}: not a tdmsim-gpu run.json line ({e})")
+            out.append(j)
+    return out
+
+
+def measured_us(run, kernels=COMPARED_KERNELS):
+    """The measured time compared with the simulator: the sum of `kernels`' medians."""
+    return sum(v for k, v in run["timing"]["kernels_us_median"].items() if k in kernels)
+
+
+def load_baselines(path):
+    """name -> (torch_loop_us, torch_grouped_us), None where a value is empty."""
+    out = {}
+    with _open(path, "PyTorch baselines") as f:
+        for r in csv.DictReader(f):
+            val = lambda k: float(r[k]) if r.get(k) not in (None, "") else None
+            out[r["name"]] = (val("torch_loop_us"), val("torch_grouped_us"))
+    return out
+
+
+def device_value(key, at_most=None):
+    """(value, path) of the newest device-vN.txt (version <= at_most) with a
+    `key value` line, or (None, None)."""
+    for v, p in sorted(versions("device", "txt").items(), reverse=True):
+        if at_most is not None and v > at_most:
+            continue
+        for line in open(p):
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == key:
+                return float(parts[1]), p
+    return None, None
+
+
+def spearman(a, b):
+    """Spearman rank correlation (average ranks for ties)."""
+    def ranks(x):
+        order = sorted(range(len(x)), key=lambda i: x[i])
+        r = [0.0] * len(x)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and x[order[j + 1]] == x[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2.0
+            i = j + 1
+        return r
+    if len(a) < 2:
+        return float("nan")
+    ra, rb = ranks(a), ranks(b)
+    n = len(a)
+    ma, mb = sum(ra) / n, sum(rb) / n
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = math.sqrt(sum((x - ma) ** 2 for x in ra))
+    vb = math.sqrt(sum((y - mb) ** 2 for y in rb))
+    return cov / (va * vb) if va > 0 and vb > 0 else float("nan")
+
+
+def predict(tdmsim, name, outdir):
+    """Simulates scenario `name` on its machine (`tdmsim run --path software`) and
+    returns predicted_us (the modelled kernels' total), the plan's weight_bytes
+    (distinct experts touched) and useful_flops, and the wall time."""
+    out = os.path.join(outdir, name)
+    t0 = time.time()
+    p = subprocess.run([tdmsim, "run", os.path.join(SCENARIO_DIR, name + ".yaml"), "--path", "software",
+                        "--quiet", "--force", "--output", out], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{name}: tdmsim run failed (exit {p.returncode}): {p.stderr.strip()}")
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    path = s["paths"][0]
+    return dict(name=name, predicted_us=path["total_us"], weight_bytes=path["floor"]["weight_bytes"],
+                useful_flops=path["floor"]["useful_flops"], sim_wall_s=time.time() - t0)
