@@ -55,7 +55,44 @@ constexpr MatrixInstr kHopperTable[] = {
     {"wgmma s8 (per sub-partition step)", 16, 16, 32, 1, DType::int8, 8, kHopper},
 };
 
+// Hopper's warp-level mma.sync, which our HIP kernels use on NVIDIA (no
+// wgmma): rates MEASURED on the H200 with kernels/microbench/core_bench.hip
+// (validation/data/h200/microbench/core.csv, 2026-11-29: bf16 and f16
+// m16n8k16 624 TFLOP/s, e4m3 m16n8k32 1600 TFLOP/s at 32 warps per SM),
+// expressed per sub-partition at the 1980 MHz clock as steps whose cycle
+// counts are whole: 16x16x64 in 55 cycles (623 TF), e4m3 16x16x128 in 43.
+constexpr std::string_view kMmaSync =
+    "MEASURED: H200 mma.sync throughput, kernels/microbench/core_bench.hip (core.csv)";
+constexpr MatrixInstr kHopperMmaSync[] = {
+    {"mma.sync m16n8k16 bf16 (per sub-partition, 16x16x64)", 16, 16, 64, 1, DType::bf16, 55, kMmaSync},
+    {"mma.sync m16n8k16 f16 (per sub-partition, 16x16x64)", 16, 16, 64, 1, DType::fp16, 55, kMmaSync},
+    {"mma.sync m16n8k32 e4m3 (per sub-partition, 16x16x128)", 16, 16, 128, 1, DType::fp8_e4m3, 43, kMmaSync},
+    {"mma.sync m16n8k32 e5m2 (per sub-partition, 16x16x128)", 16, 16, 128, 1, DType::fp8_e5m2, 43, kMmaSync},
+};
+
+std::optional<MatrixInstr> fastest(std::span<const MatrixInstr> table, DType operand) {
+  std::optional<MatrixInstr> best;
+  for (const auto& i : table) {
+    if (i.operand != operand) continue;
+    const double rate = static_cast<double>(i.flops()) / i.cycles;
+    if (!best || rate > static_cast<double>(best->flops()) / best->cycles) best = i;
+  }
+  return best;
+}
+
 }  // namespace
+
+std::span<const MatrixInstr> kernel_matrix_instructions(const MachineSpec& m) {
+  if (m.kernels.matrix_instructions == MatrixInstructions::mma_sync && m.isa == IsaFamily::hopper) {
+    return kHopperMmaSync;
+  }
+  return matrix_instructions(m.isa);
+}
+
+double kernel_matrix_flops_per_clock_per_simd(const MachineSpec& m, DType operand) {
+  const auto best = fastest(kernel_matrix_instructions(m), operand);
+  return best ? static_cast<double>(best->flops()) / best->cycles : 0.0;
+}
 
 std::span<const MatrixInstr> matrix_instructions(IsaFamily isa) {
   switch (isa) {
@@ -68,13 +105,7 @@ std::span<const MatrixInstr> matrix_instructions(IsaFamily isa) {
 }
 
 std::optional<MatrixInstr> best_matrix_instr(IsaFamily isa, DType operand) {
-  std::optional<MatrixInstr> best;
-  for (const auto& i : matrix_instructions(isa)) {
-    if (i.operand != operand) continue;
-    const double rate = static_cast<double>(i.flops()) / i.cycles;
-    if (!best || rate > static_cast<double>(best->flops()) / best->cycles) best = i;
-  }
-  return best;
+  return fastest(matrix_instructions(isa), operand);
 }
 
 double matrix_flops_per_clock_per_cu(IsaFamily isa, DType operand, std::uint32_t simds_per_cu) {

@@ -34,4 +34,13 @@ double matrix_flops_per_clock_per_cu(IsaFamily isa, DType operand, std::uint32_t
 // Dense matrix peak of a whole machine in FLOP/s (0 when unsupported).
 double peak_matrix_flops(const MachineSpec& m, DType operand);
 
+// The instructions the machine's software kernels use (`kernels.matrix_instructions`):
+// the ISA's table, or Hopper's mma.sync at measured rates. The timing model
+// charges these; the physical floor keeps the ISA's peak.
+std::span<const MatrixInstr> kernel_matrix_instructions(const MachineSpec& m);
+
+// FLOP per clock of one SIMD (sub-partition) issuing the kernels' fastest
+// instruction for `operand` (0 when none).
+double kernel_matrix_flops_per_clock_per_simd(const MachineSpec& m, DType operand);
+
 }  // namespace tdmsim::isa

@@ -82,6 +82,9 @@ struct TileProgram {
   // load (pointer chase); `chase` lists the addresses in order.
   std::vector<std::uint64_t> chase;
   std::uint64_t epilogue_vector_ops = 0;  // element operations (activation, scaling, ...)
+  // Time the workgroup spends beyond its modelled work before the epilogue
+  // (serial phases the model does not break down), in ps.
+  std::uint64_t extra_time_ps = 0;
   std::vector<MemRange> stores;
 
   std::uint32_t iterations() const {

@@ -139,22 +139,10 @@ def save_predictions(path, preds):
 
 
 def simulate_h200(tdmsim, names, jobs, quiet):
-    if not (os.path.isfile(tdmsim) and os.access(tdmsim, os.X_OK)):
-        raise DataError(f"{tdmsim}: no tdmsim executable (build it, pass --tdmsim, or use --no-sim)")
     commit, date = git_commit(), datetime.date.today().isoformat()
-    out, t0 = {}, time.time()
-    with tempfile.TemporaryDirectory() as tmp, \
-            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(h200_data.predict, tdmsim, n, tmp) for n in names]
-        for f in concurrent.futures.as_completed(futures):
-            p = f.result()
-            p["commit"], p["date"] = commit, date
-            out[p["name"]] = p
-            if not quiet:
-                print(f"\rH200: {len(out)}/{len(names)} scenarios simulated, {time.time() - t0:.0f} s",
-                      end="", file=sys.stderr, flush=True)
-    if not quiet:
-        print(file=sys.stderr)
+    out = h200_data.predict_many(tdmsim, names, jobs, quiet=quiet)
+    for p in out.values():
+        p["commit"], p["date"] = commit, date
     return out
 
 

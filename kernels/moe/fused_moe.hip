@@ -50,6 +50,14 @@ struct WarpGrid {
   static_assert(WM * WN <= kWarps && TM * WM == FM && TN * WN == FN, "tile not covered");
 };
 
+// Workgroups per CU the GEMM kernels are compiled for: two when the fp32
+// accumulators (doubled by block_128 partial sums) take at most 64 registers
+// per thread, so that the register file holds two workgroups of 256 threads
+// (<= 128 registers each); else one. The timing model uses the same rule
+// (sim/programs/moe_kernels.cpp, gemm_vgprs).
+template <int BM, int BN, bool BS>
+inline constexpr int kMinBlocks = BM * BN / kThreads * (BS ? 2 : 1) <= 64 ? 2 : 1;
+
 // A tile's rows as the copy loop sees them: a source address per row (null:
 // zero-fill) and, for fp8, the row's activation scales.
 struct RowSrc {
@@ -499,7 +507,7 @@ __device__ void gate_up_rows(const Args& p, std::uint32_t b, std::uint32_t e, st
 }
 
 template <class T, int BM, int BN, int BK, bool BS>
-__global__ void __launch_bounds__(kThreads) gate_up_kernel(Args p) {
+__global__ void __launch_bounds__(kThreads, (kMinBlocks<BM, BN, BS>)) gate_up_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
   __shared__ TileInfo<BM, BN> ti;
@@ -597,7 +605,7 @@ __global__ void quant_inter_kernel(Args p, std::uint8_t* q, float* scale) {
 }
 
 template <class T, int BM, int BN, int BK, bool BS>
-__global__ void __launch_bounds__(kThreads) down_kernel(Args p) {
+__global__ void __launch_bounds__(kThreads, (kMinBlocks<BM, BN, BS>)) down_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
   __shared__ TileInfo<BM, BN> ti;

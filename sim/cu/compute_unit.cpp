@@ -330,7 +330,7 @@ Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) 
   if (p.m == 0) return ready;
   const auto& cu = machine_.compute;
   auto& rate = matrix_rate_[static_cast<std::size_t>(p.dtype)];
-  if (rate < 0) rate = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1);
+  if (rate < 0) rate = isa::kernel_matrix_flops_per_clock_per_simd(machine_, p.dtype);
   const double per_simd = rate;
   if (per_simd <= 0) {
     throw std::runtime_error(std::string("no matrix instruction for ") +
@@ -405,7 +405,7 @@ bool ComputeUnit::step(Slot& s) {
     return false;
   }
   // Epilogue: vector work, then stores; the workgroup ends when they land.
-  Tick t = s.time;
+  Tick t = s.time + p.extra_time_ps;
   if (p.epilogue_vector_ops > 0) {
     t = vector_work(t, static_cast<double>(p.epilogue_vector_ops));
   }

@@ -29,6 +29,8 @@ constexpr std::uint64_t kReduceOps = 1;
 constexpr std::uint64_t kSortOpsPerRow = 8;
 constexpr std::uint32_t kSortRowsPerWorkgroup = 4096;  // 256 threads x 16 rows
 constexpr std::uint32_t kVgprs = 128;  // per thread, for the MFMA/WGMMA kernels
+// Bytes one workgroup of the output-clearing kernel writes (a memset's grid).
+constexpr std::uint64_t kZeroBytesPerWorkgroup = 64 * 1024;
 
 std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint32_t>((a + b - 1) / b);
@@ -60,13 +62,17 @@ struct Layer {
   MoeBuffers buf;
   bool tdm = false;         // token rows arrive through the tensor data movers
   DType mma = DType::bf16;  // matrix-pipe dtype
+  bool mma_sync = false;    // our NVIDIA kernels (kernels.matrix_instructions: mma_sync)
+  DType inter_dtype = DType::bf16;  // what gate/up stores (bf16 when a kernel quantises)
   std::uint32_t block_m = 0;
   std::uint32_t padded_rows = 0;
   std::uint32_t blocks = 0;
   std::uint64_t x_row = 0;    // bytes of one activation row (H elements)
-  std::uint64_t out_row = 0;  // bytes of one output row (H bf16)
+  std::uint64_t out_row = 0;  // bytes of one output row (H elements of the combine type)
+  std::uint32_t out_elem = 2; // bytes of one output element
   std::vector<TileJob> stage1, stage2;
   std::vector<std::uint32_t> block_expert;
+  std::uint64_t sort_overhead_ps = 0;  // kernels.sort_overhead
   // Per block: byte offsets of its real rows' tokens in x and in out.
   std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> x_rows, out_rows;
 };
@@ -76,10 +82,22 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
                                     std::max(1u, l.kernel.pipeline_stages));
 }
 
+// Registers per thread of a GEMM tile. Our NVIDIA kernels are compiled for
+// two workgroups per SM (<= 128 registers) when the fp32 accumulators,
+// doubled by block_128 partial sums, need at most 64 per thread, else for one
+// (kernels/moe/fused_moe.hip kMinBlocks); tiles with at most 16 accumulators
+// use about half that (ptxas -v, docs/gpu-kernels.md). Other kernels: kVgprs.
+std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile) {
+  if (!l.mma_sync) return kVgprs;
+  const std::uint64_t acc = std::uint64_t{tile.m} * tile.n / std::max(1u, tile.threads) *
+                            (l.shape.quant == Quant::block_128 ? 2 : 1);
+  return acc <= 16 ? 64 : acc <= 64 ? 128 : 255;  // ptxas: ~40-80, 92-128, 140-255
+}
+
 isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows) {
   isa::TileProgram p;
   p.threads = tile.threads;
-  p.vgprs_per_thread = kVgprs;
+  p.vgprs_per_thread = gemm_vgprs(l, tile);
   p.lds_bytes = lds_for(l, n_rows, tile.k);
   p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
   return p;
@@ -147,11 +165,12 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
                              std::uint64_t{n.begin} * 2 * 4;
     p.stores.push_back(strided(at, 2 * cols * 4, j.valid_rows, row));
   } else {
+    const DType it = l.inter_dtype;
     p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols *
-                            (kActivationOps + (dtype_bits(dt) <= 8 ? kQuantOps : 0));
-    const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
-    p.stores.push_back(strided(l.buf.inter + first_row * i_row + bytes_of(n.begin, dt),
-                               bytes_of(cols, dt), j.valid_rows, i_row));
+                            (kActivationOps + (dtype_bits(it) <= 8 ? kQuantOps : 0));
+    const std::uint64_t i_row = bytes_of(l.shape.inter, it);
+    p.stores.push_back(strided(l.buf.inter + first_row * i_row + bytes_of(n.begin, it),
+                               bytes_of(cols, it), j.valid_rows, i_row));
   }
   return p;
 }
@@ -171,10 +190,43 @@ isa::TileProgram reduce_program(const Layer& l, std::uint32_t block, std::uint32
   }
   const std::uint64_t elems = std::uint64_t{valid} * l.shape.inter;
   p.epilogue_vector_ops = elems * (2 * l.kernel.split_k * kReduceOps + kActivationOps +
-                                   (dtype_bits(l.shape.dtype) <= 8 ? kQuantOps : 0));
-  const std::uint64_t i_row = bytes_of(l.shape.inter, l.shape.dtype);
+                                   (dtype_bits(l.inter_dtype) <= 8 ? kQuantOps : 0));
+  const std::uint64_t i_row = bytes_of(l.shape.inter, l.inter_dtype);
   p.stores.push_back(strided(l.buf.inter + first_row * i_row, static_cast<std::uint32_t>(i_row),
                              valid, i_row));
+  return p;
+}
+
+// The fp8 intermediate's quantisation as a kernel between the stages
+// (kernels.fp8_intermediate: kernel): one workgroup per padded row, as our
+// kernels launch it; a real row reads its bf16 intermediate and writes it in
+// e4m3 with its scales, a padding row only reads its id.
+isa::TileProgram quant_program(const Layer& l, std::uint32_t row, bool real) {
+  isa::TileProgram p;
+  p.threads = 256;
+  p.vgprs_per_thread = 32;
+  p.prologue_loads.push_back(strided(l.buf.sorted_ids + std::uint64_t{row} * 4, 4, 1, 0));
+  if (!real) return p;
+  const std::uint32_t inter = l.shape.inter;
+  const std::uint64_t in_row = bytes_of(inter, DType::bf16);
+  const std::uint64_t q_row = bytes_of(inter, l.shape.dtype);
+  const std::uint32_t scales = l.shape.quant == Quant::block_128 ? ceil_div(inter, 128) : 1;
+  p.prologue_loads.push_back(strided(l.buf.inter + row * in_row, static_cast<std::uint32_t>(in_row), 1, 0));
+  p.epilogue_vector_ops = std::uint64_t{inter} * kQuantOps;
+  p.stores.push_back(strided(l.buf.inter_q + row * q_row, static_cast<std::uint32_t>(q_row), 1, 0));
+  p.stores.push_back(strided(l.buf.scales + std::uint64_t{row} * scales * 4, scales * 4, 1, 0));
+  return p;
+}
+
+// Clearing the output before the combine adds into it (kernels.combine:
+// fp32; a memset's grid of 64 KiB per workgroup).
+isa::TileProgram zero_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs) {
+  const std::uint64_t total = std::uint64_t{l.shape.tokens} * l.out_row;
+  const std::uint64_t first = total * wg / wgs, last = total * (wg + 1) / wgs;
+  isa::TileProgram p;
+  p.threads = 256;
+  p.vgprs_per_thread = 16;
+  p.stores.push_back(strided(l.buf.out + first, static_cast<std::uint32_t>(std::max<std::uint64_t>(4, last - first)), 1, 0));
   return p;
 }
 
@@ -194,7 +246,8 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   isa::Loop loop;
   loop.iterations = ceil_div(k.end - k.begin, tile.k);
   // The block's intermediate rows are contiguous (sorted order).
-  loop.loads.push_back(strided(l.buf.inter + first_row * i_row + k0, k_bytes, j.valid_rows, i_row, k_bytes));
+  const std::uint64_t a_base = l.buf.inter_q != 0 ? l.buf.inter_q : l.buf.inter;
+  loop.loads.push_back(strided(a_base + first_row * i_row + k0, k_bytes, j.valid_rows, i_row, k_bytes));
   loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * i_row + k0, k_bytes,
                                cols, i_row, k_bytes));
   loop.dtype = l.mma;
@@ -205,8 +258,8 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kCombineOps;
   // Combine: atomic adds into the tokens' output rows (each split adds its
   // part); the L2's atomic units do the read-modify-write.
-  p.stores.push_back(gathered(l.buf.out + std::uint64_t{n.begin} * 2, cols * 2, j.valid_rows,
-                              l.out_rows[j.block]));
+  p.stores.push_back(gathered(l.buf.out + std::uint64_t{n.begin} * l.out_elem, cols * l.out_elem,
+                              j.valid_rows, l.out_rows[j.block]));
   p.stores.back().atomic = true;
   return p;
 }
@@ -267,6 +320,7 @@ isa::TileProgram sort_program(const Layer& l, std::uint32_t wg, std::uint32_t wg
   p.prologue_loads.push_back(strided(l.buf.topk_ids + first * 4,
                                      static_cast<std::uint32_t>(std::max<std::uint64_t>(4, (last - first) * 4)), 1, 0));
   p.epilogue_vector_ops = (last - first) * kSortOpsPerRow + l.shape.experts_fused();
+  p.extra_time_ps = l.sort_overhead_ps;
   const auto out_bytes = static_cast<std::uint32_t>(std::max<std::uint64_t>(4, (out_last - out_first) * 4));
   p.stores.push_back(strided(l.buf.sorted_ids + out_first * 4, out_bytes, 1, 0));
   p.stores.push_back(strided(l.buf.sorted_weights + out_first * 4, out_bytes, 1, 0));
@@ -307,6 +361,15 @@ DType matrix_dtype(const MachineSpec& m, DType t) {
   return DType::bf16;
 }
 
+DType kernel_matrix_dtype(const MachineSpec& m, DType t) {
+  if (dtype_bits(t) == 8 && m.kernels.fp8_operands == Fp8Operands::f16) t = DType::fp16;
+  for (DType c : {t, DType::fp8_e4m3, DType::bf16}) {
+    if (dtype_bits(c) < dtype_bits(t)) continue;
+    if (isa::kernel_matrix_flops_per_clock_per_simd(m, c) > 0) return c;
+  }
+  return DType::bf16;
+}
+
 MoeFloor moe_floor(const MoePlan& plan, const MachineSpec& machine) {
   const auto& s = plan.shape;
   const double eb = element_bytes(s.dtype);
@@ -336,12 +399,18 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   const auto& s = plan.shape;
   l->shape = s;
   l->kernel = plan.kernel;
-  l->mma = matrix_dtype(machine, s.dtype);
+  l->mma = kernel_matrix_dtype(machine, s.dtype);
+  l->mma_sync = machine.kernels.matrix_instructions == MatrixInstructions::mma_sync;
+  const bool quant_kernel = plan.kernel.stages == 2 && dtype_bits(s.dtype) <= 8 &&
+                            machine.kernels.fp8_intermediate == Fp8Intermediate::kernel;
+  l->inter_dtype = quant_kernel ? DType::bf16 : s.dtype;
+  l->out_elem = machine.kernels.combine == CombineType::fp32 ? 4 : 2;
+  l->sort_overhead_ps = machine.kernels.sort_overhead.ps;
   l->block_m = plan.layout.block_m;
   l->padded_rows = plan.layout.padded_rows;
   l->blocks = static_cast<std::uint32_t>(plan.layout.block_expert.size());
   l->x_row = bytes_of(s.hidden, s.dtype);
-  l->out_row = std::uint64_t{s.hidden} * 2;
+  l->out_row = std::uint64_t{s.hidden} * l->out_elem;
   l->stage1 = plan.stage1;
   l->stage2 = plan.stage2;
   l->block_expert = plan.layout.block_expert;
@@ -361,7 +430,8 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   b.w2 = as.allocate(experts * s.hidden * bytes_of(s.inter, s.dtype));
   b.scales = as.allocate(1 << 20);
   if (plan.kernel.stages == 2) {
-    b.inter = as.allocate(std::uint64_t{l->padded_rows} * bytes_of(s.inter, s.dtype));
+    b.inter = as.allocate(std::uint64_t{l->padded_rows} * bytes_of(s.inter, l->inter_dtype));
+    if (quant_kernel) b.inter_q = as.allocate(std::uint64_t{l->padded_rows} * bytes_of(s.inter, s.dtype));
     if (plan.kernel.split_k > 1) {
       b.partials = as.allocate(std::uint64_t{plan.kernel.split_k} * l->padded_rows * 2 * s.inter * 4);
     }
@@ -370,6 +440,14 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
 
   MoeKernels k;
   k.buffers = b;
+  if (machine.kernels.combine == CombineType::fp32) {
+    const std::uint32_t zero_wgs =
+        std::max(1u, ceil_div(std::uint64_t{s.tokens} * l->out_row, kZeroBytesPerWorkgroup));
+    k.kernels.push_back(launch("moe_zero_out", zero_wgs, [l, zero_wgs](std::uint32_t wg) {
+      return zero_program(*l, wg, zero_wgs);
+    }));
+    k.stage.push_back("zero_out");
+  }
   const std::uint32_t sort_wgs = std::max(1u, ceil_div(rows, kSortRowsPerWorkgroup));
   k.kernels.push_back(launch("moe_sort", sort_wgs, [l, sort_wgs](std::uint32_t wg) {
     return sort_program(*l, wg, sort_wgs);
@@ -393,6 +471,14 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
       return reduce_program(*l, wg, valid[wg]);
     }));
     k.stage.push_back("reduce");
+  }
+  if (quant_kernel) {
+    std::vector<bool> real(l->padded_rows);
+    for (std::uint32_t r = 0; r < l->padded_rows; ++r) real[r] = plan.layout.sorted_rows[r] != plan.layout.sentinel;
+    k.kernels.push_back(launch("moe_quant_inter", l->padded_rows, [l, real](std::uint32_t wg) {
+      return quant_program(*l, wg, real[wg]);
+    }));
+    k.stage.push_back("quant_inter");
   }
   k.kernels.push_back(launch("moe_down", static_cast<std::uint32_t>(l->stage2.size()),
                              [l](std::uint32_t wg) { return down_program(*l, l->stage2[wg]); }));
@@ -429,7 +515,9 @@ MoeKernels tdm_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec& mac
       plan, policy, format::packed_address_map(plan, k.buffers.x), {slot_ns, format::SlotUnit::ns});
   std::size_t d = 0;
   for (std::size_t i = 0; i < k.kernels.size(); ++i) {
-    if (k.stage[i] == "sort") continue;  // software still sorts (it writes the task table)
+    // Software still sorts (it writes the task table), clears the output and
+    // quantises between the stages.
+    if (k.stage[i] == "sort" || k.stage[i] == "zero_out" || k.stage[i] == "quant_inter") continue;
     const auto& jobs = k.stage[i] == "down" ? plan.stage2 : plan.stage1;
     std::shared_ptr<isa::HardwareDispatch> hw;
     if (k.stage[i] == "reduce") {

@@ -28,8 +28,9 @@ struct MoeBuffers {
   std::uint64_t w2 = 0;          // down weights [E_fused][H][I]
   std::uint64_t scales = 0;      // quantisation scales (fp8)
   std::uint64_t inter = 0;       // intermediate [padded rows][I] (2-stage)
+  std::uint64_t inter_q = 0;     // fp8 copy of it, when a kernel quantises between the stages
   std::uint64_t partials = 0;    // split-K fp32 partial sums (gate/up)
-  std::uint64_t out = 0;         // output [tokens][H] (bf16)
+  std::uint64_t out = 0;         // output [tokens][H] (bf16, or fp32: kernels.combine)
 };
 
 // Bytes per element of a dtype (fractional for 4-bit types).
@@ -39,6 +40,10 @@ double element_bytes(DType t);
 // where the ISA has an instruction for it, else the operands are widened in
 // registers (fp4 -> fp8 -> bf16), as kernels for such parts do.
 DType matrix_dtype(const MachineSpec& m, DType t);
+
+// The same for the machine's software kernels (`kernels:`): their matrix
+// instructions, and fp8 converted to f16 where `kernels.fp8_operands` says so.
+DType kernel_matrix_dtype(const MachineSpec& m, DType t);
 
 // The physical floor of a layer on a machine: it cannot run faster than its
 // compulsory bytes (the expert weights actually touched, activations read
@@ -57,7 +62,8 @@ MoeFloor moe_floor(const plan::MoePlan& plan, const MachineSpec& machine);
 struct MoeKernels {
   MoeBuffers buffers;
   std::vector<isa::KernelLaunch> kernels;  // in launch order
-  std::vector<std::string> stage;          // per kernel: "sort", "gate_up", "reduce", "down", "fused"
+  // Per kernel: "zero_out", "sort", "gate_up", "reduce", "quant_inter", "down", "fused".
+  std::vector<std::string> stage;
 };
 
 // The software path: sort, then the plan's fused-MoE kernel(s).

@@ -36,6 +36,7 @@ config::ResolvedScenario tiny_scenario() {
   m.memory.hbm.refresh_time = units::Duration{0};
   m.memory.hbm.row_miss_penalty = units::Duration{0};
   m.memory.hbm.turnaround = units::Duration{0};
+  m.kernels = KernelsSpec{};  // AITER-style kernels (the h200 file describes ours)
   auto& model = sc.model.spec;
   model.experts = 1;
   model.top_k = 1;
@@ -198,4 +199,105 @@ TEST_CASE("no shipped scenario's software path beats its physical floor (small o
   sim::programs::AddressSpace as;
   const auto t = gpu.run(sim::programs::software_moe(as, p, sc.machine.spec).kernels);
   CHECK(static_cast<double>(t.back().end - t.front().launch) * 1e-12 > f.seconds());
+}
+
+namespace {
+
+// Analytic times of the tiny layer's sort and fused kernels, as derived in
+// the first test case, with `per_pipe` FLOP/clock per matrix pipe.
+struct TinyTimes {
+  double sort, fused;
+};
+TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe) {
+  const double hit = ps(m.memory.l2.hit_latency);
+  const double miss = hit + ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
+  const double flush = ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
+  const double launch = ps(m.launch.kernel_launch) + ps(m.launch.workgroup_dispatch);
+  const double clock_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
+  const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
+  const double pipes = std::min<double>(256 / m.compute.wave_size, m.compute.simds_per_cu);
+  const double mma = (2.0 * 16 * 64 * 64 + 2.0 * 16 * 64 * 32) / (per_pipe * pipes) * clock_ps;
+  const double vec = (16.0 * 32 * 8 + 16.0 * 64 * 2) / lanes * clock_ps;
+  const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
+  return {launch + miss + (1.0 * 8 + 1) / lanes * clock_ps + hit + flush,
+          launch + miss + mma + vec + miss + atomic + flush};
+}
+
+}  // namespace
+
+TEST_CASE("kernels.sort_overhead adds exactly its time to the sort; mma_sync charges the measured rate", "[moe]") {
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.sort_overhead = units::Duration{5'000'000};
+  m.kernels.matrix_instructions = MatrixInstructions::mma_sync;
+  const double mma_rate = 2.0 * 16 * 16 * 64 / 55;  // isa/matrix_table.cpp, measured
+  CHECK(isa::kernel_matrix_flops_per_clock_per_simd(m, DType::bf16) == Approx(mma_rate));
+  const plan::MoePlan p = plan::build_plan(sc);
+  sim::Gpu gpu(m);
+  sim::programs::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, m);
+  REQUIRE(k.stage == std::vector<std::string>{"sort", "fused"});
+  const auto t = gpu.run(k.kernels);
+  const TinyTimes want = tiny_analytic(m, mma_rate * m.compute.matrix_efficiency);
+  CHECK(static_cast<double>(t[0].end - t[0].launch) == Approx(want.sort + 5e6).margin(100));
+  CHECK(static_cast<double>(t[1].end - t[1].launch) == Approx(want.fused).margin(100));
+}
+
+TEST_CASE("kernels: fp8 through f16 on mma_sync, the floor keeps the ISA's fp8 peak", "[moe]") {
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.matrix_instructions = MatrixInstructions::mma_sync;
+  CHECK(isa::kernel_matrix_flops_per_clock_per_simd(m, DType::fp8_e4m3) == Approx(2.0 * 16 * 16 * 128 / 43));
+  CHECK(sim::programs::kernel_matrix_dtype(m, DType::fp8_e4m3) == DType::fp8_e4m3);
+  m.kernels.fp8_operands = Fp8Operands::f16;
+  CHECK(sim::programs::kernel_matrix_dtype(m, DType::fp8_e4m3) == DType::fp16);
+  CHECK(sim::programs::kernel_matrix_dtype(m, DType::bf16) == DType::bf16);
+  CHECK(sim::programs::matrix_dtype(m, DType::fp8_e4m3) == DType::fp8_e4m3);
+}
+
+TEST_CASE("kernels.combine fp32: a clearing kernel first, 4-byte output elements", "[moe]") {
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.combine = CombineType::fp32;
+  const plan::MoePlan p = plan::build_plan(sc);
+  sim::programs::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, m);
+  REQUIRE(k.stage == std::vector<std::string>{"zero_out", "sort", "fused"});
+  std::uint64_t cleared = 0;
+  for (std::uint32_t wg = 0; wg < k.kernels[0].workgroups; ++wg) {
+    for (const auto& st : k.kernels[0].program(wg).stores) cleared += st.bytes();
+  }
+  CHECK(cleared == std::uint64_t{sc.scenario.spec.tokens} * 64 * 4);
+  const auto fused = k.kernels[2].program(0);
+  REQUIRE(fused.stores.size() == 1);
+  CHECK(fused.stores[0].atomic);
+  CHECK(fused.stores[0].row_bytes == 64 * 4);
+}
+
+TEST_CASE("kernels.fp8_intermediate kernel: gate/up stores bf16, one workgroup per padded row between the stages", "[moe]") {
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  sc.model.spec.intermediate_size = 256;
+  sc.scenario.spec.dtype = DType::fp8_e4m3;
+  sc.scenario.spec.quant = Quant::per_token;
+  sc.scenario.spec.kernel.stages = 2;
+  m.kernels.fp8_intermediate = Fp8Intermediate::kernel;
+  const plan::MoePlan p = plan::build_plan(sc);
+  sim::programs::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, m);
+  REQUIRE(k.stage == std::vector<std::string>{"sort", "gate_up", "quant_inter", "down"});
+  CHECK(k.kernels[2].workgroups == p.layout.padded_rows);
+  const auto real = k.kernels[2].program(0);  // row 0 is the token's
+  REQUIRE(real.prologue_loads.size() == 2);
+  CHECK(real.prologue_loads[1].row_bytes == 256 * 2);  // bf16 in
+  CHECK(real.stores.at(0).row_bytes == 256);           // e4m3 out
+  CHECK(k.kernels[2].program(p.layout.padded_rows - 1).stores.empty());  // a padding row
+  const auto gate_up = k.kernels[1].program(0);
+  CHECK(gate_up.stores.at(0).row_bytes == gate_up.loops.at(0).n / 2 * 2);  // bf16 columns
+  // Without the kernel the epilogue quantises: gate/up stores e4m3, no kernel between.
+  m.kernels.fp8_intermediate = Fp8Intermediate::epilogue;
+  sim::programs::AddressSpace as2;
+  const auto k2 = sim::programs::software_moe(as2, p, m);
+  CHECK(k2.stage == std::vector<std::string>{"sort", "gate_up", "down"});
+  CHECK(k2.kernels[1].program(0).stores.at(0).row_bytes == gate_up.loops.at(0).n / 2);
 }

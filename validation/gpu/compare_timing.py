@@ -7,10 +7,8 @@ compare_timing.py TDMSIM [--runs validation/data/h200/moe/timing-vN.jsonl (newes
                   [--filter REGEX] [--max-tokens N] [--csv OUT.csv]
 
 The measured time compared is the layer as the simulator models it: the kernels of
-h200_data.COMPARED_KERNELS (sort plus the expert stages: gate/up, split-K reduce,
-down, or the 1-stage kernel). The y zeroing and the fp8 intermediate quantisation
-kernel are not modelled yet and are left out of the measured side (their times stay
-in runs.jsonl). Prints one row per scenario and, per split: MAPE, the largest error,
+h200_data.COMPARED_KERNELS (all the runner times: y zeroing, sort, gate/up, split-K
+reduce, fp8 intermediate quantisation, down, or the 1-stage kernel). Prints one row per scenario and, per split: MAPE, the largest error,
 Spearman rank correlation. validation/report.py writes the same comparison, with
 plots, into docs/validation.md.
 """

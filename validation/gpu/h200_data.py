@@ -12,6 +12,7 @@ import glob
 import json
 import math
 import os
+import sys
 import re
 import subprocess
 import time
@@ -22,10 +23,10 @@ SCENARIO_DIR = os.path.join(ROOT, "validation", "gpu", "scenarios")
 INDEX_CSV = os.path.join(SCENARIO_DIR, "index.csv")
 
 # Measured kernels (run.json timing.kernels_us_median keys) summed into the time
-# compared with the simulator. The runner also times `zero_y` (y cleared before
-# the combine) and `quant_inter` (fp8 intermediate requantisation), which the
-# simulator does not model yet.
-COMPARED_KERNELS = ("sort", "gate_up", "splitk_reduce", "down", "fused")
+# compared with the simulator: all of them, since the simulator models the
+# output clearing (`zero_y`, its `zero_out`) and the fp8 intermediate's
+# quantisation kernel too (machine `kernels:` section, docs/moe-timing.md).
+COMPARED_KERNELS = ("zero_y", "sort", "gate_up", "splitk_reduce", "quant_inter", "down", "fused")
 ALL_KERNELS = ("zero_y", "sort", "gate_up", "splitk_reduce", "quant_inter", "down", "fused")
 
 
@@ -135,14 +136,18 @@ def spearman(a, b):
     return cov / (va * vb) if va > 0 and vb > 0 else float("nan")
 
 
-def predict(tdmsim, name, outdir):
-    """Simulates scenario `name` on its machine (`tdmsim run --path software`) and
-    returns predicted_us (the modelled kernels' total), the plan's weight_bytes
-    (distinct experts touched) and useful_flops, and the wall time."""
+def predict(tdmsim, name, outdir, machine=None):
+    """Simulates scenario `name` on its machine (`tdmsim run --path software`), or
+    on the machine YAML `machine` instead, and returns predicted_us (the layer's
+    total), the plan's weight_bytes (distinct experts touched) and useful_flops,
+    and the wall time."""
     out = os.path.join(outdir, name)
     t0 = time.time()
-    p = subprocess.run([tdmsim, "run", os.path.join(SCENARIO_DIR, name + ".yaml"), "--path", "software",
-                        "--quiet", "--force", "--output", out], capture_output=True, text=True)
+    cmd = [tdmsim, "run", os.path.join(SCENARIO_DIR, name + ".yaml"), "--path", "software",
+           "--quiet", "--force", "--output", out]
+    if machine:
+        cmd += ["--machine", machine]
+    p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{name}: tdmsim run failed (exit {p.returncode}): {p.stderr.strip()}")
     with open(os.path.join(out, "summary.json")) as f:
@@ -150,3 +155,32 @@ def predict(tdmsim, name, outdir):
     path = s["paths"][0]
     return dict(name=name, predicted_us=path["total_us"], weight_bytes=path["floor"]["weight_bytes"],
                 useful_flops=path["floor"]["useful_flops"], sim_wall_s=time.time() - t0)
+
+
+def predict_many(tdmsim, names, jobs=2, machine=None, label="H200", quiet=False):
+    """predict() for every name, `jobs` at a time; {name: result}. Progress on stderr."""
+    import concurrent.futures
+    import tempfile
+    if not (os.path.isfile(tdmsim) and os.access(tdmsim, os.X_OK)):
+        raise DataError(f"{tdmsim}: no tdmsim executable")
+    out, t0 = {}, time.time()
+    with tempfile.TemporaryDirectory() as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(predict, tdmsim, n, tmp, machine) for n in names]
+        for f in concurrent.futures.as_completed(futures):
+            r = f.result()
+            out[r["name"]] = r
+            if not quiet:
+                print(f"\r{label}: {len(out)}/{len(names)} scenarios simulated, {time.time() - t0:.0f} s",
+                      end="", file=sys.stderr, flush=True)
+    if not quiet:
+        print(file=sys.stderr)
+    return out
+
+
+def error_stats(rows):
+    """rows: (measured, predicted) pairs -> n, MAPE (fraction), worst |error|, Spearman."""
+    errs = [(p - m) / m for m, p in rows]
+    return dict(n=len(rows), mape=sum(abs(e) for e in errs) / len(errs) if errs else float("nan"),
+                worst=max((abs(e) for e in errs), default=float("nan")),
+                spearman=spearman([m for m, _ in rows], [p for _, p in rows]) if len(rows) > 1 else float("nan"))

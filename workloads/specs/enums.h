@@ -27,6 +27,17 @@ enum class TdmPolicy { load_balance, capacity_first, low_latency, custom };
 // Which dword0 bit of a TDM group0 is gather-enable: sources disagree (hardware.md 1.3).
 enum class GatherBitLayout { mlir, triton };
 enum class SweepMode { grid, zip, random, lhs };
+// Matrix instructions the software kernels use: the ISA's fastest, or (Hopper)
+// the warp-level mma.sync that our HIP kernels compile to on NVIDIA.
+enum class MatrixInstructions { isa, mma_sync };
+// How 8-bit operands reach the matrix pipe: as they are, or converted to f16
+// in registers first (our NVIDIA kernels, docs/gpu-kernels.md).
+enum class Fp8Operands { native, f16 };
+// Element type the combine accumulates the layer output in.
+enum class CombineType { bf16, fp32 };
+// Where the fp8 intermediate is quantised: in the gate/up epilogue, or by a
+// separate kernel between the stages.
+enum class Fp8Intermediate { epilogue, kernel };
 
 // Bits per element of a dtype.
 constexpr std::uint32_t dtype_bits(DType t) {
@@ -76,6 +87,12 @@ TDMSIM_ENUM_NAMES(TdmPolicy, 4, {TdmPolicy::load_balance, "load_balance"},
                   {TdmPolicy::low_latency, "low_latency"}, {TdmPolicy::custom, "custom"});
 TDMSIM_ENUM_NAMES(GatherBitLayout, 2, {GatherBitLayout::mlir, "mlir"},
                   {GatherBitLayout::triton, "triton"});
+TDMSIM_ENUM_NAMES(MatrixInstructions, 2, {MatrixInstructions::isa, "isa"},
+                  {MatrixInstructions::mma_sync, "mma_sync"});
+TDMSIM_ENUM_NAMES(Fp8Operands, 2, {Fp8Operands::native, "native"}, {Fp8Operands::f16, "f16"});
+TDMSIM_ENUM_NAMES(CombineType, 2, {CombineType::bf16, "bf16"}, {CombineType::fp32, "fp32"});
+TDMSIM_ENUM_NAMES(Fp8Intermediate, 2, {Fp8Intermediate::epilogue, "epilogue"},
+                  {Fp8Intermediate::kernel, "kernel"});
 TDMSIM_ENUM_NAMES(SweepMode, 4, {SweepMode::grid, "grid"}, {SweepMode::zip, "zip"},
                   {SweepMode::random, "random"}, {SweepMode::lhs, "lhs"});
 

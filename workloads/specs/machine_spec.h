@@ -207,6 +207,40 @@ struct LaunchSpec {
   }
 };
 
+// The software fused-MoE kernels this machine runs (the software path), where
+// they differ from AITER-style defaults: on the `h200` machine, our HIP
+// kernels as compiled for NVIDIA (docs/gpu-kernels.md, docs/moe-timing.md).
+struct KernelsSpec {
+  MatrixInstructions matrix_instructions{};
+  Fp8Operands fp8_operands{};
+  CombineType combine{};
+  Fp8Intermediate fp8_intermediate{};
+  Duration sort_overhead{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(matrix_instructions, "matrix_instructions",
+            "matrix instructions of the kernels: isa (the fastest in the isa/ table) or mma_sync "
+            "(Hopper warp-level MMA, measured rates)",
+            Default{MatrixInstructions::isa});
+    v.param(fp8_operands, "fp8_operands",
+            "8-bit operands to the matrix pipe as they are (native) or converted to f16 first",
+            Default{Fp8Operands::native});
+    v.param(combine, "combine",
+            "element type the output is accumulated in by the combine's atomic adds; fp32 also "
+            "clears the output with a kernel of its own first",
+            Default{CombineType::bf16});
+    v.param(fp8_intermediate, "fp8_intermediate",
+            "where an fp8 layer's intermediate is quantised: gate/up epilogue, or a kernel "
+            "between the stages (gate/up then writes bf16)",
+            Default{Fp8Intermediate::epilogue});
+    v.param(sort_overhead, "sort_overhead",
+            "fixed time of the sorting step beyond its modelled work (its serial scans and "
+            "extra launches)",
+            Default{"0ns"}, Max{"1ms"});
+  }
+};
+
 // The hypothetical hardware TDM MoE descriptor unit. No public figures exist:
 // every value in a machine file is an assumption and says so.
 struct TdmSpec {
@@ -254,6 +288,7 @@ struct MachineSpec {
   ComputeSpec compute;
   MemorySpec memory;
   LaunchSpec launch;
+  KernelsSpec kernels;
   std::optional<TdmSpec> tdm;
 
   template <class V>
@@ -265,6 +300,7 @@ struct MachineSpec {
     v.section(compute, "compute", "compute units, waves, registers and LDS");
     v.section(memory, "memory", "caches, HBM and fabric");
     v.section(launch, "launch", "kernel launch and workgroup dispatch overheads");
+    v.section(kernels, "kernels", "the software fused-MoE kernels this machine runs");
     v.section(tdm, "tdm", "hardware TDM MoE descriptor unit (hypothetical)");
   }
 };
