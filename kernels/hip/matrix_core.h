@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/hip/hip_portability.h"
+#include "kernels/hip/lds_swizzle.h"
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__) && !defined(__CUDACC__)
 #include <hip/hip_bf16.h>
@@ -83,15 +84,29 @@ __device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], const void* p) {
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(a));
 }
-// A: the 16 x 32-byte tile at `base`, rows `ld` bytes apart (16-byte aligned).
-__device__ __forceinline__ void load_a(RegA& f, const unsigned char* base, int ld) {
+// The loaders read a tile stored in the swizzled layout L (lds_swizzle.h:
+// rows of L::kRowBytes = 16 L::kChunks bytes, chunks XOR-swizzled), which
+// lds_swizzle.h shows hits 8 distinct bank groups per 8x8 matrix. `base` is
+// the byte offset from `smem` of the warp's first fragment row, a multiple of
+// L::kRowBytes (stage offset + row index x kRowBytes, the row a multiple of
+// 8); the fragment starts `rows` rows further (a multiple of 8, usually a
+// constant: it is added after the XOR, as an immediate); `ks` is the 32-byte K
+// step (bytes [32 ks, 32 ks + 32) of each row).
+// A: 16 rows x 32 bytes of K.
+template <class L>
+__device__ __forceinline__ void load_a(RegA& f, const unsigned char* smem, int base, int ks, int rows) {
+  static_assert(L::kSwizzled, "the ldmatrix loaders address the swizzled layout");
   const int l = threadIdx.x % 32;
-  ldsm_x4(f.r, base + (l % 16) * ld + (l / 16) * 16);
+  const int y = lds::lane_y<L>(lds::a_lane_row(l), lds::a_lane_chunk(l));
+  ldsm_x4(f.r, smem + lds::ldsm_offset<L>(base, y, ks, rows));
 }
-// B: 16 output columns stored as rows (K contiguous), rows `ld` bytes apart.
-__device__ __forceinline__ void load_b(RegB& f, const unsigned char* base, int ld) {
+// B: 16 output columns stored as rows (K contiguous).
+template <class L>
+__device__ __forceinline__ void load_b(RegB& f, const unsigned char* smem, int base, int ks, int rows) {
+  static_assert(L::kSwizzled, "the ldmatrix loaders address the swizzled layout");
   const int l = threadIdx.x % 32;
-  ldsm_x4(f.r, base + ((l % 8) + (l / 16) * 8) * ld + ((l / 8) % 2) * 16);
+  const int y = lds::lane_y<L>(lds::b_lane_row(l), lds::b_lane_chunk(l));
+  ldsm_x4(f.r, smem + lds::ldsm_offset<L>(base, y, ks, rows));
 }
 __device__ __forceinline__ void zero(RegC& c) {
 #pragma unroll

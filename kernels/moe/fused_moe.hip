@@ -65,10 +65,22 @@ struct RowSrc {
   const float* scale;
 };
 
+// How the A and B rows of a pipeline stage lie in LDS is the backend's
+// (kernels/hip/lds_swizzle.h): on NVIDIA rows of exactly BK elements with their
+// 16-byte chunks XOR-swizzled, which ldmatrix reads without bank conflicts; on
+// AMD rows padded by 16 bytes, the leading dimension rocWMMA's loads take.
+#ifdef TDMSIM_MMA_SYNC
+constexpr bool kSwizzledTiles = true;
+#else
+constexpr bool kSwizzledTiles = false;
+#endif
+
 // Shared-memory layout of the GEMM core, in bytes.
 template <class T, int BM, int BN, int BK>
 struct Smem {
-  static constexpr int kRowBytes = BK * int(sizeof(T)) + 16;  // +16 B: no bank conflicts
+  static_assert(BK * int(sizeof(T)) % 16 == 0 && BM % 8 == 0, "rows of whole 16-byte chunks; B from a row 8k");
+  using Layout = lds::TileLayout<BK * int(sizeof(T)) / 16, kSwizzledTiles>;
+  static constexpr int kRowBytes = Layout::kRowBytes;  // BK * sizeof(T), + 16 if padded
   static constexpr int kStageBytes = (BM + BN) * kRowBytes;
   static constexpr int kHalfLd = BK + 8;  // fp8 -> bf16 buffer, elements (wmma path)
   static_assert(kHalfLd % 8 == 0);
@@ -82,6 +94,70 @@ struct Smem {
   static int bytes(int stages) {
     const int main = stages * kStageBytes + kConvBytes;
     return main > kCBytes ? main : kCBytes;
+  }
+};
+
+// The copy side of both main loops' pipelines. Each thread copies the same
+// (row, 16-byte chunk) slots of every K tile (lds::CopySlots: logical chunk
+// tid % C of rows tid / C + i * kThreads / C): their sources and the LDS
+// offset are computed once, so a tile's copies cost an add and a cp.async
+// each (the index arithmetic per copy was of the order of the matrix work).
+// A null row source zero-fills (padding rows, rows past N). Slot i's LDS
+// offset is slot 0's plus i * Slots::kSlotStride in either layout: in the
+// swizzled one because its rows are a multiple of 8 rows apart and the
+// swizzle depends on the row mod 8 only (lds_swizzle.h).
+template <class T, int BM, int BN, int BK>
+struct TileCopy {
+  using S = Smem<T, BM, BN, BK>;
+  using L = typename S::Layout;
+  using Slots = lds::CopySlots<kThreads, L>;
+  static constexpr int kElems = 16 / int(sizeof(T));  // elements per 16-byte copy
+  static constexpr int kRows = BM + BN;
+  static constexpr int kCopies = (kRows + Slots::kRowsPerPass - 1) / Slots::kRowsPerPass;
+
+  const std::uint8_t* src[kCopies];  // row source at k0 + this thread's chunk; null: zero-fill
+  int dst;                           // slot 0's byte offset in a stage (physical chunk)
+
+  // Whether slot i's row exists (only the last slot can lack one).
+  __device__ static bool has(int i) {
+    return kRows % Slots::kRowsPerPass == 0 || i < kCopies - 1 || Slots::row(threadIdx.x, i) < kRows;
+  }
+  __device__ TileCopy(const RowSrc* a, const RowSrc* b, std::uint32_t k0) {
+    const int chunk = Slots::chunk(threadIdx.x);
+    dst = Slots::first_offset(threadIdx.x);
+#pragma unroll
+    for (int i = 0; i < kCopies; ++i) {
+      src[i] = nullptr;
+      if (has(i)) {
+        const int row = Slots::row(threadIdx.x, i);
+        const RowSrc& rs = row < BM ? a[row] : b[row - BM];
+        if (rs.ptr) src[i] = rs.ptr + (std::size_t{k0} + chunk * kElems) * sizeof(T);
+      }
+    }
+  }
+  // Copies K tile `tile` of [k0, k1) (columns k0 + tile BK on) into its
+  // stage buffer and commits a group; past the last tile only an empty group,
+  // which keeps the wait count uniform.
+  __device__ void issue(unsigned char* smem, std::uint32_t tile, std::uint32_t tiles, int stages,
+                        std::uint32_t k0, std::uint32_t k1, const void* any_global) const {
+    if (tile < tiles) {
+      unsigned char* st = smem + (tile % stages) * S::kStageBytes;
+      const std::uint32_t kt = tile * BK;  // from k0
+      // The bytes of this thread's chunk inside [k0, k1): 16 except in the K
+      // tail (part of a chunk, or none). From the LOGICAL chunk, which is the
+      // same for every slot, never from `dst` (a swizzled position).
+      const std::uint32_t k = k0 + kt + Slots::chunk(threadIdx.x) * kElems;
+      const unsigned in_range = k >= k1 ? 0u : (k1 - k >= kElems ? 16u : (k1 - k) * unsigned(sizeof(T)));
+#pragma unroll
+      for (int i = 0; i < kCopies; ++i) {
+        if (!has(i)) continue;
+        const unsigned bytes = src[i] ? in_range : 0u;
+        const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{kt} * sizeof(T))
+                                 : any_global;
+        copy16_async(st + dst + i * Slots::kSlotStride, from, bytes);
+      }
+    }
+    async_commit();
   }
 };
 
@@ -100,8 +176,9 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
                           int stages, const void* any_global, float* C) {
   using S = Smem<T, BM, BN, BK>;
   using G = WarpGrid<BM, BN>;
-  constexpr int kElems = 16 / int(sizeof(T));      // elements per 16-byte copy
-  constexpr int kChunks = BK / kElems;             // copies per row per K tile
+  // rocWMMA loads and the e4m3 conversion below read rows in logical order,
+  // `ld` apart: the padded layout.
+  static_assert(!S::Layout::kSwizzled, "gemm_core reads the padded layout");
   const int warp = threadIdx.x / 32;
   const int wm = warp / G::WN, wn = warp % G::WN;
   const bool computes = warp < G::WM * G::WN;
@@ -114,45 +191,8 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
 #pragma unroll
     for (int j = 0; j < G::TN; ++j) mc::zero(acc[i][j]);
 
-  // Each thread copies the same (row, 16-byte chunk) slots of every K tile:
-  // their sources and LDS offsets are computed once, so a tile's copies cost
-  // an add and a cp.async each (the index arithmetic per copy was of the
-  // order of the matrix work).
-  constexpr int kCopies = ((BM + BN) * kChunks + kThreads - 1) / kThreads;
-  const std::uint8_t* src[kCopies];
-  int dst[kCopies];
-#pragma unroll
-  for (int i = 0; i < kCopies; ++i) {
-    const int c = threadIdx.x + i * kThreads;
-    const int row = c / kChunks, chunk = c % kChunks;
-    src[i] = nullptr;
-    dst[i] = -1;
-    if (c < (BM + BN) * kChunks) {
-      const RowSrc& rs = row < BM ? a[row] : b[row - BM];
-      dst[i] = row * S::kRowBytes + chunk * 16;
-      if (rs.ptr) src[i] = rs.ptr + (std::size_t{k0} + chunk * kElems) * sizeof(T);
-    }
-  }
-  const auto issue = [&](std::uint32_t tile) {
-    if (tile < tiles) {
-      unsigned char* st = smem + (tile % stages) * S::kStageBytes;
-      const std::uint32_t kt = tile * BK;  // from k0
-      const bool full = k1 - k0 - kt >= BK;
-#pragma unroll
-      for (int i = 0; i < kCopies; ++i) {
-        if (dst[i] < 0) continue;
-        unsigned bytes = src[i] ? 16u : 0u;
-        if (!full && bytes) {  // the K tail: part of a chunk, or none
-          const std::uint32_t k = k0 + kt + (dst[i] % S::kRowBytes) / 16 * kElems;
-          bytes = k >= k1 ? 0u : (k1 - k >= kElems ? 16u : (k1 - k) * unsigned(sizeof(T)));
-        }
-        const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{kt} * sizeof(T))
-                                 : any_global;
-        copy16_async(st + dst[i], from, bytes);
-      }
-    }
-    async_commit();  // an empty group past the end keeps the wait count uniform
-  };
+  const TileCopy<T, BM, BN, BK> copy(a, b, k0);
+  const auto issue = [&](std::uint32_t tile) { copy.issue(smem, tile, tiles, stages, k0, k1, any_global); };
 
   for (int s = 0; s < stages - 1; ++s) issue(s);
   for (std::uint32_t tile = 0; tile < tiles; ++tile) {
@@ -254,9 +294,8 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
                               int stages, const void* any_global, float* C) {
   using S = Smem<T, BM, BN, BK>;
   using G = WarpGrid<BM, BN>;
+  using L = typename S::Layout;  // swizzled: loads through load_a/load_b<L> only
   constexpr bool kFp8 = sizeof(T) == 1;
-  constexpr int kElems = 16 / int(sizeof(T));
-  constexpr int kChunks = BK / kElems;
   constexpr int kSteps = BK * int(sizeof(T)) / 32;  // 32-byte K steps per tile
   static_assert(kSteps >= 1, "K tile too small for one matrix step");
   const int warp = threadIdx.x / 32;
@@ -271,41 +310,8 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
 #pragma unroll
     for (int j = 0; j < G::TN; ++j) mc::zero(acc[i][j]);
 
-  constexpr int kCopies = ((BM + BN) * kChunks + kThreads - 1) / kThreads;
-  const std::uint8_t* src[kCopies];
-  int dst[kCopies];
-#pragma unroll
-  for (int i = 0; i < kCopies; ++i) {
-    const int c = threadIdx.x + i * kThreads;
-    const int row = c / kChunks, chunk = c % kChunks;
-    src[i] = nullptr;
-    dst[i] = -1;
-    if (c < (BM + BN) * kChunks) {
-      const RowSrc& rs = row < BM ? a[row] : b[row - BM];
-      dst[i] = row * S::kRowBytes + chunk * 16;
-      if (rs.ptr) src[i] = rs.ptr + (std::size_t{k0} + chunk * kElems) * sizeof(T);
-    }
-  }
-  const auto issue = [&](std::uint32_t tile) {
-    if (tile < tiles) {
-      unsigned char* st = smem + (tile % stages) * S::kStageBytes;
-      const std::uint32_t kt = tile * BK;
-      const bool full = k1 - k0 - kt >= BK;
-#pragma unroll
-      for (int i = 0; i < kCopies; ++i) {
-        if (dst[i] < 0) continue;
-        unsigned bytes = src[i] ? 16u : 0u;
-        if (!full && bytes) {
-          const std::uint32_t k = k0 + kt + (dst[i] % S::kRowBytes) / 16 * kElems;
-          bytes = k >= k1 ? 0u : (k1 - k >= kElems ? 16u : (k1 - k) * unsigned(sizeof(T)));
-        }
-        const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{kt} * sizeof(T))
-                                 : any_global;
-        copy16_async(st + dst[i], from, bytes);
-      }
-    }
-    async_commit();
-  };
+  const TileCopy<T, BM, BN, BK> copy(a, b, k0);
+  const auto issue = [&](std::uint32_t tile) { copy.issue(smem, tile, tiles, stages, k0, k1, any_global); };
 
   for (int s = 0; s < stages - 1; ++s) issue(s);
   for (std::uint32_t tile = 0; tile < tiles; ++tile) {
@@ -331,8 +337,11 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
     else if (stages == 3) async_wait<1>();
     else async_wait<0>();
     __syncthreads();
-    const unsigned char* as = smem + (tile % stages) * S::kStageBytes;
-    const unsigned char* bs = as + BM * S::kRowBytes;
+    // Offsets from smem of this warp's first A and B rows in the stage
+    // (multiples of kRowBytes, as the swizzled loaders require).
+    const int stage = int(tile % stages) * S::kStageBytes;
+    const int a_base = stage + wm * G::TM * 16 * S::kRowBytes;
+    const int b_base = stage + (BM + wn * G::TN * 16) * S::kRowBytes;
     if (computes) {
       if constexpr (block_scaled) {
 #pragma unroll
@@ -345,11 +354,9 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
         mc::RegA fa[G::TM];
         mc::RegB fb[G::TN];
 #pragma unroll
-        for (int i = 0; i < G::TM; ++i)
-          mc::load_a(fa[i], as + (wm * G::TM + i) * 16 * S::kRowBytes + ks * 32, S::kRowBytes);
+        for (int i = 0; i < G::TM; ++i) mc::load_a<L>(fa[i], smem, a_base, ks, i * 16);
 #pragma unroll
-        for (int j = 0; j < G::TN; ++j)
-          mc::load_b(fb[j], bs + (wn * G::TN + j) * 16 * S::kRowBytes + ks * 32, S::kRowBytes);
+        for (int j = 0; j < G::TN; ++j) mc::load_b<L>(fb[j], smem, b_base, ks, j * 16);
         if constexpr (kFp8 && TDMSIM_FP8_VIA_F16) {
 #pragma unroll
           for (int s = 0; s < 2; ++s) {
