@@ -125,17 +125,14 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                      requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()
                          ? " (default)" : "");
 
-  // Pipeline depth: 3 buffers for 8-bit operands (half the LDS of bf16, so
-  // two workgroups per CU still fit; measured faster in every fp8 case on the
-  // H200), 2 for wider ones (a third bf16 buffer of the M 128 tile leaves
-  // one workgroup per CU: slower there).
+  // Pipeline depth: 3 buffers (measured on the H200 with the swizzled LDS
+  // tiles: 3 beat 2 by 10-25% and 4 for bf16 and fp8 alike, docs/moe-plan.md).
   if (requested.pipeline_stages != 0) {
     k.pipeline_stages = requested.pipeline_stages;
     why += fmt::format("; pipeline_stages {} (scenario)", k.pipeline_stages);
   } else {
-    k.pipeline_stages = dtype_bits(shape.dtype) <= 8 ? 3 : 2;
-    why += fmt::format("; pipeline_stages {} ({}-bit operands)", k.pipeline_stages,
-                       dtype_bits(shape.dtype));
+    k.pipeline_stages = 3;
+    why += "; pipeline_stages 3 (default)";
   }
 
   // Stages: the fused 1-stage kernel only when this GPU's rows fit in two
