@@ -144,11 +144,15 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   if (requested.stages != 0) {
     k.stages = requested.stages;
     why += fmt::format("; {}-stage (scenario)", k.stages);
+  } else if (machine.kernels.one_stage_blocks == 0) {
+    k.stages = 2;
+    why += "; 2-stage (this machine's kernels: kernels.one_stage_blocks 0)";
   } else {
-    const std::uint64_t limit = 2ull * k.block_m;
+    const std::uint64_t blocks = machine.kernels.one_stage_blocks;
+    const std::uint64_t limit = blocks * k.block_m;
     k.stages = local_rows <= limit ? 1 : 2;
-    why += fmt::format("; {}-stage ({} local rows {} 2*block_m = {})", k.stages, local_rows,
-                       k.stages == 1 ? "<=" : ">", limit);
+    why += fmt::format("; {}-stage ({} local rows {} {}*block_m = {})", k.stages, local_rows,
+                       k.stages == 1 ? "<=" : ">", blocks, limit);
   }
 
   // Split-K: the 1-stage kernel has none. Otherwise, when the gate/up grid

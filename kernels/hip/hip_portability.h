@@ -12,6 +12,7 @@
 // wavefronts the shuffles act within each half, which is what they assume.
 #define __shfl_sync(mask, v, lane) __shfl((v), (lane), 32)
 #define __shfl_xor_sync(mask, v, offset) __shfl_xor((v), (offset), 32)
+#define __shfl_up_sync(mask, v, delta) __shfl_up((v), (delta), 32)
 #define __syncwarp() ((void)0)
 #else
 #include <cuda_runtime.h>

@@ -68,15 +68,42 @@ __global__ void scan_kernel(LayerDims d, std::uint32_t block_m, std::uint32_t ch
     expert_rows[e] = run;
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    std::uint32_t b = 0;
-    for (std::uint32_t e = 0; e < E; ++e) {
-      expert_first_block[e] = b;
-      b += (expert_rows[e] + block_m - 1) / block_m;
+  // Blocks per expert and their exclusive prefix, blockDim.x experts at a time:
+  // a shuffle scan inside each warp, then over the warp totals (one thread
+  // walking every expert through global memory was a serial chain of loads).
+  __shared__ std::uint32_t warp_total[32];
+  __shared__ std::uint32_t carry;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (std::uint32_t base = 0; base < E; base += blockDim.x) {
+    const std::uint32_t e = base + threadIdx.x;
+    const std::uint32_t v = e < E ? (expert_rows[e] + block_m - 1) / block_m : 0;
+    std::uint32_t x = v;  // inclusive scan within the warp
+    for (unsigned o = 1; o < 32; o <<= 1) {
+      const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, x, o);
+      if (lane >= o) x += y;
     }
-    expert_first_block[E] = b;
-    layout_info[0] = b * block_m;
-    layout_info[1] = b;
+    if (lane == 31) warp_total[warp] = x;
+    __syncthreads();
+    if (warp == 0) {  // inclusive scan of the warp totals
+      std::uint32_t w = lane < warps ? warp_total[lane] : 0;
+      for (unsigned o = 1; o < 32; o <<= 1) {
+        const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, w, o);
+        if (lane >= o) w += y;
+      }
+      if (lane < warps) warp_total[lane] = w;
+    }
+    __syncthreads();
+    if (e < E) expert_first_block[e] = carry + (warp > 0 ? warp_total[warp - 1] : 0) + x - v;
+    __syncthreads();
+    if (threadIdx.x == 0) carry += warp_total[warps - 1];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    expert_first_block[E] = carry;
+    layout_info[0] = carry * block_m;
+    layout_info[1] = carry;
   }
   __syncthreads();
   for (std::uint32_t e = threadIdx.x; e < E; e += blockDim.x) {

@@ -216,6 +216,7 @@ struct KernelsSpec {
   CombineType combine{};
   Fp8Intermediate fp8_intermediate{};
   Duration sort_overhead{};
+  std::uint32_t one_stage_blocks{};
 
   template <class V>
   void visit(V& v) {
@@ -234,6 +235,10 @@ struct KernelsSpec {
             "where an fp8 layer's intermediate is quantised: gate/up epilogue, or a kernel "
             "between the stages (gate/up then writes bf16)",
             Default{Fp8Intermediate::epilogue});
+    v.param(one_stage_blocks, "one_stage_blocks",
+            "the kernel heuristic picks the fused 1-stage kernel when this GPU's routed rows fit "
+            "in this many blocks of block_m (0: never)",
+            Default{2u}, Max{64u});
     v.param(sort_overhead, "sort_overhead",
             "fixed time of the sorting step beyond its modelled work (its serial scans and "
             "extra launches)",
