@@ -22,6 +22,9 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   line_time_ = transfer_ticks(spec.line.bytes, channel_bw_);
   hit_latency_ = ticks(spec.hit_latency);
   channels_pow2_ = std::has_single_bit(spec.channels_per_die);
+  channel_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.channels_per_die));
+  channel_mask_ = std::uint64_t{spec.channels_per_die} - 1;
+  reserve_count_.assign(spec.channels_per_die, 0u);
   target.register_b_transport(this, &L2Cache::b_transport);
   const std::string me = this->name();
   stats.add(me, "hits", &hits_, "lines", "L2 line hits");
@@ -45,6 +48,28 @@ void L2Cache::count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::
     n %= c;
   }
   for (; n > 0; --n) ++per_channel[channel_of(line++)];
+}
+
+Tick L2Cache::reserve_channels(const MemAccess& a, Tick arrive) {
+  std::uint64_t every = 0;
+  for (std::uint32_t r = 0; r < a.rows; ++r) {
+    const std::uint64_t begin = a.row(r);
+    const std::uint64_t first = begin >> line_shift_;
+    const std::uint64_t last = (begin + a.row_bytes + spec_.line.bytes - 1) >> line_shift_;
+    if (last == first + 1) {
+      ++reserve_count_[channel_of(first)];  // the common case: one line of a tile row
+    } else {
+      count_lines(first, last - first, reserve_count_, every);
+    }
+  }
+  Tick served = arrive;
+  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
+    const std::uint64_t n = reserve_count_[ch] + every;
+    if (n == 0) continue;
+    reserve_count_[ch] = 0;
+    served = std::max(served, channel_[ch].reserve(arrive, line_time_ * n));
+  }
+  return served + hit_latency_;
 }
 
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
