@@ -42,16 +42,32 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
 
 void L2Cache::count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
                           std::uint64_t& every) const {
-  const std::uint64_t c = channels_.value();
+  std::uint32_t* const pc = per_channel.data();  // not reloaded after every count
   if (channels_pow2_) {
-    // channel_of() of an aligned group of `c` lines is their low bits XOR one
-    // value: every channel exactly once. Count whole groups at once.
-    for (; n > 0 && (line & (c - 1)) != 0; --n) ++per_channel[channel_of(line++)];
-    every += n / c;
-    line += n / c * c;
-    n %= c;
+    // With c = 2^s channels, line c*q + j (j < c) goes to channel j ^ g(q),
+    // g(q) = (q ^ q >> s ^ q >> 2s) mod c: an aligned group of c lines
+    // touches every channel once, and part of a group touches distinct
+    // channels, with one g for all of them.
+    const std::uint32_t s = channel_shift_;
+    const std::uint64_t c = channel_mask_ + 1;
+    while (n > 0) {
+      const std::uint64_t j0 = line & channel_mask_;
+      if (j0 == 0 && n >= c) {  // whole groups
+        every += n / c;
+        line += n / c * c;
+        n %= c;
+        continue;
+      }
+      const std::uint64_t q = line >> s;
+      const std::uint64_t g = (q ^ (q >> s) ^ (q >> 2 * s)) & channel_mask_;
+      const std::uint64_t end = std::min(c, j0 + n);
+      for (std::uint64_t j = j0; j < end; ++j) ++pc[j ^ g];
+      n -= end - j0;
+      line += end - j0;
+    }
+    return;
   }
-  for (; n > 0; --n) ++per_channel[channel_of(line++)];
+  for (; n > 0; --n) ++pc[channel_of(line++)];
 }
 
 namespace {
