@@ -129,11 +129,7 @@ void ComputeUnit::run_kernel() {
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   Slot fresh;
-  fresh.issued_at.swap(s.issued_at);  // keep the per-iteration vectors' storage
-  fresh.spread.swap(s.spread);
-  fresh.latency.swap(s.latency);
-  fresh.math_start.swap(s.math_start);
-  fresh.hits_back.swap(s.hits_back);
+  fresh.iter.swap(s.iter);  // keep the per-iteration storage
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -286,9 +282,9 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   const Tick span = done - first_back;
   for (std::uint32_t j = 0; j < g; ++j) {
     const std::uint32_t i = s.issued + j;
-    s.issued_at[i] = at;
-    s.spread[i] = first_back + span * (j + 1) / g;
-    s.latency[i] = unloaded;
+    s.iter[i].issued_at = at;
+    s.iter[i].spread = first_back + span * (j + 1) / g;
+    s.iter[i].latency = unloaded;
   }
   s.issued += g;
 }
@@ -306,15 +302,16 @@ void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
     }
     back = std::max(back, l2_->reserve_channels(a, issued));
   }
-  s.hits_back[i] = back;
+  s.iter[i].hits_back = back;
 }
 
 Tick ComputeUnit::operands_ready(const Slot& s, std::uint32_t i) const {
   const std::uint32_t depth = std::max(1u, s.program.pipeline_depth);
   // Issued one by one, iteration i's loads would go out when iteration
   // i - depth's math began.
-  const Tick would_issue = std::max(s.issued_at[i], i >= depth ? s.math_start[i - depth] : 0);
-  return std::max({s.spread[i], would_issue + s.latency[i], s.hits_back[i]});
+  const Slot::Iteration& it = s.iter[i];
+  const Tick would_issue = std::max(it.issued_at, i >= depth ? s.iter[i - depth].math_start : 0);
+  return std::max({it.spread, would_issue + it.latency, it.hits_back});
 }
 
 double ComputeUnit::vector_lanes() const {
@@ -326,8 +323,13 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
   return vector_pipe_.reserve(at, cycle_ticks(lane_ops / vector_lanes(), machine_.compute.clock));
 }
 
-Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) {
-  if (p.m == 0) return ready;
+const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
+  for (const auto& c : matrix_costs_) {
+    if (c.valid && c.m == p.m && c.n == p.n && c.k == p.k && c.dtype == p.dtype &&
+        c.threads == threads) {
+      return c;
+    }
+  }
   const auto& cu = machine_.compute;
   auto& rate = matrix_rate_[static_cast<std::size_t>(p.dtype)];
   if (rate < 0) rate = isa::kernel_matrix_flops_per_clock_per_simd(machine_, p.dtype);
@@ -336,19 +338,38 @@ Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) 
     throw std::runtime_error(std::string("no matrix instruction for ") +
                              std::string(config::enum_name(p.dtype)) + " on this machine");
   }
+  MatrixCost& c = matrix_costs_[next_matrix_cost_];
+  next_matrix_cost_ = (next_matrix_cost_ + 1) % matrix_costs_.size();
+  c = MatrixCost{true, p.m, p.n, p.k, p.dtype, threads, 0, 0};
   // A workgroup's waves spread over at most `simds` matrix pipes.
   const std::uint32_t waves = std::max(1u, (threads + cu.wave_size - 1) / cu.wave_size);
-  const std::uint32_t used = std::min<std::uint32_t>(waves, cu.simds_per_cu);
-  auto& pipes = pipe_order_;  // scratch: no allocation per matrix step
-  for (std::size_t i = 0; i < matrix_pipes_.size(); ++i) pipes[i] = &matrix_pipes_[i];
-  std::partial_sort(pipes.begin(), pipes.begin() + used, pipes.end(),
-                    [](const BusyUntil* a, const BusyUntil* b) { return a->free_at < b->free_at; });
-  Tick start = ready;
-  for (std::uint32_t i = 0; i < used; ++i) start = std::max(start, pipes[i]->free_at);
+  c.used = std::min<std::uint32_t>(waves, cu.simds_per_cu);
   const double flops = 2.0 * p.m * p.n * p.k;
-  const double cycles = flops / (per_simd * used * cu.matrix_efficiency);
-  const Tick dur = cycle_ticks(cycles, cu.clock);
-  for (std::uint32_t i = 0; i < used; ++i) pipes[i]->free_at = start + dur;
+  const double cycles = flops / (per_simd * c.used * cu.matrix_efficiency);
+  c.dur = cycle_ticks(cycles, cu.clock);
+  return c;
+}
+
+Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) {
+  if (p.m == 0) return ready;
+  // The cost of a loop shape is the same every iteration: computed once.
+  const MatrixCost& c = matrix_cost(p, threads);
+  const std::uint32_t used = c.used;
+  const Tick dur = c.dur;
+  Tick start = ready;
+  if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
+    for (const auto& pipe : matrix_pipes_) start = std::max(start, pipe.free_at);
+    for (auto& pipe : matrix_pipes_) pipe.free_at = start + dur;
+  } else {
+    // The `used` pipes free first (pipes free at the same time are
+    // interchangeable, so how ties fall does not matter).
+    auto& pipes = pipe_order_;  // scratch: no allocation per matrix step
+    for (std::size_t i = 0; i < matrix_pipes_.size(); ++i) pipes[i] = &matrix_pipes_[i];
+    std::partial_sort(pipes.begin(), pipes.begin() + used, pipes.end(),
+                      [](const BusyUntil* a, const BusyUntil* b) { return a->free_at < b->free_at; });
+    for (std::uint32_t i = 0; i < used; ++i) start = std::max(start, pipes[i]->free_at);
+    for (std::uint32_t i = 0; i < used; ++i) pipes[i]->free_at = start + dur;
+  }
   matrix_busy_ps_ += dur * used;
   return start + dur;
 }
@@ -361,11 +382,7 @@ bool ComputeUnit::step(Slot& s) {
     for (const auto& r : p.prologue_loads) {
       s.prologue_done = std::max(s.prologue_done, issue(r, 0, false, s.time));
     }
-    s.issued_at.assign(s.iterations, 0);
-    s.spread.assign(s.iterations, 0);
-    s.latency.assign(s.iterations, 0);
-    s.math_start.assign(s.iterations, 0);
-    s.hits_back.assign(s.iterations, 0);
+    s.iter.assign(s.iterations, Slot::Iteration{});
     while (s.issued < std::min(depth, s.iterations)) issue_group(s, s.time);
     for (; s.reserved < std::min(depth, s.iterations); ++s.reserved) reserve_iteration(s, s.reserved, s.time);
     if (p.chase.empty()) return false;
@@ -390,7 +407,7 @@ bool ComputeUnit::step(Slot& s) {
       }
       // The iteration's buffer is free once its math starts: the loads
       // `depth` iterations ahead may go (with the rest of their K group).
-      s.math_start[i] = s.time;
+      s.iter[i].math_start = s.time;
       while (s.issued < s.iterations && s.issued <= i + depth) issue_group(s, s.time);
       for (; s.reserved < s.iterations && s.reserved <= i + depth; ++s.reserved) {
         reserve_iteration(s, s.reserved, s.time);

@@ -63,12 +63,16 @@ class ComputeUnit : public sc_core::sc_module {
     std::uint32_t next_iter = 0;
     std::uint32_t issued = 0;  // loop iterations whose loads are issued
     Tick prologue_done = 0;
-    // Per iteration (loads are issued a K group at a time, see issue_group):
-    std::vector<Tick> issued_at;   // when its group's loads went out
-    std::vector<Tick> spread;      // its share of the group's transfer done
-    std::vector<Tick> latency;     // the group's unloaded round trip
-    std::vector<Tick> math_start;  // when its matrix work began
-    std::vector<Tick> hits_back;   // its own L2 channel time done, hit data back
+    // Per iteration (loads are issued a K group at a time, see issue_group),
+    // one record each so that an iteration's times share a host cache line.
+    struct Iteration {
+      Tick issued_at = 0;   // when its group's loads went out
+      Tick spread = 0;      // its share of the group's transfer done
+      Tick latency = 0;     // the group's unloaded round trip
+      Tick math_start = 0;  // when its matrix work began
+      Tick hits_back = 0;   // its own L2 channel time done, hit data back
+    };
+    std::vector<Iteration> iter;
     std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
   };
 
@@ -90,6 +94,16 @@ class ComputeUnit : public sc_core::sc_module {
   // When iteration `i`'s operands are in LDS.
   Tick operands_ready(const Slot& s, std::uint32_t i) const;
   Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);
+  // The pipes a loop's matrix product uses and how long it takes on them.
+  struct MatrixCost {
+    bool valid = false;
+    std::uint32_t m = 0, n = 0, k = 0;
+    DType dtype{};
+    std::uint32_t threads = 0;
+    std::uint32_t used = 0;
+    Tick dur = 0;
+  };
+  const MatrixCost& matrix_cost(const isa::Loop& loop, std::uint32_t threads);
   // Element operations the vector pipe does per clock (all SIMDs' lanes).
   double vector_lanes() const;
   // Reserves the vector pipe for `lane_ops` element operations (all SIMDs'
@@ -110,6 +124,9 @@ class ComputeUnit : public sc_core::sc_module {
   std::vector<BusyUntil*> pipe_order_;   // scratch for matrix(): pipes by free time
   // Matrix FLOPs per clock per SIMD by dtype, looked up on first use (< 0: not yet).
   std::array<double, 16> matrix_rate_;
+  // The last loop shapes costed (a kernel has one or two), replaced in turn.
+  std::array<MatrixCost, 4> matrix_costs_{};
+  std::size_t next_matrix_cost_ = 0;
   BusyUntil vector_pipe_;
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)

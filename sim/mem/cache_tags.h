@@ -36,12 +36,15 @@ void for_each_bit_run(std::uint32_t mask, F f) {
 
 class CacheTags {
  public:
-  // `block_lines` (a power of two, at most 32) lines share a tag; it is
-  // halved until the cache splits into whole sets of whole blocks.
+  // `block_lines` (a power of two, at most 32) lines share a tag. If the
+  // lines per way are not a multiple of it, the sets are rounded down (at
+  // least kMinSetsForFloor of them, so under 1/64 of the capacity is lost);
+  // a smaller cache halves the block until it divides evenly.
   CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
             std::uint32_t block_lines = 1);
 
   static constexpr std::uint64_t kNoVictim = ~0ull;
+  static constexpr std::uint64_t kMinSetsForFloor = 64;
   // What one run lookup did. Masks are bit i = line i.
   struct Run {
     std::uint32_t missed = 0;        // lines of the run that were absent (now allocated)
@@ -64,8 +67,14 @@ class CacheTags {
   // addresses, in ascending order, for the caller to write back.
   std::vector<std::uint64_t> clean();
 
-  // Set bits of a mask (lines of a run).
-  static std::uint32_t count(std::uint32_t mask);
+  // Set bits of a mask (lines of a run). Without relying on the host's
+  // popcnt instruction (the baseline x86-64 target has none, and the library
+  // call shows in profiles); inline, as it runs once per run lookup.
+  static std::uint32_t count(std::uint32_t m) {
+    m = m - ((m >> 1) & 0x55555555u);
+    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+    return (((m + (m >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+  }
 
   std::uint32_t line_bytes() const { return line_; }
   std::uint32_t block_lines() const { return block_lines_; }

@@ -33,6 +33,11 @@ class L2Cache : public sc_core::sc_module {
   // The channel serving a line: the line number XOR-folded with its higher
   // bits, so that power-of-two strides (a tile's rows) spread over channels.
   std::size_t channel_of(std::uint64_t line) const {
+    if (channels_pow2_) {  // the same fold by shifts (runs per line: keep it branch-light)
+      const std::uint32_t s = channel_shift_;
+      return static_cast<std::size_t>((line ^ (line >> s) ^ (line >> 2 * s) ^ (line >> 3 * s)) &
+                                      channel_mask_);
+    }
     const std::uint64_t a = channels_.div(line), b = channels_.div(a), c = channels_.div(b);
     return static_cast<std::size_t>(channels_.mod(line ^ a ^ b ^ c));
   }
@@ -41,21 +46,10 @@ class L2Cache : public sc_core::sc_module {
   // b_transport would, without looking them up (the lookup went earlier,
   // in an access with `channel_time_later`); returns when the data of the
   // lines that hit is back at the requester. A channel serves its lines one
-  // after another, so reserving line by line equals one reservation per
-  // channel.
-  Tick reserve_channels(const MemAccess& a, Tick arrive) {
-    Tick served = arrive;
-    const std::uint64_t line = spec_.line.bytes;
-    for (std::uint32_t r = 0; r < a.rows; ++r) {
-      const std::uint64_t begin = a.row(r);
-      const std::uint64_t first = begin >> line_shift_;
-      const std::uint64_t last = (begin + a.row_bytes + line - 1) >> line_shift_;
-      for (std::uint64_t l = first; l < last; ++l) {
-        served = std::max(served, channel_[channel_of(l)].reserve(arrive, line_time_));
-      }
-    }
-    return served + hit_latency_;
-  }
+  // after another from max(arrive, free), so reserving line by line equals
+  // one reservation per channel of all its lines: the lines are counted per
+  // channel first.
+  Tick reserve_channels(const MemAccess& a, Tick arrive);
 
   // Writes every dirty line back to memory (the lines stay valid, now
   // clean); returns when the last write-back has landed. Called at the end
@@ -85,9 +79,12 @@ class L2Cache : public sc_core::sc_module {
   Tick line_time_ = 0;
   Tick hit_latency_ = 0;
   bool channels_pow2_ = true;
+  std::uint32_t channel_shift_ = 0;     // log2(channels) when channels_pow2_
+  std::uint64_t channel_mask_ = 0;      // channels - 1 when channels_pow2_
   std::uint32_t line_shift_ = 7;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
+  std::vector<std::uint32_t> reserve_count_;  // reserve_channels(): zero between calls
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
   units::Bandwidth atomic_bw_{};
   std::vector<ByteRun> misses_, victims_;

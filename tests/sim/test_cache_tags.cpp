@@ -123,3 +123,16 @@ TEST_CASE("a sectored block: hits and misses per line, one tag per block", "[cac
   }
   CHECK(hits == 0);
 }
+
+TEST_CASE("a cache whose lines per way are not a multiple of the block keeps the block", "[cache]") {
+  // One MALL slice of a 256 MiB, 12-stack part (128 B tag lines, 16 ways):
+  // 10922 lines per way. The sets are rounded down (341 of 32 lines) rather
+  // than the block halved to 2 lines.
+  CacheTags slice((256ull << 20) / 12, 128, 16, 32);
+  CHECK(slice.block_lines() == 32);
+  CHECK(slice.sets() == 341);
+  // A small cache cannot afford the rounding: the block is halved.
+  CacheTags small(48 * 128 * 4, 128, 4, 32);  // 48 lines per way
+  CHECK(small.block_lines() == 16);
+  CHECK(small.sets() == 3);
+}
