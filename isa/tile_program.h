@@ -64,6 +64,9 @@ struct Loop {
   std::uint32_t iterations = 0;
   DType dtype = DType::bf16;
   std::uint32_t m = 0, n = 0, k = 0;
+  // Charged at the machine's MoE-kernel matrix instructions and efficiency
+  // (`kernels:` section) rather than the ISA's fastest instruction.
+  bool moe_kernel = false;
 };
 
 // One workgroup: prologue loads, then its loops in order (a fused MoE kernel
@@ -85,6 +88,9 @@ struct TileProgram {
   // Time the workgroup spends beyond its modelled work before the epilogue
   // (serial phases the model does not break down), in ps.
   std::uint64_t extra_time_ps = 0;
+  // Fixed time of each main-loop iteration on top of its matrix work (the
+  // workgroup barrier, waiting on and issuing the asynchronous copies), in ps.
+  std::uint64_t iteration_overhead_ps = 0;
   std::vector<MemRange> stores;
 
   std::uint32_t iterations() const {

@@ -125,14 +125,26 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                      requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()
                          ? " (default)" : "");
 
-  // Pipeline depth: 3 buffers (measured on the H200 with the swizzled LDS
-  // tiles: 3 beat 2 by 10-25% and 4 for bf16 and fp8 alike, docs/moe-plan.md).
+  // Pipeline depth: the machine's kernels' depth (kernels.pipeline_stages:
+  // 2 by default, 3 for our H200 kernels, measured faster there), lowered
+  // towards 2 while both stages' A and B buffers would not fit in the CU's LDS.
   if (requested.pipeline_stages != 0) {
     k.pipeline_stages = requested.pipeline_stages;
     why += fmt::format("; pipeline_stages {} (scenario)", k.pipeline_stages);
   } else {
-    k.pipeline_stages = 3;
-    why += "; pipeline_stages 3 (default)";
+    const std::uint64_t lds = machine.compute.lds_per_cu.bytes;
+    const auto fits = [&](std::uint32_t depth) {
+      for (const KernelTile* t : {&k.gate_up_tile, &k.down_tile}) {
+        const std::uint64_t bytes = std::uint64_t{t->m + t->n} * t->k * dtype_bits(shape.dtype) / 8 * depth;
+        if (bytes > lds) return false;
+      }
+      return true;
+    };
+    k.pipeline_stages = std::max(1u, machine.kernels.pipeline_stages);
+    while (k.pipeline_stages > 2 && !fits(k.pipeline_stages)) --k.pipeline_stages;
+    why += fmt::format("; pipeline_stages {} (machine kernels: {}{})", k.pipeline_stages,
+                       machine.kernels.pipeline_stages,
+                       k.pipeline_stages < machine.kernels.pipeline_stages ? ", lowered to fit LDS" : "");
   }
 
   // Stages: the fused 1-stage kernel only when this GPU's rows fit in two

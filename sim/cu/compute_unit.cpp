@@ -50,6 +50,7 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
       dispatcher_(dispatcher), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
       matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu) {
   matrix_rate_.fill(-1.0);
+  kernel_rate_.fill(-1.0);
   if (machine.tdm) {
     mover_bw_ = units::Bandwidth{std::uint64_t{machine.tdm->movers_per_cu} *
                                  machine.tdm->mover_bytes_per_clock * machine.compute.clock.hz};
@@ -326,13 +327,21 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
 const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
   for (const auto& c : matrix_costs_) {
     if (c.valid && c.m == p.m && c.n == p.n && c.k == p.k && c.dtype == p.dtype &&
-        c.threads == threads) {
+        c.moe_kernel == p.moe_kernel && c.threads == threads) {
       return c;
     }
   }
   const auto& cu = machine_.compute;
-  auto& rate = matrix_rate_[static_cast<std::size_t>(p.dtype)];
-  if (rate < 0) rate = isa::kernel_matrix_flops_per_clock_per_simd(machine_, p.dtype);
+  // FLOP per clock of one SIMD, with the efficiency folded in: the ISA's
+  // fastest instruction, or the MoE kernels' instructions and their own factor.
+  const auto d = static_cast<std::size_t>(p.dtype);
+  double& rate = p.moe_kernel ? kernel_rate_[d] : matrix_rate_[d];
+  if (rate < 0) {
+    rate = p.moe_kernel ? isa::kernel_matrix_flops_per_clock_per_simd(machine_, p.dtype) *
+                              machine_.kernels.matrix_efficiency
+                        : isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1);
+    rate *= cu.matrix_efficiency;
+  }
   const double per_simd = rate;
   if (per_simd <= 0) {
     throw std::runtime_error(std::string("no matrix instruction for ") +
@@ -340,12 +349,12 @@ const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std:
   }
   MatrixCost& c = matrix_costs_[next_matrix_cost_];
   next_matrix_cost_ = (next_matrix_cost_ + 1) % matrix_costs_.size();
-  c = MatrixCost{true, p.m, p.n, p.k, p.dtype, threads, 0, 0};
+  c = MatrixCost{true, p.m, p.n, p.k, p.dtype, p.moe_kernel, threads, 0, 0};
   // A workgroup's waves spread over at most `simds` matrix pipes.
   const std::uint32_t waves = std::max(1u, (threads + cu.wave_size - 1) / cu.wave_size);
   c.used = std::min<std::uint32_t>(waves, cu.simds_per_cu);
   const double flops = 2.0 * p.m * p.n * p.k;
-  const double cycles = flops / (per_simd * c.used * cu.matrix_efficiency);
+  const double cycles = flops / (per_simd * c.used);
   c.dur = cycle_ticks(cycles, cu.clock);
   return c;
 }
@@ -412,7 +421,7 @@ bool ComputeUnit::step(Slot& s) {
       for (; s.reserved < s.iterations && s.reserved <= i + depth; ++s.reserved) {
         reserve_iteration(s, s.reserved, s.time);
       }
-      s.time = matrix(*loop_of(p, i).first, p.threads, s.time);
+      s.time = matrix(*loop_of(p, i).first, p.threads, s.time) + p.iteration_overhead_ps;
       ++s.next_iter;
     }
     return false;

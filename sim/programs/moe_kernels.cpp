@@ -73,6 +73,7 @@ struct Layer {
   std::vector<TileJob> stage1, stage2;
   std::vector<std::uint32_t> block_expert;
   std::uint64_t sort_overhead_ps = 0;  // kernels.sort_overhead
+  std::uint64_t iteration_overhead_ps = 0;  // kernels.iteration_overhead
   // Per block: byte offsets of its real rows' tokens in x and in out.
   std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> x_rows, out_rows;
 };
@@ -100,6 +101,7 @@ isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint3
   p.vgprs_per_thread = gemm_vgprs(l, tile);
   p.lds_bytes = lds_for(l, n_rows, tile.k);
   p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
+  p.iteration_overhead_ps = l.iteration_overhead_ps;
   return p;
 }
 
@@ -152,6 +154,7 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
   loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
   loop.dtype = l.mma;
+  loop.moe_kernel = true;
   loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
   loop.n = 2 * cols;
   loop.k = tile.k;
@@ -251,6 +254,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * i_row + k0, k_bytes,
                                cols, i_row, k_bytes));
   loop.dtype = l.mma;
+  loop.moe_kernel = true;
   loop.m = l.block_m;
   loop.n = cols;
   loop.k = tile.k;
@@ -286,6 +290,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   up.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
   up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
   up.dtype = l.mma;
+  up.moe_kernel = true;
   up.m = l.block_m;
   up.n = 2 * cols;
   up.k = tile.k;
@@ -296,6 +301,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, dt), bytes_of(cols, dt),
                                tile.n, i_row, static_cast<std::int64_t>(std::uint64_t{tile.n} * i_row)));
   down.dtype = l.mma;
+  down.moe_kernel = true;
   down.m = l.block_m;
   down.n = tile.n;
   down.k = cols;
@@ -406,6 +412,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->inter_dtype = quant_kernel ? DType::bf16 : s.dtype;
   l->out_elem = machine.kernels.combine == CombineType::fp32 ? 4 : 2;
   l->sort_overhead_ps = machine.kernels.sort_overhead.ps;
+  l->iteration_overhead_ps = machine.kernels.iteration_overhead.ps;
   l->block_m = plan.layout.block_m;
   l->padded_rows = plan.layout.padded_rows;
   l->blocks = static_cast<std::uint32_t>(plan.layout.block_expert.size());

@@ -51,6 +51,27 @@ config::ResolvedScenario tiny_scenario() {
   return sc;
 }
 
+// Analytic times of the tiny layer's sort and fused kernels, as derived in
+// the first test case, with `per_pipe` FLOP/clock per matrix pipe.
+struct TinyTimes {
+  double sort, fused;
+};
+TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe) {
+  const double hit = ps(m.memory.l2.hit_latency);
+  const double miss = hit + ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
+  const double flush = ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
+  const double launch = ps(m.launch.kernel_launch) + ps(m.launch.workgroup_dispatch);
+  const double clock_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
+  const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
+  const double pipes = std::min<double>(256 / m.compute.wave_size, m.compute.simds_per_cu);
+  const double mma = (2.0 * 16 * 64 * 64 + 2.0 * 16 * 64 * 32) / (per_pipe * pipes) * clock_ps;
+  const double vec = (16.0 * 32 * 8 + 16.0 * 64 * 2) / lanes * clock_ps;
+  const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
+  return {launch + miss + (1.0 * 8 + 1) / lanes * clock_ps + hit + flush,
+          launch + miss + mma + vec + miss + atomic + flush};
+}
+
+
 }  // namespace
 
 TEST_CASE("one CU, one expert, one tile: the layer time is the analytic sum", "[moe]") {
@@ -68,31 +89,17 @@ TEST_CASE("one CU, one expert, one tile: the layer time is the analytic sum", "[
 
   // Memory: a store lands in L2 (write-allocate): the L2 hit latency. A cold
   // load misses: L2, fabric, HBM latencies. Kernel end writes the dirty lines
-  // back: fabric and HBM latencies.
-  const double hit = ps(m.memory.l2.hit_latency);
-  const double miss = hit + ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
-  const double flush = ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
-  const double launch = ps(m.launch.kernel_launch) + ps(m.launch.workgroup_dispatch);
-  const double clock_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
-  const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
-  // Sort: load the ids, histogram/prefix/scatter (8 ops a row, plus one per expert), store.
-  const double sort_vec = (1.0 * 8 + 1) / lanes * clock_ps;
-  const double sort = launch + miss + sort_vec + hit + flush;
-  // Fused: every load is issued at start (prologue, and the first iteration of
-  // both loops: pipeline depth 2), so they overlap: one miss. Then gate/up
-  // (16 x 64 x 64) and down (16 x 64 x 32) on the matrix pipes of 8 warps'
-  // worth of SIMDs, then SwiGLU (8 ops) on 16 x 32 and combine (2 ops) on
-  // 16 x 64, then the atomic add of the token's output row.
-  const std::uint32_t waves = 256 / m.compute.wave_size;
-  const double pipes = std::min<double>(waves, m.compute.simds_per_cu);
-  const double per_pipe = isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1) * m.compute.matrix_efficiency;
-  const double mma1 = 2.0 * 16 * 64 * 64 / (per_pipe * pipes) * clock_ps;
-  const double mma2 = 2.0 * 16 * 64 * 32 / (per_pipe * pipes) * clock_ps;
-  const double vec = (16.0 * 32 * 8 + 16.0 * 64 * 2) / lanes * clock_ps;
-  // The combine is an atomic add: its line is fetched (a miss), then the L2
-  // atomic unit works through the row's 128 bytes.
-  const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
-  const double fused = launch + miss + mma1 + mma2 + vec + miss + atomic + flush;
+  // back: fabric and HBM latencies. Sort: load the ids, histogram/prefix/
+  // scatter (8 ops a row, plus one per expert), store. Fused: every load is
+  // issued at start (prologue, and the first iteration of both loops), so
+  // they overlap: one miss. Then gate/up (16 x 64 x 64) and down (16 x 64 x
+  // 32) on the matrix pipes of 8 warps' worth of SIMDs, then SwiGLU (8 ops) on
+  // 16 x 32 and combine (2 ops) on 16 x 64, then the atomic add of the
+  // token's output row: its line is fetched (a miss), then the L2 atomic unit
+  // works through the row's 128 bytes. tiny_analytic spells it out.
+  const TinyTimes want =
+      tiny_analytic(m, isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1) * m.compute.matrix_efficiency);
+  const double sort = want.sort, fused = want.fused;
 
   const double sort_sim = static_cast<double>(t[0].end - t[0].launch);
   const double fused_sim = static_cast<double>(t[1].end - t[1].launch);
@@ -200,30 +207,6 @@ TEST_CASE("no shipped scenario's software path beats its physical floor (small o
   const auto t = gpu.run(sim::programs::software_moe(as, p, sc.machine.spec).kernels);
   CHECK(static_cast<double>(t.back().end - t.front().launch) * 1e-12 > f.seconds());
 }
-
-namespace {
-
-// Analytic times of the tiny layer's sort and fused kernels, as derived in
-// the first test case, with `per_pipe` FLOP/clock per matrix pipe.
-struct TinyTimes {
-  double sort, fused;
-};
-TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe) {
-  const double hit = ps(m.memory.l2.hit_latency);
-  const double miss = hit + ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
-  const double flush = ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
-  const double launch = ps(m.launch.kernel_launch) + ps(m.launch.workgroup_dispatch);
-  const double clock_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
-  const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
-  const double pipes = std::min<double>(256 / m.compute.wave_size, m.compute.simds_per_cu);
-  const double mma = (2.0 * 16 * 64 * 64 + 2.0 * 16 * 64 * 32) / (per_pipe * pipes) * clock_ps;
-  const double vec = (16.0 * 32 * 8 + 16.0 * 64 * 2) / lanes * clock_ps;
-  const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
-  return {launch + miss + (1.0 * 8 + 1) / lanes * clock_ps + hit + flush,
-          launch + miss + mma + vec + miss + atomic + flush};
-}
-
-}  // namespace
 
 TEST_CASE("kernels.sort_overhead adds exactly its time to the sort; mma_sync charges the measured rate", "[moe]") {
   auto sc = tiny_scenario();

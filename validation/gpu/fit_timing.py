@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""Fits the `h200` machine's two kernel-timing parameters on the CALIBRATION half
-of the measured H200 scenarios only (the held-out half is never read here):
+"""Fits the `h200` machine's kernel-timing parameters on the CALIBRATION half of
+the measured H200 scenarios only (the held-out half is never read here):
 
-  compute.matrix_efficiency  fraction of the mma.sync rate our GEMM main loops
-                             sustain (operand staging through LDS, barriers)
-  kernels.sort_overhead      fixed time of our sorting kernels beyond their work
-                             (four launches, serial scans)
+  kernels.matrix_efficiency    fraction of the mma.sync rate our GEMM main loops
+                               sustain (operand staging through LDS)
+  kernels.iteration_overhead   fixed time per main-loop iteration (barrier, copy
+                               wait and issue)
+  kernels.sort_overhead        fixed time of our sorting kernels beyond their work
+                               (four launches, serial steps)
 
 fit_timing.py TDMSIM [--runs timing-vN.jsonl (newest)] [--efficiency 0.3,0.35,...]
-              [--jobs 2] [--write]
+              [--iteration-overhead 0,100,...(ns)] [--jobs 2] [--write]
 
-For each efficiency it simulates every calibration scenario on a copy of
-workloads/machines/h200.yaml with that value and no sort overhead; the sort
-overhead adds to every layer exactly (its own kernel, before the others), so it
-is then chosen on a 0.5 us grid. The pair with the lowest calibration MAPE wins.
---write puts both into h200.yaml (tagged FITTED, with this command) and writes
+The sort overhead is fitted on the sort kernel alone: the median, over the
+calibration scenarios, of the measured sort time minus the simulated sort stage.
+Then for each (efficiency, iteration overhead) of the grid it simulates every
+calibration scenario on a copy of workloads/machines/h200.yaml with those values
+and the fitted sort overhead; the pair with the lowest calibration MAPE of the
+layer time wins. --write puts
+both into h200.yaml (tagged FITTED, with this command) and writes
 validation/data/h200/moe/fit-vN.json with the grid. docs/calibration.md says how.
 """
 import argparse
@@ -38,11 +42,10 @@ def set_key(text, key, value, comment):
     return pat.sub(lambda m: f"{m.group(1)}{key}: {value}  # {comment}", text)
 
 
-def machine_with(efficiency, sort_us, comment="fit candidate"):
+def machine_with(efficiency, sort_us, iter_ns, comment="fit candidate"):
     text = open(MACHINE).read()
-    if not re.search(r"^\s*matrix_efficiency:", text, re.M):
-        text = re.sub(r"^(\s*)(l1_per_cu:.*)$", r"\1\2\n\1matrix_efficiency: 1", text, count=1, flags=re.M)
     text = set_key(text, "matrix_efficiency", f"{efficiency:g}", comment)
+    text = set_key(text, "iteration_overhead", f"{iter_ns:g}ns", comment)
     return set_key(text, "sort_overhead", f"{sort_us:g}us", comment)
 
 
@@ -51,6 +54,7 @@ def main():
     ap.add_argument("tdmsim")
     ap.add_argument("--runs", default=h200_data.newest("timing", "jsonl"))
     ap.add_argument("--efficiency", default="0.25,0.3,0.35,0.4,0.45,0.5,0.6,0.7")
+    ap.add_argument("--iteration-overhead", default="0", help="ns, comma-separated")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--write", action="store_true", help="write the fitted values into h200.yaml")
     a = ap.parse_args()
@@ -61,36 +65,46 @@ def main():
             measured[j["case"]] = h200_data.measured_us(j)
     names = sorted(measured)
     print(f"{len(names)} calibration scenarios from {os.path.relpath(a.runs, h200_data.ROOT)}", flush=True)
+    runs = {j["case"]: j for j in h200_data.load_runs(a.runs)}
+    effs = [float(x) for x in a.efficiency.split(",")]
+    iters = [float(x) for x in a.iteration_overhead.split(",")]
     grid = []
+    sort_us = None
     with tempfile.TemporaryDirectory() as tmp:
-        for eff in [float(x) for x in a.efficiency.split(",")]:
-            path = os.path.join(tmp, f"h200-{eff:g}.yaml")
-            with open(path, "w") as f:
-                f.write(machine_with(eff, 0))
-            preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=f"efficiency {eff:g}")
-            best = None
-            for step in range(0, 201):  # 0 .. 100 us
-                s = step * 0.5
-                st = h200_data.error_stats([(measured[n], preds[n]["predicted_us"] + s) for n in names])
-                if best is None or st["mape"] < best[1]["mape"]:
-                    best = (s, st)
-            grid.append(dict(efficiency=eff, sort_overhead_us=best[0], **best[1]))
-            print(f"efficiency {eff:g}: best sort_overhead {best[0]:g} us, calibration MAPE "
-                  f"{100 * best[1]['mape']:.1f}%, worst {100 * best[1]['worst']:.1f}%, "
-                  f"Spearman {best[1]['spearman']:.3f}", flush=True)
+        for eff in effs:
+            for it in iters:
+                path = os.path.join(tmp, f"h200-{eff:g}-{it:g}.yaml")
+                with open(path, "w") as f:
+                    f.write(machine_with(eff, sort_us or 0, it))
+                preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path,
+                                               label=f"efficiency {eff:g}, iteration {it:g} ns")
+                if sort_us is None:  # the sort kernel depends on neither
+                    gaps = sorted(runs[n]["timing"]["kernels_us_median"]["sort"] - preds[n]["stages_us"]["sort"]
+                                  for n in names)
+                    sort_us = round(max(0.0, gaps[len(gaps) // 2]) * 2) / 2  # 0.5 us steps
+                    print(f"sort overhead: median measured - simulated sort {sort_us:g} us "
+                          f"(range {gaps[0]:.1f} .. {gaps[-1]:.1f})", flush=True)
+                    for n in names:
+                        preds[n]["predicted_us"] += sort_us
+                st = h200_data.error_stats([(measured[n], preds[n]["predicted_us"]) for n in names])
+                grid.append(dict(efficiency=eff, iteration_overhead_ns=it, sort_overhead_us=sort_us, **st))
+                print(f"efficiency {eff:g}, iteration {it:g} ns: calibration MAPE {100 * st['mape']:.1f}%, "
+                      f"worst {100 * st['worst']:.1f}%, Spearman {st['spearman']:.3f}", flush=True)
     win = min(grid, key=lambda g: g["mape"])
-    print(f"chosen: matrix_efficiency {win['efficiency']:g}, sort_overhead {win['sort_overhead_us']:g} us "
+    print(f"chosen: matrix_efficiency {win['efficiency']:g}, iteration_overhead "
+          f"{win['iteration_overhead_ns']:g} ns, sort_overhead {win['sort_overhead_us']:g} us "
           f"(calibration MAPE {100 * win['mape']:.1f}%)")
     if a.write:
         version = h200_data.version_of(a.runs)
         rel = os.path.relpath(a.runs, h200_data.ROOT)
         comment = f"FITTED on the calibration half of {os.path.basename(a.runs)} (validation/gpu/fit_timing.py)"
-        text = machine_with(win["efficiency"], win["sort_overhead_us"], comment)
+        text = machine_with(win["efficiency"], win["sort_overhead_us"], win["iteration_overhead_ns"], comment)
         with open(MACHINE + ".tmp", "w") as f:
             f.write(text)
         os.replace(MACHINE + ".tmp", MACHINE)
         record = dict(runs=rel, scenarios=names, grid=grid, chosen=win,
-                      command=f"validation/gpu/fit_timing.py TDMSIM --runs {rel} --efficiency {a.efficiency} --write")
+                      command=f"validation/gpu/fit_timing.py TDMSIM --runs {rel} --efficiency {a.efficiency} "
+                              f"--iteration-overhead {a.iteration_overhead} --write")
         out = os.path.join(h200_data.DATA_DIR, f"fit-v{version}.json")
         with open(out + ".tmp", "w") as f:
             json.dump(record, f, indent=1)

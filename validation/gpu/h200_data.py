@@ -153,8 +153,11 @@ def predict(tdmsim, name, outdir, machine=None):
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
     path = s["paths"][0]
+    stages = {}
+    for st in path["stages"]:
+        stages[st["stage"]] = stages.get(st["stage"], 0.0) + st["time_us"]
     return dict(name=name, predicted_us=path["total_us"], weight_bytes=path["floor"]["weight_bytes"],
-                useful_flops=path["floor"]["useful_flops"], sim_wall_s=time.time() - t0)
+                useful_flops=path["floor"]["useful_flops"], stages_us=stages, sim_wall_s=time.time() - t0)
 
 
 def predict_many(tdmsim, names, jobs=2, machine=None, label="H200", quiet=False):

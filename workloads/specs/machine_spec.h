@@ -211,12 +211,17 @@ struct LaunchSpec {
 // they differ from AITER-style defaults: on the `h200` machine, our HIP
 // kernels as compiled for NVIDIA (docs/gpu-kernels.md, docs/moe-timing.md).
 struct KernelsSpec {
-  MatrixInstructions matrix_instructions{};
-  Fp8Operands fp8_operands{};
-  CombineType combine{};
-  Fp8Intermediate fp8_intermediate{};
+  // Member defaults equal the YAML defaults below, so KernelsSpec{} is the
+  // AITER-like default a machine file without the section gets.
+  MatrixInstructions matrix_instructions{MatrixInstructions::isa};
+  double matrix_efficiency{1.0};
+  Fp8Operands fp8_operands{Fp8Operands::native};
+  CombineType combine{CombineType::bf16};
+  Fp8Intermediate fp8_intermediate{Fp8Intermediate::epilogue};
   Duration sort_overhead{};
-  std::uint32_t one_stage_blocks{};
+  Duration iteration_overhead{};
+  std::uint32_t one_stage_blocks{2};
+  std::uint32_t pipeline_stages{2};
 
   template <class V>
   void visit(V& v) {
@@ -224,6 +229,10 @@ struct KernelsSpec {
             "matrix instructions of the kernels: isa (the fastest in the isa/ table) or mma_sync "
             "(Hopper warp-level MMA, measured rates)",
             Default{MatrixInstructions::isa});
+    v.param(matrix_efficiency, "matrix_efficiency",
+            "fraction of those instructions' rate the MoE kernels' main loops sustain, on top "
+            "of compute.matrix_efficiency (fitted per machine, docs/calibration.md)",
+            Default{1.0}, Min{0.05}, Max{1.0});
     v.param(fp8_operands, "fp8_operands",
             "8-bit operands to the matrix pipe as they are (native) or converted to f16 first",
             Default{Fp8Operands::native});
@@ -235,10 +244,18 @@ struct KernelsSpec {
             "where an fp8 layer's intermediate is quantised: gate/up epilogue, or a kernel "
             "between the stages (gate/up then writes bf16)",
             Default{Fp8Intermediate::epilogue});
+    v.param(iteration_overhead, "iteration_overhead",
+            "fixed time of each GEMM main-loop iteration beyond its matrix work (barrier, "
+            "waiting on and issuing the copies)",
+            Default{"0ns"}, Max{"10us"});
     v.param(one_stage_blocks, "one_stage_blocks",
             "the kernel heuristic picks the fused 1-stage kernel when this GPU's routed rows fit "
             "in this many blocks of block_m (0: never)",
             Default{2u}, Max{64u});
+    v.param(pipeline_stages, "pipeline_stages",
+            "LDS buffers of the GEMM loops when the scenario does not say (the heuristic uses "
+            "fewer, down to 2, where the tiles would not fit in LDS)",
+            Default{2u}, Min{1u}, Max{8u});
     v.param(sort_overhead, "sort_overhead",
             "fixed time of the sorting step beyond its modelled work (its serial scans and "
             "extra launches)",
