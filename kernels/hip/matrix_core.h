@@ -114,26 +114,32 @@ __device__ __forceinline__ void zero(RegC& c) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) c.c[h][e] = 0.0f;
 }
-// c += a * b over 32 bytes of K; `fp8` selects e4m3 x e4m3 (else bf16 x bf16).
-template <bool fp8>
+// One mma.sync per n8 half of the 16 x 16 tile: shape and operand types in
+// `SHAPE_TYPES`, the same register operands for every variant.
+#define TDMSIM_MMA_SYNC_HALF(SHAPE_TYPES, c, a, b, h)                                                \
+  asm volatile("mma.sync.aligned." SHAPE_TYPES " {%0, %1, %2, %3}, {%4, %5, %6, %7}, "               \
+               "{%8, %9}, {%0, %1, %2, %3};\n"                                                     \
+               : "+f"(c.c[h][0]), "+f"(c.c[h][1]), "+f"(c.c[h][2]), "+f"(c.c[h][3])                  \
+               : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]),                \
+                 "r"(b.r[2 * h + 1]))
+// Operand types of a multiply: bf16 or f16 over 16 values of K (32 bytes), or
+// e4m3 over 32.
+enum class Operands { bf16, f16, e4m3 };
+// c += a * b over 32 bytes of K.
+template <Operands op>
 __device__ __forceinline__ void mma(RegC& c, const RegA& a, const RegB& b) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    if constexpr (fp8) {
-      asm volatile(
-          "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-          "{%8, %9}, {%0, %1, %2, %3};\n"
-          : "+f"(c.c[h][0]), "+f"(c.c[h][1]), "+f"(c.c[h][2]), "+f"(c.c[h][3])
-          : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]));
+    if constexpr (op == Operands::e4m3) {
+      TDMSIM_MMA_SYNC_HALF("m16n8k32.row.col.f32.e4m3.e4m3.f32", c, a, b, h);
+    } else if constexpr (op == Operands::f16) {
+      TDMSIM_MMA_SYNC_HALF("m16n8k16.row.col.f32.f16.f16.f32", c, a, b, h);
     } else {
-      asm volatile(
-          "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-          "{%8, %9}, {%0, %1, %2, %3};\n"
-          : "+f"(c.c[h][0]), "+f"(c.c[h][1]), "+f"(c.c[h][2]), "+f"(c.c[h][3])
-          : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]));
+      TDMSIM_MMA_SYNC_HALF("m16n8k16.row.col.f32.bf16.bf16.f32", c, a, b, h);
     }
   }
 }
+#undef TDMSIM_MMA_SYNC_HALF
 // fp8 through the f16 pipe: an e4m3 m16n8k32 fragment is two f16 m16n8k16
 // fragments once converted in registers (every e4m3 value is exactly an f16
 // value, and products are exact in fp32 either way). K is permuted the same
@@ -158,17 +164,6 @@ __device__ __forceinline__ void b_step_f16(RegB& out, const RegB& b, int s) {
     const std::uint32_t x = b.r[2 * h + s];
     out.r[2 * h] = e4m3x2_to_f16x2(x & 0xffffu);
     out.r[2 * h + 1] = e4m3x2_to_f16x2(x >> 16);
-  }
-}
-// c += a * b over 16 f16 values of K.
-__device__ __forceinline__ void mma_f16(RegC& c, const RegA& a, const RegB& b) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(c.c[h][0]), "+f"(c.c[h][1]), "+f"(c.c[h][2]), "+f"(c.c[h][3])
-        : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]));
   }
 }
 // Coordinates inside the 16 x 16 tile of element e of half h for this lane.

@@ -296,6 +296,7 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
   using G = WarpGrid<BM, BN>;
   using L = typename S::Layout;  // swizzled: loads through load_a/load_b<L> only
   constexpr bool kFp8 = sizeof(T) == 1;
+  constexpr auto kOperands = kFp8 ? mc::Operands::e4m3 : mc::Operands::bf16;
   constexpr int kSteps = BK * int(sizeof(T)) / 32;  // 32-byte K steps per tile
   static_assert(kSteps >= 1, "K tile too small for one matrix step");
   const int warp = threadIdx.x / 32;
@@ -370,8 +371,8 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
             for (int i = 0; i < G::TM; ++i)
 #pragma unroll
               for (int j = 0; j < G::TN; ++j) {
-                if constexpr (block_scaled) mc::mma_f16(part[i][j], ha[i], hb[j]);
-                else mc::mma_f16(acc[i][j], ha[i], hb[j]);
+                if constexpr (block_scaled) mc::mma<mc::Operands::f16>(part[i][j], ha[i], hb[j]);
+                else mc::mma<mc::Operands::f16>(acc[i][j], ha[i], hb[j]);
               }
           }
         } else {
@@ -379,8 +380,8 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
           for (int i = 0; i < G::TM; ++i)
 #pragma unroll
             for (int j = 0; j < G::TN; ++j) {
-              if constexpr (block_scaled) mc::mma<kFp8>(part[i][j], fa[i], fb[j]);
-              else mc::mma<kFp8>(acc[i][j], fa[i], fb[j]);
+              if constexpr (block_scaled) mc::mma<kOperands>(part[i][j], fa[i], fb[j]);
+              else mc::mma<kOperands>(acc[i][j], fa[i], fb[j]);
             }
         }
       }

@@ -184,12 +184,7 @@ Tick ComputeUnit::send(const MemAccess& a, Tick at, Tick* first, Tick* unloaded)
 }
 
 Tick ComputeUnit::issue(const isa::MemRange& r, std::uint32_t iter, bool write, Tick at) {
-  MemAccess a;
-  a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(iter) * r.iter_stride);
-  a.row_bytes = r.row_bytes;
-  a.rows = r.rows;
-  a.row_stride = r.row_stride;
-  a.gather = r.gather ? r.gather->data() : nullptr;
+  MemAccess a = access_at(r, iter);
   a.write = write;
   a.atomic = write && r.atomic;
   a.die = die_;

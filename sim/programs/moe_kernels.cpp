@@ -359,21 +359,26 @@ isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
 
 double element_bytes(DType t) { return dtype_bits(t) / 8.0; }
 
-DType matrix_dtype(const MachineSpec& m, DType t) {
+namespace {
+// `t` if `has(t)`, else the next wider dtype that has an instruction
+// (fp4 -> fp8 -> bf16), as kernels widen operands in registers.
+template <class Has>
+DType widened(DType t, Has has) {
   for (DType c : {t, DType::fp8_e4m3, DType::bf16}) {
     if (dtype_bits(c) < dtype_bits(t)) continue;  // never narrower than the operands
-    if (isa::matrix_flops_per_clock_per_cu(m.isa, c, 1) > 0) return c;
+    if (has(c)) return c;
   }
   return DType::bf16;
+}
+}  // namespace
+
+DType matrix_dtype(const MachineSpec& m, DType t) {
+  return widened(t, [&](DType c) { return isa::matrix_flops_per_clock_per_cu(m.isa, c, 1) > 0; });
 }
 
 DType kernel_matrix_dtype(const MachineSpec& m, DType t) {
   if (dtype_bits(t) == 8 && m.kernels.fp8_operands == Fp8Operands::f16) t = DType::fp16;
-  for (DType c : {t, DType::fp8_e4m3, DType::bf16}) {
-    if (dtype_bits(c) < dtype_bits(t)) continue;
-    if (isa::kernel_matrix_flops_per_clock_per_simd(m, c) > 0) return c;
-  }
-  return DType::bf16;
+  return widened(t, [&](DType c) { return isa::kernel_matrix_flops_per_clock_per_simd(m, c) > 0; });
 }
 
 MoeFloor moe_floor(const MoePlan& plan, const MachineSpec& machine) {
