@@ -44,8 +44,16 @@ def main():
     a = ap.parse_args()
     guard = None
     if a.check:
-        guard = json.load(open(a.check))
-        a.runs = os.path.join(h200_data.ROOT, guard["runs"])
+        try:
+            with open(a.check) as f:
+                guard = json.load(f)
+            a.runs = os.path.join(h200_data.ROOT, guard["runs"])
+            g = guard["heldout"]
+            for key in ("n", "mape_max", "worst_max", "spearman_min"):
+                float(g[key])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise h200_data.DataError(f"{a.check}: not a readable accuracy guard "
+                                      f"(needs runs and heldout.n/mape_max/worst_max/spearman_min): {e!r}")
         a.filter, a.max_tokens = ".*", 1 << 30
     index = h200_data.load_index()
     runs = [j for j in h200_data.load_runs(a.runs)
@@ -100,4 +108,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except h200_data.DataError as e:
+        print(f"compare_timing: error: {e}", file=sys.stderr)
+        sys.exit(2)
