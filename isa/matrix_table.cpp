@@ -83,7 +83,8 @@ std::optional<MatrixInstr> fastest(std::span<const MatrixInstr> table, DType ope
 }  // namespace
 
 std::span<const MatrixInstr> kernel_matrix_instructions(const MachineSpec& m) {
-  if (m.kernels.matrix_instructions == MatrixInstructions::mma_sync && m.isa == IsaFamily::hopper) {
+  // wgmma machines: mma.sync is what the tiles that cannot take wgmma run.
+  if (m.kernels.matrix_instructions != MatrixInstructions::isa && m.isa == IsaFamily::hopper) {
     return kHopperMmaSync;
   }
   return matrix_instructions(m.isa);

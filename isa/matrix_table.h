@@ -35,8 +35,9 @@ double matrix_flops_per_clock_per_cu(IsaFamily isa, DType operand, std::uint32_t
 double peak_matrix_flops(const MachineSpec& m, DType operand);
 
 // The instructions the machine's software kernels use (`kernels.matrix_instructions`):
-// the ISA's table, or Hopper's mma.sync at measured rates. The timing model
-// charges these; the physical floor keeps the ISA's peak.
+// the ISA's table, or Hopper's mma.sync at measured rates (with `wgmma`, what
+// the tiles without wgmma run; the wgmma loops are charged at the ISA's
+// table). The timing model charges these; the physical floor keeps the ISA's peak.
 std::span<const MatrixInstr> kernel_matrix_instructions(const MachineSpec& m);
 
 // FLOP per clock of one SIMD (sub-partition) issuing the kernels' fastest

@@ -67,6 +67,9 @@ struct Loop {
   // Charged at the machine's MoE-kernel matrix instructions and efficiency
   // (`kernels:` section) rather than the ISA's fastest instruction.
   bool moe_kernel = false;
+  // With moe_kernel: this loop runs wgmma (kernels.matrix_instructions wgmma,
+  // plan::wgmma_tile), charged at the ISA's rate times kernels.wgmma_efficiency.
+  bool wgmma = false;
 };
 
 // One workgroup: prologue loads, then its loops in order (a fused MoE kernel

@@ -3,7 +3,7 @@
 # driver alone (no CMake, no project libraries), so it also runs on a GPU
 # machine that has only the toolchain.
 #   scripts/build-gpu-runner.sh nvidia|amd OUTPUT
-# TDMSIM_GPU_ARCH overrides the target (sm_90; gfx942); TDMSIM_GPU_FLAGS adds
+# TDMSIM_GPU_ARCH overrides the target (sm_90a; gfx942); TDMSIM_GPU_FLAGS adds
 # compiler flags (e.g. -DTDMSIM_FP8_VIA_F16=0 to compare a variant). Translation units
 # compile in parallel; the GEMM one is the slowest (~30-60 s).
 set -euo pipefail
@@ -16,9 +16,18 @@ sources=("$root"/kernels/moe/*.hip "$root"/kernels/runner/tdmsim_gpu.cpp)
 case "$backend" in
   nvidia)
     cc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
-    arch="${TDMSIM_GPU_ARCH:-sm_90}"
-    flags=(-x cu -std=c++20 -O3 -arch="$arch" -I"$root" -diag-suppress 445)
-    link=(-arch="$arch")
+    arch="${TDMSIM_GPU_ARCH:-sm_90a}"
+    target=(-arch="$arch")
+    wgmma=()
+    if [ "$arch" = sm_90a ]; then
+      # Hopper's arch-specific features: the wgmma main loop for tiles of 64+
+      # rows; other targets keep mma.sync everywhere. One device pass only
+      # (-arch=sm_90a would add a compute_90 PTX pass without wgmma).
+      target=(-gencode arch=compute_90a,code=sm_90a)
+      wgmma=(-DTDMSIM_WGMMA=1)
+    fi
+    flags=(-x cu -std=c++20 -O3 "${target[@]}" "${wgmma[@]}" -I"$root" -diag-suppress 445)
+    link=("${target[@]}")
     ;;
   amd)
     # Documented, not tested here (no AMD GPU or ROCm on the project machines).

@@ -31,6 +31,19 @@ std::uint64_t gate_up_tiles(const LayerShape& shape, const std::vector<std::uint
   return blocks * ceil_div(shape.inter, tile.n / 2);  // = ceil(2I / N) for the even N
 }
 
+// The default tiles of machines whose kernels run wgmma (MEASURED on the H200,
+// validation/data/h200/moe/wgmma-2026-11-30): at M 128, bf16 128x256x64 (the
+// wider N halves the L2 traffic per product that bounds 128x128: 1.08-1.16x)
+// and 8-bit 128x128x128 (one 128-byte K row per tile, 1.1-1.25x K 64); 8-bit
+// at M 64 64x128x128 (decode: streams the weights 1.55-1.65x faster than the
+// mma.sync tiles of M 32). Others: the default tile.
+KernelTile wgmma_default_tile(std::uint32_t block_m, const LayerShape& shape) {
+  const bool byte = dtype_bits(shape.dtype) == 8;
+  if (block_m == 128) return byte ? KernelTile{256, 128, 128, 128} : KernelTile{256, 128, 256, 64};
+  if (block_m == 64 && byte) return {256, 64, 128, 128};
+  return default_tile(block_m, shape.quant);
+}
+
 std::uint32_t floor_pow2(std::uint32_t v) {
   std::uint32_t p = 1;
   while (p * 2 <= v) p *= 2;
@@ -38,6 +51,19 @@ std::uint32_t floor_pow2(std::uint32_t v) {
 }
 
 }  // namespace
+
+bool wgmma_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype) {
+  if (machine.kernels.matrix_instructions != MatrixInstructions::wgmma) return false;
+  const std::uint32_t bits = dtype_bits(dtype);
+  if ((bits != 8 && bits != 16) || tile.threads != 256 || (tile.m != 64 && tile.m != 128)) return false;
+  const std::uint32_t row_bytes = tile.k * bits / 8;
+  if (row_bytes != 32 && row_bytes != 64 && row_bytes != 128) return false;
+  const std::uint32_t groups_n = 2 / (tile.m / 64);
+  if (tile.n % groups_n != 0) return false;
+  const std::uint32_t n = tile.n / groups_n;
+  if (n != 32 && n != 64 && n != 128 && n != 256) return false;
+  return n / 2 * (bits == 8 ? 2 : 1) <= 128;
+}
 
 KernelTile default_tile(std::uint32_t block_m, Quant quant) {
   // fp8 with 128x128 block scales at M 128: K 128, one scale group per K
@@ -72,6 +98,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
 
   KernelChoice k;
   std::string why;
+  const bool wgmma = machine.kernels.matrix_instructions == MatrixInstructions::wgmma;
 
   // Block size: fixed by the scenario (block_m, or a tile's M), else the M of
   // {32, 64, 128} with the lowest roofline estimate of the layer: every block
@@ -116,11 +143,17 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     k.block_m = best->m;
     why = fmt::format("block_m {} (lowest roofline estimate, ties to fewer padded rows: {})",
                       k.block_m, table);
+    // wgmma needs 64 rows; for 8-bit layers the M 64 wgmma tile streams the
+    // weights faster than the M 32 mma.sync one even when most rows are padding.
+    if (wgmma && dtype_bits(shape.dtype) == 8 && k.block_m < 64) {
+      k.block_m = 64;
+      why += "; raised to 64 (8-bit on wgmma kernels)";
+    }
   }
-  k.gate_up_tile = requested.gate_up_tile.is_auto() ? default_tile(k.block_m, shape.quant)
-                                                    : requested.gate_up_tile;
-  k.down_tile =
-      requested.down_tile.is_auto() ? default_tile(k.block_m, shape.quant) : requested.down_tile;
+  const KernelTile auto_tile =
+      wgmma ? wgmma_default_tile(k.block_m, shape) : default_tile(k.block_m, shape.quant);
+  k.gate_up_tile = requested.gate_up_tile.is_auto() ? auto_tile : requested.gate_up_tile;
+  k.down_tile = requested.down_tile.is_auto() ? auto_tile : requested.down_tile;
   why += fmt::format("; tiles {} / {}{}", tile_text(k.gate_up_tile), tile_text(k.down_tile),
                      requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()
                          ? " (default)" : "");
@@ -128,9 +161,14 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   // Pipeline depth: the machine's kernels' depth (kernels.pipeline_stages:
   // 2 by default, 3 for our H200 kernels, measured faster there), lowered
   // towards 2 while both stages' A and B buffers would not fit in the CU's LDS.
+  // A wgmma loop runs with at least kWgmmaMinStages (the kernels raise it).
+  const bool any_wgmma = wgmma_tile(machine, k.gate_up_tile, shape.dtype) ||
+                         wgmma_tile(machine, k.down_tile, shape.dtype);
+  const std::uint32_t min_stages = any_wgmma ? kWgmmaMinStages : 2;
   if (requested.pipeline_stages != 0) {
-    k.pipeline_stages = requested.pipeline_stages;
-    why += fmt::format("; pipeline_stages {} (scenario)", k.pipeline_stages);
+    k.pipeline_stages = std::max(requested.pipeline_stages, any_wgmma ? min_stages : 1u);
+    why += fmt::format("; pipeline_stages {} (scenario{})", k.pipeline_stages,
+                       k.pipeline_stages > requested.pipeline_stages ? ", raised for wgmma" : "");
   } else {
     const std::uint64_t lds = machine.compute.lds_per_cu.bytes;
     const auto fits = [&](std::uint32_t depth) {
@@ -140,8 +178,8 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
       }
       return true;
     };
-    k.pipeline_stages = std::max(1u, machine.kernels.pipeline_stages);
-    while (k.pipeline_stages > 2 && !fits(k.pipeline_stages)) --k.pipeline_stages;
+    k.pipeline_stages = std::max(any_wgmma ? min_stages : 1u, machine.kernels.pipeline_stages);
+    while (k.pipeline_stages > min_stages && !fits(k.pipeline_stages)) --k.pipeline_stages;
     why += fmt::format("; pipeline_stages {} (machine kernels: {}{})", k.pipeline_stages,
                        machine.kernels.pipeline_stages,
                        k.pipeline_stages < machine.kernels.pipeline_stages ? ", lowered to fit LDS" : "");

@@ -131,6 +131,17 @@ KernelTile default_tile(std::uint32_t block_m);
 // The default for a layer's scaling mode (docs/moe-plan.md "Kernel heuristic").
 KernelTile default_tile(std::uint32_t block_m, Quant quant);
 
+// Whether the machine's kernels run this tile's main loop with Hopper's wgmma
+// (kernels.matrix_instructions: wgmma): the rule of our sm_90a kernels
+// (kernels/moe/fused_moe.hip WgmmaTile). 256 threads as two warpgroups, 64 or
+// 128 rows, K rows of 32, 64 or 128 bytes (the swizzle modes), each warpgroup
+// 32..256 columns, its fp32 accumulators (twice as many for 8-bit operands,
+// which are promoted per K tile) at most 128 registers per thread.
+bool wgmma_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype);
+// The fewest pipeline buffers the wgmma loop runs with (the copy is issued
+// buffers - 2 tiles ahead); the kernels raise a smaller request to this.
+inline constexpr std::uint32_t kWgmmaMinStages = 3;
+
 struct MoePlan {
   LayerShape shape;
   std::uint64_t seed = 0;

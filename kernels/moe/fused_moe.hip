@@ -10,6 +10,7 @@
 
 #include "kernels/hip/async_copy.h"
 #include "kernels/hip/matrix_core.h"
+#include "kernels/hip/wgmma.h"
 #include "kernels/moe/moe_gpu.h"
 
 namespace tdmsim::gpu {
@@ -18,7 +19,10 @@ namespace {
 using mc::bf16;
 
 constexpr int kWarps = kThreads / 32;
-constexpr int kMaxStages = 4;
+constexpr int kMaxStages = 6;
+#ifndef TDMSIM_WGMMA
+#define TDMSIM_WGMMA 0  // wgmma main loop for tiles of 64+ rows (sm_90a; build-gpu-runner.sh sets it)
+#endif
 #ifndef TDMSIM_FP8_VIA_F16
 #define TDMSIM_FP8_VIA_F16 1  // fp8 tiles through the f16 pipe on NVIDIA (docs/gpu-kernels.md)
 #endif
@@ -50,13 +54,6 @@ struct WarpGrid {
   static_assert(WM * WN <= kWarps && TM * WM == FM && TN * WN == FN, "tile not covered");
 };
 
-// Workgroups per CU the GEMM kernels are compiled for: two when the fp32
-// accumulators (doubled by block_128 partial sums) take at most 64 registers
-// per thread, so that the register file holds two workgroups of 256 threads
-// (<= 128 registers each); else one. The timing model uses the same rule
-// (sim/programs/moe_kernels.cpp, gemm_vgprs).
-template <int BM, int BN, bool BS>
-inline constexpr int kMinBlocks = BM * BN / kThreads * (BS ? 2 : 1) <= 64 ? 2 : 1;
 
 // A tile's rows as the copy loop sees them: a source address per row (null:
 // zero-fill) and, for fp8, the row's activation scales.
@@ -91,11 +88,53 @@ struct Smem {
 #endif
   static constexpr int kCLd = BN + 4;                         // fp32 epilogue tile
   static constexpr int kCBytes = BM * kCLd * 4;
+  // The wgmma loop aligns its stages to 1024 bytes (wgmma.h): room to do so.
+  static constexpr int kAlignSlack = TDMSIM_WGMMA ? 1024 : 0;
   static int bytes(int stages) {
-    const int main = stages * kStageBytes + kConvBytes;
+    const int main = stages * kStageBytes + kConvBytes + kAlignSlack;
     return main > kCBytes ? main : kCBytes;
   }
 };
+
+// Waits until at most `pending` (0..kMaxStages - 2) copy groups are in flight.
+__device__ __forceinline__ void async_wait_at_most(int pending) {
+  switch (pending) {
+    case 0: async_wait<0>(); break;
+    case 1: async_wait<1>(); break;
+    case 2: async_wait<2>(); break;
+    case 3: async_wait<3>(); break;
+    default: async_wait<4>(); break;
+  }
+}
+
+// Which tiles the wgmma main loop takes, and how it splits them: the two
+// warpgroups of a workgroup take 64-row halves of a 128-row tile, or N halves
+// of a 64-row one. Rows of 32, 64 or 128 bytes (the swizzle modes, wgmma.h);
+// the accumulators (doubled for fp8 by the per-tile partial sums) at most 128
+// registers.
+template <class T, int BM, int BN, int BK, bool BS>
+struct WgmmaTile {
+  static constexpr int kRowBytes = BK * int(sizeof(T));
+  static constexpr int kGroupsM = BM / 64 > 0 ? BM / 64 : 1;  // warpgroups along M
+  static constexpr int kGroupsN = 2 / kGroupsM;               // along N
+  static constexpr int N = BN / kGroupsN;                     // one warpgroup's columns
+  static constexpr int kAcc = N / 2;                          // fp32 registers per thread
+  static constexpr bool ok = TDMSIM_WGMMA && (BM == 64 || BM == 128) &&
+                             (kRowBytes == 32 || kRowBytes == 64 || kRowBytes == 128) &&
+                             (N == 32 || N == 64 || N == 128 || N == 256) &&
+                             kAcc * (sizeof(T) == 1 ? 2 : 1) <= 128;
+  static constexpr int kMinStages = 3;  // the copy runs stages - 2 tiles ahead
+};
+
+// Workgroups per CU the GEMM kernels are compiled for: two when the fp32
+// accumulators (doubled by partial sums: block_128 on mma.sync, every fp8
+// tile on wgmma) take at most 64 registers per thread, so that the register
+// file holds two workgroups of 256 threads (<= 128 registers each); else one.
+// The timing model uses the same rule (sim/programs/moe_kernels.cpp, gemm_vgprs).
+template <class T, int BM, int BN, int BK, bool BS>
+inline constexpr int kMinBlocks =
+    BM * BN / kThreads * ((WgmmaTile<T, BM, BN, BK, BS>::ok ? sizeof(T) == 1 : BS) ? 2 : 1) <= 64 ? 2 : 1;
+
 
 // The copy side of both main loops' pipelines. Each thread copies the same
 // (row, 16-byte chunk) slots of every K tile (lds::CopySlots: logical chunk
@@ -196,9 +235,7 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
 
   for (int s = 0; s < stages - 1; ++s) issue(s);
   for (std::uint32_t tile = 0; tile < tiles; ++tile) {
-    if (stages >= 4) async_wait<2>();
-    else if (stages == 3) async_wait<1>();
-    else async_wait<0>();
+    async_wait_at_most(stages - 2);
     __syncthreads();
     const unsigned char* st = smem + (tile % stages) * S::kStageBytes;
     const bf16* as;
@@ -334,9 +371,7 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
         for (int j = 0; j < G::TN; ++j) sw[j] = b_scale[wn * G::TN + j][kb];
       }
     }
-    if (stages >= 4) async_wait<2>();
-    else if (stages == 3) async_wait<1>();
-    else async_wait<0>();
+    async_wait_at_most(stages - 2);
     __syncthreads();
     // Offsets from smem of this warp's first A and B rows in the stage
     // (multiples of kRowBytes, as the swizzled loaders require).
@@ -418,6 +453,111 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
 }
 #endif
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// The main loop on Hopper for tiles of 64+ rows (WgmmaTile): the same copy
+// pipeline and LDS tiles as gemm_core_mma, multiplied by wgmma straight from
+// LDS (wgmma.h), bf16 x bf16 or e4m3 x e4m3. Warpgroup g of the two computes
+// a 64 x WgmmaTile::N part of the tile. Each K tile's wgmmas run while the
+// next tile's barrier and copies are issued (one group kept in flight), so the
+// copy runs stages - 2 tiles ahead and refills the buffer of tile - 2, which
+// every warpgroup has finished reading by the barrier (each waited for its
+// groups down to one, that of tile - 1, before reaching it).
+// fp8: each K tile's products go to partial sums that are waited for and added
+// to the fp32 accumulators (block_128: scaled, as in gemm_core_mma). Hopper's
+// fp8 wgmma keeps only part of fp32's precision while it accumulates (DeepSeek-
+// V3 technical report, section 3.3.2); summed over all of K in the instruction,
+// per_token layers were off by 1.8e-2 against the emulator, with per-tile
+// promotion all fp8 layers stay within 5e-3 (docs/gpu-kernels.md "wgmma").
+// Same contract as gemm_core.
+template <class T, int BM, int BN, int BK, bool block_scaled>
+__device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowSrc* b,
+                                const float* const* b_scale, std::uint32_t k0, std::uint32_t k1,
+                                int stages, const void* any_global, float* C) {
+  using S = Smem<T, BM, BN, BK>;
+  using W = WgmmaTile<T, BM, BN, BK, block_scaled>;
+  constexpr auto kOp = sizeof(T) == 1 ? wg::Operands::e4m3 : wg::Operands::bf16;
+  using Mma = wg::Mma<W::N, kOp>;
+  constexpr int R = W::kRowBytes;
+  constexpr int kSteps = R / 32;  // wgmma K steps of 32 bytes per tile
+  const int warp = threadIdx.x / 32, group = warp / 4, lane = threadIdx.x % 32;
+  const int a_row0 = W::kGroupsM == 2 ? 64 * group : 0;     // the warpgroup's A rows
+  const int col0 = W::kGroupsM == 2 ? 0 : group * W::N;     // and its B rows (= C columns)
+  const int row = a_row0 + (warp % 4) * 16 + lane / 4;      // this thread's C rows: row, row + 8
+  const std::uint32_t tiles = (k1 - k0 + BK - 1) / BK;
+  const int ahead = stages - 2;
+
+  // Stages from a 1024-byte boundary (S::kAlignSlack): the swizzle pattern is
+  // anchored to address bits 7-9.
+  const auto raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  const std::uint32_t pad = (1024u - raw % 1024u) % 1024u;
+  unsigned char* stages_base = smem + pad;
+  const std::uint32_t lds_base = raw + pad;
+
+  constexpr bool kPromote = sizeof(T) == 1;
+  float acc[W::kAcc];
+  float part[kPromote ? W::kAcc : 1];
+#pragma unroll
+  for (int i = 0; i < W::kAcc; ++i) acc[i] = 0.0f;
+
+  const TileCopy<T, BM, BN, BK> copy(a, b, k0);
+  const auto issue = [&](std::uint32_t tile) {
+    copy.issue(stages_base, tile, tiles, stages, k0, k1, any_global);
+  };
+  for (int s = 0; s < ahead; ++s) issue(s);
+  for (std::uint32_t tile = 0; tile < tiles; ++tile) {
+    float sa[2] = {1.0f, 1.0f};
+    float sw[block_scaled ? W::kAcc / 4 : 1];
+    if constexpr (block_scaled) {
+      const std::uint32_t kb = (k0 + tile * BK) / 128;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const RowSrc& rs = a[row + 8 * r];
+        sa[r] = rs.scale ? rs.scale[kb] : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < W::kAcc / 4; ++j) sw[j] = b_scale[(col0 + 8 * j) / 16][kb];
+    }
+    async_wait_at_most(ahead - 1);
+    wg::fence_lds_for_async();
+    __syncthreads();
+    issue(tile + ahead);
+    const std::uint32_t stage = lds_base + (tile % stages) * S::kStageBytes;
+    const std::uint32_t a_addr = stage + a_row0 * R, b_addr = stage + (BM + col0) * R;
+    wg::fence();
+#pragma unroll
+    for (int ks = 0; ks < kSteps; ++ks) {
+      const std::uint64_t da = wg::descriptor(a_addr + 32 * ks, R);
+      const std::uint64_t db = wg::descriptor(b_addr + 32 * ks, R);
+      if constexpr (kPromote) Mma::run(part, da, db, ks > 0 ? 1 : 0);
+      else Mma::run(acc, da, db, 1);
+    }
+    wg::commit();
+    if constexpr (kPromote) {
+      wg::wait<0>();
+#pragma unroll
+      for (int i = 0; i < W::kAcc; ++i) {
+        if constexpr (block_scaled) acc[i] += part[i] * (sa[(i % 4) / 2] * sw[i / 4]);
+        else acc[i] += part[i];
+      }
+    } else {
+      wg::wait<1>();
+    }
+  }
+  wg::wait<0>();
+  async_wait<0>();
+  __syncthreads();  // the stage buffers become the epilogue tile
+  // Element i of the accumulators: column 8 (i / 4) + 2 (lane % 4) + (i % 2)
+  // of the warpgroup's part, row `row` (+ 8 for i % 4 >= 2).
+#pragma unroll
+  for (int i = 0; i < W::kAcc; ++i) {
+    const int r = row + ((i % 4) >= 2 ? 8 : 0);
+    const int c = col0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+    C[r * S::kCLd + c] = acc[i];
+  }
+  __syncthreads();
+}
+#endif
+
 // The main loop of this backend; BS (block_128 scales) only for fp8. Kernels
 // are instantiated per scaling mode so that bf16 and per-token fp8 do not pay
 // the registers of the block-scaled partial sums.
@@ -427,6 +567,12 @@ __device__ void gemm(unsigned char* smem, const RowSrc* a, const RowSrc* b,
                      const void* any_global, float* C) {
   static_assert(!BS || sizeof(T) == 1, "block scales are fp8 only");
 #ifdef TDMSIM_MMA_SYNC
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (WgmmaTile<T, BM, BN, BK, BS>::ok) {
+    gemm_core_wgmma<T, BM, BN, BK, BS>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
+    return;
+  }
+#endif
   gemm_core_mma<T, BM, BN, BK, BS>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
 #else
   gemm_core<T, BM, BN, BK, BS>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
@@ -515,7 +661,7 @@ __device__ void gate_up_rows(const Args& p, std::uint32_t b, std::uint32_t e, st
 }
 
 template <class T, int BM, int BN, int BK, bool BS>
-__global__ void __launch_bounds__(kThreads, (kMinBlocks<BM, BN, BS>)) gate_up_kernel(Args p) {
+__global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) gate_up_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
   __shared__ TileInfo<BM, BN> ti;
@@ -613,7 +759,7 @@ __global__ void quant_inter_kernel(Args p, std::uint8_t* q, float* scale) {
 }
 
 template <class T, int BM, int BN, int BK, bool BS>
-__global__ void __launch_bounds__(kThreads, (kMinBlocks<BM, BN, BS>)) down_kernel(Args p) {
+__global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) down_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
   __shared__ TileInfo<BM, BN> ti;
@@ -822,7 +968,11 @@ int fused_phase2_bytes() {
 enum class Kind { gate_up, down, fused };
 
 template <class T, int BM, int BN, int BK, bool BS>
-void launch_tile(Kind kind, const Args& a, dim3 grid, hipStream_t s) {
+void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
+  Args a = args;
+  if (WgmmaTile<T, BM, BN, BK, BS>::ok && a.stages < WgmmaTile<T, BM, BN, BK, BS>::kMinStages) {
+    a.stages = WgmmaTile<T, BM, BN, BK, BS>::kMinStages;
+  }
   int bytes = Smem<T, BM, BN, BK>::bytes(static_cast<int>(a.stages));
   void (*kernel)(Args) = nullptr;
   switch (kind) {
@@ -913,6 +1063,16 @@ void launch_kind(Kind kind, const KernelTileCfg& tile, const Args& a, dim3 grid,
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+const char* matrix_backend() {
+#if TDMSIM_WGMMA
+  return "wgmma (tiles of 64+ rows) + mma.sync";
+#elif defined(TDMSIM_MMA_SYNC)
+  return "mma.sync";
+#else
+  return "rocwmma";
+#endif
+}
 
 bool supported(const MoeCase& c, std::string& why) {
   const auto check = [&](const KernelTileCfg& t, const char* which) {

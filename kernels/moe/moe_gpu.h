@@ -89,6 +89,8 @@ void launch_sort(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s
 // The expert GEMM stages; returns false (launching nothing) for a tile the
 // kernels are not instantiated for, with the reason in `why`.
 bool supported(const MoeCase& c, std::string& why);
+// The matrix instructions this build's GEMM kernels use (recorded with each run).
+const char* matrix_backend();
 void launch_gate_up(const MoeCase& c, const LayerDims& d, const Weights& w, Buffers& b,
                     hipStream_t s);
 void launch_splitk_reduce(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s);

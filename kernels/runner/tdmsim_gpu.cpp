@@ -402,7 +402,8 @@ int main(int argc, char** argv) {
     << ", \"gate_up_tile\": " << json_str(case_detail::tile_text(c.gate_up_tile))
     << ", \"down_tile\": " << json_str(case_detail::tile_text(c.down_tile))
     << ", \"split_k\": " << c.split_k << ", \"pipeline_stages\": " << c.pipeline_stages
-    << ", \"blocks\": " << c.blocks << ", \"weight_copies\": " << copies << "},\n"
+    << ", \"blocks\": " << c.blocks << ", \"weight_copies\": " << copies
+    << ", \"matrix_backend\": " << json_str(matrix_backend()) << "},\n"
     << "  \"checks\": {\"layout_identical\": " << (layout_ok ? "true" : "false")
     << ", \"routing_source\": " << json_str(c.routing_source)
     << ", \"routing_id_mismatches\": " << id_mismatch << ", \"routing_weight_max_abs_diff\": "

@@ -51,6 +51,7 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
       matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu) {
   matrix_rate_.fill(-1.0);
   kernel_rate_.fill(-1.0);
+  wgmma_rate_.fill(-1.0);
   if (machine.tdm) {
     mover_bw_ = units::Bandwidth{std::uint64_t{machine.tdm->movers_per_cu} *
                                  machine.tdm->mover_bytes_per_clock * machine.compute.clock.hz};
@@ -322,19 +323,25 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
 const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
   for (const auto& c : matrix_costs_) {
     if (c.valid && c.m == p.m && c.n == p.n && c.k == p.k && c.dtype == p.dtype &&
-        c.moe_kernel == p.moe_kernel && c.threads == threads) {
+        c.moe_kernel == p.moe_kernel && c.wgmma == p.wgmma && c.threads == threads) {
       return c;
     }
   }
   const auto& cu = machine_.compute;
   // FLOP per clock of one SIMD, with the efficiency folded in: the ISA's
-  // fastest instruction, or the MoE kernels' instructions and their own factor.
+  // fastest instruction, or the MoE kernels' instructions and their own factor
+  // (their wgmma loops: the ISA's rate and the wgmma factor).
   const auto d = static_cast<std::size_t>(p.dtype);
-  double& rate = p.moe_kernel ? kernel_rate_[d] : matrix_rate_[d];
+  const bool wgmma = p.moe_kernel && p.wgmma;
+  double& rate = wgmma ? wgmma_rate_[d] : p.moe_kernel ? kernel_rate_[d] : matrix_rate_[d];
   if (rate < 0) {
-    rate = p.moe_kernel ? isa::kernel_matrix_flops_per_clock_per_simd(machine_, p.dtype) *
-                              machine_.kernels.matrix_efficiency
-                        : isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1);
+    if (wgmma) {
+      rate = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1) * machine_.kernels.wgmma_efficiency;
+    } else if (p.moe_kernel) {
+      rate = isa::kernel_matrix_flops_per_clock_per_simd(machine_, p.dtype) * machine_.kernels.matrix_efficiency;
+    } else {
+      rate = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1);
+    }
     rate *= cu.matrix_efficiency;
   }
   const double per_simd = rate;
@@ -344,7 +351,7 @@ const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std:
   }
   MatrixCost& c = matrix_costs_[next_matrix_cost_];
   next_matrix_cost_ = (next_matrix_cost_ + 1) % matrix_costs_.size();
-  c = MatrixCost{true, p.m, p.n, p.k, p.dtype, p.moe_kernel, threads, 0, 0};
+  c = MatrixCost{true, p.m, p.n, p.k, p.dtype, p.moe_kernel, wgmma, threads, 0, 0};
   // A workgroup's waves spread over at most `simds` matrix pipes.
   const std::uint32_t waves = std::max(1u, (threads + cu.wave_size - 1) / cu.wave_size);
   c.used = std::min<std::uint32_t>(waves, cu.simds_per_cu);

@@ -100,6 +100,7 @@ class ComputeUnit : public sc_core::sc_module {
     std::uint32_t m = 0, n = 0, k = 0;
     DType dtype{};
     bool moe_kernel = false;
+    bool wgmma = false;
     std::uint32_t threads = 0;
     std::uint32_t used = 0;
     Tick dur = 0;
@@ -124,8 +125,9 @@ class ComputeUnit : public sc_core::sc_module {
   std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
   std::vector<BusyUntil*> pipe_order_;   // scratch for matrix(): pipes by free time
   // Matrix FLOPs per clock per SIMD by dtype, looked up on first use (< 0: not yet).
-  std::array<double, 16> matrix_rate_;  // per dtype: ISA rate, then MoE-kernel rate
+  std::array<double, 16> matrix_rate_;  // per dtype: ISA rate, MoE-kernel rate, MoE wgmma rate
   std::array<double, 16> kernel_rate_;
+  std::array<double, 16> wgmma_rate_;
   // The last loop shapes costed (a kernel has one or two), replaced in turn.
   std::array<MatrixCost, 4> matrix_costs_{};
   std::size_t next_matrix_cost_ = 0;

@@ -61,8 +61,10 @@ struct Layer {
   plan::KernelChoice kernel;
   MoeBuffers buf;
   bool tdm = false;         // token rows arrive through the tensor data movers
-  DType mma = DType::bf16;  // matrix-pipe dtype
-  bool mma_sync = false;    // our NVIDIA kernels (kernels.matrix_instructions: mma_sync)
+  DType mma = DType::bf16;  // matrix-pipe dtype of the mma.sync / ISA loops
+  DType mma_wgmma = DType::bf16;  // and of the wgmma loops (8-bit operands as they are)
+  bool mma_sync = false;    // our NVIDIA kernels (kernels.matrix_instructions: mma_sync or wgmma)
+  bool wgmma_gate_up = false, wgmma_down = false;  // plan::wgmma_tile of each stage's tile
   DType inter_dtype = DType::bf16;  // what gate/up stores (bf16 when a kernel quantises)
   std::uint32_t block_m = 0;
   std::uint32_t padded_rows = 0;
@@ -88,21 +90,31 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
 // doubled by block_128 partial sums, need at most 64 per thread, else for one
 // (kernels/moe/fused_moe.hip kMinBlocks); tiles with at most 16 accumulators
 // use about half that (ptxas -v, docs/gpu-kernels.md). Other kernels: kVgprs.
-std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile) {
+std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma) {
   if (!l.mma_sync) return kVgprs;
-  const std::uint64_t acc = std::uint64_t{tile.m} * tile.n / std::max(1u, tile.threads) *
-                            (l.shape.quant == Quant::block_128 ? 2 : 1);
+  // Partial sums double the accumulators: block_128 on mma.sync, every 8-bit
+  // layer on wgmma (promoted per K tile, plan::wgmma_tile).
+  const bool doubled = wgmma ? dtype_bits(l.shape.dtype) == 8 : l.shape.quant == Quant::block_128;
+  const std::uint64_t acc = std::uint64_t{tile.m} * tile.n / std::max(1u, tile.threads) * (doubled ? 2 : 1);
   return acc <= 16 ? 64 : acc <= 64 ? 128 : 255;  // ptxas: ~40-80, 92-128, 140-255
 }
 
-isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows) {
+isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows, bool wgmma) {
   isa::TileProgram p;
   p.threads = tile.threads;
-  p.vgprs_per_thread = gemm_vgprs(l, tile);
+  p.vgprs_per_thread = gemm_vgprs(l, tile, wgmma);
   p.lds_bytes = lds_for(l, n_rows, tile.k);
   p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
   p.iteration_overhead_ps = l.iteration_overhead_ps;
   return p;
+}
+
+// A main loop's matrix work: the machine's kernel instructions, wgmma (8-bit
+// operands as they are) or mma.sync / the ISA's (l.mma).
+void matrix_of(const Layer& l, bool wgmma, isa::Loop& loop) {
+  loop.moe_kernel = true;
+  loop.wgmma = wgmma;
+  loop.dtype = wgmma ? l.mma_wgmma : l.mma;
 }
 
 // Block metadata every MoE workgroup reads first: its sorted row ids, their
@@ -141,7 +153,7 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;  // of gate, and as many of up
-  isa::TileProgram p = base_program(l, tile, 2 * cols);
+  isa::TileProgram p = base_program(l, tile, 2 * cols, l.wgmma_gate_up);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols, k.end - k.begin, p);
   const std::uint64_t h_row = bytes_of(l.shape.hidden, dt);
@@ -153,8 +165,7 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(token_rows(l.tdm, l.buf.x + k0, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
   loop.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
   loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
-  loop.dtype = l.mma;
-  loop.moe_kernel = true;
+  matrix_of(l, l.wgmma_gate_up, loop);
   loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
   loop.n = 2 * cols;
   loop.k = tile.k;
@@ -239,7 +250,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;
-  isa::TileProgram p = base_program(l, tile, cols);
+  isa::TileProgram p = base_program(l, tile, cols, l.wgmma_down);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, cols, k.end - k.begin, p);
   const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
@@ -253,8 +264,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(strided(a_base + first_row * i_row + k0, k_bytes, j.valid_rows, i_row, k_bytes));
   loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * i_row + k0, k_bytes,
                                cols, i_row, k_bytes));
-  loop.dtype = l.mma;
-  loop.moe_kernel = true;
+  matrix_of(l, l.wgmma_down, loop);
   loop.m = l.block_m;
   loop.n = cols;
   loop.k = tile.k;
@@ -277,7 +287,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;  // of I
   const std::uint32_t h = l.shape.hidden;
-  isa::TileProgram p = base_program(l, tile, 2 * cols);
+  isa::TileProgram p = base_program(l, tile, 2 * cols, l.wgmma_gate_up);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols + h, h + cols, p);
   const std::uint64_t h_row = bytes_of(h, dt);
@@ -289,8 +299,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   up.loads.push_back(token_rows(l.tdm, l.buf.x, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
   up.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
   up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
-  up.dtype = l.mma;
-  up.moe_kernel = true;
+  matrix_of(l, l.wgmma_gate_up, up);
   up.m = l.block_m;
   up.n = 2 * cols;
   up.k = tile.k;
@@ -300,8 +309,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   down.iterations = ceil_div(h, tile.n);
   down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, dt), bytes_of(cols, dt),
                                tile.n, i_row, static_cast<std::int64_t>(std::uint64_t{tile.n} * i_row)));
-  down.dtype = l.mma;
-  down.moe_kernel = true;
+  matrix_of(l, false, down);  // phase 2's own mma.sync loop (fused_moe.hip fused_kernel)
   down.m = l.block_m;
   down.n = tile.n;
   down.k = cols;
@@ -411,7 +419,10 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->shape = s;
   l->kernel = plan.kernel;
   l->mma = kernel_matrix_dtype(machine, s.dtype);
-  l->mma_sync = machine.kernels.matrix_instructions == MatrixInstructions::mma_sync;
+  l->mma_wgmma = matrix_dtype(machine, s.dtype);
+  l->mma_sync = machine.kernels.matrix_instructions != MatrixInstructions::isa;
+  l->wgmma_gate_up = plan::wgmma_tile(machine, plan.kernel.gate_up_tile, s.dtype);
+  l->wgmma_down = plan.kernel.stages == 2 && plan::wgmma_tile(machine, plan.kernel.down_tile, s.dtype);
   const bool quant_kernel = plan.kernel.stages == 2 && dtype_bits(s.dtype) <= 8 &&
                             machine.kernels.fp8_intermediate == Fp8Intermediate::kernel;
   l->inter_dtype = quant_kernel ? DType::bf16 : s.dtype;

@@ -28,8 +28,9 @@ enum class TdmPolicy { load_balance, capacity_first, low_latency, custom };
 enum class GatherBitLayout { mlir, triton };
 enum class SweepMode { grid, zip, random, lhs };
 // Matrix instructions the software kernels use: the ISA's fastest, or (Hopper)
-// the warp-level mma.sync that our HIP kernels compile to on NVIDIA.
-enum class MatrixInstructions { isa, mma_sync };
+// the warp-level mma.sync that our HIP kernels compile to on NVIDIA, or wgmma
+// for the tiles our sm_90a kernels run with it and mma.sync for the others.
+enum class MatrixInstructions { isa, mma_sync, wgmma };
 // How 8-bit operands reach the matrix pipe: as they are, or converted to f16
 // in registers first (our NVIDIA kernels, docs/gpu-kernels.md).
 enum class Fp8Operands { native, f16 };
@@ -87,8 +88,8 @@ TDMSIM_ENUM_NAMES(TdmPolicy, 4, {TdmPolicy::load_balance, "load_balance"},
                   {TdmPolicy::low_latency, "low_latency"}, {TdmPolicy::custom, "custom"});
 TDMSIM_ENUM_NAMES(GatherBitLayout, 2, {GatherBitLayout::mlir, "mlir"},
                   {GatherBitLayout::triton, "triton"});
-TDMSIM_ENUM_NAMES(MatrixInstructions, 2, {MatrixInstructions::isa, "isa"},
-                  {MatrixInstructions::mma_sync, "mma_sync"});
+TDMSIM_ENUM_NAMES(MatrixInstructions, 3, {MatrixInstructions::isa, "isa"},
+                  {MatrixInstructions::mma_sync, "mma_sync"}, {MatrixInstructions::wgmma, "wgmma"});
 TDMSIM_ENUM_NAMES(Fp8Operands, 2, {Fp8Operands::native, "native"}, {Fp8Operands::f16, "f16"});
 TDMSIM_ENUM_NAMES(CombineType, 2, {CombineType::bf16, "bf16"}, {CombineType::fp32, "fp32"});
 TDMSIM_ENUM_NAMES(Fp8Intermediate, 2, {Fp8Intermediate::epilogue, "epilogue"},

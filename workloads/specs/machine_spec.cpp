@@ -20,9 +20,10 @@ void check(const MachineSpec& m, config::Checker& c) {
     c.fail("compute.max_workgroup_threads",
            "must be a multiple of wave_size (" + std::to_string(cu.wave_size) + ")");
   }
-  if (m.kernels.matrix_instructions == MatrixInstructions::mma_sync && m.isa != IsaFamily::hopper) {
-    c.fail("kernels.matrix_instructions", "mma_sync is a Hopper instruction; this machine's isa is " +
-                                              std::string(config::enum_name(m.isa)));
+  if (m.kernels.matrix_instructions != MatrixInstructions::isa && m.isa != IsaFamily::hopper) {
+    c.fail("kernels.matrix_instructions",
+           std::string(config::enum_name(m.kernels.matrix_instructions)) +
+               " is a Hopper instruction; this machine's isa is " + std::string(config::enum_name(m.isa)));
   }
   const auto& l2 = m.memory.l2;
   require_pow2(c, "memory.l2.line", l2.line);

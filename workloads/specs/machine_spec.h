@@ -215,6 +215,7 @@ struct KernelsSpec {
   // AITER-like default a machine file without the section gets.
   MatrixInstructions matrix_instructions{MatrixInstructions::isa};
   double matrix_efficiency{1.0};
+  double wgmma_efficiency{1.0};
   Fp8Operands fp8_operands{Fp8Operands::native};
   CombineType combine{CombineType::bf16};
   Fp8Intermediate fp8_intermediate{Fp8Intermediate::epilogue};
@@ -226,12 +227,17 @@ struct KernelsSpec {
   template <class V>
   void visit(V& v) {
     v.param(matrix_instructions, "matrix_instructions",
-            "matrix instructions of the kernels: isa (the fastest in the isa/ table) or mma_sync "
-            "(Hopper warp-level MMA, measured rates)",
+            "matrix instructions of the kernels: isa (the fastest in the isa/ table), mma_sync "
+            "(Hopper warp-level MMA, measured rates) or wgmma (Hopper warpgroup MMA at the isa/ "
+            "rate for tiles of 64+ rows whose K rows are 32, 64 or 128 bytes, mma_sync for the "
+            "rest; docs/gpu-kernels.md)",
             Default{MatrixInstructions::isa});
     v.param(matrix_efficiency, "matrix_efficiency",
             "fraction of those instructions' rate the MoE kernels' main loops sustain, on top "
             "of compute.matrix_efficiency (fitted per machine, docs/calibration.md)",
+            Default{1.0}, Min{0.05}, Max{1.0});
+    v.param(wgmma_efficiency, "wgmma_efficiency",
+            "the same for the main loops that run wgmma (matrix_instructions: wgmma)",
             Default{1.0}, Min{0.05}, Max{1.0});
     v.param(fp8_operands, "fp8_operands",
             "8-bit operands to the matrix pipe as they are (native) or converted to f16 first",
