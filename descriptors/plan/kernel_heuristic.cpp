@@ -178,11 +178,13 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
       }
       return true;
     };
-    k.pipeline_stages = std::max(any_wgmma ? min_stages : 1u, machine.kernels.pipeline_stages);
+    const std::uint32_t wanted =
+        any_wgmma ? machine.kernels.wgmma_pipeline_stages : std::max(1u, machine.kernels.pipeline_stages);
+    k.pipeline_stages = wanted;
     while (k.pipeline_stages > min_stages && !fits(k.pipeline_stages)) --k.pipeline_stages;
-    why += fmt::format("; pipeline_stages {} (machine kernels: {}{})", k.pipeline_stages,
-                       machine.kernels.pipeline_stages,
-                       k.pipeline_stages < machine.kernels.pipeline_stages ? ", lowered to fit LDS" : "");
+    why += fmt::format("; pipeline_stages {} (machine kernels: {} {}{})", k.pipeline_stages,
+                       any_wgmma ? "wgmma_pipeline_stages" : "pipeline_stages", wanted,
+                       k.pipeline_stages < wanted ? ", lowered to fit LDS" : "");
   }
 
   // Stages: the fused 1-stage kernel only when this GPU's rows fit in two

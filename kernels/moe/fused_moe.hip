@@ -72,41 +72,6 @@ constexpr bool kSwizzledTiles = true;
 constexpr bool kSwizzledTiles = false;
 #endif
 
-// Shared-memory layout of the GEMM core, in bytes.
-template <class T, int BM, int BN, int BK>
-struct Smem {
-  static_assert(BK * int(sizeof(T)) % 16 == 0 && BM % 8 == 0, "rows of whole 16-byte chunks; B from a row 8k");
-  using Layout = lds::TileLayout<BK * int(sizeof(T)) / 16, kSwizzledTiles>;
-  static constexpr int kRowBytes = Layout::kRowBytes;  // BK * sizeof(T), + 16 if padded
-  static constexpr int kStageBytes = (BM + BN) * kRowBytes;
-  static constexpr int kHalfLd = BK + 8;  // fp8 -> bf16 buffer, elements (wmma path)
-  static_assert(kHalfLd % 8 == 0);
-#ifdef TDMSIM_MMA_SYNC
-  static constexpr int kConvBytes = 0;  // mma.sync multiplies e4m3 directly
-#else
-  static constexpr int kConvBytes = sizeof(T) == 1 ? (BM + BN) * kHalfLd * 2 : 0;
-#endif
-  static constexpr int kCLd = BN + 4;                         // fp32 epilogue tile
-  static constexpr int kCBytes = BM * kCLd * 4;
-  // The wgmma loop aligns its stages to 1024 bytes (wgmma.h): room to do so.
-  static constexpr int kAlignSlack = TDMSIM_WGMMA ? 1024 : 0;
-  static int bytes(int stages) {
-    const int main = stages * kStageBytes + kConvBytes + kAlignSlack;
-    return main > kCBytes ? main : kCBytes;
-  }
-};
-
-// Waits until at most `pending` (0..kMaxStages - 2) copy groups are in flight.
-__device__ __forceinline__ void async_wait_at_most(int pending) {
-  switch (pending) {
-    case 0: async_wait<0>(); break;
-    case 1: async_wait<1>(); break;
-    case 2: async_wait<2>(); break;
-    case 3: async_wait<3>(); break;
-    default: async_wait<4>(); break;
-  }
-}
-
 // Which tiles the wgmma main loop takes, and how it splits them: the two
 // warpgroups of a workgroup take 64-row halves of a 128-row tile, or N halves
 // of a 64-row one. Rows of 32, 64 or 128 bytes (the swizzle modes, wgmma.h);
@@ -125,6 +90,45 @@ struct WgmmaTile {
                              kAcc * (sizeof(T) == 1 ? 2 : 1) <= 128;
   static constexpr int kMinStages = 3;  // the copy runs stages - 2 tiles ahead
 };
+
+// Shared-memory layout of the GEMM core, in bytes.
+template <class T, int BM, int BN, int BK>
+struct Smem {
+  static_assert(BK * int(sizeof(T)) % 16 == 0 && BM % 8 == 0, "rows of whole 16-byte chunks; B from a row 8k");
+  using Layout = lds::TileLayout<BK * int(sizeof(T)) / 16, kSwizzledTiles>;
+  static constexpr int kRowBytes = Layout::kRowBytes;  // BK * sizeof(T), + 16 if padded
+  static constexpr int kStageBytes = (BM + BN) * kRowBytes;
+  static constexpr int kHalfLd = BK + 8;  // fp8 -> bf16 buffer, elements (wmma path)
+  static_assert(kHalfLd % 8 == 0);
+#ifdef TDMSIM_MMA_SYNC
+  static constexpr int kConvBytes = 0;  // mma.sync multiplies e4m3 directly
+#else
+  static constexpr int kConvBytes = sizeof(T) == 1 ? (BM + BN) * kHalfLd * 2 : 0;
+#endif
+  static constexpr int kCLd = BN + 4;                         // fp32 epilogue tile
+  static constexpr int kCBytes = BM * kCLd * 4;
+  // The wgmma loop aligns its stages to 1024 bytes (wgmma.h): room to do so
+  // (only there: 1 KiB more per workgroup cost the small mma.sync tiles a
+  // workgroup per SM, 8% on decode layers).
+  static constexpr int kAlignSlack = WgmmaTile<T, BM, BN, BK, false>::ok ? 1024 : 0;
+  static int bytes(int stages) {
+    const int main = stages * kStageBytes + kConvBytes + kAlignSlack;
+    return main > kCBytes ? main : kCBytes;
+  }
+};
+
+// Waits until at most `pending` (0..kMaxStages - 2) copy groups are in flight.
+__device__ __forceinline__ void async_wait_at_most(int pending) {
+  switch (pending) {
+    case 0: async_wait<0>(); break;
+    case 1: async_wait<1>(); break;
+    case 2: async_wait<2>(); break;
+    case 3: async_wait<3>(); break;
+    default: async_wait<4>(); break;
+  }
+}
+
+
 
 // Workgroups per CU the GEMM kernels are compiled for: two when the fp32
 // accumulators (doubled by partial sums: block_128 on mma.sync, every fp8
@@ -810,13 +814,19 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) dow
   gemm<T, BM, BN, BK, BS>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
   // Epilogue: routed weight on the fp32 sum, the expert output rounded to
   // bf16 (whole sums only), then the combine: an atomic add into y.
-  for (int i = threadIdx.x; i < BM * BN; i += kThreads) {
-    const int m = i / BN, n = i % BN;
+  // Four adjacent columns per atomic (H is a multiple of 16, so a group is
+  // all in or all out): a vector add where the GPU has one (add4_f32).
+  for (int i = threadIdx.x; i < BM * BN / 4; i += kThreads) {
+    const int m = i / (BN / 4), n = (i % (BN / 4)) * 4;
     const std::uint32_t h = h0 + n;
     if (h >= d.hidden || token[m] == sentinel) continue;
-    float v = C[m * S::kCLd + n] * ti.a_pc[m] * ti.b_pc[n] * weight[m];
-    if (p.split_k == 1) v = round_bf16(v);
-    atomicAdd(p.y + std::size_t{token[m]} * d.hidden + h, v);
+    float v[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      v[e] = C[m * S::kCLd + n + e] * ti.a_pc[m] * ti.b_pc[n + e] * weight[m];
+      if (p.split_k == 1) v[e] = round_bf16(v[e]);
+    }
+    add4_f32(p.y + std::size_t{token[m]} * d.hidden + h, v);
   }
 }
 

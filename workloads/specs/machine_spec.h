@@ -223,6 +223,7 @@ struct KernelsSpec {
   Duration iteration_overhead{};
   std::uint32_t one_stage_blocks{2};
   std::uint32_t pipeline_stages{2};
+  std::uint32_t wgmma_pipeline_stages{4};
 
   template <class V>
   void visit(V& v) {
@@ -262,6 +263,9 @@ struct KernelsSpec {
             "LDS buffers of the GEMM loops when the scenario does not say (the heuristic uses "
             "fewer, down to 2, where the tiles would not fit in LDS)",
             Default{2u}, Min{1u}, Max{8u});
+    v.param(wgmma_pipeline_stages, "wgmma_pipeline_stages",
+            "the same for layers whose tiles run wgmma (matrix_instructions: wgmma; at least 3)",
+            Default{4u}, Min{3u}, Max{6u});
     v.param(sort_overhead, "sort_overhead",
             "fixed time of the sorting step beyond its modelled work (its serial scans and "
             "extra launches)",
