@@ -68,7 +68,8 @@ struct Loop {
   // (`kernels:` section) rather than the ISA's fastest instruction.
   bool moe_kernel = false;
   // With moe_kernel: this loop runs wgmma (kernels.matrix_instructions wgmma,
-  // plan::wgmma_tile), charged at the ISA's rate times kernels.wgmma_efficiency.
+  // plan::wgmma_tile), charged at the ISA's rate times kernels.wgmma_efficiency
+  // (wgmma_fp8_efficiency for 8-bit operands).
   bool wgmma = false;
 };
 

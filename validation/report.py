@@ -463,8 +463,11 @@ def h200_section(h, rows, preds_note, figs, doc_dir):
         if os.path.isfile(fit_path):
             fit = json.load(open(fit_path))
             ch = fit["chosen"]
+            # Fits before the wgmma kernels (v5) have no wgmma values.
+            wg = "".join(f"`kernels.{k}` {ch[k]:g}, " for k in ("wgmma_efficiency", "wgmma_fp8_efficiency")
+                         if k in ch)
             add(f"Fitted on the calibration half only ({len(fit['scenarios'])} scenarios; `{rel(fit_path)}`, "
-                f"docs/calibration.md): `kernels.matrix_efficiency` {ch['efficiency']:g}, "
+                f"docs/calibration.md): `kernels.matrix_efficiency` {ch['efficiency']:g}, {wg}"
                 f"`kernels.sort_overhead` {ch['sort_overhead_us']:g} us (calibration MAPE "
                 f"{100 * ch['mape']:.1f}%). The held-out half was not used by the fit. Command: "
                 f"`{fit['command']}`.\n")

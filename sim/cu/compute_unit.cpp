@@ -336,7 +336,9 @@ const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std:
   double& rate = wgmma ? wgmma_rate_[d] : p.moe_kernel ? kernel_rate_[d] : matrix_rate_[d];
   if (rate < 0) {
     if (wgmma) {
-      rate = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1) * machine_.kernels.wgmma_efficiency;
+      // 8-bit loops wait for each K tile's products to promote them (fused_moe.hip).
+      rate = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1) *
+             (dtype_bits(p.dtype) == 8 ? machine_.kernels.wgmma_fp8_efficiency : machine_.kernels.wgmma_efficiency);
     } else if (p.moe_kernel) {
       rate = isa::kernel_matrix_flops_per_clock_per_simd(machine_, p.dtype) * machine_.kernels.matrix_efficiency;
     } else {

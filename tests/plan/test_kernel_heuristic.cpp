@@ -176,3 +176,59 @@ TEST_CASE("tile jobs count blocks x N tiles x K splits, block-major", "[kernel]"
   CHECK(job_n_range(s, k, fused[2]).end == 96);
   CHECK(job_k_range(s, k, fused[2]).end == 256);   // over all of H first
 }
+
+TEST_CASE("wgmma_tile: the sm_90a kernels' rule", "[kernel]") {
+  MachineSpec m = shipped_machine("h200");
+  m.kernels.matrix_instructions = MatrixInstructions::wgmma;
+  // 128 rows: two warpgroups of 64 rows, each all N columns.
+  CHECK(wgmma_tile(m, {256, 128, 256, 64}, DType::bf16));       // 128-byte rows, N 256: 128 acc
+  CHECK_FALSE(wgmma_tile(m, {256, 128, 256, 64}, DType::fp8_e4m3));  // 64-byte rows, but 2 x 128 acc
+  CHECK(wgmma_tile(m, {256, 128, 128, 128}, DType::fp8_e4m3));  // 128-byte rows, 2 x 64 acc
+  CHECK_FALSE(wgmma_tile(m, {256, 128, 128, 128}, DType::bf16));  // 256-byte rows: no swizzle mode
+  CHECK(wgmma_tile(m, {256, 128, 128, 32}, DType::bf16));       // 64-byte rows
+  // 64 rows: the warpgroups split N.
+  CHECK(wgmma_tile(m, {256, 64, 128, 128}, DType::fp8_e4m3));   // 64 columns each
+  CHECK(wgmma_tile(m, {256, 64, 64, 64}, DType::bf16));         // 32 columns each
+  CHECK_FALSE(wgmma_tile(m, {256, 32, 64, 128}, DType::fp8_e4m3));  // wgmma needs 64 rows
+  CHECK_FALSE(wgmma_tile(m, {128, 128, 128, 64}, DType::bf16));  // two warpgroups of 128 threads
+  CHECK_FALSE(wgmma_tile(m, {256, 128, 128, 64}, DType::mxfp4));
+  m.kernels.matrix_instructions = MatrixInstructions::mma_sync;
+  CHECK_FALSE(wgmma_tile(m, {256, 128, 256, 64}, DType::bf16));
+}
+
+TEST_CASE("wgmma machines: their default tiles, 8-bit blocks of 64, at least 3 buffers", "[kernel]") {
+  const MachineSpec h200 = shipped_machine("h200");
+  REQUIRE(h200.kernels.matrix_instructions == MatrixInstructions::wgmma);
+  // Mixtral prefill bf16: M 128 -> 128x256x64, the wgmma depth (4).
+  LayerShape s = shape(4096, 4096, 14336, 8, 2);
+  KernelChoice k = choose_kernel(s, automatic(), h200, round_robin(s));
+  CHECK(k.block_m == 128);
+  CHECK(k.gate_up_tile == KernelTile{256, 128, 256, 64});
+  CHECK(k.down_tile == KernelTile{256, 128, 256, 64});
+  CHECK(k.pipeline_stages == h200.kernels.wgmma_pipeline_stages);
+  // The same in fp8: 128x128x128.
+  s.dtype = DType::fp8_e4m3;
+  s.quant = Quant::per_token;
+  k = choose_kernel(s, automatic(), h200, round_robin(s));
+  CHECK(k.gate_up_tile == KernelTile{256, 128, 128, 128});
+  // fp8 decode: the roofline picks M 32 (a tie), raised to 64 with the M 64 wgmma tile.
+  s.tokens = 16;
+  k = choose_kernel(s, automatic(), h200, round_robin(s));
+  CHECK(k.block_m == 64);
+  CHECK(k.gate_up_tile == KernelTile{256, 64, 128, 128});
+  CHECK_THAT(k.reason, Catch::Contains("raised to 64"));
+  // bf16 decode keeps the mma.sync tile of M 32 and the mma.sync depth (3).
+  s.dtype = DType::bf16;
+  s.quant = Quant::none;
+  k = choose_kernel(s, automatic(), h200, round_robin(s));
+  CHECK(k.block_m == 32);
+  CHECK_FALSE(wgmma_tile(h200, k.gate_up_tile, s.dtype));
+  CHECK(k.pipeline_stages == h200.kernels.pipeline_stages);
+  // A scenario's 2 buffers on a wgmma tile become 3, as the kernels do.
+  KernelSpec two = automatic();
+  two.gate_up_tile = two.down_tile = {256, 128, 128, 64};
+  two.pipeline_stages = 2;
+  k = choose_kernel(s, two, h200, round_robin(s));
+  CHECK(k.pipeline_stages == kWgmmaMinStages);
+  CHECK_THAT(k.reason, Catch::Contains("raised for wgmma"));
+}

@@ -52,11 +52,13 @@ config::ResolvedScenario tiny_scenario() {
 }
 
 // Analytic times of the tiny layer's sort and fused kernels, as derived in
-// the first test case, with `per_pipe` FLOP/clock per matrix pipe.
+// the first test case, with `per_pipe` FLOP/clock per matrix pipe (`down_pipe`
+// for the fused kernel's down phase, when it differs) and blocks of `rows`.
 struct TinyTimes {
   double sort, fused;
 };
-TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe) {
+TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe, double down_pipe = 0, double rows = 16) {
+  if (down_pipe <= 0) down_pipe = per_pipe;
   const double hit = ps(m.memory.l2.hit_latency);
   const double miss = hit + ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
   const double flush = ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
@@ -64,8 +66,8 @@ TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe) {
   const double clock_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
   const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
   const double pipes = std::min<double>(256 / m.compute.wave_size, m.compute.simds_per_cu);
-  const double mma = (2.0 * 16 * 64 * 64 + 2.0 * 16 * 64 * 32) / (per_pipe * pipes) * clock_ps;
-  const double vec = (16.0 * 32 * 8 + 16.0 * 64 * 2) / lanes * clock_ps;
+  const double mma = (2.0 * rows * 64 * 64 / per_pipe + 2.0 * rows * 64 * 32 / down_pipe) / pipes * clock_ps;
+  const double vec = (rows * 32 * 8 + rows * 64 * 2) / lanes * clock_ps;
   const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
   return {launch + miss + (1.0 * 8 + 1) / lanes * clock_ps + hit + flush,
           launch + miss + mma + vec + miss + atomic + flush};
@@ -283,4 +285,47 @@ TEST_CASE("kernels.fp8_intermediate kernel: gate/up stores bf16, one workgroup p
   const auto k2 = sim::programs::software_moe(as2, p, m);
   CHECK(k2.stage == std::vector<std::string>{"sort", "gate_up", "down"});
   CHECK(k2.kernels[1].program(0).stores.at(0).row_bytes == gate_up.loops.at(0).n / 2);
+}
+
+TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA's rate times wgmma_efficiency", "[moe]") {
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.matrix_instructions = MatrixInstructions::wgmma;
+  auto& k = sc.scenario.spec.kernel;
+  k.block_m = 64;
+  k.gate_up_tile = {256, 64, 64, 64};  // bf16 K 64: 128-byte rows; 32 columns per warpgroup
+  k.down_tile = {256, 64, 64, 64};
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(plan::wgmma_tile(m, p.kernel.gate_up_tile, DType::bf16));
+  CHECK(p.kernel.pipeline_stages >= plan::kWgmmaMinStages);
+  m.kernels.wgmma_efficiency = 0.5;
+  sim::Gpu gpu(m);
+  sim::programs::AddressSpace as0;
+  const auto kernels = sim::programs::software_moe(as0, p, m);
+  REQUIRE(kernels.stage == std::vector<std::string>{"sort", "fused"});
+  const auto prog0 = kernels.kernels[1].program(0);
+  REQUIRE(prog0.loops.size() == 2);
+  CHECK(prog0.loops[0].wgmma);        // gate/up: the 64-row tile
+  CHECK_FALSE(prog0.loops[1].wgmma);  // the fused kernel's own down loop: mma.sync
+  const auto t = gpu.run(kernels.kernels);
+  // Gate/up on the ISA's wgmma rate (1024 FLOP per clock per sub-partition,
+  // isa/matrix_table.cpp) times wgmma_efficiency, down on the measured
+  // mma.sync rate times matrix_efficiency; 64 rows.
+  const double wgmma_rate = isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1);
+  CHECK(wgmma_rate == Approx(1024));
+  const double ce = m.compute.matrix_efficiency;
+  const TinyTimes want = tiny_analytic(m, wgmma_rate * 0.5 * ce,
+                                       2.0 * 16 * 16 * 64 / 55 * m.kernels.matrix_efficiency * ce, 64);
+  CHECK(static_cast<double>(t[1].end - t[1].launch) == Approx(want.fused).margin(100));
+  // 8-bit layers: the wgmma loop multiplies e4m3 as it is, the mma.sync loop through f16.
+  m.kernels.fp8_operands = Fp8Operands::f16;
+  sc.scenario.spec.dtype = DType::fp8_e4m3;
+  sc.scenario.spec.quant = Quant::per_token;
+  k.gate_up_tile = k.down_tile = {256, 64, 64, 128};  // 128-byte rows of e4m3
+  const plan::MoePlan p8 = plan::build_plan(sc);
+  sim::programs::AddressSpace as;
+  const auto prog = sim::programs::software_moe(as, p8, m).kernels[1].program(0);
+  CHECK(prog.loops[0].wgmma);
+  CHECK(prog.loops[0].dtype == DType::fp8_e4m3);
+  CHECK(prog.loops[1].dtype == DType::fp16);
 }

@@ -4,21 +4,26 @@ the measured H200 scenarios only (the held-out half is never read here):
 
   kernels.matrix_efficiency    fraction of the mma.sync rate our GEMM main loops
                                sustain (operand staging through LDS)
+  kernels.wgmma_efficiency     the same for the main loops that run wgmma
+  kernels.wgmma_fp8_efficiency the same for the 8-bit wgmma loops
   kernels.iteration_overhead   fixed time per main-loop iteration (barrier, copy
                                wait and issue)
   kernels.sort_overhead        fixed time of our sorting kernels beyond their work
                                (four launches, serial steps)
 
 fit_timing.py TDMSIM [--runs timing-vN.jsonl (newest)] [--efficiency 0.3,0.35,...]
-              [--iteration-overhead 0,100,...(ns)] [--jobs 2] [--write]
+              [--wgmma-efficiency 0.5,0.6,...] [--wgmma-fp8-efficiency 0.2,...]
+              [--iteration-overhead 0,100,...(ns)]
+              [--jobs 2] [--write]
 
 The sort overhead is fitted on the sort kernel alone: the median, over the
 calibration scenarios, of the measured sort time minus the simulated sort stage.
-Then for each (efficiency, iteration overhead) of the grid it simulates every
-calibration scenario on a copy of workloads/machines/h200.yaml with those values
-and the fitted sort overhead; the pair with the lowest calibration MAPE of the
-layer time wins. --write puts
-both into h200.yaml (tagged FITTED, with this command) and writes
+Then for each (efficiency, wgmma efficiency, wgmma fp8 efficiency, iteration
+overhead) of the grid it
+simulates every calibration scenario on a copy of workloads/machines/h200.yaml
+with those values and the fitted sort overhead; the point with the lowest
+calibration MAPE of the layer time wins. --write puts
+them into h200.yaml (tagged FITTED, with this command) and writes
 validation/data/h200/moe/fit-vN.json with the grid. docs/calibration.md says how.
 """
 import argparse
@@ -42,9 +47,11 @@ def set_key(text, key, value, comment):
     return pat.sub(lambda m: f"{m.group(1)}{key}: {value}  # {comment}", text)
 
 
-def machine_with(efficiency, sort_us, iter_ns, comment="fit candidate"):
+def machine_with(efficiency, wgmma, wgmma_fp8, sort_us, iter_ns, comment="fit candidate"):
     text = open(MACHINE).read()
     text = set_key(text, "matrix_efficiency", f"{efficiency:g}", comment)
+    text = set_key(text, "wgmma_efficiency", f"{wgmma:g}", comment)
+    text = set_key(text, "wgmma_fp8_efficiency", f"{wgmma_fp8:g}", comment)
     text = set_key(text, "iteration_overhead", f"{iter_ns:g}ns", comment)
     return set_key(text, "sort_overhead", f"{sort_us:g}us", comment)
 
@@ -54,6 +61,8 @@ def main():
     ap.add_argument("tdmsim")
     ap.add_argument("--runs", default=h200_data.newest("timing", "jsonl"))
     ap.add_argument("--efficiency", default="0.25,0.3,0.35,0.4,0.45,0.5,0.6,0.7")
+    ap.add_argument("--wgmma-efficiency", default="0.3,0.35,0.4,0.45")
+    ap.add_argument("--wgmma-fp8-efficiency", default="0.2,0.25,0.3")
     ap.add_argument("--iteration-overhead", default="0", help="ns, comma-separated")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--write", action="store_true", help="write the fitted values into h200.yaml")
@@ -67,17 +76,19 @@ def main():
     print(f"{len(names)} calibration scenarios from {os.path.relpath(a.runs, h200_data.ROOT)}", flush=True)
     runs = {j["case"]: j for j in h200_data.load_runs(a.runs)}
     effs = [float(x) for x in a.efficiency.split(",")]
+    wgmmas = [float(x) for x in a.wgmma_efficiency.split(",")]
+    fp8s = [float(x) for x in a.wgmma_fp8_efficiency.split(",")]
     iters = [float(x) for x in a.iteration_overhead.split(",")]
     grid = []
     sort_us = None
     with tempfile.TemporaryDirectory() as tmp:
-        for eff in effs:
-            for it in iters:
-                path = os.path.join(tmp, f"h200-{eff:g}-{it:g}.yaml")
+        for eff, wg, w8, it in ((e, w, f, i) for e in effs for w in wgmmas for f in fp8s for i in iters):
+            if True:  # one grid point
+                path = os.path.join(tmp, f"h200-{eff:g}-{wg:g}-{w8:g}-{it:g}.yaml")
                 with open(path, "w") as f:
-                    f.write(machine_with(eff, sort_us or 0, it))
-                preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path,
-                                               label=f"efficiency {eff:g}, iteration {it:g} ns")
+                    f.write(machine_with(eff, wg, w8, sort_us or 0, it))
+                label = f"efficiency {eff:g}, wgmma {wg:g}, wgmma fp8 {w8:g}, iteration {it:g} ns"
+                preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=label)
                 if sort_us is None:  # the sort kernel depends on neither
                     gaps = sorted(runs[n]["timing"]["kernels_us_median"]["sort"] - preds[n]["stages_us"]["sort"]
                                   for n in names)
@@ -87,23 +98,29 @@ def main():
                     for n in names:
                         preds[n]["predicted_us"] += sort_us
                 st = h200_data.error_stats([(measured[n], preds[n]["predicted_us"]) for n in names])
-                grid.append(dict(efficiency=eff, iteration_overhead_ns=it, sort_overhead_us=sort_us, **st))
-                print(f"efficiency {eff:g}, iteration {it:g} ns: calibration MAPE {100 * st['mape']:.1f}%, "
+                grid.append(dict(efficiency=eff, wgmma_efficiency=wg, wgmma_fp8_efficiency=w8,
+                                 iteration_overhead_ns=it, sort_overhead_us=sort_us, **st))
+                print(f"{label}: calibration MAPE {100 * st['mape']:.1f}%, "
                       f"worst {100 * st['worst']:.1f}%, Spearman {st['spearman']:.3f}", flush=True)
     win = min(grid, key=lambda g: g["mape"])
-    print(f"chosen: matrix_efficiency {win['efficiency']:g}, iteration_overhead "
+    print(f"chosen: matrix_efficiency {win['efficiency']:g}, wgmma_efficiency {win['wgmma_efficiency']:g}, "
+          f"wgmma_fp8_efficiency {win['wgmma_fp8_efficiency']:g}, "
+          f"iteration_overhead "
           f"{win['iteration_overhead_ns']:g} ns, sort_overhead {win['sort_overhead_us']:g} us "
           f"(calibration MAPE {100 * win['mape']:.1f}%)")
     if a.write:
         version = h200_data.version_of(a.runs)
         rel = os.path.relpath(a.runs, h200_data.ROOT)
         comment = f"FITTED on the calibration half of {os.path.basename(a.runs)} (validation/gpu/fit_timing.py)"
-        text = machine_with(win["efficiency"], win["sort_overhead_us"], win["iteration_overhead_ns"], comment)
+        text = machine_with(win["efficiency"], win["wgmma_efficiency"], win["wgmma_fp8_efficiency"],
+                            win["sort_overhead_us"], win["iteration_overhead_ns"], comment)
         with open(MACHINE + ".tmp", "w") as f:
             f.write(text)
         os.replace(MACHINE + ".tmp", MACHINE)
         record = dict(runs=rel, scenarios=names, grid=grid, chosen=win,
                       command=f"validation/gpu/fit_timing.py TDMSIM --runs {rel} --efficiency {a.efficiency} "
+                              f"--wgmma-efficiency {a.wgmma_efficiency} "
+                              f"--wgmma-fp8-efficiency {a.wgmma_fp8_efficiency} "
                               f"--iteration-overhead {a.iteration_overhead} --write")
         out = os.path.join(h200_data.DATA_DIR, f"fit-v{version}.json")
         with open(out + ".tmp", "w") as f:

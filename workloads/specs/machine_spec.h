@@ -216,6 +216,7 @@ struct KernelsSpec {
   MatrixInstructions matrix_instructions{MatrixInstructions::isa};
   double matrix_efficiency{1.0};
   double wgmma_efficiency{1.0};
+  double wgmma_fp8_efficiency{1.0};
   Fp8Operands fp8_operands{Fp8Operands::native};
   CombineType combine{CombineType::bf16};
   Fp8Intermediate fp8_intermediate{Fp8Intermediate::epilogue};
@@ -239,6 +240,10 @@ struct KernelsSpec {
             Default{1.0}, Min{0.05}, Max{1.0});
     v.param(wgmma_efficiency, "wgmma_efficiency",
             "the same for the main loops that run wgmma (matrix_instructions: wgmma)",
+            Default{1.0}, Min{0.05}, Max{1.0});
+    v.param(wgmma_fp8_efficiency, "wgmma_fp8_efficiency",
+            "the same for 8-bit wgmma loops, which wait for each K tile's partial sums and add "
+            "them up in fp32 (fitted)",
             Default{1.0}, Min{0.05}, Max{1.0});
     v.param(fp8_operands, "fp8_operands",
             "8-bit operands to the matrix pipe as they are (native) or converted to f16 first",
