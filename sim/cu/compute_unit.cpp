@@ -130,7 +130,9 @@ void ComputeUnit::run_kernel() {
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   Slot fresh;
-  fresh.iter.swap(s.iter);  // keep the per-iteration storage
+  fresh.iter.swap(s.iter);  // keep the per-iteration and share storage
+  fresh.share.swap(s.share);
+  fresh.share_offset.swap(s.share_offset);
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -235,10 +237,29 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   const auto [loop, first] = loop_of(p, s.issued);
   const std::uint32_t g = group_size(*loop, loop->iterations - first);
   Tick done = at, first_back = at, unloaded = 0;
+  s.shares = 0;
   for (const auto& r : loop->loads) {
     MemAccess a = access_at(r, first);
     a.die = die_;
-    a.channel_time_later = l2_ != nullptr;
+    if (l2_ != nullptr) {
+      // Its lines are counted into the share of the loads issued at the
+      // same offset just before it, or into a new share.
+      Tick offset = 0;
+      if (r.gather && !r.tensor_mover) {
+        // Issued on its own, it would go after its own address work.
+        offset = cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
+      }
+      if (s.shares == 0 || s.share_offset[s.shares - 1] != offset) {
+        if (s.share.size() == s.shares) {
+          s.share.emplace_back();
+          s.share_offset.push_back(0);
+        }
+        s.share_offset[s.shares] = offset;
+        s.share[s.shares].clear(l2_->channels());
+        ++s.shares;
+      }
+      a.channel_lines = s.share[s.shares - 1].counts();
+    }
     if (g > 1) {
       if (merge_of(r) == Merge::along_rows) a.row_bytes *= g;
       else a.rows *= g;
@@ -282,23 +303,32 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
     s.iter[i].spread = first_back + span * (j + 1) / g;
     s.iter[i].latency = unloaded;
   }
+  for (std::uint32_t k = 0; k < s.shares; ++k) s.share[k].start(g);
   s.issued += g;
 }
 
 void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
   if (l2_ == nullptr) return;
-  const auto [loop, iter] = loop_of(s.program, i);
+  // The shares in load order: a channel serves the loads issued later after
+  // the earlier ones, as when each load reserved its own lines.
   Tick back = at;
-  for (const auto& r : loop->loads) {
-    const MemAccess a = access_at(r, iter);
-    Tick issued = at;
-    if (r.gather && !r.tensor_mover) {
-      // As issued on its own: after this iteration's own address work.
-      issued += cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
-    }
-    back = std::max(back, l2_->reserve_channels(a, issued));
+  for (std::uint32_t k = 0; k < s.shares; ++k) {
+    back = std::max(back, l2_->reserve_next(s.share[k], at + s.share_offset[k]));
   }
   s.iter[i].hits_back = back;
+}
+
+void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
+  upto = std::min(upto, s.iterations);
+  // A group is issued once the previous one's iterations are reserved (the
+  // slot keeps one group's shares). Both happen at `at`, and a group's
+  // lookups reserve no channel time, so the order between the two does not
+  // change any result.
+  while (s.reserved < upto) {
+    if (s.reserved == s.issued) issue_group(s, at);
+    reserve_iteration(s, s.reserved, at);
+    ++s.reserved;
+  }
 }
 
 Tick ComputeUnit::operands_ready(const Slot& s, std::uint32_t i) const {
@@ -387,8 +417,7 @@ bool ComputeUnit::step(Slot& s) {
       s.prologue_done = std::max(s.prologue_done, issue(r, 0, false, s.time));
     }
     s.iter.assign(s.iterations, Slot::Iteration{});
-    while (s.issued < std::min(depth, s.iterations)) issue_group(s, s.time);
-    for (; s.reserved < std::min(depth, s.iterations); ++s.reserved) reserve_iteration(s, s.reserved, s.time);
+    advance(s, depth, s.time);
     if (p.chase.empty()) return false;
   }
   if (!p.chase.empty()) {  // dependent loads: each waits for the previous
@@ -412,10 +441,7 @@ bool ComputeUnit::step(Slot& s) {
       // The iteration's buffer is free once its math starts: the loads
       // `depth` iterations ahead may go (with the rest of their K group).
       s.iter[i].math_start = s.time;
-      while (s.issued < s.iterations && s.issued <= i + depth) issue_group(s, s.time);
-      for (; s.reserved < s.iterations && s.reserved <= i + depth; ++s.reserved) {
-        reserve_iteration(s, s.reserved, s.time);
-      }
+      advance(s, i + depth + 1, s.time);
       s.time = matrix(*loop_of(p, i).first, p.threads, s.time) + p.iteration_overhead_ps;
       ++s.next_iter;
     }

@@ -74,6 +74,12 @@ class ComputeUnit : public sc_core::sc_module {
     };
     std::vector<Iteration> iter;
     std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
+    // The L2 channel time of the last K group issued, one share per run of
+    // its loads that go out at the same time (a software gather goes after
+    // its address work): offset from the iteration's issue, and lines.
+    std::uint32_t shares = 0;
+    std::vector<Tick> share_offset;
+    std::vector<ChannelShare> share;
   };
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
@@ -89,8 +95,12 @@ class ComputeUnit : public sc_core::sc_module {
   // Issues the loads of the next K group of iterations (from s.issued) at `at`.
   void issue_group(Slot& s, Tick at);
   // Reserves the L2 channel time of iteration `i`'s loads, issued at `at`
-  // (when they would have gone out on their own).
+  // (when they would have gone out on their own): its share of its K
+  // group's lines.
   void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
+  // Issues the K groups and reserves the channel time of the iterations
+  // before `upto` (at most the program's), all at `at`.
+  void advance(Slot& s, std::uint32_t upto, Tick at);
   // When iteration `i`'s operands are in LDS.
   Tick operands_ready(const Slot& s, std::uint32_t i) const;
   Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);

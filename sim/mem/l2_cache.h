@@ -20,6 +20,45 @@
 
 namespace tdmsim::sim {
 
+// The L2 channel time of a K group of loop iterations whose loads were looked
+// up together, handed out to the iterations one at a time: of a channel's N
+// lines, iteration j of the group's g gets floor((j + 1) N / g) -
+// floor(j N / g). The group reserves exactly its lines, and each iteration
+// its share of them. (Counting each iteration's own lines per channel, as
+// before, took a channel hash per line per iteration: most of the time of a
+// simulated MoE layer, for predictions within a fraction of a percent,
+// docs/moe-timing.md "Speed".) A tile row's lines over 16 consecutive
+// iterations fall on 16 distinct channels (channel_of), so a group's lines
+// are spread almost evenly, as are each iteration's over a few iterations.
+class ChannelShare {
+ public:
+  // Clears the counts for a group on `channels` channels; the access(es)
+  // then add their lines through counts() (MemAccess::channel_lines).
+  void clear(std::size_t channels) { ch_.assign(channels, Lines{}); counts_.assign(channels, 0u); }
+  std::uint32_t* counts() { return counts_.data(); }
+  // Starts handing out the counted lines over `g` iterations.
+  void start(std::uint32_t g);
+  // The next iteration's lines on channel `ch` (call for every channel, in
+  // order, once per iteration).
+  std::uint32_t next(std::size_t ch) {
+    Lines& l = ch_[ch];
+    l.acc += l.r;
+    if (l.acc >= g_) {
+      l.acc -= g_;
+      return l.q + 1;
+    }
+    return l.q;
+  }
+
+ private:
+  struct Lines {
+    std::uint32_t q = 0, r = 0, acc = 0;  // N = q g + r; acc = j r mod g
+  };
+  std::vector<Lines> ch_;
+  std::vector<std::uint32_t> counts_;
+  std::uint32_t g_ = 1;
+};
+
 class L2Cache : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<L2Cache> target;
@@ -42,14 +81,13 @@ class L2Cache : public sc_core::sc_module {
     return static_cast<std::size_t>(channels_.mod(line ^ a ^ b ^ c));
   }
 
-  // Reserves the channels' time of a load's lines arriving at `arrive`, as
-  // b_transport would, without looking them up (the lookup went earlier,
-  // in an access with `channel_time_later`); returns when the data of the
-  // lines that hit is back at the requester. A channel serves its lines one
-  // after another from max(arrive, free), so reserving line by line equals
-  // one reservation per channel of all its lines: the lines are counted per
-  // channel first.
-  Tick reserve_channels(const MemAccess& a, Tick arrive);
+  // Reserves the next iteration's share of a K group's channel time
+  // (`share`, counted by an access with MemAccess::channel_lines) from
+  // `arrive`; returns when the data of its lines that hit is back at the
+  // requester. Each channel serves its lines after those reserved before, as
+  // b_transport's own reservation would.
+  Tick reserve_next(ChannelShare& share, Tick arrive);
+  std::size_t channels() const { return channel_.size(); }
 
   // Writes every dirty line back to memory (the lines stay valid, now
   // clean); returns when the last write-back has landed. Called at the end
@@ -84,7 +122,6 @@ class L2Cache : public sc_core::sc_module {
   std::uint32_t line_shift_ = 7;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
-  std::vector<std::uint32_t> reserve_count_;  // reserve_channels(): zero between calls
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
   units::Bandwidth atomic_bw_{};
   std::vector<ByteRun> misses_, victims_;
