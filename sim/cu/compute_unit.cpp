@@ -1,6 +1,7 @@
 #include "sim/cu/compute_unit.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 #include "isa/matrix_table.h"
@@ -130,7 +131,8 @@ void ComputeUnit::run_kernel() {
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   Slot fresh;
-  fresh.iter.swap(s.iter);  // keep the per-iteration and share storage
+  fresh.iter.swap(s.iter);  // keep the rings' and shares' storage
+  fresh.groups.swap(s.groups);
   fresh.share.swap(s.share);
   fresh.share_offset.swap(s.share_offset);
   s = std::move(fresh);
@@ -296,26 +298,24 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   // over fewer, larger reservations.)
   unloaded = std::min(unloaded, done - at);
   first_back = std::clamp(first_back, at + unloaded, done);
-  const Tick span = done - first_back;
-  for (std::uint32_t j = 0; j < g; ++j) {
-    const std::uint32_t i = s.issued + j;
-    s.iter[i].issued_at = at;
-    s.iter[i].spread = first_back + span * (j + 1) / g;
-    s.iter[i].latency = unloaded;
-  }
+  Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
+  group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded};
   for (std::uint32_t k = 0; k < s.shares; ++k) s.share[k].start(g);
   s.issued += g;
 }
 
 void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
-  if (l2_ == nullptr) return;
+  if (l2_ == nullptr) {
+    s.iter[i & s.iter_mask].hits_back = 0;
+    return;
+  }
   // The shares in load order: a channel serves the loads issued later after
   // the earlier ones, as when each load reserved its own lines.
   Tick back = at;
   for (std::uint32_t k = 0; k < s.shares; ++k) {
     back = std::max(back, l2_->reserve_next(s.share[k], at + s.share_offset[k]));
   }
-  s.iter[i].hits_back = back;
+  s.iter[i & s.iter_mask].hits_back = back;
 }
 
 void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
@@ -331,13 +331,21 @@ void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
   }
 }
 
-Tick ComputeUnit::operands_ready(const Slot& s, std::uint32_t i) const {
+Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
   const std::uint32_t depth = std::max(1u, s.program.pipeline_depth);
+  while (i >= s.groups[s.group_next & s.group_mask].first + s.groups[s.group_next & s.group_mask].g) {
+    ++s.group_next;
+  }
+  const Slot::Group& group = s.groups[s.group_next & s.group_mask];
+  // Iteration j of the group: its data arrives in order over the group's
+  // own transfer (see issue_group).
+  const std::uint32_t j = i - group.first;
+  const Tick spread = group.first_back + group.span * (j + 1) / group.g;
   // Issued one by one, iteration i's loads would go out when iteration
   // i - depth's math began.
-  const Slot::Iteration& it = s.iter[i];
-  const Tick would_issue = std::max(it.issued_at, i >= depth ? s.iter[i - depth].math_start : 0);
-  return std::max({it.spread, would_issue + it.latency, it.hits_back});
+  const Tick would_issue =
+      std::max(group.issued_at, i >= depth ? s.iter[(i - depth) & s.iter_mask].math_start : 0);
+  return std::max({spread, would_issue + group.latency, s.iter[i & s.iter_mask].hits_back});
 }
 
 double ComputeUnit::vector_lanes() const {
@@ -416,7 +424,11 @@ bool ComputeUnit::step(Slot& s) {
     for (const auto& r : p.prologue_loads) {
       s.prologue_done = std::max(s.prologue_done, issue(r, 0, false, s.time));
     }
-    s.iter.assign(s.iterations, Slot::Iteration{});
+    // Rings of whole powers of two, so an index is a mask.
+    s.iter.assign(std::bit_ceil(2 * depth + 1), Slot::Iteration{});
+    s.iter_mask = static_cast<std::uint32_t>(s.iter.size()) - 1;
+    s.groups.assign(std::bit_ceil(depth + 2), Slot::Group{});
+    s.group_mask = static_cast<std::uint32_t>(s.groups.size()) - 1;
     advance(s, depth, s.time);
     if (p.chase.empty()) return false;
   }
@@ -440,7 +452,7 @@ bool ComputeUnit::step(Slot& s) {
       }
       // The iteration's buffer is free once its math starts: the loads
       // `depth` iterations ahead may go (with the rest of their K group).
-      s.iter[i].math_start = s.time;
+      s.iter[i & s.iter_mask].math_start = s.time;
       advance(s, i + depth + 1, s.time);
       s.time = matrix(*loop_of(p, i).first, p.threads, s.time) + p.iteration_overhead_ps;
       ++s.next_iter;

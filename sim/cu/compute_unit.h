@@ -63,16 +63,32 @@ class ComputeUnit : public sc_core::sc_module {
     std::uint32_t next_iter = 0;
     std::uint32_t issued = 0;  // loop iterations whose loads are issued
     Tick prologue_done = 0;
-    // Per iteration (loads are issued a K group at a time, see issue_group),
-    // one record each so that an iteration's times share a host cache line.
+    // The K groups in flight (loads are issued a group at a time, see
+    // issue_group), in a ring: group n at n & group_mask. At most
+    // pipeline_depth + 1 are in use (from next_iter's to the last issued).
+    struct Group {
+      std::uint32_t first = 0;  // its first iteration
+      std::uint32_t g = 1;      // its iterations
+      Tick issued_at = 0;       // when its loads went out
+      Tick first_back = 0;      // its transfer's first and last bytes back
+      Tick span = 0;
+      Tick latency = 0;         // its unloaded round trip
+    };
+    std::vector<Group> groups;
+    std::uint32_t group_mask = 0;
+    std::uint32_t groups_issued = 0;
+    std::uint32_t group_next = 0;  // the group holding next_iter
+    // Per iteration, in a ring (iteration i at i & iter_mask): at most
+    // 2 x pipeline_depth + 1 are in use (math starts back to next_iter -
+    // depth, channel times up to next_iter + depth). A small ring per slot
+    // rather than a record per iteration keeps the 8 slots of 256 compute
+    // units in the host's caches.
     struct Iteration {
-      Tick issued_at = 0;   // when its group's loads went out
-      Tick spread = 0;      // its share of the group's transfer done
-      Tick latency = 0;     // the group's unloaded round trip
       Tick math_start = 0;  // when its matrix work began
       Tick hits_back = 0;   // its own L2 channel time done, hit data back
     };
     std::vector<Iteration> iter;
+    std::uint32_t iter_mask = 0;
     std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
     // The L2 channel time of the last K group issued, one share per run of
     // its loads that go out at the same time (a software gather goes after
@@ -102,7 +118,8 @@ class ComputeUnit : public sc_core::sc_module {
   // before `upto` (at most the program's), all at `at`.
   void advance(Slot& s, std::uint32_t upto, Tick at);
   // When iteration `i`'s operands are in LDS.
-  Tick operands_ready(const Slot& s, std::uint32_t i) const;
+  // (Moves s.group_next on to i's group: call in iteration order.)
+  Tick operands_ready(Slot& s, std::uint32_t i) const;
   Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);
   // The pipes a loop's matrix product uses and how long it takes on them.
   struct MatrixCost {
