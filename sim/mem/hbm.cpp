@@ -71,7 +71,7 @@ Tick Hbm::serve(const MemAccess& a, Tick arrive) {
     std::uint64_t addr = a.row(r);
     std::uint64_t left = a.row_bytes;
     while (left > 0) {  // split the row at interleave boundaries
-      const std::uint64_t chunk = std::min(left, map_.interleave - addr % map_.interleave);
+      const std::uint64_t chunk = std::min(left, map_.to_block_end(addr));
       done = std::max(done, serve_chunk(channels_[map_.channel(addr)], addr, chunk, a.write, arrive));
       addr += chunk;
       left -= chunk;

@@ -61,6 +61,8 @@ struct HbmAddressMap {
     const std::uint64_t in_group = per_group.mod(ch_.mod(m));
     return (ch_.div(m) * per_group.value() + in_group) * interleave + il_.mod(addr);
   }
+  // Bytes from `addr` to the end of its interleave block.
+  std::uint64_t to_block_end(std::uint64_t addr) const { return interleave - il_.mod(addr); }
   std::uint32_t bank(std::uint64_t addr) const {
     return static_cast<std::uint32_t>(bk_.mod(row_.div(local(addr))));
   }
