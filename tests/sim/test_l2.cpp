@@ -2,6 +2,9 @@
 // memory with a fixed latency; the clock is the SystemC kernel's.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -102,4 +105,56 @@ TEST_CASE("the rows of a tile spread over L2 channels", "[l2]") {
   const Tick hit = transport(h.cpu.socket, tile, t0, 0) - t0;  // all hits now
   // 128 lines over 16 channels: at most a few lines queue on any channel.
   CHECK(hit <= ticks(h.spec.hit_latency) + 16 * h.line_time());
+}
+
+TEST_CASE("a K group's channel time: each iteration gets its share, the group all of its lines", "[l2]") {
+  Harness h;
+  const Tick hit = ticks(h.spec.hit_latency), lt = h.line_time();
+  // Lines per channel of a group of g = 7 iterations (uneven on purpose).
+  const std::uint32_t g = 7;
+  std::vector<std::uint32_t> n(16);
+  for (std::uint32_t c = 0; c < 16; ++c) n[c] = (c * 5) % 19;  // 0..18 lines
+  ChannelShare share;
+  share.clear(16);
+  std::copy(n.begin(), n.end(), share.counts());
+  share.start(g);
+  // Iterations far apart (idle channels): iteration j is back after its
+  // busiest channel's floor((j+1)N/g) - floor(jN/g) lines.
+  Tick at = 1'000'000'000;
+  for (std::uint32_t j = 0; j < g; ++j, at += 1'000'000'000) {
+    std::uint32_t most = 0;
+    for (std::uint32_t c = 0; c < 16; ++c) most = std::max(most, (j + 1) * n[c] / g - j * n[c] / g);
+    CHECK(h.l2.reserve_next(share, at) == at + most * lt + hit);
+  }
+  // The same group with every iteration at once: the channels serve all of
+  // the group's lines back to back, so the last iteration waits for the
+  // busiest channel's whole count.
+  share.clear(16);
+  std::copy(n.begin(), n.end(), share.counts());
+  share.start(g);
+  Tick last = 0;
+  for (std::uint32_t j = 0; j < g; ++j) last = h.l2.reserve_next(share, at);
+  CHECK(last == at + *std::max_element(n.begin(), n.end()) * lt + hit);
+}
+
+TEST_CASE("a load whose channel time comes later counts the lines a plain load reserves", "[l2]") {
+  Harness h;
+  const MemAccess tile{0, 128, 100, 7168, false, 0};  // 100 rows, one line each
+  transport(h.cpu.socket, tile, 0, 0);                // misses: warm it
+  const Tick t1 = 1'000'000'000;
+  const Tick plain = transport(h.cpu.socket, tile, t1, 0) - t1;  // hits, channels reserved
+  ChannelShare share;
+  share.clear(h.l2.channels());
+  MemAccess later = tile;
+  later.channel_lines = share.counts();
+  const Tick t2 = 2 * t1;
+  // The lookup alone reserves no channel time...
+  CHECK(transport(h.cpu.socket, later, t2, 0) - t2 == ticks(h.spec.hit_latency));
+  std::uint32_t lines = 0;
+  for (std::size_t c = 0; c < h.l2.channels(); ++c) lines += share.counts()[c];
+  CHECK(lines == 100);
+  // ...and one iteration (g = 1) reserving the counts takes what the plain load did.
+  share.start(1);
+  const Tick t3 = 3 * t1;
+  CHECK(h.l2.reserve_next(share, t3) - t3 == plain);
 }
