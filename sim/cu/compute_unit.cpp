@@ -88,25 +88,36 @@ void ComputeUnit::run_kernel() {
                              occ.limiter + ")");
   }
   slots_.assign(occ.workgroups, Slot{});
+  // The slots' times, kNotBusy when idle: the scan for the next slot reads
+  // one small array instead of every slot's record.
+  constexpr Tick kNotBusy = ~Tick{0};
+  std::vector<Tick>& times = slot_time_;
+  times.assign(slots_.size(), kNotBusy);
   const Tick start = dispatcher_.kernel_start();
   Tick last_end = start;
   Tick busy_from = start;
   std::uint32_t wg = 0;
   Tick not_before = 0;
-  for (auto& s : slots_) {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
     if (!dispatcher_.next(wg, not_before)) break;
-    start_workgroup(s, wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
+    start_workgroup(slots_[i], wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
+    times[i] = slots_[i].time;
   }
   while (true) {
-    Slot* next = nullptr;
-    for (auto& s : slots_) {
-      if (s.busy && (next == nullptr || s.time < next->time)) next = &s;
+    // The busy slot with the earliest time (the first of equals).
+    std::size_t n = 0;
+    for (std::size_t i = 1; i < times.size(); ++i) {
+      if (times[i] < times[n]) n = i;
     }
-    if (next == nullptr) break;
+    if (times[n] == kNotBusy) break;
+    Slot* next = &slots_[n];
     sync(next->time);
-    if (!step(*next)) continue;
+    const bool finished = step(*next);
+    times[n] = next->time;
+    if (!finished) continue;
     // The workgroup finished: record it and refill the slot.
     next->busy = false;
+    times[n] = kNotBusy;
     ++workgroups_;
     last_end = std::max(last_end, next->time);
     if (trace_ != nullptr) {
@@ -123,6 +134,7 @@ void ComputeUnit::run_kernel() {
     }
     if (dispatcher_.next(wg, not_before)) {
       start_workgroup(*next, wg, std::max(next->time + dispatcher_.dispatch_latency(), not_before));
+      times[n] = next->time;
     }
   }
   busy_ps_ += last_end > busy_from ? last_end - busy_from : 0;

@@ -160,6 +160,7 @@ class ComputeUnit : public sc_core::sc_module {
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)
   std::vector<Slot> slots_;
+  std::vector<Tick> slot_time_;  // run_kernel(): each slot's time, or ~0 when idle
   std::vector<bool> trace_named_;  // slots whose trace track has a name
   std::uint64_t workgroups_ = 0, busy_ps_ = 0, matrix_busy_ps_ = 0, loads_ = 0,
                 load_bytes_ = 0, store_bytes_ = 0;

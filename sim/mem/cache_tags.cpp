@@ -75,6 +75,14 @@ std::uint32_t CacheTags::find(const std::uint32_t* set, std::uint32_t key) const
   std::uint32_t i = 0;
 #if defined(__SSE2__)
   const __m128i want = _mm_set1_epi32(static_cast<int>(key));
+  if (ways_ == 16) {  // the common geometry: all four compares, one branch
+    const auto eq = [&](std::uint32_t w) {
+      const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + w));
+      return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want))));
+    };
+    const unsigned mask = eq(0) | eq(4) << 4 | eq(8) << 8 | eq(12) << 12;
+    return mask != 0 ? static_cast<std::uint32_t>(std::countr_zero(mask)) : ways_;
+  }
   for (; i + 4 <= ways_; i += 4) {
     const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + i));
     const int mask = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want)));

@@ -36,7 +36,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   stats.share(me, "hit_rate", &hits_, &misses_count_, "L2 hits / line accesses");
 }
 
-void L2Cache::count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
+void L2Cache::count_lines_any(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
                           std::uint64_t& every) const {
   std::uint32_t* const pc = per_channel.data();  // not reloaded after every count
   if (channels_pow2_) {

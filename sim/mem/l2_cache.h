@@ -103,7 +103,17 @@ class L2Cache : public sc_core::sc_module {
   // Adds `n` consecutive lines from line number `line` to their channels'
   // counts (`every`: lines that fell on every channel alike).
   void count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
-                   std::uint64_t& every) const;
+                   std::uint64_t& every) const {
+    // Whole aligned groups of `channels` lines (a 4 KiB block on 16 channels
+    // of 128 B lines, the common run) touch every channel alike.
+    if (channels_pow2_ && ((line | n) & channel_mask_) == 0) {
+      every += n >> channel_shift_;
+      return;
+    }
+    count_lines_any(line, n, per_channel, every);
+  }
+  void count_lines_any(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
+                       std::uint64_t& every) const;
 
   MemPort port_;  // reused request payload
   L2Spec spec_;
