@@ -143,10 +143,10 @@ void ComputeUnit::run_kernel() {
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   Slot fresh;
-  fresh.iter.swap(s.iter);  // keep the rings' and shares' storage
+  fresh.iter.swap(s.iter);  // keep the rings' and tables' storage
   fresh.groups.swap(s.groups);
-  fresh.share.swap(s.share);
-  fresh.share_offset.swap(s.share_offset);
+  fresh.lines.swap(s.lines);
+  fresh.run_at.swap(s.run_at);
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -251,29 +251,10 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   const auto [loop, first] = loop_of(p, s.issued);
   const std::uint32_t g = group_size(*loop, loop->iterations - first);
   Tick done = at, first_back = at, unloaded = 0;
-  s.shares = 0;
   for (const auto& r : loop->loads) {
     MemAccess a = access_at(r, first);
     a.die = die_;
-    if (l2_ != nullptr) {
-      // Its lines are counted into the share of the loads issued at the
-      // same offset just before it, or into a new share.
-      Tick offset = 0;
-      if (r.gather && !r.tensor_mover) {
-        // Issued on its own, it would go after its own address work.
-        offset = cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
-      }
-      if (s.shares == 0 || s.share_offset[s.shares - 1] != offset) {
-        if (s.share.size() == s.shares) {
-          s.share.emplace_back();
-          s.share_offset.push_back(0);
-        }
-        s.share_offset[s.shares] = offset;
-        s.share[s.shares].clear(l2_->channels());
-        ++s.shares;
-      }
-      a.channel_lines = s.share[s.shares - 1].counts();
-    }
+    a.channel_time_later = l2_ != nullptr;
     if (g > 1) {
       if (merge_of(r) == Merge::along_rows) a.row_bytes *= g;
       else a.rows *= g;
@@ -310,10 +291,48 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   // over fewer, larger reservations.)
   unloaded = std::min(unloaded, done - at);
   first_back = std::clamp(first_back, at + unloaded, done);
+  if (l2_ != nullptr) count_group(s, *loop, first, g);
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
   group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded};
-  for (std::uint32_t k = 0; k < s.shares; ++k) s.share[k].start(g);
   s.issued += g;
+}
+
+Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
+  // A software gather's loads go after this iteration's own address work.
+  if (!r.gather || r.tensor_mover) return 0;
+  return cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
+}
+
+void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g) {
+  // Runs of consecutive loads with the same offset, and whether each run's
+  // counts fit 16 bits (a table cell counts one iteration's lines on one
+  // channel, at most the run's lines per iteration).
+  s.run_at.clear();
+  std::uint64_t most = 0, run_lines = 0;
+  for (const auto& r : loop.loads) {
+    const Tick at = issue_offset(r);
+    if (s.run_at.empty() || s.run_at.back() != at) {
+      s.run_at.push_back(at);
+      run_lines = 0;
+    }
+    run_lines += l2_->iteration_lines(access_at(r, first));
+    most = std::max(most, run_lines);
+  }
+  s.counted = most <= 0xFFFF;
+  if (!s.counted) return;
+  const std::size_t channels = l2_->channels();
+  const std::size_t per_run = std::size_t{g} * channels;
+  s.lines.assign(s.run_at.size() * per_run, 0);
+  std::size_t run = 0;
+  Tick run_at = s.run_at.front();
+  for (const auto& r : loop.loads) {
+    const Tick at = issue_offset(r);
+    if (at != run_at) {
+      ++run;
+      run_at = at;
+    }
+    l2_->count_iterations(access_at(r, first), r.iter_stride, g, &s.lines[run * per_run]);
+  }
 }
 
 void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
@@ -321,21 +340,41 @@ void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
     s.iter[i & s.iter_mask].hits_back = 0;
     return;
   }
-  // The shares in load order: a channel serves the loads issued later after
-  // the earlier ones, as when each load reserved its own lines.
+  // Loads issued at the same time are reserved at once: one reservation per
+  // channel of all their lines ends where one per load would, and their data
+  // is back when the last is. Loads issued at another time, in load order.
   Tick back = at;
-  for (std::uint32_t k = 0; k < s.shares; ++k) {
-    back = std::max(back, l2_->reserve_next(s.share[k], at + s.share_offset[k]));
+  if (s.counted) {
+    // The group being reserved is the last issued (see advance).
+    const Slot::Group& group = s.groups[(s.groups_issued - 1) & s.group_mask];
+    const std::size_t channels = l2_->channels();
+    const std::size_t j = i - group.first;
+    for (std::size_t run = 0; run < s.run_at.size(); ++run) {
+      const std::uint16_t* lines = &s.lines[(run * group.g + j) * channels];
+      back = std::max(back, l2_->reserve_lines(lines, at + s.run_at[run]));
+    }
+    s.iter[i & s.iter_mask].hits_back = back;
+    return;
   }
+  const auto [loop, iter] = loop_of(s.program, i);
+  Tick counted_at = 0;
+  bool counted = false;
+  for (const auto& r : loop->loads) {
+    const Tick issued = at + issue_offset(r);
+    if (counted && issued != counted_at) back = std::max(back, l2_->reserve_counted(counted_at));
+    l2_->count_for_reserve(access_at(r, iter));
+    counted = true;
+    counted_at = issued;
+  }
+  if (counted) back = std::max(back, l2_->reserve_counted(counted_at));
   s.iter[i & s.iter_mask].hits_back = back;
 }
 
 void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
   upto = std::min(upto, s.iterations);
-  // A group is issued once the previous one's iterations are reserved (the
-  // slot keeps one group's shares). Both happen at `at`, and a group's
-  // lookups reserve no channel time, so the order between the two does not
-  // change any result.
+  // A group is issued when the first iteration not yet reserved needs it.
+  // Issues and reservations both happen at `at`, and a group's lookups
+  // reserve no channel time, so their order does not change any result.
   while (s.reserved < upto) {
     if (s.reserved == s.issued) issue_group(s, at);
     reserve_iteration(s, s.reserved, at);

@@ -89,13 +89,16 @@ class ComputeUnit : public sc_core::sc_module {
     };
     std::vector<Iteration> iter;
     std::uint32_t iter_mask = 0;
+    // The L2 lines of the last K group issued, per iteration and channel,
+    // counted once for the group (L2Cache::count_iterations): one table per
+    // run of its loads issued at the same time after the iteration's start
+    // (a software gather goes after its address work), in load order.
+    // Without it (`counted` false: a group too large for 16-bit counts)
+    // each iteration counts its own lines.
+    std::vector<std::uint16_t> lines;  // [run][iteration][channel]
+    std::vector<Tick> run_at;          // per run: its loads' issue offset
+    bool counted = false;
     std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
-    // The L2 channel time of the last K group issued, one share per run of
-    // its loads that go out at the same time (a software gather goes after
-    // its address work): offset from the iteration's issue, and lines.
-    std::uint32_t shares = 0;
-    std::vector<Tick> share_offset;
-    std::vector<ChannelShare> share;
   };
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
@@ -111,9 +114,12 @@ class ComputeUnit : public sc_core::sc_module {
   // Issues the loads of the next K group of iterations (from s.issued) at `at`.
   void issue_group(Slot& s, Tick at);
   // Reserves the L2 channel time of iteration `i`'s loads, issued at `at`
-  // (when they would have gone out on their own): its share of its K
-  // group's lines.
+  // (when they would have gone out on their own).
   void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
+  // When load `r` of an iteration issued at t would go out on its own: t + this.
+  Tick issue_offset(const isa::MemRange& r) const;
+  // Counts the L2 lines of the `g` iterations of `loop` from `first` into s.lines.
+  void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g);
   // Issues the K groups and reserves the channel time of the iterations
   // before `upto` (at most the program's), all at `at`.
   void advance(Slot& s, std::uint32_t upto, Tick at);

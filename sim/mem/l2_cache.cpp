@@ -4,6 +4,10 @@
 #include <bit>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 
 namespace tdmsim::sim {
 
@@ -20,6 +24,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   atomic_unit_.resize(spec.channels_per_die);
   atomic_bw_ = units::Bandwidth{std::uint64_t{spec.atomic_bytes_per_clock_per_channel} * clock.hz};
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.line.bytes));
+  reserve_count_.assign(spec.channels_per_die, 0u);
   line_time_ = transfer_ticks(spec.line.bytes, channel_bw_);
   hit_latency_ = ticks(spec.hit_latency);
   channels_pow2_ = std::has_single_bit(spec.channels_per_die);
@@ -66,22 +71,166 @@ void L2Cache::count_lines_any(std::uint64_t line, std::uint64_t n, std::vector<s
   for (; n > 0; --n) ++pc[channel_of(line++)];
 }
 
-void ChannelShare::start(std::uint32_t g) {
-  g_ = std::max(1u, g);
-  for (std::size_t ch = 0; ch < ch_.size(); ++ch) {
-    ch_[ch] = Lines{counts_[ch] / g_, counts_[ch] % g_, 0};
+namespace {
+#if defined(__SSE2__)
+// Row c: a 1 in 16-bit lane c. Adding row c to a pair of registers counts a
+// line on channel c without a store (a counter in memory would make lines
+// on the same channel wait for each other's store).
+struct OneHot16 {
+  alignas(16) std::uint16_t lane[16][16] = {};
+  constexpr OneHot16() {
+    for (int c = 0; c < 16; ++c) lane[c][c] = 1;
   }
+};
+constexpr OneHot16 kOneHot16{};
+#endif
+}  // namespace
+
+void L2Cache::count_for_reserve(const MemAccess& a) {
+  // Everything the count loops read is copied to locals first: the counts are
+  // 32-bit stores, which could alias this object's and the access's fields
+  // and would force them to be reloaded for every line.
+  const std::uint64_t addr = a.addr, stride = a.row_stride, line = spec_.line.bytes;
+  const std::uint32_t rows = a.rows, row_bytes = a.row_bytes;
+  const std::uint64_t* const gather = a.gather;
+  std::uint32_t* const count = reserve_count_.data();
+  const std::size_t channels = channel_.size();
+  std::uint64_t every = 0;  // added to reserve_every_ at the end
+  // The common case: a slice of one K step of each tile row, one line per
+  // row (two where a row straddles a line boundary).
+  if (channels_pow2_ && row_bytes > 0 && row_bytes <= line) {
+    const std::uint32_t ls = line_shift_, s = channel_shift_;
+    const std::uint64_t mask = channel_mask_;
+    const auto channel = [s, mask](std::uint64_t l) {
+      return (l ^ (l >> s) ^ (l >> 2 * s) ^ (l >> 3 * s)) & mask;
+    };
+    const auto row = [&](std::uint32_t r) { return gather != nullptr ? addr + gather[r] : addr + r * stride; };
+#if defined(__SSE2__)
+    if (channels == 16 && rows < 0x8000) {  // 16-bit counts in two registers
+      __m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128();
+      const auto add = [&](std::uint64_t l) {
+        const std::uint16_t* one = kOneHot16.lane[channel(l)];
+        lo = _mm_add_epi16(lo, _mm_load_si128(reinterpret_cast<const __m128i*>(one)));
+        hi = _mm_add_epi16(hi, _mm_load_si128(reinterpret_cast<const __m128i*>(one + 8)));
+      };
+      for (std::uint32_t r = 0; r < rows; ++r) {
+        const std::uint64_t begin = row(r);
+        const std::uint64_t first = begin >> ls, last = (begin + row_bytes - 1) >> ls;
+        add(first);
+        if (last != first) add(last);
+      }
+      alignas(16) std::uint16_t c16[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(c16), lo);
+      _mm_store_si128(reinterpret_cast<__m128i*>(c16 + 8), hi);
+      for (std::size_t ch = 0; ch < 16; ++ch) count[ch] += c16[ch];
+    } else
+#endif
+    {
+      for (std::uint32_t r = 0; r < rows; ++r) {
+        const std::uint64_t begin = row(r);
+        const std::uint64_t first = begin >> ls, last = (begin + row_bytes - 1) >> ls;
+        ++count[channel(first)];
+        if (last != first) ++count[channel(last)];
+      }
+    }
+  } else {
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      const std::uint64_t begin = a.row(r);
+      const std::uint64_t first = begin >> line_shift_;
+      const std::uint64_t last = (begin + row_bytes + line - 1) >> line_shift_;
+      count_lines(first, last - first, reserve_count_, every);
+    }
+  }
+  reserve_every_ += every;
 }
 
-Tick L2Cache::reserve_next(ChannelShare& share, Tick arrive) {
+Tick L2Cache::reserve_counted(Tick arrive) {
   // A channel serves its lines one after another from max(arrive, free):
   // one reservation of all its lines ends where line-by-line ones would.
   Tick served = arrive;
   const Tick line_time = line_time_;
   BusyUntil* const ch_busy = channel_.data();
+  std::uint32_t* const count = reserve_count_.data();
+  const std::uint64_t every = reserve_every_;
+  reserve_every_ = 0;
+  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
+    const std::uint64_t n = count[ch] + every;
+    if (n == 0) continue;
+    count[ch] = 0;
+    served = std::max(served, ch_busy[ch].reserve(arrive, line_time * n));
+  }
+  return served + hit_latency_;
+}
+
+void L2Cache::count_iterations(const MemAccess& a, std::int64_t iter_stride, std::uint32_t g,
+                               std::uint16_t* table) const {
+  const std::uint64_t line = spec_.line.bytes;
+  const std::uint32_t ls = line_shift_;
   const std::size_t channels = channel_.size();
-  for (std::size_t ch = 0; ch < channels; ++ch) {
-    const std::uint32_t n = share.next(ch);
+  const auto stride = static_cast<std::uint64_t>(iter_stride);  // modular: may step back
+  // Whole lines per iteration, each iteration the next ones (k > 0), or not.
+  const bool along = a.row_bytes > 0 && a.row_bytes % line == 0 && stride == a.row_bytes;
+  const std::uint64_t k = a.row_bytes / line;
+  for (std::uint32_t r = 0; r < a.rows; ++r) {
+    std::uint64_t begin = a.row(r);
+    std::uint16_t* row = table;
+    if (channels_pow2_ && along && (begin & (line - 1)) == 0) {
+      // The common case: each iteration reads the next k whole lines of the
+      // row, so the row's lines over the group are consecutive; walked a
+      // channel group (one hash term) at a time.
+      const std::uint32_t s = channel_shift_;
+      const std::uint64_t mask = channel_mask_;
+      std::uint64_t l = begin >> ls;
+      const std::uint64_t end = l + std::uint64_t{g} * k;
+      std::uint16_t* cell = row;
+      std::uint64_t left = k;  // lines of the current iteration still to count
+      while (l < end) {
+        const std::uint64_t q = l >> s;
+        const std::uint64_t term = (q ^ (q >> s) ^ (q >> 2 * s)) & mask;
+        const std::uint64_t group_end = std::min(end, (q + 1) << s);
+        if (k == 1) {  // one line an iteration (a K step of one line per row)
+          for (; l < group_end; ++l, cell += channels) ++cell[(l & mask) ^ term];
+          continue;
+        }
+        for (; l < group_end; ++l) {
+          ++cell[(l & mask) ^ term];
+          if (--left == 0) {
+            left = k;
+            cell += channels;
+          }
+        }
+      }
+    } else if (channels_pow2_) {
+      const std::uint32_t s = channel_shift_;
+      const std::uint64_t mask = channel_mask_;
+      std::uint64_t q_at = ~0ull, term = 0;  // the hash term of the group of lines q_at
+      for (std::uint32_t j = 0; j < g; ++j, begin += stride, row += channels) {
+        // Lines [begin / line, ceil((begin + row_bytes) / line)), as count_for_reserve.
+        const std::uint64_t first = begin >> ls, end = (begin + a.row_bytes + line - 1) >> ls;
+        for (std::uint64_t l = first; l < end; ++l) {
+          const std::uint64_t q = l >> s;
+          if (q != q_at) {
+            q_at = q;
+            term = (q ^ (q >> s) ^ (q >> 2 * s)) & mask;
+          }
+          ++row[(l & mask) ^ term];
+        }
+      }
+    } else {
+      for (std::uint32_t j = 0; j < g; ++j, begin += stride, row += channels) {
+        const std::uint64_t first = begin >> ls, end = (begin + a.row_bytes + line - 1) >> ls;
+        for (std::uint64_t l = first; l < end; ++l) ++row[channel_of(l)];
+      }
+    }
+  }
+}
+
+Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
+  Tick served = arrive;
+  const Tick line_time = line_time_;
+  BusyUntil* const ch_busy = channel_.data();
+  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
+    const std::uint64_t n = lines[ch];
     if (n == 0) continue;
     served = std::max(served, ch_busy[ch].reserve(arrive, line_time * n));
   }
@@ -141,13 +290,11 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   Tick served = arrive;
   Tick miss_ready = arrive;
   Tick wait = 0;
-  const bool channels_now = a.channel_lines == nullptr || a.write;
+  const bool channels_now = !(a.channel_time_later && !a.write);
   for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
     const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
     if (lines == 0) continue;
-    if (!channels_now) {
-      a.channel_lines[ch] += static_cast<std::uint32_t>(lines);
-    } else {
+    if (channels_now) {
       const Tick end = channel_[ch].reserve(arrive, line_time_ * lines);
       served = std::max(served, end);
       wait = std::max(wait, end - line_time_ * lines - arrive);
@@ -166,7 +313,6 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     // Everything missed (a tile streamed for the first time): forward the
     // access whole rather than row by row.
     MemAccess m = a;
-    m.channel_lines = nullptr;  // counted here, not below
     done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
     unloaded = std::max(unloaded, hit_latency + port_.unloaded());
     wait = std::max(wait, miss_ready - arrive + port_.wait());

@@ -20,45 +20,6 @@
 
 namespace tdmsim::sim {
 
-// The L2 channel time of a K group of loop iterations whose loads were looked
-// up together, handed out to the iterations one at a time: of a channel's N
-// lines, iteration j of the group's g gets floor((j + 1) N / g) -
-// floor(j N / g). The group reserves exactly its lines, and each iteration
-// its share of them. (Counting each iteration's own lines per channel, as
-// before, took a channel hash per line per iteration: most of the time of a
-// simulated MoE layer, for predictions within a fraction of a percent,
-// docs/moe-timing.md "Speed".) A tile row's lines over 16 consecutive
-// iterations fall on 16 distinct channels (channel_of), so a group's lines
-// are spread almost evenly, as are each iteration's over a few iterations.
-class ChannelShare {
- public:
-  // Clears the counts for a group on `channels` channels; the access(es)
-  // then add their lines through counts() (MemAccess::channel_lines).
-  void clear(std::size_t channels) { ch_.assign(channels, Lines{}); counts_.assign(channels, 0u); }
-  std::uint32_t* counts() { return counts_.data(); }
-  // Starts handing out the counted lines over `g` iterations.
-  void start(std::uint32_t g);
-  // The next iteration's lines on channel `ch` (call for every channel, in
-  // order, once per iteration).
-  std::uint32_t next(std::size_t ch) {
-    Lines& l = ch_[ch];
-    l.acc += l.r;
-    if (l.acc >= g_) {
-      l.acc -= g_;
-      return l.q + 1;
-    }
-    return l.q;
-  }
-
- private:
-  struct Lines {
-    std::uint32_t q = 0, r = 0, acc = 0;  // N = q g + r; acc = j r mod g
-  };
-  std::vector<Lines> ch_;
-  std::vector<std::uint32_t> counts_;
-  std::uint32_t g_ = 1;
-};
-
 class L2Cache : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<L2Cache> target;
@@ -81,13 +42,33 @@ class L2Cache : public sc_core::sc_module {
     return static_cast<std::size_t>(channels_.mod(line ^ a ^ b ^ c));
   }
 
-  // Reserves the next iteration's share of a K group's channel time
-  // (`share`, counted by an access with MemAccess::channel_lines) from
-  // `arrive`; returns when the data of its lines that hit is back at the
-  // requester. Each channel serves its lines after those reserved before, as
-  // b_transport's own reservation would.
-  Tick reserve_next(ChannelShare& share, Tick arrive);
+  // The channels' time of a loop iteration's loads, reserved without
+  // looking the lines up (the lookup went earlier, in an access with
+  // `channel_time_later`): count_for_reserve() counts each load's lines per
+  // channel, then reserve_counted() reserves what was counted, arriving at
+  // `arrive`, and returns when the data of the lines that hit is back at the
+  // requester. A channel serves its lines one after another from
+  // max(arrive, free), so loads arriving together may be counted together:
+  // one reservation per channel of all their lines ends where line-by-line
+  // reservations would, and their data is back when the last is.
+  void count_for_reserve(const MemAccess& a);
+  Tick reserve_counted(Tick arrive);
+  // The same counts for a whole K group at once: adds the lines of `g`
+  // iterations of a load, iteration j being `a` moved by j x iter_stride,
+  // to table[j x channels() + channel]. A row's lines over consecutive
+  // iterations are consecutive lines, so the channel hash is redone only
+  // when a row enters the next aligned group of `channels` lines (whose
+  // lines share one hash term, see count_lines). reserve_lines() then
+  // reserves one iteration's row of the table, as reserve_counted() would.
+  // Each entry counts at most iteration_lines(a) lines.
+  void count_iterations(const MemAccess& a, std::int64_t iter_stride, std::uint32_t g,
+                        std::uint16_t* table) const;
+  Tick reserve_lines(const std::uint16_t* lines, Tick arrive);
+  std::uint64_t iteration_lines(const MemAccess& a) const {
+    return std::uint64_t{a.rows} * ((a.row_bytes + spec_.line.bytes - 1) / spec_.line.bytes + 1);
+  }
   std::size_t channels() const { return channel_.size(); }
+
 
   // Writes every dirty line back to memory (the lines stay valid, now
   // clean); returns when the last write-back has landed. Called at the end
@@ -132,6 +113,10 @@ class L2Cache : public sc_core::sc_module {
   std::uint32_t line_shift_ = 7;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
+  // count_for_reserve(): lines per channel not reserved yet (zero between
+  // reservations), and lines that fell on every channel alike.
+  std::vector<std::uint32_t> reserve_count_;
+  std::uint64_t reserve_every_ = 0;
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
   units::Bandwidth atomic_bw_{};
   std::vector<ByteRun> misses_, victims_;

@@ -23,13 +23,12 @@ struct MemAccess {
   // Points into the issuing program, which outlives the (blocking) call.
   const std::uint64_t* gather = nullptr;
   bool atomic = false;  // a write done as an atomic read-modify-write (at L2)
-  // Loads only: when set, the L2 looks the lines up and sends the misses on,
-  // but does not reserve its channels' time for them; it adds the access's
-  // lines per channel here (one count per channel) instead, and the
-  // requester reserves that time later, a loop iteration at a time
-  // (ChannelShare, L2Cache::reserve_next), when each iteration's loads would
-  // have been issued on their own.
-  std::uint32_t* channel_lines = nullptr;
+  // Loads only: the L2 looks the lines up and sends the misses on, but does
+  // not reserve its channels' time for them; the requester reserves that
+  // later, one loop iteration at a time (L2Cache::count_for_reserve and
+  // reserve_counted), when each iteration's loads would have been issued on
+  // their own.
+  bool channel_time_later = false;
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
   std::uint64_t row(std::uint32_t r) const {
     return gather != nullptr ? addr + gather[r] : addr + r * row_stride;
