@@ -21,6 +21,10 @@ constexpr std::uint32_t kMaxStepsPerLoop = 32;
 // caches and HBM instead of line by line. Each iteration keeps its own
 // arrival time (see issue_group), so pipelining is modelled as before.
 constexpr std::uint64_t kGroupRowBytes = 8192;
+// Iterations of a K group whose L2 lines are counted at once (a table of
+// this many iterations x channels per run of loads, per slot: small enough
+// that the slots of 256 compute units stay in the host's caches).
+constexpr std::uint32_t kChunk = 16;
 // Dependent loads processed per step of a pointer chase.
 constexpr std::uint32_t kChaseBatch = 64;
 // Vector operations per gathered row before its loads issue (read the row
@@ -147,6 +151,7 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   fresh.groups.swap(s.groups);
   fresh.lines.swap(s.lines);
   fresh.run_at.swap(s.run_at);
+  fresh.run_of.swap(s.run_of);
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -303,11 +308,12 @@ Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
   return cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
 }
 
-void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g) {
+void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t) {
   // Runs of consecutive loads with the same offset, and whether each run's
   // counts fit 16 bits (a table cell counts one iteration's lines on one
   // channel, at most the run's lines per iteration).
   s.run_at.clear();
+  s.run_of.clear();
   std::uint64_t most = 0, run_lines = 0;
   for (const auto& r : loop.loads) {
     const Tick at = issue_offset(r);
@@ -315,24 +321,25 @@ void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t firs
       s.run_at.push_back(at);
       run_lines = 0;
     }
+    s.run_of.push_back(static_cast<std::uint32_t>(s.run_at.size() - 1));
     run_lines += l2_->iteration_lines(access_at(r, first));
     most = std::max(most, run_lines);
   }
   s.counted = most <= 0xFFFF;
-  if (!s.counted) return;
+  s.chunk_counted = false;
+}
+
+void ComputeUnit::count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0) {
+  const auto [loop, iter] = loop_of(s.program, group.first + j0);
   const std::size_t channels = l2_->channels();
-  const std::size_t per_run = std::size_t{g} * channels;
-  s.lines.assign(s.run_at.size() * per_run, 0);
-  std::size_t run = 0;
-  Tick run_at = s.run_at.front();
-  for (const auto& r : loop.loads) {
-    const Tick at = issue_offset(r);
-    if (at != run_at) {
-      ++run;
-      run_at = at;
-    }
-    l2_->count_iterations(access_at(r, first), r.iter_stride, g, &s.lines[run * per_run]);
+  const std::uint32_t n = std::min(kChunk, group.g - j0);
+  s.lines.assign(s.run_at.size() * kChunk * channels, 0);
+  for (std::size_t k = 0; k < loop->loads.size(); ++k) {
+    const auto& r = loop->loads[k];
+    l2_->count_iterations(access_at(r, iter), r.iter_stride, n, &s.lines[s.run_of[k] * kChunk * channels]);
   }
+  s.chunk_first = j0;
+  s.chunk_counted = true;
 }
 
 void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
@@ -348,9 +355,14 @@ void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
     // The group being reserved is the last issued (see advance).
     const Slot::Group& group = s.groups[(s.groups_issued - 1) & s.group_mask];
     const std::size_t channels = l2_->channels();
-    const std::size_t j = i - group.first;
+    const std::uint32_t j = i - group.first;
+    if (!s.chunk_counted || j - s.chunk_first >= kChunk) count_chunk(s, group, j);
+    const std::size_t row = j - s.chunk_first;
     for (std::size_t run = 0; run < s.run_at.size(); ++run) {
-      const std::uint16_t* lines = &s.lines[(run * group.g + j) * channels];
+      const std::uint16_t* lines = &s.lines[(run * kChunk + row) * channels];
+      // The next iteration's counts are reserved at this slot's next step,
+      // after other slots' and units' work: ask the host for them now.
+      if (row + 1 < kChunk) __builtin_prefetch(lines + channels);
       back = std::max(back, l2_->reserve_lines(lines, at + s.run_at[run]));
     }
     s.iter[i & s.iter_mask].hits_back = back;

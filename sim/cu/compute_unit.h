@@ -90,13 +90,16 @@ class ComputeUnit : public sc_core::sc_module {
     std::vector<Iteration> iter;
     std::uint32_t iter_mask = 0;
     // The L2 lines of the last K group issued, per iteration and channel,
-    // counted once for the group (L2Cache::count_iterations): one table per
-    // run of its loads issued at the same time after the iteration's start
-    // (a software gather goes after its address work), in load order.
-    // Without it (`counted` false: a group too large for 16-bit counts)
-    // each iteration counts its own lines.
-    std::vector<std::uint16_t> lines;  // [run][iteration][channel]
+    // counted kChunk iterations at a time (L2Cache::count_iterations): one
+    // table per run of its loads issued at the same time after the
+    // iteration's start (a software gather goes after its address work), in
+    // load order. Without it (`counted` false: a group too large for 16-bit
+    // counts) each iteration counts its own lines.
+    std::vector<std::uint16_t> lines;  // [run][iteration - chunk_first][channel]
     std::vector<Tick> run_at;          // per run: its loads' issue offset
+    std::vector<std::uint32_t> run_of; // per load of the loop: its run
+    std::uint32_t chunk_first = 0;     // the table's first iteration in the group
+    bool chunk_counted = false;        // the table holds the group's chunk_first..
     bool counted = false;
     std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
   };
@@ -118,8 +121,10 @@ class ComputeUnit : public sc_core::sc_module {
   void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
   // When load `r` of an iteration issued at t would go out on its own: t + this.
   Tick issue_offset(const isa::MemRange& r) const;
-  // Counts the L2 lines of the `g` iterations of `loop` from `first` into s.lines.
+  // Prepares the counting of a new K group's L2 lines (its runs of loads).
   void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g);
+  // Counts the lines of the group's iterations from j0 (kChunk of them at most) into s.lines.
+  void count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0);
   // Issues the K groups and reserves the channel time of the iterations
   // before `upto` (at most the program's), all at `at`.
   void advance(Slot& s, std::uint32_t upto, Tick at);
