@@ -296,7 +296,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   // over fewer, larger reservations.)
   unloaded = std::min(unloaded, done - at);
   first_back = std::clamp(first_back, at + unloaded, done);
-  if (l2_ != nullptr) count_group(s, *loop, first, g);
+  if (l2_ != nullptr) count_group(s, *loop, first);
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
   group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded};
   s.issued += g;
@@ -308,7 +308,7 @@ Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
   return cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
 }
 
-void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t) {
+void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first) {
   // Runs of consecutive loads with the same offset, and whether each run's
   // counts fit 16 bits (a table cell counts one iteration's lines on one
   // channel, at most the run's lines per iteration).

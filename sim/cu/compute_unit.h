@@ -121,8 +121,9 @@ class ComputeUnit : public sc_core::sc_module {
   void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
   // When load `r` of an iteration issued at t would go out on its own: t + this.
   Tick issue_offset(const isa::MemRange& r) const;
-  // Prepares the counting of a new K group's L2 lines (its runs of loads).
-  void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g);
+  // Prepares the counting of the L2 lines of a new K group of `loop` from
+  // its iteration `first`: its runs of loads, and whether 16 bits hold the counts.
+  void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first);
   // Counts the lines of the group's iterations from j0 (kChunk of them at most) into s.lines.
   void count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0);
   // Issues the K groups and reserves the channel time of the iterations

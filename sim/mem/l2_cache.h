@@ -69,7 +69,6 @@ class L2Cache : public sc_core::sc_module {
   }
   std::size_t channels() const { return channel_.size(); }
 
-
   // Writes every dirty line back to memory (the lines stay valid, now
   // clean); returns when the last write-back has landed. Called at the end
   // of each kernel, so a kernel's time includes making its writes visible.
