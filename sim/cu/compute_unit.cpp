@@ -1,6 +1,7 @@
 #include "sim/cu/compute_unit.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 #include "isa/matrix_table.h"
@@ -20,6 +21,10 @@ constexpr std::uint32_t kMaxStepsPerLoop = 32;
 // caches and HBM instead of line by line. Each iteration keeps its own
 // arrival time (see issue_group), so pipelining is modelled as before.
 constexpr std::uint64_t kGroupRowBytes = 8192;
+// Iterations of a K group whose L2 lines are counted at once (a table of
+// this many iterations x channels per run of loads, per slot: small enough
+// that the slots of 256 compute units stay in the host's caches).
+constexpr std::uint32_t kChunk = 16;
 // Dependent loads processed per step of a pointer chase.
 constexpr std::uint32_t kChaseBatch = 64;
 // Vector operations per gathered row before its loads issue (read the row
@@ -88,25 +93,36 @@ void ComputeUnit::run_kernel() {
                              occ.limiter + ")");
   }
   slots_.assign(occ.workgroups, Slot{});
+  // The slots' times, kNotBusy when idle: the scan for the next slot reads
+  // one small array instead of every slot's record.
+  constexpr Tick kNotBusy = ~Tick{0};
+  std::vector<Tick>& times = slot_time_;
+  times.assign(slots_.size(), kNotBusy);
   const Tick start = dispatcher_.kernel_start();
   Tick last_end = start;
   Tick busy_from = start;
   std::uint32_t wg = 0;
   Tick not_before = 0;
-  for (auto& s : slots_) {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
     if (!dispatcher_.next(wg, not_before)) break;
-    start_workgroup(s, wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
+    start_workgroup(slots_[i], wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
+    times[i] = slots_[i].time;
   }
   while (true) {
-    Slot* next = nullptr;
-    for (auto& s : slots_) {
-      if (s.busy && (next == nullptr || s.time < next->time)) next = &s;
+    // The busy slot with the earliest time (the first of equals).
+    std::size_t n = 0;
+    for (std::size_t i = 1; i < times.size(); ++i) {
+      if (times[i] < times[n]) n = i;
     }
-    if (next == nullptr) break;
+    if (times[n] == kNotBusy) break;
+    Slot* next = &slots_[n];
     sync(next->time);
-    if (!step(*next)) continue;
+    const bool finished = step(*next);
+    times[n] = next->time;
+    if (!finished) continue;
     // The workgroup finished: record it and refill the slot.
     next->busy = false;
+    times[n] = kNotBusy;
     ++workgroups_;
     last_end = std::max(last_end, next->time);
     if (trace_ != nullptr) {
@@ -123,6 +139,7 @@ void ComputeUnit::run_kernel() {
     }
     if (dispatcher_.next(wg, not_before)) {
       start_workgroup(*next, wg, std::max(next->time + dispatcher_.dispatch_latency(), not_before));
+      times[n] = next->time;
     }
   }
   busy_ps_ += last_end > busy_from ? last_end - busy_from : 0;
@@ -131,7 +148,11 @@ void ComputeUnit::run_kernel() {
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   Slot fresh;
-  fresh.iter.swap(s.iter);  // keep the per-iteration storage
+  fresh.iter.swap(s.iter);  // keep the rings' and tables' storage
+  fresh.groups.swap(s.groups);
+  fresh.lines.swap(s.lines);
+  fresh.run_at.swap(s.run_at);
+  fresh.run_of.swap(s.run_of);
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -276,39 +297,119 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   // over fewer, larger reservations.)
   unloaded = std::min(unloaded, done - at);
   first_back = std::clamp(first_back, at + unloaded, done);
-  const Tick span = done - first_back;
-  for (std::uint32_t j = 0; j < g; ++j) {
-    const std::uint32_t i = s.issued + j;
-    s.iter[i].issued_at = at;
-    s.iter[i].spread = first_back + span * (j + 1) / g;
-    s.iter[i].latency = unloaded;
-  }
+  if (l2_ != nullptr) count_group(s, *loop, first);
+  Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
+  group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded};
   s.issued += g;
 }
 
-void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
-  if (l2_ == nullptr) return;
-  const auto [loop, iter] = loop_of(s.program, i);
-  Tick back = at;
-  for (const auto& r : loop->loads) {
-    const MemAccess a = access_at(r, iter);
-    Tick issued = at;
-    if (r.gather && !r.tensor_mover) {
-      // As issued on its own: after this iteration's own address work.
-      issued += cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
-    }
-    back = std::max(back, l2_->reserve_channels(a, issued));
-  }
-  s.iter[i].hits_back = back;
+Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
+  // A software gather's loads go after this iteration's own address work.
+  if (!r.gather || r.tensor_mover) return 0;
+  return cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
 }
 
-Tick ComputeUnit::operands_ready(const Slot& s, std::uint32_t i) const {
+void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first) {
+  // Runs of consecutive loads with the same offset, and whether each run's
+  // counts fit 16 bits (a table cell counts one iteration's lines on one
+  // channel, at most the run's lines per iteration).
+  s.run_at.clear();
+  s.run_of.clear();
+  std::uint64_t most = 0, run_lines = 0;
+  for (const auto& r : loop.loads) {
+    const Tick at = issue_offset(r);
+    if (s.run_at.empty() || s.run_at.back() != at) {
+      s.run_at.push_back(at);
+      run_lines = 0;
+    }
+    s.run_of.push_back(static_cast<std::uint32_t>(s.run_at.size() - 1));
+    run_lines += l2_->iteration_lines(access_at(r, first));
+    most = std::max(most, run_lines);
+  }
+  s.counted = most <= 0xFFFF;
+  s.chunk_counted = false;
+}
+
+void ComputeUnit::count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0) {
+  const auto [loop, iter] = loop_of(s.program, group.first + j0);
+  const std::size_t channels = l2_->channels();
+  const std::uint32_t n = std::min(kChunk, group.g - j0);
+  s.lines.assign(s.run_at.size() * kChunk * channels, 0);
+  for (std::size_t k = 0; k < loop->loads.size(); ++k) {
+    const auto& r = loop->loads[k];
+    l2_->count_iterations(access_at(r, iter), r.iter_stride, n, &s.lines[s.run_of[k] * kChunk * channels]);
+  }
+  s.chunk_first = j0;
+  s.chunk_counted = true;
+}
+
+void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
+  if (l2_ == nullptr) {
+    s.iter[i & s.iter_mask].hits_back = 0;
+    return;
+  }
+  // Loads issued at the same time are reserved at once: one reservation per
+  // channel of all their lines ends where one per load would, and their data
+  // is back when the last is. Loads issued at another time, in load order.
+  Tick back = at;
+  if (s.counted) {
+    // The group being reserved is the last issued (see advance).
+    const Slot::Group& group = s.groups[(s.groups_issued - 1) & s.group_mask];
+    const std::size_t channels = l2_->channels();
+    const std::uint32_t j = i - group.first;
+    if (!s.chunk_counted || j - s.chunk_first >= kChunk) count_chunk(s, group, j);
+    const std::size_t row = j - s.chunk_first;
+    for (std::size_t run = 0; run < s.run_at.size(); ++run) {
+      const std::uint16_t* lines = &s.lines[(run * kChunk + row) * channels];
+      // The next iteration's counts are reserved at this slot's next step,
+      // after other slots' and units' work: ask the host for them now.
+      if (row + 1 < kChunk) __builtin_prefetch(lines + channels);
+      back = std::max(back, l2_->reserve_lines(lines, at + s.run_at[run]));
+    }
+    s.iter[i & s.iter_mask].hits_back = back;
+    return;
+  }
+  const auto [loop, iter] = loop_of(s.program, i);
+  Tick counted_at = 0;
+  bool counted = false;
+  for (const auto& r : loop->loads) {
+    const Tick issued = at + issue_offset(r);
+    if (counted && issued != counted_at) back = std::max(back, l2_->reserve_counted(counted_at));
+    l2_->count_for_reserve(access_at(r, iter));
+    counted = true;
+    counted_at = issued;
+  }
+  if (counted) back = std::max(back, l2_->reserve_counted(counted_at));
+  s.iter[i & s.iter_mask].hits_back = back;
+}
+
+void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
+  upto = std::min(upto, s.iterations);
+  // A group is issued when the first iteration not yet reserved needs it.
+  // Issues and reservations both happen at `at`, and a group's lookups
+  // reserve no channel time, so their order does not change any result.
+  while (s.reserved < upto) {
+    if (s.reserved == s.issued) issue_group(s, at);
+    reserve_iteration(s, s.reserved, at);
+    ++s.reserved;
+  }
+}
+
+Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
   const std::uint32_t depth = std::max(1u, s.program.pipeline_depth);
+  while (i >= s.groups[s.group_next & s.group_mask].first + s.groups[s.group_next & s.group_mask].g) {
+    ++s.group_next;
+  }
+  const Slot::Group& group = s.groups[s.group_next & s.group_mask];
+  // Iteration j of the group: its data arrives in order over the group's
+  // own transfer (see issue_group).
+  const std::uint32_t j = i - group.first;
+  const Tick spread = group.first_back + group.span * (j + 1) / group.g;
   // Issued one by one, iteration i's loads would go out when iteration
   // i - depth's math began.
-  const Slot::Iteration& it = s.iter[i];
-  const Tick would_issue = std::max(it.issued_at, i >= depth ? s.iter[i - depth].math_start : 0);
-  return std::max({it.spread, would_issue + it.latency, it.hits_back});
+  const Tick would_issue =
+      std::max(group.issued_at, i >= depth ? s.iter[(i - depth) & s.iter_mask].math_start : 0);
+  return std::max({spread, would_issue + group.latency, s.iter[i & s.iter_mask].hits_back});
 }
 
 double ComputeUnit::vector_lanes() const {
@@ -395,9 +496,12 @@ bool ComputeUnit::step(Slot& s) {
     for (const auto& r : p.prologue_loads) {
       s.prologue_done = std::max(s.prologue_done, issue(r, 0, false, s.time));
     }
-    s.iter.assign(s.iterations, Slot::Iteration{});
-    while (s.issued < std::min(depth, s.iterations)) issue_group(s, s.time);
-    for (; s.reserved < std::min(depth, s.iterations); ++s.reserved) reserve_iteration(s, s.reserved, s.time);
+    // Rings of whole powers of two, so an index is a mask.
+    s.iter.assign(std::bit_ceil(2 * depth + 1), Slot::Iteration{});
+    s.iter_mask = static_cast<std::uint32_t>(s.iter.size()) - 1;
+    s.groups.assign(std::bit_ceil(depth + 2), Slot::Group{});
+    s.group_mask = static_cast<std::uint32_t>(s.groups.size()) - 1;
+    advance(s, depth, s.time);
     if (p.chase.empty()) return false;
   }
   if (!p.chase.empty()) {  // dependent loads: each waits for the previous
@@ -420,11 +524,8 @@ bool ComputeUnit::step(Slot& s) {
       }
       // The iteration's buffer is free once its math starts: the loads
       // `depth` iterations ahead may go (with the rest of their K group).
-      s.iter[i].math_start = s.time;
-      while (s.issued < s.iterations && s.issued <= i + depth) issue_group(s, s.time);
-      for (; s.reserved < s.iterations && s.reserved <= i + depth; ++s.reserved) {
-        reserve_iteration(s, s.reserved, s.time);
-      }
+      s.iter[i & s.iter_mask].math_start = s.time;
+      advance(s, i + depth + 1, s.time);
       s.time = matrix(*loop_of(p, i).first, p.threads, s.time) + p.iteration_overhead_ps;
       ++s.next_iter;
     }

@@ -63,16 +63,44 @@ class ComputeUnit : public sc_core::sc_module {
     std::uint32_t next_iter = 0;
     std::uint32_t issued = 0;  // loop iterations whose loads are issued
     Tick prologue_done = 0;
-    // Per iteration (loads are issued a K group at a time, see issue_group),
-    // one record each so that an iteration's times share a host cache line.
+    // The K groups in flight (loads are issued a group at a time, see
+    // issue_group), in a ring: group n at n & group_mask. At most
+    // pipeline_depth + 1 are in use (from next_iter's to the last issued).
+    struct Group {
+      std::uint32_t first = 0;  // its first iteration
+      std::uint32_t g = 1;      // its iterations
+      Tick issued_at = 0;       // when its loads went out
+      Tick first_back = 0;      // its transfer's first and last bytes back
+      Tick span = 0;
+      Tick latency = 0;         // its unloaded round trip
+    };
+    std::vector<Group> groups;
+    std::uint32_t group_mask = 0;
+    std::uint32_t groups_issued = 0;
+    std::uint32_t group_next = 0;  // the group holding next_iter
+    // Per iteration, in a ring (iteration i at i & iter_mask): at most
+    // 2 x pipeline_depth + 1 are in use (math starts back to next_iter -
+    // depth, channel times up to next_iter + depth). A small ring per slot
+    // rather than a record per iteration keeps the 8 slots of 256 compute
+    // units in the host's caches.
     struct Iteration {
-      Tick issued_at = 0;   // when its group's loads went out
-      Tick spread = 0;      // its share of the group's transfer done
-      Tick latency = 0;     // the group's unloaded round trip
       Tick math_start = 0;  // when its matrix work began
       Tick hits_back = 0;   // its own L2 channel time done, hit data back
     };
     std::vector<Iteration> iter;
+    std::uint32_t iter_mask = 0;
+    // The L2 lines of the last K group issued, per iteration and channel,
+    // counted kChunk iterations at a time (L2Cache::count_iterations): one
+    // table per run of its loads issued at the same time after the
+    // iteration's start (a software gather goes after its address work), in
+    // load order. Without it (`counted` false: a group too large for 16-bit
+    // counts) each iteration counts its own lines.
+    std::vector<std::uint16_t> lines;  // [run][iteration - chunk_first][channel]
+    std::vector<Tick> run_at;          // per run: its loads' issue offset
+    std::vector<std::uint32_t> run_of; // per load of the loop: its run
+    std::uint32_t chunk_first = 0;     // the table's first iteration in the group
+    bool chunk_counted = false;        // the table holds the group's chunk_first..
+    bool counted = false;
     std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
   };
 
@@ -91,8 +119,19 @@ class ComputeUnit : public sc_core::sc_module {
   // Reserves the L2 channel time of iteration `i`'s loads, issued at `at`
   // (when they would have gone out on their own).
   void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
+  // When load `r` of an iteration issued at t would go out on its own: t + this.
+  Tick issue_offset(const isa::MemRange& r) const;
+  // Prepares the counting of the L2 lines of a new K group of `loop` from
+  // its iteration `first`: its runs of loads, and whether 16 bits hold the counts.
+  void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first);
+  // Counts the lines of the group's iterations from j0 (kChunk of them at most) into s.lines.
+  void count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0);
+  // Issues the K groups and reserves the channel time of the iterations
+  // before `upto` (at most the program's), all at `at`.
+  void advance(Slot& s, std::uint32_t upto, Tick at);
   // When iteration `i`'s operands are in LDS.
-  Tick operands_ready(const Slot& s, std::uint32_t i) const;
+  // (Moves s.group_next on to i's group: call in iteration order.)
+  Tick operands_ready(Slot& s, std::uint32_t i) const;
   Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);
   // The pipes a loop's matrix product uses and how long it takes on them.
   struct MatrixCost {
@@ -135,6 +174,7 @@ class ComputeUnit : public sc_core::sc_module {
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)
   std::vector<Slot> slots_;
+  std::vector<Tick> slot_time_;  // run_kernel(): each slot's time, or ~0 when idle
   std::vector<bool> trace_named_;  // slots whose trace track has a name
   std::uint64_t workgroups_ = 0, busy_ps_ = 0, matrix_busy_ps_ = 0, loads_ = 0,
                 load_bytes_ = 0, store_bytes_ = 0;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -44,7 +43,8 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   sets_ = lines_per_set / block_lines_;
   set_bits_ = static_cast<std::uint32_t>(std::bit_width(sets_ - 1));
   set_mask_ = std::has_single_bit(sets_) ? sets_ - 1 : 0;
-  tags_.assign(sets_ * 3 * ways_, 0);
+  record_ = 3 * std::uint64_t{ways_} + 1;
+  tags_.assign(sets_ * record_, 0);  // heads at way 0
   for (std::uint64_t s = 0; s < sets_; ++s) std::fill_n(set_record(s), ways_, kEmpty);
 }
 
@@ -75,6 +75,14 @@ std::uint32_t CacheTags::find(const std::uint32_t* set, std::uint32_t key) const
   std::uint32_t i = 0;
 #if defined(__SSE2__)
   const __m128i want = _mm_set1_epi32(static_cast<int>(key));
+  if (ways_ == 16) {  // the common geometry: all four compares, one branch
+    const auto eq = [&](std::uint32_t w) {
+      const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + w));
+      return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want))));
+    };
+    const unsigned mask = eq(0) | eq(4) << 4 | eq(8) << 8 | eq(12) << 12;
+    return mask != 0 ? static_cast<std::uint32_t>(std::countr_zero(mask)) : ways_;
+  }
   for (; i + 4 <= ways_; i += 4) {
     const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + i));
     const int mask = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want)));
@@ -87,13 +95,38 @@ std::uint32_t CacheTags::find(const std::uint32_t* set, std::uint32_t key) const
   return ways_;
 }
 
-void CacheTags::to_front(std::uint32_t* set, std::uint32_t i) const {
-  for (std::uint32_t part = 0; part < 3; ++part) {  // keys, valid, dirty
-    std::uint32_t* w = set + part * ways_;
-    const std::uint32_t moved = w[i];
-    std::memmove(w + 1, w, i * sizeof(std::uint32_t));
-    w[0] = moved;
+void CacheTags::to_front(std::uint32_t* set, std::uint32_t w, std::uint32_t k) const {
+  std::uint32_t& head = set[3 * ways_];
+  const auto next = [this](std::uint32_t x) { return x + 1 == ways_ ? 0 : x + 1; };
+  const auto prev = [this](std::uint32_t x) { return x == 0 ? ways_ - 1 : x - 1; };
+  const auto move = [&](std::uint32_t to, std::uint32_t from) {
+    set[to] = set[from];
+    set[ways_ + to] = set[ways_ + from];
+    set[2 * ways_ + to] = set[2 * ways_ + from];
+  };
+  const std::uint32_t key = set[w], valid = set[ways_ + w], dirty = set[2 * ways_ + w];
+  std::uint32_t at = w;
+  if (k <= ways_ - 1 - k) {
+    // The k more recent ways move one place later; `w` goes to the head.
+    for (std::uint32_t m = 0; m < k; ++m) {
+      const std::uint32_t from = prev(at);
+      move(at, from);
+      at = from;
+    }
+  } else {
+    // The less recent ways move one place earlier, and the head moves back
+    // onto the freed least-recent place, where `w` goes.
+    const std::uint32_t tail = prev(head);
+    while (at != tail) {
+      const std::uint32_t from = next(at);
+      move(at, from);
+      at = from;
+    }
+    head = at;
   }
+  set[at] = key;
+  set[ways_ + at] = valid;
+  set[2 * ways_ + at] = dirty;
 }
 
 CacheTags::Run CacheTags::access(std::uint64_t addr, std::uint32_t lines, bool write) {
@@ -110,10 +143,12 @@ CacheTags::Run CacheTags::access(std::uint64_t addr, std::uint32_t lines, bool w
   std::uint32_t* set = set_record(s);
   std::uint32_t* valid = set + ways_;
   std::uint32_t* dirty = set + 2 * ways_;
+  std::uint32_t& head = set[3 * ways_];
   Run r;
   std::uint32_t i = find(set, key);
-  if (i == ways_) {  // block absent: the least-recent way (the last) goes
-    i = ways_ - 1;
+  if (i == ways_) {  // block absent: the least-recent way (before the head) goes
+    i = head == 0 ? ways_ - 1 : head - 1;
+    head = i;  // and is the most recent now
     if (dirty[i] != 0) {
       r.victim = (unfold(std::uint64_t{set[i]} * sets_ + s) << block_shift_) << line_shift_;
       r.victim_dirty = dirty[i];
@@ -125,7 +160,7 @@ CacheTags::Run CacheTags::access(std::uint64_t addr, std::uint32_t lines, bool w
   r.missed = (want & ~valid[i]) >> first;
   valid[i] |= want;
   if (write) dirty[i] |= want;
-  if (i != 0) to_front(set, i);
+  if (i != head) to_front(set, i, i > head ? i - head : i + ways_ - head);
   return r;
 }
 

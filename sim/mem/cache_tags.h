@@ -11,9 +11,13 @@
 // tag operation per block instead of one per line. With block_lines = 1 it is
 // a plain per-line cache.
 //
-// Host layout: each set is a record of 32-bit keys kept in recency order
-// (most recent first), compared four at a time; the set index keeps
-// consecutive blocks in neighbouring sets.
+// Host layout: each set is a record of 32-bit keys, compared four at a time,
+// then the valid and dirty masks, then the position of the most recent way:
+// the ways form a ring in recency order from there (most recent first, the
+// least recent just before it), so a miss, which replaces the least recent
+// way and makes it the most recent, moves nothing, and a hit moves the ways
+// on the shorter side of the ring by one. The set index keeps consecutive
+// blocks in neighbouring sets.
 #pragma once
 
 #include <bit>
@@ -91,11 +95,13 @@ class CacheTags {
   std::uint64_t unfold(std::uint64_t h) const;
   // The way holding `key` in the set starting at `set`, or ways_ if none.
   std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;
-  // A set's record: keys, then valid masks, then dirty masks, ways_ each.
-  std::uint32_t* set_record(std::uint64_t s) { return &tags_[s * 3 * ways_]; }
-  const std::uint32_t* set_record(std::uint64_t s) const { return &tags_[s * 3 * ways_]; }
-  // Moves way `i` of a set record to the most-recent position.
-  void to_front(std::uint32_t* set, std::uint32_t i) const;
+  // A set's record: keys, then valid masks, then dirty masks, ways_ each,
+  // then the way that is the most recent (the ring's head).
+  std::uint32_t* set_record(std::uint64_t s) { return &tags_[s * record_]; }
+  const std::uint32_t* set_record(std::uint64_t s) const { return &tags_[s * record_]; }
+  // Makes way `w` of a set record, `k` places after the head in recency
+  // order (k > 0), the most recent; the others keep their order.
+  void to_front(std::uint32_t* set, std::uint32_t w, std::uint32_t k) const;
 
   std::uint32_t line_;
   std::uint32_t ways_;
@@ -103,6 +109,7 @@ class CacheTags {
   std::uint32_t line_shift_;
   std::uint32_t block_shift_ = 0;  // log2(block_lines_)
   std::uint64_t sets_ = 0;
+  std::uint64_t record_ = 0;  // words per set record: 3 x ways_ + 1
   std::uint32_t set_bits_ = 0;  // bits needed to number the sets
   std::uint64_t set_mask_ = 0;  // sets_ - 1 when sets_ is a power of two, else 0
   // sets_ records of 3 x ways_ words, each set in recency order: one

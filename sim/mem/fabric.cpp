@@ -22,8 +22,7 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const Tick mem_done = port_.send(initiator, ext->access, arrive + latency_, now);
   ext->unloaded = latency_ + port_.unloaded();
   ext->wait = port_.wait();
-  delay = sc_core::sc_time(static_cast<double>(std::max(mem_done, link_done) - now),
-                           sc_core::SC_PS);
+  delay = to_sc_time(std::max(mem_done, link_done) - now);
 }
 
 }  // namespace tdmsim::sim

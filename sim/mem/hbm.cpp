@@ -34,12 +34,12 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats)
   }
 }
 
-Tick Hbm::serve_chunk(Channel& ch, std::uint64_t addr, std::uint64_t bytes, bool write,
+Tick Hbm::serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t bytes, bool write,
                       Tick arrive) {
   // A row miss occupies its bank (precharge + activate) but not the data bus,
   // so activations in other banks overlap the current transfer.
-  const std::uint32_t bank = map_.bank(addr);
-  const std::uint64_t row = map_.row(addr);
+  const std::uint32_t bank = at.bank;
+  const std::uint64_t row = at.row;
   Tick ready = std::max(arrive, ch.bank_free[bank]);
   if (ch.open_row[bank] != row) {
     ready += ticks(spec_.row_miss_penalty);
@@ -71,8 +71,9 @@ Tick Hbm::serve(const MemAccess& a, Tick arrive) {
     std::uint64_t addr = a.row(r);
     std::uint64_t left = a.row_bytes;
     while (left > 0) {  // split the row at interleave boundaries
-      const std::uint64_t chunk = std::min(left, map_.interleave - addr % map_.interleave);
-      done = std::max(done, serve_chunk(channels_[map_.channel(addr)], addr, chunk, a.write, arrive));
+      const std::uint64_t chunk = std::min(left, map_.to_block_end(addr));
+      const HbmAddressMap::Place at = map_.place(addr);
+      done = std::max(done, serve_chunk(channels_[at.channel], at, chunk, a.write, arrive));
       addr += chunk;
       left -= chunk;
     }

@@ -18,6 +18,7 @@
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
 #include <map>
+#include <utility>
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -61,10 +62,31 @@ struct HbmAddressMap {
     const std::uint64_t in_group = per_group.mod(ch_.mod(m));
     return (ch_.div(m) * per_group.value() + in_group) * interleave + il_.mod(addr);
   }
+  // Bytes from `addr` to the end of its interleave block.
+  std::uint64_t to_block_end(std::uint64_t addr) const { return interleave - il_.mod(addr); }
   std::uint32_t bank(std::uint64_t addr) const {
     return static_cast<std::uint32_t>(bk_.mod(row_.div(local(addr))));
   }
   std::uint64_t row(std::uint64_t addr) const { return bk_.div(row_.div(local(addr))); }
+  // channel(), bank() and row() together (one decode of the address).
+  struct Place {
+    std::uint32_t channel, bank;
+    std::uint64_t row;
+  };
+  Place place(std::uint64_t addr) const {
+    const std::uint64_t m = mix(il_.div(addr));
+    const std::uint64_t in_row = row_.div(ch_.div(m) * interleave + il_.mod(addr));
+    return {static_cast<std::uint32_t>(ch_.mod(m)), static_cast<std::uint32_t>(bk_.mod(in_row)),
+            bk_.div(in_row)};
+  }
+  // channel() and group_local() together.
+  std::pair<std::uint32_t, std::uint64_t> channel_and_group_local(std::uint64_t addr,
+                                                                  const Divisor& per_group) const {
+    const std::uint64_t m = mix(il_.div(addr));
+    const std::uint64_t ch = ch_.mod(m);
+    return {static_cast<std::uint32_t>(ch),
+            (ch_.div(m) * per_group.value() + per_group.mod(ch)) * interleave + il_.mod(addr)};
+  }
 
  private:
   Divisor il_{256}, ch_{1}, bk_{16}, row_{1024};
@@ -101,7 +123,8 @@ class Hbm : public sc_core::sc_module {
     std::uint64_t row_misses = 0;
     std::uint64_t refreshes = 0;
   };
-  Tick serve_chunk(Channel& ch, std::uint64_t addr, std::uint64_t bytes, bool write, Tick arrive);
+  Tick serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t bytes, bool write,
+                   Tick arrive);
   Tick last_wait_ = 0;  // longest queueing wait of the access being served (serve())
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 

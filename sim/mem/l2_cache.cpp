@@ -8,6 +8,7 @@
 #include <emmintrin.h>
 #endif
 
+
 namespace tdmsim::sim {
 
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
@@ -23,12 +24,12 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   atomic_unit_.resize(spec.channels_per_die);
   atomic_bw_ = units::Bandwidth{std::uint64_t{spec.atomic_bytes_per_clock_per_channel} * clock.hz};
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.line.bytes));
+  reserve_count_.assign(spec.channels_per_die, 0u);
   line_time_ = transfer_ticks(spec.line.bytes, channel_bw_);
   hit_latency_ = ticks(spec.hit_latency);
   channels_pow2_ = std::has_single_bit(spec.channels_per_die);
   channel_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.channels_per_die));
   channel_mask_ = std::uint64_t{spec.channels_per_die} - 1;
-  reserve_count_.assign(spec.channels_per_die, 0u);
   target.register_b_transport(this, &L2Cache::b_transport);
   const std::string me = this->name();
   stats.add(me, "hits", &hits_, "lines", "L2 line hits");
@@ -40,7 +41,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   stats.share(me, "hit_rate", &hits_, &misses_count_, "L2 hits / line accesses");
 }
 
-void L2Cache::count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
+void L2Cache::count_lines_any(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
                           std::uint64_t& every) const {
   std::uint32_t* const pc = per_channel.data();  // not reloaded after every count
   if (channels_pow2_) {
@@ -85,7 +86,7 @@ constexpr OneHot16 kOneHot16{};
 #endif
 }  // namespace
 
-Tick L2Cache::reserve_channels(const MemAccess& a, Tick arrive) {
+void L2Cache::count_for_reserve(const MemAccess& a) {
   // Everything the count loops read is copied to locals first: the counts are
   // 32-bit stores, which could alias this object's and the access's fields
   // and would force them to be reloaded for every line.
@@ -94,7 +95,7 @@ Tick L2Cache::reserve_channels(const MemAccess& a, Tick arrive) {
   const std::uint64_t* const gather = a.gather;
   std::uint32_t* const count = reserve_count_.data();
   const std::size_t channels = channel_.size();
-  std::uint64_t every = 0;
+  std::uint64_t every = 0;  // added to reserve_every_ at the end
   // The common case: a slice of one K step of each tile row, one line per
   // row (two where a row straddles a line boundary).
   if (channels_pow2_ && row_bytes > 0 && row_bytes <= line) {
@@ -121,7 +122,7 @@ Tick L2Cache::reserve_channels(const MemAccess& a, Tick arrive) {
       alignas(16) std::uint16_t c16[16];
       _mm_store_si128(reinterpret_cast<__m128i*>(c16), lo);
       _mm_store_si128(reinterpret_cast<__m128i*>(c16 + 8), hi);
-      for (std::size_t ch = 0; ch < 16; ++ch) count[ch] = c16[ch];
+      for (std::size_t ch = 0; ch < 16; ++ch) count[ch] += c16[ch];
     } else
 #endif
     {
@@ -140,15 +141,97 @@ Tick L2Cache::reserve_channels(const MemAccess& a, Tick arrive) {
       count_lines(first, last - first, reserve_count_, every);
     }
   }
+  reserve_every_ += every;
+}
+
+Tick L2Cache::reserve_counted(Tick arrive) {
   // A channel serves its lines one after another from max(arrive, free):
   // one reservation of all its lines ends where line-by-line ones would.
   Tick served = arrive;
   const Tick line_time = line_time_;
   BusyUntil* const ch_busy = channel_.data();
-  for (std::size_t ch = 0; ch < channels; ++ch) {
+  std::uint32_t* const count = reserve_count_.data();
+  const std::uint64_t every = reserve_every_;
+  reserve_every_ = 0;
+  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
     const std::uint64_t n = count[ch] + every;
     if (n == 0) continue;
     count[ch] = 0;
+    served = std::max(served, ch_busy[ch].reserve(arrive, line_time * n));
+  }
+  return served + hit_latency_;
+}
+
+void L2Cache::count_iterations(const MemAccess& a, std::int64_t iter_stride, std::uint32_t g,
+                               std::uint16_t* table) const {
+  const std::uint64_t line = spec_.line.bytes;
+  const std::uint32_t ls = line_shift_;
+  const std::size_t channels = channel_.size();
+  const auto stride = static_cast<std::uint64_t>(iter_stride);  // modular: may step back
+  // Whole lines per iteration, each iteration the next ones (k > 0), or not.
+  const bool along = a.row_bytes > 0 && a.row_bytes % line == 0 && stride == a.row_bytes;
+  const std::uint64_t k = a.row_bytes / line;
+  for (std::uint32_t r = 0; r < a.rows; ++r) {
+    std::uint64_t begin = a.row(r);
+    std::uint16_t* row = table;
+    if (channels_pow2_ && along && (begin & (line - 1)) == 0) {
+      // The common case: each iteration reads the next k whole lines of the
+      // row, so the row's lines over the group are consecutive; walked a
+      // channel group (one hash term) at a time.
+      const std::uint32_t s = channel_shift_;
+      const std::uint64_t mask = channel_mask_;
+      std::uint64_t l = begin >> ls;
+      const std::uint64_t end = l + std::uint64_t{g} * k;
+      std::uint16_t* cell = row;
+      std::uint64_t left = k;  // lines of the current iteration still to count
+      while (l < end) {
+        const std::uint64_t q = l >> s;
+        const std::uint64_t term = (q ^ (q >> s) ^ (q >> 2 * s)) & mask;
+        const std::uint64_t group_end = std::min(end, (q + 1) << s);
+        if (k == 1) {  // one line an iteration (a K step of one line per row)
+          for (; l < group_end; ++l, cell += channels) ++cell[(l & mask) ^ term];
+          continue;
+        }
+        for (; l < group_end; ++l) {
+          ++cell[(l & mask) ^ term];
+          if (--left == 0) {
+            left = k;
+            cell += channels;
+          }
+        }
+      }
+    } else if (channels_pow2_) {
+      const std::uint32_t s = channel_shift_;
+      const std::uint64_t mask = channel_mask_;
+      std::uint64_t q_at = ~0ull, term = 0;  // the hash term of the group of lines q_at
+      for (std::uint32_t j = 0; j < g; ++j, begin += stride, row += channels) {
+        // Lines [begin / line, ceil((begin + row_bytes) / line)), as count_for_reserve.
+        const std::uint64_t first = begin >> ls, end = (begin + a.row_bytes + line - 1) >> ls;
+        for (std::uint64_t l = first; l < end; ++l) {
+          const std::uint64_t q = l >> s;
+          if (q != q_at) {
+            q_at = q;
+            term = (q ^ (q >> s) ^ (q >> 2 * s)) & mask;
+          }
+          ++row[(l & mask) ^ term];
+        }
+      }
+    } else {
+      for (std::uint32_t j = 0; j < g; ++j, begin += stride, row += channels) {
+        const std::uint64_t first = begin >> ls, end = (begin + a.row_bytes + line - 1) >> ls;
+        for (std::uint64_t l = first; l < end; ++l) ++row[channel_of(l)];
+      }
+    }
+  }
+}
+
+Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
+  Tick served = arrive;
+  const Tick line_time = line_time_;
+  BusyUntil* const ch_busy = channel_.data();
+  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
+    const std::uint64_t n = lines[ch];
+    if (n == 0) continue;
     served = std::max(served, ch_busy[ch].reserve(arrive, line_time * n));
   }
   return served + hit_latency_;

@@ -42,14 +42,32 @@ class L2Cache : public sc_core::sc_module {
     return static_cast<std::size_t>(channels_.mod(line ^ a ^ b ^ c));
   }
 
-  // Reserves the channels' time of a load's lines arriving at `arrive`, as
-  // b_transport would, without looking them up (the lookup went earlier,
-  // in an access with `channel_time_later`); returns when the data of the
-  // lines that hit is back at the requester. A channel serves its lines one
-  // after another from max(arrive, free), so reserving line by line equals
-  // one reservation per channel of all its lines: the lines are counted per
-  // channel first.
-  Tick reserve_channels(const MemAccess& a, Tick arrive);
+  // The channels' time of a loop iteration's loads, reserved without
+  // looking the lines up (the lookup went earlier, in an access with
+  // `channel_time_later`): count_for_reserve() counts each load's lines per
+  // channel, then reserve_counted() reserves what was counted, arriving at
+  // `arrive`, and returns when the data of the lines that hit is back at the
+  // requester. A channel serves its lines one after another from
+  // max(arrive, free), so loads arriving together may be counted together:
+  // one reservation per channel of all their lines ends where line-by-line
+  // reservations would, and their data is back when the last is.
+  void count_for_reserve(const MemAccess& a);
+  Tick reserve_counted(Tick arrive);
+  // The same counts for a whole K group at once: adds the lines of `g`
+  // iterations of a load, iteration j being `a` moved by j x iter_stride,
+  // to table[j x channels() + channel]. A row's lines over consecutive
+  // iterations are consecutive lines, so the channel hash is redone only
+  // when a row enters the next aligned group of `channels` lines (whose
+  // lines share one hash term, see count_lines). reserve_lines() then
+  // reserves one iteration's row of the table, as reserve_counted() would.
+  // Each entry counts at most iteration_lines(a) lines.
+  void count_iterations(const MemAccess& a, std::int64_t iter_stride, std::uint32_t g,
+                        std::uint16_t* table) const;
+  Tick reserve_lines(const std::uint16_t* lines, Tick arrive);
+  std::uint64_t iteration_lines(const MemAccess& a) const {
+    return std::uint64_t{a.rows} * ((a.row_bytes + spec_.line.bytes - 1) / spec_.line.bytes + 1);
+  }
+  std::size_t channels() const { return channel_.size(); }
 
   // Writes every dirty line back to memory (the lines stay valid, now
   // clean); returns when the last write-back has landed. Called at the end
@@ -65,7 +83,17 @@ class L2Cache : public sc_core::sc_module {
   // Adds `n` consecutive lines from line number `line` to their channels'
   // counts (`every`: lines that fell on every channel alike).
   void count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
-                   std::uint64_t& every) const;
+                   std::uint64_t& every) const {
+    // Whole aligned groups of `channels` lines (a 4 KiB block on 16 channels
+    // of 128 B lines, the common run) touch every channel alike.
+    if (channels_pow2_ && ((line | n) & channel_mask_) == 0) {
+      every += n >> channel_shift_;
+      return;
+    }
+    count_lines_any(line, n, per_channel, every);
+  }
+  void count_lines_any(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
+                       std::uint64_t& every) const;
 
   MemPort port_;  // reused request payload
   L2Spec spec_;
@@ -84,7 +112,10 @@ class L2Cache : public sc_core::sc_module {
   std::uint32_t line_shift_ = 7;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
-  std::vector<std::uint32_t> reserve_count_;  // reserve_channels(): zero between calls
+  // count_for_reserve(): lines per channel not reserved yet (zero between
+  // reservations), and lines that fell on every channel alike.
+  std::vector<std::uint32_t> reserve_count_;
+  std::uint64_t reserve_every_ = 0;
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
   units::Bandwidth atomic_bw_{};
   std::vector<ByteRun> misses_, victims_;

@@ -14,6 +14,8 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   // stream cheap to simulate. Capacity and associativity are unchanged.
   per_stack_ = Divisor(std::max(1u, map.channels / stacks));
   tag_line_ = std::max<std::uint64_t>(spec.line.bytes, kRequesterLine);
+  chunk_div_ = Divisor(std::max(map.interleave, tag_line_));
+  line_div_ = Divisor(tag_line_);
   for (std::uint32_t s = 0; s < stacks; ++s) {
     slices_.emplace_back(spec.size.bytes / stacks, static_cast<std::uint32_t>(tag_line_),
                          spec.ways, kBlockLines);
@@ -43,8 +45,9 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
     const std::uint64_t last = (end + line - 1) & ~(line - 1);
     // Runs of lines inside one interleave chunk (one slice) and one tag block.
     for (std::uint64_t l = begin & ~(line - 1); l < last;) {
-      std::uint64_t n = std::min(chunk - l % chunk, last - l) / line;
-      const auto slice = static_cast<std::uint32_t>(per_stack_.div(map_.channel(l)));
+      std::uint64_t n = line_div_.div(std::min(chunk - chunk_div_.mod(l), last - l));
+      const auto [channel, local] = map_.channel_and_group_local(l, per_stack_);
+      const auto slice = static_cast<std::uint32_t>(per_stack_.div(channel));
       if (a.write) {  // write-through, no allocate: the data goes on to HBM
         lines_per_slice_[slice] += static_cast<std::uint32_t>(n);
         l += n * line;
@@ -52,7 +55,6 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
       }
       // Tags are keyed by the line's address inside its slice (the slice's
       // channels' blocks packed densely), so a slice's sets all get used.
-      const std::uint64_t local = map_.group_local(l, per_stack_);
       CacheTags& tags = slices_[slice];
       n = std::min<std::uint64_t>(n, tags.lines_to_block_end(local));
       const CacheTags::Run res = tags.access(local, static_cast<std::uint32_t>(n), false);  // never dirty

@@ -46,6 +46,9 @@ class Mall : public sc_core::sc_module {
   // Tag lines sharing one tag (sector block, cache_tags.h): 4 KiB blocks.
   static constexpr std::uint32_t kBlockLines = 32;
   std::uint64_t tag_line_ = 128;
+  // Per line run: the run's interleave chunk and its length in tag lines
+  // (powers of two in every shipped machine: shifts, not divides).
+  Divisor chunk_div_{4096}, line_div_{128};
   std::vector<std::uint32_t> lines_per_slice_;
   std::vector<ByteRun> misses_v_;
   std::uint64_t hits_ = 0, misses_ = 0;

@@ -25,8 +25,9 @@ struct MemAccess {
   bool atomic = false;  // a write done as an atomic read-modify-write (at L2)
   // Loads only: the L2 looks the lines up and sends the misses on, but does
   // not reserve its channels' time for them; the requester reserves that
-  // later, one loop iteration at a time (L2Cache::reserve_channels), when
-  // each iteration's loads would have been issued on their own.
+  // later, one loop iteration at a time (L2Cache::count_iterations and
+  // reserve_lines, or count_for_reserve and reserve_counted), when each
+  // iteration's loads would have been issued on their own.
   bool channel_time_later = false;
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
   std::uint64_t row(std::uint32_t r) const {

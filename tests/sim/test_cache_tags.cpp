@@ -136,3 +136,32 @@ TEST_CASE("a cache whose lines per way are not a multiple of the block keeps the
   CHECK(small.block_lines() == 16);
   CHECK(small.sets() == 3);
 }
+
+TEST_CASE("one set is an exact LRU list: hits, misses and victims as a reference list says", "[cache]") {
+  // One set (capacity = ways lines) with odd and even way counts, so the
+  // recency ring wraps at every place and hits move either side of it.
+  for (const std::uint32_t ways : {5u, 16u}) {
+    CacheTags c(std::uint64_t{128} * ways, 128, ways);
+    REQUIRE(c.sets() == 1);
+    std::vector<std::uint64_t> lru;  // most recent first
+    std::uint64_t x = 12345;
+    for (int step = 0; step < 20000; ++step) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;  // LCG: a fixed sequence
+      const std::uint64_t block = (x >> 33) % (ways + 3);         // a few more blocks than ways
+      const std::uint64_t addr = block * 128;
+      const auto it = std::find(lru.begin(), lru.end(), addr);
+      const bool ref_hit = it != lru.end();
+      std::uint64_t ref_victim = CacheTags::kNoVictim;
+      if (ref_hit) {
+        lru.erase(it);
+      } else if (lru.size() == ways) {
+        ref_victim = lru.back();
+        lru.pop_back();
+      }
+      lru.insert(lru.begin(), addr);
+      const auto r = c.access(addr, 1, true);  // written: every victim is dirty
+      REQUIRE((r.missed == 0) == ref_hit);
+      REQUIRE(r.victim == ref_victim);
+    }
+  }
+}

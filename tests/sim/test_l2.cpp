@@ -2,6 +2,10 @@
 // memory with a fixed latency; the clock is the SystemC kernel's.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 #include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -102,4 +106,74 @@ TEST_CASE("the rows of a tile spread over L2 channels", "[l2]") {
   const Tick hit = transport(h.cpu.socket, tile, t0, 0) - t0;  // all hits now
   // 128 lines over 16 channels: at most a few lines queue on any channel.
   CHECK(hit <= ticks(h.spec.hit_latency) + 16 * h.line_time());
+}
+
+TEST_CASE("a K group's lines per iteration and channel, counted at once, are each iteration's own", "[l2]") {
+  Harness h;
+  const std::size_t channels = h.l2.channels();
+  const auto gather = std::make_shared<std::vector<std::uint64_t>>(
+      std::vector<std::uint64_t>{0, 7168 * 5, 7168 * 2, 7168 * 11, 128 * 3});
+  struct Shape {
+    MemAccess a;
+    std::int64_t stride;
+  };
+  std::vector<Shape> shapes = {
+      {{4096, 128, 24, 7168, false, 0}, 128},       // one line per row an iteration (the fast path)
+      {{8192, 256, 6, 65536, false, 0}, 256},       // two lines per row an iteration
+      {{64, 128, 5, 7168, false, 0}, 128},          // rows not line-aligned: two lines each
+      {{0, 64, 7, 4096, false, 0}, 64},             // half a line: a line in two iterations
+      {{1 << 20, 128, 4, 128, false, 0}, 512},      // the next rows each iteration
+      {{3 << 20, 128, 3, 1024, false, 0}, -128},    // stepping back
+      {{0, 128, 5, 0, false, 0}, 128},              // gathered rows
+  };
+  shapes.back().a.gather = gather->data();
+  const std::uint32_t g = 37;  // crosses channel groups at odd places
+  for (const auto& [a, stride] : shapes) {
+    std::vector<std::uint16_t> table(g * channels, 0), expect(g * channels, 0);
+    h.l2.count_iterations(a, stride, g, table.data());
+    for (std::uint32_t j = 0; j < g; ++j) {
+      for (std::uint32_t r = 0; r < a.rows; ++r) {
+        const std::uint64_t begin = a.row(r) + static_cast<std::uint64_t>(stride * j);
+        for (std::uint64_t l = begin / 128; l < (begin + a.row_bytes + 127) / 128; ++l) {
+          ++expect[j * channels + h.l2.channel_of(l)];
+        }
+      }
+    }
+    CHECK(table == expect);
+    for (std::uint32_t j = 0; j < g; ++j) {
+      std::uint32_t sum = 0;
+      for (std::size_t c = 0; c < channels; ++c) sum += table[j * channels + c];
+      CHECK(sum <= h.l2.iteration_lines(a));  // the bound that keeps counts in 16 bits
+    }
+  }
+}
+
+TEST_CASE("counted lines are reserved per channel, as a plain load reserves them", "[l2]") {
+  Harness h;
+  const Tick hit = ticks(h.spec.hit_latency), lt = h.line_time();
+  // Idle channels: back after the busiest channel's lines; lines reserved at
+  // the same time queue behind each other on their channel.
+  std::vector<std::uint16_t> lines(h.l2.channels(), 0);
+  lines[3] = 5;
+  lines[9] = 2;
+  const Tick t = 1'000'000'000;
+  CHECK(h.l2.reserve_lines(lines.data(), t) == t + 5 * lt + hit);
+  CHECK(h.l2.reserve_lines(lines.data(), t) == t + 10 * lt + hit);
+  // A load whose channel time comes later: its lookup reserves none, and
+  // its counted lines then take what the same load took with them.
+  const MemAccess tile{0, 128, 100, 7168, false, 0};
+  transport(h.cpu.socket, tile, 0, 0);  // misses: warm it
+  const Tick t1 = 2'000'000'000;
+  const Tick plain = transport(h.cpu.socket, tile, t1, 0) - t1;  // hits, channels reserved
+  MemAccess later = tile;
+  later.channel_time_later = true;
+  const Tick t2 = 2 * t1;
+  CHECK(transport(h.cpu.socket, later, t2, 0) - t2 == hit);
+  const Tick t3 = 3 * t1;
+  h.l2.count_for_reserve(tile);
+  CHECK(h.l2.reserve_counted(t3) - t3 == plain);
+  std::vector<std::uint16_t> table(h.l2.channels(), 0);
+  h.l2.count_iterations(tile, 128, 1, table.data());
+  const Tick t4 = 4 * t1;
+  CHECK(h.l2.reserve_lines(table.data(), t4) - t4 == plain);
 }
