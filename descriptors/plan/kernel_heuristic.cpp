@@ -207,6 +207,16 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                        k.stages == 1 ? "<=" : ">", blocks, limit);
   }
 
+  // The fused 1-stage kernel keeps a second phase's tiles in LDS as well: with
+  // the wide wgmma default (128x256x64: 3 x 256 rows of down's slice plus the
+  // fp32 tile, 334 KiB) that would not fit in an SM, so a 1-stage layer takes
+  // the plain default tile there.
+  if (k.stages == 1 && wgmma && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto() &&
+      k.gate_up_tile.n > 128) {
+    k.gate_up_tile = k.down_tile = default_tile(k.block_m, shape.quant);
+    why += fmt::format("; tiles {} for the 1-stage kernel", tile_text(k.gate_up_tile));
+  }
+
   // Split-K: the 1-stage kernel has none. Otherwise, when the gate/up grid
   // would occupy at most a quarter of the CUs, split K by the largest power
   // of two that fills them, at most 8 (each split adds a partial-sum

@@ -424,7 +424,7 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
 const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
   for (const auto& c : matrix_costs_) {
     if (c.valid && c.m == p.m && c.n == p.n && c.k == p.k && c.dtype == p.dtype &&
-        c.moe_kernel == p.moe_kernel && c.wgmma == p.wgmma && c.threads == threads) {
+        c.moe_kernel == p.moe_kernel && c.wgmma == (p.moe_kernel && p.wgmma) && c.threads == threads) {
       return c;
     }
   }

@@ -231,4 +231,13 @@ TEST_CASE("wgmma machines: their default tiles, 8-bit blocks of 64, at least 3 b
   k = choose_kernel(s, two, h200, round_robin(s));
   CHECK(k.pipeline_stages == kWgmmaMinStages);
   CHECK_THAT(k.reason, Catch::Contains("raised for wgmma"));
+  // A forced 1-stage prefill layer gets the plain default tile (the fused
+  // kernel's second phase would not fit in LDS beside 128x256x64).
+  s.tokens = 4096;
+  KernelSpec one = automatic();
+  one.stages = 1;
+  k = choose_kernel(s, one, h200, round_robin(s));
+  CHECK(k.block_m == 128);
+  CHECK(k.gate_up_tile == default_tile(128));
+  CHECK_THAT(k.reason, Catch::Contains("for the 1-stage kernel"));
 }
