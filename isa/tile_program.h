@@ -71,6 +71,9 @@ struct Loop {
   // plan::wgmma_tile), charged at the ISA's rate times kernels.wgmma_efficiency
   // (wgmma_fp8_efficiency for 8-bit operands).
   bool wgmma = false;
+  // Element operations each iteration puts on the vector pipe beside its
+  // matrix work (the two overlap): fp8 operands converted to f16 in registers.
+  std::uint64_t vector_ops = 0;
 };
 
 // One workgroup: prologue loads, then its loops in order (a fused MoE kernel

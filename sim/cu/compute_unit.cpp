@@ -526,7 +526,10 @@ bool ComputeUnit::step(Slot& s) {
       // `depth` iterations ahead may go (with the rest of their K group).
       s.iter[i & s.iter_mask].math_start = s.time;
       advance(s, i + depth + 1, s.time);
-      s.time = matrix(*loop_of(p, i).first, p.threads, s.time) + p.iteration_overhead_ps;
+      const isa::Loop& loop = *loop_of(p, i).first;
+      const Tick math = matrix(loop, p.threads, s.time);
+      const Tick convert = loop.vector_ops > 0 ? vector_work(s.time, static_cast<double>(loop.vector_ops)) : s.time;
+      s.time = std::max(math, convert) + p.iteration_overhead_ps;
       ++s.next_iter;
     }
     return false;

@@ -65,6 +65,9 @@ struct Layer {
   DType mma_wgmma = DType::bf16;  // and of the wgmma loops (8-bit operands as they are)
   bool mma_sync = false;    // our NVIDIA kernels (kernels.matrix_instructions: mma_sync or wgmma)
   bool wgmma_gate_up = false, wgmma_down = false;  // plan::wgmma_tile of each stage's tile
+  // Vector-pipe element operations per fp8 -> f16 conversion of a pair
+  // (kernels.fp8_conversions_per_clock; 0: conversions not modelled).
+  double lane_ops_per_conversion = 0;
   DType inter_dtype = DType::bf16;  // what gate/up stores (bf16 when a kernel quantises)
   std::uint32_t block_m = 0;
   std::uint32_t padded_rows = 0;
@@ -109,12 +112,28 @@ isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint3
   return p;
 }
 
+// Conversions of e4m3 pairs to f16 one K tile of an mma.sync main loop does:
+// each computing warp converts the A and B fragments it multiplies, so A is
+// converted once per warp column and B once per warp row of the kernel's
+// warp grid (kernels/moe/fused_moe.hip WarpGrid, 8 warps of 16x16 fragments).
+std::uint64_t fp8_conversions(const KernelTile& t) {
+  const std::uint32_t fm = std::max(1u, t.m / 16), fn = std::max(1u, t.n / 16);
+  const std::uint32_t wm = fm == 1 ? 1 : (fm >= 8 && fn <= 4 ? 4 : 2);
+  const std::uint32_t wn = std::min(fn, 8 / wm);
+  const std::uint64_t a_rows = std::uint64_t{fm} * 16 * wn, b_rows = std::uint64_t{fn} * 16 * wm;
+  return (a_rows + b_rows) * t.k / 2;
+}
+
 // A main loop's matrix work: the machine's kernel instructions, wgmma (8-bit
-// operands as they are) or mma.sync / the ISA's (l.mma).
-void matrix_of(const Layer& l, bool wgmma, isa::Loop& loop) {
+// operands as they are) or mma.sync / the ISA's (l.mma); with `tile`, an
+// mma.sync loop converting 8-bit operands to f16 also gets that vector work.
+void matrix_of(const Layer& l, bool wgmma, const KernelTile* tile, isa::Loop& loop) {
   loop.moe_kernel = true;
   loop.wgmma = wgmma;
   loop.dtype = wgmma ? l.mma_wgmma : l.mma;
+  if (tile && !wgmma && l.lane_ops_per_conversion > 0 && dtype_bits(l.shape.dtype) == 8) {
+    loop.vector_ops = static_cast<std::uint64_t>(fp8_conversions(*tile) * l.lane_ops_per_conversion);
+  }
 }
 
 // Block metadata every MoE workgroup reads first: its sorted row ids, their
@@ -165,7 +184,7 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(token_rows(l.tdm, l.buf.x + k0, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
   loop.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
   loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
-  matrix_of(l, l.wgmma_gate_up, loop);
+  matrix_of(l, l.wgmma_gate_up, &tile, loop);
   loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
   loop.n = 2 * cols;
   loop.k = tile.k;
@@ -264,7 +283,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(strided(a_base + first_row * i_row + k0, k_bytes, j.valid_rows, i_row, k_bytes));
   loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * i_row + k0, k_bytes,
                                cols, i_row, k_bytes));
-  matrix_of(l, l.wgmma_down, loop);
+  matrix_of(l, l.wgmma_down, &tile, loop);
   loop.m = l.block_m;
   loop.n = cols;
   loop.k = tile.k;
@@ -299,7 +318,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   up.loads.push_back(token_rows(l.tdm, l.buf.x, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
   up.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
   up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
-  matrix_of(l, l.wgmma_gate_up, up);
+  matrix_of(l, l.wgmma_gate_up, &tile, up);
   up.m = l.block_m;
   up.n = 2 * cols;
   up.k = tile.k;
@@ -309,7 +328,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   down.iterations = ceil_div(h, tile.n);
   down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, dt), bytes_of(cols, dt),
                                tile.n, i_row, static_cast<std::int64_t>(std::uint64_t{tile.n} * i_row)));
-  matrix_of(l, false, down);  // phase 2's own mma.sync loop (fused_moe.hip fused_kernel)
+  matrix_of(l, false, nullptr, down);  // phase 2's own loop (fused_moe.hip fused_kernel), converting in LDS
   down.m = l.block_m;
   down.n = tile.n;
   down.k = cols;
@@ -423,6 +442,11 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->mma_sync = machine.kernels.matrix_instructions != MatrixInstructions::isa;
   l->wgmma_gate_up = plan::wgmma_tile(machine, plan.kernel.gate_up_tile, s.dtype);
   l->wgmma_down = plan.kernel.stages == 2 && plan::wgmma_tile(machine, plan.kernel.down_tile, s.dtype);
+  if (machine.kernels.fp8_operands == Fp8Operands::f16 && machine.kernels.fp8_conversions_per_clock > 0) {
+    const auto& cu = machine.compute;
+    const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);  // ComputeUnit::vector_lanes
+    l->lane_ops_per_conversion = lanes / machine.kernels.fp8_conversions_per_clock;
+  }
   const bool quant_kernel = plan.kernel.stages == 2 && dtype_bits(s.dtype) <= 8 &&
                             machine.kernels.fp8_intermediate == Fp8Intermediate::kernel;
   l->inter_dtype = quant_kernel ? DType::bf16 : s.dtype;

@@ -329,3 +329,31 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   CHECK(prog.loops[0].dtype == DType::fp8_e4m3);
   CHECK(prog.loops[1].dtype == DType::fp16);
 }
+
+TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 conversions on the vector pipe", "[moe]") {
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.matrix_instructions = MatrixInstructions::mma_sync;
+  m.kernels.fp8_operands = Fp8Operands::f16;
+  m.kernels.fp8_conversions_per_clock = 32;
+  sc.scenario.spec.dtype = DType::fp8_e4m3;
+  sc.scenario.spec.quant = Quant::per_token;
+  auto& k = sc.scenario.spec.kernel;
+  k.gate_up_tile = k.down_tile = {256, 16, 64, 128};
+  sc.model.spec.hidden_size = 128;
+  const plan::MoePlan p = plan::build_plan(sc);
+  // 16x64 tile: one fragment row, four columns -> a 1 x 4 warp grid; each warp
+  // converts its 16 A rows and 16 B rows of the 128-deep K tile, in pairs:
+  // A 16 x 4 warps + B 64 x 1 = 128 rows x 64 pairs = 8192 conversions, at
+  // 32 per clock on 128 vector lanes = 4 lane operations each.
+  const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
+  sim::programs::AddressSpace as;
+  const auto prog = sim::programs::software_moe(as, p, m).kernels[1].program(0);
+  REQUIRE(prog.loops.size() == 2);
+  CHECK(prog.loops[0].vector_ops == static_cast<std::uint64_t>(8192 * lanes / 32));
+  CHECK(prog.loops[1].vector_ops == 0);  // the 1-stage kernel's down phase converts in LDS
+  // Not modelled when the rate is 0 (the default), nor for bf16.
+  m.kernels.fp8_conversions_per_clock = 0;
+  sim::programs::AddressSpace as2;
+  CHECK(sim::programs::software_moe(as2, p, m).kernels[1].program(0).loops[0].vector_ops == 0);
+}

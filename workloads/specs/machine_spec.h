@@ -225,6 +225,7 @@ struct KernelsSpec {
   std::uint32_t one_stage_blocks{2};
   std::uint32_t pipeline_stages{2};
   std::uint32_t wgmma_pipeline_stages{4};
+  double fp8_conversions_per_clock{0.0};
 
   template <class V>
   void visit(V& v) {
@@ -248,6 +249,11 @@ struct KernelsSpec {
     v.param(fp8_operands, "fp8_operands",
             "8-bit operands to the matrix pipe as they are (native) or converted to f16 first",
             Default{Fp8Operands::native});
+    v.param(fp8_conversions_per_clock, "fp8_conversions_per_clock",
+            "with fp8_operands f16: conversions of two 8-bit values to f16 a CU does per clock; "
+            "each warp converts the fragments it multiplies, so the vector pipe works beside "
+            "the matrix pipe (0: not modelled)",
+            Default{0.0}, Min{0.0}, Max{4096.0});
     v.param(combine, "combine",
             "element type the output is accumulated in by the combine's atomic adds; fp32 also "
             "clears the output with a kernel of its own first",
