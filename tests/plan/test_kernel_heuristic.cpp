@@ -206,6 +206,13 @@ TEST_CASE("wgmma machines: their default tiles, 8-bit blocks of 64, at least 3 b
   CHECK(k.gate_up_tile == KernelTile{256, 128, 256, 64});
   CHECK(k.down_tile == KernelTile{256, 128, 256, 64});
   CHECK(k.pipeline_stages == h200.kernels.wgmma_pipeline_stages);
+  // A short gate/up K (H 2048, as Qwen3-30B): 128x128x64 on 3 buffers, two per SM.
+  const LayerShape short_k = shape(4096, 2048, 768, 128, 8);
+  const KernelChoice ks = choose_kernel(short_k, automatic(), h200, round_robin(short_k));
+  CHECK(ks.block_m == 128);
+  CHECK(ks.gate_up_tile == KernelTile{256, 128, 128, 64});
+  CHECK(ks.pipeline_stages == kWgmmaMinStages);
+  CHECK_THAT(ks.reason, Catch::Contains("two per SM"));
   // The same in fp8: 128x128x128.
   s.dtype = DType::fp8_e4m3;
   s.quant = Quant::per_token;
