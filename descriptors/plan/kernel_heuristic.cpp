@@ -37,17 +37,20 @@ std::uint64_t gate_up_tiles(const LayerShape& shape, const std::vector<std::uint
 // and 8-bit 128x128x128 (one 128-byte K row per tile, 1.1-1.25x K 64); 8-bit
 // at M 64 64x128x128 (decode: streams the weights 1.55-1.65x faster than the
 // mma.sync tiles of M 32). Others: the default tile. bf16 layers with a short
-// gate/up K (H <= kShortK) take 128x128x64 instead, with 3 buffers so that two
-// workgroups share an SM and overlap each other's prologue and epilogue
-// (1.03-1.07x on the four models with H 2048-2880; 0.92-0.97x on Mixtral and
-// Qwen2-57B, H 3584-4096; wgmma-2026-11-30/shortk).
+// gate/up K (H <= kShortK) and at least two blocks of rows per expert on
+// average take 128x128x64 instead, with 3 buffers so that two workgroups share
+// an SM and overlap each other's prologue and epilogue (1.03-1.07x on the four
+// models with H 2048-2880 at 4096+ tokens; 0.92-0.97x on Mixtral and
+// Qwen2-57B, H 3584-4096, wgmma-2026-11-30/shortk; and 0.94-0.97x at one block
+// per expert, timing-v8).
 constexpr std::uint32_t kShortK = 3072;
-bool short_k_bf16(std::uint32_t block_m, const LayerShape& shape) {
-  return block_m == 128 && dtype_bits(shape.dtype) == 16 && shape.hidden <= kShortK;
+bool short_k_bf16(std::uint32_t block_m, const LayerShape& shape, double rows_per_expert) {
+  return block_m == 128 && dtype_bits(shape.dtype) == 16 && shape.hidden <= kShortK &&
+         rows_per_expert >= 2.0 * block_m;
 }
-KernelTile wgmma_default_tile(std::uint32_t block_m, const LayerShape& shape) {
+KernelTile wgmma_default_tile(std::uint32_t block_m, const LayerShape& shape, bool short_k) {
   const bool byte = dtype_bits(shape.dtype) == 8;
-  if (short_k_bf16(block_m, shape)) return {256, 128, 128, 64};
+  if (short_k) return {256, 128, 128, 64};
   if (block_m == 128) return byte ? KernelTile{256, 128, 128, 128} : KernelTile{256, 128, 256, 64};
   if (block_m == 64 && byte) return {256, 64, 128, 128};
   return default_tile(block_m, shape.quant);
@@ -159,8 +162,12 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
       why += "; raised to 64 (8-bit on wgmma kernels)";
     }
   }
+  std::uint32_t touched = 0;
+  for (const std::uint32_t r : rows) touched += r > 0 ? 1 : 0;
+  const double rows_per_expert = touched ? static_cast<double>(local_rows) / touched : 0.0;
+  const bool short_k = wgmma && short_k_bf16(k.block_m, shape, rows_per_expert);
   const KernelTile auto_tile =
-      wgmma ? wgmma_default_tile(k.block_m, shape) : default_tile(k.block_m, shape.quant);
+      wgmma ? wgmma_default_tile(k.block_m, shape, short_k) : default_tile(k.block_m, shape.quant);
   k.gate_up_tile = requested.gate_up_tile.is_auto() ? auto_tile : requested.gate_up_tile;
   k.down_tile = requested.down_tile.is_auto() ? auto_tile : requested.down_tile;
   why += fmt::format("; tiles {} / {}{}", tile_text(k.gate_up_tile), tile_text(k.down_tile),
@@ -188,8 +195,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
       return true;
     };
     // The short-K bf16 default runs two workgroups per SM: 3 buffers.
-    const bool two_per_sm = wgmma && short_k_bf16(k.block_m, shape) && requested.gate_up_tile.is_auto() &&
-                            requested.down_tile.is_auto();
+    const bool two_per_sm = short_k && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto();
     const std::uint32_t wanted = two_per_sm  ? kWgmmaMinStages
                                  : any_wgmma ? machine.kernels.wgmma_pipeline_stages
                                              : std::max(1u, machine.kernels.pipeline_stages);

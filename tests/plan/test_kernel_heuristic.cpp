@@ -213,6 +213,11 @@ TEST_CASE("wgmma machines: their default tiles, 8-bit blocks of 64, at least 3 b
   CHECK(ks.gate_up_tile == KernelTile{256, 128, 128, 64});
   CHECK(ks.pipeline_stages == kWgmmaMinStages);
   CHECK_THAT(ks.reason, Catch::Contains("two per SM"));
+  // ... but not at one block per expert (2048 tokens: 128 rows each).
+  const LayerShape one_block = shape(2048, 2048, 768, 128, 8);
+  const KernelChoice kb = choose_kernel(one_block, automatic(), h200, round_robin(one_block));
+  CHECK(kb.block_m == 128);
+  CHECK(kb.gate_up_tile == KernelTile{256, 128, 256, 64});
   // The same in fp8: 128x128x128.
   s.dtype = DType::fp8_e4m3;
   s.quant = Quant::per_token;
