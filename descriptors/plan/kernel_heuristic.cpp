@@ -65,16 +65,8 @@ std::uint32_t floor_pow2(std::uint32_t v) {
 }  // namespace
 
 bool wgmma_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype) {
-  if (machine.kernels.matrix_instructions != MatrixInstructions::wgmma) return false;
-  const std::uint32_t bits = dtype_bits(dtype);
-  if ((bits != 8 && bits != 16) || tile.threads != 256 || (tile.m != 64 && tile.m != 128)) return false;
-  const std::uint32_t row_bytes = tile.k * bits / 8;
-  if (row_bytes != 32 && row_bytes != 64 && row_bytes != 128) return false;
-  const std::uint32_t groups_n = 2 / (tile.m / 64);
-  if (tile.n % groups_n != 0) return false;
-  const std::uint32_t n = tile.n / groups_n;
-  if (n != 32 && n != 64 && n != 128 && n != 256) return false;
-  return n / 2 * (bits == 8 ? 2 : 1) <= 128;
+  return machine.kernels.matrix_instructions == MatrixInstructions::wgmma &&
+         rules::wgmma_tile(tile.threads, tile.m, tile.n, tile.k, dtype_bits(dtype));
 }
 
 KernelTile default_tile(std::uint32_t block_m, Quant quant) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "descriptors/plan/kernel_rules.h"
 #include "workloads/config/loader.h"
 
 namespace tdmsim::plan {
@@ -132,15 +133,10 @@ KernelTile default_tile(std::uint32_t block_m);
 KernelTile default_tile(std::uint32_t block_m, Quant quant);
 
 // Whether the machine's kernels run this tile's main loop with Hopper's wgmma
-// (kernels.matrix_instructions: wgmma): the rule of our sm_90a kernels
-// (kernels/moe/fused_moe.hip WgmmaTile). 256 threads as two warpgroups, 64 or
-// 128 rows, K rows of 32, 64 or 128 bytes (the swizzle modes), each warpgroup
-// 32..256 columns, its fp32 accumulators (twice as many for 8-bit operands,
-// which are promoted per K tile) at most 128 registers per thread.
+// (kernels.matrix_instructions: wgmma): rules::wgmma_tile, the rule our sm_90a
+// kernels apply (kernel_rules.h, shared with kernels/moe/fused_moe.hip).
 bool wgmma_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype);
-// The fewest pipeline buffers the wgmma loop runs with (the copy is issued
-// buffers - 2 tiles ahead); the kernels raise a smaller request to this.
-inline constexpr std::uint32_t kWgmmaMinStages = 3;
+inline constexpr std::uint32_t kWgmmaMinStages = rules::kWgmmaMinStages;
 
 struct MoePlan {
   LayerShape shape;

@@ -11,6 +11,7 @@
 #include "kernels/hip/async_copy.h"
 #include "kernels/hip/matrix_core.h"
 #include "kernels/hip/wgmma.h"
+#include "descriptors/plan/kernel_rules.h"
 #include "kernels/moe/moe_gpu.h"
 
 namespace tdmsim::gpu {
@@ -72,23 +73,13 @@ constexpr bool kSwizzledTiles = true;
 constexpr bool kSwizzledTiles = false;
 #endif
 
-// Which tiles the wgmma main loop takes, and how it splits them: the two
-// warpgroups of a workgroup take 64-row halves of a 128-row tile, or N halves
-// of a 64-row one. Rows of 32, 64 or 128 bytes (the swizzle modes, wgmma.h);
-// the accumulators (doubled for fp8 by the per-tile partial sums) at most 128
-// registers.
+// Which tiles the wgmma main loop takes: plan::rules::wgmma_tile
+// (descriptors/plan/kernel_rules.h, the rule the plan and the timing model
+// use too), in sm_90a builds.
 template <class T, int BM, int BN, int BK, bool BS>
 struct WgmmaTile {
-  static constexpr int kRowBytes = BK * int(sizeof(T));
-  static constexpr int kGroupsM = BM / 64 > 0 ? BM / 64 : 1;  // warpgroups along M
-  static constexpr int kGroupsN = 2 / kGroupsM;               // along N
-  static constexpr int N = BN / kGroupsN;                     // one warpgroup's columns
-  static constexpr int kAcc = N / 2;                          // fp32 registers per thread
-  static constexpr bool ok = TDMSIM_WGMMA && (BM == 64 || BM == 128) &&
-                             (kRowBytes == 32 || kRowBytes == 64 || kRowBytes == 128) &&
-                             (N == 32 || N == 64 || N == 128 || N == 256) &&
-                             kAcc * (sizeof(T) == 1 ? 2 : 1) <= 128;
-  static constexpr int kMinStages = 3;  // the copy runs stages - 2 tiles ahead
+  static constexpr bool ok = TDMSIM_WGMMA && plan::rules::wgmma_tile(kThreads, BM, BN, BK, 8 * sizeof(T));
+  static constexpr int kMinStages = plan::rules::kWgmmaMinStages;  // the copy runs stages - 2 tiles ahead
 };
 
 // Shared-memory layout of the GEMM core, in bytes.
@@ -137,7 +128,7 @@ __device__ __forceinline__ void async_wait_at_most(int pending) {
 // The timing model uses the same rule (sim/programs/moe_kernels.cpp, gemm_vgprs).
 template <class T, int BM, int BN, int BK, bool BS>
 inline constexpr int kMinBlocks =
-    BM * BN / kThreads * ((WgmmaTile<T, BM, BN, BK, BS>::ok ? sizeof(T) == 1 : BS) ? 2 : 1) <= 64 ? 2 : 1;
+    plan::rules::accumulators(BM, BN, kThreads, WgmmaTile<T, BM, BN, BK, BS>::ok ? sizeof(T) == 1 : BS) <= 64 ? 2 : 1;
 
 
 // The copy side of both main loops' pipelines. Each thread copies the same
@@ -461,7 +452,7 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
 // The main loop on Hopper for tiles of 64+ rows (WgmmaTile): the same copy
 // pipeline and LDS tiles as gemm_core_mma, multiplied by wgmma straight from
 // LDS (wgmma.h), bf16 x bf16 or e4m3 x e4m3. Warpgroup g of the two computes
-// a 64 x WgmmaTile::N part of the tile. Each K tile's wgmmas run while the
+// a 64 x kN part of the tile. Each K tile's wgmmas run while the
 // next tile's barrier and copies are issued (one group kept in flight), so the
 // copy runs stages - 2 tiles ahead and refills the buffer of tile - 2, which
 // every warpgroup has finished reading by the barrier (each waited for its
@@ -479,14 +470,17 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
                                 const float* const* b_scale, std::uint32_t k0, std::uint32_t k1,
                                 int stages, const void* any_global, float* C) {
   using S = Smem<T, BM, BN, BK>;
-  using W = WgmmaTile<T, BM, BN, BK, block_scaled>;
+  // The two warpgroups: 64-row halves of a 128-row tile, or N halves of a 64-row one.
+  constexpr int kGroupsM = BM / 64;                  // warpgroups along M
+  constexpr int kN = BN / (2 / kGroupsM);            // one warpgroup's columns
+  constexpr int kAcc = kN / 2;                       // fp32 accumulators per thread
   constexpr auto kOp = sizeof(T) == 1 ? wg::Operands::e4m3 : wg::Operands::bf16;
-  using Mma = wg::Mma<W::N, kOp>;
-  constexpr int R = W::kRowBytes;
+  using Mma = wg::Mma<kN, kOp>;
+  constexpr int R = BK * int(sizeof(T));  // bytes of a K row: 32, 64 or 128
   constexpr int kSteps = R / 32;  // wgmma K steps of 32 bytes per tile
   const int warp = threadIdx.x / 32, group = warp / 4, lane = threadIdx.x % 32;
-  const int a_row0 = W::kGroupsM == 2 ? 64 * group : 0;     // the warpgroup's A rows
-  const int col0 = W::kGroupsM == 2 ? 0 : group * W::N;     // and its B rows (= C columns)
+  const int a_row0 = kGroupsM == 2 ? 64 * group : 0;        // the warpgroup's A rows
+  const int col0 = kGroupsM == 2 ? 0 : group * kN;        // and its B rows (= C columns)
   const int row = a_row0 + (warp % 4) * 16 + lane / 4;      // this thread's C rows: row, row + 8
   const std::uint32_t tiles = (k1 - k0 + BK - 1) / BK;
   const int ahead = stages - 2;
@@ -499,10 +493,10 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
   const std::uint32_t lds_base = raw + pad;
 
   constexpr bool kPromote = sizeof(T) == 1;
-  float acc[W::kAcc];
-  float part[kPromote ? W::kAcc : 1];
+  float acc[kAcc];
+  float part[kPromote ? kAcc : 1];
 #pragma unroll
-  for (int i = 0; i < W::kAcc; ++i) acc[i] = 0.0f;
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 
   const TileCopy<T, BM, BN, BK> copy(a, b, k0);
   const auto issue = [&](std::uint32_t tile) {
@@ -511,7 +505,7 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
   for (int s = 0; s < ahead; ++s) issue(s);
   for (std::uint32_t tile = 0; tile < tiles; ++tile) {
     float sa[2] = {1.0f, 1.0f};
-    float sw[block_scaled ? W::kAcc / 4 : 1];
+    float sw[block_scaled ? kAcc / 4 : 1];
     if constexpr (block_scaled) {
       const std::uint32_t kb = (k0 + tile * BK) / 128;
 #pragma unroll
@@ -520,7 +514,7 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
         sa[r] = rs.scale ? rs.scale[kb] : 0.0f;
       }
 #pragma unroll
-      for (int j = 0; j < W::kAcc / 4; ++j) sw[j] = b_scale[(col0 + 8 * j) / 16][kb];
+      for (int j = 0; j < kAcc / 4; ++j) sw[j] = b_scale[(col0 + 8 * j) / 16][kb];
     }
     async_wait_at_most(ahead - 1);
     wg::fence_lds_for_async();
@@ -540,7 +534,7 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
     if constexpr (kPromote) {
       wg::wait<0>();
 #pragma unroll
-      for (int i = 0; i < W::kAcc; ++i) {
+      for (int i = 0; i < kAcc; ++i) {
         if constexpr (block_scaled) acc[i] += part[i] * (sa[(i % 4) / 2] * sw[i / 4]);
         else acc[i] += part[i];
       }
@@ -554,7 +548,7 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
   // Element i of the accumulators: column 8 (i / 4) + 2 (lane % 4) + (i % 2)
   // of the warpgroup's part, row `row` (+ 8 for i % 4 >= 2).
 #pragma unroll
-  for (int i = 0; i < W::kAcc; ++i) {
+  for (int i = 0; i < kAcc; ++i) {
     const int r = row + ((i % 4) >= 2 ? 8 : 0);
     const int c = col0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
     C[r * S::kCLd + c] = acc[i];

@@ -412,10 +412,7 @@ Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
   return std::max({spread, would_issue + group.latency, s.iter[i & s.iter_mask].hits_back});
 }
 
-double ComputeUnit::vector_lanes() const {
-  const auto& cu = machine_.compute;
-  return cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);
-}
+double ComputeUnit::vector_lanes() const { return machine_.compute.vector_lanes(); }
 
 Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
   return vector_pipe_.reserve(at, cycle_ticks(lane_ops / vector_lanes(), machine_.compute.clock));

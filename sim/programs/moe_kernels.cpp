@@ -91,14 +91,15 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
 // Registers per thread of a GEMM tile. Our NVIDIA kernels are compiled for
 // two workgroups per SM (<= 128 registers) when the fp32 accumulators,
 // doubled by block_128 partial sums, need at most 64 per thread, else for one
-// (kernels/moe/fused_moe.hip kMinBlocks); tiles with at most 16 accumulators
+// (kernels/moe/fused_moe.hip kMinBlocks, both counting with
+// plan::rules::accumulators); tiles with at most 16 accumulators
 // use about half that (ptxas -v, docs/gpu-kernels.md). Other kernels: kVgprs.
 std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma) {
   if (!l.mma_sync) return kVgprs;
   // Partial sums double the accumulators: block_128 on mma.sync, every 8-bit
   // layer on wgmma (promoted per K tile, plan::wgmma_tile).
   const bool doubled = wgmma ? dtype_bits(l.shape.dtype) == 8 : l.shape.quant == Quant::block_128;
-  const std::uint64_t acc = std::uint64_t{tile.m} * tile.n / std::max(1u, tile.threads) * (doubled ? 2 : 1);
+  const std::uint32_t acc = plan::rules::accumulators(tile.m, tile.n, tile.threads, doubled);
   return acc <= 16 ? 64 : acc <= 64 ? 128 : 255;  // ptxas: ~40-80, 92-128, 140-255
 }
 
@@ -443,9 +444,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->wgmma_gate_up = plan::wgmma_tile(machine, plan.kernel.gate_up_tile, s.dtype);
   l->wgmma_down = plan.kernel.stages == 2 && plan::wgmma_tile(machine, plan.kernel.down_tile, s.dtype);
   if (machine.kernels.fp8_operands == Fp8Operands::f16 && machine.kernels.fp8_conversions_per_clock > 0) {
-    const auto& cu = machine.compute;
-    const double lanes = cu.simds_per_cu * (cu.wave_size == 64 ? 16.0 : 32.0);  // ComputeUnit::vector_lanes
-    l->lane_ops_per_conversion = lanes / machine.kernels.fp8_conversions_per_clock;
+    l->lane_ops_per_conversion = machine.compute.vector_lanes() / machine.kernels.fp8_conversions_per_clock;
   }
   const bool quant_kernel = plan.kernel.stages == 2 && dtype_bits(s.dtype) <= 8 &&
                             machine.kernels.fp8_intermediate == Fp8Intermediate::kernel;

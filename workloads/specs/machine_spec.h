@@ -65,6 +65,9 @@ struct ComputeSpec {
             Default{1.0}, Min{0.05}, Max{1.0});
   }
   std::uint32_t total_cus() const { return dies * cus_per_die; }
+  // Element operations the vector pipes of one CU do per clock (all SIMDs'
+  // lanes: 16 per SIMD for wave64 hardware, 32 for wave32).
+  double vector_lanes() const { return simds_per_cu * (wave_size == 64 ? 16.0 : 32.0); }
 };
 
 struct L2Spec {

@@ -1,0 +1,41 @@
+// Rules of our GEMM kernels that the plan and the simulator must know as the
+// kernels apply them: which tiles run Hopper's wgmma, their fewest pipeline
+// buffers, and how many fp32 accumulator registers a thread holds. Plain
+// constexpr C++ with no dependencies, so that kernels/moe/fused_moe.hip
+// (nvcc, hipcc) and the host code (plan::wgmma_tile, the timing model's
+// register count) use one definition.
+#pragma once
+
+#include <cstdint>
+
+namespace tdmsim::plan::rules {
+
+// The fewest pipeline buffers the wgmma loop runs with (the copy is issued
+// buffers - 2 tiles ahead); the kernels raise a smaller request to this.
+inline constexpr std::uint32_t kWgmmaMinStages = 3;
+
+// fp32 accumulator registers per thread of an M x N tile on `threads`,
+// doubled when partial sums are kept beside them (block_128 scales on
+// mma.sync, every 8-bit tile on wgmma).
+constexpr std::uint32_t accumulators(std::uint32_t m, std::uint32_t n, std::uint32_t threads, bool doubled) {
+  return m * n / (threads ? threads : 1) * (doubled ? 2 : 1);
+}
+
+// Whether a tile of 8- or 16-bit operands runs wgmma: 256 threads as two
+// warpgroups (a 128-row tile gives each 64 rows, a 64-row tile each N/2
+// columns), K rows of 32, 64 or 128 bytes (the swizzle modes), 32-256 columns
+// per warpgroup, and its accumulators (doubled for 8-bit operands, which are
+// promoted per K tile) at most 128 registers.
+constexpr bool wgmma_tile(std::uint32_t threads, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                          std::uint32_t bits) {
+  if ((bits != 8 && bits != 16) || threads != 256 || (m != 64 && m != 128)) return false;
+  const std::uint32_t row_bytes = k * bits / 8;
+  if (row_bytes != 32 && row_bytes != 64 && row_bytes != 128) return false;
+  const std::uint32_t groups_n = 2 / (m / 64);
+  if (n % groups_n != 0) return false;
+  const std::uint32_t per_group = n / groups_n;
+  if (per_group != 32 && per_group != 64 && per_group != 128 && per_group != 256) return false;
+  return accumulators(64, per_group, 128, bits == 8) <= 128;
+}
+
+}  // namespace tdmsim::plan::rules
