@@ -96,6 +96,7 @@ Json kernel_json(const plan::KernelChoice& k) {
           {"down_tile", config::ValueTraits<KernelTile>::text(k.down_tile)},
           {"split_k", k.split_k},
           {"pipeline_stages", k.pipeline_stages},
+          {"raster_group", k.raster_group},
           {"reason", k.reason}};
 }
 

@@ -120,7 +120,7 @@ Json layer_summary(const plan::MoePlan& p) {
   return {{"tokens", p.shape.tokens}, {"rows", rows}, {"padded_rows", p.layout.padded_rows},
           {"padding_waste", 1.0 - ratio(double(rows), p.layout.padded_rows)},
           {"block_m", p.layout.block_m}, {"stages", p.kernel.stages}, {"split_k", p.kernel.split_k},
-          {"kernel_reason", p.kernel.reason}, {"load_spread", load_spread(p)}};
+          {"raster_group", p.kernel.raster_group}, {"kernel_reason", p.kernel.reason}, {"load_spread", load_spread(p)}};
 }
 
 std::vector<std::string> paths_for(const MachineSpec& m, const std::string& path) {

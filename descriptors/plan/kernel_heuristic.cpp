@@ -89,6 +89,9 @@ KernelTile default_tile(std::uint32_t block_m) {
   return {256, block_m, n, k};
 }
 
+// The largest group of blocks the job order takes (choose_kernel).
+constexpr std::uint32_t kMaxRasterGroup = 16;
+
 KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                            const MachineSpec& machine, const FusedRouting& fused) {
   const std::uint32_t cus = machine.compute.total_cus();
@@ -257,6 +260,26 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     why += fmt::format("; split_k 1 (gate/up grid {} > {} CUs / 4)", grid, cus);
   }
   assert(k.split_k >= 1);
+
+  // Job order (rules::job_at): groups of blocks sweep the N tiles together,
+  // so that an expert's weights are read from memory once per group rather
+  // than once per block. The group is the largest power of two up to
+  // kMaxRasterGroup whose A rows (block_m x the longer K of the two stages)
+  // fill at most a quarter of the last-level cache (L2, or the MALL where
+  // there is one): they are re-read for every N tile of the sweep.
+  if (requested.raster_group != 0) {
+    k.raster_group = requested.raster_group;
+    why += fmt::format("; raster_group {} (scenario)", k.raster_group);
+  } else {
+    const std::uint64_t l2 = std::uint64_t{machine.memory.l2.size_per_die.bytes} * machine.compute.dies;
+    const std::uint64_t llc = machine.memory.mall ? std::max(l2, machine.memory.mall->size.bytes) : l2;
+    const std::uint64_t a_bytes =
+        std::uint64_t{k.block_m} * std::max(shape.hidden, shape.inter) * dtype_bits(shape.dtype) / 8;
+    k.raster_group = 1;
+    while (k.raster_group < kMaxRasterGroup && 2 * k.raster_group * a_bytes <= llc / 4) k.raster_group *= 2;
+    why += fmt::format("; raster_group {} (A rows of a group <= 1/4 of the {} MiB last-level cache)",
+                       k.raster_group, llc >> 20);
+  }
   k.reason = std::move(why);
   return k;
 }

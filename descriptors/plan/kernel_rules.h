@@ -8,6 +8,13 @@
 
 #include <cstdint>
 
+// Rules a kernel evaluates at run time are device functions as well.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define TDMSIM_RULE __host__ __device__
+#else
+#define TDMSIM_RULE
+#endif
+
 namespace tdmsim::plan::rules {
 
 // The fewest pipeline buffers the wgmma loop runs with (the copy is issued
@@ -37,5 +44,28 @@ constexpr bool wgmma_tile(std::uint32_t threads, std::uint32_t m, std::uint32_t 
   if (per_group != 32 && per_group != 64 && per_group != 128 && per_group != 256) return false;
   return accumulators(64, per_group, 128, bits == 8) <= 128;
 }
+
+// The order of a GEMM stage's tile jobs, which is also the order in which a
+// software grid's workgroup ids map onto them (plan::tile_jobs; the kernels
+// decode blockIdx.x with it). Blocks are taken in groups of `group`
+// consecutive blocks; within a group the N tile is the outer index, then the
+// block, then the K split. So the workgroups that run at the same time share
+// a few N tiles of the weights (read from memory once, then from cache by the
+// group's other blocks) and the group's A rows, which stay in cache across the
+// whole N sweep. group 1 is block-major (a block's N tiles one after another:
+// each block of an expert streams all of the expert's weights again).
+struct JobAt {
+  std::uint32_t block, n_tile, split;
+};
+TDMSIM_RULE constexpr JobAt job_at(std::uint32_t id, std::uint32_t blocks, std::uint32_t n_tiles, std::uint32_t splits,
+                       std::uint32_t group) {
+  const std::uint32_t full = group * n_tiles * splits;  // jobs of a whole group
+  const std::uint32_t g = id / full, r = id % full;
+  const std::uint32_t first = g * group;
+  const std::uint32_t size = blocks - first < group ? blocks - first : group;  // the last may be short
+  const std::uint32_t per_n = size * splits;
+  return {first + r % per_n / splits, r / per_n, r % splits};
+}
+#undef TDMSIM_RULE
 
 }  // namespace tdmsim::plan::rules

@@ -106,6 +106,7 @@ struct KernelChoice {
   KernelTile down_tile;
   std::uint32_t split_k = 1;
   std::uint32_t pipeline_stages = 2;
+  std::uint32_t raster_group = 1;  // blocks per group of the job order (rules::job_at)
   std::string reason;       // e.g. "block_m 32: fewest waves over 256 CUs"
 };
 

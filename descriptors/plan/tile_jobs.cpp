@@ -1,6 +1,7 @@
 // Tile jobs of each stage, and the element ranges a job covers. The order is
-// block-major (block, then N tile, then K split): deterministic, and the
-// order in which a software grid's workgroup ids map onto the layout.
+// rules::job_at's (groups of kernel.raster_group blocks; in a group the N
+// tile, then the block, then the K split): deterministic, and the order in
+// which a software grid's workgroup ids map onto the layout.
 #include <algorithm>
 #include <cassert>
 
@@ -36,19 +37,18 @@ std::vector<TileJob> tile_jobs(const LayerShape& shape, const BlockLayout& layou
   const std::uint32_t blocks = static_cast<std::uint32_t>(layout.block_expert.size());
   const std::uint32_t n = n_tiles(shape, kernel, stage);
   const std::uint32_t splits = stage == Stage::fused ? 1 : kernel.split_k;
+  const std::uint32_t group = std::max(1u, kernel.raster_group);
+  const std::uint64_t count = std::uint64_t{blocks} * n * splits;
   std::vector<TileJob> jobs;
-  jobs.reserve(std::size_t(blocks) * n * splits);
-  for (std::uint32_t b = 0; b < blocks; ++b) {
-    const std::uint32_t e = layout.block_expert[b];
+  jobs.reserve(count);
+  for (std::uint64_t id = 0; id < count; ++id) {
+    const rules::JobAt at = rules::job_at(static_cast<std::uint32_t>(id), blocks, n, splits, group);
+    const std::uint32_t e = layout.block_expert[at.block];
     // Padding sits only at an expert's tail, so a block's real rows are the
     // expert's rows left after its earlier blocks, at most block_m.
-    const std::uint32_t before = (b - layout.expert_first_block[e]) * layout.block_m;
+    const std::uint32_t before = (at.block - layout.expert_first_block[e]) * layout.block_m;
     const std::uint32_t valid = std::min(layout.block_m, layout.expert_rows[e] - before);
-    for (std::uint32_t j = 0; j < n; ++j) {
-      for (std::uint32_t s = 0; s < splits; ++s) {
-        jobs.push_back({stage, b, e, j, s, valid});
-      }
-    }
+    jobs.push_back({stage, at.block, e, at.n_tile, at.split, valid});
   }
   return jobs;
 }

@@ -51,6 +51,7 @@ MoeCase make_case(const config::ResolvedScenario& scenario, const plan::MoePlan&
   c.block_m = k.block_m;
   c.split_k = k.split_k;
   c.pipeline_stages = k.pipeline_stages;
+  c.raster_group = k.raster_group;
   c.gate_up_tile = {k.gate_up_tile.threads, k.gate_up_tile.m, k.gate_up_tile.n, k.gate_up_tile.k};
   c.down_tile = {k.down_tile.threads, k.down_tile.m, k.down_tile.n, k.down_tile.k};
   const plan::BlockLayout& l = p.layout;

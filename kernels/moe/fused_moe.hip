@@ -582,6 +582,7 @@ __device__ void gemm(unsigned char* smem, const RowSrc* a, const RowSrc* b,
 struct Args {
   LayerDims d;
   std::uint32_t block_m, split_k, stages;
+  std::uint32_t blocks, raster_group;  // the layout's blocks; the job order's group (rules::job_at)
   bool two_stage;
   const std::uint8_t* x;
   const float* x_scale;
@@ -665,10 +666,11 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) gat
   using S = Smem<T, BM, BN, BK>;
   __shared__ TileInfo<BM, BN> ti;
   const LayerDims& d = p.d;
-  const std::uint32_t b = blockIdx.y;
-  const std::uint32_t nt = blockIdx.x / p.split_k, split = blockIdx.x % p.split_k;
+  const plan::rules::JobAt job =
+      plan::rules::job_at(blockIdx.x, p.blocks, (d.inter + BN / 2 - 1) / (BN / 2), p.split_k, p.raster_group);
+  const std::uint32_t b = job.block, split = job.split;
   const std::uint32_t e = p.block_expert[b];
-  const std::uint32_t j0 = nt * (BN / 2);
+  const std::uint32_t j0 = job.n_tile * (BN / 2);
   const std::uint32_t sentinel = d.tokens * d.slots;
   if (j0 >= d.columns(e)) {
     // A shared chunk's zero-weight columns: their intermediate is exactly 0
@@ -678,7 +680,7 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) gat
       const std::uint32_t j = j0 + i % (BN / 2);
       if (j >= d.inter || p.sorted_rows[pos] == sentinel) continue;
       if (p.split_k > 1) {
-        float* part = p.partials + (std::size_t{split} * gridDim.y * p.block_m + pos) * 2 * d.inter;
+        float* part = p.partials + (std::size_t{split} * p.blocks * p.block_m + pos) * 2 * d.inter;
         part[j] = 0.0f;
         part[d.inter + j] = 0.0f;
       } else {
@@ -701,7 +703,7 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) gat
     float g = C[m * S::kCLd + jj] * ti.a_pc[m] * ti.b_pc[jj];
     float u = C[m * S::kCLd + BN / 2 + jj] * ti.a_pc[m] * ti.b_pc[BN / 2 + jj];
     if (p.split_k > 1) {
-      float* part = p.partials + (std::size_t{split} * gridDim.y * p.block_m + pos) * 2 * d.inter;
+      float* part = p.partials + (std::size_t{split} * p.blocks * p.block_m + pos) * 2 * d.inter;
       part[j] = g;
       part[d.inter + j] = u;
       continue;
@@ -765,10 +767,11 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) dow
   __shared__ std::uint32_t token[BM];
   __shared__ float weight[BM];
   const LayerDims& d = p.d;
-  const std::uint32_t b = blockIdx.y;
-  const std::uint32_t nt = blockIdx.x / p.split_k, split = blockIdx.x % p.split_k;
+  const plan::rules::JobAt job =
+      plan::rules::job_at(blockIdx.x, p.blocks, (d.hidden + BN - 1) / BN, p.split_k, p.raster_group);
+  const std::uint32_t b = job.block, split = job.split;
   const std::uint32_t e = p.block_expert[b];
-  const std::uint32_t h0 = nt * BN;
+  const std::uint32_t h0 = job.n_tile * BN;
   const std::uint32_t sentinel = d.tokens * d.slots;
   const bool block = d.fp8 && d.quant == Quant::block_128;
   for (int m = threadIdx.x; m < BM; m += kThreads) {
@@ -843,9 +846,10 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
   __shared__ float weight[BM];
   __shared__ __align__(16) std::uint16_t slice[BM * kSliceLd];
   const LayerDims& d = p.d;
-  const std::uint32_t b = blockIdx.y;
+  const plan::rules::JobAt job = plan::rules::job_at(blockIdx.x, p.blocks, (d.inter + KS - 1) / KS, 1, p.raster_group);
+  const std::uint32_t b = job.block;
   const std::uint32_t e = p.block_expert[b];
-  const std::uint32_t j0 = blockIdx.x * KS;
+  const std::uint32_t j0 = job.n_tile * KS;
   const std::uint32_t real = d.columns(e);
   if (j0 >= real) return;
   const std::uint32_t sentinel = d.tokens * d.slots;
@@ -1027,6 +1031,8 @@ Args args_of(const MoeCase& c, const LayerDims& d, const Weights* w, Buffers& b)
   a.d = d;
   a.block_m = c.block_m;
   a.split_k = c.split_k;
+  a.blocks = c.blocks;
+  a.raster_group = c.raster_group < 1 ? 1 : c.raster_group;
   a.stages = c.pipeline_stages < 2 ? 2 : (c.pipeline_stages > kMaxStages ? kMaxStages : c.pipeline_stages);
   a.two_stage = c.stages == 2;
   a.x = static_cast<const std::uint8_t*>(b.x);
@@ -1121,7 +1127,7 @@ bool supported(const MoeCase& c, std::string& why) {
 void launch_gate_up(const MoeCase& c, const LayerDims& d, const Weights& w, Buffers& b,
                     hipStream_t s) {
   const Args a = args_of(c, d, &w, b);
-  const dim3 grid(ceil_div(d.inter, c.gate_up_tile.n / 2) * c.split_k, c.blocks);
+  const dim3 grid(ceil_div(d.inter, c.gate_up_tile.n / 2) * c.split_k * c.blocks);
   if (c.blocks > 0) launch_kind(Kind::gate_up, c.gate_up_tile, a, grid, s);
 }
 
@@ -1144,14 +1150,14 @@ void launch_quant_inter(const MoeCase& c, const LayerDims& d, Buffers& b, hipStr
 void launch_down(const MoeCase& c, const LayerDims& d, const Weights& w, Buffers& b,
                  hipStream_t s) {
   const Args a = args_of(c, d, &w, b);
-  const dim3 grid(ceil_div(d.hidden, c.down_tile.n) * c.split_k, c.blocks);
+  const dim3 grid(ceil_div(d.hidden, c.down_tile.n) * c.split_k * c.blocks);
   if (c.blocks > 0) launch_kind(Kind::down, c.down_tile, a, grid, s);
 }
 
 void launch_fused(const MoeCase& c, const LayerDims& d, const Weights& w, Buffers& b,
                   hipStream_t s) {
   const Args a = args_of(c, d, &w, b);
-  const dim3 grid(ceil_div(d.inter, c.gate_up_tile.n / 2), c.blocks);
+  const dim3 grid(ceil_div(d.inter, c.gate_up_tile.n / 2) * c.blocks);
   if (c.blocks > 0) launch_kind(Kind::fused, c.gate_up_tile, a, grid, s);
 }
 

@@ -46,7 +46,7 @@ struct MoeCase {
   bool router_bias = false, correction_bias = false;
   float router_weight_scale = 0;
   // Kernel configuration (plan::KernelChoice).
-  std::uint32_t stages = 2, block_m = 0, split_k = 1, pipeline_stages = 2;
+  std::uint32_t stages = 2, block_m = 0, split_k = 1, pipeline_stages = 2, raster_group = 1;
   KernelTileCfg gate_up_tile, down_tile;
   // The plan's layout sizes.
   std::uint32_t capacity = 0, padded_rows = 0, blocks = 0;
@@ -127,7 +127,8 @@ inline void write_case(const std::string& dir, const MoeCase& c) {
     << hex(c.routed_scaling) << "\nrouter_bias " << c.router_bias << "\ncorrection_bias "
     << c.correction_bias << "\nrouter_weight_scale " << hex(c.router_weight_scale)
     << "\nstages " << c.stages << "\nblock_m " << c.block_m << "\nsplit_k " << c.split_k
-    << "\npipeline_stages " << c.pipeline_stages << "\ngate_up_tile " << tile_text(c.gate_up_tile)
+    << "\npipeline_stages " << c.pipeline_stages << "\nraster_group " << c.raster_group
+    << "\ngate_up_tile " << tile_text(c.gate_up_tile)
     << "\ndown_tile " << tile_text(c.down_tile) << "\ncapacity " << c.capacity
     << "\npadded_rows " << c.padded_rows << "\nblocks " << c.blocks << "\n";
   if (!f) throw std::runtime_error("cannot write " + dir + "/case.txt");
@@ -196,6 +197,7 @@ inline MoeCase read_case(const std::string& dir) {
   c.block_m = u32("block_m");
   c.split_k = u32("split_k");
   c.pipeline_stages = u32("pipeline_stages");
+  c.raster_group = u32("raster_group");
   c.gate_up_tile = parse_tile(get("gate_up_tile"));
   c.down_tile = parse_tile(get("down_tile"));
   c.capacity = u32("capacity");

@@ -402,6 +402,7 @@ int main(int argc, char** argv) {
     << ", \"gate_up_tile\": " << json_str(case_detail::tile_text(c.gate_up_tile))
     << ", \"down_tile\": " << json_str(case_detail::tile_text(c.down_tile))
     << ", \"split_k\": " << c.split_k << ", \"pipeline_stages\": " << c.pipeline_stages
+    << ", \"raster_group\": " << c.raster_group
     << ", \"blocks\": " << c.blocks << ", \"weight_copies\": " << copies
     << ", \"matrix_backend\": " << json_str(matrix_backend()) << "},\n"
     << "  \"checks\": {\"layout_identical\": " << (layout_ok ? "true" : "false")

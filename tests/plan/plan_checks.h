@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include "descriptors/plan/moe_plan.h"
@@ -92,8 +94,22 @@ inline void check_plan(const MoePlan& p) {
   REQUIRE(k.block_m == M);
   REQUIRE(k.split_k >= 1);
   const std::uint32_t blocks = L.padded_rows / M;
-  const auto check_stage = [&](const std::vector<TileJob>& jobs, Stage stage) {
+  const auto check_stage = [&](const std::vector<TileJob>& listed, Stage stage) {
     const std::uint32_t splits = stage == Stage::fused ? 1 : k.split_k;
+    // Listed in the order of rules::job_at; checked below block by block.
+    const std::uint32_t n_tiles = blocks ? static_cast<std::uint32_t>(listed.size() / (std::size_t{blocks} * splits)) : 0;
+    REQUIRE(listed.size() == std::size_t{blocks} * n_tiles * splits);
+    for (std::size_t id = 0; id < listed.size(); ++id) {
+      const rules::JobAt at = rules::job_at(static_cast<std::uint32_t>(id), blocks, n_tiles, splits,
+                                            std::max(1u, k.raster_group));
+      REQUIRE(listed[id].block == at.block);
+      REQUIRE(listed[id].n_tile == at.n_tile);
+      REQUIRE(listed[id].k_split == at.split);
+    }
+    std::vector<TileJob> jobs = listed;
+    std::sort(jobs.begin(), jobs.end(), [](const TileJob& a, const TileJob& b) {
+      return std::tie(a.block, a.n_tile, a.k_split) < std::tie(b.block, b.n_tile, b.k_split);
+    });
     // gate_up and fused jobs slice the intermediate; down jobs slice H.
     const std::uint32_t n_dim = stage == Stage::down ? s.hidden : s.inter;
     const std::uint32_t k_dim = stage == Stage::down ? s.inter : s.hidden;

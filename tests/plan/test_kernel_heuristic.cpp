@@ -139,7 +139,7 @@ TEST_CASE("the scenario's kernel configuration wins over the heuristic", "[kerne
   CHECK(choose_kernel(s, one, shipped_machine("mi300x"), round_robin(s)).split_k == 1);
 }
 
-TEST_CASE("tile jobs count blocks x N tiles x K splits, block-major", "[kernel]") {
+TEST_CASE("tile jobs count blocks x N tiles x K splits, block-major in groups of 1", "[kernel]") {
   // 3 tokens all to expert 0; expert 1 gets none; the shared expert (fused
   // id 2) all 3. Two blocks of 16.
   LayerShape s = shape(3, 256, 96, 2, 1, 1);
@@ -175,6 +175,81 @@ TEST_CASE("tile jobs count blocks x N tiles x K splits, block-major", "[kernel]"
   CHECK(job_n_range(s, k, fused[2]).begin == 64);  // a slice of the intermediate, like gate_up
   CHECK(job_n_range(s, k, fused[2]).end == 96);
   CHECK(job_k_range(s, k, fused[2]).end == 256);   // over all of H first
+}
+
+TEST_CASE("raster groups: a group's blocks sweep the N tiles together", "[kernel]") {
+  // 5 blocks, 3 N tiles, 2 K splits, groups of 2: blocks {0,1}, {2,3}, {4}.
+  // Group {0,1}: (n0: b0 s0, b0 s1, b1 s0, b1 s1), (n1: ...), (n2: ...) = 12 jobs.
+  using rules::job_at;
+  const auto at = [](std::uint32_t id) { return job_at(id, 5, 3, 2, 2); };
+  CHECK(at(0).block == 0);
+  CHECK(at(1).split == 1);
+  CHECK(at(2).block == 1);
+  CHECK(at(2).n_tile == 0);
+  CHECK(at(4).block == 0);
+  CHECK(at(4).n_tile == 1);
+  CHECK(at(12).block == 2);
+  CHECK(at(24).block == 4);  // the short last group: n outer, then splits
+  CHECK(at(25).split == 1);
+  CHECK(at(26).n_tile == 1);
+  CHECK(at(26).block == 4);
+  // Every (block, n, split) exactly once, for groups that do and do not divide the blocks.
+  for (const std::uint32_t group : {1u, 2u, 3u, 4u, 7u, 16u}) {
+    std::vector<int> seen(5 * 3 * 2, 0);
+    for (std::uint32_t id = 0; id < 30; ++id) {
+      const rules::JobAt j = job_at(id, 5, 3, 2, group);
+      REQUIRE(j.block < 5);
+      REQUIRE(j.n_tile < 3);
+      REQUIRE(j.split < 2);
+      ++seen[(j.block * 3 + j.n_tile) * 2 + j.split];
+    }
+    for (const int n : seen) CHECK(n == 1);
+  }
+  // Group 1 (and a group of all blocks, transposed) are the plain orders.
+  for (std::uint32_t id = 0; id < 30; ++id) {
+    CHECK(job_at(id, 5, 3, 2, 1).block == id / 6);
+    CHECK(job_at(id, 5, 3, 2, 5).n_tile == id / 10);
+  }
+
+  // tile_jobs lists the jobs in this order.
+  LayerShape s = shape(64, 256, 96, 4, 1);
+  const FusedRouting f = round_robin(s);
+  const BlockLayout L = sort_into_blocks(s, f, 16);  // 16 rows per expert: 4 blocks
+  KernelChoice k;
+  k.block_m = 16;
+  k.gate_up_tile = {256, 16, 64, 64};  // 3 N tiles
+  k.down_tile = {256, 16, 128, 32};    // 2 N tiles
+  k.raster_group = 3;
+  for (const Stage stage : {Stage::gate_up, Stage::down}) {
+    const auto jobs = tile_jobs(s, L, k, stage);
+    const std::uint32_t n = stage == Stage::down ? 2 : 3;
+    REQUIRE(jobs.size() == 4u * n);
+    for (std::uint32_t id = 0; id < jobs.size(); ++id) {
+      const rules::JobAt j = job_at(id, 4, n, 1, 3);
+      CHECK(jobs[id].block == j.block);
+      CHECK(jobs[id].n_tile == j.n_tile);
+      CHECK(jobs[id].expert == L.block_expert[j.block]);
+    }
+  }
+}
+
+TEST_CASE("raster group: A rows of a group within a quarter of the last-level cache", "[kernel]") {
+  // Mixtral-8x7B, 4096 tokens, bf16, block_m 128: A rows of a block are
+  // 128 x max(4096, 14336) x 2 B = 3.67 MB.
+  const LayerShape s = shape(4096, 4096, 14336, 8, 2);
+  // H200: 60 MiB L2, a quarter 15.7 MB: 4 blocks (14.7 MB), not 8.
+  const KernelChoice h = choose_kernel(s, automatic(), shipped_machine("h200"), round_robin(s));
+  CHECK(h.block_m == 128);
+  CHECK(h.raster_group == 4);
+  CHECK_THAT(h.reason, Catch::Contains("raster_group 4"));
+  // MI300X: the 256 MiB MALL, a quarter 67 MB: 16 (the largest group).
+  CHECK(choose_kernel(s, automatic(), shipped_machine("mi300x"), round_robin(s)).raster_group == 16);
+  // The scenario's group wins.
+  KernelSpec one = automatic();
+  one.raster_group = 1;
+  const KernelChoice k = choose_kernel(s, one, shipped_machine("h200"), round_robin(s));
+  CHECK(k.raster_group == 1);
+  CHECK_THAT(k.reason, Catch::Contains("raster_group 1 (scenario)"));
 }
 
 TEST_CASE("wgmma_tile: the sm_90a kernels' rule", "[kernel]") {

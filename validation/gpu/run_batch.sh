@@ -4,7 +4,7 @@
 #
 #   validation/gpu/run_batch.sh OUTDIR [--filter REGEX] [--no-numerics] [--no-timing]
 #                                      [--repeats N] [--warmup N] [--jobs N] [--torch]
-#                                      [--scenarios DIR]
+#                                      [--torch-repeats N] [--scenarios DIR]
 #
 # TDMSIM_GPU_RUNNER=PATH uses a runner built before instead of building one.
 # Needs: nvcc, python3 with numpy, and a host-built `tdmsim` (for gpu-case and
@@ -20,7 +20,7 @@
 #   log.txt        everything printed
 set -uo pipefail
 out="${1:?usage: run_batch.sh OUTDIR [options]}"; shift
-filter=".*"; scendir="validation/gpu/scenarios"; numerics=1; timing=1; repeats=50; warmup=10; jobs=4; torch=0
+filter=".*"; scendir="validation/gpu/scenarios"; numerics=1; timing=1; repeats=50; warmup=10; jobs=4; torch=0; torch_repeats=30
 while [ $# -gt 0 ]; do
   case "$1" in
     --filter) filter="$2"; shift 2 ;;
@@ -30,6 +30,7 @@ while [ $# -gt 0 ]; do
     --warmup) warmup="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
     --torch) torch=1; shift ;;
+    --torch-repeats) torch_repeats="$2"; shift 2 ;;
     --scenarios) scendir="$2"; shift 2 ;;
     *) echo "run_batch.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -97,7 +98,7 @@ PY
     IFS=, read -r name split num model dtype rest <<< "$row"
     [ -d "$work/case/$name" ] && cases+=("$work/case/$name")
   done
-  python3 validation/gpu/torch_baselines.py "${cases[@]}" --repeats 10 > "$out/baselines.csv"
+  python3 validation/gpu/torch_baselines.py "${cases[@]}" --repeats "$torch_repeats" > "$out/baselines.csv"
 fi
 
 if [ "$numerics" -eq 1 ]; then

@@ -52,6 +52,7 @@ struct KernelSpec {
   KernelTile down_tile{};
   std::uint32_t split_k{};
   std::uint32_t pipeline_stages{};
+  std::uint32_t raster_group{};
 
   template <class V>
   void visit(V& v) {
@@ -65,6 +66,10 @@ struct KernelSpec {
     v.param(split_k, "split_k", "K splits (1 = none, 0 = heuristic)", Default{0u}, Max{64u});
     v.param(pipeline_stages, "pipeline_stages",
             "software pipeline depth (buffers in LDS; 0 = heuristic)", Default{0u}, Max{8u});
+    v.param(raster_group, "raster_group",
+            "blocks per group of the workgroup order: a group's blocks sweep the N tiles "
+            "together (1 = block after block, 0 = heuristic)",
+            Default{0u}, Max{256u});
   }
 };
 
