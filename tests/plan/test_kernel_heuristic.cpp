@@ -233,21 +233,26 @@ TEST_CASE("raster groups: a group's blocks sweep the N tiles together", "[kernel
   }
 }
 
-TEST_CASE("raster group: A rows of a group within a quarter of the last-level cache", "[kernel]") {
-  // Mixtral-8x7B, 4096 tokens, bf16, block_m 128: A rows of a block are
+TEST_CASE("raster group: an expert's blocks, A rows within half the last-level cache", "[kernel]") {
+  // Mixtral-8x7B, bf16, block_m 128: A rows of a block are
   // 128 x max(4096, 14336) x 2 B = 3.67 MB.
-  const LayerShape s = shape(4096, 4096, 14336, 8, 2);
-  // H200: 60 MiB L2, a quarter 15.7 MB: 4 blocks (14.7 MB), not 8.
-  const KernelChoice h = choose_kernel(s, automatic(), shipped_machine("h200"), round_robin(s));
+  // 16384 tokens: 32 blocks per expert. H200: 60 MiB L2, half 31.5 MB:
+  // 8 blocks (2 x 4 x 3.67 = 29.4 MB allows doubling 4 to 8; 16 would need 58.7).
+  const LayerShape big = shape(16384, 4096, 14336, 8, 2);
+  const KernelChoice h = choose_kernel(big, automatic(), shipped_machine("h200"), round_robin(big));
   CHECK(h.block_m == 128);
-  CHECK(h.raster_group == 4);
-  CHECK_THAT(h.reason, Catch::Contains("raster_group 4"));
-  // MI300X: the 256 MiB MALL, a quarter 67 MB: 16 (the largest group).
-  CHECK(choose_kernel(s, automatic(), shipped_machine("mi300x"), round_robin(s)).raster_group == 16);
+  CHECK(h.raster_group == 8);
+  CHECK_THAT(h.reason, Catch::Contains("raster_group 8 (32 blocks per expert"));
+  // MI300X: the 256 MiB MALL, half 134 MB: 16 (the largest group).
+  CHECK(choose_kernel(big, automatic(), shipped_machine("mi300x"), round_robin(big)).raster_group == 16);
+  // 1024 tokens: 256 rows, 2 blocks per expert: groups of 2 on either machine.
+  const LayerShape small = shape(1024, 4096, 14336, 8, 2);
+  CHECK(choose_kernel(small, automatic(), shipped_machine("h200"), round_robin(small)).raster_group == 2);
+  CHECK(choose_kernel(small, automatic(), shipped_machine("mi300x"), round_robin(small)).raster_group == 2);
   // The scenario's group wins.
   KernelSpec one = automatic();
   one.raster_group = 1;
-  const KernelChoice k = choose_kernel(s, one, shipped_machine("h200"), round_robin(s));
+  const KernelChoice k = choose_kernel(big, one, shipped_machine("h200"), round_robin(big));
   CHECK(k.raster_group == 1);
   CHECK_THAT(k.reason, Catch::Contains("raster_group 1 (scenario)"));
 }

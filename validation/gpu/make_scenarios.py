@@ -118,6 +118,11 @@ def build():
                 add(f"{short}-{t}tok-{tag}", model, dtype, quant, t,
                     numerics=(t == 64 and short != "mixtral-8x7b"), kernel=kernel,
                     description=f"{model} {dtype}, {t} tokens, kernel {tag}")
+    # Workgroup order: block after block (raster_group 1) instead of the
+    # heuristic's groups of blocks, where an expert has many blocks.
+    for t in (4096, 16384):
+        add(f"mixtral-8x7b-{t}tok-rg1", "mixtral-8x7b", "bf16", "none", t, False,
+            kernel={"raster_group": 1}, description="workgroups block after block (raster_group 1)")
     # Degenerate routings: every token on the same experts; expert parallelism
     # (most picks remote); tensor parallelism; one token, the 1-stage kernel forced.
     add("qwen3-30b-512tok-hot", "qwen3-30b-a3b", "bf16", "none", 512, True,
