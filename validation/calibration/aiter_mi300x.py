@@ -88,7 +88,8 @@ def scenario_yaml(r):
             f"path: software\nseed: 1\nparallel: {{tp: {r['tp']}}}\n"
             f"routing: {{source: uniform}}\n"
             f"kernel: {{stages: 2, block_m: {r['block_m']}, split_k: {r['split_k']}, "
-            f"gate_up_tile: {r['gate_up_tile']}, down_tile: {r['down_tile']}}}\n")
+            f"gate_up_tile: {r['gate_up_tile']}, down_tile: {r['down_tile']}, "
+            f"raster_group: 1}}\n")  # AITER's workgroup order is not published: block after block
 
 
 FIT_KEY = "atomic_bytes_per_clock_per_channel"
