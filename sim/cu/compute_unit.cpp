@@ -512,7 +512,14 @@ bool ComputeUnit::step(Slot& s) {
   if (s.next_iter < s.iterations) {
     const std::uint32_t group = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
     const std::uint32_t end = std::min(s.iterations, s.next_iter + group);
+    // The step also ends once the slot's time runs a quantum ahead of global
+    // time: its iterations reserve L2 channel time as they go, and units
+    // behind in time must not queue after reservations made that far ahead
+    // (a loop of many iterations would otherwise run `group` of them, several
+    // microseconds, past the others: tests/sim/test_compute_unit.cpp).
+    const Tick horizon = sc_core::sc_time_stamp().value() + quantum_;
     while (s.next_iter < end) {
+      if (s.time > horizon) return false;
       const std::uint32_t i = s.next_iter;
       const Tick ready = std::max(s.prologue_done, operands_ready(s, i));
       if (ready > s.time) {  // operands not here yet: come back when they are
