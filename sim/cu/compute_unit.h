@@ -31,6 +31,7 @@
 namespace tdmsim::sim {
 
 class Dispatcher;
+class CuScheduler;
 
 // How many workgroups of `p` fit on one CU at once, and what limits it.
 struct Occupancy {
@@ -50,6 +51,19 @@ class ComputeUnit : public sc_core::sc_module {
   // up once per group but reserve the L2 channels iteration by iteration
   // (without it, once per group).
   void set_l2(L2Cache* l2) { l2_ = l2; }
+  // With a scheduler, the unit's thread only starts each kernel and the
+  // scheduler's one thread runs the rest (see CuScheduler); without, the
+  // unit's own thread waits out each quantum.
+  void set_scheduler(CuScheduler* s) { scheduler_ = s; }
+
+  static constexpr Tick kDone = ~Tick{0};
+  // Runs the kernel on from where it stopped until the next slot is more
+  // than a quantum ahead of global time; returns that slot's time (to wait
+  // until), or kDone when the unit has finished its share of the kernel.
+  // `after_wait`: other work ran since the last call.
+  Tick resume(bool after_wait);
+  // Notified (immediately) by the scheduler when resume() returned kDone.
+  sc_core::sc_event finished_;
 
  private:
   struct Slot {
@@ -105,7 +119,8 @@ class ComputeUnit : public sc_core::sc_module {
   };
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
-  void run_kernel();
+  // Sets up a kernel's slots and hands out the first workgroups.
+  void begin_kernel();
   void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
   // Advances a slot by one step; returns true when its workgroup has finished.
   bool step(Slot& s);
@@ -150,7 +165,9 @@ class ComputeUnit : public sc_core::sc_module {
   // Reserves the vector pipe for `lane_ops` element operations (all SIMDs'
   // lanes together) from `at`; returns when they are done.
   Tick vector_work(Tick at, double lane_ops);
-  void sync(Tick local);
+  // Asks the host's caches for the resident workgroups' state (after a
+  // yield; no effect on any result).
+  void prefetch_slots();
 
   const MachineSpec& machine_;
   std::uint32_t die_;
@@ -173,11 +190,44 @@ class ComputeUnit : public sc_core::sc_module {
   BusyUntil vector_pipe_;
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)
+  CuScheduler* scheduler_ = nullptr;
   std::vector<Slot> slots_;
-  std::vector<Tick> slot_time_;  // run_kernel(): each slot's time, or ~0 when idle
+  std::vector<Tick> slot_time_;  // each slot's time, or ~0 when idle
+  Tick last_end_ = 0;            // the kernel's last workgroup end so far
+  Tick busy_from_ = 0;
   std::vector<bool> trace_named_;  // slots whose trace track has a name
   std::uint64_t workgroups_ = 0, busy_ps_ = 0, matrix_busy_ps_ = 0, loads_ = 0,
                 load_bytes_ = 0, store_bytes_ = 0;
+};
+
+// Runs the compute units' quanta in one SystemC thread instead of one
+// thread each: a unit more than a quantum ahead of global time waits in a
+// binary heap ordered by the time it waits for, and the scheduler advances
+// global time to the earliest, takes every unit due then out of the heap in
+// heap order, and resumes each in turn. The heap is SystemC's own (a
+// textbook binary heap, sc_ppq, with the same strict comparisons), and
+// during a kernel the units' waits are the only timed events, so the units
+// run in the order their threads would have: results are unchanged, without
+// a thread switch and a timed event per unit and quantum.
+class CuScheduler : public sc_core::sc_module {
+ public:
+  explicit CuScheduler(sc_core::sc_module_name name);
+  // A unit (from its own thread, at a kernel's start) waits until `wake`.
+  void add(ComputeUnit* cu, Tick wake);
+
+ private:
+  struct Entry {
+    Tick wake = 0;
+    ComputeUnit* cu = nullptr;
+  };
+  static bool earlier(const Entry& a, const Entry& b);
+  void insert(ComputeUnit* cu, Tick wake);
+  ComputeUnit* extract_top();
+  void run();  // SC_THREAD
+
+  std::vector<Entry> heap_;        // 1-based
+  std::vector<ComputeUnit*> due_;  // scratch: the units due at one time
+  sc_core::sc_event work_;
 };
 
 }  // namespace tdmsim::sim
