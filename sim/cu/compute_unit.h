@@ -167,7 +167,7 @@ class ComputeUnit : public sc_core::sc_module {
   Tick vector_work(Tick at, double lane_ops);
   // Asks the host's caches for the resident workgroups' state (after a
   // yield; no effect on any result).
-  void prefetch_slots();
+  [[gnu::noipa]] void prefetch_slots();
 
   const MachineSpec& machine_;
   std::uint32_t die_;

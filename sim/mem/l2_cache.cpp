@@ -342,7 +342,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   // looked up, so that their host cache misses overlap.
   constexpr std::uint32_t kAhead = 4;
   const std::uint64_t block = tags_.block_bytes();
-  const auto prefetch_row = [&](std::uint32_t r) {
+  const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t first = begin & ~(block - 1);
     const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * block);

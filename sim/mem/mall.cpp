@@ -43,11 +43,12 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
   // kAhead chunks of the row kAhead rows on, are asked for while this chunk
   // is looked up, so that their host cache misses overlap.
   constexpr std::uint32_t kAhead = 4;
-  const auto prefetch_at = [&](std::uint64_t addr) {
+  // (Lambdas GCC would find pure and drop: see CacheTags::prefetch.)
+  const auto prefetch_at = [&](std::uint64_t addr) __attribute__((always_inline)) {
     const auto [channel, local] = map_.channel_and_group_local(addr, per_stack_);
     slices_[per_stack_.div(channel)].prefetch(local);
   };
-  const auto prefetch_row = [&](std::uint32_t r) {
+  const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t first = begin - chunk_div_.mod(begin);
     const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * chunk);
