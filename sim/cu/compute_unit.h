@@ -4,10 +4,11 @@
 // addresses through its L2 socket. Loads of the next `pipeline_depth`
 // iterations overlap the current iteration's math.
 //
-// Execution is temporally decoupled: the CU's thread runs its resident
-// workgroups' steps in time order on a local clock, reserving shared
-// resources in absolute time, and yields to SystemC once its local time runs
-// a quantum ahead, so shared reservations stay nearly chronological.
+// Execution is temporally decoupled: the CU runs its resident workgroups'
+// steps in time order on a local clock, reserving shared resources in
+// absolute time, and waits once its local time runs a quantum ahead, so
+// shared reservations stay nearly chronological (the waits are run by
+// CuScheduler, below, in the order SystemC would run them).
 #pragma once
 
 #include <array>
