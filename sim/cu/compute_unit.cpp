@@ -175,7 +175,7 @@ Tick ComputeUnit::resume(bool after_wait) {
   std::vector<Tick>& times = slot_time_;
   std::uint32_t wg = 0;
   Tick not_before = 0;
-  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick now = sim_now();
   while (true) {
     // The busy slot with the earliest time (the first of equals).
     std::size_t n = 0;
@@ -267,9 +267,12 @@ void CuScheduler::run() {
   while (true) {
     wait(work_);
     while (heap_.size() > 1) {
+      // The units' time moves on to the earliest wait, without SystemC: no
+      // other process runs until the kernel ends (the dispatcher waits for
+      // the last unit's cu_done, and then, from SystemC's time, for the
+      // kernel's end, which is at or after this time).
       const Tick t = heap_[1].wake;
-      const Tick now = sc_core::sc_time_stamp().value();
-      if (t > now) wait(to_sc_time(t - now));
+      g_units_time = t;
       // Every unit due now leaves the queue first, then each runs in turn.
       due_.clear();
       do {
@@ -340,7 +343,7 @@ void contiguous(MemAccess& a) {
 Tick ComputeUnit::send(const MemAccess& a, Tick at, Tick* first, Tick* unloaded) {
   if (a.write) store_bytes_ += a.bytes();
   else load_bytes_ += a.bytes();
-  const Tick done = port_.send(mem, a, at, sc_core::sc_time_stamp().value());
+  const Tick done = port_.send(mem, a, at, sim_now());
   if (first != nullptr) *first = std::min(done, at + port_.wait() + port_.unloaded());
   if (unloaded != nullptr) *unloaded = port_.unloaded();
   return done;

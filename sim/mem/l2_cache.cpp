@@ -322,7 +322,7 @@ Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const MemAccess& a = ext->access;
-  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick now = sim_now();
   const Tick arrive = now + delay.value();
   const std::uint64_t line = spec_.line.bytes;
   const Tick hit_latency = ticks(spec_.hit_latency);
@@ -447,7 +447,7 @@ Tick L2Cache::flush(Tick at) {
   for (const std::uint64_t l : tags_.clean()) append_run(victims_, l, line);
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
   Tick done = at;
-  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick now = sim_now();
   for_each_run(victims_, true, 0, [&](const MemAccess& wb) {
     done = std::max(done, port_.send(initiator, wb, at, now));
   });
