@@ -167,7 +167,8 @@ class ComputeUnit : public sc_core::sc_module {
   // lanes together) from `at`; returns when they are done.
   Tick vector_work(Tick at, double lane_ops);
   // Asks the host's caches for the resident workgroups' state (after a
-  // yield; no effect on any result).
+  // wait; no effect on any result). noipa: GCC finds a function that only
+  // prefetches pure, and drops calls to it.
   [[gnu::noipa]] void prefetch_slots();
 
   const MachineSpec& machine_;
@@ -203,13 +204,15 @@ class ComputeUnit : public sc_core::sc_module {
 
 // Runs the compute units' quanta in one SystemC thread instead of one
 // thread each: a unit more than a quantum ahead of global time waits in a
-// binary heap ordered by the time it waits for, and the scheduler advances
-// global time to the earliest, takes every unit due then out of the heap in
-// heap order, and resumes each in turn. The heap is SystemC's own (a
-// textbook binary heap, sc_ppq, with the same strict comparisons), and
-// during a kernel the units' waits are the only timed events, so the units
-// run in the order their threads would have: results are unchanged, without
-// a thread switch and a timed event per unit and quantum.
+// binary heap ordered by the time it waits for, and the scheduler moves the
+// units' time (sim_now(), sim/core/sim_time.h) on to the earliest, takes
+// every unit due then out of the heap in heap order, and resumes each in
+// turn, until the kernel is done. The heap works as SystemC's timed-event
+// queue does (sc_ppq: a textbook binary heap, with the same strict
+// comparisons, and every event due at one time taken out before any runs),
+// and during a kernel the units' waits were the only timed events, so the
+// units run in the order their threads would have: results are unchanged,
+// without a thread switch and a timed event per unit and quantum.
 class CuScheduler : public sc_core::sc_module {
  public:
   explicit CuScheduler(sc_core::sc_module_name name);
