@@ -19,6 +19,18 @@ inline constexpr Tick kTicksPerUs = 1'000'000;
 
 inline Tick ticks(units::Duration d) { return d.ps; }
 
+// Global time as the blocks see it: SystemC's, except while CuScheduler
+// runs the compute units' quanta of a kernel, which it does without handing
+// back to SystemC (nothing else runs during a kernel): it sets the time of
+// the quanta it runs here, ahead of SystemC's, which catches up when the
+// kernel ends (sim/cu/compute_unit.h). Blocks convert between absolute ticks
+// and annotated delays with it.
+inline Tick g_units_time = 0;
+inline Tick sim_now() {
+  const Tick t = sc_core::sc_time_stamp().value();
+  return t > g_units_time ? t : g_units_time;
+}
+
 // Ticks as an sc_time without going through floating point (the kernel's
 // time resolution is the default 1 ps).
 inline sc_core::sc_time to_sc_time(Tick t) { return sc_core::sc_time::from_value(t); }

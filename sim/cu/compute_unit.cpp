@@ -76,16 +76,72 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
 void ComputeUnit::run() {
   while (true) {
     wait(dispatcher_.kernel_started);
-    run_kernel();
+    begin_kernel();
+    Tick wake = resume(false);
+    if (scheduler_ != nullptr) {
+      // The scheduler runs the rest of the kernel and notifies `finished_`
+      // when the unit is done, so that it waits for the next kernel at the
+      // moment it would have on its own.
+      if (wake != kDone) {
+        scheduler_->add(this, wake);
+        wait(finished_);
+      }
+      continue;
+    }
+    while (wake != kDone) {
+      wait(to_sc_time(wake - sc_core::sc_time_stamp().value()));
+      wake = resume(true);
+    }
   }
 }
 
-void ComputeUnit::sync(Tick local) {
-  const Tick now = sc_core::sc_time_stamp().value();
-  if (local > now + quantum_) wait(to_sc_time(local - now));
+namespace {
+// Asks the host for the `bytes` bytes from `p` (its cache lines).
+inline void prefetch_bytes(const void* p, std::size_t bytes) {
+  const auto* b = static_cast<const char*>(p);
+  const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(b) & ~std::uintptr_t{63};
+  const std::uintptr_t last = reinterpret_cast<std::uintptr_t>(b) + bytes;
+  for (std::uintptr_t a = first; a < last; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a));
+}
+}  // namespace
+
+void ComputeUnit::prefetch_slots() {
+  // Everything a slot's next steps read, for every resident workgroup, in
+  // three rounds (each reads pointers the round before asked for), so that
+  // the host's cache misses overlap instead of coming one after another.
+  const std::size_t n = slots_.size();
+  const Tick* times = slot_time_.data();
+  constexpr Tick kNotBusy = ~Tick{0};
+  for (std::size_t i = 0; i < n; ++i) {
+    if (times[i] != kNotBusy) prefetch_bytes(&slots_[i], sizeof(Slot));
+  }
+  prefetch_bytes(matrix_pipes_.data(), matrix_pipes_.size() * sizeof(BusyUntil));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (times[i] == kNotBusy) continue;
+    const Slot& s = slots_[i];
+    prefetch_bytes(s.iter.data(), s.iter.size() * sizeof(Slot::Iteration));
+    prefetch_bytes(s.groups.data(), s.groups.size() * sizeof(Slot::Group));
+    prefetch_bytes(s.program.loops.data(), s.program.loops.size() * sizeof(isa::Loop));
+    prefetch_bytes(s.run_at.data(), s.run_at.size() * sizeof(Tick));
+  }
+  if (l2_ == nullptr) return;
+  const std::size_t channels = l2_->channels();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (times[i] == kNotBusy) continue;
+    const Slot& s = slots_[i];
+    if (!s.counted || !s.chunk_counted || s.groups_issued == 0) continue;
+    // The rows of the next iterations to reserve (see reserve_iteration).
+    const Slot::Group& group = s.groups[(s.groups_issued - 1) & s.group_mask];
+    const std::uint32_t row = s.reserved - group.first - s.chunk_first;
+    if (row >= kChunk) continue;
+    const std::uint32_t rows = std::min<std::uint32_t>(2, kChunk - row);
+    for (std::size_t run = 0; run < s.run_at.size(); ++run) {
+      prefetch_bytes(&s.lines[(run * kChunk + row) * channels], rows * channels * sizeof(std::uint16_t));
+    }
+  }
 }
 
-void ComputeUnit::run_kernel() {
+void ComputeUnit::begin_kernel() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
   const Occupancy occ = occupancy(machine_.compute, k.program(0));
   if (occ.workgroups == 0) {
@@ -99,8 +155,8 @@ void ComputeUnit::run_kernel() {
   std::vector<Tick>& times = slot_time_;
   times.assign(slots_.size(), kNotBusy);
   const Tick start = dispatcher_.kernel_start();
-  Tick last_end = start;
-  Tick busy_from = start;
+  last_end_ = start;
+  busy_from_ = start;
   std::uint32_t wg = 0;
   Tick not_before = 0;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -108,6 +164,18 @@ void ComputeUnit::run_kernel() {
     start_workgroup(slots_[i], wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
     times[i] = slots_[i].time;
   }
+}
+
+Tick ComputeUnit::resume(bool after_wait) {
+  // After a wait, other units' work has pushed this one's state out of the
+  // host's caches: fetch it all at once.
+  if (after_wait) prefetch_slots();
+  const isa::KernelLaunch& k = dispatcher_.kernel();
+  constexpr Tick kNotBusy = ~Tick{0};
+  std::vector<Tick>& times = slot_time_;
+  std::uint32_t wg = 0;
+  Tick not_before = 0;
+  const Tick now = sim_now();
   while (true) {
     // The busy slot with the earliest time (the first of equals).
     std::size_t n = 0;
@@ -116,7 +184,9 @@ void ComputeUnit::run_kernel() {
     }
     if (times[n] == kNotBusy) break;
     Slot* next = &slots_[n];
-    sync(next->time);
+    // More than a quantum ahead of global time: wait until the slot's time
+    // (shared resources then see requests in nearly chronological order).
+    if (next->time > now + quantum_) return next->time;
     const bool finished = step(*next);
     times[n] = next->time;
     if (!finished) continue;
@@ -124,7 +194,7 @@ void ComputeUnit::run_kernel() {
     next->busy = false;
     times[n] = kNotBusy;
     ++workgroups_;
-    last_end = std::max(last_end, next->time);
+    last_end_ = std::max(last_end_, next->time);
     if (trace_ != nullptr) {
       const auto slot = static_cast<std::uint32_t>(next - slots_.data());
       const auto tid = index_ * 64 + slot;
@@ -142,8 +212,82 @@ void ComputeUnit::run_kernel() {
       times[n] = next->time;
     }
   }
-  busy_ps_ += last_end > busy_from ? last_end - busy_from : 0;
-  dispatcher_.cu_done(last_end);
+  busy_ps_ += last_end_ > busy_from_ ? last_end_ - busy_from_ : 0;
+  dispatcher_.cu_done(last_end_);
+  return kDone;
+}
+
+// --- CuScheduler ---
+
+CuScheduler::CuScheduler(sc_core::sc_module_name name) : sc_module(name) {
+  heap_.resize(1);  // 1-based
+  SC_HAS_PROCESS(CuScheduler);
+  SC_THREAD(run);
+}
+
+bool CuScheduler::earlier(const Entry& a, const Entry& b) { return a.wake < b.wake; }
+
+void CuScheduler::insert(ComputeUnit* cu, Tick wake) {
+  // Sift up while the parent is strictly later: equal times keep their place.
+  const Entry e{wake, cu};
+  heap_.push_back(e);
+  std::size_t i = heap_.size() - 1;
+  while (i > 1 && earlier(e, heap_[i / 2])) {
+    heap_[i] = heap_[i / 2];
+    i /= 2;
+  }
+  heap_[i] = e;
+}
+
+ComputeUnit* CuScheduler::extract_top() {
+  ComputeUnit* top = heap_[1].cu;
+  heap_[1] = heap_.back();
+  heap_.pop_back();
+  // Sift down: to the left child if strictly earlier than the entry, then to
+  // the right one if strictly earlier than that.
+  const std::size_t size = heap_.size() - 1;
+  std::size_t i = 1;
+  while (2 * i <= size) {
+    const std::size_t l = 2 * i, r = l + 1;
+    std::size_t first = earlier(heap_[l], heap_[i]) ? l : i;
+    if (r <= size && earlier(heap_[r], heap_[first])) first = r;
+    if (first == i) break;
+    std::swap(heap_[i], heap_[first]);
+    i = first;
+  }
+  return top;
+}
+
+void CuScheduler::add(ComputeUnit* cu, Tick wake) {
+  insert(cu, wake);
+  work_.notify(sc_core::SC_ZERO_TIME);  // after every unit's start (same delta cycle)
+}
+
+void CuScheduler::run() {
+  while (true) {
+    wait(work_);
+    while (heap_.size() > 1) {
+      // The units' time moves on to the earliest wait, without SystemC: no
+      // other process runs until the kernel ends (the dispatcher waits for
+      // the last unit's cu_done, and then, from SystemC's time, for the
+      // kernel's end, which is at or after this time).
+      const Tick t = heap_[1].wake;
+      g_units_time = t;
+      // Every unit due now leaves the queue first, then each runs in turn.
+      due_.clear();
+      do {
+        due_.push_back(extract_top());
+      } while (heap_.size() > 1 && heap_[1].wake == t);
+      for (ComputeUnit* cu : due_) {
+        const Tick wake = cu->resume(true);
+        if (wake == ComputeUnit::kDone) {
+          cu->finished_.notify();
+        } else {
+          insert(cu, wake);
+        }
+      }
+    }
+  }
 }
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
@@ -199,7 +343,7 @@ void contiguous(MemAccess& a) {
 Tick ComputeUnit::send(const MemAccess& a, Tick at, Tick* first, Tick* unloaded) {
   if (a.write) store_bytes_ += a.bytes();
   else load_bytes_ += a.bytes();
-  const Tick done = port_.send(mem, a, at, sc_core::sc_time_stamp().value());
+  const Tick done = port_.send(mem, a, at, sim_now());
   if (first != nullptr) *first = std::min(done, at + port_.wait() + port_.unloaded());
   if (unloaded != nullptr) *unloaded = port_.unloaded();
   return done;
@@ -517,7 +661,7 @@ bool ComputeUnit::step(Slot& s) {
     // behind in time must not queue after reservations made that far ahead
     // (a loop of many iterations would otherwise run `group` of them, several
     // microseconds, past the others: tests/sim/test_compute_unit.cpp).
-    const Tick horizon = sc_core::sc_time_stamp().value() + quantum_;
+    const Tick horizon = sim_now() + quantum_;
     while (s.next_iter < end) {
       if (s.time > horizon) return false;
       const std::uint32_t i = s.next_iter;

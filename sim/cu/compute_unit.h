@@ -4,10 +4,11 @@
 // addresses through its L2 socket. Loads of the next `pipeline_depth`
 // iterations overlap the current iteration's math.
 //
-// Execution is temporally decoupled: the CU's thread runs its resident
-// workgroups' steps in time order on a local clock, reserving shared
-// resources in absolute time, and yields to SystemC once its local time runs
-// a quantum ahead, so shared reservations stay nearly chronological.
+// Execution is temporally decoupled: the CU runs its resident workgroups'
+// steps in time order on a local clock, reserving shared resources in
+// absolute time, and waits once its local time runs a quantum ahead, so
+// shared reservations stay nearly chronological (the waits are run by
+// CuScheduler, below, in the order SystemC would run them).
 #pragma once
 
 #include <array>
@@ -31,6 +32,7 @@
 namespace tdmsim::sim {
 
 class Dispatcher;
+class CuScheduler;
 
 // How many workgroups of `p` fit on one CU at once, and what limits it.
 struct Occupancy {
@@ -50,6 +52,19 @@ class ComputeUnit : public sc_core::sc_module {
   // up once per group but reserve the L2 channels iteration by iteration
   // (without it, once per group).
   void set_l2(L2Cache* l2) { l2_ = l2; }
+  // With a scheduler, the unit's thread only starts each kernel and the
+  // scheduler's one thread runs the rest (see CuScheduler); without, the
+  // unit's own thread waits out each quantum.
+  void set_scheduler(CuScheduler* s) { scheduler_ = s; }
+
+  static constexpr Tick kDone = ~Tick{0};
+  // Runs the kernel on from where it stopped until the next slot is more
+  // than a quantum ahead of global time; returns that slot's time (to wait
+  // until), or kDone when the unit has finished its share of the kernel.
+  // `after_wait`: other work ran since the last call.
+  Tick resume(bool after_wait);
+  // Notified (immediately) by the scheduler when resume() returned kDone.
+  sc_core::sc_event finished_;
 
  private:
   struct Slot {
@@ -105,7 +120,8 @@ class ComputeUnit : public sc_core::sc_module {
   };
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
-  void run_kernel();
+  // Sets up a kernel's slots and hands out the first workgroups.
+  void begin_kernel();
   void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
   // Advances a slot by one step; returns true when its workgroup has finished.
   bool step(Slot& s);
@@ -150,7 +166,10 @@ class ComputeUnit : public sc_core::sc_module {
   // Reserves the vector pipe for `lane_ops` element operations (all SIMDs'
   // lanes together) from `at`; returns when they are done.
   Tick vector_work(Tick at, double lane_ops);
-  void sync(Tick local);
+  // Asks the host's caches for the resident workgroups' state (after a
+  // wait; no effect on any result). noipa: GCC finds a function that only
+  // prefetches pure, and drops calls to it.
+  [[gnu::noipa]] void prefetch_slots();
 
   const MachineSpec& machine_;
   std::uint32_t die_;
@@ -173,11 +192,46 @@ class ComputeUnit : public sc_core::sc_module {
   BusyUntil vector_pipe_;
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)
+  CuScheduler* scheduler_ = nullptr;
   std::vector<Slot> slots_;
-  std::vector<Tick> slot_time_;  // run_kernel(): each slot's time, or ~0 when idle
+  std::vector<Tick> slot_time_;  // each slot's time, or ~0 when idle
+  Tick last_end_ = 0;            // the kernel's last workgroup end so far
+  Tick busy_from_ = 0;
   std::vector<bool> trace_named_;  // slots whose trace track has a name
   std::uint64_t workgroups_ = 0, busy_ps_ = 0, matrix_busy_ps_ = 0, loads_ = 0,
                 load_bytes_ = 0, store_bytes_ = 0;
+};
+
+// Runs the compute units' quanta in one SystemC thread instead of one
+// thread each: a unit more than a quantum ahead of global time waits in a
+// binary heap ordered by the time it waits for, and the scheduler moves the
+// units' time (sim_now(), sim/core/sim_time.h) on to the earliest, takes
+// every unit due then out of the heap in heap order, and resumes each in
+// turn, until the kernel is done. The heap works as SystemC's timed-event
+// queue does (sc_ppq: a textbook binary heap, with the same strict
+// comparisons, and every event due at one time taken out before any runs),
+// and during a kernel the units' waits were the only timed events, so the
+// units run in the order their threads would have: results are unchanged,
+// without a thread switch and a timed event per unit and quantum.
+class CuScheduler : public sc_core::sc_module {
+ public:
+  explicit CuScheduler(sc_core::sc_module_name name);
+  // A unit (from its own thread, at a kernel's start) waits until `wake`.
+  void add(ComputeUnit* cu, Tick wake);
+
+ private:
+  struct Entry {
+    Tick wake = 0;
+    ComputeUnit* cu = nullptr;
+  };
+  static bool earlier(const Entry& a, const Entry& b);
+  void insert(ComputeUnit* cu, Tick wake);
+  ComputeUnit* extract_top();
+  void run();  // SC_THREAD
+
+  std::vector<Entry> heap_;        // 1-based
+  std::vector<ComputeUnit*> due_;  // scratch: the units due at one time
+  sc_core::sc_event work_;
 };
 
 }  // namespace tdmsim::sim

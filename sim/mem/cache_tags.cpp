@@ -48,13 +48,9 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   for (std::uint64_t s = 0; s < sets_; ++s) std::fill_n(set_record(s), ways_, kEmpty);
 }
 
-// The block number XOR-folded with its higher bits, so power-of-two strides
-// (a tile's rows) still spread over the sets while consecutive blocks stay in
-// neighbouring ones. A bijection: unfold() inverts it.
-std::uint64_t CacheTags::fold(std::uint64_t block) const {
-  if (set_bits_ == 0) return block;
-  return block ^ (block >> set_bits_) ^ (block >> (2 * set_bits_));
-}
+// fold() (in the header): the block number XOR-folded with its higher bits,
+// so power-of-two strides (a tile's rows) still spread over the sets while
+// consecutive blocks stay in neighbouring ones. A bijection: unfold() inverts it.
 
 std::uint64_t CacheTags::unfold(std::uint64_t h) const {
   if (set_bits_ == 0) return h;
@@ -141,6 +137,14 @@ CacheTags::Run CacheTags::access(std::uint64_t addr, std::uint32_t lines, bool w
   }
   const auto key = static_cast<std::uint32_t>(key64);
   std::uint32_t* set = set_record(s);
+  // The record's keys, masks and head lie on several host cache lines, read
+  // one after another below: ask for all of them at once.
+  {
+    const char* rec = reinterpret_cast<const char*>(set);
+    const std::size_t bytes = record_ * sizeof(std::uint32_t);
+    for (std::size_t b = 64; b < bytes; b += 64) __builtin_prefetch(rec + b);
+    __builtin_prefetch(rec + bytes - 1);
+  }
   std::uint32_t* valid = set + ways_;
   std::uint32_t* dirty = set + 2 * ways_;
   std::uint32_t& head = set[3 * ways_];

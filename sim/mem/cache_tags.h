@@ -67,6 +67,19 @@ class CacheTags {
   }
   // Whether the line holding `addr` is present (no allocation, no LRU update).
   bool contains(std::uint64_t addr) const;
+  // Asks the host's caches for the set record that access(addr, ...) will
+  // read (no effect on the tags): callers walking many blocks issue it a few
+  // lookups ahead, so that the records' cache misses overlap. (Always
+  // inlined: GCC finds a call that only prefetches pure, and drops it.)
+  [[gnu::always_inline]] void prefetch(std::uint64_t addr) const {
+    const std::uint64_t h = fold(addr >> line_shift_ >> block_shift_);
+    const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
+    const char* rec = reinterpret_cast<const char*>(set_record(s));
+    const std::size_t bytes = record_ * sizeof(std::uint32_t);
+    for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(rec + b);
+    __builtin_prefetch(rec + bytes - 1);
+  }
+  std::uint64_t block_bytes() const { return std::uint64_t{line_} << block_shift_; }
   // Marks every dirty line clean (they stay valid) and returns their
   // addresses, in ascending order, for the caller to write back.
   std::vector<std::uint64_t> clean();
@@ -91,7 +104,10 @@ class CacheTags {
   // is implied by where the key sits, so 32 bits of key cover addresses far
   // beyond any GPU's memory.
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;  // never a valid key
-  std::uint64_t fold(std::uint64_t block) const;
+  std::uint64_t fold(std::uint64_t block) const {
+    if (set_bits_ == 0) return block;
+    return block ^ (block >> set_bits_) ^ (block >> (2 * set_bits_));
+  }
   std::uint64_t unfold(std::uint64_t h) const;
   // The way holding `key` in the set starting at `set`, or ways_ if none.
   std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;

@@ -12,7 +12,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32
 
 void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
-  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick now = sim_now();
   const Tick arrive = now + delay.value();
   const std::uint64_t bytes = ext->access.bytes();
   bytes_ += bytes;

@@ -94,7 +94,7 @@ Tick Hbm::serve(const MemAccess& a, Tick arrive) {
 
 void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
-  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick now = sim_now();
   const Tick arrive = now + delay.value();
   const Tick done = serve(ext->access, arrive);
   // A lone request opens its row and waits the access latency.

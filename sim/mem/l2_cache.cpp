@@ -171,9 +171,44 @@ void L2Cache::count_iterations(const MemAccess& a, std::int64_t iter_stride, std
   // Whole lines per iteration, each iteration the next ones (k > 0), or not.
   const bool along = a.row_bytes > 0 && a.row_bytes % line == 0 && stride == a.row_bytes;
   const std::uint64_t k = a.row_bytes / line;
+  // One line per row and iteration over at most `channels` iterations (a K
+  // step of one line, the common case): a row whose first line is l0 puts
+  // iteration j's line on channel ((o + j) mod c) ^ t, o = l0 mod c, with t
+  // the hash term of l0's aligned group of lines while o + j < c and of the
+  // next group after. Rows are then only counted by offset o and term
+  // (two counts a row instead of g), and the table is built from those
+  // counts: the same counts as line by line when the rows are many.
+  constexpr std::size_t kOffsets = 4;  // distinct offsets kept (rows with others: line by line)
+  const bool by_offset = channels_pow2_ && along && k == 1 && g <= channels &&
+                         a.rows >= 2 * channels && channels <= 64;
+  std::uint64_t offset[kOffsets];
+  std::size_t offsets = 0;
+  // [offset][group: first, next][term]; 16-bit like the table (sums mod 2^16 either way).
+  alignas(16) std::uint16_t per_term[kOffsets][2][64];
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     std::uint64_t begin = a.row(r);
     std::uint16_t* row = table;
+    if (by_offset && (begin & (line - 1)) == 0) {
+      const std::uint32_t s = channel_shift_;
+      const std::uint64_t mask = channel_mask_;
+      const std::uint64_t l = begin >> ls;
+      const std::uint64_t o = l & mask;
+      std::size_t e = 0;
+      while (e < offsets && offset[e] != o) ++e;
+      if (e == offsets && offsets < kOffsets) {
+        offset[offsets++] = o;
+        std::fill_n(&per_term[e][0][0], 2 * 64, std::uint16_t{0});
+      }
+      if (e < offsets) {
+        const std::uint64_t q = l >> s;
+        ++per_term[e][0][(q ^ (q >> s) ^ (q >> 2 * s)) & mask];
+        if (o + g > channels) {  // the row's lines reach the next group
+          const std::uint64_t q1 = q + 1;
+          ++per_term[e][1][(q1 ^ (q1 >> s) ^ (q1 >> 2 * s)) & mask];
+        }
+        continue;
+      }
+    }
     if (channels_pow2_ && along && (begin & (line - 1)) == 0) {
       // The common case: each iteration reads the next k whole lines of the
       // row, so the row's lines over the group are consecutive; walked a
@@ -223,6 +258,48 @@ void L2Cache::count_iterations(const MemAccess& a, std::int64_t iter_stride, std
       }
     }
   }
+  for (std::size_t e = 0; e < offsets; ++e) {
+#if defined(__SSE2__)
+    if (channels == 16) {
+      // Row j gets the counts permuted by XOR with b = (o + j) mod 16: bit 3
+      // swaps the two registers, bit 2 their 64-bit halves, bit 1 their
+      // 32-bit pairs, bit 0 their 16-bit pairs.
+      const auto* h = reinterpret_cast<const __m128i*>(&per_term[e][0][0]);
+      for (std::uint32_t j = 0; j < g; ++j) {
+        const std::uint64_t p = offset[e] + j;
+        const std::size_t part = p >= channels ? 8 : 0;  // 64 counts = 8 registers a group
+        const std::uint64_t b = p & channel_mask_;
+        __m128i lo = _mm_load_si128(h + part), hi = _mm_load_si128(h + part + 1);
+        if ((b & 8) != 0) std::swap(lo, hi);
+        if ((b & 4) != 0) {
+          lo = _mm_shuffle_epi32(lo, 0x4E);
+          hi = _mm_shuffle_epi32(hi, 0x4E);
+        }
+        if ((b & 2) != 0) {
+          lo = _mm_shuffle_epi32(lo, 0xB1);
+          hi = _mm_shuffle_epi32(hi, 0xB1);
+        }
+        if ((b & 1) != 0) {
+          lo = _mm_shufflehi_epi16(_mm_shufflelo_epi16(lo, 0xB1), 0xB1);
+          hi = _mm_shufflehi_epi16(_mm_shufflelo_epi16(hi, 0xB1), 0xB1);
+        }
+        auto* row = reinterpret_cast<__m128i*>(table + j * channels);
+        _mm_storeu_si128(row, _mm_add_epi16(_mm_loadu_si128(row), lo));
+        _mm_storeu_si128(row + 1, _mm_add_epi16(_mm_loadu_si128(row + 1), hi));
+      }
+      continue;
+    }
+#endif
+    for (std::uint32_t j = 0; j < g; ++j) {
+      const std::uint64_t p = offset[e] + j;
+      const std::uint16_t* counts = per_term[e][p >= channels ? 1 : 0];
+      const std::size_t base = p & channel_mask_;
+      std::uint16_t* row = table + j * channels;
+      for (std::size_t t = 0; t < channels; ++t) {
+        row[base ^ t] = static_cast<std::uint16_t>(row[base ^ t] + counts[t]);
+      }
+    }
+  }
 }
 
 Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
@@ -230,9 +307,14 @@ Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
   const Tick line_time = line_time_;
   BusyUntil* const ch_busy = channel_.data();
   for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
+    // As ch_busy[ch].reserve(arrive, line_time * n) where n > 0, without a
+    // branch (whether a channel has lines is unpredictable).
     const std::uint64_t n = lines[ch];
-    if (n == 0) continue;
-    served = std::max(served, ch_busy[ch].reserve(arrive, line_time * n));
+    const Tick free = ch_busy[ch].free_at;
+    const Tick end = std::max(arrive, free) + line_time * n;
+    const Tick has = Tick{0} - static_cast<Tick>(n != 0);  // all ones where n > 0
+    ch_busy[ch].free_at = free + ((end - free) & has);
+    served = std::max(served, end & has);
   }
   return served + hit_latency_;
 }
@@ -240,7 +322,7 @@ Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const MemAccess& a = ext->access;
-  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick now = sim_now();
   const Tick arrive = now + delay.value();
   const std::uint64_t line = spec_.line.bytes;
   const Tick hit_latency = ticks(spec_.hit_latency);
@@ -255,7 +337,20 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   const bool fetch = !a.write || a.atomic;  // full-line plain writes allocate without a fetch
   misses_.clear();
   victims_.clear();
+  // The tag sets of the row kAhead rows on (its first kAhead blocks), and of
+  // the block kAhead blocks on in this row, are asked for while this block is
+  // looked up, so that their host cache misses overlap.
+  constexpr std::uint32_t kAhead = 4;
+  const std::uint64_t block = tags_.block_bytes();
+  const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
+    const std::uint64_t begin = a.row(r);
+    const std::uint64_t first = begin & ~(block - 1);
+    const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * block);
+    for (std::uint64_t b = first; b < end; b += block) tags_.prefetch(b);
+  };
+  for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
   for (std::uint32_t r = 0; r < a.rows; ++r) {
+    if (r + kAhead < a.rows) prefetch_row(r + kAhead);
     const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
     const std::uint64_t last = (end + line - 1) & ~(line - 1);
@@ -267,6 +362,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     for (std::uint64_t l = begin & ~(line - 1); l < last;) {
       const auto n = static_cast<std::uint32_t>(
           std::min<std::uint64_t>(tags_.lines_to_block_end(l), (last - l) >> line_shift_));
+      if (l + kAhead * block < last) tags_.prefetch(l + kAhead * block);
       const CacheTags::Run res = tags_.access(l, n, a.write);
       count_lines(l >> line_shift_, n, lines_per_channel_, every_lines);
       const auto missed = CacheTags::count(res.missed);
@@ -351,7 +447,7 @@ Tick L2Cache::flush(Tick at) {
   for (const std::uint64_t l : tags_.clean()) append_run(victims_, l, line);
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
   Tick done = at;
-  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick now = sim_now();
   for_each_run(victims_, true, 0, [&](const MemAccess& wb) {
     done = std::max(done, port_.send(initiator, wb, at, now));
   });

@@ -32,20 +32,40 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
 void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const MemAccess& a = ext->access;
-  const Tick now = sc_core::sc_time_stamp().value();
+  const Tick now = sim_now();
   const Tick arrive = now + delay.value();
   const std::uint64_t line = tag_line_;
   const std::uint64_t chunk = std::max(map_.interleave, line);  // one channel, one slice
   std::fill(lines_per_slice_.begin(), lines_per_slice_.end(), 0u);
   misses_v_.clear();
   std::uint64_t missed_lines = 0;
+  // The tag sets of the chunk kAhead chunks on in this row, and of the first
+  // kAhead chunks of the row kAhead rows on, are asked for while this chunk
+  // is looked up, so that their host cache misses overlap.
+  constexpr std::uint32_t kAhead = 4;
+  // (Lambdas GCC would find pure and drop: see CacheTags::prefetch.)
+  const auto prefetch_at = [&](std::uint64_t addr) __attribute__((always_inline)) {
+    const auto [channel, local] = map_.channel_and_group_local(addr, per_stack_);
+    slices_[per_stack_.div(channel)].prefetch(local);
+  };
+  const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
+    const std::uint64_t begin = a.row(r);
+    const std::uint64_t first = begin - chunk_div_.mod(begin);
+    const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * chunk);
+    for (std::uint64_t c = first; c < end; c += chunk) prefetch_at(c);
+  };
+  if (!a.write) {
+    for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
+  }
   for (std::uint32_t r = 0; r < a.rows; ++r) {
+    if (!a.write && r + kAhead < a.rows) prefetch_row(r + kAhead);
     const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
     const std::uint64_t last = (end + line - 1) & ~(line - 1);
     // Runs of lines inside one interleave chunk (one slice) and one tag block.
     for (std::uint64_t l = begin & ~(line - 1); l < last;) {
       std::uint64_t n = line_div_.div(std::min(chunk - chunk_div_.mod(l), last - l));
+      if (!a.write && l + kAhead * chunk < last) prefetch_at(l + kAhead * chunk);
       const auto [channel, local] = map_.channel_and_group_local(l, per_stack_);
       const auto slice = static_cast<std::uint32_t>(per_stack_.div(channel));
       if (a.write) {  // write-through, no allocate: the data goes on to HBM

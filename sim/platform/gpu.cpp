@@ -75,7 +75,8 @@ struct Die : sc_core::sc_module {
   std::vector<std::unique_ptr<ComputeUnit>> cus;
 
   Die(sc_core::sc_module_name n, const MachineSpec& m, std::uint32_t index, Tick miss_latency,
-      Dispatcher& dispatcher, const SimOptions& options, StatRegistry& stats, TraceWriter* trace)
+      Dispatcher& dispatcher, CuScheduler& scheduler, const SimOptions& options, StatRegistry& stats,
+      TraceWriter* trace)
       : sc_module(n) {
     fabric = std::make_unique<Fabric>("fabric", m.memory.fabric, m.compute.dies, stats);
     l2 = std::make_unique<L2Cache>("l2", m.memory.l2, m.compute.clock, miss_latency, stats);
@@ -87,6 +88,7 @@ struct Die : sc_core::sc_module {
                                                   options.quantum, stats, trace, pid));
       cus.back()->mem.bind(l2->target);
       cus.back()->set_l2(l2.get());
+      cus.back()->set_scheduler(&scheduler);
     }
   }
 };
@@ -95,6 +97,7 @@ struct Die : sc_core::sc_module {
 
 struct GpuModule : sc_core::sc_module {
   std::unique_ptr<Dispatcher> dispatcher;
+  std::unique_ptr<CuScheduler> cu_scheduler;
   std::unique_ptr<Hbm> hbm;
   std::unique_ptr<Mall> mall;
   std::vector<std::unique_ptr<Die>> dies;
@@ -108,6 +111,7 @@ struct GpuModule : sc_core::sc_module {
                                               ticks(m.launch.workgroup_dispatch),
                                               m.compute.total_cus(), stats);
     if (options.progress) dispatcher->set_progress(options.progress);
+    cu_scheduler = std::make_unique<CuScheduler>("cu_scheduler");
     hbm = std::make_unique<Hbm>("hbm", m.memory.hbm, stats);
     if (m.memory.mall) {
       mall = std::make_unique<Mall>("mall", *m.memory.mall, hbm->map(), m.memory.hbm.stacks, stats);
@@ -117,8 +121,8 @@ struct GpuModule : sc_core::sc_module {
     const std::string kind = die_kind(m);
     for (std::uint32_t d = 0; d < m.compute.dies; ++d) {
       const std::string die = kind + "[" + std::to_string(d) + "]";
-      dies.push_back(std::make_unique<Die>(die.c_str(), m, d, miss_latency, *dispatcher, options,
-                                           stats, trace));
+      dies.push_back(std::make_unique<Die>(die.c_str(), m, d, miss_latency, *dispatcher,
+                                           *cu_scheduler, options, stats, trace));
       if (mall) dies.back()->fabric->initiator.bind(mall->target);
       else dies.back()->fabric->initiator.bind(hbm->target);
     }
