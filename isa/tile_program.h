@@ -74,6 +74,14 @@ struct Loop {
   // Element operations each iteration puts on the vector pipe beside its
   // matrix work (the two overlap): fp8 operands converted to f16 in registers.
   std::uint64_t vector_ops = 0;
+  // The vector work follows the matrix work instead of overlapping it: the
+  // workgroup's barriers separate the two (the 1-stage kernel's down phase
+  // converts its tile in LDS before the product and scans the product after).
+  bool vector_after_matrix = false;
+  // Time each iteration waits after its matrix work, in ps, during which the
+  // workgroup neither multiplies nor converts (an 8-bit wgmma loop waiting for
+  // its K tile's products before adding them up in fp32).
+  std::uint64_t wait_ps = 0;
 };
 
 // One workgroup: prologue loads, then its loops in order (a fused MoE kernel

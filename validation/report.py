@@ -466,6 +466,8 @@ def h200_section(h, rows, preds_note, figs, doc_dir):
             # Fits before the wgmma kernels (v5) have no wgmma values.
             wg = "".join(f"`kernels.{k}` {ch[k]:g}, " for k in ("wgmma_efficiency", "wgmma_fp8_efficiency")
                          if k in ch)
+            if "wgmma_fp8_tile_wait_ns" in ch:  # fits since 2026-11-30
+                wg += f"`kernels.wgmma_fp8_tile_wait` {ch['wgmma_fp8_tile_wait_ns']:g} ns, "
             add(f"Fitted on the calibration half only ({len(fit['scenarios'])} scenarios; `{rel(fit_path)}`, "
                 f"docs/calibration.md): `kernels.matrix_efficiency` {ch['efficiency']:g}, {wg}"
                 f"`kernels.sort_overhead` {ch['sort_overhead_us']:g} us (calibration MAPE "

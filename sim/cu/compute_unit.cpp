@@ -676,8 +676,10 @@ bool ComputeUnit::step(Slot& s) {
       advance(s, i + depth + 1, s.time);
       const isa::Loop& loop = *loop_of(p, i).first;
       const Tick math = matrix(loop, p.threads, s.time);
-      const Tick convert = loop.vector_ops > 0 ? vector_work(s.time, static_cast<double>(loop.vector_ops)) : s.time;
-      s.time = std::max(math, convert) + p.iteration_overhead_ps;
+      const Tick vector_from = loop.vector_after_matrix ? math : s.time;
+      const Tick vector =
+          loop.vector_ops > 0 ? vector_work(vector_from, static_cast<double>(loop.vector_ops)) : vector_from;
+      s.time = std::max(math, vector) + loop.wait_ps + p.iteration_overhead_ps;
       ++s.next_iter;
     }
     return false;

@@ -25,6 +25,27 @@ constexpr std::uint64_t kQuantOps = 4;
 constexpr std::uint64_t kCombineOps = 2;
 // Split-K reduction: one add per partial per element.
 constexpr std::uint64_t kReduceOps = 1;
+// The fp8 intermediate's quantisation kernel (quant_inter_kernel in
+// kernels/moe/fused_moe.hip), instructions counted from its source: per
+// element, the amax pass (address, load, widen, abs, max, loop step: 8) and
+// the quantising pass (address, load, widen, fp32 division ~10, e4m3_bits ~25
+// integer operations, address and byte store, loop step: 43); per scale group
+// and thread, the reduction (5 shuffles and maxima, partial store, 2
+// barriers, 8 partial loads and maxima, the scale's division and store, loop
+// set-up: ~50).
+constexpr std::uint64_t kQuantAmaxOps = 8;
+constexpr std::uint64_t kQuantRoundOps = 43;
+constexpr std::uint64_t kQuantGroupOpsPerThread = 50;
+// The 1-stage kernel's down phase (fused_kernel), per chunk of N output
+// columns, counted from its source: the e4m3 -> bf16 conversion of the chunk's
+// down rows in LDS, per element (loop step, index split, LDS byte load,
+// e4m3_to_bf16_fast, LDS store: 17); the scan of the BM x N product that adds
+// it into y, per element, padding rows included (loop step, index split,
+// bounds test, LDS token load and test: 12); per element of a real row, the
+// add itself (scale load, product load, two multiplies, address, atomic: 10).
+constexpr std::uint64_t kFusedConvertOps = 17;
+constexpr std::uint64_t kFusedScanOps = 12;
+constexpr std::uint64_t kFusedAddOps = 10;
 // The sort kernel (moe_align_block_size): histogram, prefix sum, scatter.
 constexpr std::uint64_t kSortOpsPerRow = 8;
 constexpr std::uint32_t kSortRowsPerWorkgroup = 4096;  // 256 threads x 16 rows
@@ -79,6 +100,7 @@ struct Layer {
   std::vector<std::uint32_t> block_expert;
   std::uint64_t sort_overhead_ps = 0;  // kernels.sort_overhead
   std::uint64_t iteration_overhead_ps = 0;  // kernels.iteration_overhead
+  std::uint64_t fp8_tile_wait_ps = 0;  // kernels.wgmma_fp8_tile_wait
   // Per block: byte offsets of its real rows' tokens in x and in out.
   std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> x_rows, out_rows;
 };
@@ -132,6 +154,8 @@ void matrix_of(const Layer& l, bool wgmma, const KernelTile* tile, isa::Loop& lo
   loop.moe_kernel = true;
   loop.wgmma = wgmma;
   loop.dtype = wgmma ? l.mma_wgmma : l.mma;
+  // 8-bit wgmma: each K tile's products are waited for, then added up in fp32.
+  if (wgmma && dtype_bits(l.shape.dtype) == 8) loop.wait_ps = l.fp8_tile_wait_ps;
   if (tile && !wgmma && l.lane_ops_per_conversion > 0 && dtype_bits(l.shape.dtype) == 8) {
     loop.vector_ops = static_cast<std::uint64_t>(fp8_conversions(*tile) * l.lane_ops_per_conversion);
   }
@@ -233,20 +257,33 @@ isa::TileProgram reduce_program(const Layer& l, std::uint32_t block, std::uint32
 
 // The fp8 intermediate's quantisation as a kernel between the stages
 // (kernels.fp8_intermediate: kernel): one workgroup per padded row, as our
-// kernels launch it; a real row reads its bf16 intermediate and writes it in
-// e4m3 with its scales, a padding row only reads its id.
+// kernels launch it; a padding row only reads its id. A real row is quantised
+// scale group by scale group (block_128: 128 columns; else the whole row),
+// each in two passes separated by barriers: the amax of its bf16 values, a
+// reduction across the workgroup, then the same values again, divided by the
+// scale, converted and stored. Each pass's loads wait for the one before
+// (a chain of 2 x groups round trips, each carrying half a group's bytes: the
+// second pass reads what the first brought on chip), and the vector work is
+// the kernel's own instruction count (kQuant*Ops).
 isa::TileProgram quant_program(const Layer& l, std::uint32_t row, bool real) {
   isa::TileProgram p;
   p.threads = 256;
   p.vgprs_per_thread = 32;
+  p.pipeline_depth = 1;
   p.prologue_loads.push_back(strided(l.buf.sorted_ids + std::uint64_t{row} * 4, 4, 1, 0));
   if (!real) return p;
   const std::uint32_t inter = l.shape.inter;
   const std::uint64_t in_row = bytes_of(inter, DType::bf16);
   const std::uint64_t q_row = bytes_of(inter, l.shape.dtype);
   const std::uint32_t scales = l.shape.quant == Quant::block_128 ? ceil_div(inter, 128) : 1;
-  p.prologue_loads.push_back(strided(l.buf.inter + row * in_row, static_cast<std::uint32_t>(in_row), 1, 0));
-  p.epilogue_vector_ops = std::uint64_t{inter} * kQuantOps;
+  const std::uint32_t group = ceil_div(inter, scales);
+  const std::uint32_t half = std::max(1u, bytes_of(group, DType::bf16) / 2);
+  isa::Loop passes;
+  passes.iterations = 2 * scales;
+  passes.loads.push_back(strided(l.buf.inter + row * in_row, half, 1, 0, half));
+  passes.vector_ops = (std::uint64_t{group} * (kQuantAmaxOps + kQuantRoundOps) +
+                       std::uint64_t{p.threads} * kQuantGroupOpsPerThread) / 2;
+  p.loops.push_back(std::move(passes));
   p.stores.push_back(strided(l.buf.inter_q + row * q_row, static_cast<std::uint32_t>(q_row), 1, 0));
   p.stores.push_back(strided(l.buf.scales + std::uint64_t{row} * scales * 4, scales * 4, 1, 0));
   return p;
@@ -298,6 +335,23 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   return p;
 }
 
+// LDS of a 1-stage workgroup (fused_moe.hip fused_kernel): the larger of
+// phase 1's GEMM buffers (`gemm_lds`, with the wgmma alignment slack) and
+// phase 2's (3 buffers of N down-row slices, their bf16 conversion for 8-bit
+// layers, the fp32 product tile), plus the static arrays: the tile's row
+// sources and scales (TileInfo), tokens and weights, the bf16 slice.
+std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t gemm_lds) {
+  const std::uint64_t bm = l.block_m, bn = tile.n, ks = tile.n / 2;
+  const std::uint64_t eb = bytes_of(1, l.shape.dtype);
+  const std::uint64_t c_tile = bm * (bn + 4) * 4;
+  const std::uint64_t phase1 =
+      std::max<std::uint64_t>(gemm_lds + (l.wgmma_gate_up ? 1024 : 0), c_tile);
+  const std::uint64_t phase2 = 3 * bn * (ks * eb + 16) + (eb == 1 ? bn * (ks + 8) * 2 : 0) + c_tile;
+  const std::uint64_t info = bm * 16 + bn * 16 + bn / 16 * 8 + bm * 4 + bn * 4;
+  const std::uint64_t statics = info + bm * 8 + bm * (ks + 8) * 2;
+  return static_cast<std::uint32_t>(std::max(phase1, phase2) + statics);
+}
+
 // The 1-stage kernel: gate and up for the job's N/2 intermediate columns
 // over all of H, activation, then those columns of I through down into every
 // H column; the partial sums are scatter-added into the tokens' output rows.
@@ -308,6 +362,10 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   const std::uint32_t cols = n.end - n.begin;  // of I
   const std::uint32_t h = l.shape.hidden;
   isa::TileProgram p = base_program(l, tile, 2 * cols, l.wgmma_gate_up);
+  // Our kernel (fused_moe.hip fused_kernel): both phases' LDS. Its registers
+  // stay as gemm_vgprs says (ptxas -v, sm_90a: 48 for bf16 32x64x128, 94 for
+  // e4m3 64x128x128; docs/moe-timing.md).
+  if (l.mma_sync) p.lds_bytes = fused_lds(l, tile, p.lds_bytes);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols + h, h + cols, p);
   const std::uint64_t h_row = bytes_of(h, dt);
@@ -333,9 +391,22 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   down.m = l.block_m;
   down.n = tile.n;
   down.k = cols;
+  // Per chunk, between barriers: (8-bit) the chunk's down rows converted in
+  // LDS before the product; after it, every element of the BM x N product
+  // scanned (padding rows too) and the real rows' ones added into y.
+  // (Our kernel, fused_moe.hip fused_kernel; other kernels: the combine in
+  // the epilogue.)
+  std::uint64_t combine_ops = std::uint64_t{h} * kCombineOps;
+  if (l.mma_sync) {
+    down.vector_after_matrix = true;
+    down.vector_ops = std::uint64_t{tile.n} * (std::uint64_t{l.block_m} * kFusedScanOps +
+                                               std::uint64_t{j.valid_rows} * kFusedAddOps +
+                                               (dtype_bits(dt) == 8 ? std::uint64_t{cols} * kFusedConvertOps : 0));
+    combine_ops = 0;
+  }
   p.loops.push_back(std::move(up));
   p.loops.push_back(std::move(down));
-  p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * kActivationOps + std::uint64_t{h} * kCombineOps);
+  p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * kActivationOps + combine_ops);
   p.stores.push_back(gathered(l.buf.out, static_cast<std::uint32_t>(l.out_row), j.valid_rows,
                               l.out_rows[j.block]));
   p.stores.back().atomic = true;
@@ -452,6 +523,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->out_elem = machine.kernels.combine == CombineType::fp32 ? 4 : 2;
   l->sort_overhead_ps = machine.kernels.sort_overhead.ps;
   l->iteration_overhead_ps = machine.kernels.iteration_overhead.ps;
+  l->fp8_tile_wait_ps = machine.kernels.wgmma_fp8_tile_wait.ps;
   l->block_m = plan.layout.block_m;
   l->padded_rows = plan.layout.padded_rows;
   l->blocks = static_cast<std::uint32_t>(plan.layout.block_expert.size());

@@ -54,10 +54,14 @@ config::ResolvedScenario tiny_scenario() {
 // Analytic times of the tiny layer's sort and fused kernels, as derived in
 // the first test case, with `per_pipe` FLOP/clock per matrix pipe (`down_pipe`
 // for the fused kernel's down phase, when it differs) and blocks of `rows`.
+// `ours`: our NVIDIA kernel (kernels.matrix_instructions not isa), whose down
+// phase scans the whole product after it (12 operations an element, +10 per
+// element of the one real row) instead of the epilogue's combine (2 an element).
 struct TinyTimes {
   double sort, fused;
 };
-TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe, double down_pipe = 0, double rows = 16) {
+TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe, double down_pipe = 0, double rows = 16,
+                        bool ours = false) {
   if (down_pipe <= 0) down_pipe = per_pipe;
   const double hit = ps(m.memory.l2.hit_latency);
   const double miss = hit + ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
@@ -67,7 +71,8 @@ TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe, double down_pipe 
   const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
   const double pipes = std::min<double>(256 / m.compute.wave_size, m.compute.simds_per_cu);
   const double mma = (2.0 * rows * 64 * 64 / per_pipe + 2.0 * rows * 64 * 32 / down_pipe) / pipes * clock_ps;
-  const double vec = (rows * 32 * 8 + rows * 64 * 2) / lanes * clock_ps;
+  const double down_vec = ours ? 64 * (rows * 12 + 1 * 10) : rows * 64 * 2;
+  const double vec = (rows * 32 * 8 + down_vec) / lanes * clock_ps;
   const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
   return {launch + miss + (1.0 * 8 + 1) / lanes * clock_ps + hit + flush,
           launch + miss + mma + vec + miss + atomic + flush};
@@ -223,7 +228,8 @@ TEST_CASE("kernels.sort_overhead adds exactly its time to the sort; mma_sync cha
   const auto k = sim::programs::software_moe(as, p, m);
   REQUIRE(k.stage == std::vector<std::string>{"sort", "fused"});
   const auto t = gpu.run(k.kernels);
-  const TinyTimes want = tiny_analytic(m, mma_rate * m.compute.matrix_efficiency);
+  REQUIRE(p.stage1.at(0).valid_rows == 1);
+  const TinyTimes want = tiny_analytic(m, mma_rate * m.compute.matrix_efficiency, 0, 16, true);
   CHECK(static_cast<double>(t[0].end - t[0].launch) == Approx(want.sort + 5e6).margin(100));
   CHECK(static_cast<double>(t[1].end - t[1].launch) == Approx(want.fused).margin(100));
 }
@@ -273,9 +279,15 @@ TEST_CASE("kernels.fp8_intermediate kernel: gate/up stores bf16, one workgroup p
   REQUIRE(k.stage == std::vector<std::string>{"sort", "gate_up", "quant_inter", "down"});
   CHECK(k.kernels[2].workgroups == p.layout.padded_rows);
   const auto real = k.kernels[2].program(0);  // row 0 is the token's
-  REQUIRE(real.prologue_loads.size() == 2);
-  CHECK(real.prologue_loads[1].row_bytes == 256 * 2);  // bf16 in
-  CHECK(real.stores.at(0).row_bytes == 256);           // e4m3 out
+  REQUIRE(real.prologue_loads.size() == 1);  // its id
+  // per_token: one scale group, two dependent passes over it, each a round
+  // trip carrying half the bf16 row.
+  REQUIRE(real.loops.size() == 1);
+  CHECK(real.loops[0].iterations == 2);
+  CHECK(real.pipeline_depth == 1);
+  CHECK(real.loops[0].loads.at(0).row_bytes * real.loops[0].iterations == 256 * 2);  // bf16 in
+  CHECK(real.loops[0].vector_ops == (256 * (8 + 43) + 256 * 50) / 2);
+  CHECK(real.stores.at(0).row_bytes == 256);  // e4m3 out
   CHECK(k.kernels[2].program(p.layout.padded_rows - 1).stores.empty());  // a padding row
   const auto gate_up = k.kernels[1].program(0);
   CHECK(gate_up.stores.at(0).row_bytes == gate_up.loops.at(0).n / 2 * 2);  // bf16 columns
@@ -315,7 +327,7 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   CHECK(wgmma_rate == Approx(1024));
   const double ce = m.compute.matrix_efficiency;
   const TinyTimes want = tiny_analytic(m, wgmma_rate * 0.5 * ce,
-                                       2.0 * 16 * 16 * 64 / 55 * m.kernels.matrix_efficiency * ce, 64);
+                                       2.0 * 16 * 16 * 64 / 55 * m.kernels.matrix_efficiency * ce, 64, true);
   CHECK(static_cast<double>(t[1].end - t[1].launch) == Approx(want.fused).margin(100));
   // 8-bit layers: the wgmma loop multiplies e4m3 as it is, the mma.sync loop through f16.
   m.kernels.fp8_operands = Fp8Operands::f16;
@@ -328,6 +340,16 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   CHECK(prog.loops[0].wgmma);
   CHECK(prog.loops[0].dtype == DType::fp8_e4m3);
   CHECK(prog.loops[1].dtype == DType::fp16);
+  // The 8-bit wgmma loop waits kernels.wgmma_fp8_tile_wait per K tile; the
+  // down phase (mma.sync) and bf16 wgmma loops do not.
+  CHECK(prog.loops[0].wait_ps == 0);
+  m.kernels.wgmma_fp8_tile_wait = units::Duration{250'000};
+  sim::programs::AddressSpace as3;
+  const auto prog3 = sim::programs::software_moe(as3, p8, m).kernels[1].program(0);
+  CHECK(prog3.loops[0].wait_ps == 250'000);
+  CHECK(prog3.loops[1].wait_ps == 0);
+  sim::programs::AddressSpace as4;
+  CHECK(sim::programs::software_moe(as4, p, m).kernels[1].program(0).loops[0].wait_ps == 0);
 }
 
 TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 conversions on the vector pipe", "[moe]") {
@@ -351,7 +373,11 @@ TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 c
   const auto prog = sim::programs::software_moe(as, p, m).kernels[1].program(0);
   REQUIRE(prog.loops.size() == 2);
   CHECK(prog.loops[0].vector_ops == static_cast<std::uint64_t>(8192 * lanes / 32));
-  CHECK(prog.loops[1].vector_ops == 0);  // the 1-stage kernel's down phase converts in LDS
+  // The 1-stage kernel's down phase converts in LDS (17 operations an element of
+  // its 64 x 32 down rows) and scans its 16 x 64 product (12 an element, +10 for
+  // the real row's), after the product.
+  CHECK(prog.loops[1].vector_ops == 64 * (32 * 17 + 16 * 12 + 1 * 10));
+  CHECK(prog.loops[1].vector_after_matrix);
   // Not modelled when the rate is 0 (the default), nor for bf16.
   m.kernels.fp8_conversions_per_clock = 0;
   sim::programs::AddressSpace as2;

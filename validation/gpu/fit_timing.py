@@ -6,6 +6,8 @@ the measured H200 scenarios only (the held-out half is never read here):
                                sustain (operand staging through LDS)
   kernels.wgmma_efficiency     the same for the main loops that run wgmma
   kernels.wgmma_fp8_efficiency the same for the 8-bit wgmma loops
+  kernels.wgmma_fp8_tile_wait  time each K tile of an 8-bit wgmma loop waits for its
+                               products before promoting them (no matrix work in flight)
   kernels.iteration_overhead   fixed time per main-loop iteration (barrier, copy
                                wait and issue)
   kernels.sort_overhead        fixed time of our sorting kernels beyond their work
@@ -13,7 +15,7 @@ the measured H200 scenarios only (the held-out half is never read here):
 
 fit_timing.py TDMSIM [--runs timing-vN.jsonl (newest)] [--efficiency 0.3,0.35,...]
               [--wgmma-efficiency 0.5,0.6,...] [--wgmma-fp8-efficiency 0.2,...]
-              [--iteration-overhead 0,100,...(ns)]
+              [--wgmma-fp8-tile-wait 0,200,...(ns)] [--iteration-overhead 0,100,...(ns)]
               [--jobs 2] [--write]
 
 The sort overhead is fitted on the sort kernel alone: the median, over the
@@ -47,11 +49,12 @@ def set_key(text, key, value, comment):
     return pat.sub(lambda m: f"{m.group(1)}{key}: {value}  # {comment}", text)
 
 
-def machine_with(efficiency, wgmma, wgmma_fp8, sort_us, iter_ns, comment="fit candidate"):
+def machine_with(efficiency, wgmma, wgmma_fp8, sort_us, iter_ns, wait_ns, comment="fit candidate"):
     text = open(MACHINE).read()
     text = set_key(text, "matrix_efficiency", f"{efficiency:g}", comment)
     text = set_key(text, "wgmma_efficiency", f"{wgmma:g}", comment)
     text = set_key(text, "wgmma_fp8_efficiency", f"{wgmma_fp8:g}", comment)
+    text = set_key(text, "wgmma_fp8_tile_wait", f"{wait_ns:g}ns", comment)
     text = set_key(text, "iteration_overhead", f"{iter_ns:g}ns", comment)
     return set_key(text, "sort_overhead", f"{sort_us:g}us", comment)
 
@@ -63,6 +66,7 @@ def main():
     ap.add_argument("--efficiency", default="0.25,0.3,0.35,0.4,0.45,0.5,0.6,0.7")
     ap.add_argument("--wgmma-efficiency", default="0.3,0.35,0.4,0.45")
     ap.add_argument("--wgmma-fp8-efficiency", default="0.18,0.22,0.26")
+    ap.add_argument("--wgmma-fp8-tile-wait", default="0", help="ns, comma-separated")
     ap.add_argument("--iteration-overhead", default="0", help="ns, comma-separated")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--write", action="store_true", help="write the fitted values into h200.yaml")
@@ -79,15 +83,16 @@ def main():
     wgmmas = [float(x) for x in a.wgmma_efficiency.split(",")]
     fp8s = [float(x) for x in a.wgmma_fp8_efficiency.split(",")]
     iters = [float(x) for x in a.iteration_overhead.split(",")]
+    waits = [float(x) for x in a.wgmma_fp8_tile_wait.split(",")]
     grid = []
     sort_us = None
     with tempfile.TemporaryDirectory() as tmp:
-        points = [(e, w, f, i) for e in effs for w in wgmmas for f in fp8s for i in iters]
-        for eff, wg, w8, it in points:
-            path = os.path.join(tmp, f"h200-{eff:g}-{wg:g}-{w8:g}-{it:g}.yaml")
+        points = [(e, w, f, i, t) for e in effs for w in wgmmas for f in fp8s for i in iters for t in waits]
+        for eff, wg, w8, it, wt in points:
+            path = os.path.join(tmp, f"h200-{eff:g}-{wg:g}-{w8:g}-{it:g}-{wt:g}.yaml")
             with open(path, "w") as f:
-                f.write(machine_with(eff, wg, w8, sort_us or 0, it))
-            label = f"efficiency {eff:g}, wgmma {wg:g}, wgmma fp8 {w8:g}, iteration {it:g} ns"
+                f.write(machine_with(eff, wg, w8, sort_us or 0, it, wt))
+            label = f"efficiency {eff:g}, wgmma {wg:g}, wgmma fp8 {w8:g}, fp8 tile wait {wt:g} ns, iteration {it:g} ns"
             preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=label)
             if sort_us is None:  # the sort kernel depends on neither
                 gaps = sorted(runs[n]["timing"]["kernels_us_median"]["sort"] - preds[n]["stages_us"]["sort"]
@@ -98,16 +103,17 @@ def main():
                 # Simulated again with it, as every other point is (added after
                 # the fact, the layer's other kernels would not shift with it).
                 with open(path, "w") as f:
-                    f.write(machine_with(eff, wg, w8, sort_us, it))
+                    f.write(machine_with(eff, wg, w8, sort_us, it, wt))
                 preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=label)
             st = h200_data.error_stats([(measured[n], preds[n]["predicted_us"]) for n in names])
             grid.append(dict(efficiency=eff, wgmma_efficiency=wg, wgmma_fp8_efficiency=w8,
-                             iteration_overhead_ns=it, sort_overhead_us=sort_us, **st))
+                             iteration_overhead_ns=it, wgmma_fp8_tile_wait_ns=wt, sort_overhead_us=sort_us, **st))
             print(f"{label}: calibration MAPE {100 * st['mape']:.1f}%, "
                   f"worst {100 * st['worst']:.1f}%, Spearman {st['spearman']:.3f}", flush=True)
     win = min(grid, key=lambda g: g["mape"])
     print(f"chosen: matrix_efficiency {win['efficiency']:g}, wgmma_efficiency {win['wgmma_efficiency']:g}, "
           f"wgmma_fp8_efficiency {win['wgmma_fp8_efficiency']:g}, "
+          f"wgmma_fp8_tile_wait {win['wgmma_fp8_tile_wait_ns']:g} ns, "
           f"iteration_overhead "
           f"{win['iteration_overhead_ns']:g} ns, sort_overhead {win['sort_overhead_us']:g} us "
           f"(calibration MAPE {100 * win['mape']:.1f}%)")
@@ -116,7 +122,8 @@ def main():
         rel = os.path.relpath(a.runs, h200_data.ROOT)
         comment = f"FITTED on the calibration half of {os.path.basename(a.runs)} (validation/gpu/fit_timing.py)"
         text = machine_with(win["efficiency"], win["wgmma_efficiency"], win["wgmma_fp8_efficiency"],
-                            win["sort_overhead_us"], win["iteration_overhead_ns"], comment)
+                            win["sort_overhead_us"], win["iteration_overhead_ns"], win["wgmma_fp8_tile_wait_ns"],
+                            comment)
         if len(iters) == 1:  # given, not fitted
             text = set_key(text, "iteration_overhead", f"{iters[0]:g}ns",
                            "not fitted: one value given to fit_timing.py (docs/calibration.md)")
@@ -127,6 +134,7 @@ def main():
                       command=f"validation/gpu/fit_timing.py TDMSIM --runs {rel} --efficiency {a.efficiency} "
                               f"--wgmma-efficiency {a.wgmma_efficiency} "
                               f"--wgmma-fp8-efficiency {a.wgmma_fp8_efficiency} "
+                              f"--wgmma-fp8-tile-wait {a.wgmma_fp8_tile_wait} "
                               f"--iteration-overhead {a.iteration_overhead} --write")
         out = os.path.join(h200_data.DATA_DIR, f"fit-v{version}.json")
         with open(out + ".tmp", "w") as f:

@@ -225,6 +225,7 @@ struct KernelsSpec {
   Fp8Intermediate fp8_intermediate{Fp8Intermediate::epilogue};
   Duration sort_overhead{};
   Duration iteration_overhead{};
+  Duration wgmma_fp8_tile_wait{};
   std::uint32_t one_stage_blocks{2};
   std::uint32_t pipeline_stages{2};
   std::uint32_t wgmma_pipeline_stages{4};
@@ -268,6 +269,10 @@ struct KernelsSpec {
     v.param(iteration_overhead, "iteration_overhead",
             "fixed time of each GEMM main-loop iteration beyond its matrix work (barrier, "
             "waiting on and issuing the copies)",
+            Default{"0ns"}, Max{"10us"});
+    v.param(wgmma_fp8_tile_wait, "wgmma_fp8_tile_wait",
+            "time each K tile of an 8-bit wgmma main loop waits for its products before adding "
+            "them to the fp32 accumulators, with no matrix work of its own in flight (fitted)",
             Default{"0ns"}, Max{"10us"});
     v.param(one_stage_blocks, "one_stage_blocks",
             "the kernel heuristic picks the fused 1-stage kernel when this GPU's routed rows fit "
