@@ -22,13 +22,18 @@ std::string tile_text(const KernelTile& t) {
   return fmt::format("{}x{}x{}x{}", t.threads, t.m, t.n, t.k);
 }
 
+// Blocks of block_m rows the layout gives experts with these row counts.
+std::uint64_t block_count(const std::vector<std::uint32_t>& rows, std::uint32_t block_m) {
+  std::uint64_t blocks = 0;
+  for (const std::uint32_t r : rows) blocks += ceil_div(r, block_m);
+  return blocks;
+}
+
 // Workgroups of the gate/up stage: every block of every expert times the N
 // tiles over 2I (each N/2 columns of gate and the same of up, as tile_jobs).
 std::uint64_t gate_up_tiles(const LayerShape& shape, const std::vector<std::uint32_t>& rows,
                             std::uint32_t block_m, const KernelTile& tile) {
-  std::uint64_t blocks = 0;
-  for (const std::uint32_t r : rows) blocks += ceil_div(r, block_m);
-  return blocks * ceil_div(shape.inter, tile.n / 2);  // = ceil(2I / N) for the even N
+  return block_count(rows, block_m) * ceil_div(shape.inter, tile.n / 2);  // = ceil(2I / N) for the even N
 }
 
 // The default tiles of machines whose kernels run wgmma (MEASURED on the H200,
@@ -135,8 +140,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     std::string table;
     std::optional<Candidate> best;
     for (const std::uint32_t m : std::array<std::uint32_t, 3>{32, 64, 128}) {
-      std::uint64_t blocks = 0;
-      for (const std::uint32_t r : rows) blocks += ceil_div(r, m);
+      const std::uint64_t blocks = block_count(rows, m);
       const Candidate c{m, blocks * m,
                         std::max(static_cast<double>(blocks) * expert_bytes / bw,
                                  peak > 0 ? 6.0 * static_cast<double>(blocks * m) * shape.hidden *
@@ -278,8 +282,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     const std::uint64_t llc = machine.memory.mall ? std::max(l2, machine.memory.mall->size.bytes) : l2;
     const std::uint64_t a_bytes =
         std::uint64_t{k.block_m} * std::max(shape.hidden, shape.inter) * dtype_bits(shape.dtype) / 8;
-    std::uint64_t blocks = 0;
-    for (const std::uint32_t r : rows) blocks += ceil_div(r, k.block_m);
+    const std::uint64_t blocks = block_count(rows, k.block_m);
     const std::uint64_t per_expert = touched ? (blocks + touched - 1) / touched : 1;
     k.raster_group = 1;
     while (k.raster_group < kMaxRasterGroup && k.raster_group < per_expert &&

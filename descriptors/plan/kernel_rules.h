@@ -28,6 +28,19 @@ constexpr std::uint32_t accumulators(std::uint32_t m, std::uint32_t n, std::uint
   return m * n / (threads ? threads : 1) * (doubled ? 2 : 1);
 }
 
+// How the warps of a workgroup split an M x N tile of 16 x 16 fragments in
+// the mma.sync and wmma main loops: a wm x wn grid of warps (wm 1 for one
+// fragment row, 4 for tall narrow tiles, else 2; wn as many as the columns
+// and the remaining warps allow). Small tiles leave warps idle.
+struct WarpGrid {
+  std::uint32_t wm, wn;
+};
+constexpr WarpGrid warp_grid(std::uint32_t m, std::uint32_t n, std::uint32_t warps) {
+  const std::uint32_t fm = m / 16, fn = n / 16;
+  const std::uint32_t wm = fm == 1 ? 1 : (fm >= 8 && fn <= 4 ? 4 : 2);
+  return {wm, fn < warps / wm ? fn : warps / wm};
+}
+
 // Whether a tile of 8- or 16-bit operands runs wgmma: 256 threads as two
 // warpgroups (a 128-row tile gives each 64 rows, a 64-row tile each N/2
 // columns), K rows of 32, 64 or 128 bytes (the swizzle modes), 32-256 columns

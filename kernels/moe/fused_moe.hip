@@ -44,13 +44,14 @@ __device__ __forceinline__ float activate(Act act, float g, float u, float limit
 }
 
 // Which warps compute which fragments of a BM x BN tile: a WM x WN grid of
-// warps, each TM x TN fragments of 16 x 16. Small tiles leave warps idle in
-// the multiply; they still copy.
+// warps (plan::rules::warp_grid, which the timing model counts with too),
+// each TM x TN fragments of 16 x 16. Small tiles leave warps idle in the
+// multiply; they still copy.
 template <int BM, int BN>
 struct WarpGrid {
   static constexpr int FM = BM / 16, FN = BN / 16;
-  static constexpr int WM = FM == 1 ? 1 : (FM >= 8 && FN <= 4 ? 4 : 2);
-  static constexpr int WN = FN < kWarps / WM ? FN : kWarps / WM;
+  static constexpr int WM = int(plan::rules::warp_grid(BM, BN, kWarps).wm);
+  static constexpr int WN = int(plan::rules::warp_grid(BM, BN, kWarps).wn);
   static constexpr int TM = FM / WM, TN = FN / WN;
   static_assert(WM * WN <= kWarps && TM * WM == FM && TN * WN == FN, "tile not covered");
 };

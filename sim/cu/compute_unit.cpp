@@ -111,7 +111,6 @@ void ComputeUnit::prefetch_slots() {
   // the host's cache misses overlap instead of coming one after another.
   const std::size_t n = slots_.size();
   const Tick* times = slot_time_.data();
-  constexpr Tick kNotBusy = ~Tick{0};
   for (std::size_t i = 0; i < n; ++i) {
     if (times[i] != kNotBusy) prefetch_bytes(&slots_[i], sizeof(Slot));
   }
@@ -151,7 +150,6 @@ void ComputeUnit::begin_kernel() {
   slots_.assign(occ.workgroups, Slot{});
   // The slots' times, kNotBusy when idle: the scan for the next slot reads
   // one small array instead of every slot's record.
-  constexpr Tick kNotBusy = ~Tick{0};
   std::vector<Tick>& times = slot_time_;
   times.assign(slots_.size(), kNotBusy);
   const Tick start = dispatcher_.kernel_start();
@@ -171,7 +169,6 @@ Tick ComputeUnit::resume(bool after_wait) {
   // host's caches: fetch it all at once.
   if (after_wait) prefetch_slots();
   const isa::KernelLaunch& k = dispatcher_.kernel();
-  constexpr Tick kNotBusy = ~Tick{0};
   std::vector<Tick>& times = slot_time_;
   std::uint32_t wg = 0;
   Tick not_before = 0;

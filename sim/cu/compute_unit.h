@@ -194,7 +194,8 @@ class ComputeUnit : public sc_core::sc_module {
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)
   CuScheduler* scheduler_ = nullptr;
   std::vector<Slot> slots_;
-  std::vector<Tick> slot_time_;  // each slot's time, or ~0 when idle
+  static constexpr Tick kNotBusy = ~Tick{0};  // slot_time_ of an idle slot
+  std::vector<Tick> slot_time_;  // each slot's time, or kNotBusy when idle
   Tick last_end_ = 0;            // the kernel's last workgroup end so far
   Tick busy_from_ = 0;
   std::vector<bool> trace_named_;  // slots whose trace track has a name

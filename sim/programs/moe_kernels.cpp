@@ -138,11 +138,11 @@ isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint3
 // Conversions of e4m3 pairs to f16 one K tile of an mma.sync main loop does:
 // each computing warp converts the A and B fragments it multiplies, so A is
 // converted once per warp column and B once per warp row of the kernel's
-// warp grid (kernels/moe/fused_moe.hip WarpGrid, 8 warps of 16x16 fragments).
+// warp grid (plan::rules::warp_grid, as kernels/moe/fused_moe.hip WarpGrid: 8
+// warps of 16x16 fragments).
 std::uint64_t fp8_conversions(const KernelTile& t) {
   const std::uint32_t fm = std::max(1u, t.m / 16), fn = std::max(1u, t.n / 16);
-  const std::uint32_t wm = fm == 1 ? 1 : (fm >= 8 && fn <= 4 ? 4 : 2);
-  const std::uint32_t wn = std::min(fn, 8 / wm);
+  const auto [wm, wn] = plan::rules::warp_grid(16 * fm, 16 * fn, 8);
   const std::uint64_t a_rows = std::uint64_t{fm} * 16 * wn, b_rows = std::uint64_t{fn} * 16 * wm;
   return (a_rows + b_rows) * t.k / 2;
 }
