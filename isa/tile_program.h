@@ -71,6 +71,9 @@ struct Loop {
   // plan::wgmma_tile), charged at the ISA's rate times kernels.wgmma_efficiency
   // (wgmma_fp8_efficiency for 8-bit operands).
   bool wgmma = false;
+  // With wgmma: the warp-specialized loop (plan::ws_tile), charged at
+  // kernels.wgmma_ws_efficiency instead.
+  bool ws = false;
   // Element operations each iteration puts on the vector pipe beside its
   // matrix work (the two overlap): fp8 operands converted to f16 in registers.
   std::uint64_t vector_ops = 0;

@@ -53,8 +53,15 @@ bool short_k_bf16(std::uint32_t block_m, const LayerShape& shape, double rows_pe
   return block_m == 128 && dtype_bits(shape.dtype) == 16 && shape.hidden <= kShortK &&
          rows_per_expert >= 2.0 * block_m;
 }
-KernelTile wgmma_default_tile(std::uint32_t block_m, const LayerShape& shape, bool short_k) {
+//
+// With the warp-specialized loop (kernels.warp_specialized), bf16 at M 128 takes
+// 384x128x256x64 whatever K: 1.19-1.32x the 256-thread 128x256x64 and the
+// short-K 128x128x64 on all ten layers measured (Mixtral, Qwen3-30B, OLMoE,
+// DeepSeek-V2-Lite, gpt-oss-20b, Qwen2-57B at 512-16384 tokens), and
+// 1.25-1.33x its own 128x128x64 (validation/data/h200/moe/ws-2026-11-30).
+KernelTile wgmma_default_tile(std::uint32_t block_m, const LayerShape& shape, bool short_k, bool ws) {
   const bool byte = dtype_bits(shape.dtype) == 8;
+  if (ws && !byte && block_m == 128) return {rules::kWsThreads, 128, 256, 64};
   if (short_k) return {256, 128, 128, 64};
   if (block_m == 128) return byte ? KernelTile{256, 128, 128, 128} : KernelTile{256, 128, 256, 64};
   if (block_m == 64 && byte) return {256, 64, 128, 128};
@@ -71,7 +78,13 @@ std::uint32_t floor_pow2(std::uint32_t v) {
 
 bool wgmma_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype) {
   return machine.kernels.matrix_instructions == MatrixInstructions::wgmma &&
-         rules::wgmma_tile(tile.threads, tile.m, tile.n, tile.k, dtype_bits(dtype));
+         (rules::wgmma_tile(tile.threads, tile.m, tile.n, tile.k, dtype_bits(dtype)) ||
+          ws_tile(machine, tile, dtype));
+}
+
+bool ws_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype) {
+  return machine.kernels.matrix_instructions == MatrixInstructions::wgmma && machine.kernels.warp_specialized &&
+         rules::ws_tile(tile.threads, tile.m, tile.n, tile.k, dtype_bits(dtype));
 }
 
 KernelTile default_tile(std::uint32_t block_m, Quant quant) {
@@ -164,9 +177,10 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   std::uint32_t touched = 0;
   for (const std::uint32_t r : rows) touched += r > 0 ? 1 : 0;
   const double rows_per_expert = touched ? static_cast<double>(local_rows) / touched : 0.0;
-  const bool short_k = wgmma && short_k_bf16(k.block_m, shape, rows_per_expert);
+  const bool ws = wgmma && machine.kernels.warp_specialized;
+  const bool short_k = wgmma && !ws && short_k_bf16(k.block_m, shape, rows_per_expert);
   const KernelTile auto_tile =
-      wgmma ? wgmma_default_tile(k.block_m, shape, short_k) : default_tile(k.block_m, shape.quant);
+      wgmma ? wgmma_default_tile(k.block_m, shape, short_k, ws) : default_tile(k.block_m, shape.quant);
   k.gate_up_tile = requested.gate_up_tile.is_auto() ? auto_tile : requested.gate_up_tile;
   k.down_tile = requested.down_tile.is_auto() ? auto_tile : requested.down_tile;
   why += fmt::format("; tiles {} / {}{}", tile_text(k.gate_up_tile), tile_text(k.down_tile),

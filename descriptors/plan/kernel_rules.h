@@ -58,6 +58,17 @@ constexpr bool wgmma_tile(std::uint32_t threads, std::uint32_t m, std::uint32_t 
   return accumulators(64, per_group, 128, bits == 8) <= 128;
 }
 
+// Whether a tile runs the warp-specialized wgmma loop (fused_moe.hip
+// gemm_core_ws): 384 threads, of which one warpgroup only copies (a producer
+// that keeps every pipeline buffer but the one being multiplied in flight)
+// and two multiply, 64 rows each of a 128-row tile; 16-bit operands, K rows
+// of 128 bytes, 128 or 256 columns (at most 128 accumulators a thread).
+inline constexpr std::uint32_t kWsThreads = 384;
+constexpr bool ws_tile(std::uint32_t threads, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                       std::uint32_t bits) {
+  return threads == kWsThreads && bits == 16 && m == 128 && k * bits / 8 == 128 && (n == 128 || n == 256);
+}
+
 // The order of a GEMM stage's tile jobs, which is also the order in which a
 // software grid's workgroup ids map onto them (plan::tile_jobs; the kernels
 // decode blockIdx.x with it). Blocks are taken in groups of `group`

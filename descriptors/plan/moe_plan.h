@@ -136,7 +136,10 @@ KernelTile default_tile(std::uint32_t block_m, Quant quant);
 // Whether the machine's kernels run this tile's main loop with Hopper's wgmma
 // (kernels.matrix_instructions: wgmma): rules::wgmma_tile, the rule our sm_90a
 // kernels apply (kernel_rules.h, shared with kernels/moe/fused_moe.hip).
+// Warp-specialized tiles (kernels.warp_specialized, rules::ws_tile) are wgmma tiles too.
 bool wgmma_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype);
+// Whether the tile runs the warp-specialized wgmma loop (kernels.warp_specialized).
+bool ws_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype);
 inline constexpr std::uint32_t kWgmmaMinStages = rules::kWgmmaMinStages;
 
 struct MoePlan {

@@ -10,6 +10,7 @@
 
 #include "kernels/hip/async_copy.h"
 #include "kernels/hip/matrix_core.h"
+#include "kernels/hip/mbarrier.h"
 #include "kernels/hip/wgmma.h"
 #include "descriptors/plan/kernel_rules.h"
 #include "kernels/moe/moe_gpu.h"
@@ -83,6 +84,13 @@ struct WgmmaTile {
   static constexpr int kMinStages = plan::rules::kWgmmaMinStages;  // the copy runs stages - 2 tiles ahead
 };
 
+// Which tiles take the warp-specialized wgmma loop (gemm_core_ws): those of
+// plan::rules::ws_tile, launched with its 384 threads, in sm_90a builds.
+template <class T, int BM, int BN, int BK, int NT>
+struct WsTile {
+  static constexpr bool ok = TDMSIM_WGMMA && plan::rules::ws_tile(NT, BM, BN, BK, 8 * sizeof(T));
+};
+
 // Shared-memory layout of the GEMM core, in bytes.
 template <class T, int BM, int BN, int BK>
 struct Smem {
@@ -127,9 +135,10 @@ __device__ __forceinline__ void async_wait_at_most(int pending) {
 // tile on wgmma) take at most 64 registers per thread, so that the register
 // file holds two workgroups of 256 threads (<= 128 registers each); else one.
 // The timing model uses the same rule (sim/programs/moe_kernels.cpp, gemm_vgprs).
-template <class T, int BM, int BN, int BK, bool BS>
+template <class T, int BM, int BN, int BK, bool BS, int NT = kThreads>
 inline constexpr int kMinBlocks =
-    plan::rules::accumulators(BM, BN, kThreads, WgmmaTile<T, BM, BN, BK, BS>::ok ? sizeof(T) == 1 : BS) <= 64 ? 2 : 1;
+    NT != kThreads ? 1  // the warp-specialized loop: one workgroup of 384 threads an SM
+    : plan::rules::accumulators(BM, BN, kThreads, WgmmaTile<T, BM, BN, BK, BS>::ok ? sizeof(T) == 1 : BS) <= 64 ? 2 : 1;
 
 
 // The copy side of both main loops' pipelines. Each thread copies the same
@@ -556,18 +565,135 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
   }
   __syncthreads();
 }
+// The warp-specialized main loop on Hopper (plan::rules::ws_tile: bf16,
+// 128 x 128 or 128 x 256 tiles, K tiles of 64, 384 threads). Warpgroup 2 only
+// copies: its 128 threads issue every A and B row of a K tile into a free
+// stage buffer with cp.async and let the hardware arrive on that buffer's
+// `full` barrier when their copies have landed. Warpgroups 0 and 1 only
+// multiply (64 rows of the tile each, wgmma straight from LDS as in
+// gemm_core_wgmma) and arrive on the buffer's `empty` barrier once their
+// products of it are done. No workgroup barrier inside the loop: the copies
+// run up to `stages` - 1 tiles ahead of the products, and neither side waits
+// for the other's unrelated work (gemm_core_wgmma's per-tile __syncthreads
+// made the copying and multiplying warps wait for each other every tile).
+// cp.async writes LDS through the generic proxy and wgmma reads it through
+// the async proxy: the consumers fence the proxies after acquiring a buffer
+// (the fence may sit anywhere on the causality path from the write to the
+// read; PTX ISA, memory consistency model, "proxy-preserved base causality").
+// Same contract as gemm_core, for all 384 threads.
+template <int BM, int BN, int BK>
+__device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc* b, std::uint32_t k0,
+                             std::uint32_t k1, int stages, const void* any_global, float* C) {
+  using T = std::uint16_t;
+  using S = Smem<T, BM, BN, BK>;
+  using L = typename S::Layout;
+  constexpr int R = BK * int(sizeof(T));  // 128 bytes: the 128B swizzle, 8 chunks a row
+  static_assert(BM == 128 && R == 128 && L::kSwizzled, "plan::rules::ws_tile");
+  constexpr int kChunks = R / 16;
+  constexpr int kProducers = 128;
+  constexpr int kRowsPerPass = kProducers / kChunks;  // 16: a multiple of 8, one swizzle term a thread
+  constexpr int kCopies = (BM + BN) / kRowsPerPass;
+  constexpr int kAcc = BN / 2;  // a consumer warpgroup: 64 x BN fp32
+  using Mma = wg::Mma<BN, wg::Operands::bf16>;
+  __shared__ std::uint64_t full[kMaxStages], empty[kMaxStages];
+  const int warp = threadIdx.x / 32, group = warp / 4, lane = threadIdx.x % 32;
+  const std::uint32_t tiles = (k1 - k0 + BK - 1) / BK;
+
+  const auto raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  const std::uint32_t pad = (1024u - raw % 1024u) % 1024u;
+  unsigned char* stages_base = smem + pad;
+  const std::uint32_t lds_base = raw + pad;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar::init(&full[s], kProducers);
+      mbar::init(&empty[s], 8);  // lane 0 of each consumer warp
+    }
+    mbar::fence_init();
+  }
+  __syncthreads();
+
+  if (group == 2) {
+    // Producer: thread p copies logical chunk p % 8 of rows p / 8 + 16 i.
+    const int p = threadIdx.x - 256, chunk = p % kChunks;
+    const std::uint8_t* src[kCopies];
+#pragma unroll
+    for (int i = 0; i < kCopies; ++i) {
+      const int row = p / kChunks + i * kRowsPerPass;
+      const RowSrc& rs = row < BM ? a[row] : b[row - BM];
+      src[i] = rs.ptr ? rs.ptr + (std::size_t{k0} + chunk * 8) * sizeof(T) : nullptr;
+    }
+    const int dst = L::offset(p / kChunks, chunk);
+    int s = 0;
+    std::uint32_t phase = 0;
+    for (std::uint32_t tile = 0; tile < tiles; ++tile) {
+      if (tile >= std::uint32_t(stages)) mbar::wait(&empty[s], phase ^ 1u);
+      unsigned char* st = stages_base + s * S::kStageBytes;
+      const std::uint32_t k = k0 + tile * BK + chunk * 8;
+      const unsigned in_range = k >= k1 ? 0u : (k1 - k >= 8 ? 16u : (k1 - k) * 2u);
+#pragma unroll
+      for (int i = 0; i < kCopies; ++i) {
+        const unsigned bytes = src[i] ? in_range : 0u;
+        const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{tile} * R) : any_global;
+        copy16_async(st + dst + i * kRowsPerPass * R, from, bytes);
+      }
+      mbar::arrive_after_copies(&full[s]);
+      if (++s == stages) s = 0, phase ^= 1u;
+    }
+  } else {
+    // Consumers: warpgroup `group` multiplies rows 64 group .. + 63.
+    float acc[kAcc];
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+    int s = 0, prev = 0;
+    std::uint32_t phase = 0;
+    for (std::uint32_t tile = 0; tile < tiles; ++tile) {
+      mbar::wait(&full[s], phase);
+      wg::fence_lds_for_async();
+      const std::uint32_t stage = lds_base + s * S::kStageBytes;
+      const std::uint32_t a_addr = stage + 64 * group * R, b_addr = stage + BM * R;
+      wg::fence();
+#pragma unroll
+      for (int ks = 0; ks < R / 32; ++ks) {
+        Mma::run(acc, wg::descriptor(a_addr + 32 * ks, R), wg::descriptor(b_addr + 32 * ks, R), 1);
+      }
+      wg::commit();
+      wg::wait<1>();  // the previous tile's products are done: its buffer is free
+      if (tile > 0 && lane == 0) mbar::arrive(&empty[prev]);
+      prev = s;
+      if (++s == stages) s = 0, phase ^= 1u;
+    }
+    wg::wait<0>();
+    // Both warpgroups are done with every buffer before either overwrites
+    // them with its part of C (named barrier 1: the 256 consumer threads).
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    const int row = 64 * group + (warp % 4) * 16 + lane / 4;
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) {
+      const int r = row + ((i % 4) >= 2 ? 8 : 0);
+      const int c = 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+      C[r * S::kCLd + c] = acc[i];
+    }
+  }
+  __syncthreads();
+}
 #endif
 
 // The main loop of this backend; BS (block_128 scales) only for fp8. Kernels
 // are instantiated per scaling mode so that bf16 and per-token fp8 do not pay
 // the registers of the block-scaled partial sums.
-template <class T, int BM, int BN, int BK, bool BS>
+// NT: the workgroup's threads, 384 for the warp-specialized loop (WsTile).
+template <class T, int BM, int BN, int BK, bool BS, int NT = kThreads>
 __device__ void gemm(unsigned char* smem, const RowSrc* a, const RowSrc* b,
                      const float* const* b_scale, std::uint32_t k0, std::uint32_t k1, int stages,
                      const void* any_global, float* C) {
   static_assert(!BS || sizeof(T) == 1, "block scales are fp8 only");
+  static_assert(NT == kThreads || WsTile<T, BM, BN, BK, NT>::ok, "384 threads: warp-specialized tiles only");
 #ifdef TDMSIM_MMA_SYNC
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (NT != kThreads) {
+    gemm_core_ws<BM, BN, BK>(smem, a, b, k0, k1, stages, any_global, C);
+    return;
+  } else
   if constexpr (WgmmaTile<T, BM, BN, BK, BS>::ok) {
     gemm_core_wgmma<T, BM, BN, BK, BS>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
     return;
@@ -661,8 +787,8 @@ __device__ void gate_up_rows(const Args& p, std::uint32_t b, std::uint32_t e, st
   }
 }
 
-template <class T, int BM, int BN, int BK, bool BS>
-__global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) gate_up_kernel(Args p) {
+template <class T, int BM, int BN, int BK, bool BS, int NT>
+__global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) gate_up_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
   __shared__ TileInfo<BM, BN> ti;
@@ -676,7 +802,7 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) gat
   if (j0 >= d.columns(e)) {
     // A shared chunk's zero-weight columns: their intermediate is exactly 0
     // (written, since the buffer holds the previous layer's values).
-    for (int i = threadIdx.x; i < BM * (BN / 2); i += kThreads) {
+    for (int i = threadIdx.x; i < BM * (BN / 2); i += NT) {
       const std::size_t pos = std::size_t{b} * p.block_m + i / (BN / 2);
       const std::uint32_t j = j0 + i % (BN / 2);
       if (j >= d.inter || p.sorted_rows[pos] == sentinel) continue;
@@ -695,8 +821,8 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) gat
   std::uint32_t k0, k1;
   k_range<BK>(d.hidden, split, p.split_k, k0, k1);
   float* C = reinterpret_cast<float*>(smem);
-  gemm<T, BM, BN, BK, BS>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
-  for (int i = threadIdx.x; i < BM * (BN / 2); i += kThreads) {
+  gemm<T, BM, BN, BK, BS, NT>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
+  for (int i = threadIdx.x; i < BM * (BN / 2); i += NT) {
     const int m = i / (BN / 2), jj = i % (BN / 2);
     const std::size_t pos = std::size_t{b} * p.block_m + m;
     const std::uint32_t j = j0 + jj;
@@ -760,8 +886,8 @@ __global__ void quant_inter_kernel(Args p, std::uint8_t* q, float* scale) {
   }
 }
 
-template <class T, int BM, int BN, int BK, bool BS>
-__global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) down_kernel(Args p) {
+template <class T, int BM, int BN, int BK, bool BS, int NT>
+__global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
   __shared__ TileInfo<BM, BN> ti;
@@ -810,12 +936,12 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) dow
   std::uint32_t k0, k1;
   k_range<BK>(d.inter, split, p.split_k, k0, k1);
   float* C = reinterpret_cast<float*>(smem);
-  gemm<T, BM, BN, BK, BS>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
+  gemm<T, BM, BN, BK, BS, NT>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
   // Epilogue: routed weight on the fp32 sum, the expert output rounded to
   // bf16 (whole sums only), then the combine: an atomic add into y.
   // Four adjacent columns per atomic (H is a multiple of 16, so a group is
   // all in or all out): a vector add where the GPU has one (add4_f32).
-  for (int i = threadIdx.x; i < BM * BN / 4; i += kThreads) {
+  for (int i = threadIdx.x; i < BM * BN / 4; i += NT) {
     const int m = i / (BN / 4), n = (i % (BN / 4)) * 4;
     const std::uint32_t h = h0 + n;
     if (h >= d.hidden || token[m] == sentinel) continue;
@@ -977,7 +1103,7 @@ int fused_phase2_bytes() {
 
 enum class Kind { gate_up, down, fused };
 
-template <class T, int BM, int BN, int BK, bool BS>
+template <class T, int BM, int BN, int BK, bool BS, int NT = kThreads>
 void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
   Args a = args;
   if (WgmmaTile<T, BM, BN, BK, BS>::ok && a.stages < WgmmaTile<T, BM, BN, BK, BS>::kMinStages) {
@@ -986,9 +1112,10 @@ void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
   int bytes = Smem<T, BM, BN, BK>::bytes(static_cast<int>(a.stages));
   void (*kernel)(Args) = nullptr;
   switch (kind) {
-    case Kind::gate_up: kernel = gate_up_kernel<T, BM, BN, BK, BS>; break;
-    case Kind::down: kernel = down_kernel<T, BM, BN, BK, BS>; break;
+    case Kind::gate_up: kernel = gate_up_kernel<T, BM, BN, BK, BS, NT>; break;
+    case Kind::down: kernel = down_kernel<T, BM, BN, BK, BS, NT>; break;
     case Kind::fused: {
+      if constexpr (NT != kThreads) return;  // never asked for: supported() refuses it
       kernel = fused_kernel<T, BM, BN, BK, BS>;
       const int p2 = fused_phase2_bytes<T, BM, BN>();
       bytes = bytes > p2 ? bytes : p2;
@@ -997,7 +1124,7 @@ void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
   }
   TDMSIM_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                        hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  hipLaunchKernelGGL(kernel, grid, dim3(kThreads), static_cast<size_t>(bytes), s, a);
+  hipLaunchKernelGGL(kernel, grid, dim3(NT), static_cast<size_t>(bytes), s, a);
   TDMSIM_HIP_CHECK(hipGetLastError());
 }
 
@@ -1064,6 +1191,11 @@ void by_dtype(bool fp8, F&& f) {
 void launch_kind(Kind kind, const KernelTileCfg& tile, const Args& a, dim3 grid, hipStream_t s) {
   by_dtype(a.d.fp8, [&]<class T>() {
     with_tile(tile, [&]<int M, int N, int K>() {
+      if constexpr (WsTile<T, M, N, K, plan::rules::kWsThreads>::ok) {
+        if (tile.threads == plan::rules::kWsThreads) {
+          return launch_tile<T, M, N, K, false, plan::rules::kWsThreads>(kind, a, grid, s);
+        }
+      }
       if constexpr (sizeof(T) == 1) {
         if (a.d.quant == Quant::block_128) return launch_tile<T, M, N, K, true>(kind, a, grid, s);
       }
@@ -1088,8 +1220,16 @@ const char* matrix_backend() {
 
 bool supported(const MoeCase& c, std::string& why) {
   const auto check = [&](const KernelTileCfg& t, const char* which) {
-    if (t.threads != kThreads) {
-      why = std::string(which) + " tile has " + std::to_string(t.threads) + " threads; the kernels use 256";
+    if (t.threads == plan::rules::kWsThreads) {
+      if (!(TDMSIM_WGMMA && plan::rules::ws_tile(t.threads, t.m, t.n, t.k, c.fp8() ? 8 : 16)) ||
+          (c.stages == 1 && std::string(which) == "gate_up")) {
+        why = std::string(which) + " tile " + case_detail::tile_text(t) +
+              ": 384 threads is the warp-specialized loop, which takes bf16 128x128x64 and 128x256x64 "
+              "tiles of the 2-stage kernels in sm_90a builds (docs/gpu-kernels.md)";
+        return false;
+      }
+    } else if (t.threads != kThreads) {
+      why = std::string(which) + " tile has " + std::to_string(t.threads) + " threads; the kernels use 256 (384: warp-specialized)";
       return false;
     }
     if (t.m != c.block_m) {

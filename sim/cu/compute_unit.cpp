@@ -57,6 +57,7 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
   matrix_rate_.fill(-1.0);
   kernel_rate_.fill(-1.0);
   wgmma_rate_.fill(-1.0);
+  ws_rate_.fill(-1.0);
   if (machine.tdm) {
     mover_bw_ = units::Bandwidth{std::uint64_t{machine.tdm->movers_per_cu} *
                                  machine.tdm->mover_bytes_per_clock * machine.compute.clock.hz};
@@ -562,7 +563,8 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
 const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
   for (const auto& c : matrix_costs_) {
     if (c.valid && c.m == p.m && c.n == p.n && c.k == p.k && c.dtype == p.dtype &&
-        c.moe_kernel == p.moe_kernel && c.wgmma == (p.moe_kernel && p.wgmma) && c.threads == threads) {
+        c.moe_kernel == p.moe_kernel && c.wgmma == (p.moe_kernel && p.wgmma) &&
+        c.ws == (p.moe_kernel && p.wgmma && p.ws) && c.threads == threads) {
       return c;
     }
   }
@@ -572,9 +574,12 @@ const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std:
   // (their wgmma loops: the ISA's rate and the wgmma factor).
   const auto d = static_cast<std::size_t>(p.dtype);
   const bool wgmma = p.moe_kernel && p.wgmma;
-  double& rate = wgmma ? wgmma_rate_[d] : p.moe_kernel ? kernel_rate_[d] : matrix_rate_[d];
+  const bool ws = wgmma && p.ws;
+  double& rate = ws ? ws_rate_[d] : wgmma ? wgmma_rate_[d] : p.moe_kernel ? kernel_rate_[d] : matrix_rate_[d];
   if (rate < 0) {
-    if (wgmma) {
+    if (ws) {
+      rate = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1) * machine_.kernels.wgmma_ws_efficiency;
+    } else if (wgmma) {
       // 8-bit loops wait for each K tile's products to promote them (fused_moe.hip).
       rate = isa::matrix_flops_per_clock_per_cu(machine_.isa, p.dtype, 1) *
              (dtype_bits(p.dtype) == 8 ? machine_.kernels.wgmma_fp8_efficiency : machine_.kernels.wgmma_efficiency);
@@ -592,7 +597,7 @@ const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std:
   }
   MatrixCost& c = matrix_costs_[next_matrix_cost_];
   next_matrix_cost_ = (next_matrix_cost_ + 1) % matrix_costs_.size();
-  c = MatrixCost{true, p.m, p.n, p.k, p.dtype, p.moe_kernel, wgmma, threads, 0, 0};
+  c = MatrixCost{true, p.m, p.n, p.k, p.dtype, p.moe_kernel, wgmma, ws, threads, 0, 0};
   // A workgroup's waves spread over at most `simds` matrix pipes.
   const std::uint32_t waves = std::max(1u, (threads + cu.wave_size - 1) / cu.wave_size);
   c.used = std::min<std::uint32_t>(waves, cu.simds_per_cu);

@@ -156,6 +156,7 @@ class ComputeUnit : public sc_core::sc_module {
     DType dtype{};
     bool moe_kernel = false;
     bool wgmma = false;
+    bool ws = false;
     std::uint32_t threads = 0;
     std::uint32_t used = 0;
     Tick dur = 0;
@@ -186,6 +187,7 @@ class ComputeUnit : public sc_core::sc_module {
   std::array<double, 16> matrix_rate_;  // per dtype: ISA rate, MoE-kernel rate, MoE wgmma rate
   std::array<double, 16> kernel_rate_;
   std::array<double, 16> wgmma_rate_;
+  std::array<double, 16> ws_rate_;
   // The last loop shapes costed (a kernel has one or two), replaced in turn.
   std::array<MatrixCost, 4> matrix_costs_{};
   std::size_t next_matrix_cost_ = 0;

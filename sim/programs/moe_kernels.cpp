@@ -86,6 +86,7 @@ struct Layer {
   DType mma_wgmma = DType::bf16;  // and of the wgmma loops (8-bit operands as they are)
   bool mma_sync = false;    // our NVIDIA kernels (kernels.matrix_instructions: mma_sync or wgmma)
   bool wgmma_gate_up = false, wgmma_down = false;  // plan::wgmma_tile of each stage's tile
+  bool ws_gate_up = false, ws_down = false;        // plan::ws_tile of each stage's tile
   // Vector-pipe element operations per fp8 -> f16 conversion of a pair
   // (kernels.fp8_conversions_per_clock; 0: conversions not modelled).
   double lane_ops_per_conversion = 0;
@@ -118,6 +119,9 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
 // use about half that (ptxas -v, docs/gpu-kernels.md). Other kernels: kVgprs.
 std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma) {
   if (!l.mma_sync) return kVgprs;
+  // The warp-specialized loop is compiled for one workgroup of 384 threads an
+  // SM: 65536 / 384 registers, 168 in ptxas's steps of 8 (it uses 154).
+  if (wgmma && tile.threads == plan::rules::kWsThreads) return 168;
   // Partial sums double the accumulators: block_128 on mma.sync, every 8-bit
   // layer on wgmma (promoted per K tile, plan::wgmma_tile).
   const bool doubled = wgmma ? dtype_bits(l.shape.dtype) == 8 : l.shape.quant == Quant::block_128;
@@ -148,11 +152,13 @@ std::uint64_t fp8_conversions(const KernelTile& t) {
 }
 
 // A main loop's matrix work: the machine's kernel instructions, wgmma (8-bit
-// operands as they are) or mma.sync / the ISA's (l.mma); with `tile`, an
-// mma.sync loop converting 8-bit operands to f16 also gets that vector work.
-void matrix_of(const Layer& l, bool wgmma, const KernelTile* tile, isa::Loop& loop) {
+// operands as they are; `ws`: the warp-specialized loop, at its own
+// efficiency) or mma.sync / the ISA's (l.mma); with `tile`, an mma.sync loop
+// converting 8-bit operands to f16 also gets that vector work.
+void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa::Loop& loop) {
   loop.moe_kernel = true;
   loop.wgmma = wgmma;
+  loop.ws = wgmma && ws;
   loop.dtype = wgmma ? l.mma_wgmma : l.mma;
   // 8-bit wgmma: each K tile's products are waited for, then added up in fp32.
   if (wgmma && dtype_bits(l.shape.dtype) == 8) loop.wait_ps = l.fp8_tile_wait_ps;
@@ -209,7 +215,7 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(token_rows(l.tdm, l.buf.x + k0, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
   loop.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
   loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
-  matrix_of(l, l.wgmma_gate_up, &tile, loop);
+  matrix_of(l, l.wgmma_gate_up, l.ws_gate_up, &tile, loop);
   loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
   loop.n = 2 * cols;
   loop.k = tile.k;
@@ -321,7 +327,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(strided(a_base + first_row * i_row + k0, k_bytes, j.valid_rows, i_row, k_bytes));
   loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * i_row + k0, k_bytes,
                                cols, i_row, k_bytes));
-  matrix_of(l, l.wgmma_down, &tile, loop);
+  matrix_of(l, l.wgmma_down, l.ws_down, &tile, loop);
   loop.m = l.block_m;
   loop.n = cols;
   loop.k = tile.k;
@@ -377,7 +383,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   up.loads.push_back(token_rows(l.tdm, l.buf.x, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
   up.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
   up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
-  matrix_of(l, l.wgmma_gate_up, &tile, up);
+  matrix_of(l, l.wgmma_gate_up, false, &tile, up);
   up.m = l.block_m;
   up.n = 2 * cols;
   up.k = tile.k;
@@ -387,7 +393,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   down.iterations = ceil_div(h, tile.n);
   down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, dt), bytes_of(cols, dt),
                                tile.n, i_row, static_cast<std::int64_t>(std::uint64_t{tile.n} * i_row)));
-  matrix_of(l, false, nullptr, down);  // phase 2's own loop (fused_moe.hip fused_kernel), converting in LDS
+  matrix_of(l, false, false, nullptr, down);  // phase 2's own loop (fused_moe.hip fused_kernel), converting in LDS
   down.m = l.block_m;
   down.n = tile.n;
   down.k = cols;
@@ -514,6 +520,8 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->mma_sync = machine.kernels.matrix_instructions != MatrixInstructions::isa;
   l->wgmma_gate_up = plan::wgmma_tile(machine, plan.kernel.gate_up_tile, s.dtype);
   l->wgmma_down = plan.kernel.stages == 2 && plan::wgmma_tile(machine, plan.kernel.down_tile, s.dtype);
+  l->ws_gate_up = plan.kernel.stages == 2 && plan::ws_tile(machine, plan.kernel.gate_up_tile, s.dtype);
+  l->ws_down = plan.kernel.stages == 2 && plan::ws_tile(machine, plan.kernel.down_tile, s.dtype);
   if (machine.kernels.fp8_operands == Fp8Operands::f16 && machine.kernels.fp8_conversions_per_clock > 0) {
     l->lane_ops_per_conversion = machine.compute.vector_lanes() / machine.kernels.fp8_conversions_per_clock;
   }

@@ -220,6 +220,8 @@ struct KernelsSpec {
   double matrix_efficiency{1.0};
   double wgmma_efficiency{1.0};
   double wgmma_fp8_efficiency{1.0};
+  bool warp_specialized{false};
+  double wgmma_ws_efficiency{1.0};
   Fp8Operands fp8_operands{Fp8Operands::native};
   CombineType combine{CombineType::bf16};
   Fp8Intermediate fp8_intermediate{Fp8Intermediate::epilogue};
@@ -249,6 +251,15 @@ struct KernelsSpec {
     v.param(wgmma_fp8_efficiency, "wgmma_fp8_efficiency",
             "the same for 8-bit wgmma loops, which wait for each K tile's partial sums and add "
             "them up in fp32 (fitted)",
+            Default{1.0}, Min{0.05}, Max{1.0});
+    v.param(warp_specialized, "warp_specialized",
+            "with matrix_instructions wgmma: the kernels also have the warp-specialized wgmma "
+            "loop (384 threads: a copying warpgroup and two multiplying ones; bf16 tiles "
+            "384x128x128x64 and 384x128x256x64, plan::rules::ws_tile), and the heuristic gives "
+            "bf16 layers of 128-row blocks 384x128x256x64",
+            Default{false});
+    v.param(wgmma_ws_efficiency, "wgmma_ws_efficiency",
+            "the same as wgmma_efficiency for the warp-specialized loops (fitted)",
             Default{1.0}, Min{0.05}, Max{1.0});
     v.param(fp8_operands, "fp8_operands",
             "8-bit operands to the matrix pipe as they are (native) or converted to f16 first",
