@@ -25,6 +25,9 @@ constexpr int kMaxStages = 6;
 #ifndef TDMSIM_WGMMA
 #define TDMSIM_WGMMA 0  // wgmma main loop for tiles of 64+ rows (sm_90a; build-gpu-runner.sh sets it)
 #endif
+#ifndef TDMSIM_WS_PERSISTENT
+#define TDMSIM_WS_PERSISTENT 0  // experiment: warp-specialized tiles as persistent grids (ws_persistent_kernel)
+#endif
 #ifndef TDMSIM_FP8_VIA_F16
 #define TDMSIM_FP8_VIA_F16 1  // fp8 tiles through the f16 pipe on NVIDIA (docs/gpu-kernels.md)
 #endif
@@ -1091,6 +1094,202 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
   }
 }
 
+// EXPERIMENT (TDMSIM_WS_PERSISTENT=1 builds only; the timing model does not
+// know it): gate/up or down on the warp-specialized loop as a persistent grid
+// of one workgroup an SM that takes the tile jobs blockIdx.x, + gridDim.x, ...
+// in plan::rules::job_at order. The producer warpgroup computes its rows'
+// sources itself and runs on into the next job's copies while the consumers
+// finish the last one; the consumers' epilogue works from their registers
+// (each thread holds the gate and the up column of a pair: c and c + N/2),
+// so the pipeline buffers are never turned into the C tile and nothing waits
+// for the epilogue. Numerics as gate_up_kernel / down_kernel (bf16: unit
+// scales), the combine by 2-wide instead of 4-wide atomic adds.
+template <int BN, bool kGateUp>
+__global__ void __launch_bounds__(plan::rules::kWsThreads, 1) ws_persistent_kernel(Args p, std::uint32_t jobs) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int BM = 128, BK = 64;
+  using T = std::uint16_t;
+  using S = Smem<T, BM, BN, BK>;
+  using L = typename S::Layout;
+  constexpr int R = BK * int(sizeof(T));
+  constexpr int kChunks = R / 16, kProducers = 128, kRowsPerPass = kProducers / kChunks;
+  constexpr int kCopies = (BM + BN) / kRowsPerPass;
+  constexpr int kAcc = BN / 2;
+  using Mma = wg::Mma<BN, wg::Operands::bf16>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ std::uint64_t full[kMaxStages], empty[kMaxStages];
+  const LayerDims& d = p.d;
+  const int stages = static_cast<int>(p.stages);
+  const int warp = threadIdx.x / 32, group = warp / 4, lane = threadIdx.x % 32;
+  const std::uint32_t sentinel = d.tokens * d.slots;
+  const std::uint32_t K = kGateUp ? d.hidden : d.inter;
+  const std::uint32_t n_tiles = kGateUp ? (d.inter + BN / 2 - 1) / (BN / 2) : (d.hidden + BN - 1) / BN;
+  const auto raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  const std::uint32_t pad = (1024u - raw % 1024u) % 1024u;
+  unsigned char* stages_base = smem + pad;
+  const std::uint32_t lds_base = raw + pad;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar::init(&full[s], kProducers);
+      mbar::init(&empty[s], 8);
+    }
+    mbar::fence_init();
+  }
+  __syncthreads();
+  struct Job {
+    std::uint32_t b, e, n0, split, k0, k1;
+    bool zero;  // gate/up columns a shared chunk does not have: written as 0, no GEMM
+  };
+  const auto decode = [&](std::uint32_t id) {
+    const plan::rules::JobAt j = plan::rules::job_at(id, p.blocks, n_tiles, p.split_k, p.raster_group);
+    Job job{j.block, p.block_expert[j.block], j.n_tile * (kGateUp ? BN / 2 : BN), j.split, 0, 0, false};
+    k_range<BK>(K, j.split, p.split_k, job.k0, job.k1);
+    job.zero = kGateUp && job.n0 >= d.columns(job.e);
+    return job;
+  };
+
+  if (group == 2) {
+    const int pt = threadIdx.x - 256, chunk = pt % kChunks;
+    const int dst = L::offset(pt / kChunks, chunk);
+    int s = 0;
+    std::uint32_t phase = 0, issued = 0;
+    for (std::uint32_t id = blockIdx.x; id < jobs; id += gridDim.x) {
+      const Job job = decode(id);
+      if (job.zero) continue;
+      const std::uint8_t* src[kCopies];
+#pragma unroll
+      for (int i = 0; i < kCopies; ++i) {
+        const int row = pt / kChunks + i * kRowsPerPass;
+        const std::uint8_t* r = nullptr;
+        if (row < BM) {
+          const std::size_t pos = std::size_t{job.b} * p.block_m + row;
+          const std::uint32_t sr = p.sorted_rows[pos];
+          if (sr != sentinel) {
+            r = kGateUp ? p.x + std::size_t{sr / d.slots} * d.hidden * sizeof(T)
+                        : p.inter_a + pos * d.inter * sizeof(T);
+          }
+        } else if (kGateUp) {
+          const int n = row - BM;
+          const bool up = n >= BN / 2;
+          const std::uint32_t j = job.n0 + (up ? n - BN / 2 : n);
+          if (j < d.inter) r = p.w13 + (std::size_t{job.e} * 2 * d.inter + (up ? d.inter : 0) + j) * d.hidden * sizeof(T);
+        } else {
+          const std::uint32_t h = job.n0 + (row - BM);
+          if (h < d.hidden) r = p.w2 + (std::size_t{job.e} * d.hidden + h) * d.inter * sizeof(T);
+        }
+        src[i] = r ? r + (std::size_t{job.k0} + chunk * 8) * sizeof(T) : nullptr;
+      }
+      const std::uint32_t tiles = (job.k1 - job.k0 + BK - 1) / BK;
+      for (std::uint32_t tile = 0; tile < tiles; ++tile) {
+        if (issued >= std::uint32_t(stages)) mbar::wait(&empty[s], phase ^ 1u);
+        unsigned char* st = stages_base + s * S::kStageBytes;
+        const std::uint32_t k = job.k0 + tile * BK + chunk * 8;
+        const unsigned in_range = k >= job.k1 ? 0u : (job.k1 - k >= 8 ? 16u : (job.k1 - k) * 2u);
+#pragma unroll
+        for (int i = 0; i < kCopies; ++i) {
+          const unsigned bytes = src[i] ? in_range : 0u;
+          const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{tile} * R) : p.x;
+          copy16_async(st + dst + i * kRowsPerPass * R, from, bytes);
+        }
+        mbar::arrive_after_copies(&full[s]);
+        ++issued;
+        if (++s == stages) s = 0, phase ^= 1u;
+      }
+    }
+    return;
+  }
+
+  int s = 0;
+  std::uint32_t phase = 0;
+  const int row_a = 64 * group + (warp % 4) * 16 + lane / 4;  // this thread's rows: row_a, row_a + 8
+  for (std::uint32_t id = blockIdx.x; id < jobs; id += gridDim.x) {
+    const Job job = decode(id);
+    if (job.zero) {
+      for (int i = threadIdx.x; i < BM * (BN / 2); i += 256) {
+        const std::size_t pos = std::size_t{job.b} * p.block_m + i / (BN / 2);
+        const std::uint32_t j = job.n0 + i % (BN / 2);
+        if (j >= d.inter || p.sorted_rows[pos] == sentinel) continue;
+        if (p.split_k > 1) {
+          float* part = p.partials + (std::size_t{job.split} * p.blocks * p.block_m + pos) * 2 * d.inter;
+          part[j] = 0.0f;
+          part[d.inter + j] = 0.0f;
+        } else {
+          p.inter[pos * d.inter + j] = 0;
+        }
+      }
+      continue;
+    }
+    float acc[kAcc];
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+    const std::uint32_t tiles = (job.k1 - job.k0 + BK - 1) / BK;
+    int prev = 0;
+    for (std::uint32_t tile = 0; tile < tiles; ++tile) {
+      mbar::wait(&full[s], phase);
+      wg::fence_lds_for_async();
+      const std::uint32_t stage = lds_base + s * S::kStageBytes;
+      const std::uint32_t a_addr = stage + 64 * group * R, b_addr = stage + BM * R;
+      wg::fence();
+#pragma unroll
+      for (int ks = 0; ks < R / 32; ++ks) {
+        Mma::run(acc, wg::descriptor(a_addr + 32 * ks, R), wg::descriptor(b_addr + 32 * ks, R), 1);
+      }
+      wg::commit();
+      wg::wait<1>();
+      if (tile > 0 && lane == 0) mbar::arrive(&empty[prev]);
+      prev = s;
+      if (++s == stages) s = 0, phase ^= 1u;
+    }
+    wg::wait<0>();
+    if (tiles > 0 && lane == 0) mbar::arrive(&empty[prev]);
+    // Epilogue from the accumulators: element i is column 8 (i / 4) + 2 (lane
+    // % 4) + (i % 2) of row row_a (+ 8 for i % 4 >= 2); pairs of adjacent
+    // columns (i, i + 1) go out together.
+    std::uint32_t sr[2];
+    std::size_t pos[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      pos[h] = std::size_t{job.b} * p.block_m + row_a + 8 * h;
+      sr[h] = p.sorted_rows[pos[h]];
+    }
+    if constexpr (kGateUp) {
+#pragma unroll
+      for (int i = 0; i < kAcc / 2; i += 2) {
+        const int h = (i % 4) >= 2 ? 1 : 0;
+        const std::uint32_t j = job.n0 + 8 * (i / 4) + 2 * (lane % 4);
+        if (sr[h] == sentinel || j >= d.inter) continue;
+        const float g0 = acc[i], g1 = acc[i + 1], u0 = acc[i + kAcc / 2], u1 = acc[i + 1 + kAcc / 2];
+        if (p.split_k > 1) {
+          float* part = p.partials + (std::size_t{job.split} * p.blocks * p.block_m + pos[h]) * 2 * d.inter;
+          *reinterpret_cast<float2*>(part + j) = make_float2(g0, g1);
+          *reinterpret_cast<float2*>(part + d.inter + j) = make_float2(u0, u1);
+        } else {
+          const std::uint32_t lo = bf16_bits(activate(d.act, round_bf16(g0), round_bf16(u0), d.act_limit));
+          const std::uint32_t hi = bf16_bits(activate(d.act, round_bf16(g1), round_bf16(u1), d.act_limit));
+          *reinterpret_cast<std::uint32_t*>(p.inter + pos[h] * d.inter + j) = lo | (hi << 16);
+        }
+      }
+    } else {
+      float w[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) w[h] = p.sorted_weights[pos[h]];
+#pragma unroll
+      for (int i = 0; i < kAcc; i += 2) {
+        const int h = (i % 4) >= 2 ? 1 : 0;
+        const std::uint32_t col = job.n0 + 8 * (i / 4) + 2 * (lane % 4);
+        if (sr[h] == sentinel || col >= d.hidden) continue;
+        float v0 = acc[i] * w[h], v1 = acc[i + 1] * w[h];
+        if (p.split_k == 1) {
+          v0 = round_bf16(v0);
+          v1 = round_bf16(v1);
+        }
+        add2_f32(p.y + std::size_t{sr[h] / d.slots} * d.hidden + col, v0, v1);
+      }
+    }
+  }
+#endif
+}
+
 // Phase 2 of the fused kernel needs its own LDS on top of phase 1's.
 template <class T, int BM, int BN>
 int fused_phase2_bytes() {
@@ -1106,6 +1305,23 @@ enum class Kind { gate_up, down, fused };
 template <class T, int BM, int BN, int BK, bool BS, int NT = kThreads>
 void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
   Args a = args;
+  if constexpr (TDMSIM_WS_PERSISTENT && NT == plan::rules::kWsThreads && sizeof(T) == 2 && BM == 128 && BK == 64) {
+    if (kind != Kind::fused) {
+      int dev = 0, sms = 0;
+      TDMSIM_HIP_CHECK(hipGetDevice(&dev));
+      TDMSIM_HIP_CHECK(hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, dev));
+      void (*kernel)(Args, std::uint32_t) =
+          kind == Kind::gate_up ? ws_persistent_kernel<BN, true> : ws_persistent_kernel<BN, false>;
+      const int bytes = a.stages * Smem<T, BM, BN, BK>::kStageBytes + 1024;
+      TDMSIM_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                           hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      const std::uint32_t jobs = grid.x;
+      const dim3 persistent(jobs < std::uint32_t(sms) ? jobs : std::uint32_t(sms));
+      hipLaunchKernelGGL(kernel, persistent, dim3(NT), static_cast<size_t>(bytes), s, a, jobs);
+      TDMSIM_HIP_CHECK(hipGetLastError());
+      return;
+    }
+  }
   if (WgmmaTile<T, BM, BN, BK, BS>::ok && a.stages < WgmmaTile<T, BM, BN, BK, BS>::kMinStages) {
     a.stages = WgmmaTile<T, BM, BN, BK, BS>::kMinStages;
   }

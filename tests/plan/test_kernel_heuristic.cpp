@@ -279,23 +279,34 @@ TEST_CASE("wgmma_tile: the sm_90a kernels' rule", "[kernel]") {
 TEST_CASE("wgmma machines: their default tiles, 8-bit blocks of 64, at least 3 buffers", "[kernel]") {
   const MachineSpec h200 = shipped_machine("h200");
   REQUIRE(h200.kernels.matrix_instructions == MatrixInstructions::wgmma);
-  // Mixtral prefill bf16: M 128 -> 128x256x64, the wgmma depth (4).
+  // Mixtral prefill bf16: M 128 -> the warp-specialized 384x128x256x64, the wgmma depth (4).
+  REQUIRE(h200.kernels.warp_specialized);
   LayerShape s = shape(4096, 4096, 14336, 8, 2);
   KernelChoice k = choose_kernel(s, automatic(), h200, round_robin(s));
   CHECK(k.block_m == 128);
-  CHECK(k.gate_up_tile == KernelTile{256, 128, 256, 64});
-  CHECK(k.down_tile == KernelTile{256, 128, 256, 64});
+  CHECK(k.gate_up_tile == KernelTile{384, 128, 256, 64});
+  CHECK(k.down_tile == KernelTile{384, 128, 256, 64});
+  CHECK(wgmma_tile(h200, k.gate_up_tile, s.dtype));
+  CHECK(ws_tile(h200, k.gate_up_tile, s.dtype));
   CHECK(k.pipeline_stages == h200.kernels.wgmma_pipeline_stages);
-  // A short gate/up K (H 2048, as Qwen3-30B): 128x128x64 on 3 buffers, two per SM.
+  // ... whatever K: a short gate/up K (H 2048, as Qwen3-30B) too.
   const LayerShape short_k = shape(4096, 2048, 768, 128, 8);
-  const KernelChoice ks = choose_kernel(short_k, automatic(), h200, round_robin(short_k));
+  CHECK(choose_kernel(short_k, automatic(), h200, round_robin(short_k)).gate_up_tile ==
+        KernelTile{384, 128, 256, 64});
+  // Without the warp-specialized loop: the 256-thread 128x256x64, and for a
+  // short K 128x128x64 on 3 buffers, two per SM ...
+  MachineSpec plain = h200;
+  plain.kernels.warp_specialized = false;
+  CHECK_FALSE(ws_tile(plain, KernelTile{384, 128, 256, 64}, s.dtype));
+  CHECK(choose_kernel(s, automatic(), plain, round_robin(s)).gate_up_tile == KernelTile{256, 128, 256, 64});
+  const KernelChoice ks = choose_kernel(short_k, automatic(), plain, round_robin(short_k));
   CHECK(ks.block_m == 128);
   CHECK(ks.gate_up_tile == KernelTile{256, 128, 128, 64});
   CHECK(ks.pipeline_stages == kWgmmaMinStages);
   CHECK_THAT(ks.reason, Catch::Contains("two per SM"));
   // ... but not at one block per expert (2048 tokens: 128 rows each).
   const LayerShape one_block = shape(2048, 2048, 768, 128, 8);
-  const KernelChoice kb = choose_kernel(one_block, automatic(), h200, round_robin(one_block));
+  const KernelChoice kb = choose_kernel(one_block, automatic(), plain, round_robin(one_block));
   CHECK(kb.block_m == 128);
   CHECK(kb.gate_up_tile == KernelTile{256, 128, 256, 64});
   // The same in fp8: 128x128x128.

@@ -352,6 +352,56 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   CHECK(sim::programs::software_moe(as4, p, m).kernels[1].program(0).loops[0].wait_ps == 0);
 }
 
+TEST_CASE("kernels.warp_specialized: 384-thread tiles run wgmma at wgmma_ws_efficiency, the others at wgmma_efficiency", "[moe]") {
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.matrix_instructions = MatrixInstructions::wgmma;
+  m.kernels.warp_specialized = true;
+  m.kernels.wgmma_efficiency = 0.5;
+  m.kernels.wgmma_ws_efficiency = 1.0;
+  sc.model.spec.intermediate_size = 64;  // one N tile of 128 (64 gate + 64 up columns)
+  auto& k = sc.scenario.spec.kernel;
+  k.stages = 2;
+  k.block_m = 128;
+  const KernelTile ws{384, 128, 128, 64}, plain{256, 128, 128, 64};
+  REQUIRE(plan::ws_tile(m, ws, DType::bf16));
+  REQUIRE(plan::wgmma_tile(m, ws, DType::bf16));
+  REQUIRE_FALSE(plan::ws_tile(m, plain, DType::bf16));
+  // The same layer twice in one run (one simulation a process), once on each
+  // tile, at distinct addresses so that both start cold.
+  sim::programs::AddressSpace as;
+  std::vector<sim::programs::MoeKernels> layers;
+  for (const KernelTile& tile : {ws, plain}) {
+    k.gate_up_tile = k.down_tile = tile;
+    layers.push_back(sim::programs::software_moe(as, plan::build_plan(sc), m));
+    REQUIRE(layers.back().stage == std::vector<std::string>{"sort", "gate_up", "down"});
+  }
+  const auto prog_ws = layers[0].kernels[1].program(0), prog_plain = layers[1].kernels[1].program(0);
+  CHECK(prog_ws.loops[0].wgmma);
+  CHECK(prog_ws.loops[0].ws);
+  CHECK(prog_plain.loops[0].wgmma);
+  CHECK_FALSE(prog_plain.loops[0].ws);
+  CHECK(prog_ws.threads == 384);
+  CHECK(prog_ws.vgprs_per_thread == 168);  // __launch_bounds__(384, 1): one workgroup an SM
+  std::vector<isa::KernelLaunch> all;
+  for (const auto& l : layers) all.insert(all.end(), l.kernels.begin(), l.kernels.end());
+  sim::Gpu gpu(m);
+  const auto t = gpu.run(all);
+  // Gate/up is one K tile (load, then multiply): the two kernels differ by
+  // their matrix time alone, 128 x 128 x 64 at the wgmma rate times 1.0 and
+  // times 0.5 on the CU's 4 matrix pipes.
+  const double gu_ws = static_cast<double>(t[1].end - t[1].launch);
+  const double gu_plain = static_cast<double>(t[4].end - t[4].launch);
+  const double rate = isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1) * m.compute.matrix_efficiency;
+  const double clock_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
+  const double one = 2.0 * 128 * 128 * 64 / rate / m.compute.simds_per_cu * clock_ps;
+  INFO("gate/up: warp-specialized " << gu_ws << " ps, 256 threads " << gu_plain << " ps");
+  CHECK(gu_plain - gu_ws == Approx(2 * one - one).margin(4));
+  // Without kernels.warp_specialized a 384-thread tile is no wgmma tile.
+  m.kernels.warp_specialized = false;
+  CHECK_FALSE(plan::wgmma_tile(m, ws, DType::bf16));
+}
+
 TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 conversions on the vector pipe", "[moe]") {
   auto sc = tiny_scenario();
   MachineSpec& m = sc.machine.spec;

@@ -6,6 +6,7 @@ the measured H200 scenarios only (the held-out half is never read here):
                                sustain (operand staging through LDS)
   kernels.wgmma_efficiency     the same for the main loops that run wgmma
   kernels.wgmma_fp8_efficiency the same for the 8-bit wgmma loops
+  kernels.wgmma_ws_efficiency  the same for the warp-specialized (384-thread) wgmma loops
   kernels.wgmma_fp8_tile_wait  time each K tile of an 8-bit wgmma loop waits for its
                                products before promoting them (no matrix work in flight)
   kernels.iteration_overhead   fixed time per main-loop iteration (barrier, copy
@@ -15,13 +16,14 @@ the measured H200 scenarios only (the held-out half is never read here):
 
 fit_timing.py TDMSIM [--runs timing-vN.jsonl (newest)] [--efficiency 0.3,0.35,...]
               [--wgmma-efficiency 0.5,0.6,...] [--wgmma-fp8-efficiency 0.2,...]
+              [--wgmma-ws-efficiency 0.4,...]
               [--wgmma-fp8-tile-wait 0,200,...(ns)] [--iteration-overhead 0,100,...(ns)]
               [--jobs 2] [--write]
 
 The sort overhead is fitted on the sort kernel alone: the median, over the
 calibration scenarios, of the measured sort time minus the simulated sort stage.
-Then for each (efficiency, wgmma efficiency, wgmma fp8 efficiency, iteration
-overhead) of the grid it
+Then for each (efficiency, wgmma efficiency, wgmma fp8 efficiency, wgmma ws
+efficiency, fp8 tile wait, iteration overhead) of the grid it
 simulates every calibration scenario on a copy of workloads/machines/h200.yaml
 with those values and the fitted sort overhead; the point with the lowest
 calibration MAPE of the layer time wins. --write puts
@@ -49,11 +51,12 @@ def set_key(text, key, value, comment):
     return pat.sub(lambda m: f"{m.group(1)}{key}: {value}  # {comment}", text)
 
 
-def machine_with(efficiency, wgmma, wgmma_fp8, sort_us, iter_ns, wait_ns, comment="fit candidate"):
+def machine_with(efficiency, wgmma, wgmma_fp8, wgmma_ws, sort_us, iter_ns, wait_ns, comment="fit candidate"):
     text = open(MACHINE).read()
     text = set_key(text, "matrix_efficiency", f"{efficiency:g}", comment)
     text = set_key(text, "wgmma_efficiency", f"{wgmma:g}", comment)
     text = set_key(text, "wgmma_fp8_efficiency", f"{wgmma_fp8:g}", comment)
+    text = set_key(text, "wgmma_ws_efficiency", f"{wgmma_ws:g}", comment)
     text = set_key(text, "wgmma_fp8_tile_wait", f"{wait_ns:g}ns", comment)
     text = set_key(text, "iteration_overhead", f"{iter_ns:g}ns", comment)
     return set_key(text, "sort_overhead", f"{sort_us:g}us", comment)
@@ -66,6 +69,7 @@ def main():
     ap.add_argument("--efficiency", default="0.25,0.3,0.35,0.4,0.45,0.5,0.6,0.7")
     ap.add_argument("--wgmma-efficiency", default="0.3,0.35,0.4,0.45")
     ap.add_argument("--wgmma-fp8-efficiency", default="0.18,0.22,0.26")
+    ap.add_argument("--wgmma-ws-efficiency", default="0.4,0.45,0.5,0.55")
     ap.add_argument("--wgmma-fp8-tile-wait", default="0", help="ns, comma-separated")
     ap.add_argument("--iteration-overhead", default="0", help="ns, comma-separated")
     ap.add_argument("--jobs", type=int, default=2)
@@ -82,17 +86,20 @@ def main():
     effs = [float(x) for x in a.efficiency.split(",")]
     wgmmas = [float(x) for x in a.wgmma_efficiency.split(",")]
     fp8s = [float(x) for x in a.wgmma_fp8_efficiency.split(",")]
+    wss = [float(x) for x in a.wgmma_ws_efficiency.split(",")]
     iters = [float(x) for x in a.iteration_overhead.split(",")]
     waits = [float(x) for x in a.wgmma_fp8_tile_wait.split(",")]
     grid = []
     sort_us = None
     with tempfile.TemporaryDirectory() as tmp:
-        points = [(e, w, f, i, t) for e in effs for w in wgmmas for f in fp8s for i in iters for t in waits]
-        for eff, wg, w8, it, wt in points:
-            path = os.path.join(tmp, f"h200-{eff:g}-{wg:g}-{w8:g}-{it:g}-{wt:g}.yaml")
+        points = [(e, w, f, ws, i, t) for e in effs for w in wgmmas for f in fp8s for ws in wss
+                  for i in iters for t in waits]
+        for eff, wg, w8, wws, it, wt in points:
+            path = os.path.join(tmp, f"h200-{eff:g}-{wg:g}-{w8:g}-{wws:g}-{it:g}-{wt:g}.yaml")
             with open(path, "w") as f:
-                f.write(machine_with(eff, wg, w8, sort_us or 0, it, wt))
-            label = f"efficiency {eff:g}, wgmma {wg:g}, wgmma fp8 {w8:g}, fp8 tile wait {wt:g} ns, iteration {it:g} ns"
+                f.write(machine_with(eff, wg, w8, wws, sort_us or 0, it, wt))
+            label = (f"efficiency {eff:g}, wgmma {wg:g}, wgmma fp8 {w8:g}, wgmma ws {wws:g}, "
+                     f"fp8 tile wait {wt:g} ns, iteration {it:g} ns")
             preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=label)
             if sort_us is None:  # the sort kernel depends on neither
                 gaps = sorted(runs[n]["timing"]["kernels_us_median"]["sort"] - preds[n]["stages_us"]["sort"]
@@ -103,16 +110,16 @@ def main():
                 # Simulated again with it, as every other point is (added after
                 # the fact, the layer's other kernels would not shift with it).
                 with open(path, "w") as f:
-                    f.write(machine_with(eff, wg, w8, sort_us, it, wt))
+                    f.write(machine_with(eff, wg, w8, wws, sort_us, it, wt))
                 preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=label)
             st = h200_data.error_stats([(measured[n], preds[n]["predicted_us"]) for n in names])
-            grid.append(dict(efficiency=eff, wgmma_efficiency=wg, wgmma_fp8_efficiency=w8,
+            grid.append(dict(efficiency=eff, wgmma_efficiency=wg, wgmma_fp8_efficiency=w8, wgmma_ws_efficiency=wws,
                              iteration_overhead_ns=it, wgmma_fp8_tile_wait_ns=wt, sort_overhead_us=sort_us, **st))
             print(f"{label}: calibration MAPE {100 * st['mape']:.1f}%, "
                   f"worst {100 * st['worst']:.1f}%, Spearman {st['spearman']:.3f}", flush=True)
     win = min(grid, key=lambda g: g["mape"])
     print(f"chosen: matrix_efficiency {win['efficiency']:g}, wgmma_efficiency {win['wgmma_efficiency']:g}, "
-          f"wgmma_fp8_efficiency {win['wgmma_fp8_efficiency']:g}, "
+          f"wgmma_fp8_efficiency {win['wgmma_fp8_efficiency']:g}, wgmma_ws_efficiency {win['wgmma_ws_efficiency']:g}, "
           f"wgmma_fp8_tile_wait {win['wgmma_fp8_tile_wait_ns']:g} ns, "
           f"iteration_overhead "
           f"{win['iteration_overhead_ns']:g} ns, sort_overhead {win['sort_overhead_us']:g} us "
@@ -122,7 +129,7 @@ def main():
         rel = os.path.relpath(a.runs, h200_data.ROOT)
         comment = f"FITTED on the calibration half of {os.path.basename(a.runs)} (validation/gpu/fit_timing.py)"
         text = machine_with(win["efficiency"], win["wgmma_efficiency"], win["wgmma_fp8_efficiency"],
-                            win["sort_overhead_us"], win["iteration_overhead_ns"], win["wgmma_fp8_tile_wait_ns"],
+                            win["wgmma_ws_efficiency"], win["sort_overhead_us"], win["iteration_overhead_ns"], win["wgmma_fp8_tile_wait_ns"],
                             comment)
         if len(iters) == 1:  # given, not fitted
             text = set_key(text, "iteration_overhead", f"{iters[0]:g}ns",
@@ -134,6 +141,7 @@ def main():
                       command=f"validation/gpu/fit_timing.py TDMSIM --runs {rel} --efficiency {a.efficiency} "
                               f"--wgmma-efficiency {a.wgmma_efficiency} "
                               f"--wgmma-fp8-efficiency {a.wgmma_fp8_efficiency} "
+                              f"--wgmma-ws-efficiency {a.wgmma_ws_efficiency} "
                               f"--wgmma-fp8-tile-wait {a.wgmma_fp8_tile_wait} "
                               f"--iteration-overhead {a.iteration_overhead} --write")
         out = os.path.join(h200_data.DATA_DIR, f"fit-v{version}.json")
