@@ -45,7 +45,6 @@ inline hipError_t hipMemcpyAsync(void* d, const void* s, size_t n, hipMemcpyKind
 }
 inline hipError_t hipMemGetInfo(size_t* free, size_t* total) { return cudaMemGetInfo(free, total); }
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
-#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
 inline hipError_t hipFuncSetAttribute(const void* f, cudaFuncAttribute a, int v) {
   return cudaFuncSetAttribute(f, a, v);
 }
@@ -112,17 +111,6 @@ inline hipError_t hipRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v)
       std::exit(1);                                                                    \
     }                                                                                  \
   } while (0)
-
-// p[0..1] += v0, v1 atomically per element (p 8-byte aligned): one vector
-// reduction on sm_90+ (red.global.add.v2.f32), two scalar atomics elsewhere.
-__device__ __forceinline__ void add2_f32(float* p, float v0, float v1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(v0), "f"(v1) : "memory");
-#else
-  atomicAdd(p, v0);
-  atomicAdd(p + 1, v1);
-#endif
-}
 
 // p[0..3] += v[0..3] atomically per element (p 16-byte aligned): one vector
 // reduction on sm_90+ (red.global.add.v4.f32), four scalar atomics elsewhere.
