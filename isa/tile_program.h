@@ -81,6 +81,10 @@ struct Loop {
   // workgroup's barriers separate the two (the 1-stage kernel's down phase
   // converts its tile in LDS before the product and scans the product after).
   bool vector_after_matrix = false;
+  // vector_ops are the workgroup's own instructions (one per element
+  // operation per thread), not a conversion unit's throughput: they also
+  // take at least kernels.warp_issue_cycles per instruction per warp.
+  bool vector_issue_bound = false;
   // Time each iteration waits after its matrix work, in ps, during which the
   // workgroup neither multiplies nor converts (an 8-bit wgmma loop waiting for
   // its K tile's products before adding them up in fp32).
@@ -103,6 +107,8 @@ struct TileProgram {
   // load (pointer chase); `chase` lists the addresses in order.
   std::vector<std::uint64_t> chase;
   std::uint64_t epilogue_vector_ops = 0;  // element operations (activation, scaling, ...)
+  // The same as Loop::vector_issue_bound, for the epilogue's vector work.
+  bool epilogue_issue_bound = false;
   // Time the workgroup spends beyond its modelled work before the epilogue
   // (serial phases the model does not break down), in ps.
   std::uint64_t extra_time_ps = 0;

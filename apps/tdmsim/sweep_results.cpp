@@ -146,11 +146,13 @@ std::string ResultsJournal::csv_row(const Json& row) const {
     const Json::json_pointer ptr(c.pointer);
     r += "," + csv_field(row.contains(ptr) ? scalar_text(row[ptr]) : "");
   }
-  std::map<std::string, std::string> stage_us;
+  // A stage may be several kernels (our sort is four): their times add up.
+  std::map<std::string, Json> stage_us;
   for (const auto& st : row.at("metrics").at("stages")) {
-    stage_us[st.at("stage").get<std::string>()] = scalar_text(st.at("time_us"));
+    Json& t = stage_us[st.at("stage").get<std::string>()];
+    t = t.is_null() ? st.at("time_us") : Json(t.get<double>() + st.at("time_us").get<double>());
   }
-  for (const auto* s : kStages) r += "," + (stage_us.count(s) ? stage_us[s] : std::string());
+  for (const auto* s : kStages) r += "," + (stage_us.count(s) ? scalar_text(stage_us[s]) : std::string());
   return r;
 }
 

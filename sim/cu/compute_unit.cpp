@@ -556,8 +556,15 @@ Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
 
 double ComputeUnit::vector_lanes() const { return machine_.compute.vector_lanes(); }
 
-Tick ComputeUnit::vector_work(Tick at, double lane_ops) {
-  return vector_pipe_.reserve(at, cycle_ticks(lane_ops / vector_lanes(), machine_.compute.clock));
+Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
+  const Tick pipe = vector_pipe_.reserve(at, cycle_ticks(lane_ops / vector_lanes(), machine_.compute.clock));
+  const double cpi = machine_.kernels.warp_issue_cycles;
+  if (threads == 0 || cpi <= 0) return pipe;
+  // Latency-bound issue (docs/moe-timing.md): a warp issues its next
+  // instruction only every `cpi` cycles on average, so a workgroup's share
+  // of the work takes at least its instructions per thread times that,
+  // however idle the pipe is (few warps per scheduler cannot hide it).
+  return std::max(pipe, at + cycle_ticks(lane_ops / threads * cpi, machine_.compute.clock));
 }
 
 const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
@@ -679,8 +686,9 @@ bool ComputeUnit::step(Slot& s) {
       const isa::Loop& loop = *loop_of(p, i).first;
       const Tick math = matrix(loop, p.threads, s.time);
       const Tick vector_from = loop.vector_after_matrix ? math : s.time;
-      const Tick vector =
-          loop.vector_ops > 0 ? vector_work(vector_from, static_cast<double>(loop.vector_ops)) : vector_from;
+      const Tick vector = loop.vector_ops > 0 ? vector_work(vector_from, static_cast<double>(loop.vector_ops),
+                                                           loop.vector_issue_bound ? p.threads : 0)
+                                              : vector_from;
       s.time = std::max(math, vector) + loop.wait_ps + p.iteration_overhead_ps;
       ++s.next_iter;
     }
@@ -693,7 +701,7 @@ bool ComputeUnit::step(Slot& s) {
   // Epilogue: vector work, then stores; the workgroup ends when they land.
   Tick t = s.time + p.extra_time_ps;
   if (p.epilogue_vector_ops > 0) {
-    t = vector_work(t, static_cast<double>(p.epilogue_vector_ops));
+    t = vector_work(t, static_cast<double>(p.epilogue_vector_ops), p.epilogue_issue_bound ? p.threads : 0);
   }
   Tick done = t;
   for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, t));

@@ -165,8 +165,11 @@ class ComputeUnit : public sc_core::sc_module {
   // Element operations the vector pipe does per clock (all SIMDs' lanes).
   double vector_lanes() const;
   // Reserves the vector pipe for `lane_ops` element operations (all SIMDs'
-  // lanes together) from `at`; returns when they are done.
-  Tick vector_work(Tick at, double lane_ops);
+  // lanes together) from `at`; returns when they are done. With `threads`
+  // (> 0, the work being the workgroup's own instructions) and
+  // kernels.warp_issue_cycles set, also no sooner than each of its warps has
+  // issued its share one instruction per warp_issue_cycles.
+  Tick vector_work(Tick at, double lane_ops, std::uint32_t threads = 0);
   // Asks the host's caches for the resident workgroups' state (after a
   // wait; no effect on any result). noipa: GCC finds a function that only
   // prefetches pure, and drops calls to it.

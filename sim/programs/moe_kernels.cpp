@@ -49,6 +49,26 @@ constexpr std::uint64_t kFusedAddOps = 10;
 // The sort kernel (moe_align_block_size): histogram, prefix sum, scatter.
 constexpr std::uint64_t kSortOpsPerRow = 8;
 constexpr std::uint32_t kSortRowsPerWorkgroup = 4096;  // 256 threads x 16 rows
+// Our sort (kernels/moe/sort.hip launch_sort), four kernels; counts read off
+// the source. fuse_kernel: a thread per row or capacity entry (256 a
+// workgroup): index and slot split, two loads, up to four stores (~12).
+// count_kernel and place_kernel: a workgroup of kSortChunk threads per chunk
+// of kSortChunk rows. count: a load, a test and an LDS atomic per row, a
+// clear and a store per expert (~8). place: the rank among equal experts by
+// 32 shuffles (shuffle, compare, two adds: 128), then 32 warp steps (test,
+// barrier, loop: 96); the warp whose turn it is loads its rows' weights,
+// which its stores wait for, so the chunk's warps with a row each wait one
+// round trip in turn. scan_kernel: one workgroup of 256 threads, a thread per
+// expert (ceil(E / 256) passes): the expert's count in every chunk loaded,
+// added and stored back in turn (a load the next store waits for: a chain of
+// `chunks` round trips per pass), then the blocks per expert, two shuffle
+// scans and the block -> expert map (~40 per expert).
+constexpr std::uint32_t kSortChunk = 1024;
+constexpr std::uint32_t kSortThreads = 256;
+constexpr std::uint64_t kSortFuseOps = 12;
+constexpr std::uint64_t kSortCountOps = 8;
+constexpr std::uint64_t kSortPlaceOps = 128 + 96;
+constexpr std::uint64_t kSortScanOpsPerExpert = 40;
 constexpr std::uint32_t kVgprs = 128;  // per thread, for the MFMA/WGMMA kernels
 // Bytes one workgroup of the output-clearing kernel writes (a memset's grid).
 constexpr std::uint64_t kZeroBytesPerWorkgroup = 64 * 1024;
@@ -100,6 +120,13 @@ struct Layer {
   std::vector<TileJob> stage1, stage2;
   std::vector<std::uint32_t> block_expert;
   std::uint64_t sort_overhead_ps = 0;  // kernels.sort_overhead
+  std::uint64_t clear_overhead_ps = 0;  // kernels.clear_overhead
+  // Our sort's scratch (sort.hip): fused expert and weight per row, counts
+  // per chunk and expert, first block per expert; and per chunk, the first
+  // row of each warp with a local row (place_kernel's serial loads).
+  std::uint64_t l2_hit_ps = 0;  // memory.l2.hit_latency
+  std::uint64_t topk_weights = 0, fused_rows = 0, chunk_counts = 0, first_block = 0;
+  std::vector<std::vector<std::uint32_t>> chunk_warp_rows;
   std::uint64_t iteration_overhead_ps = 0;  // kernels.iteration_overhead
   std::uint64_t fp8_tile_wait_ps = 0;  // kernels.wgmma_fp8_tile_wait
   // Per block: byte offsets of its real rows' tokens in x and in out.
@@ -289,6 +316,7 @@ isa::TileProgram quant_program(const Layer& l, std::uint32_t row, bool real) {
   passes.loads.push_back(strided(l.buf.inter + row * in_row, half, 1, 0, half));
   passes.vector_ops = (std::uint64_t{group} * (kQuantAmaxOps + kQuantRoundOps) +
                        std::uint64_t{p.threads} * kQuantGroupOpsPerThread) / 2;
+  passes.vector_issue_bound = true;  // its own instructions, a row per workgroup
   p.loops.push_back(std::move(passes));
   p.stores.push_back(strided(l.buf.inter_q + row * q_row, static_cast<std::uint32_t>(q_row), 1, 0));
   p.stores.push_back(strided(l.buf.scales + std::uint64_t{row} * scales * 4, scales * 4, 1, 0));
@@ -304,6 +332,7 @@ isa::TileProgram zero_program(const Layer& l, std::uint32_t wg, std::uint32_t wg
   p.threads = 256;
   p.vgprs_per_thread = 16;
   p.stores.push_back(strided(l.buf.out + first, static_cast<std::uint32_t>(std::max<std::uint64_t>(4, last - first)), 1, 0));
+  if (wg == 0) p.extra_time_ps = l.clear_overhead_ps;  // once per clearing (kernels.clear_overhead)
   return p;
 }
 
@@ -405,6 +434,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   std::uint64_t combine_ops = std::uint64_t{h} * kCombineOps;
   if (l.mma_sync) {
     down.vector_after_matrix = true;
+    down.vector_issue_bound = true;
     down.vector_ops = std::uint64_t{tile.n} * (std::uint64_t{l.block_m} * kFusedScanOps +
                                                std::uint64_t{j.valid_rows} * kFusedAddOps +
                                                (dtype_bits(dt) == 8 ? std::uint64_t{cols} * kFusedConvertOps : 0));
@@ -413,6 +443,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   p.loops.push_back(std::move(up));
   p.loops.push_back(std::move(down));
   p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * kActivationOps + combine_ops);
+  p.epilogue_issue_bound = l.mma_sync;
   p.stores.push_back(gathered(l.buf.out, static_cast<std::uint32_t>(l.out_row), j.valid_rows,
                               l.out_rows[j.block]));
   p.stores.back().atomic = true;
@@ -436,6 +467,110 @@ isa::TileProgram sort_program(const Layer& l, std::uint32_t wg, std::uint32_t wg
   p.stores.push_back(strided(l.buf.sorted_ids + out_first * 4, out_bytes, 1, 0));
   p.stores.push_back(strided(l.buf.sorted_weights + out_first * 4, out_bytes, 1, 0));
   if (wg == 0) p.stores.push_back(strided(l.buf.block_experts, std::max(4u, l.blocks * 4), 1, 0));
+  return p;
+}
+
+// Our sort's four kernels (kernels/moe/sort.hip; counts at kSortChunk).
+std::uint64_t sort_rows(const Layer& l) { return std::uint64_t{l.shape.tokens} * l.shape.slots(); }
+
+isa::TileProgram sort_fuse_program(const Layer& l, std::uint32_t wg, std::uint32_t capacity) {
+  const std::uint64_t rows = sort_rows(l);
+  const std::uint64_t first = std::uint64_t{wg} * kSortThreads, last = first + kSortThreads;
+  isa::TileProgram p;
+  p.threads = kSortThreads;
+  p.vgprs_per_thread = 32;
+  p.epilogue_vector_ops = std::uint64_t{kSortThreads} * kSortFuseOps;
+  p.epilogue_issue_bound = true;
+  const std::uint64_t r0 = std::min(rows, first), r1 = std::min(rows, last);
+  if (r1 > r0) {
+    const auto bytes = static_cast<std::uint32_t>((r1 - r0) * 4);
+    p.prologue_loads.push_back(strided(l.buf.topk_ids + r0 * 4, bytes, 1, 0));
+    p.prologue_loads.push_back(strided(l.topk_weights + r0 * 4, bytes, 1, 0));
+    p.stores.push_back(strided(l.fused_rows + r0 * 4, bytes, 1, 0));         // fused expert
+    p.stores.push_back(strided(l.fused_rows + (rows + r0) * 4, bytes, 1, 0));  // and weight
+  }
+  const std::uint64_t c0 = std::min<std::uint64_t>(capacity, first), c1 = std::min<std::uint64_t>(capacity, last);
+  if (c1 > c0) {
+    const auto bytes = static_cast<std::uint32_t>((c1 - c0) * 4);
+    p.stores.push_back(strided(l.buf.sorted_ids + c0 * 4, bytes, 1, 0));
+    p.stores.push_back(strided(l.buf.sorted_weights + c0 * 4, bytes, 1, 0));
+  }
+  return p;
+}
+
+isa::TileProgram sort_count_program(const Layer& l, std::uint32_t chunk) {
+  const std::uint64_t rows = sort_rows(l), e = std::max(1u, l.shape.experts_fused());
+  const std::uint64_t first = std::uint64_t{chunk} * kSortChunk, n = std::min<std::uint64_t>(kSortChunk, rows - first);
+  isa::TileProgram p;
+  p.threads = kSortChunk;
+  p.vgprs_per_thread = 32;
+  p.lds_bytes = static_cast<std::uint32_t>(e * 4);
+  p.prologue_loads.push_back(strided(l.fused_rows + first * 4, static_cast<std::uint32_t>(n * 4), 1, 0));
+  p.epilogue_vector_ops = n * kSortCountOps + e * 2;
+  p.epilogue_issue_bound = true;
+  p.stores.push_back(strided(l.chunk_counts + chunk * e * 4, static_cast<std::uint32_t>(e * 4), 1, 0));
+  return p;
+}
+
+isa::TileProgram sort_scan_program(const Layer& l, std::uint32_t chunks) {
+  const std::uint32_t e = std::max(1u, l.shape.experts_fused());
+  isa::TileProgram p;
+  p.threads = kSortThreads;
+  p.vgprs_per_thread = 32;
+  p.lds_bytes = 33 * 4;
+  // The walk over the chunks, pass by pass (a thread per expert): a chain of
+  // dependent round trips (one iteration each, pipeline depth 1), each a
+  // load of the pass's counts in the next chunk.
+  const std::uint32_t passes = ceil_div(e, kSortThreads);
+  p.pipeline_depth = 1;
+  for (std::uint32_t pass = 0; pass < passes; ++pass) {
+    isa::Loop walk;
+    walk.iterations = chunks;
+    const std::uint32_t experts = std::min(kSortThreads, e - pass * kSortThreads);
+    walk.loads.push_back(strided(l.chunk_counts + std::uint64_t{pass} * kSortThreads * 4, experts * 4, 1, 0,
+                                 static_cast<std::int64_t>(std::uint64_t{e} * 4)));
+    p.loops.push_back(std::move(walk));
+  }
+  p.epilogue_vector_ops = std::uint64_t{e} * kSortScanOpsPerExpert;
+  p.epilogue_issue_bound = true;
+  p.extra_time_ps = l.sort_overhead_ps;
+  p.stores.push_back(strided(l.first_block, (e + 1) * 4, 1, 0));
+  p.stores.push_back(strided(l.buf.block_experts, std::max(4u, l.blocks * 4), 1, 0));
+  return p;
+}
+
+isa::TileProgram sort_place_program(const Layer& l, std::uint32_t chunk) {
+  const std::uint64_t rows = sort_rows(l), e = std::max(1u, l.shape.experts_fused());
+  const std::uint64_t first = std::uint64_t{chunk} * kSortChunk, n = std::min<std::uint64_t>(kSortChunk, rows - first);
+  isa::TileProgram p;
+  p.threads = kSortChunk;
+  p.vgprs_per_thread = 32;
+  p.lds_bytes = static_cast<std::uint32_t>(e * 4);
+  p.prologue_loads.push_back(strided(l.chunk_counts + chunk * e * 4, static_cast<std::uint32_t>(e * 4), 1, 0));
+  p.prologue_loads.push_back(strided(l.fused_rows + first * 4, static_cast<std::uint32_t>(n * 4), 1, 0));
+  // The warps with a row, in turn: each loads its rows' weights, which
+  // fuse_kernel has just written (L2 hits), and its stores wait for them
+  // before the barrier lets the next warp go: one L2 round trip per warp, as
+  // a wait per iteration. (Not as loads: concurrent chains of single-line
+  // loads queue behind each other's L2 channel reservations in the model,
+  // which the chunks' workgroups on separate SMs do not.)
+  const auto& warps = l.chunk_warp_rows[chunk];
+  if (!warps.empty()) {
+    p.prologue_loads.push_back(strided(l.fused_rows + (rows + warps.front()) * 4,
+                                       static_cast<std::uint32_t>(warps.size() * 128), 1, 0));
+    isa::Loop turns;
+    turns.iterations = static_cast<std::uint32_t>(warps.size());
+    turns.wait_ps = l.l2_hit_ps;
+    p.loops.push_back(std::move(turns));
+  }
+  p.epilogue_vector_ops = std::uint64_t{kSortChunk} * kSortPlaceOps;
+  p.epilogue_issue_bound = true;
+  // The chunk's rows land in their experts' runs of the sorted arrays
+  // (approximated as one run of as many entries).
+  const auto bytes = static_cast<std::uint32_t>(std::max<std::uint64_t>(4, n * 4));
+  const std::uint64_t at = std::min<std::uint64_t>(first, l.padded_rows) * 4;
+  p.stores.push_back(strided(l.buf.sorted_ids + at, bytes, 1, 0));
+  p.stores.push_back(strided(l.buf.sorted_weights + at, bytes, 1, 0));
   return p;
 }
 
@@ -530,6 +665,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->inter_dtype = quant_kernel ? DType::bf16 : s.dtype;
   l->out_elem = machine.kernels.combine == CombineType::fp32 ? 4 : 2;
   l->sort_overhead_ps = machine.kernels.sort_overhead.ps;
+  l->clear_overhead_ps = machine.kernels.clear_overhead.ps;
   l->iteration_overhead_ps = machine.kernels.iteration_overhead.ps;
   l->fp8_tile_wait_ps = machine.kernels.wgmma_fp8_tile_wait.ps;
   l->block_m = plan.layout.block_m;
@@ -574,11 +710,41 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     }));
     k.stage.push_back("zero_out");
   }
-  const std::uint32_t sort_wgs = std::max(1u, ceil_div(rows, kSortRowsPerWorkgroup));
-  k.kernels.push_back(launch("moe_sort", sort_wgs, [l, sort_wgs](std::uint32_t wg) {
-    return sort_program(*l, wg, sort_wgs);
-  }));
-  k.stage.push_back("sort");
+  if (l->mma_sync) {
+    // Our sort (kernels/moe/sort.hip launch_sort): fuse, count, scan, place.
+    const std::uint32_t capacity = plan.layout.capacity;
+    const std::uint32_t chunks = std::max(1u, ceil_div(rows, kSortChunk));
+    l->l2_hit_ps = machine.memory.l2.hit_latency.ps;
+    l->topk_weights = as.allocate(std::max<std::uint64_t>(1, rows) * 4);
+    l->fused_rows = as.allocate(std::max<std::uint64_t>(1, rows) * 8);
+    l->chunk_counts = as.allocate(std::uint64_t{chunks} * std::max(1u, s.experts_fused()) * 4);
+    l->first_block = as.allocate((std::uint64_t{s.experts_fused()} + 1) * 4);
+    // Per chunk, the first local row of each warp that has one (a remote
+    // pick, under expert parallelism, skips the load).
+    l->chunk_warp_rows.assign(chunks, {});
+    std::vector<bool> local(rows, false);
+    for (std::uint32_t r = 0; r < plan.layout.padded_rows; ++r) {
+      if (plan.layout.sorted_rows[r] != plan.layout.sentinel) local[plan.layout.sorted_rows[r]] = true;
+    }
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      auto& warps = l->chunk_warp_rows[r / kSortChunk];
+      if (local[r] && (warps.empty() || warps.back() / 32 != r / 32)) warps.push_back(static_cast<std::uint32_t>(r));
+    }
+    const std::uint32_t fuse_wgs = std::max(1u, ceil_div(std::max<std::uint64_t>(rows, capacity), kSortThreads));
+    k.kernels.push_back(launch("moe_sort_fuse", fuse_wgs, [l, capacity](std::uint32_t wg) {
+      return sort_fuse_program(*l, wg, capacity);
+    }));
+    k.kernels.push_back(launch("moe_sort_count", chunks, [l](std::uint32_t c) { return sort_count_program(*l, c); }));
+    k.kernels.push_back(launch("moe_sort_scan", 1, [l, chunks](std::uint32_t) { return sort_scan_program(*l, chunks); }));
+    k.kernels.push_back(launch("moe_sort_place", chunks, [l](std::uint32_t c) { return sort_place_program(*l, c); }));
+    for (int i = 0; i < 4; ++i) k.stage.push_back("sort");
+  } else {
+    const std::uint32_t sort_wgs = std::max(1u, ceil_div(rows, kSortRowsPerWorkgroup));
+    k.kernels.push_back(launch("moe_sort", sort_wgs, [l, sort_wgs](std::uint32_t wg) {
+      return sort_program(*l, wg, sort_wgs);
+    }));
+    k.stage.push_back("sort");
+  }
   if (plan.kernel.stages == 1) {
     k.kernels.push_back(launch("moe_fused", static_cast<std::uint32_t>(l->stage1.size()),
                                [l](std::uint32_t wg) { return fused_program(*l, l->stage1[wg]); }));

@@ -22,6 +22,15 @@ double ps(units::Duration d) { return static_cast<double>(d.ps); }
 // h200 cut down to one CU with pure latencies: bandwidths so high that
 // transfers take about nothing, no refresh, no row misses, no turnaround,
 // and MSHRs so many that misses never queue for one.
+// Index of the first kernel of `stage` (our sort is four kernels on machines
+// that run our kernels, so positions differ by machine).
+std::size_t kernel_of(const sim::programs::MoeKernels& k, const std::string& stage) {
+  for (std::size_t i = 0; i < k.stage.size(); ++i) {
+    if (k.stage[i] == stage) return i;
+  }
+  throw std::runtime_error("no kernel of stage " + stage);
+}
+
 config::ResolvedScenario tiny_scenario() {
   const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
   const config::Loader loader({root});
@@ -215,7 +224,26 @@ TEST_CASE("no shipped scenario's software path beats its physical floor (small o
   CHECK(static_cast<double>(t.back().end - t.front().launch) * 1e-12 > f.seconds());
 }
 
-TEST_CASE("kernels.sort_overhead adds exactly its time to the sort; mma_sync charges the measured rate", "[moe]") {
+TEST_CASE("kernels.sort_overhead adds exactly its time to the sort", "[moe]") {
+  // The AITER-like sort (matrix_instructions isa): one kernel, as computed by hand.
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.sort_overhead = units::Duration{5'000'000};
+  const plan::MoePlan p = plan::build_plan(sc);
+  sim::Gpu gpu(m);
+  sim::programs::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, m);
+  REQUIRE(k.stage == std::vector<std::string>{"sort", "fused"});
+  const auto t = gpu.run(k.kernels);
+  const TinyTimes want =
+      tiny_analytic(m, isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1) * m.compute.matrix_efficiency);
+  CHECK(static_cast<double>(t[0].end - t[0].launch) == Approx(want.sort + 5e6).margin(100));
+}
+
+TEST_CASE("our sort's overhead sits on its single scan workgroup; mma_sync charges the measured rate", "[moe]") {
+  // Our kernels: the sort is kernels/moe/sort.hip's four (fuse, count, scan,
+  // place); the overhead is the scan kernel's one workgroup's, so the stage
+  // grows by exactly it.
   auto sc = tiny_scenario();
   MachineSpec& m = sc.machine.spec;
   m.kernels.sort_overhead = units::Duration{5'000'000};
@@ -226,12 +254,55 @@ TEST_CASE("kernels.sort_overhead adds exactly its time to the sort; mma_sync cha
   sim::Gpu gpu(m);
   sim::programs::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, m);
-  REQUIRE(k.stage == std::vector<std::string>{"sort", "fused"});
+  REQUIRE(k.stage == std::vector<std::string>{"sort", "sort", "sort", "sort", "fused"});
+  CHECK(k.kernels[2].name == "moe_sort_scan");
+  CHECK(k.kernels[2].workgroups == 1);
+  CHECK(k.kernels[2].program(0).extra_time_ps == 5'000'000);
+  for (std::size_t i : {0u, 1u, 3u}) CHECK(k.kernels[i].program(0).extra_time_ps == 0);
   const auto t = gpu.run(k.kernels);
   REQUIRE(p.stage1.at(0).valid_rows == 1);
+  CHECK(static_cast<double>(t[2].end - t[2].start) > 5e6);
   const TinyTimes want = tiny_analytic(m, mma_rate * m.compute.matrix_efficiency, 0, 16, true);
-  CHECK(static_cast<double>(t[0].end - t[0].launch) == Approx(want.sort + 5e6).margin(100));
-  CHECK(static_cast<double>(t[1].end - t[1].launch) == Approx(want.fused).margin(100));
+  CHECK(static_cast<double>(t[4].end - t[4].launch) == Approx(want.fused).margin(100));
+}
+
+TEST_CASE("our sort (sort.hip) grows with the rows: a serial scan over chunks of 1024, warps placing in turn", "[moe]") {
+  // h200 runs our kernels: the sort stage's time rises with the routed rows
+  // (more chunks for scan_kernel's chain of round trips), the scan kernel is
+  // one workgroup walking ceil(E / 256) x chunks counts, and place_kernel's
+  // workgroups wait one L2 round trip per warp with a row.
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
+  const MachineSpec& m = sc.machine.spec;
+  REQUIRE(m.kernels.matrix_instructions != MatrixInstructions::isa);
+  sim::Gpu gpu(m);  // one simulation per process: the layers run one after another
+  double last = 0;
+  for (std::uint32_t tokens : {16u, 512u, 4096u, 16384u}) {
+    sc.scenario.spec.tokens = tokens;
+    const plan::MoePlan p = plan::build_plan(sc);
+    sim::programs::AddressSpace as;
+    const auto all = sim::programs::software_moe(as, p, m);
+    const std::size_t s = kernel_of(all, "sort");
+    REQUIRE(all.kernels[s + 2].name == "moe_sort_scan");
+    const std::uint64_t rows = std::uint64_t{tokens} * p.shape.slots();
+    const std::uint64_t chunks = (rows + 1023) / 1024;
+    CHECK(all.kernels[s + 1].workgroups == chunks);  // count
+    CHECK(all.kernels[s + 3].workgroups == chunks);  // place
+    CHECK(all.kernels[s + 2].workgroups == 1);
+    CHECK(all.kernels[s + 2].program(0).iterations() == chunks * ((p.shape.experts_fused() + 255) / 256));
+    CHECK(all.kernels[s + 2].program(0).pipeline_depth == 1);
+    const auto place = all.kernels[s + 3].program(0);
+    REQUIRE(place.loops.size() == 1);
+    CHECK(place.loops[0].iterations == std::min<std::uint64_t>(32, (rows + 31) / 32));
+    CHECK(place.loops[0].wait_ps == m.memory.l2.hit_latency.ps);
+    const std::vector<isa::KernelLaunch> sort(all.kernels.begin() + static_cast<std::ptrdiff_t>(s),
+                                              all.kernels.begin() + static_cast<std::ptrdiff_t>(s) + 4);
+    const auto t = gpu.run(sort);
+    const double took = static_cast<double>(t[3].end - t[0].launch);
+    CHECK(took > last);
+    last = took;
+  }
 }
 
 TEST_CASE("kernels: fp8 through f16 on mma_sync, the floor keeps the ISA's fp8 peak", "[moe]") {
@@ -314,8 +385,8 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   sim::Gpu gpu(m);
   sim::programs::AddressSpace as0;
   const auto kernels = sim::programs::software_moe(as0, p, m);
-  REQUIRE(kernels.stage == std::vector<std::string>{"sort", "fused"});
-  const auto prog0 = kernels.kernels[1].program(0);
+  REQUIRE(kernels.stage == std::vector<std::string>{"sort", "sort", "sort", "sort", "fused"});
+  const auto prog0 = kernels.kernels[4].program(0);
   REQUIRE(prog0.loops.size() == 2);
   CHECK(prog0.loops[0].wgmma);        // gate/up: the 64-row tile
   CHECK_FALSE(prog0.loops[1].wgmma);  // the fused kernel's own down loop: mma.sync
@@ -328,7 +399,7 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   const double ce = m.compute.matrix_efficiency;
   const TinyTimes want = tiny_analytic(m, wgmma_rate * 0.5 * ce,
                                        2.0 * 16 * 16 * 64 / 55 * m.kernels.matrix_efficiency * ce, 64, true);
-  CHECK(static_cast<double>(t[1].end - t[1].launch) == Approx(want.fused).margin(100));
+  CHECK(static_cast<double>(t[4].end - t[4].launch) == Approx(want.fused).margin(100));
   // 8-bit layers: the wgmma loop multiplies e4m3 as it is, the mma.sync loop through f16.
   m.kernels.fp8_operands = Fp8Operands::f16;
   sc.scenario.spec.dtype = DType::fp8_e4m3;
@@ -336,7 +407,8 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   k.gate_up_tile = k.down_tile = {256, 64, 64, 128};  // 128-byte rows of e4m3
   const plan::MoePlan p8 = plan::build_plan(sc);
   sim::programs::AddressSpace as;
-  const auto prog = sim::programs::software_moe(as, p8, m).kernels[1].program(0);
+  const auto k8 = sim::programs::software_moe(as, p8, m);
+  const auto prog = k8.kernels[kernel_of(k8, "fused")].program(0);
   CHECK(prog.loops[0].wgmma);
   CHECK(prog.loops[0].dtype == DType::fp8_e4m3);
   CHECK(prog.loops[1].dtype == DType::fp16);
@@ -345,11 +417,13 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   CHECK(prog.loops[0].wait_ps == 0);
   m.kernels.wgmma_fp8_tile_wait = units::Duration{250'000};
   sim::programs::AddressSpace as3;
-  const auto prog3 = sim::programs::software_moe(as3, p8, m).kernels[1].program(0);
+  const auto k3 = sim::programs::software_moe(as3, p8, m);
+  const auto prog3 = k3.kernels[kernel_of(k3, "fused")].program(0);
   CHECK(prog3.loops[0].wait_ps == 250'000);
   CHECK(prog3.loops[1].wait_ps == 0);
   sim::programs::AddressSpace as4;
-  CHECK(sim::programs::software_moe(as4, p, m).kernels[1].program(0).loops[0].wait_ps == 0);
+  const auto k4 = sim::programs::software_moe(as4, p, m);
+  CHECK(k4.kernels[kernel_of(k4, "fused")].program(0).loops[0].wait_ps == 0);
 }
 
 TEST_CASE("kernels.warp_specialized: 384-thread tiles run wgmma at wgmma_ws_efficiency, the others at wgmma_efficiency", "[moe]") {
@@ -420,9 +494,15 @@ TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 c
   // 32 per clock on 128 vector lanes = 4 lane operations each.
   const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
   sim::programs::AddressSpace as;
-  const auto prog = sim::programs::software_moe(as, p, m).kernels[1].program(0);
+  const auto kf = sim::programs::software_moe(as, p, m);
+  const auto prog = kf.kernels[kernel_of(kf, "fused")].program(0);
   REQUIRE(prog.loops.size() == 2);
   CHECK(prog.loops[0].vector_ops == static_cast<std::uint64_t>(8192 * lanes / 32));
+  // The conversions are a unit's throughput, beside the matrix work; the down
+  // phase's and the epilogue's are the warps' own instructions (issue-bound).
+  CHECK_FALSE(prog.loops[0].vector_issue_bound);
+  CHECK(prog.loops[1].vector_issue_bound);
+  CHECK(prog.epilogue_issue_bound);
   // The 1-stage kernel's down phase converts in LDS (17 operations an element of
   // its 64 x 32 down rows) and scans its 16 x 64 product (12 an element, +10 for
   // the real row's), after the product.
@@ -431,5 +511,38 @@ TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 c
   // Not modelled when the rate is 0 (the default), nor for bf16.
   m.kernels.fp8_conversions_per_clock = 0;
   sim::programs::AddressSpace as2;
-  CHECK(sim::programs::software_moe(as2, p, m).kernels[1].program(0).loops[0].vector_ops == 0);
+  const auto k2 = sim::programs::software_moe(as2, p, m);
+  CHECK(k2.kernels[kernel_of(k2, "fused")].program(0).loops[0].vector_ops == 0);
+}
+
+TEST_CASE("kernels.warp_issue_cycles: a workgroup's own vector instructions take at least that many cycles each per warp", "[moe]") {
+  // One workgroup with 256 000 element operations of epilogue: at the pipe's
+  // rate (128 lanes) 2000 cycles. Issue-bound at 16 cycles per instruction:
+  // 256 threads do 1000 instructions each, 16 000 cycles; 1024 threads 250
+  // each, 4000 cycles. Work not marked as the workgroup's own: the pipe's.
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.warp_issue_cycles = 16;
+  sim::Gpu gpu(m);
+  const auto kernel = [](std::uint32_t threads, bool bound) {
+    isa::KernelLaunch k;
+    k.name = "epilogue";
+    k.workgroups = 1;
+    k.program = [threads, bound](std::uint32_t) {
+      isa::TileProgram p;
+      p.threads = threads;
+      p.vgprs_per_thread = 16;
+      p.epilogue_vector_ops = 256'000;
+      p.epilogue_issue_bound = bound;
+      return p;
+    };
+    return k;
+  };
+  const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
+  REQUIRE(lanes == 128);
+  const auto t = gpu.run({kernel(256, false), kernel(256, true), kernel(1024, true)});
+  const auto took = [&](std::size_t i) { return static_cast<double>(t[i].end - t[i].start); };
+  const double cycle_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
+  CHECK(took(1) - took(0) == Approx((16000 - 2000) * cycle_ps).margin(2));
+  CHECK(took(2) - took(0) == Approx((4000 - 2000) * cycle_ps).margin(2));
 }

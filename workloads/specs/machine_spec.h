@@ -226,12 +226,14 @@ struct KernelsSpec {
   CombineType combine{CombineType::bf16};
   Fp8Intermediate fp8_intermediate{Fp8Intermediate::epilogue};
   Duration sort_overhead{};
+  Duration clear_overhead{};
   Duration iteration_overhead{};
   Duration wgmma_fp8_tile_wait{};
   std::uint32_t one_stage_blocks{2};
   std::uint32_t pipeline_stages{2};
   std::uint32_t wgmma_pipeline_stages{4};
   double fp8_conversions_per_clock{0.0};
+  double warp_issue_cycles{0.0};
 
   template <class V>
   void visit(V& v) {
@@ -296,6 +298,16 @@ struct KernelsSpec {
     v.param(wgmma_pipeline_stages, "wgmma_pipeline_stages",
             "the same for layers whose tiles run wgmma (matrix_instructions: wgmma; at least 3)",
             Default{4u}, Min{3u}, Max{6u});
+    v.param(warp_issue_cycles, "warp_issue_cycles",
+            "cycles between two instructions of one warp in the kernels' non-matrix code (the "
+            "epilogues, the 1-stage kernel's down phase, the quantisation kernel): their vector "
+            "work takes at least its instructions per thread times this, however idle the SIMDs "
+            "are (latency-bound at low occupancy; 0: not modelled)",
+            Default{0.0}, Min{0.0}, Max{64.0});
+    v.param(clear_overhead, "clear_overhead",
+            "with combine fp32: fixed time of clearing the output beyond its stores (a memset "
+            "node costs more than a kernel launch; fitted)",
+            Default{"0ns"}, Max{"1ms"});
     v.param(sort_overhead, "sort_overhead",
             "fixed time of the sorting step beyond its modelled work (its serial scans and "
             "extra launches)",
