@@ -12,6 +12,11 @@
 namespace tdmsim::sim {
 
 namespace {
+// Out of line, so that access() needs no stack frame for building the message.
+[[noreturn, gnu::cold, gnu::noinline]] void beyond_range(std::uint64_t addr) {
+  throw std::out_of_range("address " + std::to_string(addr) + " beyond the cache model's range");
+}
+
 // Mask of `n` bits starting at bit `first` (n + first <= 32).
 std::uint32_t bits(std::uint32_t first, std::uint32_t n) {
   const std::uint32_t m = n >= 32 ? ~0u : (1u << n) - 1;
@@ -52,7 +57,8 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
 // so power-of-two strides (a tile's rows) still spread over the sets while
 // consecutive blocks stay in neighbouring ones. A bijection: unfold() inverts it.
 
-std::uint64_t CacheTags::unfold(std::uint64_t h) const {
+// (Not inlined: only an evicted dirty block needs it.)
+[[gnu::noinline]] std::uint64_t CacheTags::unfold(std::uint64_t h) const {
   if (set_bits_ == 0) return h;
   // Each round fixes set_bits_ more of the high bits, top down.
   std::uint64_t x = h;
@@ -67,7 +73,10 @@ std::uint64_t CacheTags::set_of(std::uint64_t addr) const {
   return set_mask_ != 0 ? h & set_mask_ : h % sets_;
 }
 
-std::uint32_t CacheTags::find(const std::uint32_t* set, std::uint32_t key) const {
+// Inlined into access(), where it runs for every lookup (a call there made
+// the lookup save and restore its registers).
+[[gnu::always_inline]] inline std::uint32_t CacheTags::find(const std::uint32_t* set,
+                                                            std::uint32_t key) const {
   std::uint32_t i = 0;
 #if defined(__SSE2__)
   const __m128i want = _mm_set1_epi32(static_cast<int>(key));
@@ -132,9 +141,7 @@ CacheTags::Run CacheTags::access(std::uint64_t addr, std::uint32_t lines, bool w
   const std::uint64_t h = fold(line >> block_shift_);
   const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
   const std::uint64_t key64 = set_mask_ != 0 ? h >> set_bits_ : h / sets_;
-  if (key64 >= kEmpty) {
-    throw std::out_of_range("address " + std::to_string(addr) + " beyond the cache model's range");
-  }
+  if (key64 >= kEmpty) beyond_range(addr);
   const auto key = static_cast<std::uint32_t>(key64);
   std::uint32_t* set = set_record(s);
   // The record's keys, masks and head lie on several host cache lines, read

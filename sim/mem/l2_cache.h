@@ -110,6 +110,9 @@ class L2Cache : public sc_core::sc_module {
   std::uint32_t channel_shift_ = 0;     // log2(channels) when channels_pow2_
   std::uint64_t channel_mask_ = 0;      // channels - 1 when channels_pow2_
   std::uint32_t line_shift_ = 7;
+  // reserve_lines() four channels at a time (the host has AVX2, the channels
+  // come in fours and a line's time fits 32 bits).
+  bool avx2_ = false;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   // count_for_reserve(): lines per channel not reserved yet (zero between
