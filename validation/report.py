@@ -464,10 +464,12 @@ def h200_section(h, rows, preds_note, figs, doc_dir):
             fit = json.load(open(fit_path))
             ch = fit["chosen"]
             # Fits before the wgmma kernels (v5) have no wgmma values.
-            wg = "".join(f"`kernels.{k}` {ch[k]:g}, " for k in ("wgmma_efficiency", "wgmma_fp8_efficiency")
-                         if k in ch)
+            wg = "".join(f"`kernels.{k}` {ch[k]:g}, "
+                         for k in ("wgmma_efficiency", "wgmma_fp8_efficiency", "wgmma_ws_efficiency") if k in ch)
             if "wgmma_fp8_tile_wait_ns" in ch:  # fits since 2026-11-30
                 wg += f"`kernels.wgmma_fp8_tile_wait` {ch['wgmma_fp8_tile_wait_ns']:g} ns, "
+            if "clear_overhead_us" in ch:  # fits since session 7
+                wg += f"`kernels.clear_overhead` {ch['clear_overhead_us']:g} us, "
             add(f"Fitted on the calibration half only ({len(fit['scenarios'])} scenarios; `{rel(fit_path)}`, "
                 f"docs/calibration.md): `kernels.matrix_efficiency` {ch['efficiency']:g}, {wg}"
                 f"`kernels.sort_overhead` {ch['sort_overhead_us']:g} us (calibration MAPE "
@@ -554,6 +556,11 @@ def kernel_quality(h, rows, figs, doc_dir):
         add(f"| faster than the per-expert loop at every token count | slower than the loop on "
             f"{len(slow_loop)} of {len(loop)}; geometric-mean speedup {g_loop:.2f}x | "
             f"**{verdict(not slow_loop)}** |")
+    loop_auto = [r for r in loop if r["tile"] == "auto"]
+    if loop_auto and len(loop_auto) < len(loop):
+        slow_auto = [r for r in loop_auto if r["loop"] < r["layer"]]
+        add(f"| the same, with the plan's own tiles (not the scenarios that force a tile) | slower on "
+            f"{len(slow_auto)} of {len(loop_auto)} | **{verdict(not slow_auto)}** |")
     if grouped:
         add(f"| >= `torch._grouped_mm` in geometric mean | {g_grp:.2f}x (slower on {len(slow_grp)} of "
             f"{len(grouped)}) | **{verdict(g_grp >= 1.0)}** |")
@@ -568,6 +575,10 @@ def kernel_quality(h, rows, figs, doc_dir):
             f"{100 * min(fr):.0f}-{100 * max(fr):.0f}% ({min(r['tflops'] for r in big):.0f}-"
             f"{max(r['tflops'] for r in big):.0f} TFLOP/s){auto_note}; {len(reach)} of {len(big)} reach it | "
             f"**{verdict(len(reach) == len(big))}** |")
+        if auto and len(auto) < len(big):
+            reach_auto = [r for r in auto if r["dense_fraction"] >= TARGET_DENSE_FRACTION]
+            add(f"| the same, with the plan's own tiles | {len(reach_auto)} of {len(auto)} reach it | "
+                f"**{verdict(len(reach_auto) == len(auto))}** |")
     add("")
     short = []
     if slow_loop:

@@ -190,7 +190,7 @@ void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa:
   // 8-bit wgmma: each K tile's products are waited for, then added up in fp32.
   if (wgmma && dtype_bits(l.shape.dtype) == 8) loop.wait_ps = l.fp8_tile_wait_ps;
   if (tile && !wgmma && l.lane_ops_per_conversion > 0 && dtype_bits(l.shape.dtype) == 8) {
-    loop.vector_ops = static_cast<std::uint64_t>(fp8_conversions(*tile) * l.lane_ops_per_conversion);
+    loop.vector_ops = static_cast<std::uint64_t>(static_cast<double>(fp8_conversions(*tile)) * l.lane_ops_per_conversion);
   }
 }
 
