@@ -156,12 +156,32 @@ std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma) {
   return acc <= 16 ? 64 : acc <= 64 ? 128 : 255;  // ptxas: ~40-80, 92-128, 140-255
 }
 
+// K tiles whose copies are in flight while a tile is multiplied (the
+// program's pipeline_depth: iteration i's loads go out when iteration
+// i - depth's math starts), as our NVIDIA main loops keep them
+// (kernels/moe/fused_moe.hip, `stages` LDS buffers): gemm_core_mma waits for
+// tile t with at most stages - 2 copy groups pending and issues tile
+// t + stages - 1 only after tile t's products (its buffer, that of tile t - 1,
+// is free once every warp is past tile t's barrier): stages - 2 ahead;
+// gemm_core_wgmma issues tile t + stages - 2 after tile t's barrier
+// (`ahead`): stages - 2; gemm_core_ws's producer refills a buffer as soon
+// as the consumers release it, one tile after its products were issued:
+// stages - 1. At least 1 (the model's minimum; a 2-buffer mma.sync loop has
+// none in flight). Other machines' kernels: `stages`, as before.
+std::uint32_t copies_ahead(const Layer& l, const KernelTile& tile, bool wgmma) {
+  const std::uint32_t stages = std::max(1u, l.kernel.pipeline_stages);
+  if (!l.mma_sync) return stages;
+  const bool ws = wgmma && tile.threads == plan::rules::kWsThreads;
+  const std::uint32_t behind = ws ? 1 : 2;
+  return stages > behind ? std::max(1u, stages - behind) : 1u;
+}
+
 isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows, bool wgmma) {
   isa::TileProgram p;
   p.threads = tile.threads;
   p.vgprs_per_thread = gemm_vgprs(l, tile, wgmma);
   p.lds_bytes = lds_for(l, n_rows, tile.k);
-  p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
+  p.pipeline_depth = copies_ahead(l, tile, wgmma);
   p.iteration_overhead_ps = l.iteration_overhead_ps;
   return p;
 }
@@ -401,6 +421,11 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   // stay as gemm_vgprs says (ptxas -v, sm_90a: 48 for bf16 32x64x128, 94 for
   // e4m3 64x128x128; docs/moe-timing.md).
   if (l.mma_sync) p.lds_bytes = fused_lds(l, tile, p.lds_bytes);
+  // Its phase 2 keeps 2 down slices in flight (issue(h0 + 2 BN), then
+  // async_wait<2>), phase 1 copies_ahead; one depth per program: `stages`,
+  // as before (not revisited: the 1-stage kernel's error is its instructions,
+  // docs/moe-timing.md).
+  p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols + h, h + cols, p);
   const std::uint64_t h_row = bytes_of(h, dt);

@@ -449,16 +449,11 @@ TEST_CASE("kernels.warp_specialized: 384-thread tiles run wgmma at wgmma_ws_effi
   for (const KernelTile& tile : {ws, plain}) {
     k.gate_up_tile = k.down_tile = tile;
     layers.push_back(sim::programs::software_moe(as, plan::build_plan(sc), m));
-    REQUIRE(layers.back().stage.back() == "down");  // the sort is one kernel or (ours) four
+    // Our sort is four kernels (kernels.matrix_instructions not isa).
+    REQUIRE(layers.back().stage == std::vector<std::string>{"sort", "sort", "sort", "sort", "gate_up", "down"});
   }
-  const auto gate_up_of = [](const sim::programs::MoeKernels& l) {
-    const auto at = std::find(l.stage.begin(), l.stage.end(), "gate_up");
-    REQUIRE(at != l.stage.end());
-    return static_cast<std::size_t>(at - l.stage.begin());
-  };
-  const std::size_t gu = gate_up_of(layers[0]);
-  REQUIRE(gate_up_of(layers[1]) == gu);
-  const auto prog_ws = layers[0].kernels[gu].program(0), prog_plain = layers[1].kernels[gu].program(0);
+  const std::size_t gu0 = kernel_of(layers[0], "gate_up"), gu1 = layers[0].kernels.size() + kernel_of(layers[1], "gate_up");
+  const auto prog_ws = layers[0].kernels[gu0].program(0), prog_plain = layers[1].kernels[kernel_of(layers[1], "gate_up")].program(0);
   CHECK(prog_ws.loops[0].wgmma);
   CHECK(prog_ws.loops[0].ws);
   CHECK(prog_plain.loops[0].wgmma);
@@ -472,9 +467,8 @@ TEST_CASE("kernels.warp_specialized: 384-thread tiles run wgmma at wgmma_ws_effi
   // Gate/up is one K tile (load, then multiply): the two kernels differ by
   // their matrix time alone, 128 x 128 x 64 at the wgmma rate times 1.0 and
   // times 0.5 on the CU's 4 matrix pipes.
-  const double gu_ws = static_cast<double>(t[gu].end - t[gu].launch);
-  const std::size_t gu2 = layers[0].kernels.size() + gu;
-  const double gu_plain = static_cast<double>(t[gu2].end - t[gu2].launch);
+  const double gu_ws = static_cast<double>(t[gu0].end - t[gu0].launch);
+  const double gu_plain = static_cast<double>(t[gu1].end - t[gu1].launch);
   const double rate = isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1) * m.compute.matrix_efficiency;
   const double clock_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
   const double one = 2.0 * 128 * 128 * 64 / rate / m.compute.simds_per_cu * clock_ps;
@@ -554,4 +548,82 @@ TEST_CASE("kernels.warp_issue_cycles: a workgroup's own vector instructions take
   const double cycle_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
   CHECK(took(1) - took(0) == Approx((16000 - 2000) * cycle_ps).margin(2));
   CHECK(took(2) - took(0) == Approx((4000 - 2000) * cycle_ps).margin(2));
+}
+
+TEST_CASE("our NVIDIA main loops keep stages - 2 K tiles in flight (warp-specialized: stages - 1)", "[moe]") {
+  // kernels/moe/fused_moe.hip: gemm_core_mma issues tile t + stages - 1 after
+  // tile t's products, gemm_core_wgmma issues tile t + stages - 2 at tile t's
+  // start, gemm_core_ws's producer refills a buffer once it is released.
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.matrix_instructions = MatrixInstructions::wgmma;
+  m.kernels.warp_specialized = true;
+  sc.model.spec.intermediate_size = 64;
+  auto& k = sc.scenario.spec.kernel;
+  k.stages = 2;
+  const auto depths = [&](std::uint32_t block_m, const KernelTile& tile, std::uint32_t stages) {
+    k.block_m = block_m;
+    k.gate_up_tile = k.down_tile = tile;
+    k.pipeline_stages = stages;
+    const plan::MoePlan p = plan::build_plan(sc);
+    sim::programs::AddressSpace as;
+    const auto ks = sim::programs::software_moe(as, p, m);
+    const auto gu = ks.kernels[kernel_of(ks, "gate_up")].program(0).pipeline_depth;
+    CHECK(ks.kernels[kernel_of(ks, "down")].program(0).pipeline_depth == gu);
+    return gu;
+  };
+  const KernelTile mma{256, 16, 64, 64}, wgmma{256, 64, 64, 64}, ws{384, 128, 128, 64};
+  REQUIRE_FALSE(plan::wgmma_tile(m, mma, DType::bf16));
+  REQUIRE(plan::wgmma_tile(m, wgmma, DType::bf16));
+  REQUIRE(plan::ws_tile(m, ws, DType::bf16));
+  CHECK(depths(16, mma, 2) == 1);  // none in flight in the kernel; the model's minimum
+  CHECK(depths(16, mma, 3) == 1);
+  CHECK(depths(16, mma, 4) == 2);
+  CHECK(depths(64, wgmma, 3) == 1);
+  CHECK(depths(64, wgmma, 4) == 2);
+  CHECK(depths(128, ws, 4) == 3);
+  // Other kernels (kernels.matrix_instructions isa): one per buffer, as before.
+  m.kernels = KernelsSpec{};
+  CHECK(depths(16, mma, 3) == 3);
+}
+
+TEST_CASE("a latency-bound mma.sync main loop with 3 buffers waits one round trip per K tile", "[moe]") {
+  // 8 K tiles of gate/up, each tile's weight lines new (an HBM miss), almost
+  // no math: with one tile in flight (3 buffers on mma.sync) each waits a
+  // whole round trip after the previous tile's start; with 5 buffers (3 in
+  // flight) three round trips overlap.
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.matrix_instructions = MatrixInstructions::mma_sync;
+  m.kernels.matrix_efficiency = 1.0;
+  sc.model.spec.hidden_size = 8 * 64;
+  auto& k = sc.scenario.spec.kernel;
+  k.stages = 2;
+  sim::programs::AddressSpace as;
+  std::vector<sim::programs::MoeKernels> layers;
+  std::vector<std::uint32_t> depth;
+  for (const std::uint32_t stages : {3u, 5u}) {
+    k.pipeline_stages = stages;
+    layers.push_back(sim::programs::software_moe(as, plan::build_plan(sc), m));
+    const auto& l = layers.back();
+    const auto prog = l.kernels[kernel_of(l, "gate_up")].program(0);
+    REQUIRE(prog.loops.at(0).iterations == 8);
+    depth.push_back(prog.pipeline_depth);
+  }
+  CHECK(depth == std::vector<std::uint32_t>{1, 3});
+  std::vector<isa::KernelLaunch> all;
+  std::vector<std::size_t> gate_up;
+  for (const auto& l : layers) {
+    gate_up.push_back(all.size() + kernel_of(l, "gate_up"));
+    all.insert(all.end(), l.kernels.begin(), l.kernels.end());
+  }
+  sim::Gpu gpu(m);
+  const auto t = gpu.run(all);
+  const double miss = ps(m.memory.l2.hit_latency) + ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
+  const double one = static_cast<double>(t[gate_up[0]].end - t[gate_up[0]].launch);
+  const double three = static_cast<double>(t[gate_up[1]].end - t[gate_up[1]].launch);
+  // Depth 1: the 8 tiles' round trips in series (the first with the
+  // prologue's); depth 3: ceil(8 / 3) of them.
+  CHECK(one > 8 * miss);
+  CHECK(one - three == Approx((8 - 3) * miss).epsilon(0.05));
 }
