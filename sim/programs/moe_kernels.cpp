@@ -523,13 +523,24 @@ isa::TileProgram sort_fuse_program(const Layer& l, std::uint32_t wg, std::uint32
   return p;
 }
 
-isa::TileProgram sort_count_program(const Layer& l, std::uint32_t chunk) {
-  const std::uint64_t rows = sort_rows(l), e = std::max(1u, l.shape.experts_fused());
-  const std::uint64_t first = std::uint64_t{chunk} * kSortChunk, n = std::min<std::uint64_t>(kSortChunk, rows - first);
+// What the count and place kernels share: a workgroup per chunk of kSortChunk
+// rows (rows [first, first + n)), a thread a row, a counter per expert in LDS.
+struct SortChunk {
+  std::uint64_t e, first, n;
   isa::TileProgram p;
-  p.threads = kSortChunk;
-  p.vgprs_per_thread = 32;
-  p.lds_bytes = static_cast<std::uint32_t>(e * 4);
+};
+SortChunk sort_chunk(const Layer& l, std::uint32_t chunk) {
+  const std::uint64_t rows = sort_rows(l), e = std::max(1u, l.shape.experts_fused());
+  const std::uint64_t first = std::uint64_t{chunk} * kSortChunk;
+  SortChunk c{e, first, std::min<std::uint64_t>(kSortChunk, rows - first), {}};
+  c.p.threads = kSortChunk;
+  c.p.vgprs_per_thread = 32;
+  c.p.lds_bytes = static_cast<std::uint32_t>(e * 4);
+  return c;
+}
+
+isa::TileProgram sort_count_program(const Layer& l, std::uint32_t chunk) {
+  auto [e, first, n, p] = sort_chunk(l, chunk);
   p.prologue_loads.push_back(strided(l.fused_rows + first * 4, static_cast<std::uint32_t>(n * 4), 1, 0));
   p.epilogue_vector_ops = n * kSortCountOps + e * 2;
   p.epilogue_issue_bound = true;
@@ -565,12 +576,8 @@ isa::TileProgram sort_scan_program(const Layer& l, std::uint32_t chunks) {
 }
 
 isa::TileProgram sort_place_program(const Layer& l, std::uint32_t chunk) {
-  const std::uint64_t rows = sort_rows(l), e = std::max(1u, l.shape.experts_fused());
-  const std::uint64_t first = std::uint64_t{chunk} * kSortChunk, n = std::min<std::uint64_t>(kSortChunk, rows - first);
-  isa::TileProgram p;
-  p.threads = kSortChunk;
-  p.vgprs_per_thread = 32;
-  p.lds_bytes = static_cast<std::uint32_t>(e * 4);
+  auto [e, first, n, p] = sort_chunk(l, chunk);
+  const std::uint64_t rows = sort_rows(l);
   p.prologue_loads.push_back(strided(l.chunk_counts + chunk * e * 4, static_cast<std::uint32_t>(e * 4), 1, 0));
   p.prologue_loads.push_back(strided(l.fused_rows + first * 4, static_cast<std::uint32_t>(n * 4), 1, 0));
   // The warps with a row, in turn: each loads its rows' weights, which
