@@ -62,6 +62,20 @@ __device__ __forceinline__ void wait() {
 __device__ __forceinline__ void fence_lds_for_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
+// Stores a warpgroup's fp32 accumulators of an m64nN product into C (row
+// stride `ld`): element i is row `row` (this thread's first: the part's first
+// row + 16 (warp % 4) + lane / 4), + 8 for i % 4 >= 2, and column
+// col0 + 8 (i / 4) + 2 (lane % 4) + i % 2 (PTX ISA, wgmma D fragment layout).
+template <int kAcc>
+__device__ __forceinline__ void store_accumulators(const float (&acc)[kAcc], int row, int col0, int ld, float* C) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) {
+    const int r = row + ((i % 4) >= 2 ? 8 : 0);
+    const int c = col0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+    C[r * ld + c] = acc[i];
+  }
+}
 // The register operands pin each accumulator in place; ptxas keeps them there
 // between issue and wait only if nothing else touches them (it serialises the
 // instruction otherwise and says so).

@@ -150,11 +150,13 @@ inline constexpr int kMinBlocks =
 // offset is slot 0's plus i * Slots::kSlotStride in either layout: in the
 // swizzled one because its rows are a multiple of 8 rows apart and the
 // swizzle depends on the row mod 8 only (lds_swizzle.h).
-template <class T, int BM, int BN, int BK>
+// `Threads` threads copy, from thread `First` on: the whole workgroup in the
+// 256-thread loops, the producer warpgroup in gemm_core_ws.
+template <class T, int BM, int BN, int BK, int Threads = kThreads, int First = 0>
 struct TileCopy {
   using S = Smem<T, BM, BN, BK>;
   using L = typename S::Layout;
-  using Slots = lds::CopySlots<kThreads, L>;
+  using Slots = lds::CopySlots<Threads, L>;
   static constexpr int kElems = 16 / int(sizeof(T));  // elements per 16-byte copy
   static constexpr int kRows = BM + BN;
   static constexpr int kCopies = (kRows + Slots::kRowsPerPass - 1) / Slots::kRowsPerPass;
@@ -162,45 +164,48 @@ struct TileCopy {
   const std::uint8_t* src[kCopies];  // row source at k0 + this thread's chunk; null: zero-fill
   int dst;                           // slot 0's byte offset in a stage (physical chunk)
 
+  __device__ static int tid() { return int(threadIdx.x) - First; }
   // Whether slot i's row exists (only the last slot can lack one).
   __device__ static bool has(int i) {
-    return kRows % Slots::kRowsPerPass == 0 || i < kCopies - 1 || Slots::row(threadIdx.x, i) < kRows;
+    return kRows % Slots::kRowsPerPass == 0 || i < kCopies - 1 || Slots::row(tid(), i) < kRows;
   }
   __device__ TileCopy(const RowSrc* a, const RowSrc* b, std::uint32_t k0) {
-    const int chunk = Slots::chunk(threadIdx.x);
-    dst = Slots::first_offset(threadIdx.x);
+    const int chunk = Slots::chunk(tid());
+    dst = Slots::first_offset(tid());
 #pragma unroll
     for (int i = 0; i < kCopies; ++i) {
       src[i] = nullptr;
       if (has(i)) {
-        const int row = Slots::row(threadIdx.x, i);
+        const int row = Slots::row(tid(), i);
         const RowSrc& rs = row < BM ? a[row] : b[row - BM];
         if (rs.ptr) src[i] = rs.ptr + (std::size_t{k0} + chunk * kElems) * sizeof(T);
       }
     }
   }
-  // Copies K tile `tile` of [k0, k1) (columns k0 + tile BK on) into its
-  // stage buffer and commits a group; past the last tile only an empty group,
-  // which keeps the wait count uniform.
+  // Copies K tile `tile` of [k0, k1) (columns k0 + tile BK on) into the
+  // stage buffer `st`.
+  __device__ void copy(unsigned char* st, std::uint32_t tile, std::uint32_t k0, std::uint32_t k1,
+                       const void* any_global) const {
+    const std::uint32_t kt = tile * BK;  // from k0
+    // The bytes of this thread's chunk inside [k0, k1): 16 except in the K
+    // tail (part of a chunk, or none). From the LOGICAL chunk, which is the
+    // same for every slot, never from `dst` (a swizzled position).
+    const std::uint32_t k = k0 + kt + Slots::chunk(tid()) * kElems;
+    const unsigned in_range = k >= k1 ? 0u : (k1 - k >= kElems ? 16u : (k1 - k) * unsigned(sizeof(T)));
+#pragma unroll
+    for (int i = 0; i < kCopies; ++i) {
+      if (!has(i)) continue;
+      const unsigned bytes = src[i] ? in_range : 0u;
+      const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{kt} * sizeof(T))
+                               : any_global;
+      copy16_async(st + dst + i * Slots::kSlotStride, from, bytes);
+    }
+  }
+  // copy() into the tile's stage buffer, then commits a group; past the last
+  // tile only an empty group, which keeps the wait count uniform.
   __device__ void issue(unsigned char* smem, std::uint32_t tile, std::uint32_t tiles, int stages,
                         std::uint32_t k0, std::uint32_t k1, const void* any_global) const {
-    if (tile < tiles) {
-      unsigned char* st = smem + (tile % stages) * S::kStageBytes;
-      const std::uint32_t kt = tile * BK;  // from k0
-      // The bytes of this thread's chunk inside [k0, k1): 16 except in the K
-      // tail (part of a chunk, or none). From the LOGICAL chunk, which is the
-      // same for every slot, never from `dst` (a swizzled position).
-      const std::uint32_t k = k0 + kt + Slots::chunk(threadIdx.x) * kElems;
-      const unsigned in_range = k >= k1 ? 0u : (k1 - k >= kElems ? 16u : (k1 - k) * unsigned(sizeof(T)));
-#pragma unroll
-      for (int i = 0; i < kCopies; ++i) {
-        if (!has(i)) continue;
-        const unsigned bytes = src[i] ? in_range : 0u;
-        const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{kt} * sizeof(T))
-                                 : any_global;
-        copy16_async(st + dst + i * Slots::kSlotStride, from, bytes);
-      }
-    }
+    if (tile < tiles) copy(smem + (tile % stages) * S::kStageBytes, tile, k0, k1, any_global);
     async_commit();
   }
 };
@@ -555,16 +560,10 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
   wg::wait<0>();
   async_wait<0>();
   __syncthreads();  // the stage buffers become the epilogue tile
-  // Element i of the accumulators: column 8 (i / 4) + 2 (lane % 4) + (i % 2)
-  // of the warpgroup's part, row `row` (+ 8 for i % 4 >= 2).
-#pragma unroll
-  for (int i = 0; i < kAcc; ++i) {
-    const int r = row + ((i % 4) >= 2 ? 8 : 0);
-    const int c = col0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
-    C[r * S::kCLd + c] = acc[i];
-  }
+  wg::store_accumulators(acc, row, col0, S::kCLd, C);
   __syncthreads();
 }
+
 // The warp-specialized main loop on Hopper (plan::rules::ws_tile: bf16,
 // 128 x 128 or 128 x 256 tiles, K tiles of 64, 384 threads). Warpgroup 2 only
 // copies: its 128 threads issue every A and B row of a K tile into a free
@@ -589,10 +588,7 @@ __device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc*
   using L = typename S::Layout;
   constexpr int R = BK * int(sizeof(T));  // 128 bytes: the 128B swizzle, 8 chunks a row
   static_assert(BM == 128 && R == 128 && L::kSwizzled, "plan::rules::ws_tile");
-  constexpr int kChunks = R / 16;
-  constexpr int kProducers = 128;
-  constexpr int kRowsPerPass = kProducers / kChunks;  // 16: a multiple of 8, one swizzle term a thread
-  constexpr int kCopies = (BM + BN) / kRowsPerPass;
+  constexpr int kProducers = 128;  // warpgroup 2, threads 256-383
   constexpr int kAcc = BN / 2;  // a consumer warpgroup: 64 x BN fp32
   using Mma = wg::Mma<BN, wg::Operands::bf16>;
   __shared__ std::uint64_t full[kMaxStages], empty[kMaxStages];
@@ -613,29 +609,14 @@ __device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc*
   __syncthreads();
 
   if (group == 2) {
-    // Producer: thread p copies logical chunk p % 8 of rows p / 8 + 16 i.
-    const int p = threadIdx.x - 256, chunk = p % kChunks;
-    const std::uint8_t* src[kCopies];
-#pragma unroll
-    for (int i = 0; i < kCopies; ++i) {
-      const int row = p / kChunks + i * kRowsPerPass;
-      const RowSrc& rs = row < BM ? a[row] : b[row - BM];
-      src[i] = rs.ptr ? rs.ptr + (std::size_t{k0} + chunk * 8) * sizeof(T) : nullptr;
-    }
-    const int dst = L::offset(p / kChunks, chunk);
+    // Producer: the copy slots of TileCopy over its 128 threads (logical
+    // chunk p % 8 of rows p / 8 + 16 i).
+    const TileCopy<T, BM, BN, BK, kProducers, 256> copy(a, b, k0);
     int s = 0;
     std::uint32_t phase = 0;
     for (std::uint32_t tile = 0; tile < tiles; ++tile) {
       if (tile >= std::uint32_t(stages)) mbar::wait(&empty[s], phase ^ 1u);
-      unsigned char* st = stages_base + s * S::kStageBytes;
-      const std::uint32_t k = k0 + tile * BK + chunk * 8;
-      const unsigned in_range = k >= k1 ? 0u : (k1 - k >= 8 ? 16u : (k1 - k) * 2u);
-#pragma unroll
-      for (int i = 0; i < kCopies; ++i) {
-        const unsigned bytes = src[i] ? in_range : 0u;
-        const void* from = bytes ? static_cast<const void*>(src[i] + std::size_t{tile} * R) : any_global;
-        copy16_async(st + dst + i * kRowsPerPass * R, from, bytes);
-      }
+      copy.copy(stages_base + s * S::kStageBytes, tile, k0, k1, any_global);
       mbar::arrive_after_copies(&full[s]);
       if (++s == stages) s = 0, phase ^= 1u;
     }
@@ -666,13 +647,7 @@ __device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc*
     // Both warpgroups are done with every buffer before either overwrites
     // them with its part of C (named barrier 1: the 256 consumer threads).
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    const int row = 64 * group + (warp % 4) * 16 + lane / 4;
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) {
-      const int r = row + ((i % 4) >= 2 ? 8 : 0);
-      const int c = 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
-      C[r * S::kCLd + c] = acc[i];
-    }
+    wg::store_accumulators(acc, 64 * group + (warp % 4) * 16 + lane / 4, 0, S::kCLd, C);
   }
   __syncthreads();
 }
