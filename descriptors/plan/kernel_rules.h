@@ -21,6 +21,14 @@ namespace tdmsim::plan::rules {
 // buffers - 2 tiles ahead); the kernels raise a smaller request to this.
 inline constexpr std::uint32_t kWgmmaMinStages = 3;
 
+// fp32 columns of padding after each row of a GEMM's C tile in LDS (row
+// stride N + kCTilePad). 8 puts the four rows a half-warp's 8-byte
+// accumulator stores cover (wgmma/mma.sync D fragments: rows lane / 4,
+// column pairs 2 (lane % 4)) 8 banks apart, so they do not conflict (with 4
+// they did, 2-4 ways: Nsight Compute, ws-2026-11-30/ncu). The 1-stage
+// kernel's LDS size counts it (sim/programs/moe_kernels.cpp fused_lds).
+inline constexpr std::uint32_t kCTilePad = 8;
+
 // fp32 accumulator registers per thread of an M x N tile on `threads`,
 // doubled when partial sums are kept beside them (block_128 scales on
 // mma.sync, every 8-bit tile on wgmma).

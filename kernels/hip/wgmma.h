@@ -68,12 +68,14 @@ __device__ __forceinline__ void fence_lds_for_async() {
 // col0 + 8 (i / 4) + 2 (lane % 4) + i % 2 (PTX ISA, wgmma D fragment layout).
 template <int kAcc>
 __device__ __forceinline__ void store_accumulators(const float (&acc)[kAcc], int row, int col0, int ld, float* C) {
+  static_assert(kAcc % 2 == 0);
   const int lane = threadIdx.x % 32;
+  // Elements i and i + 1 (i even) are adjacent columns: one 8-byte store.
 #pragma unroll
-  for (int i = 0; i < kAcc; ++i) {
+  for (int i = 0; i < kAcc; i += 2) {
     const int r = row + ((i % 4) >= 2 ? 8 : 0);
-    const int c = col0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
-    C[r * ld + c] = acc[i];
+    const int c = col0 + 8 * (i / 4) + 2 * (lane % 4);
+    *reinterpret_cast<float2*>(C + r * ld + c) = make_float2(acc[i], acc[i + 1]);
   }
 }
 // The register operands pin each accumulator in place; ptxas keeps them there

@@ -105,7 +105,7 @@ struct Smem {
 #else
   static constexpr int kConvBytes = sizeof(T) == 1 ? (BM + BN) * kHalfLd * 2 : 0;
 #endif
-  static constexpr int kCLd = BN + 4;                         // fp32 epilogue tile
+  static constexpr int kCLd = BN + int(plan::rules::kCTilePad);  // fp32 epilogue tile
   static constexpr int kCBytes = BM * kCLd * 4;
   // The wgmma loop aligns its stages to 1024 bytes (wgmma.h): room to do so
   // (only there: 1 KiB more per workgroup cost the small mma.sync tiles a
@@ -797,23 +797,49 @@ __global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) gate_
   k_range<BK>(d.hidden, split, p.split_k, k0, k1);
   float* C = reinterpret_cast<float*>(smem);
   gemm<T, BM, BN, BK, BS, NT>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
-  for (int i = threadIdx.x; i < BM * (BN / 2); i += NT) {
-    const int m = i / (BN / 2), jj = i % (BN / 2);
-    const std::size_t pos = std::size_t{b} * p.block_m + m;
+  // Epilogue, four adjacent columns per thread: C in float4s from LDS, the
+  // row's validity from its A row source (LDS) rather than sorted_rows
+  // (global memory, one load an element: Nsight Compute found this epilogue
+  // latency-bound, ws-2026-11-30/ncu), one 8-byte store of bf16 (16 of fp32
+  // partials). Where I is not a multiple of 4 the stores are per element.
+  constexpr int kV = 4, kGroups = BN / 2 / kV;
+  static_assert((BN / 2) % kV == 0, "N/2 columns in groups of 4");
+  const bool vec = d.inter % kV == 0;
+  for (int i = threadIdx.x; i < BM * kGroups; i += NT) {
+    const int m = i / kGroups, jj = (i % kGroups) * kV;
     const std::uint32_t j = j0 + jj;
-    if (j >= d.inter || p.sorted_rows[pos] == sentinel) continue;
-    float g = C[m * S::kCLd + jj] * ti.a_pc[m] * ti.b_pc[jj];
-    float u = C[m * S::kCLd + BN / 2 + jj] * ti.a_pc[m] * ti.b_pc[BN / 2 + jj];
+    if (j >= d.inter || ti.a[m].ptr == nullptr) continue;
+    const std::size_t pos = std::size_t{b} * p.block_m + m;
+    const float4 gc = *reinterpret_cast<const float4*>(C + m * S::kCLd + jj);
+    const float4 uc = *reinterpret_cast<const float4*>(C + m * S::kCLd + BN / 2 + jj);
+    const float gv[kV] = {gc.x, gc.y, gc.z, gc.w}, uv[kV] = {uc.x, uc.y, uc.z, uc.w};
+    float g[kV], u[kV];
+#pragma unroll
+    for (int e = 0; e < kV; ++e) {
+      g[e] = gv[e] * ti.a_pc[m] * ti.b_pc[jj + e];
+      u[e] = uv[e] * ti.a_pc[m] * ti.b_pc[BN / 2 + jj + e];
+    }
+    const int n = vec ? kV : int(min(std::uint32_t(kV), d.inter - j));
     if (p.split_k > 1) {
       float* part = p.partials + (std::size_t{split} * p.blocks * p.block_m + pos) * 2 * d.inter;
-      part[j] = g;
-      part[d.inter + j] = u;
+      if (vec) {
+        *reinterpret_cast<float4*>(part + j) = make_float4(g[0], g[1], g[2], g[3]);
+        *reinterpret_cast<float4*>(part + d.inter + j) = make_float4(u[0], u[1], u[2], u[3]);
+      } else {
+        for (int e = 0; e < n; ++e) part[j + e] = g[e], part[d.inter + j + e] = u[e];
+      }
       continue;
     }
     // The 2-stage kernel stores gate/up in bf16 and the activation reads it back.
-    g = round_bf16(g);
-    u = round_bf16(u);
-    p.inter[pos * d.inter + j] = bf16_bits(activate(d.act, g, u, d.act_limit));
+    std::uint16_t h[kV];
+#pragma unroll
+    for (int e = 0; e < kV; ++e) h[e] = bf16_bits(activate(d.act, round_bf16(g[e]), round_bf16(u[e]), d.act_limit));
+    std::uint16_t* out = p.inter + pos * d.inter + j;
+    if (vec) {
+      *reinterpret_cast<uint2*>(out) = make_uint2(h[0] | std::uint32_t{h[1]} << 16, h[2] | std::uint32_t{h[3]} << 16);
+    } else {
+      for (int e = 0; e < n; ++e) out[e] = h[e];
+    }
   }
 }
 
@@ -920,10 +946,13 @@ __global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_
     const int m = i / (BN / 4), n = (i % (BN / 4)) * 4;
     const std::uint32_t h = h0 + n;
     if (h >= d.hidden || token[m] == sentinel) continue;
+    // One 16-byte LDS read (four scalar reads 4 floats apart conflicted 4 ways).
+    const float4 c = *reinterpret_cast<const float4*>(C + m * S::kCLd + n);
+    const float cv[4] = {c.x, c.y, c.z, c.w};
     float v[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      v[e] = C[m * S::kCLd + n + e] * ti.a_pc[m] * ti.b_pc[n + e] * weight[m];
+      v[e] = cv[e] * ti.a_pc[m] * ti.b_pc[n + e] * weight[m];
       if (p.split_k == 1) v[e] = round_bf16(v[e]);
     }
     add4_f32(p.y + std::size_t{token[m]} * d.hidden + h, v);
@@ -1071,7 +1100,7 @@ template <class T, int BM, int BN>
 int fused_phase2_bytes() {
   constexpr int KS = BN / 2;
   constexpr int kBRow = KS * int(sizeof(T)) + 16;
-  return 3 * BN * kBRow + (sizeof(T) == 1 ? BN * (KS + 8) * 2 : 0) + BM * (BN + 4) * 4;
+  return 3 * BN * kBRow + (sizeof(T) == 1 ? BN * (KS + 8) * 2 : 0) + BM * (BN + int(plan::rules::kCTilePad)) * 4;
 }
 
 // ---- dispatch over the instantiated tiles ----

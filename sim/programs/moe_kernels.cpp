@@ -398,7 +398,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
 std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t gemm_lds) {
   const std::uint64_t bm = l.block_m, bn = tile.n, ks = tile.n / 2;
   const std::uint64_t eb = bytes_of(1, l.shape.dtype);
-  const std::uint64_t c_tile = bm * (bn + 4) * 4;
+  const std::uint64_t c_tile = bm * (bn + plan::rules::kCTilePad) * 4;
   const std::uint64_t phase1 =
       std::max<std::uint64_t>(gemm_lds + (l.wgmma_gate_up ? 1024 : 0), c_tile);
   const std::uint64_t phase2 = 3 * bn * (ks * eb + 16) + (eb == 1 ? bn * (ks + 8) * 2 : 0) + c_tile;
