@@ -165,14 +165,24 @@ void ComputeUnit::begin_kernel() {
   }
 }
 
+void ComputeUnit::claim(std::size_t n) {
+  Slot& slot = slots_[n];
+  std::uint32_t wg = 0;
+  Tick not_before = 0;
+  if (dispatcher_.next(wg, not_before)) {
+    start_workgroup(slot, wg, std::max(slot.time + dispatcher_.dispatch_latency(), not_before));
+    slot_time_[n] = slot.time;
+  } else {
+    slot_time_[n] = kNotBusy;
+  }
+}
+
 Tick ComputeUnit::resume(bool after_wait) {
   // After a wait, other units' work has pushed this one's state out of the
   // host's caches: fetch it all at once.
   if (after_wait) prefetch_slots();
   const isa::KernelLaunch& k = dispatcher_.kernel();
   std::vector<Tick>& times = slot_time_;
-  std::uint32_t wg = 0;
-  Tick not_before = 0;
   const Tick now = sim_now();
   while (true) {
     // The busy slot with the earliest time (the first of equals).
@@ -185,6 +195,11 @@ Tick ComputeUnit::resume(bool after_wait) {
     // More than a quantum ahead of global time: wait until the slot's time
     // (shared resources then see requests in nearly chronological order).
     if (next->time > now + quantum_) return next->time;
+    if (next->awaiting) {
+      next->awaiting = false;
+      claim(n);
+      continue;
+    }
     const bool finished = step(*next);
     times[n] = next->time;
     if (!finished) continue;
@@ -205,10 +220,17 @@ Tick ComputeUnit::resume(bool after_wait) {
       trace_->slice(trace_pid_, tid, k.name + " wg " + std::to_string(next->wg), next->start,
                     next->time);
     }
-    if (dispatcher_.next(wg, not_before)) {
-      start_workgroup(*next, wg, std::max(next->time + dispatcher_.dispatch_latency(), not_before));
+    // The next workgroup goes to whichever slot frees first in simulated
+    // time: a slot whose last step ended more than a quantum ahead (a long
+    // epilogue, say) claims one only when global time gets there, not now,
+    // ahead of units that free a slot sooner (which would leave them idle
+    // at the kernel's end while this one works through extra workgroups).
+    if (next->time > now + quantum_) {
+      next->awaiting = true;
       times[n] = next->time;
+      continue;
     }
+    claim(n);
   }
   busy_ps_ += last_end_ > busy_from_ ? last_end_ - busy_from_ : 0;
   dispatcher_.cu_done(last_end_);
@@ -699,12 +721,24 @@ bool ComputeUnit::step(Slot& s) {
     return false;
   }
   // Epilogue: vector work, then stores; the workgroup ends when they land.
-  Tick t = s.time + p.extra_time_ps;
-  if (p.epilogue_vector_ops > 0) {
-    t = vector_work(t, static_cast<double>(p.epilogue_vector_ops), p.epilogue_issue_bound ? p.threads : 0);
+  // The stores go out in a step of their own, once the unit has synchronised
+  // to the end of the vector work: issued at once after a long epilogue
+  // they would reserve memory channels ahead of other units' earlier
+  // requests and delay those (shared resources expect requests in nearly
+  // time order).
+  if (!s.epilogue_done) {
+    s.epilogue_done = true;
+    Tick t = s.time + p.extra_time_ps;
+    if (p.epilogue_vector_ops > 0) {
+      t = vector_work(t, static_cast<double>(p.epilogue_vector_ops), p.epilogue_issue_bound ? p.threads : 0);
+    }
+    if (t > s.time) {
+      s.time = t;
+      return false;
+    }
   }
-  Tick done = t;
-  for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, t));
+  Tick done = s.time;
+  for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, s.time));
   s.time = done;
   return true;
 }

@@ -63,6 +63,9 @@ class ComputeUnit : public sc_core::sc_module {
   // until), or kDone when the unit has finished its share of the kernel.
   // `after_wait`: other work ran since the last call.
   Tick resume(bool after_wait);
+  // Starts the dispatcher's next workgroup in slot n at the slot's time, or
+  // marks it idle when the kernel has none left.
+  void claim(std::size_t n);
   // Notified (immediately) by the scheduler when resume() returned kDone.
   sc_core::sc_event finished_;
 
@@ -70,6 +73,8 @@ class ComputeUnit : public sc_core::sc_module {
   struct Slot {
     bool busy = false;
     bool started = false;     // prologue and first loads issued
+    bool awaiting = false;    // finished; claims its next workgroup at `time`
+    bool epilogue_done = false;  // its vector work charged; the stores are next
     std::uint32_t wg = 0;
     isa::TileProgram program;
     Tick start = 0;

@@ -25,6 +25,24 @@ constexpr std::uint64_t kQuantOps = 4;
 constexpr std::uint64_t kCombineOps = 2;
 // Split-K reduction: one add per partial per element.
 constexpr std::uint64_t kReduceOps = 1;
+// Our NVIDIA kernels' epilogues (kernels/moe/fused_moe.hip), issued by each
+// thread in turn and so bound by the warps' issue rate (kernels.warp_issue_cycles),
+// not by the vector pipe. gate_up_kernel, per element of a real row: 67
+// thread instructions, counted by Nsight Compute on Mixtral-8x7B 4096 tokens
+// (validation/data/h200/moe/epilogue-2026-11-30/ncu: the C reads, scales, two
+// bf16 roundings, SwiGLU with its IEEE division, packing and the store);
+// with split-K, per element of a real row, the partial sums' path instead
+// (~12 from the source: per four columns the loop and tests ~10, two float4 C
+// reads, ten scale loads, sixteen multiplies, the address, two float4
+// stores); per four columns of a padding row, the loop step and row test
+// (~8, from the source). down_kernel, per element of a real row: ~14, from the source (per
+// four columns: the loop step, index split and bounds and token tests ~10, a
+// float4 C read, six scale loads, twelve multiplies, four bf16 roundings ~20,
+// the address and one vector atomic ~5).
+constexpr std::uint64_t kGateUpEpilogueOps = 67;
+constexpr std::uint64_t kGateUpPartialOps = 12;
+constexpr std::uint64_t kDownEpilogueOps = 14;
+constexpr std::uint64_t kEpilogueSkipOpsPer4 = 8;
 // The fp8 intermediate's quantisation kernel (quant_inter_kernel in
 // kernels/moe/fused_moe.hip), instructions counted from its source: per
 // element, the amax pass (address, load, widen, abs, max, loop step: 8) and
@@ -268,17 +286,29 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   loop.k = tile.k;
   p.loops.push_back(std::move(loop));
   const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
+  // Padding rows only pass the loop's row test (our kernels).
+  const std::uint64_t skip = std::uint64_t{l.block_m - j.valid_rows} * ceil_div(cols, 4) * kEpilogueSkipOpsPer4;
   if (l.kernel.split_k > 1) {
     // fp32 partial sums of gate and up; activation waits for the reduction.
-    p.epilogue_vector_ops = std::uint64_t{l.block_m} * 2 * cols;
+    if (l.mma_sync) {
+      p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kGateUpPartialOps + skip;
+      p.epilogue_issue_bound = true;
+    } else {
+      p.epilogue_vector_ops = std::uint64_t{l.block_m} * 2 * cols;
+    }
     const std::uint64_t row = std::uint64_t{2} * l.shape.inter * 4;
     const std::uint64_t at = l.buf.partials + (std::uint64_t{j.k_split} * l.padded_rows + first_row) * row +
                              std::uint64_t{n.begin} * 2 * 4;
     p.stores.push_back(strided(at, 2 * cols * 4, j.valid_rows, row));
   } else {
     const DType it = l.inter_dtype;
-    p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols *
-                            (kActivationOps + (dtype_bits(it) <= 8 ? kQuantOps : 0));
+    if (l.mma_sync) {
+      p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kGateUpEpilogueOps + skip;
+      p.epilogue_issue_bound = true;
+    } else {
+      p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols *
+                              (kActivationOps + (dtype_bits(it) <= 8 ? kQuantOps : 0));
+    }
     const std::uint64_t i_row = bytes_of(l.shape.inter, it);
     p.stores.push_back(strided(l.buf.inter + first_row * i_row + bytes_of(n.begin, it),
                                bytes_of(cols, it), j.valid_rows, i_row));
@@ -381,7 +411,13 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.n = cols;
   loop.k = tile.k;
   p.loops.push_back(std::move(loop));
-  p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kCombineOps;
+  if (l.mma_sync) {
+    p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kDownEpilogueOps +
+                            std::uint64_t{l.block_m - j.valid_rows} * ceil_div(cols, 4) * kEpilogueSkipOpsPer4;
+    p.epilogue_issue_bound = true;
+  } else {
+    p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kCombineOps;
+  }
   // Combine: atomic adds into the tokens' output rows (each split adds its
   // part); the L2's atomic units do the read-modify-write.
   p.stores.push_back(gathered(l.buf.out + std::uint64_t{n.begin} * l.out_elem, cols * l.out_elem,

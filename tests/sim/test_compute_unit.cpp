@@ -83,3 +83,41 @@ TEST_CASE("a main loop's time per iteration does not grow with its iteration cou
   CHECK(added == Approx(bound).epsilon(0.03));
   CHECK(us(t[2]) == Approx(us(t[1])).epsilon(0.03));
 }
+
+namespace {
+// A grid of one-workgroup-per-SM tiles on the h200: a short main loop
+// (down_like's shape), then an epilogue of
+// `epilogue_ops` issue-bound vector operations (as our kernels' epilogues,
+// sim/programs/moe_kernels.cpp) and a 128-row store, each workgroup its own rows.
+isa::KernelLaunch epilogue_like(const char* name, std::uint32_t workgroups, std::uint64_t epilogue_ops) {
+  // Main loops of 16-40 K steps, so that the units' epilogues and loads interleave.
+  const isa::KernelLaunch body = down_like(name, 14336 * 2, 16);
+  return {name, workgroups, [=](std::uint32_t wg) {
+            isa::TileProgram p = body.program(wg % body.workgroups);
+            p.loops[0].iterations = 16 + (wg * 7) % 25;
+            p.epilogue_vector_ops = epilogue_ops;
+            p.epilogue_issue_bound = true;
+            p.stores.push_back(isa::strided((1ull << 38) + std::uint64_t{wg} * 128 * 512, 512, 128, 512));
+            return p;
+          },
+          nullptr};
+}
+}  // namespace
+
+TEST_CASE("a longer epilogue adds its own time per wave, nothing more", "[cu]") {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  const MachineSpec m = loader.machine(root / "machines/h200.yaml").spec;
+  sim::Gpu gpu(m);
+  const std::uint32_t sms = m.compute.total_cus(), waves = 4;
+  // 10 us of issue-bound epilogue per workgroup: ops / threads x warp_issue_cycles cycles.
+  const double cycles = 10e-6 * static_cast<double>(m.compute.clock.hz);
+  const auto ops = static_cast<std::uint64_t>(cycles / m.kernels.warp_issue_cycles * 256);
+  const auto t = gpu.run({epilogue_like("short", waves * sms, 256), epilogue_like("long", waves * sms, ops)});
+  const double added = us(t[1]) - us(t[0]);
+  INFO("us: short epilogue " << us(t[0]) << ", 10 us epilogue " << us(t[1]));
+  // Before the stores went out in a step of their own, a workgroup's memory
+  // requests after a long epilogue reserved channels ahead of other units'
+  // earlier ones, and each wave's 10 us cost 20-28 us.
+  CHECK(added == Approx(waves * 10.0).epsilon(0.15));
+}
