@@ -89,6 +89,14 @@ struct Loop {
   // workgroup neither multiplies nor converts (an 8-bit wgmma loop waiting for
   // its K tile's products before adding them up in fp32).
   std::uint64_t wait_ps = 0;
+  // Instructions one warp issues per iteration on the loop's critical path:
+  // the whole main-loop body of a warp that multiplies (its copies, the
+  // buffer bookkeeping, the wait, the barrier, its matrix and conversion
+  // instructions), counted from the kernel (sim/programs/moe_kernels.cpp).
+  // With kernels.warp_issue_cycles, an iteration takes at least this many
+  // times that many cycles, however idle the pipes are; the pipes' own time
+  // still bounds it too (0: no such floor).
+  std::uint32_t issue_instructions = 0;
 };
 
 // One workgroup: prologue loads, then its loops in order (a fused MoE kernel

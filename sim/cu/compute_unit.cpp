@@ -589,6 +589,15 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
   return std::max(pipe, at + cycle_ticks(lane_ops / threads * cpi, machine_.compute.clock));
 }
 
+Tick ComputeUnit::issue_floor(Tick at, std::uint32_t instructions) const {
+  const double cpi = machine_.kernels.warp_issue_cycles;
+  if (instructions == 0 || cpi <= 0) return at;
+  // One warp's instructions, each warp_issue_cycles after the last: the
+  // iteration's critical path when its warps are latency-bound (a barrier
+  // every iteration keeps them in step, so no warp runs ahead).
+  return at + cycle_ticks(instructions * cpi, machine_.compute.clock);
+}
+
 const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
   for (const auto& c : matrix_costs_) {
     if (c.valid && c.m == p.m && c.n == p.n && c.k == p.k && c.dtype == p.dtype &&
@@ -711,7 +720,8 @@ bool ComputeUnit::step(Slot& s) {
       const Tick vector = loop.vector_ops > 0 ? vector_work(vector_from, static_cast<double>(loop.vector_ops),
                                                            loop.vector_issue_bound ? p.threads : 0)
                                               : vector_from;
-      s.time = std::max(math, vector) + loop.wait_ps + p.iteration_overhead_ps;
+      s.time = std::max({math, vector, issue_floor(s.time, loop.issue_instructions)}) + loop.wait_ps +
+               p.iteration_overhead_ps;
       ++s.next_iter;
     }
     return false;

@@ -175,6 +175,9 @@ class ComputeUnit : public sc_core::sc_module {
   // kernels.warp_issue_cycles set, also no sooner than each of its warps has
   // issued its share one instruction per warp_issue_cycles.
   Tick vector_work(Tick at, double lane_ops, std::uint32_t threads = 0);
+  // When a warp that starts at `at` has issued `instructions`, one every
+  // kernels.warp_issue_cycles (`at` when either is 0): Loop::issue_instructions.
+  Tick issue_floor(Tick at, std::uint32_t instructions) const;
   // Asks the host's caches for the resident workgroups' state (after a
   // wait; no effect on any result). noipa: GCC finds a function that only
   // prefetches pure, and drops calls to it.

@@ -64,6 +64,45 @@ constexpr std::uint64_t kQuantGroupOpsPerThread = 50;
 constexpr std::uint64_t kFusedConvertOps = 17;
 constexpr std::uint64_t kFusedScanOps = 12;
 constexpr std::uint64_t kFusedAddOps = 10;
+// And per chunk and thread, the rest of the chunk's loop (our count, as the
+// main loops' below): per 16-byte cp.async of the down rows 21 (the index
+// split, the K-tail bounds, a 64-bit row address, LDGSTS); the wait, three
+// barriers and the loop (8); per wmma K step and fragment of a multiplying
+// warp a 16 x 16 load from LDS (8 loads, 2 addresses) and per fragment pair
+// 2 mma; per fragment pair its zeroing (8) and store to LDS (10).
+constexpr std::uint64_t kFusedCopyOps = 21;
+constexpr std::uint64_t kFusedChunkLoopOps = 8;
+constexpr std::uint64_t kFusedFragmentLoadOps = 10;
+constexpr std::uint64_t kFusedFragmentOps = 18;
+// One K tile of our NVIDIA main loops (kernels/moe/fused_moe.hip), in
+// instructions of one warp, counted from the source per construct; the
+// counts per construct are those of the SASS of one instance (the 16x64x128
+// e4m3 block_128 gate/up tile, gemm_core_mma: Nsight Compute's executed
+// instructions per warp and K tile, validation/data/h200/moe/ws-2026-11-30/ncu,
+// 316 for a multiplying warp). Every warp: the loop's own control, the jump
+// table of async_wait_at_most (its LDC and BRX), the cp.async wait, the
+// barrier and the group commit (25).
+constexpr std::uint32_t kTileLoopOps = 25;
+// `tile % stages` by the run-time buffer count: an unsigned division
+// (I2F, MUFU.RCP, F2I and the correction steps: 17), paid by the copy issue
+// and again for the stage being read.
+constexpr std::uint32_t kStageDivisionOps = 17;
+// Per 16-byte cp.async a thread issues (TileCopy::copy: source or zero-fill,
+// byte count of the K tail, address, LDGSTS: 19), plus 3 for the issue.
+constexpr std::uint32_t kCopyOps = 19;
+constexpr std::uint32_t kCopyIssueOps = 3;
+// gemm_core_mma, a multiplying warp: the stage's swizzled ldmatrix addresses
+// (29 besides the division); per 32-byte K step, per A or B fragment, one
+// ldmatrix and 2 address operations; per fragment and step of an e4m3 tile
+// converted to f16 (TDMSIM_FP8_VIA_F16), 8 cvt and 4 shifts; block_128: per
+// scale loaded (2 per A fragment, 1 per B fragment) 7 (its row's pointer
+// from LDS, the address, the load), and per pair of fragments the scaled
+// add of the partial sums (8 FFMA, 2 FMUL).
+constexpr std::uint32_t kMmaStageOps = 29;
+constexpr std::uint32_t kFragmentLoadOps = 3;
+constexpr std::uint32_t kFragmentConvertOps = 12;
+constexpr std::uint32_t kScaleLoadOps = 7;
+constexpr std::uint32_t kScaleApplyOps = 10;
 // The sort kernel (moe_align_block_size): histogram, prefix sum, scatter.
 constexpr std::uint64_t kSortOpsPerRow = 8;
 constexpr std::uint32_t kSortRowsPerWorkgroup = 4096;  // 256 threads x 16 rows
@@ -216,6 +255,32 @@ std::uint64_t fp8_conversions(const KernelTile& t) {
   return (a_rows + b_rows) * t.k / 2;
 }
 
+// Instructions one multiplying warp of gemm_core_mma (our NVIDIA mma.sync main
+// loop, kernels/moe/fused_moe.hip) issues per K tile of `tile` (the k* counts
+// above); 0 for the wgmma loops and other machines' kernels (not charged:
+// docs/moe-timing.md "Per-K-tile instructions"). The copies are the thread's
+// share of the tile's A and B rows in 16-byte chunks (TileCopy: the first
+// threads, the multiplying warps, take one more when they do not divide).
+std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgmma) {
+  if (!l.mma_sync || wgmma) return 0;
+  const std::uint32_t bytes = dtype_bits(l.shape.dtype) / 8;
+  const std::uint32_t steps = std::max(1u, tile.k * bytes / 32);  // 32-byte K steps
+  const std::uint32_t copies = ceil_div(std::uint64_t{tile.m + tile.n} * tile.k * bytes / 16, tile.threads);
+  const std::uint32_t fixed = kTileLoopOps + 2 * kStageDivisionOps + kCopyIssueOps + copies * kCopyOps;
+  const bool block = l.shape.quant == Quant::block_128;
+  const std::uint32_t fm = std::max(1u, tile.m / 16), fn = std::max(1u, tile.n / 16);
+  const auto [wm, wn] = plan::rules::warp_grid(16 * fm, 16 * fn, 8);
+  const std::uint32_t tm = fm / wm, tn = fn / wn;  // fragments of one warp
+  const bool via_f16 = bytes == 1 && l.lane_ops_per_conversion > 0;
+  // m16n8k16 (k32 for e4m3 as it is): two per 16 x 16 fragment pair per step,
+  // four when e4m3 goes through f16 (two K halves).
+  const std::uint32_t mmas = tm * tn * (via_f16 ? 4 : 2);
+  std::uint32_t n = fixed + kMmaStageOps + steps * ((tm + tn) * kFragmentLoadOps + mmas);
+  if (via_f16) n += steps * (tm + tn) * kFragmentConvertOps;
+  if (block) n += (2 * tm + tn) * kScaleLoadOps + 1 + tm * tn * kScaleApplyOps;
+  return n;
+}
+
 // A main loop's matrix work: the machine's kernel instructions, wgmma (8-bit
 // operands as they are; `ws`: the warp-specialized loop, at its own
 // efficiency) or mma.sync / the ISA's (l.mma); with `tile`, an mma.sync loop
@@ -227,6 +292,7 @@ void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa:
   loop.dtype = wgmma ? l.mma_wgmma : l.mma;
   // 8-bit wgmma: each K tile's products are waited for, then added up in fp32.
   if (wgmma && dtype_bits(l.shape.dtype) == 8) loop.wait_ps = l.fp8_tile_wait_ps;
+  if (tile) loop.issue_instructions = tile_instructions(l, *tile, wgmma);
   if (tile && !wgmma && l.lane_ops_per_conversion > 0 && dtype_bits(l.shape.dtype) == 8) {
     loop.vector_ops = static_cast<std::uint64_t>(static_cast<double>(fp8_conversions(*tile)) * l.lane_ops_per_conversion);
   }
@@ -443,6 +509,20 @@ std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t ge
   return static_cast<std::uint32_t>(std::max(phase1, phase2) + statics);
 }
 
+// Instructions per thread of one chunk of the 1-stage kernel's down phase
+// besides its conversion and scan (fused_moe.hip fused_kernel; kFused* above):
+// the copies of the next chunk's N down-row slices of N/2 columns, the loop's
+// wait and barriers, and a multiplying warp's wmma work over K = N/2.
+std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
+  const std::uint64_t ks = tile.n / 2;
+  const std::uint64_t copies = ceil_div(tile.n * ceil_div(ks * bytes_of(1, l.shape.dtype), 16), tile.threads);
+  const std::uint32_t fm = std::max(1u, l.block_m / 16), fn = std::max(1u, tile.n / 16);
+  const auto [wm, wn] = plan::rules::warp_grid(16 * fm, 16 * fn, 8);
+  const std::uint64_t tm = fm / wm, tn = fn / wn;
+  return copies * kFusedCopyOps + kFusedChunkLoopOps +
+         ks / 16 * ((tm + tn) * kFusedFragmentLoadOps + tm * tn * 2) + tm * tn * kFusedFragmentOps;
+}
+
 // The 1-stage kernel: gate and up for the job's N/2 intermediate columns
 // over all of H, activation, then those columns of I through down into every
 // H column; the partial sums are scatter-added into the tokens' output rows.
@@ -498,7 +578,8 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
     down.vector_issue_bound = true;
     down.vector_ops = std::uint64_t{tile.n} * (std::uint64_t{l.block_m} * kFusedScanOps +
                                                std::uint64_t{j.valid_rows} * kFusedAddOps +
-                                               (dtype_bits(dt) == 8 ? std::uint64_t{cols} * kFusedConvertOps : 0));
+                                               (dtype_bits(dt) == 8 ? std::uint64_t{cols} * kFusedConvertOps : 0)) +
+                      std::uint64_t{p.threads} * fused_chunk_ops(l, tile);
     combine_ops = 0;
   }
   p.loops.push_back(std::move(up));

@@ -66,12 +66,14 @@ config::ResolvedScenario tiny_scenario() {
 // for the fused kernel's down phase, when it differs) and blocks of `rows`.
 // `ours`: our NVIDIA kernel (kernels.matrix_instructions not isa), whose down
 // phase scans the whole product after it (12 operations an element, +10 per
-// element of the one real row) instead of the epilogue's combine (2 an element).
+// element of the one real row) instead of the epilogue's combine (2 an element),
+// plus `chunk_ops` per thread for the rest of its one chunk (copies, barriers,
+// wmma; moe_kernels.cpp fused_chunk_ops).
 struct TinyTimes {
   double sort, fused;
 };
 TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe, double down_pipe = 0, double rows = 16,
-                        bool ours = false) {
+                        bool ours = false, double chunk_ops = 0) {
   if (down_pipe <= 0) down_pipe = per_pipe;
   const double hit = ps(m.memory.l2.hit_latency);
   const double miss = hit + ps(m.memory.fabric.latency) + ps(m.memory.hbm.latency);
@@ -81,7 +83,7 @@ TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe, double down_pipe 
   const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
   const double pipes = std::min<double>(256 / m.compute.wave_size, m.compute.simds_per_cu);
   const double mma = (2.0 * rows * 64 * 64 / per_pipe + 2.0 * rows * 64 * 32 / down_pipe) / pipes * clock_ps;
-  const double down_vec = ours ? 64 * (rows * 12 + 1 * 10) : rows * 64 * 2;
+  const double down_vec = ours ? 64 * (rows * 12 + 1 * 10) + 256 * chunk_ops : rows * 64 * 2;
   const double vec = (rows * 32 * 8 + down_vec) / lanes * clock_ps;
   const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
   return {launch + miss + (1.0 * 8 + 1) / lanes * clock_ps + hit + flush,
@@ -263,7 +265,9 @@ TEST_CASE("our sort's overhead sits on its single scan workgroup; mma_sync charg
   const auto t = gpu.run(k.kernels);
   REQUIRE(p.stage1.at(0).valid_rows == 1);
   CHECK(static_cast<double>(t[2].end - t[2].start) > 5e6);
-  const TinyTimes want = tiny_analytic(m, mma_rate * m.compute.matrix_efficiency, 0, 16, true);
+  // The down chunk's other instructions: a copy (21), the loop (8), two wmma
+  // K steps of a 1 x 1 fragment warp (2 x (2 x 10 + 2)), zero and store (18).
+  const TinyTimes want = tiny_analytic(m, mma_rate * m.compute.matrix_efficiency, 0, 16, true, 21 + 8 + 44 + 18);
   CHECK(static_cast<double>(t[4].end - t[4].launch) == Approx(want.fused).margin(100));
 }
 
@@ -398,8 +402,11 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   const double wgmma_rate = isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1);
   CHECK(wgmma_rate == Approx(1024));
   const double ce = m.compute.matrix_efficiency;
+  // The down chunk (64 rows: 2 x 1 fragments a warp): a copy, the loop, two
+  // wmma K steps (2 x (3 x 10 + 4)), zero and store (2 x 18).
   const TinyTimes want = tiny_analytic(m, wgmma_rate * 0.5 * ce,
-                                       2.0 * 16 * 16 * 64 / 55 * m.kernels.matrix_efficiency * ce, 64, true);
+                                       2.0 * 16 * 16 * 64 / 55 * m.kernels.matrix_efficiency * ce, 64, true,
+                                       21 + 8 + 68 + 36);
   CHECK(static_cast<double>(t[4].end - t[4].launch) == Approx(want.fused).margin(100));
   // 8-bit layers: the wgmma loop multiplies e4m3 as it is, the mma.sync loop through f16.
   m.kernels.fp8_operands = Fp8Operands::f16;
@@ -509,7 +516,8 @@ TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 c
   // The 1-stage kernel's down phase converts in LDS (17 operations an element of
   // its 64 x 32 down rows) and scans its 16 x 64 product (12 an element, +10 for
   // the real row's), after the product.
-  CHECK(prog.loops[1].vector_ops == 64 * (32 * 17 + 16 * 12 + 1 * 10));
+  // Plus per thread the chunk's copy, loop, wmma and store (21 + 8 + 44 + 18).
+  CHECK(prog.loops[1].vector_ops == 64 * (32 * 17 + 16 * 12 + 1 * 10) + 256 * (21 + 8 + 44 + 18));
   CHECK(prog.loops[1].vector_after_matrix);
   // Not modelled when the rate is 0 (the default), nor for bf16.
   m.kernels.fp8_conversions_per_clock = 0;
@@ -626,4 +634,68 @@ TEST_CASE("a latency-bound mma.sync main loop with 3 buffers waits one round tri
   // prologue's); depth 3: ceil(8 / 3) of them.
   CHECK(one > 8 * miss);
   CHECK(one - three == Approx((8 - 3) * miss).epsilon(0.05));
+}
+
+TEST_CASE("Loop::issue_instructions: each K tile takes at least its warp's instructions x warp_issue_cycles", "[moe]") {
+  // One workgroup, a loop without loads or matrix work whose iterations each
+  // carry 100 instructions of one warp: at 16 cycles each, 1600 cycles per
+  // iteration, so 8 iterations take 4 x 1600 cycles more than 4.
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.warp_issue_cycles = 16;
+  const auto kernel = [](std::uint32_t iterations, std::uint32_t instructions) {
+    isa::KernelLaunch k;
+    k.name = "loop";
+    k.workgroups = 1;
+    k.program = [iterations, instructions](std::uint32_t) {
+      isa::TileProgram p;
+      p.vgprs_per_thread = 16;
+      isa::Loop loop;
+      loop.iterations = iterations;
+      loop.issue_instructions = instructions;
+      p.loops.push_back(loop);
+      return p;
+    };
+    return k;
+  };
+  const double cycle_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
+  sim::Gpu gpu(m);
+  const auto t = gpu.run({kernel(4, 0), kernel(4, 100), kernel(8, 100)});
+  const auto took = [&](std::size_t i) { return static_cast<double>(t[i].end - t[i].start); };
+  CHECK(took(1) - took(0) == Approx(4 * 1600 * cycle_ps).margin(4));
+  CHECK(took(2) - took(1) == Approx(4 * 1600 * cycle_ps).margin(4));
+}
+
+TEST_CASE("gemm_core_mma's instructions per K tile are counted from the kernel; the wgmma loops are not charged", "[moe]") {
+  // h200's kernels: a 16x64x128 e4m3 block_128 tile (4 multiplying warps of
+  // one fragment pair, 3 copies a thread, 4 K steps through f16) issues 316
+  // instructions per warp and K tile, as Nsight Compute counted
+  // (ws-2026-11-30/ncu); a bf16 32x64x128 tile (6 copies, 8 K steps) 269.
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
+  const MachineSpec& m = sc.machine.spec;
+  REQUIRE(m.kernels.matrix_instructions == MatrixInstructions::wgmma);
+  auto& k = sc.scenario.spec.kernel;
+  k.stages = 2;
+  k.split_k = 1;
+  k.pipeline_stages = 3;
+  const auto loops = [&](std::uint32_t block_m, const KernelTile& tile) {
+    k.block_m = block_m;
+    k.gate_up_tile = k.down_tile = tile;
+    sim::programs::AddressSpace as;
+    const auto ks = sim::programs::software_moe(as, plan::build_plan(sc), m);
+    const auto gu = ks.kernels[kernel_of(ks, "gate_up")].program(0).loops.at(0);
+    CHECK(ks.kernels[kernel_of(ks, "down")].program(0).loops.at(0).issue_instructions == gu.issue_instructions);
+    return gu;
+  };
+  sc.scenario.spec.dtype = DType::bf16;
+  sc.scenario.spec.quant = Quant::none;
+  CHECK(loops(32, {256, 32, 64, 128}).issue_instructions == 269);
+  const auto wg = loops(64, {256, 64, 128, 64});
+  CHECK(wg.wgmma);
+  CHECK(wg.issue_instructions == 0);
+  sc.scenario.spec.dtype = DType::fp8_e4m3;
+  sc.scenario.spec.quant = Quant::block_128;
+  CHECK(loops(16, {256, 16, 64, 128}).issue_instructions == 316);
 }

@@ -302,7 +302,8 @@ struct KernelsSpec {
             "cycles between two instructions of one warp in the kernels' non-matrix code (the "
             "epilogues, the 1-stage kernel's down phase, the quantisation kernel): their vector "
             "work takes at least its instructions per thread times this, however idle the SIMDs "
-            "are (latency-bound at low occupancy; 0: not modelled)",
+            "are (latency-bound at low occupancy), and each K tile of the mma.sync main loops "
+            "at least its multiplying warp's instructions times this (0: not modelled)",
             Default{0.0}, Min{0.0}, Max{64.0});
     v.param(clear_overhead, "clear_overhead",
             "with combine fp32: fixed time of clearing the output beyond its stores (a memset "
