@@ -50,9 +50,9 @@ Occupancy occupancy(const ComputeSpec& cu, const isa::TileProgram& p) {
 ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine,
                          std::uint32_t die, std::uint32_t index, Dispatcher& dispatcher,
                          Tick quantum, StatRegistry& stats, TraceWriter* trace,
-                         std::uint32_t trace_pid)
+                         std::uint32_t trace_pid, const SimClock& time)
     : sc_module(name), mem("mem"), machine_(machine), die_(die), index_(index),
-      dispatcher_(dispatcher), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
+      dispatcher_(dispatcher), time_(time), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
       matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu) {
   matrix_rate_.fill(-1.0);
   kernel_rate_.fill(-1.0);
@@ -173,7 +173,7 @@ Tick ComputeUnit::resume(bool after_wait) {
   std::vector<Tick>& times = slot_time_;
   std::uint32_t wg = 0;
   Tick not_before = 0;
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   while (true) {
     // The busy slot with the earliest time (the first of equals).
     std::size_t n = 0;
@@ -217,7 +217,8 @@ Tick ComputeUnit::resume(bool after_wait) {
 
 // --- CuScheduler ---
 
-CuScheduler::CuScheduler(sc_core::sc_module_name name) : sc_module(name) {
+CuScheduler::CuScheduler(sc_core::sc_module_name name, SimClock& time)
+    : sc_module(name), time_(time) {
   heap_.resize(1);  // 1-based
   SC_HAS_PROCESS(CuScheduler);
   SC_THREAD(run);
@@ -270,7 +271,7 @@ void CuScheduler::run() {
       // the last unit's cu_done, and then, from SystemC's time, for the
       // kernel's end, which is at or after this time).
       const Tick t = heap_[1].wake;
-      g_units_time = t;
+      time_.set_units_time(t);
       // Every unit due now leaves the queue first, then each runs in turn.
       due_.clear();
       do {
@@ -341,7 +342,7 @@ void contiguous(MemAccess& a) {
 Tick ComputeUnit::send(const MemAccess& a, Tick at, Tick* first, Tick* unloaded) {
   if (a.write) store_bytes_ += a.bytes();
   else load_bytes_ += a.bytes();
-  const Tick done = port_.send(mem, a, at, sim_now());
+  const Tick done = port_.send(mem, a, at, time_.now());
   if (first != nullptr) *first = std::min(done, at + port_.wait() + port_.unloaded());
   if (unloaded != nullptr) *unloaded = port_.unloaded();
   return done;
@@ -670,7 +671,7 @@ bool ComputeUnit::step(Slot& s) {
     // behind in time must not queue after reservations made that far ahead
     // (a loop of many iterations would otherwise run `group` of them, several
     // microseconds, past the others: tests/sim/test_compute_unit.cpp).
-    const Tick horizon = sim_now() + quantum_;
+    const Tick horizon = time_.now() + quantum_;
     while (s.next_iter < end) {
       if (s.time > horizon) return false;
       const std::uint32_t i = s.next_iter;

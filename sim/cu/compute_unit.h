@@ -45,9 +45,10 @@ class ComputeUnit : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<ComputeUnit> mem;
 
+  // `time`: the GPU's global time (set by its CuScheduler during kernels).
   ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine, std::uint32_t die,
               std::uint32_t index, Dispatcher& dispatcher, Tick quantum, StatRegistry& stats,
-              TraceWriter* trace, std::uint32_t trace_pid);
+              TraceWriter* trace, std::uint32_t trace_pid, const SimClock& time);
   // The L2 that `mem` is bound to. With it, K-grouped loads look their lines
   // up once per group but reserve the L2 channels iteration by iteration
   // (without it, once per group).
@@ -179,6 +180,7 @@ class ComputeUnit : public sc_core::sc_module {
   std::uint32_t die_;
   std::uint32_t index_;
   Dispatcher& dispatcher_;
+  const SimClock& time_;
   Tick quantum_;
   TraceWriter* trace_;
   std::uint32_t trace_pid_;
@@ -211,7 +213,7 @@ class ComputeUnit : public sc_core::sc_module {
 // Runs the compute units' quanta in one SystemC thread instead of one
 // thread each: a unit more than a quantum ahead of global time waits in a
 // binary heap ordered by the time it waits for, and the scheduler moves the
-// units' time (sim_now(), sim/core/sim_time.h) on to the earliest, takes
+// units' time (its GPU's SimClock, sim/core/sim_time.h) on to the earliest, takes
 // every unit due then out of the heap in heap order, and resumes each in
 // turn, until the kernel is done. The heap works as SystemC's timed-event
 // queue does (sc_ppq: a textbook binary heap, with the same strict
@@ -221,7 +223,8 @@ class ComputeUnit : public sc_core::sc_module {
 // without a thread switch and a timed event per unit and quantum.
 class CuScheduler : public sc_core::sc_module {
  public:
-  explicit CuScheduler(sc_core::sc_module_name name);
+  // `time`: the GPU's clock, whose units' time it moves on.
+  CuScheduler(sc_core::sc_module_name name, SimClock& time);
   // A unit (from its own thread, at a kernel's start) waits until `wake`.
   void add(ComputeUnit* cu, Tick wake);
 
@@ -235,6 +238,7 @@ class CuScheduler : public sc_core::sc_module {
   ComputeUnit* extract_top();
   void run();  // SC_THREAD
 
+  SimClock& time_;
   std::vector<Entry> heap_;        // 1-based
   std::vector<ComputeUnit*> due_;  // scratch: the units due at one time
   sc_core::sc_event work_;

@@ -4,8 +4,8 @@
 
 namespace tdmsim::sim {
 
-Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats)
-    : sc_module(name), target("target"), spec_(spec) {
+Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats, const SimClock& time)
+    : sc_module(name), target("target"), time_(time), spec_(spec) {
   map_ = HbmAddressMap(spec.interleave.bytes,
                        spec.stacks * spec.channels_per_stack * spec.pseudo_channels, spec.banks,
                        spec.row_buffer.bytes);
@@ -94,7 +94,7 @@ Tick Hbm::serve(const MemAccess& a, Tick arrive) {
 
 void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   const Tick arrive = now + delay.value();
   const Tick done = serve(ext->access, arrive);
   // A lone request opens its row and waits the access latency.

@@ -96,7 +96,8 @@ class Hbm : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<Hbm> target;
 
-  Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats);
+  // `time`: the GPU's global time (its socket's requests).
+  Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats, const SimClock& time);
 
   // Serves an access arriving at absolute tick `arrive`; returns when its last
   // byte is back (timing only). Used by the socket and directly by tests.
@@ -128,6 +129,7 @@ class Hbm : public sc_core::sc_module {
   Tick last_wait_ = 0;  // longest queueing wait of the access being served (serve())
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
+  const SimClock& time_;
   HbmSpec spec_;
   HbmAddressMap map_;
   units::Bandwidth channel_bw_;

@@ -17,8 +17,8 @@
 namespace tdmsim::sim {
 
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
-                 Tick miss_latency, StatRegistry& stats)
-    : sc_module(name), target("target"), initiator("initiator"), spec_(spec),
+                 Tick miss_latency, StatRegistry& stats, const SimClock& time)
+    : sc_module(name), target("target"), initiator("initiator"), time_(time), spec_(spec),
       tags_(spec.size_per_die.bytes, static_cast<std::uint32_t>(spec.line.bytes), spec.ways,
             kBlockLines),
       channel_bw_{static_cast<std::uint64_t>(spec.bytes_per_clock_per_channel) * clock.hz},
@@ -369,7 +369,7 @@ Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const MemAccess& a = ext->access;
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   const Tick arrive = now + delay.value();
   const std::uint64_t line = spec_.line.bytes;
   const Tick hit_latency = ticks(spec_.hit_latency);
@@ -494,7 +494,7 @@ Tick L2Cache::flush(Tick at) {
   for (const std::uint64_t l : tags_.clean()) append_run(victims_, l, line);
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
   Tick done = at;
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   for_each_run(victims_, true, 0, [&](const MemAccess& wb) {
     done = std::max(done, port_.send(initiator, wb, at, now));
   });

@@ -6,8 +6,8 @@
 namespace tdmsim::sim {
 
 Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressMap& map,
-           std::uint32_t stacks, StatRegistry& stats)
-    : sc_module(name), target("target"), initiator("initiator"), spec_(spec), map_(map),
+           std::uint32_t stacks, StatRegistry& stats, const SimClock& time)
+    : sc_module(name), target("target"), initiator("initiator"), time_(time), spec_(spec), map_(map),
       stacks_(stacks), slice_bw_{spec.bandwidth.bytes_per_s / stacks} {
   // Tags are kept at the requesters' (L2) line size: our tile kernels never
   // access less than an L2 line, and halving the tag work keeps a GiB-sized
@@ -32,7 +32,7 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
 void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const MemAccess& a = ext->access;
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   const Tick arrive = now + delay.value();
   const std::uint64_t line = tag_line_;
   const std::uint64_t chunk = std::max(map_.interleave, line);  // one channel, one slice

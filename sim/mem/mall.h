@@ -27,14 +27,16 @@ class Mall : public sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<Mall> target;
   tlm_utils::simple_initiator_socket<Mall> initiator;
 
-  // `map` is the HBM address map, so a line is cached in its own stack's slice.
+  // `map` is the HBM address map, so a line is cached in its own stack's
+  // slice; `time` is the GPU's global time.
   Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressMap& map,
-       std::uint32_t stacks, StatRegistry& stats);
+       std::uint32_t stacks, StatRegistry& stats, const SimClock& time);
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
   MemPort port_;  // reused request payload
+  const SimClock& time_;
   MallSpec spec_;
   HbmAddressMap map_;
   std::uint32_t stacks_;

@@ -83,3 +83,31 @@ TEST_CASE("a main loop's time per iteration does not grow with its iteration cou
   CHECK(added == Approx(bound).epsilon(0.03));
   CHECK(us(t[2]) == Approx(us(t[1])).epsilon(0.03));
 }
+
+TEST_CASE("two GPUs running at once in one simulation keep their own time", "[cu]") {
+  // Each GPU's CuScheduler runs a whole kernel ahead of SystemC's time and
+  // moves only its own GPU's clock: the second GPU's units must not see the
+  // first's time. (With one clock for the process, the second GPU's units
+  // found themselves far past every horizon and ran their workgroups out of
+  // time order: other reservations, other times.)
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  const MachineSpec m = loader.machine(root / "machines/h200.yaml").spec;
+  sim::Gpu a(m), b(m);  // both before the first sc_start (one elaboration)
+  const std::vector<isa::KernelLaunch> kernels{down_like("k64", 14336 * 2, 64),
+                                               down_like("k224", 4096 * 2, 224)};
+  a.submit(kernels);
+  b.submit(kernels);
+  sc_core::sc_start();
+  const auto ta = a.collect(), tb = b.collect();
+  REQUIRE(ta.size() == kernels.size());
+  REQUIRE(tb.size() == kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    INFO("kernel " << ta[i].name);
+    CHECK(ta[i].launch == tb[i].launch);
+    CHECK(ta[i].start == tb[i].start);
+    CHECK(ta[i].end == tb[i].end);
+    CHECK(ta[i].workgroups == tb[i].workgroups);
+  }
+  CHECK(a.stats().snapshot() == b.stats().snapshot());
+}
