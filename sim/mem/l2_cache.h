@@ -114,6 +114,9 @@ class L2Cache : public sc_core::sc_module {
   // reserve_lines() four channels at a time (the host has AVX2, the channels
   // come in fours and a line's time fits 32 bits).
   bool avx2_ = false;
+  // count_iterations() builds 16-channel table rows a whole row at a time
+  // (the host has AVX2).
+  bool avx2_rows_ = false;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   // count_for_reserve(): lines per channel not reserved yet (zero between
