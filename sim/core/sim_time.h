@@ -30,13 +30,16 @@ inline Tick ticks(units::Duration d) { return d.ps; }
 class SimClock {
  public:
   Tick now() const {
-    const Tick t = sc_core::sc_time_stamp().value();
+    // SystemC's time read inline from its context (sc_time_stamp() is a
+    // library call, and this runs for every memory request).
+    const Tick t = simc_->time_stamp().value();
     return t > units_time_ ? t : units_time_;
   }
   // CuScheduler: the time of the quanta it is running.
   void set_units_time(Tick t) { units_time_ = t; }
 
  private:
+  const sc_core::sc_simcontext* simc_ = sc_core::sc_get_curr_simcontext();
   Tick units_time_ = 0;
 };
 

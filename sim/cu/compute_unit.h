@@ -62,8 +62,7 @@ class ComputeUnit : public sc_core::sc_module {
   // Runs the kernel on from where it stopped until the next slot is more
   // than a quantum ahead of global time; returns that slot's time (to wait
   // until), or kDone when the unit has finished its share of the kernel.
-  // `after_wait`: other work ran since the last call.
-  Tick resume(bool after_wait);
+  Tick resume();
   // Notified (immediately) by the scheduler when resume() returned kDone.
   sc_core::sc_event finished_;
 
@@ -118,6 +117,11 @@ class ComputeUnit : public sc_core::sc_module {
     bool chunk_counted = false;        // the table holds the group's chunk_first..
     bool counted = false;
     std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
+    // The matrix cost of the slot's loop `cost_loop` (of its own program, so
+    // the pointer stays valid while the workgroup runs): looked up once.
+    const isa::Loop* cost_loop = nullptr;
+    std::uint32_t cost_used = 0;
+    Tick cost_dur = 0;
   };
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
@@ -149,7 +153,7 @@ class ComputeUnit : public sc_core::sc_module {
   // When iteration `i`'s operands are in LDS.
   // (Moves s.group_next on to i's group: call in iteration order.)
   Tick operands_ready(Slot& s, std::uint32_t i) const;
-  Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);
+  Tick matrix(Slot& s, const isa::Loop& loop, std::uint32_t threads, Tick ready);
   // The pipes a loop's matrix product uses and how long it takes on them.
   struct MatrixCost {
     bool valid = false;
@@ -171,10 +175,6 @@ class ComputeUnit : public sc_core::sc_module {
   // kernels.warp_issue_cycles set, also no sooner than each of its warps has
   // issued its share one instruction per warp_issue_cycles.
   Tick vector_work(Tick at, double lane_ops, std::uint32_t threads = 0);
-  // Asks the host's caches for the resident workgroups' state (after a
-  // wait; no effect on any result). noipa: GCC finds a function that only
-  // prefetches pure, and drops calls to it.
-  [[gnu::noipa]] void prefetch_slots();
 
   const MachineSpec& machine_;
   std::uint32_t die_;
