@@ -18,6 +18,13 @@ class Divisor {
   std::uint64_t value() const { return d_; }
   std::uint64_t div(std::uint64_t x) const { return pow2_ ? x >> shift_ : x / d_; }
   std::uint64_t mod(std::uint64_t x) const { return pow2_ ? x & (d_ - 1) : x % d_; }
+  bool pow2() const { return pow2_; }
+  // div() and mod() for a power of two, without the check: for callers that
+  // check pow2() once, outside their loops (Pow2 true), or not (false).
+  template <bool Pow2>
+  std::uint64_t div_as(std::uint64_t x) const { return Pow2 ? x >> shift_ : div(x); }
+  template <bool Pow2>
+  std::uint64_t mod_as(std::uint64_t x) const { return Pow2 ? x & (d_ - 1) : mod(x); }
 
  private:
   std::uint64_t d_ = 1;

@@ -19,17 +19,29 @@ inline constexpr Tick kTicksPerUs = 1'000'000;
 
 inline Tick ticks(units::Duration d) { return d.ps; }
 
-// Global time as the blocks see it: SystemC's, except while CuScheduler
-// runs the compute units' quanta of a kernel, which it does without handing
-// back to SystemC (nothing else runs during a kernel): it sets the time of
-// the quanta it runs here, ahead of SystemC's, which catches up when the
-// kernel ends (sim/cu/compute_unit.h). Blocks convert between absolute ticks
-// and annotated delays with it.
-inline Tick g_units_time = 0;
-inline Tick sim_now() {
-  const Tick t = sc_core::sc_time_stamp().value();
-  return t > g_units_time ? t : g_units_time;
-}
+// Global time as one simulated GPU's blocks see it: SystemC's, except while
+// CuScheduler runs the compute units' quanta of a kernel, which it does
+// without handing back to SystemC (nothing else of that GPU runs during a
+// kernel): it sets the time of the quanta it runs here, ahead of SystemC's,
+// which catches up when the kernel ends (sim/cu/compute_unit.h). Blocks
+// convert between absolute ticks and annotated delays with it. One per GPU
+// (owned by its top-level module, sim/platform/gpu.cpp), so that two GPUs of
+// one process keep their own time.
+class SimClock {
+ public:
+  Tick now() const {
+    // SystemC's time read inline from its context (sc_time_stamp() is a
+    // library call, and this runs for every memory request).
+    const Tick t = simc_->time_stamp().value();
+    return t > units_time_ ? t : units_time_;
+  }
+  // CuScheduler: the time of the quanta it is running.
+  void set_units_time(Tick t) { units_time_ = t; }
+
+ private:
+  const sc_core::sc_simcontext* simc_ = sc_core::sc_get_curr_simcontext();
+  Tick units_time_ = 0;
+};
 
 // Ticks as an sc_time without going through floating point (the kernel's
 // time resolution is the default 1 ps).

@@ -50,9 +50,9 @@ Occupancy occupancy(const ComputeSpec& cu, const isa::TileProgram& p) {
 ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine,
                          std::uint32_t die, std::uint32_t index, Dispatcher& dispatcher,
                          Tick quantum, StatRegistry& stats, TraceWriter* trace,
-                         std::uint32_t trace_pid)
+                         std::uint32_t trace_pid, const SimClock& time)
     : sc_module(name), mem("mem"), machine_(machine), die_(die), index_(index),
-      dispatcher_(dispatcher), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
+      dispatcher_(dispatcher), time_(time), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
       matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu) {
   matrix_rate_.fill(-1.0);
   kernel_rate_.fill(-1.0);
@@ -78,7 +78,7 @@ void ComputeUnit::run() {
   while (true) {
     wait(dispatcher_.kernel_started);
     begin_kernel();
-    Tick wake = resume(false);
+    Tick wake = resume();
     if (scheduler_ != nullptr) {
       // The scheduler runs the rest of the kernel and notifies `finished_`
       // when the unit is done, so that it waits for the next kernel at the
@@ -91,52 +91,7 @@ void ComputeUnit::run() {
     }
     while (wake != kDone) {
       wait(to_sc_time(wake - sc_core::sc_time_stamp().value()));
-      wake = resume(true);
-    }
-  }
-}
-
-namespace {
-// Asks the host for the `bytes` bytes from `p` (its cache lines).
-inline void prefetch_bytes(const void* p, std::size_t bytes) {
-  const auto* b = static_cast<const char*>(p);
-  const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(b) & ~std::uintptr_t{63};
-  const std::uintptr_t last = reinterpret_cast<std::uintptr_t>(b) + bytes;
-  for (std::uintptr_t a = first; a < last; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a));
-}
-}  // namespace
-
-void ComputeUnit::prefetch_slots() {
-  // Everything a slot's next steps read, for every resident workgroup, in
-  // three rounds (each reads pointers the round before asked for), so that
-  // the host's cache misses overlap instead of coming one after another.
-  const std::size_t n = slots_.size();
-  const Tick* times = slot_time_.data();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (times[i] != kNotBusy) prefetch_bytes(&slots_[i], sizeof(Slot));
-  }
-  prefetch_bytes(matrix_pipes_.data(), matrix_pipes_.size() * sizeof(BusyUntil));
-  for (std::size_t i = 0; i < n; ++i) {
-    if (times[i] == kNotBusy) continue;
-    const Slot& s = slots_[i];
-    prefetch_bytes(s.iter.data(), s.iter.size() * sizeof(Slot::Iteration));
-    prefetch_bytes(s.groups.data(), s.groups.size() * sizeof(Slot::Group));
-    prefetch_bytes(s.program.loops.data(), s.program.loops.size() * sizeof(isa::Loop));
-    prefetch_bytes(s.run_at.data(), s.run_at.size() * sizeof(Tick));
-  }
-  if (l2_ == nullptr) return;
-  const std::size_t channels = l2_->channels();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (times[i] == kNotBusy) continue;
-    const Slot& s = slots_[i];
-    if (!s.counted || !s.chunk_counted || s.groups_issued == 0) continue;
-    // The rows of the next iterations to reserve (see reserve_iteration).
-    const Slot::Group& group = s.groups[(s.groups_issued - 1) & s.group_mask];
-    const std::uint32_t row = s.reserved - group.first - s.chunk_first;
-    if (row >= kChunk) continue;
-    const std::uint32_t rows = std::min<std::uint32_t>(2, kChunk - row);
-    for (std::size_t run = 0; run < s.run_at.size(); ++run) {
-      prefetch_bytes(&s.lines[(run * kChunk + row) * channels], rows * channels * sizeof(std::uint16_t));
+      wake = resume();
     }
   }
 }
@@ -177,13 +132,10 @@ void ComputeUnit::claim(std::size_t n) {
   }
 }
 
-Tick ComputeUnit::resume(bool after_wait) {
-  // After a wait, other units' work has pushed this one's state out of the
-  // host's caches: fetch it all at once.
-  if (after_wait) prefetch_slots();
+Tick ComputeUnit::resume() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
   std::vector<Tick>& times = slot_time_;
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   while (true) {
     // The busy slot with the earliest time (the first of equals).
     std::size_t n = 0;
@@ -239,7 +191,8 @@ Tick ComputeUnit::resume(bool after_wait) {
 
 // --- CuScheduler ---
 
-CuScheduler::CuScheduler(sc_core::sc_module_name name) : sc_module(name) {
+CuScheduler::CuScheduler(sc_core::sc_module_name name, SimClock& time)
+    : sc_module(name), time_(time) {
   heap_.resize(1);  // 1-based
   SC_HAS_PROCESS(CuScheduler);
   SC_THREAD(run);
@@ -292,14 +245,14 @@ void CuScheduler::run() {
       // the last unit's cu_done, and then, from SystemC's time, for the
       // kernel's end, which is at or after this time).
       const Tick t = heap_[1].wake;
-      g_units_time = t;
+      time_.set_units_time(t);
       // Every unit due now leaves the queue first, then each runs in turn.
       due_.clear();
       do {
         due_.push_back(extract_top());
       } while (heap_.size() > 1 && heap_[1].wake == t);
       for (ComputeUnit* cu : due_) {
-        const Tick wake = cu->resume(true);
+        const Tick wake = cu->resume();
         if (wake == ComputeUnit::kDone) {
           cu->finished_.notify();
         } else {
@@ -363,7 +316,7 @@ void contiguous(MemAccess& a) {
 Tick ComputeUnit::send(const MemAccess& a, Tick at, Tick* first, Tick* unloaded) {
   if (a.write) store_bytes_ += a.bytes();
   else load_bytes_ += a.bytes();
-  const Tick done = port_.send(mem, a, at, sim_now());
+  const Tick done = port_.send(mem, a, at, time_.now());
   if (first != nullptr) *first = std::min(done, at + port_.wait() + port_.unloaded());
   if (unloaded != nullptr) *unloaded = port_.unloaded();
   return done;
@@ -645,12 +598,18 @@ const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std:
   return c;
 }
 
-Tick ComputeUnit::matrix(const isa::Loop& p, std::uint32_t threads, Tick ready) {
+Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threads, Tick ready) {
   if (p.m == 0) return ready;
-  // The cost of a loop shape is the same every iteration: computed once.
-  const MatrixCost& c = matrix_cost(p, threads);
-  const std::uint32_t used = c.used;
-  const Tick dur = c.dur;
+  // The cost of a loop shape is the same every iteration: computed once per
+  // shape (matrix_cost) and kept by the slot while it runs the loop.
+  if (s.cost_loop != &p) {
+    const MatrixCost& c = matrix_cost(p, threads);
+    s.cost_loop = &p;
+    s.cost_used = c.used;
+    s.cost_dur = c.dur;
+  }
+  const std::uint32_t used = s.cost_used;
+  const Tick dur = s.cost_dur;
   Tick start = ready;
   if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
     for (const auto& pipe : matrix_pipes_) start = std::max(start, pipe.free_at);
@@ -701,7 +660,7 @@ bool ComputeUnit::step(Slot& s) {
     // behind in time must not queue after reservations made that far ahead
     // (a loop of many iterations would otherwise run `group` of them, several
     // microseconds, past the others: tests/sim/test_compute_unit.cpp).
-    const Tick horizon = sim_now() + quantum_;
+    const Tick horizon = time_.now() + quantum_;
     while (s.next_iter < end) {
       if (s.time > horizon) return false;
       const std::uint32_t i = s.next_iter;
@@ -715,7 +674,7 @@ bool ComputeUnit::step(Slot& s) {
       s.iter[i & s.iter_mask].math_start = s.time;
       advance(s, i + depth + 1, s.time);
       const isa::Loop& loop = *loop_of(p, i).first;
-      const Tick math = matrix(loop, p.threads, s.time);
+      const Tick math = matrix(s, loop, p.threads, s.time);
       const Tick vector_from = loop.vector_after_matrix ? math : s.time;
       const Tick vector = loop.vector_ops > 0 ? vector_work(vector_from, static_cast<double>(loop.vector_ops),
                                                            loop.vector_issue_bound ? p.threads : 0)

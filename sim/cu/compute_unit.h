@@ -45,9 +45,10 @@ class ComputeUnit : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<ComputeUnit> mem;
 
+  // `time`: the GPU's global time (set by its CuScheduler during kernels).
   ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine, std::uint32_t die,
               std::uint32_t index, Dispatcher& dispatcher, Tick quantum, StatRegistry& stats,
-              TraceWriter* trace, std::uint32_t trace_pid);
+              TraceWriter* trace, std::uint32_t trace_pid, const SimClock& time);
   // The L2 that `mem` is bound to. With it, K-grouped loads look their lines
   // up once per group but reserve the L2 channels iteration by iteration
   // (without it, once per group).
@@ -61,8 +62,7 @@ class ComputeUnit : public sc_core::sc_module {
   // Runs the kernel on from where it stopped until the next slot is more
   // than a quantum ahead of global time; returns that slot's time (to wait
   // until), or kDone when the unit has finished its share of the kernel.
-  // `after_wait`: other work ran since the last call.
-  Tick resume(bool after_wait);
+  Tick resume();
   // Starts the dispatcher's next workgroup in slot n at the slot's time, or
   // marks it idle when the kernel has none left.
   void claim(std::size_t n);
@@ -122,6 +122,11 @@ class ComputeUnit : public sc_core::sc_module {
     bool chunk_counted = false;        // the table holds the group's chunk_first..
     bool counted = false;
     std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
+    // The matrix cost of the slot's loop `cost_loop` (of its own program, so
+    // the pointer stays valid while the workgroup runs): looked up once.
+    const isa::Loop* cost_loop = nullptr;
+    std::uint32_t cost_used = 0;
+    Tick cost_dur = 0;
   };
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
@@ -153,7 +158,7 @@ class ComputeUnit : public sc_core::sc_module {
   // When iteration `i`'s operands are in LDS.
   // (Moves s.group_next on to i's group: call in iteration order.)
   Tick operands_ready(Slot& s, std::uint32_t i) const;
-  Tick matrix(const isa::Loop& loop, std::uint32_t threads, Tick ready);
+  Tick matrix(Slot& s, const isa::Loop& loop, std::uint32_t threads, Tick ready);
   // The pipes a loop's matrix product uses and how long it takes on them.
   struct MatrixCost {
     bool valid = false;
@@ -178,15 +183,12 @@ class ComputeUnit : public sc_core::sc_module {
   // When a warp that starts at `at` has issued `instructions`, one every
   // kernels.warp_issue_cycles (`at` when either is 0): Loop::issue_instructions.
   Tick issue_floor(Tick at, std::uint32_t instructions) const;
-  // Asks the host's caches for the resident workgroups' state (after a
-  // wait; no effect on any result). noipa: GCC finds a function that only
-  // prefetches pure, and drops calls to it.
-  [[gnu::noipa]] void prefetch_slots();
 
   const MachineSpec& machine_;
   std::uint32_t die_;
   std::uint32_t index_;
   Dispatcher& dispatcher_;
+  const SimClock& time_;
   Tick quantum_;
   TraceWriter* trace_;
   std::uint32_t trace_pid_;
@@ -219,7 +221,7 @@ class ComputeUnit : public sc_core::sc_module {
 // Runs the compute units' quanta in one SystemC thread instead of one
 // thread each: a unit more than a quantum ahead of global time waits in a
 // binary heap ordered by the time it waits for, and the scheduler moves the
-// units' time (sim_now(), sim/core/sim_time.h) on to the earliest, takes
+// units' time (its GPU's SimClock, sim/core/sim_time.h) on to the earliest, takes
 // every unit due then out of the heap in heap order, and resumes each in
 // turn, until the kernel is done. The heap works as SystemC's timed-event
 // queue does (sc_ppq: a textbook binary heap, with the same strict
@@ -229,7 +231,8 @@ class ComputeUnit : public sc_core::sc_module {
 // without a thread switch and a timed event per unit and quantum.
 class CuScheduler : public sc_core::sc_module {
  public:
-  explicit CuScheduler(sc_core::sc_module_name name);
+  // `time`: the GPU's clock, whose units' time it moves on.
+  CuScheduler(sc_core::sc_module_name name, SimClock& time);
   // A unit (from its own thread, at a kernel's start) waits until `wake`.
   void add(ComputeUnit* cu, Tick wake);
 
@@ -243,6 +246,7 @@ class CuScheduler : public sc_core::sc_module {
   ComputeUnit* extract_top();
   void run();  // SC_THREAD
 
+  SimClock& time_;
   std::vector<Entry> heap_;        // 1-based
   std::vector<ComputeUnit*> due_;  // scratch: the units due at one time
   sc_core::sc_event work_;

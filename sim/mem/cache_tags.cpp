@@ -11,18 +11,9 @@
 
 namespace tdmsim::sim {
 
-namespace {
-// Out of line, so that access() needs no stack frame for building the message.
-[[noreturn, gnu::cold, gnu::noinline]] void beyond_range(std::uint64_t addr) {
+void CacheTags::beyond_range(std::uint64_t addr) {
   throw std::out_of_range("address " + std::to_string(addr) + " beyond the cache model's range");
 }
-
-// Mask of `n` bits starting at bit `first` (n + first <= 32).
-std::uint32_t bits(std::uint32_t first, std::uint32_t n) {
-  const std::uint32_t m = n >= 32 ? ~0u : (1u << n) - 1;
-  return m << first;
-}
-}  // namespace
 
 CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
                      std::uint32_t block_lines)
@@ -49,6 +40,7 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   set_bits_ = static_cast<std::uint32_t>(std::bit_width(sets_ - 1));
   set_mask_ = std::has_single_bit(sets_) ? sets_ - 1 : 0;
   record_ = 3 * std::uint64_t{ways_} + 1;
+  record_bytes_ = record_ * sizeof(std::uint32_t);
   tags_.assign(sets_ * record_, 0);  // heads at way 0
   for (std::uint64_t s = 0; s < sets_; ++s) std::fill_n(set_record(s), ways_, kEmpty);
 }
@@ -71,33 +63,6 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
 std::uint64_t CacheTags::set_of(std::uint64_t addr) const {
   const std::uint64_t h = fold(addr >> line_shift_ >> block_shift_);
   return set_mask_ != 0 ? h & set_mask_ : h % sets_;
-}
-
-// Inlined into access(), where it runs for every lookup (a call there made
-// the lookup save and restore its registers).
-[[gnu::always_inline]] inline std::uint32_t CacheTags::find(const std::uint32_t* set,
-                                                            std::uint32_t key) const {
-  std::uint32_t i = 0;
-#if defined(__SSE2__)
-  const __m128i want = _mm_set1_epi32(static_cast<int>(key));
-  if (ways_ == 16) {  // the common geometry: all four compares, one branch
-    const auto eq = [&](std::uint32_t w) {
-      const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + w));
-      return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want))));
-    };
-    const unsigned mask = eq(0) | eq(4) << 4 | eq(8) << 8 | eq(12) << 12;
-    return mask != 0 ? static_cast<std::uint32_t>(std::countr_zero(mask)) : ways_;
-  }
-  for (; i + 4 <= ways_; i += 4) {
-    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + i));
-    const int mask = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want)));
-    if (mask != 0) return i + static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(mask)));
-  }
-#endif
-  for (; i < ways_; ++i) {
-    if (set[i] == key) return i;
-  }
-  return ways_;
 }
 
 void CacheTags::to_front(std::uint32_t* set, std::uint32_t w, std::uint32_t k) const {
@@ -132,47 +97,6 @@ void CacheTags::to_front(std::uint32_t* set, std::uint32_t w, std::uint32_t k) c
   set[at] = key;
   set[ways_ + at] = valid;
   set[2 * ways_ + at] = dirty;
-}
-
-CacheTags::Run CacheTags::access(std::uint64_t addr, std::uint32_t lines, bool write) {
-  const std::uint64_t line = addr >> line_shift_;
-  const auto first = static_cast<std::uint32_t>(line & (block_lines_ - 1));
-  const std::uint32_t want = bits(first, std::min(lines, block_lines_ - first));
-  const std::uint64_t h = fold(line >> block_shift_);
-  const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
-  const std::uint64_t key64 = set_mask_ != 0 ? h >> set_bits_ : h / sets_;
-  if (key64 >= kEmpty) beyond_range(addr);
-  const auto key = static_cast<std::uint32_t>(key64);
-  std::uint32_t* set = set_record(s);
-  // The record's keys, masks and head lie on several host cache lines, read
-  // one after another below: ask for all of them at once.
-  {
-    const char* rec = reinterpret_cast<const char*>(set);
-    const std::size_t bytes = record_ * sizeof(std::uint32_t);
-    for (std::size_t b = 64; b < bytes; b += 64) __builtin_prefetch(rec + b);
-    __builtin_prefetch(rec + bytes - 1);
-  }
-  std::uint32_t* valid = set + ways_;
-  std::uint32_t* dirty = set + 2 * ways_;
-  std::uint32_t& head = set[3 * ways_];
-  Run r;
-  std::uint32_t i = find(set, key);
-  if (i == ways_) {  // block absent: the least-recent way (before the head) goes
-    i = head == 0 ? ways_ - 1 : head - 1;
-    head = i;  // and is the most recent now
-    if (dirty[i] != 0) {
-      r.victim = (unfold(std::uint64_t{set[i]} * sets_ + s) << block_shift_) << line_shift_;
-      r.victim_dirty = dirty[i];
-    }
-    set[i] = key;
-    valid[i] = 0;
-    dirty[i] = 0;
-  }
-  r.missed = (want & ~valid[i]) >> first;
-  valid[i] |= want;
-  if (write) dirty[i] |= want;
-  if (i != head) to_front(set, i, i > head ? i - head : i + ways_ - head);
-  return r;
 }
 
 bool CacheTags::contains(std::uint64_t addr) const {

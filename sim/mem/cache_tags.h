@@ -20,9 +20,14 @@
 // blocks in neighbouring sets.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tdmsim::sim {
 
@@ -30,6 +35,11 @@ namespace tdmsim::sim {
 // bits first: the runs of lines a tag lookup reports.
 template <class F>
 void for_each_bit_run(std::uint32_t mask, F f) {
+  // One run from bit 0 (a run lookup that missed whole: the common case).
+  if ((mask & (mask + 1)) == 0) {
+    if (mask != 0) f(0u, static_cast<std::uint32_t>(std::countr_one(mask)));
+    return;
+  }
   while (mask != 0) {
     const auto first = static_cast<std::uint32_t>(std::countr_zero(mask));
     const auto len = static_cast<std::uint32_t>(std::countr_one(mask >> first));
@@ -74,10 +84,19 @@ class CacheTags {
   [[gnu::always_inline]] void prefetch(std::uint64_t addr) const {
     const std::uint64_t h = fold(addr >> line_shift_ >> block_shift_);
     const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
-    const char* rec = reinterpret_cast<const char*>(set_record(s));
-    const std::size_t bytes = record_ * sizeof(std::uint32_t);
-    for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(rec + b);
+    prefetch_record(reinterpret_cast<const char*>(set_record(s)), 0);
+  }
+  // Asks for the host cache lines of the set record at `rec` from byte
+  // `from` (0 or 64) on: unrolled for records of up to 256 bytes (16 ways:
+  // 196 bytes), as the lookups run millions of times.
+  [[gnu::always_inline]] void prefetch_record(const char* rec, std::size_t from) const {
+    const std::size_t bytes = record_bytes_;
+    if (from == 0) __builtin_prefetch(rec);
+    __builtin_prefetch(rec + 64);
+    __builtin_prefetch(rec + 128);
+    if (bytes > 192) __builtin_prefetch(rec + 192);
     __builtin_prefetch(rec + bytes - 1);
+    for (std::size_t b = 256; b < bytes; b += 64) __builtin_prefetch(rec + b);
   }
   std::uint64_t block_bytes() const { return std::uint64_t{line_} << block_shift_; }
   // Marks every dirty line clean (they stay valid) and returns their
@@ -88,6 +107,8 @@ class CacheTags {
   // popcnt instruction (the baseline x86-64 target has none, and the library
   // call shows in profiles); inline, as it runs once per run lookup.
   static std::uint32_t count(std::uint32_t m) {
+    // A run's lines from bit 0 (all missed, the common case), or none.
+    if ((m & (m + 1)) == 0) return static_cast<std::uint32_t>(std::countr_one(m));
     m = m - ((m >> 1) & 0x55555555u);
     m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
     return (((m + (m >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
@@ -109,6 +130,8 @@ class CacheTags {
     return block ^ (block >> set_bits_) ^ (block >> (2 * set_bits_));
   }
   std::uint64_t unfold(std::uint64_t h) const;
+  // Out of line and cold, so that access() needs no stack frame for the message.
+  [[noreturn, gnu::cold, gnu::noinline]] static void beyond_range(std::uint64_t addr);
   // The way holding `key` in the set starting at `set`, or ways_ if none.
   std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;
   // A set's record: keys, then valid masks, then dirty masks, ways_ each,
@@ -126,11 +149,78 @@ class CacheTags {
   std::uint32_t block_shift_ = 0;  // log2(block_lines_)
   std::uint64_t sets_ = 0;
   std::uint64_t record_ = 0;  // words per set record: 3 x ways_ + 1
+  std::size_t record_bytes_ = 0;
   std::uint32_t set_bits_ = 0;  // bits needed to number the sets
   std::uint64_t set_mask_ = 0;  // sets_ - 1 when sets_ is a power of two, else 0
   // sets_ records of 3 x ways_ words, each set in recency order: one
   // lookup touches one contiguous record.
   std::vector<std::uint32_t> tags_;
 };
+
+// Inlined into access(), where it runs for every lookup (a call there made
+// the lookup save and restore its registers).
+[[gnu::always_inline]] inline std::uint32_t CacheTags::find(const std::uint32_t* set,
+                                                            std::uint32_t key) const {
+  std::uint32_t i = 0;
+#if defined(__SSE2__)
+  const __m128i want = _mm_set1_epi32(static_cast<int>(key));
+  if (ways_ == 16) {  // the common geometry: all four compares, one branch
+    const auto eq = [&](std::uint32_t w) {
+      const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + w));
+      return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want))));
+    };
+    const unsigned mask = eq(0) | eq(4) << 4 | eq(8) << 8 | eq(12) << 12;
+    return mask != 0 ? static_cast<std::uint32_t>(std::countr_zero(mask)) : ways_;
+  }
+  for (; i + 4 <= ways_; i += 4) {
+    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + i));
+    const int mask = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want)));
+    if (mask != 0) return i + static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(mask)));
+  }
+#endif
+  for (; i < ways_; ++i) {
+    if (set[i] == key) return i;
+  }
+  return ways_;
+}
+
+// Inline (in the L2's and the MALL's run loops): a call made each lookup
+// save and restore registers and return its result through memory.
+[[gnu::always_inline]] inline CacheTags::Run CacheTags::access(std::uint64_t addr, std::uint32_t lines, bool write) {
+  const std::uint64_t line = addr >> line_shift_;
+  const auto first = static_cast<std::uint32_t>(line & (block_lines_ - 1));
+  const std::uint32_t n = std::min(lines, block_lines_ - first);
+  const std::uint32_t want = (n >= 32 ? ~0u : (1u << n) - 1) << first;
+  const std::uint64_t h = fold(line >> block_shift_);
+  const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
+  const std::uint64_t key64 = set_mask_ != 0 ? h >> set_bits_ : h / sets_;
+  if (key64 >= kEmpty) beyond_range(addr);
+  const auto key = static_cast<std::uint32_t>(key64);
+  std::uint32_t* set = set_record(s);
+  // The record's keys, masks and head lie on several host cache lines, read
+  // one after another below: ask for all of them at once.
+  prefetch_record(reinterpret_cast<const char*>(set), 64);
+  std::uint32_t* valid = set + ways_;
+  std::uint32_t* dirty = set + 2 * ways_;
+  std::uint32_t& head = set[3 * ways_];
+  Run r;
+  std::uint32_t i = find(set, key);
+  if (i == ways_) {  // block absent: the least-recent way (before the head) goes
+    i = head == 0 ? ways_ - 1 : head - 1;
+    head = i;  // and is the most recent now
+    if (dirty[i] != 0) {
+      r.victim = (unfold(std::uint64_t{set[i]} * sets_ + s) << block_shift_) << line_shift_;
+      r.victim_dirty = dirty[i];
+    }
+    set[i] = key;
+    valid[i] = 0;
+    dirty[i] = 0;
+  }
+  r.missed = (want & ~valid[i]) >> first;
+  valid[i] |= want;
+  if (write) dirty[i] |= want;
+  if (i != head) to_front(set, i, i > head ? i - head : i + ways_ - head);
+  return r;
+}
 
 }  // namespace tdmsim::sim

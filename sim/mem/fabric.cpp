@@ -3,8 +3,8 @@
 namespace tdmsim::sim {
 
 Fabric::Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32_t dies,
-               StatRegistry& stats)
-    : sc_module(name), target("target"), initiator("initiator"),
+               StatRegistry& stats, const SimClock& time)
+    : sc_module(name), target("target"), initiator("initiator"), time_(time),
       link_bw_{spec.bandwidth.bytes_per_s / dies}, latency_(ticks(spec.latency)) {
   target.register_b_transport(this, &Fabric::b_transport);
   stats.add(this->name(), "bytes", &bytes_, "bytes", "bytes crossing this die's fabric link");
@@ -12,7 +12,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32
 
 void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   const Tick arrive = now + delay.value();
   const std::uint64_t bytes = ext->access.bytes();
   bytes_ += bytes;

@@ -21,12 +21,14 @@ class Fabric : public sc_core::sc_module {
   tlm_utils::simple_target_socket<Fabric> target;
   tlm_utils::simple_initiator_socket<Fabric> initiator;
 
+  // `time`: the GPU's global time.
   Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32_t dies,
-         StatRegistry& stats);
+         StatRegistry& stats, const SimClock& time);
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   MemPort port_;  // reused request payload
+  const SimClock& time_;
   units::Bandwidth link_bw_;
   Tick latency_;
   BusyUntil link_;

@@ -4,8 +4,8 @@
 
 namespace tdmsim::sim {
 
-Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats)
-    : sc_module(name), target("target"), spec_(spec) {
+Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats, const SimClock& time)
+    : sc_module(name), target("target"), time_(time), spec_(spec) {
   map_ = HbmAddressMap(spec.interleave.bytes,
                        spec.stacks * spec.channels_per_stack * spec.pseudo_channels, spec.banks,
                        spec.row_buffer.bytes);
@@ -64,20 +64,26 @@ Tick Hbm::serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t
   return ch.bus.free_at;
 }
 
-Tick Hbm::serve(const MemAccess& a, Tick arrive) {
+template <bool Pow2>
+Tick Hbm::serve_rows(const MemAccess& a, Tick arrive) {
   Tick done = arrive;
-  last_wait_ = 0;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     std::uint64_t addr = a.row(r);
     std::uint64_t left = a.row_bytes;
     while (left > 0) {  // split the row at interleave boundaries
-      const std::uint64_t chunk = std::min(left, map_.to_block_end(addr));
-      const HbmAddressMap::Place at = map_.place(addr);
+      const std::uint64_t chunk = std::min(left, map_.to_block_end<Pow2>(addr));
+      const HbmAddressMap::Place at = map_.place<Pow2>(addr);
       done = std::max(done, serve_chunk(channels_[at.channel], at, chunk, a.write, arrive));
       addr += chunk;
       left -= chunk;
     }
   }
+  return done;
+}
+
+Tick Hbm::serve(const MemAccess& a, Tick arrive) {
+  last_wait_ = 0;
+  const Tick done = map_.pow2() ? serve_rows<true>(a, arrive) : serve_rows<false>(a, arrive);
   if (a.write) {
     ++writes_;
     write_bytes_ += a.bytes();
@@ -94,7 +100,7 @@ Tick Hbm::serve(const MemAccess& a, Tick arrive) {
 
 void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   const Tick arrive = now + delay.value();
   const Tick done = serve(ext->access, arrive);
   // A lone request opens its row and waits the access latency.

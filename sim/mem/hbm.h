@@ -63,7 +63,11 @@ struct HbmAddressMap {
     return (ch_.div(m) * per_group.value() + in_group) * interleave + il_.mod(addr);
   }
   // Bytes from `addr` to the end of its interleave block.
-  std::uint64_t to_block_end(std::uint64_t addr) const { return interleave - il_.mod(addr); }
+  template <bool Pow2 = false>
+  std::uint64_t to_block_end(std::uint64_t addr) const { return interleave - il_.mod_as<Pow2>(addr); }
+  // Whether every divisor of the map is a power of two (every shipped
+  // machine): decodes with Pow2 true then shift and mask without checks.
+  bool pow2() const { return il_.pow2() && ch_.pow2() && bk_.pow2() && row_.pow2(); }
   std::uint32_t bank(std::uint64_t addr) const {
     return static_cast<std::uint32_t>(bk_.mod(row_.div(local(addr))));
   }
@@ -73,19 +77,22 @@ struct HbmAddressMap {
     std::uint32_t channel, bank;
     std::uint64_t row;
   };
+  template <bool Pow2 = false>
   Place place(std::uint64_t addr) const {
-    const std::uint64_t m = mix(il_.div(addr));
-    const std::uint64_t in_row = row_.div(ch_.div(m) * interleave + il_.mod(addr));
-    return {static_cast<std::uint32_t>(ch_.mod(m)), static_cast<std::uint32_t>(bk_.mod(in_row)),
-            bk_.div(in_row)};
+    const std::uint64_t m = mix(il_.div_as<Pow2>(addr));
+    const std::uint64_t in_row = row_.div_as<Pow2>(ch_.div_as<Pow2>(m) * interleave + il_.mod_as<Pow2>(addr));
+    return {static_cast<std::uint32_t>(ch_.mod_as<Pow2>(m)), static_cast<std::uint32_t>(bk_.mod_as<Pow2>(in_row)),
+            bk_.div_as<Pow2>(in_row)};
   }
   // channel() and group_local() together.
+  template <bool Pow2 = false>
   std::pair<std::uint32_t, std::uint64_t> channel_and_group_local(std::uint64_t addr,
                                                                   const Divisor& per_group) const {
-    const std::uint64_t m = mix(il_.div(addr));
-    const std::uint64_t ch = ch_.mod(m);
+    const std::uint64_t m = mix(il_.div_as<Pow2>(addr));
+    const std::uint64_t ch = ch_.mod_as<Pow2>(m);
     return {static_cast<std::uint32_t>(ch),
-            (ch_.div(m) * per_group.value() + per_group.mod(ch)) * interleave + il_.mod(addr)};
+            (ch_.div_as<Pow2>(m) * per_group.value() + per_group.mod_as<Pow2>(ch)) * interleave +
+                il_.mod_as<Pow2>(addr)};
   }
 
  private:
@@ -96,7 +103,8 @@ class Hbm : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<Hbm> target;
 
-  Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats);
+  // `time`: the GPU's global time (its socket's requests).
+  Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats, const SimClock& time);
 
   // Serves an access arriving at absolute tick `arrive`; returns when its last
   // byte is back (timing only). Used by the socket and directly by tests.
@@ -126,8 +134,12 @@ class Hbm : public sc_core::sc_module {
   Tick serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t bytes, bool write,
                    Tick arrive);
   Tick last_wait_ = 0;  // longest queueing wait of the access being served (serve())
+  // serve()'s walk over the access's chunks (Pow2: map_.pow2()).
+  template <bool Pow2>
+  Tick serve_rows(const MemAccess& a, Tick arrive);
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
+  const SimClock& time_;
   HbmSpec spec_;
   HbmAddressMap map_;
   units::Bandwidth channel_bw_;

@@ -17,8 +17,8 @@
 namespace tdmsim::sim {
 
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
-                 Tick miss_latency, StatRegistry& stats)
-    : sc_module(name), target("target"), initiator("initiator"), spec_(spec),
+                 Tick miss_latency, StatRegistry& stats, const SimClock& time)
+    : sc_module(name), target("target"), initiator("initiator"), time_(time), spec_(spec),
       tags_(spec.size_per_die.bytes, static_cast<std::uint32_t>(spec.line.bytes), spec.ways,
             kBlockLines),
       channel_bw_{static_cast<std::uint64_t>(spec.bytes_per_clock_per_channel) * clock.hz},
@@ -36,6 +36,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   channel_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.channels_per_die));
   channel_mask_ = std::uint64_t{spec.channels_per_die} - 1;
 #if defined(__x86_64__) && defined(__GNUC__)
+  avx2_rows_ = __builtin_cpu_supports("avx2") && spec.channels_per_die == 16;
   avx2_ = __builtin_cpu_supports("avx2") && spec.channels_per_die % 4 == 0 &&
           line_time_ <= 0xFFFFFFFFull;
 #endif
@@ -92,6 +93,42 @@ struct OneHot16 {
   }
 };
 constexpr OneHot16 kOneHot16{};
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// Byte shuffles XOR-ing a 16-bit lane's index with b (b < 8) inside each
+// 128-bit half: byte k takes byte 2 * ((k / 2) ^ b) + k % 2.
+struct XorShuffles {
+  alignas(32) std::uint8_t mask[8][32] = {};
+  constexpr XorShuffles() {
+    for (int b = 0; b < 8; ++b) {
+      for (int k = 0; k < 32; ++k) mask[b][k] = static_cast<std::uint8_t>(2 * ((k % 16 / 2) ^ b) + k % 2);
+    }
+  }
+};
+constexpr XorShuffles kXorShuffles{};
+
+// count_iterations()'s table rows on 16 channels where the host has AVX2:
+// row j += counts[(o + j) >= 16][ch ^ ((o + j) mod 16)], one register a row
+// (the SSE2 version takes two registers and up to four shuffles a row). The
+// same 16-bit sums.
+__attribute__((target("avx2"))) void add_rows_avx2(const std::uint16_t (*counts)[64], std::uint64_t o,
+                                                   std::uint32_t g, std::uint16_t* table) {
+  __m256i c[2][2];  // [group][halves swapped]
+  for (int part = 0; part < 2; ++part) {
+    c[part][0] = _mm256_load_si256(reinterpret_cast<const __m256i*>(counts[part]));
+    c[part][1] = _mm256_permute4x64_epi64(c[part][0], 0x4E);
+  }
+  for (std::uint32_t j = 0; j < g; ++j) {
+    const std::uint64_t p = o + j;
+    const std::uint64_t b = p & 15;
+    const __m256i src = c[p >= 16 ? 1 : 0][(b >> 3) & 1];
+    const __m256i v = _mm256_shuffle_epi8(
+        src, _mm256_load_si256(reinterpret_cast<const __m256i*>(kXorShuffles.mask[b & 7])));
+    auto* row = reinterpret_cast<__m256i*>(table + j * 16);
+    _mm256_storeu_si256(row, _mm256_add_epi16(_mm256_loadu_si256(row), v));
+  }
+}
 #endif
 }  // namespace
 
@@ -193,7 +230,7 @@ void L2Cache::count_iterations(const MemAccess& a, std::int64_t iter_stride, std
   std::uint64_t offset[kOffsets];
   std::size_t offsets = 0;
   // [offset][group: first, next][term]; 16-bit like the table (sums mod 2^16 either way).
-  alignas(16) std::uint16_t per_term[kOffsets][2][64];
+  alignas(32) std::uint16_t per_term[kOffsets][2][64];
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     std::uint64_t begin = a.row(r);
     std::uint16_t* row = table;
@@ -268,6 +305,12 @@ void L2Cache::count_iterations(const MemAccess& a, std::int64_t iter_stride, std
     }
   }
   for (std::size_t e = 0; e < offsets; ++e) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (avx2_rows_) {
+      add_rows_avx2(per_term[e], offset[e], g, table);
+      continue;
+    }
+#endif
 #if defined(__SSE2__)
     if (channels == 16) {
       // Row j gets the counts permuted by XOR with b = (o + j) mod 16: bit 3
@@ -369,7 +412,7 @@ Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const MemAccess& a = ext->access;
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   const Tick arrive = now + delay.value();
   const std::uint64_t line = spec_.line.bytes;
   const Tick hit_latency = ticks(spec_.hit_latency);
@@ -380,7 +423,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   std::fill(misses_per_channel_.begin(), misses_per_channel_.end(), 0u);
   if (a.atomic) std::fill(atomic_bytes_per_channel_.begin(), atomic_bytes_per_channel_.end(), 0u);
   std::uint64_t every_lines = 0, every_misses = 0;  // lines on each channel (whole groups)
-  std::uint64_t missed_lines = 0;
+  std::uint64_t missed_lines = 0, looked_up = 0;
   const bool fetch = !a.write || a.atomic;  // full-line plain writes allocate without a fetch
   misses_.clear();
   victims_.clear();
@@ -413,8 +456,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
       const CacheTags::Run res = tags_.access(l, n, a.write);
       count_lines(l >> line_shift_, n, lines_per_channel_, every_lines);
       const auto missed = CacheTags::count(res.missed);
-      hits_ += n - missed;
-      misses_count_ += missed;
+      looked_up += n;  // (the stats are added after the loop: kept in registers)
       missed_lines += missed;
       if (fetch) {
         for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
@@ -430,6 +472,8 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
       l += std::uint64_t{n} * line;
     }
   }
+  hits_ += looked_up - missed_lines;
+  misses_count_ += missed_lines;
   Tick served = arrive;
   Tick miss_ready = arrive;
   Tick wait = 0;
@@ -494,7 +538,7 @@ Tick L2Cache::flush(Tick at) {
   for (const std::uint64_t l : tags_.clean()) append_run(victims_, l, line);
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
   Tick done = at;
-  const Tick now = sim_now();
+  const Tick now = time_.now();
   for_each_run(victims_, true, 0, [&](const MemAccess& wb) {
     done = std::max(done, port_.send(initiator, wb, at, now));
   });

@@ -26,9 +26,9 @@ class L2Cache : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<L2Cache> initiator;
 
   // `miss_latency` is the expected round trip of a miss below the L2 (used to
-  // size how long a miss holds an MSHR).
+  // size how long a miss holds an MSHR); `time` is the GPU's global time.
   L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
-          Tick miss_latency, StatRegistry& stats);
+          Tick miss_latency, StatRegistry& stats, const SimClock& time);
 
   // The channel serving a line: the line number XOR-folded with its higher
   // bits, so that power-of-two strides (a tile's rows) spread over channels.
@@ -96,6 +96,7 @@ class L2Cache : public sc_core::sc_module {
                        std::uint64_t& every) const;
 
   MemPort port_;  // reused request payload
+  const SimClock& time_;
   L2Spec spec_;
   CacheTags tags_;
   units::Bandwidth channel_bw_;
@@ -113,6 +114,9 @@ class L2Cache : public sc_core::sc_module {
   // reserve_lines() four channels at a time (the host has AVX2, the channels
   // come in fours and a line's time fits 32 bits).
   bool avx2_ = false;
+  // count_iterations() builds 16-channel table rows a whole row at a time
+  // (the host has AVX2).
+  bool avx2_rows_ = false;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   // count_for_reserve(): lines per channel not reserved yet (zero between

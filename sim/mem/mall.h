@@ -27,14 +27,16 @@ class Mall : public sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<Mall> target;
   tlm_utils::simple_initiator_socket<Mall> initiator;
 
-  // `map` is the HBM address map, so a line is cached in its own stack's slice.
+  // `map` is the HBM address map, so a line is cached in its own stack's
+  // slice; `time` is the GPU's global time.
   Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressMap& map,
-       std::uint32_t stacks, StatRegistry& stats);
+       std::uint32_t stacks, StatRegistry& stats, const SimClock& time);
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
   MemPort port_;  // reused request payload
+  const SimClock& time_;
   MallSpec spec_;
   HbmAddressMap map_;
   std::uint32_t stacks_;
@@ -49,6 +51,30 @@ class Mall : public sc_core::sc_module {
   // Per line run: the run's interleave chunk and its length in tag lines
   // (powers of two in every shipped machine: shifts, not divides).
   Divisor chunk_div_{4096}, line_div_{128};
+  // Decoded interleave chunks (slice, address inside the slice of the chunk's
+  // first byte), direct-mapped by chunk number: a read's look-ahead decodes
+  // each chunk a few chunks before the lookup needs it, which then reuses it.
+  // (The decode depends on the address alone, so entries stay valid.)
+  struct Decoded {
+    std::uint64_t chunk = ~0ull;  // the chunk's first byte (~0: empty)
+    std::uint32_t slice = 0;
+    std::uint64_t local = 0;
+  };
+  static constexpr std::size_t kDecoded = 16;  // a power of two
+  // The map's, per_stack_'s, chunk_div_'s and line_div_'s divisors are powers
+  // of two (every shipped machine): the run loop then shifts and masks.
+  bool pow2_ = false;
+  Decoded decoded_[kDecoded];
+  // (Pow2: pow2_, checked by the caller once per access.)
+  template <bool Pow2>
+  const Decoded& decode(std::uint64_t chunk_addr) {
+    Decoded& d = decoded_[chunk_div_.div_as<Pow2>(chunk_addr) & (kDecoded - 1)];
+    if (d.chunk != chunk_addr) {
+      const auto [channel, local] = map_.channel_and_group_local<Pow2>(chunk_addr, per_stack_);
+      d = {chunk_addr, static_cast<std::uint32_t>(per_stack_.div_as<Pow2>(channel)), local};
+    }
+    return d;
+  }
   std::vector<std::uint32_t> lines_per_slice_;
   std::vector<ByteRun> misses_v_;
   std::uint64_t hits_ = 0, misses_ = 0;

@@ -76,16 +76,16 @@ struct Die : sc_core::sc_module {
 
   Die(sc_core::sc_module_name n, const MachineSpec& m, std::uint32_t index, Tick miss_latency,
       Dispatcher& dispatcher, CuScheduler& scheduler, const SimOptions& options, StatRegistry& stats,
-      TraceWriter* trace)
+      TraceWriter* trace, const SimClock& time)
       : sc_module(n) {
-    fabric = std::make_unique<Fabric>("fabric", m.memory.fabric, m.compute.dies, stats);
-    l2 = std::make_unique<L2Cache>("l2", m.memory.l2, m.compute.clock, miss_latency, stats);
+    fabric = std::make_unique<Fabric>("fabric", m.memory.fabric, m.compute.dies, stats, time);
+    l2 = std::make_unique<L2Cache>("l2", m.memory.l2, m.compute.clock, miss_latency, stats, time);
     l2->initiator.bind(fabric->target);
     const std::uint32_t pid = trace != nullptr ? trace->process(name()) : 0;
     for (std::uint32_t c = 0; c < m.compute.cus_per_die; ++c) {
       const std::string cu = "cu[" + std::to_string(c) + "]";
       cus.push_back(std::make_unique<ComputeUnit>(cu.c_str(), m, index, c, dispatcher,
-                                                  options.quantum, stats, trace, pid));
+                                                  options.quantum, stats, trace, pid, time));
       cus.back()->mem.bind(l2->target);
       cus.back()->set_l2(l2.get());
       cus.back()->set_scheduler(&scheduler);
@@ -96,6 +96,8 @@ struct Die : sc_core::sc_module {
 }  // namespace
 
 struct GpuModule : sc_core::sc_module {
+  // This GPU's global time (its blocks keep a reference: declared first).
+  SimClock time;
   std::unique_ptr<Dispatcher> dispatcher;
   std::unique_ptr<CuScheduler> cu_scheduler;
   std::unique_ptr<Hbm> hbm;
@@ -111,10 +113,11 @@ struct GpuModule : sc_core::sc_module {
                                               ticks(m.launch.workgroup_dispatch),
                                               m.compute.total_cus(), stats);
     if (options.progress) dispatcher->set_progress(options.progress);
-    cu_scheduler = std::make_unique<CuScheduler>("cu_scheduler");
-    hbm = std::make_unique<Hbm>("hbm", m.memory.hbm, stats);
+    cu_scheduler = std::make_unique<CuScheduler>("cu_scheduler", time);
+    hbm = std::make_unique<Hbm>("hbm", m.memory.hbm, stats, time);
     if (m.memory.mall) {
-      mall = std::make_unique<Mall>("mall", *m.memory.mall, hbm->map(), m.memory.hbm.stacks, stats);
+      mall = std::make_unique<Mall>("mall", *m.memory.mall, hbm->map(), m.memory.hbm.stacks, stats,
+                                    time);
       mall->initiator.bind(hbm->target);
     }
     const Tick miss_latency = ticks(m.memory.fabric.latency) + ticks(m.memory.hbm.latency);
@@ -122,7 +125,7 @@ struct GpuModule : sc_core::sc_module {
     for (std::uint32_t d = 0; d < m.compute.dies; ++d) {
       const std::string die = kind + "[" + std::to_string(d) + "]";
       dies.push_back(std::make_unique<Die>(die.c_str(), m, d, miss_latency, *dispatcher,
-                                           *cu_scheduler, options, stats, trace));
+                                           *cu_scheduler, options, stats, trace, time));
       if (mall) dies.back()->fabric->initiator.bind(mall->target);
       else dies.back()->fabric->initiator.bind(hbm->target);
     }
@@ -151,15 +154,24 @@ Gpu::~Gpu() = default;
 const Hbm& Gpu::hbm() const { return *top_->hbm; }
 
 std::vector<KernelTiming> Gpu::run(const std::vector<isa::KernelLaunch>& kernels) {
+  submit(kernels);
+  sc_core::sc_start();
+  return collect();
+}
+
+void Gpu::submit(const std::vector<isa::KernelLaunch>& kernels) {
   top_->host->kernels = &kernels;
   top_->host->timings.clear();
   top_->host->pending = true;
   top_->host->go.notify(sc_core::SC_ZERO_TIME);
-  sc_core::sc_start();
+}
+
+std::vector<KernelTiming> Gpu::collect() {
   top_->hbm->emit_trace();
-  if (top_->host->timings.size() != kernels.size()) {
+  if (top_->host->kernels == nullptr || top_->host->timings.size() != top_->host->kernels->size()) {
     throw std::logic_error("simulation stopped before all kernels finished");
   }
+  top_->host->kernels = nullptr;
   return top_->host->timings;
 }
 

@@ -3,8 +3,10 @@
 // joined by TLM-2.0 sockets. Names follow gpu.xcd[2].cu[17] (gpu.die[0] on
 // single-die parts) and key every stat.
 //
-// SystemC allows one elaboration per process: build one Gpu per process and
-// run any number of kernel sequences on it.
+// SystemC allows one elaboration per process: build the Gpus of a process
+// before the first run, and run any number of kernel sequences on them. Each
+// keeps its own state and global time (SimClock), so several may even run at
+// once in one SystemC simulation (submit, sc_core::sc_start, collect).
 #pragma once
 
 #include <memory>
@@ -45,8 +47,13 @@ class Gpu {
   Gpu(const Gpu&) = delete;
   Gpu& operator=(const Gpu&) = delete;
 
-  // Runs the kernels back to back (one stream) and returns their timings.
+  // Runs the kernels back to back (one stream) and returns their timings:
+  // submit(kernels), sc_core::sc_start(), collect().
   std::vector<KernelTiming> run(const std::vector<isa::KernelLaunch>& kernels);
+  // Queues `kernels` (kept by reference until collect()) for the next
+  // sc_core::sc_start(); collect() then returns their timings.
+  void submit(const std::vector<isa::KernelLaunch>& kernels);
+  std::vector<KernelTiming> collect();
 
   const MachineSpec& machine() const { return machine_; }
   StatRegistry& stats() { return stats_; }

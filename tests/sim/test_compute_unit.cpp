@@ -121,3 +121,41 @@ TEST_CASE("a longer epilogue adds its own time per wave, nothing more", "[cu]") 
   // earlier ones, and each wave's 10 us cost 20-28 us.
   CHECK(added == Approx(waves * 10.0).epsilon(0.15));
 }
+
+TEST_CASE("two GPUs running at once in one simulation keep their own time", "[cu]") {
+  // Each GPU's CuScheduler runs a whole kernel ahead of SystemC's time and
+  // moves only its own GPU's clock. With one clock for the process, a GPU
+  // starting a kernel after the other GPU's scheduler had run a longer one
+  // found its units past every horizon, and they ran out of time order (other
+  // reservations, other times). A short and a long kernel in opposite orders
+  // on the two GPUs make one of them start a kernel so, whichever scheduler
+  // SystemC runs first; each must take what it takes alone.
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  MachineSpec m = loader.machine(root / "machines/h200.yaml").spec;
+  // No HBM refresh within these runs: a GPU's timings then do not depend on
+  // when it starts, so runs at different times can be compared.
+  m.memory.hbm.refresh_interval = units::Duration{1'000'000'000'000};
+  sim::Gpu alone_a(m), alone_b(m), a(m), b(m);  // all before the first sc_start
+  const isa::KernelLaunch short_k = down_like("short", 14336 * 2, 32);
+  const isa::KernelLaunch long_k = down_like("long", 4096 * 2, 224);
+  const std::vector<isa::KernelLaunch> ka{short_k, long_k}, kb{long_k, short_k};
+  const auto ra = alone_a.run(ka);
+  const auto rb = alone_b.run(kb);
+  a.submit(ka);
+  b.submit(kb);
+  sc_core::sc_start();
+  const auto ta = a.collect(), tb = b.collect();
+  const auto same = [](const std::vector<sim::KernelTiming>& x, const std::vector<sim::KernelTiming>& y) {
+    REQUIRE(x.size() == y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      INFO("kernel " << i << " " << x[i].name);
+      CHECK(x[i].start - x[i].launch == y[i].start - y[i].launch);
+      CHECK(x[i].end - x[i].launch == y[i].end - y[i].launch);
+      CHECK(x[i].launch - x[0].launch == y[i].launch - y[0].launch);
+      CHECK(x[i].workgroups == y[i].workgroups);
+    }
+  };
+  same(ta, ra);
+  same(tb, rb);
+}

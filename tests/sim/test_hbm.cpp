@@ -29,8 +29,9 @@ HbmSpec test_spec() {
 
 TEST_CASE("unloaded HBM latency follows the timing formula", "[hbm]") {
   StatRegistry stats;
+  SimClock time;
   const HbmSpec spec = test_spec();
-  Hbm hbm("hbm_latency", spec, stats);
+  Hbm hbm("hbm_latency", spec, stats, time);
   const Tick arrive = 10 * kTicksPerUs;
   const Tick done = hbm.serve({0x100000, 128, 1, 0, false, 0}, arrive);
   const units::Bandwidth per_channel{spec.bandwidth.bytes_per_s / hbm.channels()};
@@ -48,8 +49,9 @@ TEST_CASE("unloaded HBM latency follows the timing formula", "[hbm]") {
 
 TEST_CASE("streaming reads stay under peak and lose only refresh and row overheads", "[hbm]") {
   StatRegistry stats;
+  SimClock time;
   const HbmSpec spec = test_spec();
-  Hbm hbm("hbm_stream", spec, stats);
+  Hbm hbm("hbm_stream", spec, stats, time);
   const std::uint64_t total = 256ull << 20, chunk = 64 << 10;
   Tick done = 0;
   for (std::uint64_t off = 0; off < total; off += chunk) {
@@ -69,8 +71,9 @@ TEST_CASE("bandwidth grows with requesters until the channels saturate", "[hbm]"
   double previous = 0;
   for (std::uint32_t requesters : {1u, 4u, 16u, 64u}) {
     StatRegistry stats;
+  SimClock time;
     const HbmSpec spec = test_spec();
-    Hbm hbm(("hbm_req" + std::to_string(requesters)).c_str(), spec, stats);
+    Hbm hbm(("hbm_req" + std::to_string(requesters)).c_str(), spec, stats, time);
     const std::uint64_t per = 4 << 20, chunk = 4096;
     Tick done = 0;
     for (std::uint32_t r = 0; r < requesters; ++r) {
@@ -90,9 +93,10 @@ TEST_CASE("bandwidth grows with requesters until the channels saturate", "[hbm]"
 
 TEST_CASE("interleaving spreads sequential and strided addresses evenly over channels", "[hbm]") {
   StatRegistry stats;
+  SimClock time;
   HbmSpec spec = test_spec();
   spec.interleave = units::Bytes{256};
-  Hbm hbm("hbm_spread", spec, stats);
+  Hbm hbm("hbm_spread", spec, stats, time);
   const auto& map = hbm.map();
   for (std::uint64_t stride : {256ull, 4096ull, 1ull << 20}) {
     std::vector<std::uint64_t> count(map.channels, 0);
@@ -111,7 +115,8 @@ TEST_CASE("the rows of a weight tile, kilobytes apart, reach every channel", "[h
   // the channel hash must not confine such strides to a fraction of the
   // 256 pseudo-channels (the plain block number mod 256 uses 32 of them).
   StatRegistry stats;
-  Hbm hbm("hbm_tile_rows", test_spec(), stats);
+  SimClock time;
+  Hbm hbm("hbm_tile_rows", test_spec(), stats, time);
   const auto& map = hbm.map();
   REQUIRE(map.channels == 256);
   std::vector<std::uint64_t> count(map.channels, 0);
@@ -129,7 +134,8 @@ TEST_CASE("the rows of a weight tile, kilobytes apart, reach every channel", "[h
 
 TEST_CASE("every address keeps one home: channel and local address are a bijection", "[hbm]") {
   StatRegistry stats;
-  Hbm hbm("hbm_bijection", test_spec(), stats);
+  SimClock time;
+  Hbm hbm("hbm_bijection", test_spec(), stats, time);
   const auto& map = hbm.map();
   std::set<std::pair<std::uint32_t, std::uint64_t>> homes;
   const std::uint64_t blocks = 4096;

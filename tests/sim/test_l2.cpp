@@ -53,13 +53,14 @@ L2Spec l2_spec() {
 // SystemC allows one elaboration per process, and CTest runs each case alone).
 struct Harness {
   StatRegistry stats;
+  SimClock time;  // SystemC's time (no CuScheduler here)
   L2Spec spec = l2_spec();
   units::Frequency clock{2'000'000'000};
   Tick below = 300 * kTicksPerNs;
   L2Cache l2;
   StubMemory mem;
   Requester cpu;
-  Harness() : l2("l2", spec, clock, below, stats), mem("mem", below), cpu("cpu") {
+  Harness() : l2("l2", spec, clock, below, stats, time), mem("mem", below), cpu("cpu") {
     cpu.socket.bind(l2.target);
     l2.initiator.bind(mem.target);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration (binds multi-sockets)
