@@ -30,16 +30,31 @@ constexpr int kMaxStages = 6;
 #endif
 constexpr float kSwigluOaiAlpha = 1.702f;  // emu::kSwigluOaiAlpha
 
+#ifndef TDMSIM_FAST_ACTIVATION
+#define TDMSIM_FAST_ACTIVATION 0
+#endif
+// The logistic function of the gated activations. TDMSIM_FAST_ACTIVATION uses
+// the hardware exponential and an approximate division (a few ulp of fp32,
+// far below the bf16 rounding that follows) instead of the IEEE ones, which
+// were most of the gate/up epilogue's instructions (epilogue-2026-11-30/ncu).
+__device__ __forceinline__ float sigmoid(float x) {
+#if TDMSIM_FAST_ACTIVATION
+  return __fdividef(1.0f, 1.0f + __expf(-x));
+#else
+  return 1.0f / (1.0f + expf(-x));
+#endif
+}
+
 __device__ __forceinline__ float activate(Act act, float g, float u, float limit) {
   switch (act) {
-    case Act::silu: return g * (1.0f / (1.0f + expf(-g))) * u;
+    case Act::silu: return g * sigmoid(g) * u;
     case Act::gelu: return 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u;
     case Act::swiglu_oai:
       if (limit > 0.0f) {
         g = fminf(g, limit);
         u = fminf(fmaxf(u, -limit), limit);
       }
-      return (u + 1.0f) * (g * (1.0f / (1.0f + expf(-kSwigluOaiAlpha * g))));
+      return (u + 1.0f) * (g * sigmoid(kSwigluOaiAlpha * g));
   }
   return 0.0f;
 }
