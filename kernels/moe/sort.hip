@@ -6,6 +6,9 @@
 // (vLLM's kernel places rows with atomics in any order); it is computed in
 // chunks of kChunk rows: per-chunk counts, a per-expert scan over chunks,
 // then each chunk places its rows, warp by warp, with ranks from shuffles.
+// A layer whose rows fit one chunk (decode) runs all of it in one workgroup
+// instead (sort_one_kernel): one launch instead of four, and no round trips
+// through global memory between the phases.
 #include "kernels/moe/moe_gpu.h"
 
 namespace tdmsim::gpu {
@@ -13,6 +16,12 @@ namespace {
 
 constexpr std::uint32_t kChunk = 1024;  // rows per workgroup in count and place
 constexpr std::uint32_t kMaxFused = 1024;
+// -DTDMSIM_SORT_ONE_KERNEL=0 keeps the four kernels at every size (to time
+// one path against the other on the GPU).
+#ifndef TDMSIM_SORT_ONE_KERNEL
+#define TDMSIM_SORT_ONE_KERNEL 1
+#endif
+constexpr bool kSortOneKernel = TDMSIM_SORT_ONE_KERNEL != 0;
 
 // Fused routing, then the sorted arrays set to "all padding".
 __global__ void fuse_kernel(LayerDims d, std::uint32_t capacity, const std::uint32_t* ids,
@@ -153,6 +162,104 @@ __global__ void place_kernel(LayerDims d, std::uint32_t block_m, const std::uint
   }
 }
 
+// The whole sort in one workgroup, for rows <= kChunk (decode): the four
+// kernels' phases, separated by barriers instead of launches, with the same
+// result. blockDim.x >= rows and >= experts_fused (launch_sort's choice), so
+// a thread owns one row and one expert, and the fused row stays in registers
+// (fused_expert/fused_weight are the four kernels' scratch: not written).
+__global__ void __launch_bounds__(kChunk)
+    sort_one_kernel(LayerDims d, std::uint32_t block_m, std::uint32_t capacity,
+                    const std::uint32_t* ids, const float* w, std::uint32_t* sorted_rows,
+                    float* sorted_weights, std::uint32_t* expert_rows,
+                    std::uint32_t* expert_first_block, std::uint32_t* block_expert,
+                    std::uint32_t* layout_info) {
+  __shared__ std::uint32_t next[kMaxFused];  // rows per expert, then its cursor
+  __shared__ std::uint32_t warp_total[32];
+  const std::uint32_t rows = d.tokens * d.slots, E = d.experts_fused, i = threadIdx.x;
+  const unsigned lane = i % 32, warp = i / 32, warps = blockDim.x / 32;
+  // Fused routing (as fuse_kernel), the sorted arrays set to "all padding",
+  // the counters cleared.
+  std::uint32_t e = kRemote;
+  float wt = 0.0f;
+  if (i < rows) {
+    const std::uint32_t t = i / d.slots, s = i % d.slots;
+    if (s < d.top_k) {
+      const std::uint32_t g = ids[std::size_t{t} * d.top_k + s];
+      e = g < d.experts_local ? g : kRemote;
+      wt = w[std::size_t{t} * d.top_k + s];
+    } else {
+      e = d.experts_local + (s - d.top_k);  // shared: weight 1
+      wt = 1.0f;
+    }
+  }
+  for (std::uint32_t j = i; j < capacity; j += blockDim.x) {
+    sorted_rows[j] = rows;  // the sentinel
+    sorted_weights[j] = 0.0f;
+  }
+  if (i < E) next[i] = 0;
+  __syncthreads();
+  // Counts (as count_kernel).
+  if (e != kRemote) atomicAdd(&next[e], 1u);
+  __syncthreads();
+  // Blocks per expert and their exclusive prefix in one pass (as scan_kernel's
+  // shuffle scan), the block -> expert map, and each expert's cursor.
+  const std::uint32_t n = i < E ? next[i] : 0;
+  const std::uint32_t v = (n + block_m - 1) / block_m;
+  std::uint32_t x = v;  // inclusive scan within the warp
+  for (unsigned o = 1; o < 32; o <<= 1) {
+    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, x, o);
+    if (lane >= o) x += y;
+  }
+  if (lane == 31) warp_total[warp] = x;
+  __syncthreads();
+  if (warp == 0) {  // inclusive scan of the warp totals
+    std::uint32_t t = lane < warps ? warp_total[lane] : 0;
+    for (unsigned o = 1; o < 32; o <<= 1) {
+      const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, t, o);
+      if (lane >= o) t += y;
+    }
+    if (lane < warps) warp_total[lane] = t;
+  }
+  __syncthreads();
+  if (i < E) {
+    const std::uint32_t f = (warp > 0 ? warp_total[warp - 1] : 0) + x - v;
+    expert_rows[i] = n;
+    expert_first_block[i] = f;
+    for (std::uint32_t blk = f; blk < f + v; ++blk) block_expert[blk] = i;
+    next[i] = f * block_m;  // only thread i read next[i] in this phase
+  }
+  if (i == 0) {
+    const std::uint32_t blocks = warp_total[warps - 1];
+    expert_first_block[E] = blocks;
+    layout_info[0] = blocks * block_m;
+    layout_info[1] = blocks;
+  }
+  __syncthreads();
+  // Placement (as place_kernel): the rank among equal experts in the warp by
+  // shuffles, the warps that hold rows in turn, so rows keep row-id order.
+  std::uint32_t rank = 0, same = 0;
+  for (unsigned j = 0; j < 32; ++j) {
+    const std::uint32_t other = __shfl_sync(0xFFFFFFFFu, e, j);
+    if (other == e) {
+      rank += j < lane;
+      ++same;
+    }
+  }
+  const unsigned busy = (rows + 31) / 32;
+  for (unsigned t = 0; t < busy; ++t) {
+    if (warp == t) {
+      const std::uint32_t pos = e != kRemote ? next[e] + rank : 0;
+      __syncwarp();  // every lane has read its cursor before any lane moves one
+      if (e != kRemote) {
+        sorted_rows[pos] = i;
+        sorted_weights[pos] = wt;
+        if (rank + 1 == same) next[e] += same;  // the last of its kind moves the cursor
+      }
+    }
+    if (t + 1 < busy) __syncthreads();  // the next warp reads the moved cursors
+  }
+}
+
 }  // namespace
 
 void launch_sort(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s) {
@@ -162,6 +269,19 @@ void launch_sort(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s
     std::exit(2);
   }
   const std::uint32_t rows = d.tokens * d.slots;
+  if (kSortOneKernel && rows <= kChunk) {
+    // One workgroup: a thread per row and per expert, and enough threads that
+    // the padding fill is at most 8 passes; a multiple of a warp.
+    std::uint32_t threads = rows > d.experts_fused ? rows : d.experts_fused;
+    if (threads < (c.capacity + 7) / 8) threads = (c.capacity + 7) / 8;
+    threads = threads < kChunk ? (threads + 31) / 32 * 32 : kChunk;
+    if (threads == 0) threads = 32;
+    hipLaunchKernelGGL(sort_one_kernel, dim3(1), dim3(threads), 0, s, d, c.block_m, c.capacity,
+                       b.topk_ids, b.topk_weights, b.sorted_rows, b.sorted_weights,
+                       b.expert_rows, b.expert_first_block, b.block_expert, b.layout_info);
+    TDMSIM_HIP_CHECK(hipGetLastError());
+    return;
+  }
   const std::uint32_t n = rows > c.capacity ? rows : c.capacity;
   hipLaunchKernelGGL(fuse_kernel, dim3((n + 255) / 256), dim3(256), 0, s, d, c.capacity,
                      b.topk_ids, b.topk_weights, b.fused_expert, b.fused_weight, b.sorted_rows,

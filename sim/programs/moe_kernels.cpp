@@ -121,11 +121,33 @@ constexpr std::uint32_t kSortRowsPerWorkgroup = 4096;  // 256 threads x 16 rows
 // `chunks` round trips per pass), then the blocks per expert, two shuffle
 // scans and the block -> expert map (~40 per expert).
 constexpr std::uint32_t kSortChunk = 1024;
+constexpr std::uint32_t kSortMaxFused = 1024;  // sort.hip kMaxFused
 constexpr std::uint32_t kSortThreads = 256;
 constexpr std::uint64_t kSortFuseOps = 12;
 constexpr std::uint64_t kSortCountOps = 8;
 constexpr std::uint64_t kSortPlaceOps = 128 + 96;
 constexpr std::uint64_t kSortScanOpsPerExpert = 40;
+// Our sort in one kernel (sort.hip sort_one_kernel), when the rows fit one
+// chunk: one workgroup of sort_one_threads() threads, a thread per row and per
+// expert, its phases serial between barriers; counts per thread read off the
+// source (its PTX), in the four kernels' convention (a shuffle step 4).
+// Fused routing of its row (index split by a division, two loads, the
+// choice) and the counter cleared (~30); each pass of the padding fill (~8);
+// the LDS atomic and a barrier (~8); the scan: its expert's count, blocks by a
+// division, two five-step shuffle scans, three barriers, the stores and the
+// cursor (~140); the block -> expert map, per block of the busiest expert
+// (~4); the rank among equal experts (128, as place_kernel's); per warp with
+// rows a turn (test, barrier, loop: ~5), and its own turn (cursor load, two
+// stores, the cursor moved: ~18). The weights stay in registers, so no turn
+// waits for a load (place_kernel's does).
+constexpr std::uint64_t kSortOneFuseOps = 30;
+constexpr std::uint64_t kSortOneFillOpsPerPass = 8;
+constexpr std::uint64_t kSortOneCountOps = 8;
+constexpr std::uint64_t kSortOneScanOps = 140;
+constexpr std::uint64_t kSortOneMapOpsPerBlock = 4;
+constexpr std::uint64_t kSortOneRankOps = 128;
+constexpr std::uint64_t kSortOneTurnOps = 5;
+constexpr std::uint64_t kSortOneOwnTurnOps = 18;
 constexpr std::uint32_t kVgprs = 128;  // per thread, for the MFMA/WGMMA kernels
 // Bytes one workgroup of the output-clearing kernel writes (a memset's grid).
 constexpr std::uint64_t kZeroBytesPerWorkgroup = 64 * 1024;
@@ -179,8 +201,9 @@ struct Layer {
   std::uint64_t sort_overhead_ps = 0;  // kernels.sort_overhead
   std::uint64_t clear_overhead_ps = 0;  // kernels.clear_overhead
   // Our sort's scratch (sort.hip): fused expert and weight per row, counts
-  // per chunk and expert, first block per expert; and per chunk, the first
-  // row of each warp with a local row (place_kernel's serial loads).
+  // per chunk and expert (the one kernel: rows per expert), first block per
+  // expert; and per chunk, the first row of each warp with a local row
+  // (place_kernel's serial loads).
   std::uint64_t l2_hit_ps = 0;  // memory.l2.hit_latency
   std::uint64_t topk_weights = 0, fused_rows = 0, chunk_counts = 0, first_block = 0;
   std::vector<std::vector<std::uint32_t>> chunk_warp_rows;
@@ -723,6 +746,49 @@ isa::TileProgram sort_place_program(const Layer& l, std::uint32_t chunk) {
   return p;
 }
 
+// Our one-kernel sort (rows <= kSortChunk): launch_sort's block size, a
+// multiple of a warp covering the rows, the experts and an eighth of the
+// capacity (so the padding fill is at most 8 passes), at most kSortChunk.
+std::uint32_t sort_one_threads(std::uint64_t rows, std::uint32_t experts, std::uint32_t capacity) {
+  std::uint64_t t = std::max<std::uint64_t>({rows, experts, (std::uint64_t{capacity} + 7) / 8, 1});
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(kSortChunk, (t + 31) / 32 * 32));
+}
+
+isa::TileProgram sort_one_program(const Layer& l, std::uint32_t capacity) {
+  const std::uint64_t rows = sort_rows(l);
+  const std::uint32_t e = std::max(1u, l.shape.experts_fused());
+  isa::TileProgram p;
+  p.threads = sort_one_threads(rows, e, capacity);
+  p.vgprs_per_thread = 32;
+  p.lds_bytes = (1024 + 32) * 4;  // the counters / cursors (kMaxFused) and the warp totals
+  const auto row_bytes = static_cast<std::uint32_t>(std::max<std::uint64_t>(4, rows * 4));
+  p.prologue_loads.push_back(strided(l.buf.topk_ids, row_bytes, 1, 0));
+  p.prologue_loads.push_back(strided(l.topk_weights, row_bytes, 1, 0));
+  // The busiest expert's blocks: its thread writes them into the map alone.
+  std::uint64_t most = 0, run = 0;
+  for (std::size_t b = 0; b < l.block_expert.size(); ++b) {
+    run = b > 0 && l.block_expert[b] == l.block_expert[b - 1] ? run + 1 : 1;
+    most = std::max(most, run);
+  }
+  const std::uint64_t passes = ceil_div(capacity, p.threads);
+  const std::uint64_t turns = ceil_div(rows, 32);
+  const std::uint64_t per_thread = kSortOneFuseOps + passes * kSortOneFillOpsPerPass + kSortOneCountOps +
+                                   kSortOneScanOps + most * kSortOneMapOpsPerBlock + kSortOneRankOps +
+                                   turns * kSortOneTurnOps + (turns > 0 ? kSortOneOwnTurnOps : 0);
+  p.epilogue_vector_ops = std::uint64_t{p.threads} * per_thread;
+  p.epilogue_issue_bound = true;
+  // kernels.sort_overhead, fitted on the four kernels (their launch gaps
+  // included): kept once per layer here until it is re-measured.
+  p.extra_time_ps = l.sort_overhead_ps;
+  const auto cap_bytes = std::max(4u, capacity * 4);
+  p.stores.push_back(strided(l.buf.sorted_ids, cap_bytes, 1, 0));  // padding, then the rows
+  p.stores.push_back(strided(l.buf.sorted_weights, cap_bytes, 1, 0));
+  p.stores.push_back(strided(l.first_block, (e + 1) * 4, 1, 0));
+  p.stores.push_back(strided(l.chunk_counts, e * 4, 1, 0));  // expert_rows
+  p.stores.push_back(strided(l.buf.block_experts, std::max(4u, l.blocks * 4), 1, 0));
+  return p;
+}
+
 std::shared_ptr<const std::vector<std::uint64_t>> row_offsets(const MoePlan& plan, std::uint32_t block,
                                                               std::uint64_t row_bytes) {
   auto v = std::make_shared<std::vector<std::uint64_t>>();
@@ -860,33 +926,43 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     k.stage.push_back("zero_out");
   }
   if (l->mma_sync) {
-    // Our sort (kernels/moe/sort.hip launch_sort): fuse, count, scan, place.
+    // Our sort (kernels/moe/sort.hip launch_sort): one kernel when the rows
+    // fit one chunk, else fuse, count, scan, place.
     const std::uint32_t capacity = plan.layout.capacity;
     const std::uint32_t chunks = std::max(1u, ceil_div(rows, kSortChunk));
     l->l2_hit_ps = machine.memory.l2.hit_latency.ps;
     l->topk_weights = as.allocate(std::max<std::uint64_t>(1, rows) * 4);
-    l->fused_rows = as.allocate(std::max<std::uint64_t>(1, rows) * 8);
-    l->chunk_counts = as.allocate(std::uint64_t{chunks} * std::max(1u, s.experts_fused()) * 4);
-    l->first_block = as.allocate((std::uint64_t{s.experts_fused()} + 1) * 4);
-    // Per chunk, the first local row of each warp that has one (a remote
-    // pick, under expert parallelism, skips the load).
-    l->chunk_warp_rows.assign(chunks, {});
-    std::vector<bool> local(rows, false);
-    for (std::uint32_t r = 0; r < plan.layout.padded_rows; ++r) {
-      if (plan.layout.sorted_rows[r] != plan.layout.sentinel) local[plan.layout.sorted_rows[r]] = true;
+    if (sort_one_kernel(rows, s.experts_fused())) {
+      l->chunk_counts = as.allocate(std::max<std::uint64_t>(1, s.experts_fused()) * 4);  // expert_rows
+      l->first_block = as.allocate((std::uint64_t{s.experts_fused()} + 1) * 4);
+      k.kernels.push_back(launch("moe_sort_one", 1, [l, capacity](std::uint32_t) {
+        return sort_one_program(*l, capacity);
+      }));
+      k.stage.push_back("sort");
+    } else {
+      l->fused_rows = as.allocate(std::max<std::uint64_t>(1, rows) * 8);
+      l->chunk_counts = as.allocate(std::uint64_t{chunks} * std::max(1u, s.experts_fused()) * 4);
+      l->first_block = as.allocate((std::uint64_t{s.experts_fused()} + 1) * 4);
+      // Per chunk, the first local row of each warp that has one (a remote
+      // pick, under expert parallelism, skips the load).
+      l->chunk_warp_rows.assign(chunks, {});
+      std::vector<bool> local(rows, false);
+      for (std::uint32_t r = 0; r < plan.layout.padded_rows; ++r) {
+        if (plan.layout.sorted_rows[r] != plan.layout.sentinel) local[plan.layout.sorted_rows[r]] = true;
+      }
+      for (std::uint64_t r = 0; r < rows; ++r) {
+        auto& warps = l->chunk_warp_rows[r / kSortChunk];
+        if (local[r] && (warps.empty() || warps.back() / 32 != r / 32)) warps.push_back(static_cast<std::uint32_t>(r));
+      }
+      const std::uint32_t fuse_wgs = std::max(1u, ceil_div(std::max<std::uint64_t>(rows, capacity), kSortThreads));
+      k.kernels.push_back(launch("moe_sort_fuse", fuse_wgs, [l, capacity](std::uint32_t wg) {
+        return sort_fuse_program(*l, wg, capacity);
+      }));
+      k.kernels.push_back(launch("moe_sort_count", chunks, [l](std::uint32_t c) { return sort_count_program(*l, c); }));
+      k.kernels.push_back(launch("moe_sort_scan", 1, [l, chunks](std::uint32_t) { return sort_scan_program(*l, chunks); }));
+      k.kernels.push_back(launch("moe_sort_place", chunks, [l](std::uint32_t c) { return sort_place_program(*l, c); }));
+      for (int i = 0; i < 4; ++i) k.stage.push_back("sort");
     }
-    for (std::uint64_t r = 0; r < rows; ++r) {
-      auto& warps = l->chunk_warp_rows[r / kSortChunk];
-      if (local[r] && (warps.empty() || warps.back() / 32 != r / 32)) warps.push_back(static_cast<std::uint32_t>(r));
-    }
-    const std::uint32_t fuse_wgs = std::max(1u, ceil_div(std::max<std::uint64_t>(rows, capacity), kSortThreads));
-    k.kernels.push_back(launch("moe_sort_fuse", fuse_wgs, [l, capacity](std::uint32_t wg) {
-      return sort_fuse_program(*l, wg, capacity);
-    }));
-    k.kernels.push_back(launch("moe_sort_count", chunks, [l](std::uint32_t c) { return sort_count_program(*l, c); }));
-    k.kernels.push_back(launch("moe_sort_scan", 1, [l, chunks](std::uint32_t) { return sort_scan_program(*l, chunks); }));
-    k.kernels.push_back(launch("moe_sort_place", chunks, [l](std::uint32_t c) { return sort_place_program(*l, c); }));
-    for (int i = 0; i < 4; ++i) k.stage.push_back("sort");
   } else {
     const std::uint32_t sort_wgs = std::max(1u, ceil_div(rows, kSortRowsPerWorkgroup));
     k.kernels.push_back(launch("moe_sort", sort_wgs, [l, sort_wgs](std::uint32_t wg) {
@@ -940,6 +1016,10 @@ std::shared_ptr<isa::HardwareDispatch> dispatch_of(const std::vector<TileJob>& j
 }
 
 }  // namespace
+
+bool sort_one_kernel(std::uint64_t rows, std::uint32_t experts_fused) {
+  return rows <= kSortChunk && experts_fused <= kSortMaxFused;
+}
 
 MoeKernels software_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec& machine) {
   return build(as, plan, machine, false);

@@ -59,6 +59,11 @@ struct MoeFloor {
 };
 MoeFloor moe_floor(const plan::MoePlan& plan, const MachineSpec& machine);
 
+// Whether our sort (kernels/moe/sort.hip, machines whose kernels are ours)
+// runs as one kernel for `rows` routed rows (tokens x slots): rows that fit
+// one chunk of 1024 and at most 1024 fused experts; else as four kernels.
+bool sort_one_kernel(std::uint64_t rows, std::uint32_t experts_fused);
+
 struct MoeKernels {
   MoeBuffers buffers;
   std::vector<isa::KernelLaunch> kernels;  // in launch order

@@ -243,10 +243,10 @@ TEST_CASE("kernels.sort_overhead adds exactly its time to the sort", "[moe]") {
   CHECK(static_cast<double>(t[0].end - t[0].launch) == Approx(want.sort + 5e6).margin(100));
 }
 
-TEST_CASE("our sort's overhead sits on its single scan workgroup; mma_sync charges the measured rate", "[moe]") {
-  // Our kernels: the sort is kernels/moe/sort.hip's four (fuse, count, scan,
-  // place); the overhead is the scan kernel's one workgroup's, so the stage
-  // grows by exactly it.
+TEST_CASE("our sort's overhead sits on its single workgroup, mma_sync charges the measured rate", "[moe]") {
+  // Our kernels: a layer of a few rows sorts in kernels/moe/sort.hip's one
+  // kernel (one workgroup), which carries the overhead; with more rows than
+  // one chunk, the four kernels' scan workgroup does (the test below).
   auto sc = tiny_scenario();
   MachineSpec& m = sc.machine.spec;
   m.kernels.sort_overhead = units::Duration{5'000'000};
@@ -257,18 +257,17 @@ TEST_CASE("our sort's overhead sits on its single scan workgroup; mma_sync charg
   sim::Gpu gpu(m);
   sim::programs::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, m);
-  REQUIRE(k.stage == std::vector<std::string>{"sort", "sort", "sort", "sort", "fused"});
-  CHECK(k.kernels[2].name == "moe_sort_scan");
-  CHECK(k.kernels[2].workgroups == 1);
-  CHECK(k.kernels[2].program(0).extra_time_ps == 5'000'000);
-  for (std::size_t i : {0u, 1u, 3u}) CHECK(k.kernels[i].program(0).extra_time_ps == 0);
+  REQUIRE(k.stage == std::vector<std::string>{"sort", "fused"});
+  CHECK(k.kernels[0].name == "moe_sort_one");
+  CHECK(k.kernels[0].workgroups == 1);
+  CHECK(k.kernels[0].program(0).extra_time_ps == 5'000'000);
   const auto t = gpu.run(k.kernels);
   REQUIRE(p.stage1.at(0).valid_rows == 1);
-  CHECK(static_cast<double>(t[2].end - t[2].start) > 5e6);
+  CHECK(static_cast<double>(t[0].end - t[0].start) > 5e6);
   // The down chunk's other instructions: a copy (21), the loop (8), two wmma
   // K steps of a 1 x 1 fragment warp (2 x (2 x 10 + 2)), zero and store (18).
   const TinyTimes want = tiny_analytic(m, mma_rate * m.compute.matrix_efficiency, 0, 16, true, 21 + 8 + 44 + 18);
-  CHECK(static_cast<double>(t[4].end - t[4].launch) == Approx(want.fused).margin(100));
+  CHECK(static_cast<double>(t[1].end - t[1].launch) == Approx(want.fused).margin(100));
 }
 
 TEST_CASE("our sort (sort.hip) grows with the rows: a serial scan over chunks of 1024, warps placing in turn", "[moe]") {
@@ -289,7 +288,15 @@ TEST_CASE("our sort (sort.hip) grows with the rows: a serial scan over chunks of
     sim::programs::AddressSpace as;
     const auto all = sim::programs::software_moe(as, p, m);
     const std::size_t s = kernel_of(all, "sort");
+    if (tokens == 16) {  // 128 rows: the one-kernel sort (the test below)
+      REQUIRE(all.kernels[s].name == "moe_sort_one");
+      const auto t = gpu.run({all.kernels[s]});
+      last = static_cast<double>(t[0].end - t[0].launch);
+      continue;
+    }
     REQUIRE(all.kernels[s + 2].name == "moe_sort_scan");
+    CHECK(all.kernels[s + 2].program(0).extra_time_ps == m.kernels.sort_overhead.ps);
+    for (std::size_t i : {0u, 1u, 3u}) CHECK(all.kernels[s + i].program(0).extra_time_ps == 0);
     const std::uint64_t rows = std::uint64_t{tokens} * p.shape.slots();
     const std::uint64_t chunks = (rows + 1023) / 1024;
     CHECK(all.kernels[s + 1].workgroups == chunks);  // count
@@ -307,6 +314,54 @@ TEST_CASE("our sort (sort.hip) grows with the rows: a serial scan over chunks of
     const double took = static_cast<double>(t[3].end - t[0].launch);
     CHECK(took > last);
     last = took;
+  }
+}
+
+TEST_CASE("our sort is one kernel up to 1024 rows and four beyond, the one kernel's instructions", "[moe]") {
+  // sort.hip launch_sort: rows (tokens x slots) that fit one chunk of 1024 sort
+  // in one workgroup (sort_one_kernel), more in fuse, count, scan and place.
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
+  const MachineSpec& m = sc.machine.spec;
+  REQUIRE(m.kernels.matrix_instructions != MatrixInstructions::isa);
+  CHECK(sim::programs::sort_one_kernel(1024, 128));
+  CHECK_FALSE(sim::programs::sort_one_kernel(1025, 128));
+  CHECK_FALSE(sim::programs::sort_one_kernel(8, 1025));
+  for (std::uint32_t tokens : {1u, 128u, 129u, 4096u}) {
+    sc.scenario.spec.tokens = tokens;
+    const plan::MoePlan p = plan::build_plan(sc);
+    const std::uint64_t rows = std::uint64_t{tokens} * p.shape.slots();  // 8 slots: 8 .. 32768
+    sim::programs::AddressSpace as;
+    const auto k = sim::programs::software_moe(as, p, m);
+    const auto sorts = std::count(k.stage.begin(), k.stage.end(), std::string("sort"));
+    INFO("tokens " << tokens << ", rows " << rows);
+    if (rows <= 1024) {
+      REQUIRE(sorts == 1);
+      const auto& one = k.kernels[kernel_of(k, "sort")];
+      CHECK(one.name == "moe_sort_one");
+      CHECK(one.workgroups == 1);
+      const auto prog = one.program(0);
+      // A thread per row and per expert, >= capacity / 8, a multiple of 32, <= 1024.
+      const std::uint64_t want_threads = std::min<std::uint64_t>(
+          1024, (std::max<std::uint64_t>({rows, p.shape.experts_fused(), (p.layout.capacity + 7) / 8}) + 31) / 32 * 32);
+      CHECK(prog.threads == want_threads);
+      CHECK(prog.epilogue_issue_bound);
+      CHECK(prog.extra_time_ps == m.kernels.sort_overhead.ps);
+      CHECK(prog.loops.empty());  // no turn waits for a load
+      CHECK(prog.epilogue_vector_ops % prog.threads == 0);
+      // The phases' instructions per thread: fixed ones plus the fill passes
+      // and the turns (sim/programs/moe_kernels.cpp kSortOne*).
+      const std::uint64_t per_thread = prog.epilogue_vector_ops / prog.threads;
+      const std::uint64_t passes = (p.layout.capacity + prog.threads - 1) / prog.threads, turns = (rows + 31) / 32;
+      CHECK(per_thread >= 30 + 8 * passes + 8 + 140 + 4 + 128 + 5 * turns + 18);
+    } else {
+      REQUIRE(sorts == 4);
+      const std::size_t s = kernel_of(k, "sort");
+      CHECK(k.kernels[s].name == "moe_sort_fuse");
+      CHECK(k.kernels[s + 3].name == "moe_sort_place");
+      CHECK(k.kernels[s + 1].workgroups == (rows + 1023) / 1024);
+    }
   }
 }
 
@@ -390,8 +445,8 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   sim::Gpu gpu(m);
   sim::programs::AddressSpace as0;
   const auto kernels = sim::programs::software_moe(as0, p, m);
-  REQUIRE(kernels.stage == std::vector<std::string>{"sort", "sort", "sort", "sort", "fused"});
-  const auto prog0 = kernels.kernels[4].program(0);
+  REQUIRE(kernels.stage == std::vector<std::string>{"sort", "fused"});  // one-kernel sort
+  const auto prog0 = kernels.kernels[1].program(0);
   REQUIRE(prog0.loops.size() == 2);
   CHECK(prog0.loops[0].wgmma);        // gate/up: the 64-row tile
   CHECK_FALSE(prog0.loops[1].wgmma);  // the fused kernel's own down loop: mma.sync
@@ -407,7 +462,7 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   const TinyTimes want = tiny_analytic(m, wgmma_rate * 0.5 * ce,
                                        2.0 * 16 * 16 * 64 / 55 * m.kernels.matrix_efficiency * ce, 64, true,
                                        21 + 8 + 68 + 36);
-  CHECK(static_cast<double>(t[4].end - t[4].launch) == Approx(want.fused).margin(100));
+  CHECK(static_cast<double>(t[1].end - t[1].launch) == Approx(want.fused).margin(100));
   // 8-bit layers: the wgmma loop multiplies e4m3 as it is, the mma.sync loop through f16.
   m.kernels.fp8_operands = Fp8Operands::f16;
   sc.scenario.spec.dtype = DType::fp8_e4m3;
@@ -456,8 +511,8 @@ TEST_CASE("kernels.warp_specialized: 384-thread tiles run wgmma at wgmma_ws_effi
   for (const KernelTile& tile : {ws, plain}) {
     k.gate_up_tile = k.down_tile = tile;
     layers.push_back(sim::programs::software_moe(as, plan::build_plan(sc), m));
-    // Our sort is four kernels (kernels.matrix_instructions not isa).
-    REQUIRE(layers.back().stage == std::vector<std::string>{"sort", "sort", "sort", "sort", "gate_up", "down"});
+    // Our sort (kernels.matrix_instructions not isa), one kernel at these rows.
+    REQUIRE(layers.back().stage == std::vector<std::string>{"sort", "gate_up", "down"});
   }
   const std::size_t gu0 = kernel_of(layers[0], "gate_up"), gu1 = layers[0].kernels.size() + kernel_of(layers[1], "gate_up");
   const auto prog_ws = layers[0].kernels[gu0].program(0), prog_plain = layers[1].kernels[kernel_of(layers[1], "gate_up")].program(0);
