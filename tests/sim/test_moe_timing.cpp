@@ -721,7 +721,7 @@ TEST_CASE("Loop::issue_instructions: each K tile takes at least its warp's instr
   CHECK(took(2) - took(1) == Approx(4 * 1600 * cycle_ps).margin(4));
 }
 
-TEST_CASE("gemm_core_mma's instructions per K tile are counted from the kernel; the wgmma loops are not charged", "[moe]") {
+TEST_CASE("gemm_core_mma's instructions per K tile are counted from the kernel, the wgmma loops are not charged", "[moe]") {
   // h200's kernels: a 16x64x128 e4m3 block_128 tile (4 multiplying warps of
   // one fragment pair, 3 copies a thread, 4 K steps through f16) issues 316
   // instructions per warp and K tile, as Nsight Compute counted

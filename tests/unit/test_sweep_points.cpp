@@ -102,7 +102,7 @@ TEST_CASE("lhs: every stratum once, so each value equally often", "[sweep]") {
   CHECK_FALSE(a == expand_points(spec_with(SweepMode::lhs, {4, 3, 12}, 12, 8)));
 }
 
-TEST_CASE("path, model and machine axes swap whole objects; tdm keys apply", "[sweep]") {
+TEST_CASE("path, model and machine axes swap whole objects, tdm keys apply", "[sweep]") {
   const Loader loader({kWorkloads});
   SweepFile f("swap", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
                       "axes:\n"
