@@ -104,6 +104,19 @@ void ComputeUnit::begin_kernel() {
                              occ.limiter + ")");
   }
   slots_.assign(occ.workgroups, Slot{});
+  {
+    // Warps per scheduler: the workgroups resident at once (the grid spread
+    // evenly over the CUs when it is smaller than their slots) x their warps,
+    // over the SIMDs. A measured relation (docs/calibration.md): more warps
+    // per scheduler, more cycles between one warp's instructions.
+    const auto& cu = machine_.compute;
+    const std::uint32_t cus = std::max(1u, dispatcher_.cus());
+    const std::uint32_t resident = std::min(occ.workgroups, (k.workgroups + cus - 1) / cus);
+    const std::uint32_t waves = std::max(1u, (k.program(0).threads + cu.wave_size - 1) / cu.wave_size);
+    const double per_scheduler = static_cast<double>(resident) * waves / std::max(1u, cu.simds_per_cu);
+    issue_cycles_ = machine_.kernels.warp_issue_cycles +
+                    machine_.kernels.warp_issue_cycles_per_warp * per_scheduler;
+  }
   // The slots' times, kNotBusy when idle: the scan for the next slot reads
   // one small array instead of every slot's record.
   std::vector<Tick>& times = slot_time_;
@@ -533,7 +546,7 @@ double ComputeUnit::vector_lanes() const { return machine_.compute.vector_lanes(
 
 Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
   const Tick pipe = vector_pipe_.reserve(at, cycle_ticks(lane_ops / vector_lanes(), machine_.compute.clock));
-  const double cpi = machine_.kernels.warp_issue_cycles;
+  const double cpi = machine_.kernels.warp_issue_cycles > 0 ? issue_cycles_ : 0.0;
   if (threads == 0 || cpi <= 0) return pipe;
   // Latency-bound issue (docs/moe-timing.md): a warp issues its next
   // instruction only every `cpi` cycles on average, so a workgroup's share
@@ -543,7 +556,7 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
 }
 
 Tick ComputeUnit::issue_floor(Tick at, std::uint32_t instructions) const {
-  const double cpi = machine_.kernels.warp_issue_cycles;
+  const double cpi = machine_.kernels.warp_issue_cycles > 0 ? issue_cycles_ : 0.0;
   if (instructions == 0 || cpi <= 0) return at;
   // One warp's instructions, each warp_issue_cycles after the last: the
   // iteration's critical path when its warps are latency-bound (a barrier

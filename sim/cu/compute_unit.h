@@ -183,6 +183,10 @@ class ComputeUnit : public sc_core::sc_module {
   // When a warp that starts at `at` has issued `instructions`, one every
   // kernels.warp_issue_cycles (`at` when either is 0): Loop::issue_instructions.
   Tick issue_floor(Tick at, std::uint32_t instructions) const;
+  // Cycles between a warp's instructions for the running kernel
+  // (kernels.warp_issue_cycles + warp_issue_cycles_per_warp x its warps per
+  // scheduler), set by begin_kernel.
+  double issue_cycles_ = 0.0;
 
   const MachineSpec& machine_;
   std::uint32_t die_;

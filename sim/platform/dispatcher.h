@@ -50,6 +50,7 @@ class Dispatcher : public sc_core::sc_module {
   // The next workgroup and the earliest time it may start, or false when all
   // are handed out.
   bool next(std::uint32_t& wg, Tick& not_before);
+  std::uint32_t cus() const { return cus_; }
   Tick dispatch_latency() const { return plan_ != nullptr ? plan_->workgroup_dispatch : workgroup_dispatch_; }
   // A CU has finished all its workgroups of this kernel, the last at `end`.
   void cu_done(Tick end);

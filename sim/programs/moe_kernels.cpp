@@ -103,6 +103,16 @@ constexpr std::uint32_t kFragmentLoadOps = 3;
 constexpr std::uint32_t kFragmentConvertOps = 12;
 constexpr std::uint32_t kScaleLoadOps = 7;
 constexpr std::uint32_t kScaleApplyOps = 10;
+// gemm_core_wgmma (the wgmma loop of tiles of 64+ rows), one warp per K tile,
+// besides the loop, divisions and copies it shares with gemm_core_mma: per
+// 32-byte K step two LDS descriptors and the wgmma (7); the fences, commit and
+// wait (4); 8-bit tiles promote each fp32 accumulator (an add; block_128 an
+// FFMA plus an FMUL per two, and 2 + accumulators / 4 scale loads of
+// kScaleLoadOps). Our estimates per construct from the source, not read off
+// its SASS; they give ~240 per warp for e4m3 64x128x128 and ~470 for e4m3
+// block_128 128x128x128.
+constexpr std::uint32_t kWgmmaStepOps = 7;
+constexpr std::uint32_t kWgmmaSyncOps = 4;
 // The sort kernel (moe_align_block_size): histogram, prefix sum, scatter.
 constexpr std::uint64_t kSortOpsPerRow = 8;
 constexpr std::uint32_t kSortRowsPerWorkgroup = 4096;  // 256 threads x 16 rows
@@ -280,17 +290,29 @@ std::uint64_t fp8_conversions(const KernelTile& t) {
 
 // Instructions one multiplying warp of gemm_core_mma (our NVIDIA mma.sync main
 // loop, kernels/moe/fused_moe.hip) issues per K tile of `tile` (the k* counts
-// above); 0 for the wgmma loops and other machines' kernels (not charged:
-// docs/moe-timing.md "Per-K-tile instructions"). The copies are the thread's
+// above), or one warp of gemm_core_wgmma (kWgmma*); 0 for the warp-specialized
+// loop and other machines' kernels (docs/moe-timing.md "Per-K-tile
+// instructions"). The copies are the thread's
 // share of the tile's A and B rows in 16-byte chunks (TileCopy: the first
 // threads, the multiplying warps, take one more when they do not divide).
 std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgmma) {
-  if (!l.mma_sync || wgmma) return 0;
+  if (!l.mma_sync) return 0;
+  // The warp-specialized loop's multiplying warps issue ~40 a K tile: far
+  // below its matrix time, not charged.
+  if (wgmma && tile.threads == plan::rules::kWsThreads) return 0;
   const std::uint32_t bytes = dtype_bits(l.shape.dtype) / 8;
   const std::uint32_t steps = std::max(1u, tile.k * bytes / 32);  // 32-byte K steps
   const std::uint32_t copies = ceil_div(std::uint64_t{tile.m + tile.n} * tile.k * bytes / 16, tile.threads);
   const std::uint32_t fixed = kTileLoopOps + 2 * kStageDivisionOps + kCopyIssueOps + copies * kCopyOps;
   const bool block = l.shape.quant == Quant::block_128;
+  if (wgmma) {
+    // Two warpgroups: 64-row halves of the tile, or N halves of a 64-row one.
+    const std::uint32_t cols = tile.m >= 128 ? tile.n : tile.n / 2;
+    const std::uint32_t acc = cols / 2;  // fp32 accumulators per thread
+    std::uint32_t n = fixed + steps * kWgmmaStepOps + kWgmmaSyncOps;
+    if (bytes == 1) n += block ? acc + acc / 2 + (2 + acc / 4) * kScaleLoadOps : acc;
+    return n;
+  }
   const std::uint32_t fm = std::max(1u, tile.m / 16), fn = std::max(1u, tile.n / 16);
   const auto [wm, wn] = plan::rules::warp_grid(16 * fm, 16 * fn, 8);
   const std::uint32_t tm = fm / wm, tn = fn / wn;  // fragments of one warp

@@ -234,6 +234,7 @@ struct KernelsSpec {
   std::uint32_t wgmma_pipeline_stages{4};
   double fp8_conversions_per_clock{0.0};
   double warp_issue_cycles{0.0};
+  double warp_issue_cycles_per_warp{0.0};
 
   template <class V>
   void visit(V& v) {
@@ -303,8 +304,16 @@ struct KernelsSpec {
             "epilogues, the 1-stage kernel's down phase, the quantisation kernel): their vector "
             "work takes at least its instructions per thread times this, however idle the SIMDs "
             "are (latency-bound at low occupancy), and each K tile of the mma.sync main loops "
-            "at least its multiplying warp's instructions times this (0: not modelled)",
+            "at least its multiplying warp's instructions times this (0: not modelled); with "
+            "warp_issue_cycles_per_warp, the value at no warps resident",
             Default{0.0}, Min{0.0}, Max{64.0});
+    v.param(warp_issue_cycles_per_warp, "warp_issue_cycles_per_warp",
+            "cycles per instruction added to warp_issue_cycles per warp resident on each "
+            "scheduler (SIMD): a warp issues every warp_issue_cycles + this x (warps per "
+            "scheduler) cycles, the warps per scheduler being a kernel's workgroups resident "
+            "on a CU (occupancy, at most the grid spread over the CUs) x its warps / SIMDs "
+            "(0: the same rate at any occupancy)",
+            Default{0.0}, Min{0.0}, Max{16.0});
     v.param(clear_overhead, "clear_overhead",
             "with combine fp32: fixed time of clearing the output beyond its stores (a memset "
             "node costs more than a kernel launch; fitted)",
