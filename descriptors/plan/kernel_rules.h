@@ -29,6 +29,26 @@ inline constexpr std::uint32_t kWgmmaMinStages = 3;
 // kernel's LDS size counts it (sim/programs/moe_kernels.cpp fused_lds).
 inline constexpr std::uint32_t kCTilePad = 8;
 
+// Our sort (kernels/moe/sort.hip): rows (tokens x slots) in chunks of
+// kSortChunk, at most kSortMaxFused fused experts. A layer whose rows fit one
+// chunk sorts in one workgroup (sort_one_kernel) of sort_one_threads()
+// threads: one per row and per expert, and enough that the padding fill of
+// the `capacity` sorted entries takes at most 8 passes; a multiple of a warp,
+// at most a chunk.
+inline constexpr std::uint32_t kSortChunk = 1024;
+inline constexpr std::uint32_t kSortMaxFused = 1024;
+constexpr bool sort_one_kernel(std::uint64_t rows, std::uint32_t experts_fused) {
+  return rows <= kSortChunk && experts_fused <= kSortMaxFused;
+}
+constexpr std::uint32_t sort_one_threads(std::uint64_t rows, std::uint32_t experts, std::uint32_t capacity) {
+  std::uint64_t t = rows > experts ? rows : experts;
+  const std::uint64_t fill = (std::uint64_t{capacity} + 7) / 8;
+  if (t < fill) t = fill;
+  if (t == 0) t = 1;
+  t = (t + 31) / 32 * 32;
+  return static_cast<std::uint32_t>(t < kSortChunk ? t : kSortChunk);
+}
+
 // fp32 accumulator registers per thread of an M x N tile on `threads`,
 // doubled when partial sums are kept beside them (block_128 scales on
 // mma.sync, every 8-bit tile on wgmma).

@@ -9,13 +9,14 @@
 // A layer whose rows fit one chunk (decode) runs all of it in one workgroup
 // instead (sort_one_kernel): one launch instead of four, and no round trips
 // through global memory between the phases.
+#include "descriptors/plan/kernel_rules.h"
 #include "kernels/moe/moe_gpu.h"
 
 namespace tdmsim::gpu {
 namespace {
 
-constexpr std::uint32_t kChunk = 1024;  // rows per workgroup in count and place
-constexpr std::uint32_t kMaxFused = 1024;
+constexpr std::uint32_t kChunk = plan::rules::kSortChunk;  // rows per workgroup in count and place
+constexpr std::uint32_t kMaxFused = plan::rules::kSortMaxFused;
 // -DTDMSIM_SORT_ONE_KERNEL=0 keeps the four kernels at every size (to time
 // one path against the other on the GPU).
 #ifndef TDMSIM_SORT_ONE_KERNEL
@@ -23,23 +24,52 @@ constexpr std::uint32_t kMaxFused = 1024;
 #endif
 constexpr bool kSortOneKernel = TDMSIM_SORT_ONE_KERNEL != 0;
 
+// Row i's fused expert (kRemote for another GPU's) and weight: a routed
+// slot's pick, or a shared expert's slot (weight 1).
+__device__ __forceinline__ void fuse_row(const LayerDims& d, const std::uint32_t* ids, const float* w,
+                                         std::uint32_t i, std::uint32_t& e, float& wt) {
+  const std::uint32_t t = i / d.slots, s = i % d.slots;
+  if (s < d.top_k) {
+    const std::uint32_t g = ids[std::size_t{t} * d.top_k + s];
+    e = g < d.experts_local ? g : kRemote;
+    wt = w[std::size_t{t} * d.top_k + s];
+  } else {
+    e = d.experts_local + (s - d.top_k);
+    wt = 1.0f;
+  }
+}
+
+// Inclusive prefix sum of x over the warp's lanes.
+__device__ __forceinline__ std::uint32_t warp_inclusive_scan(std::uint32_t x, unsigned lane) {
+  for (unsigned o = 1; o < 32; o <<= 1) {
+    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, x, o);
+    if (lane >= o) x += y;
+  }
+  return x;
+}
+
+// The lane's rank among the lanes of its warp with the same expert e (those
+// before it), and how many lanes have e.
+__device__ __forceinline__ void warp_rank(std::uint32_t e, unsigned lane, std::uint32_t& rank,
+                                          std::uint32_t& same) {
+  rank = 0;
+  same = 0;
+  for (unsigned j = 0; j < 32; ++j) {
+    const std::uint32_t other = __shfl_sync(0xFFFFFFFFu, e, j);
+    if (other == e) {
+      rank += j < lane;
+      ++same;
+    }
+  }
+}
+
 // Fused routing, then the sorted arrays set to "all padding".
 __global__ void fuse_kernel(LayerDims d, std::uint32_t capacity, const std::uint32_t* ids,
                             const float* w, std::uint32_t* fused_expert, float* fused_weight,
                             std::uint32_t* sorted_rows, float* sorted_weights) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t rows = d.tokens * d.slots;
-  if (i < rows) {
-    const std::uint32_t t = i / d.slots, s = i % d.slots;
-    if (s < d.top_k) {
-      const std::uint32_t g = ids[std::size_t{t} * d.top_k + s];
-      fused_expert[i] = g < d.experts_local ? g : kRemote;
-      fused_weight[i] = w[std::size_t{t} * d.top_k + s];
-    } else {
-      fused_expert[i] = d.experts_local + (s - d.top_k);  // shared: weight 1
-      fused_weight[i] = 1.0f;
-    }
-  }
+  if (i < rows) fuse_row(d, ids, w, i, fused_expert[i], fused_weight[i]);
   if (i < capacity) {
     sorted_rows[i] = rows;  // the sentinel
     sorted_weights[i] = 0.0f;
@@ -88,19 +118,11 @@ __global__ void scan_kernel(LayerDims d, std::uint32_t block_m, std::uint32_t ch
   for (std::uint32_t base = 0; base < E; base += blockDim.x) {
     const std::uint32_t e = base + threadIdx.x;
     const std::uint32_t v = e < E ? (expert_rows[e] + block_m - 1) / block_m : 0;
-    std::uint32_t x = v;  // inclusive scan within the warp
-    for (unsigned o = 1; o < 32; o <<= 1) {
-      const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, x, o);
-      if (lane >= o) x += y;
-    }
+    const std::uint32_t x = warp_inclusive_scan(v, lane);
     if (lane == 31) warp_total[warp] = x;
     __syncthreads();
     if (warp == 0) {  // inclusive scan of the warp totals
-      std::uint32_t w = lane < warps ? warp_total[lane] : 0;
-      for (unsigned o = 1; o < 32; o <<= 1) {
-        const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, w, o);
-        if (lane >= o) w += y;
-      }
+      const std::uint32_t w = warp_inclusive_scan(lane < warps ? warp_total[lane] : 0, lane);
       if (lane < warps) warp_total[lane] = w;
     }
     __syncthreads();
@@ -140,14 +162,8 @@ __global__ void place_kernel(LayerDims d, std::uint32_t block_m, const std::uint
   const std::uint32_t i = blockIdx.x * kChunk + threadIdx.x;
   const std::uint32_t e = i < rows ? fused_expert[i] : kRemote;
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  std::uint32_t rank = 0, same = 0;
-  for (unsigned j = 0; j < 32; ++j) {
-    const std::uint32_t other = __shfl_sync(0xFFFFFFFFu, e, j);
-    if (other == e) {
-      rank += j < lane;
-      ++same;
-    }
-  }
+  std::uint32_t rank, same;
+  warp_rank(e, lane, rank, same);
   for (unsigned w = 0; w < blockDim.x / 32; ++w) {
     if (warp == w) {
       const std::uint32_t pos = e != kRemote ? next[e] + rank : 0;
@@ -181,17 +197,7 @@ __global__ void __launch_bounds__(kChunk)
   // the counters cleared.
   std::uint32_t e = kRemote;
   float wt = 0.0f;
-  if (i < rows) {
-    const std::uint32_t t = i / d.slots, s = i % d.slots;
-    if (s < d.top_k) {
-      const std::uint32_t g = ids[std::size_t{t} * d.top_k + s];
-      e = g < d.experts_local ? g : kRemote;
-      wt = w[std::size_t{t} * d.top_k + s];
-    } else {
-      e = d.experts_local + (s - d.top_k);  // shared: weight 1
-      wt = 1.0f;
-    }
-  }
+  if (i < rows) fuse_row(d, ids, w, i, e, wt);
   for (std::uint32_t j = i; j < capacity; j += blockDim.x) {
     sorted_rows[j] = rows;  // the sentinel
     sorted_weights[j] = 0.0f;
@@ -205,19 +211,11 @@ __global__ void __launch_bounds__(kChunk)
   // shuffle scan), the block -> expert map, and each expert's cursor.
   const std::uint32_t n = i < E ? next[i] : 0;
   const std::uint32_t v = (n + block_m - 1) / block_m;
-  std::uint32_t x = v;  // inclusive scan within the warp
-  for (unsigned o = 1; o < 32; o <<= 1) {
-    const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, x, o);
-    if (lane >= o) x += y;
-  }
+  const std::uint32_t x = warp_inclusive_scan(v, lane);
   if (lane == 31) warp_total[warp] = x;
   __syncthreads();
   if (warp == 0) {  // inclusive scan of the warp totals
-    std::uint32_t t = lane < warps ? warp_total[lane] : 0;
-    for (unsigned o = 1; o < 32; o <<= 1) {
-      const std::uint32_t y = __shfl_up_sync(0xFFFFFFFFu, t, o);
-      if (lane >= o) t += y;
-    }
+    const std::uint32_t t = warp_inclusive_scan(lane < warps ? warp_total[lane] : 0, lane);
     if (lane < warps) warp_total[lane] = t;
   }
   __syncthreads();
@@ -237,14 +235,8 @@ __global__ void __launch_bounds__(kChunk)
   __syncthreads();
   // Placement (as place_kernel): the rank among equal experts in the warp by
   // shuffles, the warps that hold rows in turn, so rows keep row-id order.
-  std::uint32_t rank = 0, same = 0;
-  for (unsigned j = 0; j < 32; ++j) {
-    const std::uint32_t other = __shfl_sync(0xFFFFFFFFu, e, j);
-    if (other == e) {
-      rank += j < lane;
-      ++same;
-    }
-  }
+  std::uint32_t rank, same;
+  warp_rank(e, lane, rank, same);
   const unsigned busy = (rows + 31) / 32;
   for (unsigned t = 0; t < busy; ++t) {
     if (warp == t) {
@@ -269,13 +261,8 @@ void launch_sort(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s
     std::exit(2);
   }
   const std::uint32_t rows = d.tokens * d.slots;
-  if (kSortOneKernel && rows <= kChunk) {
-    // One workgroup: a thread per row and per expert, and enough threads that
-    // the padding fill is at most 8 passes; a multiple of a warp.
-    std::uint32_t threads = rows > d.experts_fused ? rows : d.experts_fused;
-    if (threads < (c.capacity + 7) / 8) threads = (c.capacity + 7) / 8;
-    threads = threads < kChunk ? (threads + 31) / 32 * 32 : kChunk;
-    if (threads == 0) threads = 32;
+  if (kSortOneKernel && plan::rules::sort_one_kernel(rows, d.experts_fused)) {
+    const std::uint32_t threads = plan::rules::sort_one_threads(rows, d.experts_fused, c.capacity);
     hipLaunchKernelGGL(sort_one_kernel, dim3(1), dim3(threads), 0, s, d, c.block_m, c.capacity,
                        b.topk_ids, b.topk_weights, b.sorted_rows, b.sorted_weights,
                        b.expert_rows, b.expert_first_block, b.block_expert, b.layout_info);

@@ -130,15 +130,14 @@ constexpr std::uint32_t kSortRowsPerWorkgroup = 4096;  // 256 threads x 16 rows
 // added and stored back in turn (a load the next store waits for: a chain of
 // `chunks` round trips per pass), then the blocks per expert, two shuffle
 // scans and the block -> expert map (~40 per expert).
-constexpr std::uint32_t kSortChunk = 1024;
-constexpr std::uint32_t kSortMaxFused = 1024;  // sort.hip kMaxFused
+constexpr std::uint32_t kSortChunk = plan::rules::kSortChunk;
 constexpr std::uint32_t kSortThreads = 256;
 constexpr std::uint64_t kSortFuseOps = 12;
 constexpr std::uint64_t kSortCountOps = 8;
 constexpr std::uint64_t kSortPlaceOps = 128 + 96;
 constexpr std::uint64_t kSortScanOpsPerExpert = 40;
 // Our sort in one kernel (sort.hip sort_one_kernel), when the rows fit one
-// chunk: one workgroup of sort_one_threads() threads, a thread per row and per
+// chunk: one workgroup of plan::rules::sort_one_threads() threads, a thread per row and per
 // expert, its phases serial between barriers; counts per thread read off the
 // source (its PTX), in the four kernels' convention (a shuffle step 4).
 // Fused routing of its row (index split by a division, two loads, the
@@ -276,16 +275,33 @@ isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint3
   return p;
 }
 
+// The 16 x 16 fragments of an M x N tile (at least one each way), the grid of
+// the kernel's 8 warps over them (plan::rules::warp_grid, as
+// kernels/moe/fused_moe.hip WarpGrid) and the fragments of one warp, tm x tn.
+struct Fragments {
+  std::uint32_t fm, fn, wm, wn, tm, tn;
+};
+Fragments fragments(std::uint32_t m, std::uint32_t n) {
+  const std::uint32_t fm = std::max(1u, m / 16), fn = std::max(1u, n / 16);
+  const auto [wm, wn] = plan::rules::warp_grid(16 * fm, 16 * fn, 8);
+  return {fm, fn, wm, wn, fm / wm, fn / wn};
+}
+
 // Conversions of e4m3 pairs to f16 one K tile of an mma.sync main loop does:
 // each computing warp converts the A and B fragments it multiplies, so A is
 // converted once per warp column and B once per warp row of the kernel's
 // warp grid (plan::rules::warp_grid, as kernels/moe/fused_moe.hip WarpGrid: 8
 // warps of 16x16 fragments).
 std::uint64_t fp8_conversions(const KernelTile& t) {
-  const std::uint32_t fm = std::max(1u, t.m / 16), fn = std::max(1u, t.n / 16);
-  const auto [wm, wn] = plan::rules::warp_grid(16 * fm, 16 * fn, 8);
-  const std::uint64_t a_rows = std::uint64_t{fm} * 16 * wn, b_rows = std::uint64_t{fn} * 16 * wm;
+  const Fragments f = fragments(t.m, t.n);
+  const std::uint64_t a_rows = std::uint64_t{f.fm} * 16 * f.wn, b_rows = std::uint64_t{f.fn} * 16 * f.wm;
   return (a_rows + b_rows) * t.k / 2;
+}
+
+// Our epilogues' instructions for the padding rows of job `j`: each passes
+// only the loop's row test, per four of its `cols` columns.
+std::uint64_t epilogue_skip_ops(const Layer& l, const TileJob& j, std::uint32_t cols) {
+  return std::uint64_t{l.block_m - j.valid_rows} * ceil_div(cols, 4) * kEpilogueSkipOpsPer4;
 }
 
 // Instructions one multiplying warp of gemm_core_mma (our NVIDIA mma.sync main
@@ -313,9 +329,8 @@ std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgm
     if (bytes == 1) n += block ? acc + acc / 2 + (2 + acc / 4) * kScaleLoadOps : acc;
     return n;
   }
-  const std::uint32_t fm = std::max(1u, tile.m / 16), fn = std::max(1u, tile.n / 16);
-  const auto [wm, wn] = plan::rules::warp_grid(16 * fm, 16 * fn, 8);
-  const std::uint32_t tm = fm / wm, tn = fn / wn;  // fragments of one warp
+  const Fragments f = fragments(tile.m, tile.n);
+  const std::uint32_t tm = f.tm, tn = f.tn;  // fragments of one warp
   const bool via_f16 = bytes == 1 && l.lane_ops_per_conversion > 0;
   // m16n8k16 (k32 for e4m3 as it is): two per 16 x 16 fragment pair per step,
   // four when e4m3 goes through f16 (two K halves).
@@ -397,8 +412,7 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   loop.k = tile.k;
   p.loops.push_back(std::move(loop));
   const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
-  // Padding rows only pass the loop's row test (our kernels).
-  const std::uint64_t skip = std::uint64_t{l.block_m - j.valid_rows} * ceil_div(cols, 4) * kEpilogueSkipOpsPer4;
+  const std::uint64_t skip = epilogue_skip_ops(l, j, cols);
   if (l.kernel.split_k > 1) {
     // fp32 partial sums of gate and up; activation waits for the reduction.
     if (l.mma_sync) {
@@ -523,8 +537,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.k = tile.k;
   p.loops.push_back(std::move(loop));
   if (l.mma_sync) {
-    p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kDownEpilogueOps +
-                            std::uint64_t{l.block_m - j.valid_rows} * ceil_div(cols, 4) * kEpilogueSkipOpsPer4;
+    p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kDownEpilogueOps + epilogue_skip_ops(l, j, cols);
     p.epilogue_issue_bound = true;
   } else {
     p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kCombineOps;
@@ -561,9 +574,8 @@ std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t ge
 std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
   const std::uint64_t ks = tile.n / 2;
   const std::uint64_t copies = ceil_div(tile.n * ceil_div(ks * bytes_of(1, l.shape.dtype), 16), tile.threads);
-  const std::uint32_t fm = std::max(1u, l.block_m / 16), fn = std::max(1u, tile.n / 16);
-  const auto [wm, wn] = plan::rules::warp_grid(16 * fm, 16 * fn, 8);
-  const std::uint64_t tm = fm / wm, tn = fn / wn;
+  const Fragments f = fragments(l.block_m, tile.n);
+  const std::uint64_t tm = f.tm, tn = f.tn;
   return copies * kFusedCopyOps + kFusedChunkLoopOps +
          ks / 16 * ((tm + tn) * kFusedFragmentLoadOps + tm * tn * 2) + tm * tn * kFusedFragmentOps;
 }
@@ -768,19 +780,11 @@ isa::TileProgram sort_place_program(const Layer& l, std::uint32_t chunk) {
   return p;
 }
 
-// Our one-kernel sort (rows <= kSortChunk): launch_sort's block size, a
-// multiple of a warp covering the rows, the experts and an eighth of the
-// capacity (so the padding fill is at most 8 passes), at most kSortChunk.
-std::uint32_t sort_one_threads(std::uint64_t rows, std::uint32_t experts, std::uint32_t capacity) {
-  std::uint64_t t = std::max<std::uint64_t>({rows, experts, (std::uint64_t{capacity} + 7) / 8, 1});
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(kSortChunk, (t + 31) / 32 * 32));
-}
-
 isa::TileProgram sort_one_program(const Layer& l, std::uint32_t capacity) {
   const std::uint64_t rows = sort_rows(l);
   const std::uint32_t e = std::max(1u, l.shape.experts_fused());
   isa::TileProgram p;
-  p.threads = sort_one_threads(rows, e, capacity);
+  p.threads = plan::rules::sort_one_threads(rows, e, capacity);  // launch_sort's block size
   p.vgprs_per_thread = 32;
   p.lds_bytes = (1024 + 32) * 4;  // the counters / cursors (kMaxFused) and the warp totals
   const auto row_bytes = static_cast<std::uint32_t>(std::max<std::uint64_t>(4, rows * 4));
@@ -1040,7 +1044,7 @@ std::shared_ptr<isa::HardwareDispatch> dispatch_of(const std::vector<TileJob>& j
 }  // namespace
 
 bool sort_one_kernel(std::uint64_t rows, std::uint32_t experts_fused) {
-  return rows <= kSortChunk && experts_fused <= kSortMaxFused;
+  return plan::rules::sort_one_kernel(rows, experts_fused);
 }
 
 MoeKernels software_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec& machine) {
