@@ -98,7 +98,8 @@ void ComputeUnit::run() {
 
 void ComputeUnit::begin_kernel() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
-  const Occupancy occ = occupancy(machine_.compute, k.program(0));
+  const isa::TileProgram first = k.program(0);  // resources are uniform over the grid
+  const Occupancy occ = occupancy(machine_.compute, first);
   if (occ.workgroups == 0) {
     throw std::runtime_error("kernel " + k.name + " does not fit on a CU (limited by " +
                              occ.limiter + ")");
@@ -112,10 +113,13 @@ void ComputeUnit::begin_kernel() {
     const auto& cu = machine_.compute;
     const std::uint32_t cus = std::max(1u, dispatcher_.cus());
     const std::uint32_t resident = std::min(occ.workgroups, (k.workgroups + cus - 1) / cus);
-    const std::uint32_t waves = std::max(1u, (k.program(0).threads + cu.wave_size - 1) / cu.wave_size);
+    const std::uint32_t waves = std::max(1u, (first.threads + cu.wave_size - 1) / cu.wave_size);
     const double per_scheduler = static_cast<double>(resident) * waves / std::max(1u, cu.simds_per_cu);
-    issue_cycles_ = machine_.kernels.warp_issue_cycles +
-                    machine_.kernels.warp_issue_cycles_per_warp * per_scheduler;
+    // warp_issue_cycles 0: issue is not modelled at all.
+    issue_cycles_ = machine_.kernels.warp_issue_cycles > 0
+                        ? machine_.kernels.warp_issue_cycles +
+                              machine_.kernels.warp_issue_cycles_per_warp * per_scheduler
+                        : 0.0;
   }
   // The slots' times, kNotBusy when idle: the scan for the next slot reads
   // one small array instead of every slot's record.
@@ -546,7 +550,7 @@ double ComputeUnit::vector_lanes() const { return machine_.compute.vector_lanes(
 
 Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
   const Tick pipe = vector_pipe_.reserve(at, cycle_ticks(lane_ops / vector_lanes(), machine_.compute.clock));
-  const double cpi = machine_.kernels.warp_issue_cycles > 0 ? issue_cycles_ : 0.0;
+  const double cpi = issue_cycles_;
   if (threads == 0 || cpi <= 0) return pipe;
   // Latency-bound issue (docs/moe-timing.md): a warp issues its next
   // instruction only every `cpi` cycles on average, so a workgroup's share
@@ -556,7 +560,7 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
 }
 
 Tick ComputeUnit::issue_floor(Tick at, std::uint32_t instructions) const {
-  const double cpi = machine_.kernels.warp_issue_cycles > 0 ? issue_cycles_ : 0.0;
+  const double cpi = issue_cycles_;
   if (instructions == 0 || cpi <= 0) return at;
   // One warp's instructions, each warp_issue_cycles after the last: the
   // iteration's critical path when its warps are latency-bound (a barrier

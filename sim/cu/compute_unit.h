@@ -185,7 +185,7 @@ class ComputeUnit : public sc_core::sc_module {
   Tick issue_floor(Tick at, std::uint32_t instructions) const;
   // Cycles between a warp's instructions for the running kernel
   // (kernels.warp_issue_cycles + warp_issue_cycles_per_warp x its warps per
-  // scheduler), set by begin_kernel.
+  // scheduler; 0 when warp_issue_cycles is 0), set by begin_kernel.
   double issue_cycles_ = 0.0;
 
   const MachineSpec& machine_;
