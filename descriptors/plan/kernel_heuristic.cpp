@@ -49,6 +49,11 @@ std::uint64_t gate_up_tiles(const LayerShape& shape, const std::vector<std::uint
 // Qwen2-57B, H 3584-4096, wgmma-2026-11-30/shortk; and 0.94-0.97x at one block
 // per expert, timing-v8).
 constexpr std::uint32_t kShortK = 3072;
+
+// K tiles from which a 16-row tile's loop counts as long (choose_kernel's
+// pipeline depth): between the 16-22 of the layers that lost from a deeper
+// pipeline and the 112 of Mixtral's down, which gained.
+constexpr std::uint32_t kDeepK = 64;
 bool short_k_bf16(std::uint32_t block_m, const LayerShape& shape, double rows_per_expert) {
   return block_m == 128 && dtype_bits(shape.dtype) == 16 && shape.hidden <= kShortK &&
          rows_per_expert >= 2.0 * block_m;
@@ -126,9 +131,14 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   const bool wgmma = machine.kernels.matrix_instructions == MatrixInstructions::wgmma;
 
   // Block size: fixed by the scenario (block_m, or a tile's M), else the M of
-  // {32, 64, 128} with the lowest roofline estimate of the layer: every block
-  // streams its expert's weights, and computes all M rows, padding included.
-  // Ties (within 1%) go to fewer padded rows, then to the larger M.
+  // {16, 32, 64, 128} from the machine's kernels.min_block_m up with the
+  // lowest roofline estimate of the layer: every block streams its expert's
+  // weights, and computes all M rows, padding included. Ties (within 1%) go to
+  // fewer padded rows, then to the larger M. Decode layers (an expert's rows
+  // fit in 16) tie and take the smallest: 32 by default, as AITER's tables;
+  // 16 on the h200 file, half the padded A rows and LDS of 32 (our H200
+  // kernels, tma-2026-11-30/decode: 1.03-1.14x on ten of twelve 1- and
+  // 16-token bf16 layers, 0.99x on the other two).
   if (requested.block_m != 0) {
     k.block_m = requested.block_m;
     why = fmt::format("block_m {} (scenario)", k.block_m);
@@ -152,7 +162,8 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     };
     std::string table;
     std::optional<Candidate> best;
-    for (const std::uint32_t m : std::array<std::uint32_t, 3>{32, 64, 128}) {
+    for (const std::uint32_t m : std::array<std::uint32_t, 4>{16, 32, 64, 128}) {
+      if (m < machine.kernels.min_block_m) continue;
       const std::uint64_t blocks = block_count(rows, m);
       const Candidate c{m, blocks * m,
                         std::max(static_cast<double>(blocks) * expert_bytes / bw,
@@ -209,14 +220,25 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     };
     // The short-K bf16 default runs two workgroups per SM: 3 buffers.
     const bool two_per_sm = short_k && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto();
+    // 16-row tiles over a long K loop (kDeepK tiles or more in either stage)
+    // take one buffer more: their LDS still holds two workgroups per CU, and
+    // a decode layer's few workgroups each need more bytes in flight to
+    // stream their expert's weights (H200, tma-2026-11-30/decode: Mixtral
+    // 1 and 16 tokens, 112 K tiles in down, 1.05x over 3 buffers; layers of
+    // 16-22 K tiles lose 0-11%, so they keep the machine's depth).
+    const std::uint32_t k_tiles_max = std::max(ceil_div(shape.hidden, k.gate_up_tile.k),
+                                               ceil_div(shape.inter, k.down_tile.k));
+    const bool deep = !any_wgmma && k.gate_up_tile.m == 16 && k.down_tile.m == 16 && k_tiles_max >= kDeepK;
     const std::uint32_t wanted = two_per_sm  ? kWgmmaMinStages
                                  : any_wgmma ? machine.kernels.wgmma_pipeline_stages
-                                             : std::max(1u, machine.kernels.pipeline_stages);
+                                             : std::max(1u, machine.kernels.pipeline_stages) + (deep ? 1 : 0);
     k.pipeline_stages = wanted;
     while (k.pipeline_stages > min_stages && !fits(k.pipeline_stages)) --k.pipeline_stages;
     why += fmt::format("; pipeline_stages {} (machine kernels: {} {}{})", k.pipeline_stages,
                        two_per_sm ? "short-K wgmma tile, two per SM:"
-                       : any_wgmma ? "wgmma_pipeline_stages" : "pipeline_stages", wanted,
+                       : any_wgmma ? "wgmma_pipeline_stages"
+                       : deep      ? "pipeline_stages + 1 for 16-row tiles over a long K,"
+                                   : "pipeline_stages", wanted,
                        k.pipeline_stages < wanted ? ", lowered to fit LDS" : "");
   }
 
@@ -283,8 +305,12 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   // so that an expert's weights are read from memory once per group rather
   // than once per block (H200, wgmma-2026-11-30/raster: Mixtral 4096 tokens
   // 1.07x, 16384 1.09x; layers of one or two blocks per expert unchanged).
-  // The group is the smallest power of two that holds an expert's blocks on
-  // average, at most kMaxRasterGroup, and no larger than keeps the group's A
+  // The group is the smallest power of two that holds twice an expert's
+  // blocks on average (1 where experts have one block): groups start anywhere in an expert's run of blocks,
+  // and one that holds only the average splits most experts over two groups
+  // (tma-2026-11-30/raster, the doubling over the previous rule: Mixtral
+  // 1024 tokens 1.03x, 512 tokens 1.09x, gpt-oss-20b 1024 1.02x, six other
+  // layers 0.99-1.00x). At most kMaxRasterGroup, and no larger than keeps the group's A
   // rows (block_m x the longer K of the two stages), re-read for every N
   // tile of the sweep, within half the last-level cache (L2, or the MALL
   // where there is one).
@@ -298,8 +324,10 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
         std::uint64_t{k.block_m} * std::max(shape.hidden, shape.inter) * dtype_bits(shape.dtype) / 8;
     const std::uint64_t blocks = block_count(rows, k.block_m);
     const std::uint64_t per_expert = touched ? (blocks + touched - 1) / touched : 1;
+    // Experts of one block (decode) share nothing across blocks: no groups.
+    const std::uint64_t wanted_group = per_expert > 1 ? 2 * per_expert : 1;
     k.raster_group = 1;
-    while (k.raster_group < kMaxRasterGroup && k.raster_group < per_expert &&
+    while (k.raster_group < kMaxRasterGroup && k.raster_group < wanted_group &&
            2 * k.raster_group * a_bytes <= llc / 2) {
       k.raster_group *= 2;
     }

@@ -98,6 +98,14 @@ inline hipError_t hipRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v)
   kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
 #endif
 
+// A kernel parameter the kernel may take the address of (a TMA tensor map is
+// read by the copy engine from parameter space); nothing to say on AMD.
+#if defined(__CUDACC__)
+#define TDMSIM_GRID_CONSTANT __grid_constant__
+#else
+#define TDMSIM_GRID_CONSTANT
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 

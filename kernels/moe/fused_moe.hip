@@ -7,10 +7,15 @@
 // stream through LDS with asynchronous copies. docs/gpu-kernels.md has the
 // design and the numerics.
 #include <cmath>
+#include <cstring>
+#if defined(__CUDACC__)
+#include <cuda.h>  // CUtensorMap and its encoder's types (tma::encode_bf16_rows)
+#endif
 
 #include "kernels/hip/async_copy.h"
 #include "kernels/hip/matrix_core.h"
 #include "kernels/hip/mbarrier.h"
+#include "kernels/hip/tma.h"
 #include "kernels/hip/wgmma.h"
 #include "descriptors/plan/kernel_rules.h"
 #include "kernels/moe/moe_gpu.h"
@@ -24,6 +29,9 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kMaxStages = 6;
 #ifndef TDMSIM_WGMMA
 #define TDMSIM_WGMMA 0  // wgmma main loop for tiles of 64+ rows (sm_90a; build-gpu-runner.sh sets it)
+#endif
+#ifndef TDMSIM_WS_TMA
+#define TDMSIM_WS_TMA 1  // the warp-specialized loop's B tiles by TMA (0: cp.async, to compare)
 #endif
 #ifndef TDMSIM_FP8_VIA_F16
 #define TDMSIM_FP8_VIA_F16 1  // fp8 tiles through the f16 pipe on NVIDIA (docs/gpu-kernels.md)
@@ -166,14 +174,15 @@ inline constexpr int kMinBlocks =
 // swizzled one because its rows are a multiple of 8 rows apart and the
 // swizzle depends on the row mod 8 only (lds_swizzle.h).
 // `Threads` threads copy, from thread `First` on: the whole workgroup in the
-// 256-thread loops, the producer warpgroup in gemm_core_ws.
-template <class T, int BM, int BN, int BK, int Threads = kThreads, int First = 0>
+// 256-thread loops, the producer warpgroup in gemm_core_ws. They copy the
+// first `Rows` rows of the stage: A and B, or A alone where TMA brings B.
+template <class T, int BM, int BN, int BK, int Threads = kThreads, int First = 0, int Rows = BM + BN>
 struct TileCopy {
   using S = Smem<T, BM, BN, BK>;
   using L = typename S::Layout;
   using Slots = lds::CopySlots<Threads, L>;
   static constexpr int kElems = 16 / int(sizeof(T));  // elements per 16-byte copy
-  static constexpr int kRows = BM + BN;
+  static constexpr int kRows = Rows;
   static constexpr int kCopies = (kRows + Slots::kRowsPerPass - 1) / Slots::kRowsPerPass;
 
   const std::uint8_t* src[kCopies];  // row source at k0 + this thread's chunk; null: zero-fill
@@ -478,6 +487,15 @@ __device__ void gemm_core_mma(unsigned char* smem, const RowSrc* a, const RowSrc
 }
 #endif
 
+// Where the warp-specialized loop's B tiles come from under TDMSIM_WS_TMA:
+// `parts` boxes of BN / parts rows of `map`, the first rows row[0], row[1]
+// (gate/up: the N tile's gate rows and its up rows; down: one box).
+struct BTiles {
+  const tma::Map* map = nullptr;
+  std::uint32_t row[2] = {0, 0};
+  int parts = 1;
+};
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // The main loop on Hopper for tiles of 64+ rows (WgmmaTile): the same copy
 // pipeline and LDS tiles as gemm_core_mma, multiplied by wgmma straight from
@@ -594,10 +612,17 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
 // the async proxy: the consumers fence the proxies after acquiring a buffer
 // (the fence may sit anywhere on the causality path from the write to the
 // read; PTX ISA, memory consistency model, "proxy-preserved base causality").
+// B by TMA (TDMSIM_WS_TMA, `bt.map` set): the producer's first thread adds
+// the B bytes to the `full` barrier's transaction count and asks the copy
+// engine for the tile's boxes (tma.h); the 128 producer threads copy A only.
+// The barrier's phase completes when their copies have landed and the boxes'
+// bytes have arrived. The boxes' rows past the tensor's K or rows are zeros,
+// and rows past N (other rows of the tensor) feed only C columns that the
+// epilogues drop, as cp.async's zero-filled ones did.
 // Same contract as gemm_core, for all 384 threads.
 template <int BM, int BN, int BK>
-__device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc* b, std::uint32_t k0,
-                             std::uint32_t k1, int stages, const void* any_global, float* C) {
+__device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc* b, const BTiles& bt,
+                             std::uint32_t k0, std::uint32_t k1, int stages, const void* any_global, float* C) {
   using T = std::uint16_t;
   using S = Smem<T, BM, BN, BK>;
   using L = typename S::Layout;
@@ -626,11 +651,23 @@ __device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc*
   if (group == 2) {
     // Producer: the copy slots of TileCopy over its 128 threads (logical
     // chunk p % 8 of rows p / 8 + 16 i).
-    const TileCopy<T, BM, BN, BK, kProducers, 256> copy(a, b, k0);
+    constexpr int kRows = TDMSIM_WS_TMA ? BM : BM + BN;
+    const TileCopy<T, BM, BN, BK, kProducers, 256, kRows> copy(a, b, k0);
+    const bool engine = TDMSIM_WS_TMA && threadIdx.x == 256;  // asks for the B boxes
+    const std::uint32_t box_rows = BN / std::uint32_t(bt.parts);
     int s = 0;
     std::uint32_t phase = 0;
     for (std::uint32_t tile = 0; tile < tiles; ++tile) {
       if (tile >= std::uint32_t(stages)) mbar::wait(&empty[s], phase ^ 1u);
+      if (engine) {
+        tma::expect_bytes(&full[s], BN * R);
+#pragma unroll
+        for (int part = 0; part < 2; ++part) {  // constant bound: row[] stays in registers
+          if (part == bt.parts) break;
+          tma::load_box(lds_base + s * S::kStageBytes + (BM + part * box_rows) * R, bt.map,
+                        k0 + tile * BK, bt.row[part], &full[s]);
+        }
+      }
       copy.copy(stages_base + s * S::kStageBytes, tile, k0, k1, any_global);
       mbar::arrive_after_copies(&full[s]);
       if (++s == stages) s = 0, phase ^= 1u;
@@ -672,16 +709,17 @@ __device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc*
 // are instantiated per scaling mode so that bf16 and per-token fp8 do not pay
 // the registers of the block-scaled partial sums.
 // NT: the workgroup's threads, 384 for the warp-specialized loop (WsTile).
+// bt: where the warp-specialized loop's B tiles come from (unused elsewhere).
 template <class T, int BM, int BN, int BK, bool BS, int NT = kThreads>
 __device__ void gemm(unsigned char* smem, const RowSrc* a, const RowSrc* b,
                      const float* const* b_scale, std::uint32_t k0, std::uint32_t k1, int stages,
-                     const void* any_global, float* C) {
+                     const void* any_global, float* C, const BTiles& bt = BTiles{}) {
   static_assert(!BS || sizeof(T) == 1, "block scales are fp8 only");
   static_assert(NT == kThreads || WsTile<T, BM, BN, BK, NT>::ok, "384 threads: warp-specialized tiles only");
 #ifdef TDMSIM_MMA_SYNC
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (NT != kThreads) {
-    gemm_core_ws<BM, BN, BK>(smem, a, b, k0, k1, stages, any_global, C);
+    gemm_core_ws<BM, BN, BK>(smem, a, b, bt, k0, k1, stages, any_global, C);
     return;
   } else
   if constexpr (WgmmaTile<T, BM, BN, BK, BS>::ok) {
@@ -715,6 +753,9 @@ struct Args {
   const float* inter_scale;
   float* partials;
   float* y;
+  // The B operand's tensor map for the warp-specialized loop's TMA (w13 for
+  // gate/up, w2 for down; encoded by launch_tile, unused by other tiles).
+  tma::Map b_map;
 };
 
 // The K range of split `s` of `splits` over K in tiles of BK (plan::job_k_range).
@@ -778,7 +819,7 @@ __device__ void gate_up_rows(const Args& p, std::uint32_t b, std::uint32_t e, st
 }
 
 template <class T, int BM, int BN, int BK, bool BS, int NT>
-__global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) gate_up_kernel(Args p) {
+__global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) gate_up_kernel(const TDMSIM_GRID_CONSTANT Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
   __shared__ TileInfo<BM, BN> ti;
@@ -811,7 +852,9 @@ __global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) gate_
   std::uint32_t k0, k1;
   k_range<BK>(d.hidden, split, p.split_k, k0, k1);
   float* C = reinterpret_cast<float*>(smem);
-  gemm<T, BM, BN, BK, BS, NT>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
+  const std::uint32_t w_row = e * 2 * d.inter + j0;  // the N tile's first gate row in w13
+  const BTiles bt{&p.b_map, {w_row, w_row + d.inter}, 2};
+  gemm<T, BM, BN, BK, BS, NT>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C, bt);
   // Epilogue, four adjacent columns per thread: C in float4s from LDS, the
   // row's validity from its A row source (LDS) rather than sorted_rows
   // (global memory, one load an element: Nsight Compute found this epilogue
@@ -903,7 +946,7 @@ __global__ void quant_inter_kernel(Args p, std::uint8_t* q, float* scale) {
 }
 
 template <class T, int BM, int BN, int BK, bool BS, int NT>
-__global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_kernel(Args p) {
+__global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_kernel(const TDMSIM_GRID_CONSTANT Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
   __shared__ TileInfo<BM, BN> ti;
@@ -952,7 +995,8 @@ __global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_
   std::uint32_t k0, k1;
   k_range<BK>(d.inter, split, p.split_k, k0, k1);
   float* C = reinterpret_cast<float*>(smem);
-  gemm<T, BM, BN, BK, BS, NT>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
+  const BTiles bt{&p.b_map, {e * d.hidden + h0, 0}, 1};
+  gemm<T, BM, BN, BK, BS, NT>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C, bt);
   // Epilogue: routed weight on the fp32 sum, the expert output rounded to
   // bf16 (whole sums only), then the combine: an atomic add into y.
   // Four adjacent columns per atomic (H is a multiple of 16, so a group is
@@ -1129,6 +1173,21 @@ void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
     a.stages = WgmmaTile<T, BM, BN, BK, BS>::kMinStages;
   }
   int bytes = Smem<T, BM, BN, BK>::bytes(static_cast<int>(a.stages));
+#if TDMSIM_WGMMA && TDMSIM_WS_TMA
+  if constexpr (NT != kThreads) {
+    // The warp-specialized loop's B tensor: w13 as E x 2I rows of H (boxes of
+    // N/2 rows: gate, then up), or w2 as E x H rows of I (boxes of N rows).
+    const LayerDims& d = a.d;
+    const bool up = kind == Kind::gate_up;
+    const std::uint64_t rows = std::uint64_t{d.experts_fused} * (up ? 2 * d.inter : d.hidden);
+    const char* why = "";
+    if (!tma::encode_bf16_rows(a.b_map, up ? a.w13 : a.w2, rows, up ? d.hidden : d.inter,
+                               up ? BN / 2 : BN, why)) {
+      std::fprintf(stderr, "tdmsim-gpu: TMA tensor map of the %s weights: %s\n", up ? "gate/up" : "down", why);
+      std::exit(1);
+    }
+  }
+#endif
   void (*kernel)(Args) = nullptr;
   switch (kind) {
     case Kind::gate_up: kernel = gate_up_kernel<T, BM, BN, BK, BS, NT>; break;
@@ -1226,6 +1285,48 @@ void launch_kind(Kind kind, const KernelTileCfg& tile, const Args& a, dim3 grid,
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+namespace tma {
+bool encode_bf16_rows(Map& map, const void* base, std::uint64_t rows, std::uint64_t cols,
+                      std::uint32_t box_rows, const char*& why) {
+#if TDMSIM_WGMMA && defined(__CUDACC__)
+  static_assert(sizeof(Map) == sizeof(CUtensorMap) && alignof(Map) == alignof(CUtensorMap));
+  using Encode = decltype(&cuTensorMapEncodeTiled);
+  // Resolved once, through the runtime: the runner needs no link against libcuda.
+  static const Encode encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      fn = nullptr;
+    }
+    return reinterpret_cast<Encode>(fn);
+  }();
+  if (!encode) {
+    why = "the driver does not export cuTensorMapEncodeTiled";
+    return false;
+  }
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {cols * 2};  // bytes from a row to the next
+  const cuuint32_t box[2] = {kBoxCols, box_rows};
+  const cuuint32_t steps[2] = {1, 1};
+  CUtensorMap m;
+  if (encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, steps,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+    why = "cuTensorMapEncodeTiled refused the tensor (row bytes a multiple of 16, box rows <= 256)";
+    return false;
+  }
+  std::memcpy(&map, &m, sizeof m);
+  return true;
+#else
+  (void)map, (void)base, (void)rows, (void)cols, (void)box_rows;
+  why = "TMA needs an sm_90a NVIDIA build";
+  return false;
+#endif
+}
+}  // namespace tma
 
 const char* matrix_backend() {
 #if TDMSIM_WGMMA

@@ -230,6 +230,7 @@ struct KernelsSpec {
   Duration iteration_overhead{};
   Duration wgmma_fp8_tile_wait{};
   std::uint32_t one_stage_blocks{2};
+  std::uint32_t min_block_m{32};
   std::uint32_t pipeline_stages{2};
   std::uint32_t wgmma_pipeline_stages{4};
   double fp8_conversions_per_clock{0.0};
@@ -292,6 +293,10 @@ struct KernelsSpec {
             "the kernel heuristic picks the fused 1-stage kernel when this GPU's routed rows fit "
             "in this many blocks of block_m (0: never)",
             Default{2u}, Max{64u});
+    v.param(min_block_m, "min_block_m",
+            "smallest token block (16 or 32) the kernel heuristic weighs when the scenario "
+            "does not give one; decode layers, where every M ties, take it",
+            Default{32u}, Min{16u}, Max{32u});
     v.param(pipeline_stages, "pipeline_stages",
             "LDS buffers of the GEMM loops when the scenario does not say (the heuristic uses "
             "fewer, down to 2, where the tiles would not fit in LDS)",
