@@ -220,15 +220,18 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     };
     // The short-K bf16 default runs two workgroups per SM: 3 buffers.
     const bool two_per_sm = short_k && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto();
+    // Decode layers (an expert's rows fit in one 16-row block on average) on
     // 16-row tiles over a long K loop (kDeepK tiles or more in either stage)
     // take one buffer more: their LDS still holds two workgroups per CU, and
     // a decode layer's few workgroups each need more bytes in flight to
     // stream their expert's weights (H200, tma-2026-11-30/decode: Mixtral
     // 1 and 16 tokens, 112 K tiles in down, 1.05x over 3 buffers; layers of
-    // 16-22 K tiles lose 0-11%, so they keep the machine's depth).
+    // 16-22 K tiles lose 0-11%, so they keep the machine's depth; v14: the
+    // forced 16-row tile at 4096 tokens, many blocks per expert, 0.86x).
     const std::uint32_t k_tiles_max = std::max(ceil_div(shape.hidden, k.gate_up_tile.k),
                                                ceil_div(shape.inter, k.down_tile.k));
-    const bool deep = !any_wgmma && k.gate_up_tile.m == 16 && k.down_tile.m == 16 && k_tiles_max >= kDeepK;
+    const bool deep = !any_wgmma && k.gate_up_tile.m == 16 && k.down_tile.m == 16 && k_tiles_max >= kDeepK &&
+                      rows_per_expert <= 16.0;
     const std::uint32_t wanted = two_per_sm  ? kWgmmaMinStages
                                  : any_wgmma ? machine.kernels.wgmma_pipeline_stages
                                              : std::max(1u, machine.kernels.pipeline_stages) + (deep ? 1 : 0);
