@@ -245,14 +245,18 @@ TEST_CASE("raster group: an expert's blocks, A rows within half the last-level c
   CHECK_THAT(h.reason, Catch::Contains("raster_group 8 (32 blocks per expert"));
   // MI300X: the 256 MiB MALL, half 134 MB: 16 (the largest group).
   CHECK(choose_kernel(big, automatic(), shipped_machine("mi300x"), round_robin(big)).raster_group == 16);
-  // 1024 tokens: 256 rows, 2 blocks per expert: groups of 2 on either machine.
+  // 1024 tokens: 256 rows, 2 blocks per expert: groups of twice that, 4, on
+  // either machine (2 x 2 x 3.67 = 14.7 MB within half the H200's L2).
   const LayerShape small = shape(1024, 4096, 14336, 8, 2);
-  CHECK(choose_kernel(small, automatic(), shipped_machine("h200"), round_robin(small)).raster_group == 2);
-  CHECK(choose_kernel(small, automatic(), shipped_machine("mi300x"), round_robin(small)).raster_group == 2);
+  CHECK(choose_kernel(small, automatic(), shipped_machine("h200"), round_robin(small)).raster_group == 4);
+  CHECK(choose_kernel(small, automatic(), shipped_machine("mi300x"), round_robin(small)).raster_group == 4);
+  // 256 tokens: 64 rows, one block per expert: experts share nothing, no groups.
+  const LayerShape one = shape(256, 4096, 14336, 8, 2);
+  CHECK(choose_kernel(one, automatic(), shipped_machine("h200"), round_robin(one)).raster_group == 1);
   // The scenario's group wins.
-  KernelSpec one = automatic();
-  one.raster_group = 1;
-  const KernelChoice k = choose_kernel(big, one, shipped_machine("h200"), round_robin(big));
+  KernelSpec given = automatic();
+  given.raster_group = 1;
+  const KernelChoice k = choose_kernel(big, given, shipped_machine("h200"), round_robin(big));
   CHECK(k.raster_group == 1);
   CHECK_THAT(k.reason, Catch::Contains("raster_group 1 (scenario)"));
 }
@@ -320,13 +324,16 @@ TEST_CASE("wgmma machines: their default tiles, 8-bit blocks of 64, at least 3 b
   CHECK(k.block_m == 64);
   CHECK(k.gate_up_tile == KernelTile{256, 64, 128, 128});
   CHECK_THAT(k.reason, Catch::Contains("raised to 64"));
-  // bf16 decode keeps the mma.sync tile of M 32 and the mma.sync depth (3).
+  // bf16 decode keeps an mma.sync tile, of M 16 there (kernels.min_block_m),
+  // and (Mixtral's down K of 112 tiles of 128, 4 rows per expert) one
+  // buffer more than the mma.sync depth.
   s.dtype = DType::bf16;
   s.quant = Quant::none;
   k = choose_kernel(s, automatic(), h200, round_robin(s));
-  CHECK(k.block_m == 32);
+  CHECK(k.block_m == 16);
+  CHECK(k.gate_up_tile == KernelTile{256, 16, 64, 128});
   CHECK_FALSE(wgmma_tile(h200, k.gate_up_tile, s.dtype));
-  CHECK(k.pipeline_stages == h200.kernels.pipeline_stages);
+  CHECK(k.pipeline_stages == h200.kernels.pipeline_stages + 1);
   // A scenario's 2 buffers on a wgmma tile become 3, as the kernels do.
   KernelSpec two = automatic();
   two.gate_up_tile = two.down_tile = {256, 128, 128, 64};
@@ -343,4 +350,33 @@ TEST_CASE("wgmma machines: their default tiles, 8-bit blocks of 64, at least 3 b
   CHECK(k.block_m == 128);
   CHECK(k.gate_up_tile == default_tile(128));
   CHECK_THAT(k.reason, Catch::Contains("for the 1-stage kernel"));
+}
+
+TEST_CASE("decode tiles: kernels.min_block_m, and a fourth buffer only for decode over a long K", "[kernel]") {
+  const MachineSpec h200 = shipped_machine("h200");
+  REQUIRE(h200.kernels.min_block_m == 16);
+  REQUIRE(h200.kernels.pipeline_stages == 3);
+  // Mixtral-8x7B, 1 token: 2 rows on 2 experts; every M ties, the smallest
+  // the machine allows wins. down's K: 14336 / 128 = 112 tiles >= 64: 4 buffers.
+  const LayerShape mixtral = shape(1, 4096, 14336, 8, 2);
+  KernelChoice k = choose_kernel(mixtral, automatic(), h200, round_robin(mixtral));
+  CHECK(k.block_m == 16);
+  CHECK(k.pipeline_stages == 4);
+  CHECK_THAT(k.reason, Catch::Contains("pipeline_stages + 1 for 16-row tiles over a long K"));
+  // The default machines keep 32, as AITER's tables, and their depth.
+  const MachineSpec mi300x = shipped_machine("mi300x");
+  REQUIRE(mi300x.kernels.min_block_m == 32);
+  CHECK(choose_kernel(mixtral, automatic(), mi300x, round_robin(mixtral)).block_m == 32);
+  // Qwen3-30B, 1 token: K 2048 / 128 = 16 and 768 / 128 = 6 tiles: the machine's 3.
+  const LayerShape qwen = shape(1, 2048, 768, 128, 8);
+  k = choose_kernel(qwen, automatic(), h200, round_robin(qwen));
+  CHECK(k.block_m == 16);
+  CHECK(k.pipeline_stages == 3);
+  // A forced 16-row tile at 4096 tokens (1024 rows per expert): not decode, 3.
+  const LayerShape prefill = shape(4096, 4096, 14336, 8, 2);
+  KernelSpec forced = automatic();
+  forced.gate_up_tile = forced.down_tile = {256, 16, 64, 128};
+  k = choose_kernel(prefill, forced, h200, round_robin(prefill));
+  CHECK(k.block_m == 16);
+  CHECK(k.pipeline_stages == 3);
 }
