@@ -114,13 +114,20 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
   return r;
 }
 
+namespace {
+// THREADSxMxNxK, as scenarios and tuning tables name tiles.
+std::string tile_name(const KernelTile& t) { return fmt::format("{}x{}x{}x{}", t.threads, t.m, t.n, t.k); }
+}  // namespace
+
 Json layer_summary(const plan::MoePlan& p) {
   std::uint64_t rows = 0;
   for (auto r : p.layout.expert_rows) rows += r;
   return {{"tokens", p.shape.tokens}, {"rows", rows}, {"padded_rows", p.layout.padded_rows},
           {"padding_waste", 1.0 - ratio(double(rows), p.layout.padded_rows)},
           {"block_m", p.layout.block_m}, {"stages", p.kernel.stages}, {"split_k", p.kernel.split_k},
-          {"raster_group", p.kernel.raster_group}, {"kernel_reason", p.kernel.reason}, {"load_spread", load_spread(p)}};
+          {"gate_up_tile", tile_name(p.kernel.gate_up_tile)}, {"down_tile", tile_name(p.kernel.down_tile)},
+          {"pipeline_stages", p.kernel.pipeline_stages}, {"raster_group", p.kernel.raster_group},
+          {"kernel_reason", p.kernel.reason}, {"load_spread", load_spread(p)}};
 }
 
 std::vector<std::string> paths_for(const MachineSpec& m, const std::string& path) {

@@ -9,7 +9,10 @@ compare_timing.py TDMSIM [--runs validation/data/h200/moe/timing-vN.jsonl (newes
 
 --check re-predicts every scenario of the guard's runs file and exits 1 when the
 held-out half is less accurate than the guard records (MAPE, worst error,
-Spearman), so that a model change that loses accuracy fails CI without a GPU. It
+Spearman), so that a model change that loses accuracy fails CI without a GPU,
+or when any scenario's measured kernel configuration (block_m, tiles, stages,
+split-K, pipeline depth, raster group) differs from the one the heuristic picks
+now: such a prediction is of another kernel than the one measured. It
 also prints whether the issue's bounds (MAPE <= 10%, Spearman >= 0.95, none off
 by more than 30%) hold.
 
@@ -59,9 +62,12 @@ def main():
     runs = [j for j in h200_data.load_runs(a.runs)
             if re.search(a.filter, j["case"]) and int(index[j["case"]]["tokens"]) <= a.max_tokens]
     preds = h200_data.predict_many(a.tdmsim, [j["case"] for j in runs], a.jobs, quiet=not sys.stderr.isatty())
-    rows = []
+    rows, mismatched = [], []
     for j in runs:
         name = j["case"]
+        differs = h200_data.kernel_mismatch(j, preds[name])
+        if differs:
+            mismatched.append(f"{name} ({', '.join(differs)})")
         measured = h200_data.measured_us(j)
         pred = preds[name]["predicted_us"]
         err = (pred - measured) / measured
@@ -88,9 +94,15 @@ def main():
         ok = {k: (h[k] >= v if k == "spearman" else h[k] <= v) for k, v in ISSUE_BOUNDS.items()}
         print("issue bounds on the held-out half: " + ", ".join(
             f"{k} {'PASS' if v else 'FAIL'}" for k, v in ok.items()))
+    if mismatched:
+        print(f"WARNING: {len(mismatched)} scenario(s) measured with another kernel configuration than "
+              f"the heuristic picks now (re-measure them): " + "; ".join(mismatched))
     if guard:
         g = guard["heldout"]
         bad = []
+        if mismatched:
+            bad.append(f"{len(mismatched)} scenario(s) of {guard['runs']} ran another kernel configuration "
+                       "than the one predicted now: the guard must move to data of the current heuristic")
         if h is None or h["n"] != g["n"]:
             bad.append(f"expected {g['n']} held-out scenarios")
         else:

@@ -156,8 +156,25 @@ def predict(tdmsim, name, outdir, machine=None):
     stages = {}
     for st in path["stages"]:
         stages[st["stage"]] = stages.get(st["stage"], 0.0) + st["time_us"]
+    layer = s["layer"]
+    kernel = {k: layer.get(k) for k in KERNEL_KEYS}
     return dict(name=name, predicted_us=path["total_us"], weight_bytes=path["floor"]["weight_bytes"],
-                useful_flops=path["floor"]["useful_flops"], stages_us=stages, sim_wall_s=time.time() - t0)
+                useful_flops=path["floor"]["useful_flops"], stages_us=stages, kernel=kernel,
+                sim_wall_s=time.time() - t0)
+
+
+# The kernel configuration a run records (runs.jsonl `config`) and the
+# simulator's summary.json `layer` both carry; a prediction is of the measured
+# layer only when they agree.
+KERNEL_KEYS = ("block_m", "stages", "split_k", "gate_up_tile", "down_tile", "pipeline_stages", "raster_group")
+
+
+def kernel_mismatch(run, pred):
+    """The kernel settings where the measured run and the prediction differ, as
+    'key measured->predicted' strings (empty when they agree)."""
+    cfg = run.get("config", {})
+    return [f"{k} {cfg.get(k)}->{pred['kernel'].get(k)}" for k in KERNEL_KEYS
+            if k in cfg and str(cfg.get(k)) != str(pred["kernel"].get(k))]
 
 
 def predict_many(tdmsim, names, jobs=2, machine=None, label="H200", quiet=False):
