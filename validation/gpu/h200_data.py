@@ -140,7 +140,8 @@ def predict(tdmsim, name, outdir, machine=None):
     """Simulates scenario `name` on its machine (`tdmsim run --path software`), or
     on the machine YAML `machine` instead, and returns predicted_us (the layer's
     total), the plan's weight_bytes (distinct experts touched) and useful_flops,
-    and the wall time."""
+    the time per stage, the simulated kernels' names in launch order, and the
+    wall time."""
     out = os.path.join(outdir, name)
     t0 = time.time()
     cmd = [tdmsim, "run", os.path.join(SCENARIO_DIR, name + ".yaml"), "--path", "software",
@@ -157,7 +158,8 @@ def predict(tdmsim, name, outdir, machine=None):
     for st in path["stages"]:
         stages[st["stage"]] = stages.get(st["stage"], 0.0) + st["time_us"]
     return dict(name=name, predicted_us=path["total_us"], weight_bytes=path["floor"]["weight_bytes"],
-                useful_flops=path["floor"]["useful_flops"], stages_us=stages, sim_wall_s=time.time() - t0)
+                useful_flops=path["floor"]["useful_flops"], stages_us=stages,
+                kernels=[st["kernel"] for st in path["stages"]], sim_wall_s=time.time() - t0)
 
 
 def predict_many(tdmsim, names, jobs=2, machine=None, label="H200", quiet=False):
