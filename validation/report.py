@@ -470,6 +470,8 @@ def h200_section(h, rows, preds_note, figs, doc_dir):
                 wg += f"`kernels.wgmma_fp8_tile_wait` {ch['wgmma_fp8_tile_wait_ns']:g} ns, "
             if "clear_overhead_us" in ch:  # fits since session 7
                 wg += f"`kernels.clear_overhead` {ch['clear_overhead_us']:g} us, "
+            if "sort_one_overhead_us" in ch:  # fits since the one-kernel sort's own overhead
+                wg += f"`kernels.sort_one_overhead` {ch['sort_one_overhead_us']:g} us, "
             add(f"Fitted on the calibration half only ({len(fit['scenarios'])} scenarios; `{rel(fit_path)}`, "
                 f"docs/calibration.md): `kernels.matrix_efficiency` {ch['efficiency']:g}, {wg}"
                 f"`kernels.sort_overhead` {ch['sort_overhead_us']:g} us (calibration MAPE "

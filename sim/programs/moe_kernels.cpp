@@ -64,6 +64,28 @@ constexpr std::uint64_t kQuantGroupOpsPerThread = 50;
 constexpr std::uint64_t kFusedConvertOps = 17;
 constexpr std::uint64_t kFusedScanOps = 12;
 constexpr std::uint64_t kFusedAddOps = 10;
+// What those counts from the source leave out, per element of the BM x N
+// product of a chunk (per thread: BM x N / threads a chunk): Nsight Compute
+// executed 931.7 M warp instructions in the calibration scenario
+// dsv3-fp8-4tok-1stage-pt (validation/data/h200/moe/ncu-2026-11-30: 1024
+// workgroups of 8 warps, 113.7 k a warp) where every count of this file for
+// that kernel gives 83.5 k (phase 1's K tiles 13.4 k, its epilogue 0.2 k, the
+// down phase's chunks 69.9 k); the 30.2 k left, over its 56 chunks of 64 x 128
+// products (32 elements a thread), is 16.8 a thread per element. It is put on
+// the product's element because everything of a chunk that is not per
+// converted weight or per copy scales with it (the product's wmma fragment
+// loads and stores, with K = N / 2, and the scan), so the same count holds for
+// other tiles. Fitted to that instruction count (not to any time), on a
+// calibration scenario; docs/calibration.md.
+constexpr std::uint64_t kFusedProductOps = 17;
+// The 1-stage kernel's phase-1 epilogue (fused_kernel), per element of the
+// BM x N/2 slice: a real row's activation as gate_up_kernel's counted
+// kGateUpEpilogueOps (67) less its two bf16 roundings of gate and up (~5
+// each), which the 1-stage kernel does not do: 57; a padding row's element
+// (loop step, index split, the column and token tests, the zero's LDS
+// store): 12. Both from the source.
+constexpr std::uint64_t kFusedActivationOps = 57;
+constexpr std::uint64_t kFusedActivationSkipOps = 12;
 // And per chunk and thread, the rest of the chunk's loop (our count, as the
 // main loops' below): per 16-byte cp.async of the down rows 21 (the index
 // split, the K-tail bounds, a 64-bit row address, LDGSTS); the wait, three
@@ -107,10 +129,16 @@ constexpr std::uint32_t kScaleApplyOps = 10;
 // besides the loop, divisions and copies it shares with gemm_core_mma: per
 // 32-byte K step two LDS descriptors and the wgmma (7); the fences, commit and
 // wait (4); 8-bit tiles promote each fp32 accumulator (an add; block_128 an
-// FFMA plus an FMUL per two, and 2 + accumulators / 4 scale loads of
-// kScaleLoadOps). Our estimates per construct from the source, not read off
-// its SASS; they give ~240 per warp for e4m3 64x128x128 and ~470 for e4m3
-// block_128 128x128x128.
+// FFMA). block_128 also loads its scales: the thread's two rows' activation
+// scales and one weight scale per 16-column fragment (gemm_core_wgmma loads
+// sw[j] = b_scale[(col0 + 8 j) / 16][kb] for each group of 8 columns, but the
+// two groups of a fragment read the same address, which the compiler loads
+// once: accumulators / 8 distinct loads, not / 4), each of kScaleLoadOps; and
+// multiplies each distinct pair of them once (2 x accumulators / 8 FMUL: the
+// accumulators of one row and fragment share their scale product).
+// Our estimates per construct from the source, not read off its SASS; they
+// give 240 per warp for e4m3 64x128x128, 290 with block_128, and 396 for e4m3
+// block_128 128x128x128 (310 per_token).
 constexpr std::uint32_t kWgmmaStepOps = 7;
 constexpr std::uint32_t kWgmmaSyncOps = 4;
 // The sort kernel (moe_align_block_size): histogram, prefix sum, scatter.
@@ -207,7 +235,8 @@ struct Layer {
   std::uint32_t out_elem = 2; // bytes of one output element
   std::vector<TileJob> stage1, stage2;
   std::vector<std::uint32_t> block_expert;
-  std::uint64_t sort_overhead_ps = 0;  // kernels.sort_overhead
+  std::uint64_t sort_overhead_ps = 0;      // kernels.sort_overhead (the four-kernel sort)
+  std::uint64_t sort_one_overhead_ps = 0;  // kernels.sort_one_overhead (the one-kernel sort)
   std::uint64_t clear_overhead_ps = 0;  // kernels.clear_overhead
   // Our sort's scratch (sort.hip): fused expert and weight per row, counts
   // per chunk and expert (the one kernel: rows per expert), first block per
@@ -326,7 +355,7 @@ std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgm
     const std::uint32_t cols = tile.m >= 128 ? tile.n : tile.n / 2;
     const std::uint32_t acc = cols / 2;  // fp32 accumulators per thread
     std::uint32_t n = fixed + steps * kWgmmaStepOps + kWgmmaSyncOps;
-    if (bytes == 1) n += block ? acc + acc / 2 + (2 + acc / 4) * kScaleLoadOps : acc;
+    if (bytes == 1) n += block ? acc + acc / 4 + (2 + acc / 8) * kScaleLoadOps : acc;
     return n;
   }
   const Fragments f = fragments(tile.m, tile.n);
@@ -633,7 +662,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   if (l.mma_sync) {
     down.vector_after_matrix = true;
     down.vector_issue_bound = true;
-    down.vector_ops = std::uint64_t{tile.n} * (std::uint64_t{l.block_m} * kFusedScanOps +
+    down.vector_ops = std::uint64_t{tile.n} * (std::uint64_t{l.block_m} * (kFusedScanOps + kFusedProductOps) +
                                                std::uint64_t{j.valid_rows} * kFusedAddOps +
                                                (dtype_bits(dt) == 8 ? std::uint64_t{cols} * kFusedConvertOps : 0)) +
                       std::uint64_t{p.threads} * fused_chunk_ops(l, tile);
@@ -642,6 +671,10 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   p.loops.push_back(std::move(up));
   p.loops.push_back(std::move(down));
   p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * kActivationOps + combine_ops);
+  if (l.mma_sync) {  // our kernel's phase-1 epilogue, counted (its combine is in the down phase)
+    p.epilogue_vector_ops = std::uint64_t{cols} * (std::uint64_t{j.valid_rows} * kFusedActivationOps +
+                                                   std::uint64_t{l.block_m - j.valid_rows} * kFusedActivationSkipOps);
+  }
   p.epilogue_issue_bound = l.mma_sync;
   p.stores.push_back(gathered(l.buf.out, static_cast<std::uint32_t>(l.out_row), j.valid_rows,
                               l.out_rows[j.block]));
@@ -803,9 +836,10 @@ isa::TileProgram sort_one_program(const Layer& l, std::uint32_t capacity) {
                                    turns * kSortOneTurnOps + (turns > 0 ? kSortOneOwnTurnOps : 0);
   p.epilogue_vector_ops = std::uint64_t{p.threads} * per_thread;
   p.epilogue_issue_bound = true;
-  // kernels.sort_overhead, fitted on the four kernels (their launch gaps
-  // included): kept once per layer here until it is re-measured.
-  p.extra_time_ps = l.sort_overhead_ps;
+  // What the counts leave out of this path (kernels.sort_one_overhead, fitted
+  // on the one-kernel layers alone: the four kernels' sort_overhead also
+  // covers their extra launches and scans, which this path does not have).
+  p.extra_time_ps = l.sort_one_overhead_ps;
   const auto cap_bytes = std::max(4u, capacity * 4);
   p.stores.push_back(strided(l.buf.sorted_ids, cap_bytes, 1, 0));  // padding, then the rows
   p.stores.push_back(strided(l.buf.sorted_weights, cap_bytes, 1, 0));
@@ -906,6 +940,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->inter_dtype = quant_kernel ? DType::bf16 : s.dtype;
   l->out_elem = machine.kernels.combine == CombineType::fp32 ? 4 : 2;
   l->sort_overhead_ps = machine.kernels.sort_overhead.ps;
+  l->sort_one_overhead_ps = machine.kernels.sort_one_overhead.ps;
   l->clear_overhead_ps = machine.kernels.clear_overhead.ps;
   l->iteration_overhead_ps = machine.kernels.iteration_overhead.ps;
   l->fp8_tile_wait_ps = machine.kernels.wgmma_fp8_tile_wait.ps;

@@ -65,10 +65,13 @@ config::ResolvedScenario tiny_scenario() {
 // the first test case, with `per_pipe` FLOP/clock per matrix pipe (`down_pipe`
 // for the fused kernel's down phase, when it differs) and blocks of `rows`.
 // `ours`: our NVIDIA kernel (kernels.matrix_instructions not isa), whose down
-// phase scans the whole product after it (12 operations an element, +10 per
-// element of the one real row) instead of the epilogue's combine (2 an element),
-// plus `chunk_ops` per thread for the rest of its one chunk (copies, barriers,
-// wmma; moe_kernels.cpp fused_chunk_ops).
+// phase scans the whole product after it (12 operations an element and the 17
+// of the product the profile adds, +10 per element of the one real row)
+// instead of the epilogue's combine (2 an element), plus `chunk_ops` per
+// thread for the rest of its one chunk (copies, barriers, wmma;
+// moe_kernels.cpp fused_chunk_ops), and whose phase-1 epilogue is counted (57
+// an element of the real row's 32 columns, 12 of a padding row's) instead of
+// SwiGLU's 8 an element.
 struct TinyTimes {
   double sort, fused;
 };
@@ -83,8 +86,9 @@ TinyTimes tiny_analytic(const MachineSpec& m, double per_pipe, double down_pipe 
   const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
   const double pipes = std::min<double>(256 / m.compute.wave_size, m.compute.simds_per_cu);
   const double mma = (2.0 * rows * 64 * 64 / per_pipe + 2.0 * rows * 64 * 32 / down_pipe) / pipes * clock_ps;
-  const double down_vec = ours ? 64 * (rows * 12 + 1 * 10) + 256 * chunk_ops : rows * 64 * 2;
-  const double vec = (rows * 32 * 8 + down_vec) / lanes * clock_ps;
+  const double down_vec = ours ? 64 * (rows * (12 + 17) + 1 * 10) + 256 * chunk_ops : rows * 64 * 2;
+  const double act = ours ? 32 * (1 * 57 + (rows - 1) * 12) : rows * 32 * 8;
+  const double vec = (act + down_vec) / lanes * clock_ps;
   const double atomic = 128.0 / m.memory.l2.atomic_bytes_per_clock_per_channel * clock_ps;
   return {launch + miss + (1.0 * 8 + 1) / lanes * clock_ps + hit + flush,
           launch + miss + mma + vec + miss + atomic + flush};
@@ -245,11 +249,14 @@ TEST_CASE("kernels.sort_overhead adds exactly its time to the sort", "[moe]") {
 
 TEST_CASE("our sort's overhead sits on its single workgroup, mma_sync charges the measured rate", "[moe]") {
   // Our kernels: a layer of a few rows sorts in kernels/moe/sort.hip's one
-  // kernel (one workgroup), which carries the overhead; with more rows than
-  // one chunk, the four kernels' scan workgroup does (the test below).
+  // kernel (one workgroup), which carries the one-kernel path's own overhead
+  // (kernels.sort_one_overhead), not the four kernels' (sort_overhead); with
+  // more rows than one chunk, the four kernels' scan workgroup carries
+  // sort_overhead (the test below).
   auto sc = tiny_scenario();
   MachineSpec& m = sc.machine.spec;
-  m.kernels.sort_overhead = units::Duration{5'000'000};
+  m.kernels.sort_overhead = units::Duration{7'000'000};
+  m.kernels.sort_one_overhead = units::Duration{5'000'000};
   m.kernels.matrix_instructions = MatrixInstructions::mma_sync;
   const double mma_rate = 2.0 * 16 * 16 * 64 / 55;  // isa/matrix_table.cpp, measured
   CHECK(isa::kernel_matrix_flops_per_clock_per_simd(m, DType::bf16) == Approx(mma_rate));
@@ -347,7 +354,8 @@ TEST_CASE("our sort is one kernel up to 1024 rows and four beyond, the one kerne
           1024, (std::max<std::uint64_t>({rows, p.shape.experts_fused(), (p.layout.capacity + 7) / 8}) + 31) / 32 * 32);
       CHECK(prog.threads == want_threads);
       CHECK(prog.epilogue_issue_bound);
-      CHECK(prog.extra_time_ps == m.kernels.sort_overhead.ps);
+      CHECK(prog.extra_time_ps == m.kernels.sort_one_overhead.ps);  // its own, not the four kernels'
+      CHECK(m.kernels.sort_one_overhead.ps != m.kernels.sort_overhead.ps);
       CHECK(prog.loops.empty());  // no turn waits for a load
       CHECK(prog.epilogue_vector_ops % prog.threads == 0);
       // The phases' instructions per thread: fixed ones plus the fill passes
@@ -569,10 +577,10 @@ TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 c
   CHECK(prog.loops[1].vector_issue_bound);
   CHECK(prog.epilogue_issue_bound);
   // The 1-stage kernel's down phase converts in LDS (17 operations an element of
-  // its 64 x 32 down rows) and scans its 16 x 64 product (12 an element, +10 for
-  // the real row's), after the product.
+  // its 64 x 32 down rows) and scans its 16 x 64 product (12 an element and the
+  // 17 the Nsight Compute count adds, +10 for the real row's), after the product.
   // Plus per thread the chunk's copy, loop, wmma and store (21 + 8 + 44 + 18).
-  CHECK(prog.loops[1].vector_ops == 64 * (32 * 17 + 16 * 12 + 1 * 10) + 256 * (21 + 8 + 44 + 18));
+  CHECK(prog.loops[1].vector_ops == 64 * (32 * 17 + 16 * (12 + 17) + 1 * 10) + 256 * (21 + 8 + 44 + 18));
   CHECK(prog.loops[1].vector_after_matrix);
   // Not modelled when the rate is 0 (the default), nor for bf16.
   m.kernels.fp8_conversions_per_clock = 0;
@@ -776,7 +784,10 @@ TEST_CASE("the main loops' instructions per K tile are counted from the kernel (
   // (ws-2026-11-30/ncu); a bf16 32x64x128 tile (6 copies, 8 K steps) 269.
   // gemm_core_wgmma: bf16 64x128x64 176 (loop, divisions, 6 copies) + 4 K
   // steps x 7 + 4 = 208; e4m3 block_128 128x128x128 214 + 28 + 4 and 64
-  // accumulators promoted (64 FFMA, 32 FMUL, 18 scale loads of 7) = 468.
+  // accumulators promoted (64 FFMA), their scales loaded (2 activation
+  // scales and one weight scale per 16-column fragment, 8: 10 loads of 7)
+  // and multiplied once per distinct pair (16 FMUL) = 396; per_token 310
+  // (64 adds); e4m3 block_128 64x128x128: 176 + 28 + 4 + 32 + 8 + 6 x 7 = 290.
   const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
   const config::Loader loader({root});
   auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
@@ -809,5 +820,101 @@ TEST_CASE("the main loops' instructions per K tile are counted from the kernel (
   CHECK(loops(16, {256, 16, 64, 128}).issue_instructions == 316);
   const auto fp8 = loops(128, {256, 128, 128, 128});
   CHECK(fp8.wgmma);
-  CHECK(fp8.issue_instructions == 468);
+  CHECK(fp8.issue_instructions == 396);
+  CHECK(loops(64, {256, 64, 128, 128}).issue_instructions == 290);
+  sc.scenario.spec.quant = Quant::per_token;
+  CHECK(loops(128, {256, 128, 128, 128}).issue_instructions == 310);
+}
+
+namespace {
+// Warp instructions the 1-stage kernel's programs charge at the issue rate
+// over the whole grid: per workgroup, phase 1's K tiles (one warp's
+// issue_instructions each), the down phase's and the epilogue's own
+// instructions (element operations / threads, the same for every warp).
+double fused_warp_instructions(const sim::programs::MoeKernels& k) {
+  const auto& fused = k.kernels[kernel_of(k, "fused")];
+  double total = 0;
+  for (std::uint32_t wg = 0; wg < fused.workgroups; ++wg) {
+    const isa::TileProgram p = fused.program(wg);
+    REQUIRE(p.loops.size() == 2);
+    REQUIRE(p.loops[1].vector_issue_bound);
+    REQUIRE(p.epilogue_issue_bound);
+    const double warps = p.threads / 32.0;
+    const double per_warp = double(p.loops[0].issue_instructions) * p.loops[0].iterations +
+                            double(p.loops[1].vector_ops) / p.threads * p.loops[1].iterations +
+                            double(p.epilogue_vector_ops) / p.threads;
+    total += per_warp * warps;
+  }
+  return total;
+}
+}  // namespace
+
+TEST_CASE("the 1-stage kernel's instructions add up to Nsight Compute's count of the calibration profile", "[moe]") {
+  // validation/data/h200/moe/ncu-2026-11-30/dsv3-fp8-4tok-1stage-pt.txt:
+  // 931,696,289 warp instructions issued by fused_kernel (1024 workgroups of
+  // 8 warps). The counts per construct (moe_kernels.cpp kFused*, the wgmma K
+  // tile, the phase-1 epilogue) with kFusedProductOps, which was derived from
+  // this very count, give it within 1%. Without kFusedProductOps (17 a thread
+  // per element of each chunk's 64 x 128 product) the counts were 27% short.
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
+  const config::Loader loader({root / "workloads"});
+  const auto sc = loader.resolve_scenario(root / "validation/gpu/scenarios/dsv3-fp8-4tok-1stage-pt.yaml");
+  const MachineSpec& m = sc.machine.spec;
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(p.kernel.stages == 1);
+  REQUIRE(p.stage1.size() == 1024);
+  sim::programs::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, m);
+  const double counted = fused_warp_instructions(k);
+  CHECK(counted == Approx(931'696'289.0).epsilon(0.01));
+  // The product term: 17 per element of 64 x 128 per chunk, 56 chunks (H 7168
+  // in N of 128), over 256 threads, for each of the 8192 warps.
+  const double product = 17.0 * 64 * 128 / 256 * 56 * 1024 * 8;
+  CHECK(counted - product == Approx(0.73 * 931'696'289.0).epsilon(0.02));
+}
+
+TEST_CASE("the 1-stage kernel's issue costs follow its counted instructions", "[moe]") {
+  // The held-out bf16 1-stage layer (qwen3-30b-8tok-1stage: 32 x 64 tiles,
+  // mma.sync phase 1, no conversion): its down phase charges, per chunk and
+  // thread, the scan and product terms per element of the 32 x 64 product
+  // (8 a thread), a copy, the loop, two wmma K steps of one fragment pair
+  // and its zero and store; and the workgroup's time grows with exactly those
+  // instructions x the issue rate.
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
+  const config::Loader loader({root / "workloads"});
+  const auto sc = loader.resolve_scenario(root / "validation/gpu/scenarios/qwen3-30b-8tok-1stage.yaml");
+  const MachineSpec& m = sc.machine.spec;
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(p.kernel.stages == 1);
+  sim::programs::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, m);
+  const isa::TileProgram prog = k.kernels[kernel_of(k, "fused")].program(0);
+  const std::uint64_t v = p.stage1[0].valid_rows;
+  const std::uint64_t per_chunk = 64 * (32 * (12 + 17) + v * 10) + 256 * (21 + 8 + 2 * (2 * 10 + 2) + 18);
+  CHECK(prog.loops[1].vector_ops == per_chunk);
+  CHECK(prog.loops[1].iterations == 2048 / 64);
+  // Phase-1 epilogue: 57 per element of a real row's 32 columns, 12 of a padding row's.
+  CHECK(prog.epilogue_vector_ops == 32 * (v * 57 + (32 - v) * 12));
+  // One workgroup alone on a CU: once its chunks are bound by their own
+  // instructions (not by the down rows' loads), its time moves by the down
+  // phase's added instructions x the issue rate at one workgroup of 8 warps
+  // (2 per scheduler).
+  const auto& fused = k.kernels[kernel_of(k, "fused")];
+  const auto with = [&](std::uint64_t extra) {
+    isa::KernelLaunch one = fused;
+    one.workgroups = 1;
+    const auto base = fused.program;
+    one.program = [base, extra](std::uint32_t wg) {
+      isa::TileProgram q = base(wg);
+      q.loops[1].vector_ops += 256 * extra;  // `extra` more instructions a thread per chunk
+      return q;
+    };
+    return one;
+  };
+  sim::Gpu gpu(m);
+  const auto t = gpu.run({with(1000), with(2000)});
+  const double cycle_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
+  const double cpi = m.kernels.warp_issue_cycles + m.kernels.warp_issue_cycles_per_warp * 2;
+  const double took0 = static_cast<double>(t[0].end - t[0].start), took1 = static_cast<double>(t[1].end - t[1].start);
+  CHECK(took1 - took0 == Approx(32 * 1000 * cpi * cycle_ps).epsilon(0.01));
 }

@@ -13,6 +13,8 @@ the measured H200 scenarios only (the held-out half is never read here):
                                wait and issue)
   kernels.sort_overhead        fixed time of our sorting kernels beyond their
                                modelled work (kernels/moe/sort.hip's four kernels)
+  kernels.sort_one_overhead    the same for the one-kernel sort (sort_one_kernel, up
+                               to 1024 rows)
   kernels.clear_overhead       fixed time of the output clearing (the memset node of
                                the captured graph) beyond its stores
 
@@ -22,9 +24,11 @@ fit_timing.py TDMSIM [--runs timing-vN.jsonl (newest)] [--efficiency 0.3,0.35,..
               [--wgmma-fp8-tile-wait 0,200,...(ns)] [--iteration-overhead 0,100,...(ns)]
               [--jobs 2] [--write]
 
-The sort overhead is fitted on the sort kernels alone: the median, over the
-calibration scenarios, of the measured sort time minus the simulated sort stage;
-the clear overhead likewise on zero_y against the simulated zero_out stage.
+The sort overheads are fitted on the sort kernels alone: the median, over the
+calibration scenarios that sort with the four kernels (sort_overhead) or with the
+one kernel (sort_one_overhead, the simulated `moe_sort_one`), of the measured sort
+time minus the simulated sort stage; the clear overhead likewise on zero_y against
+the simulated zero_out stage.
 Then for each (efficiency, wgmma efficiency, wgmma fp8 efficiency, wgmma ws
 efficiency, fp8 tile wait, iteration overhead) of the grid it
 simulates every calibration scenario on a copy of workloads/machines/h200.yaml
@@ -55,8 +59,9 @@ def set_key(text, key, value, comment):
 
 
 def machine_with(efficiency, wgmma, wgmma_fp8, wgmma_ws, sort_us, iter_ns, wait_ns, comment="fit candidate",
-                 clear_us=0.0):
+                 clear_us=0.0, sort_one_us=0.0):
     text = open(MACHINE).read()
+    text = set_key(text, "sort_one_overhead", f"{sort_one_us:g}us", comment)
     text = set_key(text, "matrix_efficiency", f"{efficiency:g}", comment)
     text = set_key(text, "wgmma_efficiency", f"{wgmma:g}", comment)
     text = set_key(text, "wgmma_fp8_efficiency", f"{wgmma_fp8:g}", comment)
@@ -96,6 +101,7 @@ def main():
     waits = [float(x) for x in a.wgmma_fp8_tile_wait.split(",")]
     grid = []
     sort_us = None
+    sort_one_us = 0.0
     clear_us = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         points = [(e, w, f, ws, i, t) for e in effs for w in wgmmas for f in fp8s for ws in wss
@@ -103,16 +109,26 @@ def main():
         for eff, wg, w8, wws, it, wt in points:
             path = os.path.join(tmp, f"h200-{eff:g}-{wg:g}-{w8:g}-{wws:g}-{it:g}-{wt:g}.yaml")
             with open(path, "w") as f:
-                f.write(machine_with(eff, wg, w8, wws, sort_us or 0, it, wt, clear_us=clear_us))
+                f.write(machine_with(eff, wg, w8, wws, sort_us or 0, it, wt, clear_us=clear_us,
+                                     sort_one_us=sort_one_us))
             label = (f"efficiency {eff:g}, wgmma {wg:g}, wgmma fp8 {w8:g}, wgmma ws {wws:g}, "
                      f"fp8 tile wait {wt:g} ns, iteration {it:g} ns")
             preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=label)
             if sort_us is None:  # the sort kernel depends on neither
-                gaps = sorted(runs[n]["timing"]["kernels_us_median"]["sort"] - preds[n]["stages_us"]["sort"]
-                              for n in names)
-                sort_us = round(max(0.0, gaps[len(gaps) // 2]) * 2) / 2  # 0.5 us steps
-                print(f"sort overhead: median measured - simulated sort {sort_us:g} us "
-                      f"(range {gaps[0]:.1f} .. {gaps[-1]:.1f})", flush=True)
+                def sort_gap(one):
+                    # One overhead per sort path (the simulated kernels say which).
+                    gaps = sorted(runs[n]["timing"]["kernels_us_median"]["sort"] - preds[n]["stages_us"]["sort"]
+                                  for n in names if ("moe_sort_one" in preds[n]["kernels"]) == one)
+                    if not gaps:
+                        return 0.0, "no such calibration scenario"
+                    us = round(max(0.0, gaps[len(gaps) // 2]) * 2) / 2  # 0.5 us steps
+                    return us, f"{len(gaps)} scenarios, range {gaps[0]:.1f} .. {gaps[-1]:.1f}"
+                sort_us, about = sort_gap(False)
+                print(f"sort overhead (four kernels): median measured - simulated sort {sort_us:g} us ({about})",
+                      flush=True)
+                sort_one_us, about = sort_gap(True)
+                print(f"sort_one overhead (one kernel): median measured - simulated sort {sort_one_us:g} us "
+                      f"({about})", flush=True)
                 gaps = sorted(runs[n]["timing"]["kernels_us_median"]["zero_y"] - preds[n]["stages_us"]["zero_out"]
                               for n in names)
                 clear_us = round(max(0.0, gaps[len(gaps) // 2]) * 10) / 10  # 0.1 us steps
@@ -121,12 +137,13 @@ def main():
                 # Simulated again with it, as every other point is (added after
                 # the fact, the layer's other kernels would not shift with it).
                 with open(path, "w") as f:
-                    f.write(machine_with(eff, wg, w8, wws, sort_us, it, wt, clear_us=clear_us))
+                    f.write(machine_with(eff, wg, w8, wws, sort_us, it, wt, clear_us=clear_us,
+                                         sort_one_us=sort_one_us))
                 preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=label)
             st = h200_data.error_stats([(measured[n], preds[n]["predicted_us"]) for n in names])
             grid.append(dict(efficiency=eff, wgmma_efficiency=wg, wgmma_fp8_efficiency=w8, wgmma_ws_efficiency=wws,
                              iteration_overhead_ns=it, wgmma_fp8_tile_wait_ns=wt, sort_overhead_us=sort_us,
-                             clear_overhead_us=clear_us, **st))
+                             sort_one_overhead_us=sort_one_us, clear_overhead_us=clear_us, **st))
             print(f"{label}: calibration MAPE {100 * st['mape']:.1f}%, "
                   f"worst {100 * st['worst']:.1f}%, Spearman {st['spearman']:.3f}", flush=True)
     win = min(grid, key=lambda g: g["mape"])
@@ -135,6 +152,7 @@ def main():
           f"wgmma_fp8_tile_wait {win['wgmma_fp8_tile_wait_ns']:g} ns, "
           f"iteration_overhead "
           f"{win['iteration_overhead_ns']:g} ns, sort_overhead {win['sort_overhead_us']:g} us, "
+          f"sort_one_overhead {win['sort_one_overhead_us']:g} us, "
           f"clear_overhead {win['clear_overhead_us']:g} us "
           f"(calibration MAPE {100 * win['mape']:.1f}%)")
     if a.write:
@@ -143,7 +161,8 @@ def main():
         comment = f"FITTED on the calibration half of {os.path.basename(a.runs)} (validation/gpu/fit_timing.py)"
         text = machine_with(win["efficiency"], win["wgmma_efficiency"], win["wgmma_fp8_efficiency"],
                             win["wgmma_ws_efficiency"], win["sort_overhead_us"], win["iteration_overhead_ns"],
-                            win["wgmma_fp8_tile_wait_ns"], comment, clear_us=win["clear_overhead_us"])
+                            win["wgmma_fp8_tile_wait_ns"], comment, clear_us=win["clear_overhead_us"],
+                            sort_one_us=win["sort_one_overhead_us"])
         if len(iters) == 1:  # given, not fitted
             text = set_key(text, "iteration_overhead", f"{iters[0]:g}ns",
                            "not fitted: one value given to fit_timing.py (docs/calibration.md)")

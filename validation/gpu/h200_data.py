@@ -140,7 +140,8 @@ def predict(tdmsim, name, outdir, machine=None):
     """Simulates scenario `name` on its machine (`tdmsim run --path software`), or
     on the machine YAML `machine` instead, and returns predicted_us (the layer's
     total), the plan's weight_bytes (distinct experts touched) and useful_flops,
-    and the wall time."""
+    the time per stage, the simulated kernels' names in launch order, and the
+    wall time."""
     out = os.path.join(outdir, name)
     t0 = time.time()
     cmd = [tdmsim, "run", os.path.join(SCENARIO_DIR, name + ".yaml"), "--path", "software",
@@ -160,7 +161,7 @@ def predict(tdmsim, name, outdir, machine=None):
     kernel = {k: layer.get(k) for k in KERNEL_KEYS}
     return dict(name=name, predicted_us=path["total_us"], weight_bytes=path["floor"]["weight_bytes"],
                 useful_flops=path["floor"]["useful_flops"], stages_us=stages, kernel=kernel,
-                sim_wall_s=time.time() - t0)
+                kernels=[st["kernel"] for st in path["stages"]], sim_wall_s=time.time() - t0)
 
 
 # The kernel configuration a run records (runs.jsonl `config`) and the

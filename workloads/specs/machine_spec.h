@@ -226,6 +226,7 @@ struct KernelsSpec {
   CombineType combine{CombineType::bf16};
   Fp8Intermediate fp8_intermediate{Fp8Intermediate::epilogue};
   Duration sort_overhead{};
+  Duration sort_one_overhead{};
   Duration clear_overhead{};
   Duration iteration_overhead{};
   Duration wgmma_fp8_tile_wait{};
@@ -325,7 +326,12 @@ struct KernelsSpec {
             Default{"0ns"}, Max{"1ms"});
     v.param(sort_overhead, "sort_overhead",
             "fixed time of the sorting step beyond its modelled work (its serial scans and "
-            "extra launches)",
+            "extra launches); with our kernels (matrix_instructions not isa), of the "
+            "four-kernel sort of layers of more than 1024 rows",
+            Default{"0ns"}, Max{"1ms"});
+    v.param(sort_one_overhead, "sort_one_overhead",
+            "with our kernels (matrix_instructions not isa): the same for the one-kernel sort "
+            "of layers of up to 1024 rows (one launch, one workgroup; fitted on its own)",
             Default{"0ns"}, Max{"1ms"});
   }
 };
