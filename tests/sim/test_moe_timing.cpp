@@ -847,6 +847,17 @@ double fused_warp_instructions(const sim::programs::MoeKernels& k) {
   }
   return total;
 }
+
+// A validation scenario (validation/gpu/scenarios/NAME.yaml) resolved, with
+// its block_m fixed when `block_m` is not 0 (the counts below were worked out
+// for the tiles the scenario was profiled or measured with).
+config::ResolvedScenario validation_scenario(const std::string& name, std::uint32_t block_m = 0) {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
+  const config::Loader loader({root / "workloads"});
+  auto sc = loader.resolve_scenario(root / "validation/gpu/scenarios" / (name + ".yaml"));
+  if (block_m != 0) sc.scenario.spec.kernel.block_m = block_m;
+  return sc;
+}
 }  // namespace
 
 TEST_CASE("the 1-stage kernel's instructions add up to Nsight Compute's count of the calibration profile", "[moe]") {
@@ -856,9 +867,7 @@ TEST_CASE("the 1-stage kernel's instructions add up to Nsight Compute's count of
   // tile, the phase-1 epilogue) with kFusedProductOps, which was derived from
   // this very count, give it within 1%. Without kFusedProductOps (17 a thread
   // per element of each chunk's 64 x 128 product) the counts were 27% short.
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
-  const config::Loader loader({root / "workloads"});
-  const auto sc = loader.resolve_scenario(root / "validation/gpu/scenarios/dsv3-fp8-4tok-1stage-pt.yaml");
+  const auto sc = validation_scenario("dsv3-fp8-4tok-1stage-pt");
   const MachineSpec& m = sc.machine.spec;
   const plan::MoePlan p = plan::build_plan(sc);
   REQUIRE(p.kernel.stages == 1);
@@ -879,10 +888,9 @@ TEST_CASE("the 1-stage kernel's issue costs follow its counted instructions", "[
   // thread, the scan and product terms per element of the 32 x 64 product
   // (8 a thread), a copy, the loop, two wmma K steps of one fragment pair
   // and its zero and store; and the workgroup's time grows with exactly those
-  // instructions x the issue rate.
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
-  const config::Loader loader({root / "workloads"});
-  const auto sc = loader.resolve_scenario(root / "validation/gpu/scenarios/qwen3-30b-8tok-1stage.yaml");
+  // instructions x the issue rate. block_m 32 as measured in v13 (the h200
+  // heuristic has picked 16 since session 9).
+  const auto sc = validation_scenario("qwen3-30b-8tok-1stage", 32);
   const MachineSpec& m = sc.machine.spec;
   const plan::MoePlan p = plan::build_plan(sc);
   REQUIRE(p.kernel.stages == 1);
