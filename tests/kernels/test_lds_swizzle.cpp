@@ -165,3 +165,26 @@ TEST_CASE("LDS copy slots write what the ldmatrix lanes read, for every instanti
   check_tiles<2>();  // bf16
   check_tiles<1>();  // e4m3
 }
+
+TEST_CASE("TMA's 128B swizzle writes the layout the warp-specialized loop reads", "[kernels]") {
+  // kernels/hip/tma.h: the copy engine's 128B swizzle puts the 16-byte chunk
+  // at byte offset o of a 1024-byte aligned box at o XOR ((o >> 7) & 7) << 4
+  // (address bits [4, 7) XORed with bits [7, 10); CUDA driver API,
+  // CU_TENSOR_MAP_SWIZZLE_128B). The B rows the engine writes must land where
+  // TileLayout (rows of 8 chunks) puts them, from the B tile's first row
+  // (BM rows of 128 bytes in, BM a multiple of 8) and from the up half's (N/2
+  // rows further: 64 or 128, also multiples of 8).
+  using L = lds::TileLayout<8, true>;
+  for (const int bm : {128}) {
+    for (const int first : {0, 64, 128}) {  // the box's first B row
+      for (int r = 0; r < 256; ++r) {
+        for (int c = 0; c < 8; ++c) {
+          const int box_offset = r * 128 + c * 16;  // as the engine sees the box, unswizzled
+          const int engine = box_offset ^ (((box_offset >> 7) & 7) << 4);
+          const int stage_row = bm + first + r;
+          CHECK((bm + first) * 128 + engine == L::offset(stage_row, c));
+        }
+      }
+    }
+  }
+}
