@@ -287,6 +287,8 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   fresh.lines.swap(s.lines);
   fresh.run_at.swap(s.run_at);
   fresh.run_of.swap(s.run_of);
+  fresh.terms.swap(s.terms);
+  fresh.in_terms.swap(s.in_terms);
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -431,7 +433,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   // over fewer, larger reservations.)
   unloaded = std::min(unloaded, done - at);
   first_back = std::clamp(first_back, at + unloaded, done);
-  if (l2_ != nullptr) count_group(s, *loop, first);
+  if (l2_ != nullptr) count_group(s, *loop, first, g);
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
   group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded};
   s.issued += g;
@@ -443,7 +445,7 @@ Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
   return cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
 }
 
-void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first) {
+void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g) {
   // Runs of consecutive loads with the same offset, and whether each run's
   // counts fit 16 bits (a table cell counts one iteration's lines on one
   // channel, at most the run's lines per iteration).
@@ -462,6 +464,14 @@ void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t firs
   }
   s.counted = most <= 0xFFFF;
   s.chunk_counted = false;
+  if (!s.counted) return;
+  if (s.terms.size() < s.run_at.size()) s.terms.resize(s.run_at.size());
+  for (std::size_t run = 0; run < s.run_at.size(); ++run) l2_->reset_terms(s.terms[run], g);
+  s.in_terms.resize(loop.loads.size());
+  for (std::size_t k = 0; k < loop.loads.size(); ++k) {
+    const auto& r = loop.loads[k];
+    s.in_terms[k] = l2_->add_terms(access_at(r, first), r.iter_stride, s.terms[s.run_of[k]]) ? 1 : 0;
+  }
 }
 
 void ComputeUnit::count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0) {
@@ -470,8 +480,12 @@ void ComputeUnit::count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j
   const std::uint32_t n = std::min(kChunk, group.g - j0);
   s.lines.assign(s.run_at.size() * kChunk * channels, 0);
   for (std::size_t k = 0; k < loop->loads.size(); ++k) {
+    if (s.in_terms[k] != 0) continue;  // counted for the group, below
     const auto& r = loop->loads[k];
     l2_->count_iterations(access_at(r, iter), r.iter_stride, n, &s.lines[s.run_of[k] * kChunk * channels]);
+  }
+  for (std::size_t run = 0; run < s.run_at.size(); ++run) {
+    if (s.terms[run].offsets > 0) l2_->terms_rows(s.terms[run], j0, n, &s.lines[run * kChunk * channels]);
   }
   s.chunk_first = j0;
   s.chunk_counted = true;

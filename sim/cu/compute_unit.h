@@ -118,6 +118,11 @@ class ComputeUnit : public sc_core::sc_module {
     std::vector<std::uint16_t> lines;  // [run][iteration - chunk_first][channel]
     std::vector<Tick> run_at;          // per run: its loads' issue offset
     std::vector<std::uint32_t> run_of; // per load of the loop: its run
+    // Per run: its loads of one line per row and iteration, counted once
+    // for the whole group (L2Cache::add_terms); per load: whether it is
+    // counted there (else count_chunk counts it chunk by chunk).
+    std::vector<L2Cache::LineTerms> terms;
+    std::vector<std::uint8_t> in_terms;
     std::uint32_t chunk_first = 0;     // the table's first iteration in the group
     bool chunk_counted = false;        // the table holds the group's chunk_first..
     bool counted = false;
@@ -147,9 +152,11 @@ class ComputeUnit : public sc_core::sc_module {
   void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
   // When load `r` of an iteration issued at t would go out on its own: t + this.
   Tick issue_offset(const isa::MemRange& r) const;
-  // Prepares the counting of the L2 lines of a new K group of `loop` from
-  // its iteration `first`: its runs of loads, and whether 16 bits hold the counts.
-  void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first);
+  // Prepares the counting of the L2 lines of a new K group of `g`
+  // iterations of `loop` from its iteration `first`: its runs of loads,
+  // whether 16 bits hold the counts, and the loads counted for the whole
+  // group at once.
+  void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g);
   // Counts the lines of the group's iterations from j0 (kChunk of them at most) into s.lines.
   void count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0);
   // Issues the K groups and reserves the channel time of the iterations

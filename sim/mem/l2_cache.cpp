@@ -129,6 +129,22 @@ __attribute__((target("avx2"))) void add_rows_avx2(const std::uint16_t (*counts)
     _mm256_storeu_si256(row, _mm256_add_epi16(_mm256_loadu_si256(row), v));
   }
 }
+
+// terms_rows() on 16 channels where the host has AVX2: row j += the counts
+// of term (p0 + j) / 16 with lane x taking lane x ^ ((p0 + j) mod 16) (the
+// halves swapped for bit 3, a byte shuffle for the rest). The same 16-bit sums.
+__attribute__((target("avx2"))) void add_term_rows_avx2(const std::uint16_t* counts, std::uint64_t p0,
+                                                        std::uint32_t n, std::uint16_t* table) {
+  for (std::uint32_t j = 0; j < n; ++j) {
+    const std::uint64_t p = p0 + j;
+    const std::uint64_t b = p & 15;
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(counts + (p >> 4) * 16));
+    if ((b & 8) != 0) v = _mm256_permute4x64_epi64(v, 0x4E);
+    v = _mm256_shuffle_epi8(v, _mm256_load_si256(reinterpret_cast<const __m256i*>(kXorShuffles.mask[b & 7])));
+    auto* row = reinterpret_cast<__m256i*>(table + j * 16);
+    _mm256_storeu_si256(row, _mm256_add_epi16(_mm256_loadu_si256(row), v));
+  }
+}
 #endif
 }  // namespace
 
@@ -350,6 +366,84 @@ void L2Cache::count_iterations(const MemAccess& a, std::int64_t iter_stride, std
       for (std::size_t t = 0; t < channels; ++t) {
         row[base ^ t] = static_cast<std::uint16_t>(row[base ^ t] + counts[t]);
       }
+    }
+  }
+}
+
+void L2Cache::reset_terms(LineTerms& t, std::uint32_t g) const {
+  t.g = g;
+  // (o + j) / c for o < c and j < g: at most (c - 1 + g - 1) / c + 1 terms.
+  const std::uint64_t c = channel_.size();
+  t.terms = g == 0 ? 0 : static_cast<std::uint32_t>((c - 1 + g - 1) / c + 1);
+  t.offsets = 0;
+}
+
+bool L2Cache::add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const {
+  const std::uint64_t line = spec_.line.bytes;
+  const std::size_t channels = channel_.size();
+  // As count_iterations' offset path: whole single lines moving on by one
+  // line an iteration, and rows enough to be worth it.
+  if (!channels_pow2_ || channels > 64 || t.g == 0 || a.row_bytes != line ||
+      iter_stride != static_cast<std::int64_t>(line) || a.rows < 2 * channels) {
+    return false;
+  }
+  const std::uint32_t ls = line_shift_, s = channel_shift_;
+  const std::uint64_t mask = channel_mask_;
+  // First the offsets: every row line-aligned, and room for their offsets.
+  std::uint64_t offset[LineTerms::kOffsets];
+  std::uint32_t offsets = t.offsets;
+  std::copy_n(t.offset, offsets, offset);
+  for (std::uint32_t r = 0; r < a.rows; ++r) {
+    const std::uint64_t begin = a.row(r);
+    if ((begin & (line - 1)) != 0) return false;
+    const std::uint64_t o = (begin >> ls) & mask;
+    std::uint32_t e = 0;
+    while (e < offsets && offset[e] != o) ++e;
+    if (e == offsets) {
+      if (offsets == LineTerms::kOffsets) return false;
+      offset[offsets++] = o;
+    }
+  }
+  const std::size_t per_offset = std::size_t{t.terms} * channels;
+  if (t.counts.size() < LineTerms::kOffsets * per_offset) t.counts.resize(LineTerms::kOffsets * per_offset);
+  std::fill_n(t.counts.begin() + static_cast<std::ptrdiff_t>(t.offsets * per_offset),
+              (offsets - t.offsets) * per_offset, std::uint16_t{0});
+  std::copy_n(offset, offsets, t.offset);
+  t.offsets = offsets;
+  // Then each row once per term its lines reach: (o + j) / c for j < g.
+  for (std::uint32_t r = 0; r < a.rows; ++r) {
+    const std::uint64_t l = a.row(r) >> ls;
+    const std::uint64_t o = l & mask;
+    std::uint32_t e = 0;
+    while (offset[e] != o) ++e;
+    std::uint16_t* counts = &t.counts[e * per_offset];
+    const std::uint64_t q = l >> s, terms = (o + t.g - 1) >> s;
+    for (std::uint64_t k = 0; k <= terms; ++k, counts += channels) {
+      const std::uint64_t qk = q + k;
+      ++counts[(qk ^ (qk >> s) ^ (qk >> 2 * s)) & mask];
+    }
+  }
+  return true;
+}
+
+void L2Cache::terms_rows(const LineTerms& t, std::uint32_t j0, std::uint32_t n, std::uint16_t* table) const {
+  const std::size_t channels = channel_.size();
+  const std::size_t per_offset = std::size_t{t.terms} * channels;
+  for (std::uint32_t e = 0; e < t.offsets; ++e) {
+    const std::uint16_t* counts = &t.counts[e * per_offset];
+    const std::uint64_t p0 = t.offset[e] + j0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (avx2_rows_) {
+      add_term_rows_avx2(counts, p0, n, table);
+      continue;
+    }
+#endif
+    for (std::uint32_t j = 0; j < n; ++j) {
+      const std::uint64_t p = p0 + j;
+      const std::uint16_t* term = counts + (p >> channel_shift_) * channels;
+      const std::size_t b = p & channel_mask_;
+      std::uint16_t* row = table + j * channels;
+      for (std::size_t x = 0; x < channels; ++x) row[x] = static_cast<std::uint16_t>(row[x] + term[x ^ b]);
     }
   }
 }
