@@ -512,8 +512,11 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   const Tick hit_latency = ticks(spec_.hit_latency);
   (a.write ? write_bytes_ : read_bytes_) += a.bytes();
   if (a.atomic) atomic_bytes_ += a.bytes();
-  // Tags first (a run of lines per block), then one bandwidth reservation per channel.
-  std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
+  // Tags first (a run of lines per block), then one bandwidth reservation per
+  // channel. Loads whose channel time comes later (`channel_time_later`)
+  // need only their misses per channel (for the MSHRs), not their lines.
+  const bool channels_now = !(a.channel_time_later && !a.write);
+  if (channels_now) std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
   std::fill(misses_per_channel_.begin(), misses_per_channel_.end(), 0u);
   if (a.atomic) std::fill(atomic_bytes_per_channel_.begin(), atomic_bytes_per_channel_.end(), 0u);
   std::uint64_t every_lines = 0, every_misses = 0;  // lines on each channel (whole groups)
@@ -521,16 +524,48 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   const bool fetch = !a.write || a.atomic;  // full-line plain writes allocate without a fetch
   misses_.clear();
   victims_.clear();
+  // What the run loop reads is copied to locals first: its stores (tag
+  // records, counts) could alias this object's fields, which would then be
+  // reloaded for every block.
+  CacheTags::Walker tags = tags_.walker();
+  const std::uint32_t ls = line_shift_;
+  const bool pow2 = channels_pow2_;
+  const std::uint32_t cs = channel_shift_;
+  const std::uint64_t cmask = channel_mask_;
+  // count_lines() with its common case (whole aligned groups of `channels`
+  // lines: a 4 KiB block on 16 channels) on the locals.
+  const auto count_run = [&](std::uint64_t first, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
+                             std::uint64_t& every) __attribute__((always_inline)) {
+    if (pow2 && ((first | n) & cmask) == 0) {
+      every += n >> cs;
+      return;
+    }
+    count_lines_any(first, n, per_channel, every);
+  };
+  // The misses' last run, kept out of misses_ while it grows (append_run's
+  // merge, without reading the vector back for every block).
+  std::uint64_t run_addr = 0, run_bytes = 0;
+  const auto missed_run = [&](std::uint64_t at, std::uint64_t bytes) __attribute__((always_inline)) {
+    if (run_bytes != 0 && run_addr + run_bytes == at) {
+      run_bytes += bytes;
+      return;
+    }
+    if (run_bytes != 0) misses_.push_back({run_addr, run_bytes});
+    run_addr = at;
+    run_bytes = bytes;
+  };
   // The tag sets of the row kAhead rows on (its first kAhead blocks), and of
   // the block kAhead blocks on in this row, are asked for while this block is
   // looked up, so that their host cache misses overlap.
   constexpr std::uint32_t kAhead = 4;
-  const std::uint64_t block = tags_.block_bytes();
+  const std::uint64_t block = tags.block_bytes();
+  const std::uint32_t block_lines = tags_.block_lines();
+  const std::uint32_t whole = block_lines >= 32 ? ~0u : (1u << block_lines) - 1;  // a block's lines
   const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t first = begin & ~(block - 1);
     const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * block);
-    for (std::uint64_t b = first; b < end; b += block) tags_.prefetch(b);
+    for (std::uint64_t b = first; b < end; b += block) tags.prefetch(b);
   };
   for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
   for (std::uint32_t r = 0; r < a.rows; ++r) {
@@ -540,22 +575,53 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     const std::uint64_t last = (end + line - 1) & ~(line - 1);
     if (a.atomic) {  // the atomic units work through the bytes each line holds
       for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
-        atomic_bytes_per_channel_[channel_of(l >> line_shift_)] += std::min(end, l + line) - std::max(begin, l);
+        atomic_bytes_per_channel_[channel_of(l >> ls)] += std::min(end, l + line) - std::max(begin, l);
       }
     }
     for (std::uint64_t l = begin & ~(line - 1); l < last;) {
-      const auto n = static_cast<std::uint32_t>(
-          std::min<std::uint64_t>(tags_.lines_to_block_end(l), (last - l) >> line_shift_));
-      if (l + kAhead * block < last) tags_.prefetch(l + kAhead * block);
-      const CacheTags::Run res = tags_.access(l, n, a.write);
-      count_lines(l >> line_shift_, n, lines_per_channel_, every_lines);
+      if ((l & (block - 1)) == 0 && last - l >= block) {
+        // Whole blocks (a tile row streamed in a K group): the same steps
+        // as below for a run of a whole block.
+        const std::uint64_t stop = last & ~(block - 1);
+        for (; l < stop; l += block) {
+          if (l + kAhead * block < last) tags.prefetch(l + kAhead * block);
+          const CacheTags::Run res = tags.access_block(l, a.write);
+          if (channels_now) count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
+          looked_up += block_lines;
+          if (res.missed == whole) {
+            missed_lines += block_lines;
+            if (fetch) {
+              missed_run(l, block);
+              count_run(l >> ls, block_lines, misses_per_channel_, every_misses);
+            }
+          } else if (res.missed != 0) {
+            missed_lines += CacheTags::count(res.missed);
+            if (fetch) {
+              for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
+                missed_run(l + first * line, std::uint64_t{len} * line);
+                count_run((l >> ls) + first, len, misses_per_channel_, every_misses);
+              });
+            }
+          }
+          if (res.dirty_victim()) {
+            for_each_bit_run(res.victim_dirty, [&](std::uint32_t first, std::uint32_t len) {
+              victims_.push_back({res.victim + first * line, std::uint64_t{len} * line});
+            });
+          }
+        }
+        continue;
+      }
+      const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(tags.lines_to_block_end(l), (last - l) >> ls));
+      if (l + kAhead * block < last) tags.prefetch(l + kAhead * block);
+      const CacheTags::Run res = tags.access(l, n, a.write);
+      if (channels_now) count_run(l >> ls, n, lines_per_channel_, every_lines);
       const auto missed = CacheTags::count(res.missed);
       looked_up += n;  // (the stats are added after the loop: kept in registers)
       missed_lines += missed;
       if (fetch) {
         for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
-          append_run(misses_, l + first * line, std::uint64_t{len} * line);
-          count_lines((l >> line_shift_) + first, len, misses_per_channel_, every_misses);
+          missed_run(l + first * line, std::uint64_t{len} * line);
+          count_run((l >> ls) + first, len, misses_per_channel_, every_misses);
         });
       }
       if (res.dirty_victim()) {
@@ -566,16 +632,16 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
       l += std::uint64_t{n} * line;
     }
   }
+  if (run_bytes != 0) misses_.push_back({run_addr, run_bytes});
   hits_ += looked_up - missed_lines;
   misses_count_ += missed_lines;
   Tick served = arrive;
   Tick miss_ready = arrive;
   Tick wait = 0;
-  const bool channels_now = !(a.channel_time_later && !a.write);
   for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
-    const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
-    if (lines == 0) continue;
     if (channels_now) {
+      const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
+      if (lines == 0) continue;  // (nor misses)
       const Tick end = channel_[ch].reserve(arrive, line_time_ * lines);
       served = std::max(served, end);
       wait = std::max(wait, end - line_time_ * lines - arrive);
