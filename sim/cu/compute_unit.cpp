@@ -231,20 +231,25 @@ void CuScheduler::insert(ComputeUnit* cu, Tick wake) {
 
 ComputeUnit* CuScheduler::extract_top() {
   ComputeUnit* top = heap_[1].cu;
-  heap_[1] = heap_.back();
+  const Entry e = heap_.back();  // the last entry goes to the top and sifts down
   heap_.pop_back();
-  // Sift down: to the left child if strictly earlier than the entry, then to
-  // the right one if strictly earlier than that.
   const std::size_t size = heap_.size() - 1;
+  if (size == 0) return top;
+  // Sift down: to the left child if strictly earlier than the entry, then to
+  // the right one if strictly earlier than that. (The entry moves into the
+  // hole it leaves once, at the end, rather than swapping at every level:
+  // the same comparisons, the same heap.)
+  Entry* const h = heap_.data();
   std::size_t i = 1;
   while (2 * i <= size) {
     const std::size_t l = 2 * i, r = l + 1;
-    std::size_t first = earlier(heap_[l], heap_[i]) ? l : i;
-    if (r <= size && earlier(heap_[r], heap_[first])) first = r;
+    std::size_t first = earlier(h[l], e) ? l : i;
+    if (r <= size && earlier(h[r], first == i ? e : h[first])) first = r;
     if (first == i) break;
-    std::swap(heap_[i], heap_[first]);
+    h[i] = h[first];
     i = first;
   }
+  h[i] = e;
   return top;
 }
 

@@ -389,19 +389,38 @@ bool L2Cache::add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms&
   }
   const std::uint32_t ls = line_shift_, s = channel_shift_;
   const std::uint64_t mask = channel_mask_;
-  // First the offsets: every row line-aligned, and room for their offsets.
+  // The rows' offsets, every row line-aligned, and room for them: row r's
+  // offset index in e_of[r & period_mask]. Strided rows (row r's first line
+  // l0 + r * sl) repeat their offsets every c / gcd(sl mod c, c) rows, a
+  // power of two: only those are looked at. Gathered rows, each.
   std::uint64_t offset[LineTerms::kOffsets];
   std::uint32_t offsets = t.offsets;
   std::copy_n(t.offset, offsets, offset);
-  for (std::uint32_t r = 0; r < a.rows; ++r) {
-    const std::uint64_t begin = a.row(r);
-    if ((begin & (line - 1)) != 0) return false;
-    const std::uint64_t o = (begin >> ls) & mask;
+  std::uint8_t e_of[64];
+  std::uint32_t period_mask = 0;
+  const auto index_of = [&](std::uint64_t o) -> int {
     std::uint32_t e = 0;
     while (e < offsets && offset[e] != o) ++e;
     if (e == offsets) {
-      if (offsets == LineTerms::kOffsets) return false;
+      if (offsets == LineTerms::kOffsets) return -1;
       offset[offsets++] = o;
+    }
+    return static_cast<int>(e);
+  };
+  if (a.gather == nullptr) {
+    if (((a.addr | a.row_stride) & (line - 1)) != 0) return false;
+    const std::uint64_t l0 = a.addr >> ls, sl = (a.row_stride >> ls) & mask;
+    const std::uint64_t period = sl == 0 ? 1 : (mask + 1) >> std::countr_zero(sl);
+    period_mask = static_cast<std::uint32_t>(period - 1);
+    for (std::uint64_t r = 0; r < period && r < a.rows; ++r) {
+      const int e = index_of((l0 + r * sl) & mask);
+      if (e < 0) return false;
+      e_of[r] = static_cast<std::uint8_t>(e);
+    }
+  } else {
+    for (std::uint32_t r = 0; r < a.rows; ++r) {
+      const std::uint64_t begin = a.row(r);
+      if ((begin & (line - 1)) != 0 || index_of((begin >> ls) & mask) < 0) return false;
     }
   }
   const std::size_t per_offset = std::size_t{t.terms} * channels;
@@ -411,13 +430,15 @@ bool L2Cache::add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms&
   std::copy_n(offset, offsets, t.offset);
   t.offsets = offsets;
   // Then each row once per term its lines reach: (o + j) / c for j < g.
+  const std::uint64_t span = t.g - 1;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     const std::uint64_t l = a.row(r) >> ls;
     const std::uint64_t o = l & mask;
     std::uint32_t e = 0;
-    while (offset[e] != o) ++e;
+    if (a.gather == nullptr) e = e_of[r & period_mask];
+    else while (offset[e] != o) ++e;
     std::uint16_t* counts = &t.counts[e * per_offset];
-    const std::uint64_t q = l >> s, terms = (o + t.g - 1) >> s;
+    const std::uint64_t q = l >> s, terms = (o + span) >> s;
     for (std::uint64_t k = 0; k <= terms; ++k, counts += channels) {
       const std::uint64_t qk = q + k;
       ++counts[(qk ^ (qk >> s) ^ (qk >> 2 * s)) & mask];
