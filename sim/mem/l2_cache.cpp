@@ -603,9 +603,10 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
       if ((l & (block - 1)) == 0 && last - l >= block) {
         // Whole blocks (a tile row streamed in a K group): the same steps
         // as below for a run of a whole block.
+        // (No look-ahead here: an L2's tag sets are few, 12.5 KiB on mi355x,
+        // and stay in the host's caches; asking for them cost more than it saved.)
         const std::uint64_t stop = last & ~(block - 1);
         for (; l < stop; l += block) {
-          if (l + kAhead * block < last) tags.prefetch(l + kAhead * block);
           const CacheTags::Run res = tags.access_block(l, a.write);
           if (channels_now) count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
           looked_up += block_lines;
