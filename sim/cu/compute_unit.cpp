@@ -163,7 +163,10 @@ Tick ComputeUnit::resume() {
     Slot* next = &slots_[n];
     // More than a quantum ahead of global time: wait until the slot's time
     // (shared resources then see requests in nearly chronological order).
-    if (next->time > now + quantum_) return next->time;
+    if (next->time > now + quantum_) {
+      note_hot(n);
+      return next->time;
+    }
     if (next->awaiting) {
       next->awaiting = false;
       claim(n);
@@ -206,6 +209,34 @@ Tick ComputeUnit::resume() {
   return kDone;
 }
 
+void ComputeUnit::note_hot(std::size_t n) {
+  if (hot_ == nullptr) return;
+  Hot& h = *hot_;
+  std::uint32_t k = 0;
+  // The unit's fields that resume() and step() read first, and its slots' times.
+  h.at[k++] = &dispatcher_;
+  h.at[k++] = &slots_;
+  h.at[k++] = slot_time_.data();
+  // The slot's record, its K group in use, its iterations, the rows of line
+  // counts its next reservation reads.
+  const Slot& s = slots_[n];
+  const char* rec = reinterpret_cast<const char*>(&s);
+  for (std::size_t off = 0; off < kSlotHotBytes; off += 64) h.at[k++] = rec + off;
+  h.at[k++] = rec + kSlotHotBytes - 1;
+  if (!s.groups.empty()) h.at[k++] = &s.groups[s.group_next & s.group_mask];
+  if (!s.iter.empty()) h.at[k++] = s.iter.data();
+  if (s.chunk_counted && !s.lines.empty()) {
+    const std::size_t row = s.reserved - s.groups[(s.groups_issued - 1) & s.group_mask].first - s.chunk_first;
+    if (row < kChunk) {
+      const std::size_t channels = l2_->channels();
+      for (std::size_t run = 0; run < s.run_at.size() && k < Hot::kMax; ++run) {
+        h.at[k++] = &s.lines[(run * kChunk + row) * channels];
+      }
+    }
+  }
+  h.n = k;
+}
+
 // --- CuScheduler ---
 
 CuScheduler::CuScheduler(sc_core::sc_module_name name, SimClock& time)
@@ -219,7 +250,7 @@ bool CuScheduler::earlier(const Entry& a, const Entry& b) { return a.wake < b.wa
 
 void CuScheduler::insert(ComputeUnit* cu, Tick wake) {
   // Sift up while the parent is strictly later: equal times keep their place.
-  const Entry e{wake, cu};
+  const Entry e{wake, cu, cu->hot()};
   heap_.push_back(e);
   std::size_t i = heap_.size() - 1;
   while (i > 1 && earlier(e, heap_[i / 2])) {
@@ -254,6 +285,7 @@ ComputeUnit* CuScheduler::extract_top() {
 }
 
 void CuScheduler::add(ComputeUnit* cu, Tick wake) {
+  if (cu->hot() == nullptr) cu->set_hot(&hots_.emplace_back());
   insert(cu, wake);
   work_.notify(sc_core::SC_ZERO_TIME);  // after every unit's start (same delta cycle)
 }
@@ -274,6 +306,14 @@ void CuScheduler::run() {
         due_.push_back(extract_top());
       } while (heap_.size() > 1 && heap_[1].wake == t);
       for (ComputeUnit* cu : due_) {
+        // The unit likely to run next: ask for its state while this one
+        // runs; and for the notes of the two likely to run after it.
+        if (heap_.size() > 1) {
+          const ComputeUnit::Hot& next = *heap_[1].hot;
+          for (std::uint32_t i = 0; i < next.n; ++i) __builtin_prefetch(next.at[i]);
+          if (heap_.size() > 2) __builtin_prefetch(heap_[2].hot);
+          if (heap_.size() > 3) __builtin_prefetch(heap_[3].hot);
+        }
         const Tick wake = cu->resume();
         if (wake == ComputeUnit::kDone) {
           cu->finished_.notify();
@@ -700,10 +740,15 @@ bool ComputeUnit::step(Slot& s) {
     while (s.next_iter < end) {
       if (s.time > horizon) return false;
       const std::uint32_t i = s.next_iter;
-      const Tick ready = std::max(s.prologue_done, operands_ready(s, i));
-      if (ready > s.time) {  // operands not here yet: come back when they are
-        s.time = ready;
-        return false;
+      // (A step that waited for iteration i's operands came back at the time
+      // they are ready: nothing of the slot's changed since, so they still are.)
+      if (s.waited != i) {
+        const Tick ready = std::max(s.prologue_done, operands_ready(s, i));
+        if (ready > s.time) {  // operands not here yet: come back when they are
+          s.time = ready;
+          s.waited = i;
+          return false;
+        }
       }
       // The iteration's buffer is free once its math starts: the loads
       // `depth` iterations ahead may go (with the rest of their K group).
