@@ -552,13 +552,7 @@ void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
     const std::uint32_t j = i - group.first;
     if (!s.chunk_counted || j - s.chunk_first >= kChunk) count_chunk(s, group, j);
     const std::size_t row = j - s.chunk_first;
-    for (std::size_t run = 0; run < s.run_at.size(); ++run) {
-      const std::uint16_t* lines = &s.lines[(run * kChunk + row) * channels];
-      // The next iteration's counts are reserved at this slot's next step,
-      // after other slots' and units' work: ask the host for them now.
-      if (row + 1 < kChunk) __builtin_prefetch(lines + channels);
-      back = std::max(back, l2_->reserve_lines(lines, at + s.run_at[run]));
-    }
+    back = l2_->reserve_runs(&s.lines[row * channels], kChunk * channels, s.run_at.data(), s.run_at.size(), at);
     s.iter[i & s.iter_mask].hits_back = back;
     return;
   }

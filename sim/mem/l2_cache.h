@@ -64,6 +64,11 @@ class L2Cache : public sc_core::sc_module {
   void count_iterations(const MemAccess& a, std::int64_t iter_stride, std::uint32_t g,
                         std::uint16_t* table) const;
   Tick reserve_lines(const std::uint16_t* lines, Tick arrive);
+  // reserve_lines() for `runs` rows in turn, row k at rows + k x stride
+  // arriving at at + offsets[k] (an iteration's runs of loads); returns when
+  // the data of them all is back (`at` when there are none).
+  Tick reserve_runs(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
+                    Tick at);
 
   // The same counts for loads of one whole line per row and iteration (a K
   // step of one line, the common fp8 case), made once per K group instead
