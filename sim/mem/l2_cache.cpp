@@ -633,7 +633,11 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * block);
     for (std::uint64_t b = first; b < end; b += block) tags.prefetch(b);
   };
-  for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
+  // (A single row's first blocks would be asked for just before their
+  // lookups: only rows further on gain.)
+  if (a.rows > 1) {
+    for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
+  }
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     if (r + kAhead < a.rows) prefetch_row(r + kAhead);
     const std::uint64_t begin = a.row(r);

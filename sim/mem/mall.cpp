@@ -85,7 +85,10 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
       const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * chunk);
       for (std::uint64_t c = first; c < end; c += chunk) prefetch_at(c);
     };
-    if (!a.write) {
+    // (A single row's first chunks would be asked for just before their
+    // lookups: only rows further on gain, and the whole-chunk loop asks for
+    // its own.)
+    if (!a.write && a.rows > 1) {
       for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
     }
     for (std::uint32_t r = 0; r < a.rows; ++r) {
