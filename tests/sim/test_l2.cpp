@@ -179,12 +179,24 @@ TEST_CASE("a K group's one-line rows counted once by term give each chunk's own 
   CHECK(h.l2.add_terms(MemAccess{0, 128, 32, 128 * 4, false, 0}, 128, v));  // offsets 0, 4, 8, 12
   CHECK_FALSE(h.l2.add_terms(MemAccess{128, 128, 32, 7168, false, 0}, 128, v));
   CHECK(v.offsets == 4);
+  // Strided rows repeat their offsets every c / gcd(row stride in lines, c)
+  // rows: one offset (16 lines apart), two (8: one of them shared with the
+  // first load's), or too many (3: sixteen).
+  L2Cache::LineTerms w;
+  h.l2.reset_terms(w, g);
+  CHECK(h.l2.add_terms(MemAccess{0, 128, 32, 128 * 16, false, 0}, 128, w));
+  CHECK(w.offsets == 1);
+  CHECK(h.l2.add_terms(MemAccess{1 << 22, 128, 32, 128 * 8, false, 0}, 128, w));
+  CHECK(w.offsets == 2);
+  CHECK_FALSE(h.l2.add_terms(MemAccess{0, 128, 32, 128 * 3, false, 0}, 128, w));
+  CHECK(w.offsets == 2);
   for (const std::uint32_t chunk : {16u, 5u}) {
     for (std::uint32_t j0 = 0; j0 < g; j0 += chunk) {
       const std::uint32_t n = std::min(chunk, g - j0);
+      const MemAccess w16{0, 128, 32, 128 * 16, false, 0}, w8{1 << 22, 128, 32, 128 * 8, false, 0};
       for (const auto& [terms, loads] :
-           std::vector<std::pair<const L2Cache::LineTerms*, std::vector<MemAccess>>>{{&t, {gate, up}},
-                                                                                     {&u, {gather}}}) {
+           std::vector<std::pair<const L2Cache::LineTerms*, std::vector<MemAccess>>>{
+               {&t, {gate, up}}, {&u, {gather}}, {&w, {w16, w8}}}) {
         std::vector<std::uint16_t> table(n * channels, 0), expect(n * channels, 0);
         h.l2.terms_rows(*terms, j0, n, table.data());
         for (const MemAccess& a : loads) {
@@ -195,6 +207,27 @@ TEST_CASE("a K group's one-line rows counted once by term give each chunk's own 
         CHECK(table == expect);
       }
     }
+  }
+}
+
+TEST_CASE("an iteration's runs reserved in one call end where reserving each in turn ends", "[l2]") {
+  Harness h;
+  const std::size_t channels = h.l2.channels();
+  const Tick hit = ticks(h.spec.hit_latency), lt = h.line_time();
+  // Two identical L2s are not possible in one elaboration: the same rows on
+  // one L2, first in turn, then in one call later on (channels idle again by
+  // then), compared as times after their start.
+  std::vector<std::uint16_t> rows(3 * channels);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<std::uint16_t>((i * 7 + i / 5) % 4);
+  const Tick offsets[3] = {0, 3 * lt, lt / 2};
+  for (std::size_t runs = 0; runs <= 3; ++runs) {
+    const Tick t1 = (1 + 2 * runs) * Tick{1'000'000'000}, t2 = t1 + 1'000'000'000;
+    Tick in_turn = t1;
+    for (std::size_t k = 0; k < runs; ++k) in_turn = std::max(in_turn, h.l2.reserve_lines(&rows[k * channels], t1 + offsets[k]));
+    const Tick at_once = h.l2.reserve_runs(rows.data(), channels, offsets, runs, t2);
+    CHECK(at_once - t2 == in_turn - t1);
+    if (runs == 0) CHECK(at_once == t2);
+    else CHECK(at_once > t2 + hit);
   }
 }
 
