@@ -110,7 +110,8 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
           for (std::uint64_t k = 0; k < count; ++k, l += chunk) {
             const auto [channel, local] = map.channel_and_group_local<Pow2>(l, per_stack);
             const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
-            const CacheTags::Run res = tags0.access_block(records[slice], local, false);  // never dirty
+            // (Reads only: writes pass the MALL by, so its lines are never dirty.)
+            const CacheTags::Run res = tags0.read_block_never_written(records[slice], local);
             looked_up += block_lines;
             if (res.missed == whole) {
               missed_lines += block_lines;

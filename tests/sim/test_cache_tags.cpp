@@ -192,5 +192,15 @@ TEST_CASE("a whole-block lookup does what a run lookup of the whole block does",
       REQUIRE(ra.victim_dirty == rb.victim_dirty);
     }
     CHECK(a.clean() == b.clean());
+    // Reads only (the MALL's array): without its dirty masks, the same.
+    CacheTags c(256 << 10, 128, 16, block_lines), d(256 << 10, 128, 16, block_lines);
+    for (int step = 0; step < 20000; ++step) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const std::uint64_t addr = ((x >> 20) % 4096) * block;
+      const auto rc = c.walker().read_block_never_written(c.walker().records(), addr);
+      const auto rd = d.access(addr, block_lines, false);
+      REQUIRE(rc.missed == rd.missed);
+      REQUIRE(rc.victim == rd.victim);
+    }
   }
 }
