@@ -210,6 +210,8 @@ Tick ComputeUnit::resume() {
 }
 
 void ComputeUnit::note_hot(std::size_t n) {
+  // (The fixed notes below, with room for two runs' count rows.)
+  static_assert(3 + (kSlotHotBytes + 63) / 64 + 1 + 2 + 2 <= Hot::kMax);
   if (hot_ == nullptr) return;
   Hot& h = *hot_;
   std::uint32_t k = 0;

@@ -82,10 +82,10 @@ class CacheTags {
 
   // The lookups, on the geometry held by value and the array's records. A
   // cache running many lookups takes one (walker()) into a local first: its
-  // geometry then stays in registers, where read from the CacheTags it was
-  // reloaded after every lookup, since the lookups' stores into the records
-  // might (for all the compiler knows) change it. Valid until the array is
-  // destroyed.
+  // geometry can then stay in registers, where read from the CacheTags it
+  // was reloaded after every lookup, since the lookups' stores into the
+  // records might (for all the compiler knows) change it. Valid until the
+  // array is destroyed.
   class Walker {
    public:
     Walker(const Geometry& g, std::uint32_t* records) : g_(g), rec_(records) {}
@@ -95,9 +95,9 @@ class CacheTags {
     // absent). `write` marks the run's lines dirty.
     Run access(std::uint64_t addr, std::uint32_t lines, bool write);
     // access(addr, block lines, write) for `addr` the first byte of a block
-    // (a whole block of a stream), whose set record the caller has asked
-    // for already (prefetch). With `records`: in that array of the same
-    // geometry (records()) instead of this one's.
+    // (a whole block of a stream), without access()'s request for the rest
+    // of the set record and its cases for part of a block. With `records`:
+    // in that array of the same geometry (records()) instead of this one's.
     Run access_block(std::uint64_t addr, bool write) { return access_block(rec_, addr, write); }
     Run access_block(std::uint32_t* records, std::uint64_t addr, bool write) const {
       return access_block<true>(records, addr, write);
