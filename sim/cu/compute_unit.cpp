@@ -163,7 +163,10 @@ Tick ComputeUnit::resume() {
     Slot* next = &slots_[n];
     // More than a quantum ahead of global time: wait until the slot's time
     // (shared resources then see requests in nearly chronological order).
-    if (next->time > now + quantum_) return next->time;
+    if (next->time > now + quantum_) {
+      note_hot(n);
+      return next->time;
+    }
     if (next->awaiting) {
       next->awaiting = false;
       claim(n);
@@ -206,6 +209,36 @@ Tick ComputeUnit::resume() {
   return kDone;
 }
 
+void ComputeUnit::note_hot(std::size_t n) {
+  // (The fixed notes below, with room for two runs' count rows.)
+  static_assert(3 + (kSlotHotBytes + 63) / 64 + 1 + 2 + 2 <= Hot::kMax);
+  if (hot_ == nullptr) return;
+  Hot& h = *hot_;
+  std::uint32_t k = 0;
+  // The unit's fields that resume() and step() read first, and its slots' times.
+  h.at[k++] = &dispatcher_;
+  h.at[k++] = &slots_;
+  h.at[k++] = slot_time_.data();
+  // The slot's record, its K group in use, its iterations, the rows of line
+  // counts its next reservation reads.
+  const Slot& s = slots_[n];
+  const char* rec = reinterpret_cast<const char*>(&s);
+  for (std::size_t off = 0; off < kSlotHotBytes; off += 64) h.at[k++] = rec + off;
+  h.at[k++] = rec + kSlotHotBytes - 1;
+  if (!s.groups.empty()) h.at[k++] = &s.groups[s.group_next & s.group_mask];
+  if (!s.iter.empty()) h.at[k++] = s.iter.data();
+  if (s.chunk_counted && !s.lines.empty()) {
+    const std::size_t row = s.reserved - s.groups[(s.groups_issued - 1) & s.group_mask].first - s.chunk_first;
+    if (row < kChunk) {
+      const std::size_t channels = l2_->channels();
+      for (std::size_t run = 0; run < s.run_at.size() && k < Hot::kMax; ++run) {
+        h.at[k++] = &s.lines[(run * kChunk + row) * channels];
+      }
+    }
+  }
+  h.n = k;
+}
+
 // --- CuScheduler ---
 
 CuScheduler::CuScheduler(sc_core::sc_module_name name, SimClock& time)
@@ -219,7 +252,7 @@ bool CuScheduler::earlier(const Entry& a, const Entry& b) { return a.wake < b.wa
 
 void CuScheduler::insert(ComputeUnit* cu, Tick wake) {
   // Sift up while the parent is strictly later: equal times keep their place.
-  const Entry e{wake, cu};
+  const Entry e{wake, cu, cu->hot()};
   heap_.push_back(e);
   std::size_t i = heap_.size() - 1;
   while (i > 1 && earlier(e, heap_[i / 2])) {
@@ -231,24 +264,30 @@ void CuScheduler::insert(ComputeUnit* cu, Tick wake) {
 
 ComputeUnit* CuScheduler::extract_top() {
   ComputeUnit* top = heap_[1].cu;
-  heap_[1] = heap_.back();
+  const Entry e = heap_.back();  // the last entry goes to the top and sifts down
   heap_.pop_back();
-  // Sift down: to the left child if strictly earlier than the entry, then to
-  // the right one if strictly earlier than that.
   const std::size_t size = heap_.size() - 1;
+  if (size == 0) return top;
+  // Sift down: to the left child if strictly earlier than the entry, then to
+  // the right one if strictly earlier than that. (The entry moves into the
+  // hole it leaves once, at the end, rather than swapping at every level:
+  // the same comparisons, the same heap.)
+  Entry* const h = heap_.data();
   std::size_t i = 1;
   while (2 * i <= size) {
     const std::size_t l = 2 * i, r = l + 1;
-    std::size_t first = earlier(heap_[l], heap_[i]) ? l : i;
-    if (r <= size && earlier(heap_[r], heap_[first])) first = r;
+    std::size_t first = earlier(h[l], e) ? l : i;
+    if (r <= size && earlier(h[r], first == i ? e : h[first])) first = r;
     if (first == i) break;
-    std::swap(heap_[i], heap_[first]);
+    h[i] = h[first];
     i = first;
   }
+  h[i] = e;
   return top;
 }
 
 void CuScheduler::add(ComputeUnit* cu, Tick wake) {
+  if (cu->hot() == nullptr) cu->set_hot(&hots_.emplace_back());
   insert(cu, wake);
   work_.notify(sc_core::SC_ZERO_TIME);  // after every unit's start (same delta cycle)
 }
@@ -269,6 +308,14 @@ void CuScheduler::run() {
         due_.push_back(extract_top());
       } while (heap_.size() > 1 && heap_[1].wake == t);
       for (ComputeUnit* cu : due_) {
+        // The unit likely to run next: ask for its state while this one
+        // runs; and for the notes of the two likely to run after it.
+        if (heap_.size() > 1) {
+          const ComputeUnit::Hot& next = *heap_[1].hot;
+          for (std::uint32_t i = 0; i < next.n; ++i) __builtin_prefetch(next.at[i]);
+          if (heap_.size() > 2) __builtin_prefetch(heap_[2].hot);
+          if (heap_.size() > 3) __builtin_prefetch(heap_[3].hot);
+        }
         const Tick wake = cu->resume();
         if (wake == ComputeUnit::kDone) {
           cu->finished_.notify();
@@ -287,6 +334,8 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   fresh.lines.swap(s.lines);
   fresh.run_at.swap(s.run_at);
   fresh.run_of.swap(s.run_of);
+  fresh.terms.swap(s.terms);
+  fresh.in_terms.swap(s.in_terms);
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -431,7 +480,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   // over fewer, larger reservations.)
   unloaded = std::min(unloaded, done - at);
   first_back = std::clamp(first_back, at + unloaded, done);
-  if (l2_ != nullptr) count_group(s, *loop, first);
+  if (l2_ != nullptr) count_group(s, *loop, first, g);
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
   group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded};
   s.issued += g;
@@ -443,7 +492,7 @@ Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
   return cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
 }
 
-void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first) {
+void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g) {
   // Runs of consecutive loads with the same offset, and whether each run's
   // counts fit 16 bits (a table cell counts one iteration's lines on one
   // channel, at most the run's lines per iteration).
@@ -462,6 +511,14 @@ void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t firs
   }
   s.counted = most <= 0xFFFF;
   s.chunk_counted = false;
+  if (!s.counted) return;
+  if (s.terms.size() < s.run_at.size()) s.terms.resize(s.run_at.size());
+  for (std::size_t run = 0; run < s.run_at.size(); ++run) l2_->reset_terms(s.terms[run], g);
+  s.in_terms.resize(loop.loads.size());
+  for (std::size_t k = 0; k < loop.loads.size(); ++k) {
+    const auto& r = loop.loads[k];
+    s.in_terms[k] = l2_->add_terms(access_at(r, first), r.iter_stride, s.terms[s.run_of[k]]) ? 1 : 0;
+  }
 }
 
 void ComputeUnit::count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0) {
@@ -470,8 +527,12 @@ void ComputeUnit::count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j
   const std::uint32_t n = std::min(kChunk, group.g - j0);
   s.lines.assign(s.run_at.size() * kChunk * channels, 0);
   for (std::size_t k = 0; k < loop->loads.size(); ++k) {
+    if (s.in_terms[k] != 0) continue;  // counted for the group, below
     const auto& r = loop->loads[k];
     l2_->count_iterations(access_at(r, iter), r.iter_stride, n, &s.lines[s.run_of[k] * kChunk * channels]);
+  }
+  for (std::size_t run = 0; run < s.run_at.size(); ++run) {
+    if (s.terms[run].offsets > 0) l2_->terms_rows(s.terms[run], j0, n, &s.lines[run * kChunk * channels]);
   }
   s.chunk_first = j0;
   s.chunk_counted = true;
@@ -493,13 +554,7 @@ void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
     const std::uint32_t j = i - group.first;
     if (!s.chunk_counted || j - s.chunk_first >= kChunk) count_chunk(s, group, j);
     const std::size_t row = j - s.chunk_first;
-    for (std::size_t run = 0; run < s.run_at.size(); ++run) {
-      const std::uint16_t* lines = &s.lines[(run * kChunk + row) * channels];
-      // The next iteration's counts are reserved at this slot's next step,
-      // after other slots' and units' work: ask the host for them now.
-      if (row + 1 < kChunk) __builtin_prefetch(lines + channels);
-      back = std::max(back, l2_->reserve_lines(lines, at + s.run_at[run]));
-    }
+    back = l2_->reserve_runs(&s.lines[row * channels], kChunk * channels, s.run_at.data(), s.run_at.size(), at);
     s.iter[i & s.iter_mask].hits_back = back;
     return;
   }
@@ -681,10 +736,15 @@ bool ComputeUnit::step(Slot& s) {
     while (s.next_iter < end) {
       if (s.time > horizon) return false;
       const std::uint32_t i = s.next_iter;
-      const Tick ready = std::max(s.prologue_done, operands_ready(s, i));
-      if (ready > s.time) {  // operands not here yet: come back when they are
-        s.time = ready;
-        return false;
+      // (A step that waited for iteration i's operands came back at the time
+      // they are ready: nothing of the slot's changed since, so they still are.)
+      if (s.waited != i) {
+        const Tick ready = std::max(s.prologue_done, operands_ready(s, i));
+        if (ready > s.time) {  // operands not here yet: come back when they are
+          s.time = ready;
+          s.waited = i;
+          return false;
+        }
       }
       // The iteration's buffer is free once its math starts: the loads
       // `depth` iterations ahead may go (with the rest of their K group).

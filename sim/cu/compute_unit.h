@@ -12,7 +12,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -69,20 +71,23 @@ class ComputeUnit : public sc_core::sc_module {
   // Notified (immediately) by the scheduler when resume() returned kDone.
   sc_core::sc_event finished_;
 
+  // The host addresses a unit reads first when it is resumed next (its
+  // fields, the records of the slot it will step), noted as resume() returns
+  // to wait: the scheduler asks the host's caches for them while the unit
+  // before it runs. (256 units' slots do not fit the host's caches, so a
+  // unit's state is cold again by its next quantum, and its first reads
+  // depend on each other.) No effect on results.
+  struct Hot {
+    static constexpr std::size_t kMax = 15;
+    std::uint32_t n = 0;
+    const void* at[kMax] = {};  // (a record of two host cache lines)
+  };
+  // Where resume() notes them (set by the scheduler; none without one).
+  void set_hot(Hot* hot) { hot_ = hot; }
+  const Hot* hot() const { return hot_; }
+
  private:
   struct Slot {
-    bool busy = false;
-    bool started = false;     // prologue and first loads issued
-    bool awaiting = false;    // finished; claims its next workgroup at `time`
-    bool epilogue_done = false;  // its vector work charged; the stores are next
-    std::uint32_t wg = 0;
-    isa::TileProgram program;
-    Tick start = 0;
-    Tick time = 0;            // local time of the slot's next step
-    std::uint32_t iterations = 0;  // over all of the program's loops
-    std::uint32_t next_iter = 0;
-    std::uint32_t issued = 0;  // loop iterations whose loads are issued
-    Tick prologue_done = 0;
     // The K groups in flight (loads are issued a group at a time, see
     // issue_group), in a ring: group n at n & group_mask. At most
     // pipeline_depth + 1 are in use (from next_iter's to the last issued).
@@ -94,10 +99,6 @@ class ComputeUnit : public sc_core::sc_module {
       Tick span = 0;
       Tick latency = 0;         // its unloaded round trip
     };
-    std::vector<Group> groups;
-    std::uint32_t group_mask = 0;
-    std::uint32_t groups_issued = 0;
-    std::uint32_t group_next = 0;  // the group holding next_iter
     // Per iteration, in a ring (iteration i at i & iter_mask): at most
     // 2 x pipeline_depth + 1 are in use (math starts back to next_iter -
     // depth, channel times up to next_iter + depth). A small ring per slot
@@ -107,8 +108,33 @@ class ComputeUnit : public sc_core::sc_module {
       Tick math_start = 0;  // when its matrix work began
       Tick hits_back = 0;   // its own L2 channel time done, hit data back
     };
-    std::vector<Iteration> iter;
+    // (What every step reads comes first: the record's first host cache
+    // lines, which ComputeUnit::note_hot names.)
+    Tick time = 0;            // local time of the slot's next step
+    Tick prologue_done = 0;
+    std::uint32_t iterations = 0;  // over all of the program's loops
+    std::uint32_t next_iter = 0;
+    std::uint32_t issued = 0;  // loop iterations whose loads are issued
+    std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
+    std::uint32_t group_mask = 0;
+    std::uint32_t groups_issued = 0;
+    std::uint32_t group_next = 0;  // the group holding next_iter
     std::uint32_t iter_mask = 0;
+    std::uint32_t chunk_first = 0;     // the table's first iteration in the group
+    std::uint32_t waited = ~0u;        // the iteration whose operands the slot waits for
+    bool busy = false;
+    bool started = false;     // prologue and first loads issued
+    bool awaiting = false;    // finished; claims its next workgroup at `time`
+    bool epilogue_done = false;  // its vector work charged; the stores are next
+    bool chunk_counted = false;        // the table holds the group's chunk_first..
+    bool counted = false;
+    // The matrix cost of the slot's loop `cost_loop` (of its own program, so
+    // the pointer stays valid while the workgroup runs): looked up once.
+    const isa::Loop* cost_loop = nullptr;
+    std::uint32_t cost_used = 0;
+    Tick cost_dur = 0;
+    std::vector<Group> groups;
+    std::vector<Iteration> iter;
     // The L2 lines of the last K group issued, per iteration and channel,
     // counted kChunk iterations at a time (L2Cache::count_iterations): one
     // table per run of its loads issued at the same time after the
@@ -117,19 +143,23 @@ class ComputeUnit : public sc_core::sc_module {
     // counts) each iteration counts its own lines.
     std::vector<std::uint16_t> lines;  // [run][iteration - chunk_first][channel]
     std::vector<Tick> run_at;          // per run: its loads' issue offset
+    // (The rest is read once per K group or workgroup.)
     std::vector<std::uint32_t> run_of; // per load of the loop: its run
-    std::uint32_t chunk_first = 0;     // the table's first iteration in the group
-    bool chunk_counted = false;        // the table holds the group's chunk_first..
-    bool counted = false;
-    std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
-    // The matrix cost of the slot's loop `cost_loop` (of its own program, so
-    // the pointer stays valid while the workgroup runs): looked up once.
-    const isa::Loop* cost_loop = nullptr;
-    std::uint32_t cost_used = 0;
-    Tick cost_dur = 0;
+    // Per run: its loads of one line per row and iteration, counted once
+    // for the whole group (L2Cache::add_terms); per load: whether it is
+    // counted there (else count_chunk counts it chunk by chunk).
+    std::vector<L2Cache::LineTerms> terms;
+    std::vector<std::uint8_t> in_terms;
+    std::uint32_t wg = 0;
+    Tick start = 0;
+    isa::TileProgram program;
   };
+  // The bytes of a Slot that every step reads (from its start).
+  static constexpr std::size_t kSlotHotBytes = offsetof(Slot, run_of);
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
+  // Notes the addresses of slot n's and the unit's state in *hot_.
+  void note_hot(std::size_t n);
   // Sets up a kernel's slots and hands out the first workgroups.
   void begin_kernel();
   void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
@@ -147,9 +177,11 @@ class ComputeUnit : public sc_core::sc_module {
   void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
   // When load `r` of an iteration issued at t would go out on its own: t + this.
   Tick issue_offset(const isa::MemRange& r) const;
-  // Prepares the counting of the L2 lines of a new K group of `loop` from
-  // its iteration `first`: its runs of loads, and whether 16 bits hold the counts.
-  void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first);
+  // Prepares the counting of the L2 lines of a new K group of `g`
+  // iterations of `loop` from its iteration `first`: its runs of loads,
+  // whether 16 bits hold the counts, and the loads counted for the whole
+  // group at once.
+  void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g);
   // Counts the lines of the group's iterations from j0 (kChunk of them at most) into s.lines.
   void count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0);
   // Issues the K groups and reserves the channel time of the iterations
@@ -212,6 +244,7 @@ class ComputeUnit : public sc_core::sc_module {
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)
   CuScheduler* scheduler_ = nullptr;
+  Hot* hot_ = nullptr;
   std::vector<Slot> slots_;
   static constexpr Tick kNotBusy = ~Tick{0};  // slot_time_ of an idle slot
   std::vector<Tick> slot_time_;  // each slot's time, or kNotBusy when idle
@@ -244,6 +277,7 @@ class CuScheduler : public sc_core::sc_module {
   struct Entry {
     Tick wake = 0;
     ComputeUnit* cu = nullptr;
+    const ComputeUnit::Hot* hot = nullptr;  // the unit's noted addresses
   };
   static bool earlier(const Entry& a, const Entry& b);
   void insert(ComputeUnit* cu, Tick wake);
@@ -253,6 +287,7 @@ class CuScheduler : public sc_core::sc_module {
   SimClock& time_;
   std::vector<Entry> heap_;        // 1-based
   std::vector<ComputeUnit*> due_;  // scratch: the units due at one time
+  std::deque<ComputeUnit::Hot> hots_;  // one per unit (stable addresses)
   sc_core::sc_event work_;
 };
 

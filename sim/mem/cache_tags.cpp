@@ -17,12 +17,14 @@ void CacheTags::beyond_range(std::uint64_t addr) {
 
 CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
                      std::uint32_t block_lines)
-    : line_(line_bytes), ways_(ways), block_lines_(std::clamp(block_lines, 1u, 32u)),
-      line_shift_(static_cast<std::uint32_t>(std::countr_zero(line_bytes))) {
+    : line_(line_bytes) {
+  g_.ways = ways;
+  g_.block_lines = std::clamp(block_lines, 1u, 32u);
+  g_.line_shift = static_cast<std::uint32_t>(std::countr_zero(line_bytes));
   const std::uint64_t lines_per_set =
       line_bytes == 0 || ways == 0 ? 0 : size_bytes / (std::uint64_t{line_bytes} * ways);
   if (lines_per_set == 0 || !std::has_single_bit(line_bytes) ||
-      !std::has_single_bit(block_lines_)) {
+      !std::has_single_bit(g_.block_lines)) {
     throw std::invalid_argument("cache geometry does not form whole sets");
   }
   // Whole blocks per set. Where the line count per way is not a multiple of
@@ -31,52 +33,54 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   // sets of 32, 0.09%); only a cache too small for that halves the block.
   // (Halving until the block divided evenly had left that MALL with 2-line
   // blocks: 16x the tag operations of the other parts for the same bytes.)
-  while (block_lines_ > 1 && lines_per_set % block_lines_ != 0 &&
-         lines_per_set / block_lines_ < kMinSetsForFloor) {
-    block_lines_ /= 2;
+  while (g_.block_lines > 1 && lines_per_set % g_.block_lines != 0 &&
+         lines_per_set / g_.block_lines < kMinSetsForFloor) {
+    g_.block_lines /= 2;
   }
-  block_shift_ = static_cast<std::uint32_t>(std::countr_zero(block_lines_));
-  sets_ = lines_per_set / block_lines_;
-  set_bits_ = static_cast<std::uint32_t>(std::bit_width(sets_ - 1));
-  set_mask_ = std::has_single_bit(sets_) ? sets_ - 1 : 0;
-  record_ = 3 * std::uint64_t{ways_} + 1;
-  record_bytes_ = record_ * sizeof(std::uint32_t);
-  tags_.assign(sets_ * record_, 0);  // heads at way 0
-  for (std::uint64_t s = 0; s < sets_; ++s) std::fill_n(set_record(s), ways_, kEmpty);
+  g_.block_shift = static_cast<std::uint32_t>(std::countr_zero(g_.block_lines));
+  g_.sets = lines_per_set / g_.block_lines;
+  g_.set_bits = static_cast<std::uint32_t>(std::bit_width(g_.sets - 1));
+  g_.set_mask = std::has_single_bit(g_.sets) ? g_.sets - 1 : 0;
+  g_.record = 3 * std::uint64_t{ways} + 1;
+  g_.record_bytes = g_.record * sizeof(std::uint32_t);
+  tags_.assign(g_.sets * g_.record, 0);  // heads at way 0
+  for (std::uint64_t s = 0; s < g_.sets; ++s) std::fill_n(&tags_[s * g_.record], ways, kEmpty);
 }
 
-// fold() (in the header): the block number XOR-folded with its higher bits,
-// so power-of-two strides (a tile's rows) still spread over the sets while
-// consecutive blocks stay in neighbouring ones. A bijection: unfold() inverts it.
+// Walker::fold() (in the header): the block number XOR-folded with its
+// higher bits, so power-of-two strides (a tile's rows) still spread over the
+// sets while consecutive blocks stay in neighbouring ones. A bijection:
+// unfold() inverts it.
 
 // (Not inlined: only an evicted dirty block needs it.)
-[[gnu::noinline]] std::uint64_t CacheTags::unfold(std::uint64_t h) const {
-  if (set_bits_ == 0) return h;
-  // Each round fixes set_bits_ more of the high bits, top down.
+[[gnu::noinline]] std::uint64_t CacheTags::unfold(const Geometry& g, std::uint64_t h) {
+  if (g.set_bits == 0) return h;
+  // Each round fixes set_bits more of the high bits, top down.
   std::uint64_t x = h;
-  for (std::uint32_t fixed = 0; fixed < 64; fixed += set_bits_) {
-    x = h ^ (x >> set_bits_) ^ (x >> (2 * set_bits_));
+  for (std::uint32_t fixed = 0; fixed < 64; fixed += g.set_bits) {
+    x = h ^ (x >> g.set_bits) ^ (x >> (2 * g.set_bits));
   }
   return x;
 }
 
 std::uint64_t CacheTags::set_of(std::uint64_t addr) const {
-  const std::uint64_t h = fold(addr >> line_shift_ >> block_shift_);
-  return set_mask_ != 0 ? h & set_mask_ : h % sets_;
+  const Walker w(g_, nullptr);
+  const std::uint64_t h = w.fold(addr >> g_.line_shift >> g_.block_shift);
+  return g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
 }
 
-void CacheTags::to_front(std::uint32_t* set, std::uint32_t w, std::uint32_t k) const {
-  std::uint32_t& head = set[3 * ways_];
-  const auto next = [this](std::uint32_t x) { return x + 1 == ways_ ? 0 : x + 1; };
-  const auto prev = [this](std::uint32_t x) { return x == 0 ? ways_ - 1 : x - 1; };
+void CacheTags::to_front(std::uint32_t* set, std::uint32_t ways, std::uint32_t w, std::uint32_t k) {
+  std::uint32_t& head = set[3 * ways];
+  const auto next = [ways](std::uint32_t x) { return x + 1 == ways ? 0 : x + 1; };
+  const auto prev = [ways](std::uint32_t x) { return x == 0 ? ways - 1 : x - 1; };
   const auto move = [&](std::uint32_t to, std::uint32_t from) {
     set[to] = set[from];
-    set[ways_ + to] = set[ways_ + from];
-    set[2 * ways_ + to] = set[2 * ways_ + from];
+    set[ways + to] = set[ways + from];
+    set[2 * ways + to] = set[2 * ways + from];
   };
-  const std::uint32_t key = set[w], valid = set[ways_ + w], dirty = set[2 * ways_ + w];
+  const std::uint32_t key = set[w], valid = set[ways + w], dirty = set[2 * ways + w];
   std::uint32_t at = w;
-  if (k <= ways_ - 1 - k) {
+  if (k <= ways - 1 - k) {
     // The k more recent ways move one place later; `w` goes to the head.
     for (std::uint32_t m = 0; m < k; ++m) {
       const std::uint32_t from = prev(at);
@@ -95,31 +99,33 @@ void CacheTags::to_front(std::uint32_t* set, std::uint32_t w, std::uint32_t k) c
     head = at;
   }
   set[at] = key;
-  set[ways_ + at] = valid;
-  set[2 * ways_ + at] = dirty;
+  set[ways + at] = valid;
+  set[2 * ways + at] = dirty;
 }
 
 bool CacheTags::contains(std::uint64_t addr) const {
-  const std::uint64_t line = addr >> line_shift_;
-  const std::uint64_t h = fold(line >> block_shift_);
-  const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
-  const std::uint64_t key = set_mask_ != 0 ? h >> set_bits_ : h / sets_;
+  const Walker w(g_, const_cast<std::uint32_t*>(tags_.data()));  // reads only
+  const std::uint64_t line = addr >> g_.line_shift;
+  const std::uint64_t h = w.fold(line >> g_.block_shift);
+  const std::uint64_t s = g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
+  const std::uint64_t key = g_.set_mask != 0 ? h >> g_.set_bits : h / g_.sets;
   if (key >= kEmpty) return false;
-  const std::uint32_t* set = set_record(s);
-  const std::uint32_t i = find(set, static_cast<std::uint32_t>(key));
-  return i < ways_ && (set[ways_ + i] >> (line & (block_lines_ - 1)) & 1u) != 0;
+  const std::uint32_t* set = &tags_[s * g_.record];
+  const std::uint32_t i = w.find(set, static_cast<std::uint32_t>(key));
+  return i < g_.ways && (set[g_.ways + i] >> (line & (g_.block_lines - 1)) & 1u) != 0;
 }
 
 std::vector<std::uint64_t> CacheTags::clean() {
   std::vector<std::uint64_t> dirty;
-  for (std::uint64_t s = 0; s < sets_; ++s) {
-    std::uint32_t* set = set_record(s);
-    for (std::uint32_t w = 0; w < ways_; ++w) {
-      std::uint32_t& d = set[2 * ways_ + w];
+  const std::uint32_t ways = g_.ways;
+  for (std::uint64_t s = 0; s < g_.sets; ++s) {
+    std::uint32_t* set = &tags_[s * g_.record];
+    for (std::uint32_t w = 0; w < ways; ++w) {
+      std::uint32_t& d = set[2 * ways + w];
       if (d == 0) continue;
-      const std::uint64_t first = unfold(std::uint64_t{set[w]} * sets_ + s) << block_shift_;
+      const std::uint64_t first = unfold(g_, std::uint64_t{set[w]} * g_.sets + s) << g_.block_shift;
       for (std::uint32_t m = d; m != 0; m &= m - 1) {
-        dirty.push_back((first + static_cast<std::uint32_t>(std::countr_zero(m))) << line_shift_);
+        dirty.push_back((first + static_cast<std::uint32_t>(std::countr_zero(m))) << g_.line_shift);
       }
       d = 0;
     }

@@ -66,39 +66,108 @@ class CacheTags {
     std::uint32_t victim_dirty = 0;  // its dirty lines, relative to the block's first line
     bool dirty_victim() const { return victim != kNoVictim; }
   };
-  // Looks up `lines` consecutive lines starting at the line holding `addr`,
-  // all inside one block (see lines_to_block_end), allocating the absent ones
-  // (the block's LRU victim goes if the block itself is absent). `write`
-  // marks the run's lines dirty.
-  Run access(std::uint64_t addr, std::uint32_t lines, bool write);
-  // Lines from the one holding `addr` to the end of its block.
+
+  // The shape of the array: what a lookup computes with besides the records.
+  struct Geometry {
+    std::uint32_t ways = 0;
+    std::uint32_t block_lines = 1;
+    std::uint32_t line_shift = 0;
+    std::uint32_t block_shift = 0;  // log2(block_lines)
+    std::uint32_t set_bits = 0;     // bits needed to number the sets
+    std::uint64_t sets = 0;
+    std::uint64_t set_mask = 0;     // sets - 1 when sets is a power of two, else 0
+    std::uint64_t record = 0;       // words per set record: 3 x ways + 1
+    std::size_t record_bytes = 0;
+  };
+
+  // The lookups, on the geometry held by value and the array's records. A
+  // cache running many lookups takes one (walker()) into a local first: its
+  // geometry can then stay in registers, where read from the CacheTags it
+  // was reloaded after every lookup, since the lookups' stores into the
+  // records might (for all the compiler knows) change it. Valid until the
+  // array is destroyed.
+  class Walker {
+   public:
+    Walker(const Geometry& g, std::uint32_t* records) : g_(g), rec_(records) {}
+    // Looks up `lines` consecutive lines starting at the line holding
+    // `addr`, all inside one block (see lines_to_block_end), allocating the
+    // absent ones (the block's LRU victim goes if the block itself is
+    // absent). `write` marks the run's lines dirty.
+    Run access(std::uint64_t addr, std::uint32_t lines, bool write);
+    // access(addr, block lines, write) for `addr` the first byte of a block
+    // (a whole block of a stream), without access()'s request for the rest
+    // of the set record and its cases for part of a block. With `records`:
+    // in that array of the same geometry (records()) instead of this one's.
+    Run access_block(std::uint64_t addr, bool write) { return access_block(rec_, addr, write); }
+    Run access_block(std::uint32_t* records, std::uint64_t addr, bool write) const {
+      return access_block<true>(records, addr, write);
+    }
+    // access_block(records, addr, false) in an array no access ever wrote
+    // (the MALL's: its dirty masks are all zero), without reading or
+    // clearing them: a miss touches one host cache line fewer.
+    Run read_block_never_written(std::uint32_t* records, std::uint64_t addr) const {
+      return access_block<false>(records, addr, false);
+    }
+    // Lines from the one holding `addr` to the end of its block.
+    std::uint32_t lines_to_block_end(std::uint64_t addr) const {
+      return g_.block_lines - static_cast<std::uint32_t>((addr >> g_.line_shift) & (g_.block_lines - 1));
+    }
+    std::uint64_t block_bytes() const { return std::uint64_t{1} << (g_.line_shift + g_.block_shift); }
+    // The same geometry over another array's records (caches of several
+    // arrays of one shape: the MALL's slices).
+    Walker with_records(std::uint32_t* records) const { return Walker(g_, records); }
+    std::uint32_t* records() const { return rec_; }
+    // Asks the host's caches for the set record that access(addr, ...) will
+    // read (no effect on the tags): callers walking many blocks issue it a
+    // few lookups ahead, so that the records' cache misses overlap. (Always
+    // inlined: GCC finds a call that only prefetches pure, and drops it.)
+    [[gnu::always_inline]] void prefetch(std::uint64_t addr) const { prefetch(rec_, addr); }
+    [[gnu::always_inline]] void prefetch(const std::uint32_t* records, std::uint64_t addr) const {
+      const std::uint64_t h = fold(addr >> g_.line_shift >> g_.block_shift);
+      const std::uint64_t s = g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
+      prefetch_record(reinterpret_cast<const char*>(records + s * g_.record), 0);
+    }
+
+   private:
+    friend class CacheTags;
+    // A block is identified by fold(block number) = set + sets * key: the set
+    // is implied by where the key sits, so 32 bits of key cover addresses far
+    // beyond any GPU's memory.
+    std::uint64_t fold(std::uint64_t block) const {
+      if (g_.set_bits == 0) return block;
+      return block ^ (block >> g_.set_bits) ^ (block >> (2 * g_.set_bits));
+    }
+    // Asks for the host cache lines of the set record at `rec` from byte
+    // `from` (0 or 64) on: unrolled for records of up to 256 bytes (16
+    // ways: 196 bytes), as the lookups run millions of times.
+    [[gnu::always_inline]] void prefetch_record(const char* rec, std::size_t from) const {
+      const std::size_t bytes = g_.record_bytes;
+      if (from == 0) __builtin_prefetch(rec);
+      __builtin_prefetch(rec + 64);
+      __builtin_prefetch(rec + 128);
+      if (bytes > 192) __builtin_prefetch(rec + 192);
+      __builtin_prefetch(rec + bytes - 1);
+      for (std::size_t b = 256; b < bytes; b += 64) __builtin_prefetch(rec + b);
+    }
+    // The way holding `key` in the set record `set`, or ways if none.
+    std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;
+    // access_block(), with Dirty false for arrays no access ever wrote.
+    template <bool Dirty>
+    Run access_block(std::uint32_t* records, std::uint64_t addr, bool write) const;
+
+    Geometry g_;
+    std::uint32_t* rec_;  // sets records of 3 x ways + 1 words
+  };
+  Walker walker() { return Walker(g_, tags_.data()); }
+
+  // The same one lookup at a time.
+  Run access(std::uint64_t addr, std::uint32_t lines, bool write) { return walker().access(addr, lines, write); }
   std::uint32_t lines_to_block_end(std::uint64_t addr) const {
-    return block_lines_ - static_cast<std::uint32_t>((addr >> line_shift_) & (block_lines_ - 1));
+    return g_.block_lines - static_cast<std::uint32_t>((addr >> g_.line_shift) & (g_.block_lines - 1));
   }
   // Whether the line holding `addr` is present (no allocation, no LRU update).
   bool contains(std::uint64_t addr) const;
-  // Asks the host's caches for the set record that access(addr, ...) will
-  // read (no effect on the tags): callers walking many blocks issue it a few
-  // lookups ahead, so that the records' cache misses overlap. (Always
-  // inlined: GCC finds a call that only prefetches pure, and drops it.)
-  [[gnu::always_inline]] void prefetch(std::uint64_t addr) const {
-    const std::uint64_t h = fold(addr >> line_shift_ >> block_shift_);
-    const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
-    prefetch_record(reinterpret_cast<const char*>(set_record(s)), 0);
-  }
-  // Asks for the host cache lines of the set record at `rec` from byte
-  // `from` (0 or 64) on: unrolled for records of up to 256 bytes (16 ways:
-  // 196 bytes), as the lookups run millions of times.
-  [[gnu::always_inline]] void prefetch_record(const char* rec, std::size_t from) const {
-    const std::size_t bytes = record_bytes_;
-    if (from == 0) __builtin_prefetch(rec);
-    __builtin_prefetch(rec + 64);
-    __builtin_prefetch(rec + 128);
-    if (bytes > 192) __builtin_prefetch(rec + 192);
-    __builtin_prefetch(rec + bytes - 1);
-    for (std::size_t b = 256; b < bytes; b += 64) __builtin_prefetch(rec + b);
-  }
-  std::uint64_t block_bytes() const { return std::uint64_t{line_} << block_shift_; }
+  std::uint64_t block_bytes() const { return std::uint64_t{line_} << g_.block_shift; }
   // Marks every dirty line clean (they stay valid) and returns their
   // addresses, in ascending order, for the caller to write back.
   std::vector<std::uint64_t> clean();
@@ -115,101 +184,122 @@ class CacheTags {
   }
 
   std::uint32_t line_bytes() const { return line_; }
-  std::uint32_t block_lines() const { return block_lines_; }
-  std::uint64_t sets() const { return sets_; }
+  std::uint32_t block_lines() const { return g_.block_lines; }
+  std::uint64_t sets() const { return g_.sets; }
   // The set a line address maps to (exposed for tests of the spread).
   std::uint64_t set_of(std::uint64_t addr) const;
 
  private:
-  // A block is identified by fold(block number) = set + sets * key: the set
-  // is implied by where the key sits, so 32 bits of key cover addresses far
-  // beyond any GPU's memory.
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;  // never a valid key
-  std::uint64_t fold(std::uint64_t block) const {
-    if (set_bits_ == 0) return block;
-    return block ^ (block >> set_bits_) ^ (block >> (2 * set_bits_));
-  }
-  std::uint64_t unfold(std::uint64_t h) const;
+  // The inverse of Walker::fold.
+  static std::uint64_t unfold(const Geometry& g, std::uint64_t h);
   // Out of line and cold, so that access() needs no stack frame for the message.
   [[noreturn, gnu::cold, gnu::noinline]] static void beyond_range(std::uint64_t addr);
-  // The way holding `key` in the set starting at `set`, or ways_ if none.
-  std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;
-  // A set's record: keys, then valid masks, then dirty masks, ways_ each,
-  // then the way that is the most recent (the ring's head).
-  std::uint32_t* set_record(std::uint64_t s) { return &tags_[s * record_]; }
-  const std::uint32_t* set_record(std::uint64_t s) const { return &tags_[s * record_]; }
   // Makes way `w` of a set record, `k` places after the head in recency
   // order (k > 0), the most recent; the others keep their order.
-  void to_front(std::uint32_t* set, std::uint32_t w, std::uint32_t k) const;
+  static void to_front(std::uint32_t* set, std::uint32_t ways, std::uint32_t w, std::uint32_t k);
 
   std::uint32_t line_;
-  std::uint32_t ways_;
-  std::uint32_t block_lines_;
-  std::uint32_t line_shift_;
-  std::uint32_t block_shift_ = 0;  // log2(block_lines_)
-  std::uint64_t sets_ = 0;
-  std::uint64_t record_ = 0;  // words per set record: 3 x ways_ + 1
-  std::size_t record_bytes_ = 0;
-  std::uint32_t set_bits_ = 0;  // bits needed to number the sets
-  std::uint64_t set_mask_ = 0;  // sets_ - 1 when sets_ is a power of two, else 0
-  // sets_ records of 3 x ways_ words, each set in recency order: one
-  // lookup touches one contiguous record.
+  Geometry g_;
+  // g_.sets records of 3 x ways words, each set in recency order: one
+  // lookup touches one contiguous record. A set's record: keys, then valid
+  // masks, then dirty masks, ways each, then the way that is the most
+  // recent (the ring's head).
   std::vector<std::uint32_t> tags_;
 };
 
 // Inlined into access(), where it runs for every lookup (a call there made
 // the lookup save and restore its registers).
-[[gnu::always_inline]] inline std::uint32_t CacheTags::find(const std::uint32_t* set,
-                                                            std::uint32_t key) const {
+[[gnu::always_inline]] inline std::uint32_t CacheTags::Walker::find(const std::uint32_t* set,
+                                                                    std::uint32_t key) const {
+  const std::uint32_t ways = g_.ways;
   std::uint32_t i = 0;
 #if defined(__SSE2__)
   const __m128i want = _mm_set1_epi32(static_cast<int>(key));
-  if (ways_ == 16) {  // the common geometry: all four compares, one branch
+  if (ways == 16) {  // the common geometry: all four compares, one branch
     const auto eq = [&](std::uint32_t w) {
       const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + w));
       return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want))));
     };
     const unsigned mask = eq(0) | eq(4) << 4 | eq(8) << 8 | eq(12) << 12;
-    return mask != 0 ? static_cast<std::uint32_t>(std::countr_zero(mask)) : ways_;
+    return mask != 0 ? static_cast<std::uint32_t>(std::countr_zero(mask)) : ways;
   }
-  for (; i + 4 <= ways_; i += 4) {
+  for (; i + 4 <= ways; i += 4) {
     const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + i));
     const int mask = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want)));
     if (mask != 0) return i + static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(mask)));
   }
 #endif
-  for (; i < ways_; ++i) {
+  for (; i < ways; ++i) {
     if (set[i] == key) return i;
   }
-  return ways_;
+  return ways;
 }
 
 // Inline (in the L2's and the MALL's run loops): a call made each lookup
 // save and restore registers and return its result through memory.
-[[gnu::always_inline]] inline CacheTags::Run CacheTags::access(std::uint64_t addr, std::uint32_t lines, bool write) {
-  const std::uint64_t line = addr >> line_shift_;
-  const auto first = static_cast<std::uint32_t>(line & (block_lines_ - 1));
-  const std::uint32_t n = std::min(lines, block_lines_ - first);
-  const std::uint32_t want = (n >= 32 ? ~0u : (1u << n) - 1) << first;
-  const std::uint64_t h = fold(line >> block_shift_);
-  const std::uint64_t s = set_mask_ != 0 ? h & set_mask_ : h % sets_;
-  const std::uint64_t key64 = set_mask_ != 0 ? h >> set_bits_ : h / sets_;
+template <bool Dirty>
+[[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::access_block(std::uint32_t* records,
+                                                                            std::uint64_t addr, bool write) const {
+  const std::uint32_t ways = g_.ways;
+  const std::uint32_t want = g_.block_lines >= 32 ? ~0u : (1u << g_.block_lines) - 1;
+  const std::uint64_t h = fold(addr >> g_.line_shift >> g_.block_shift);
+  const std::uint64_t s = g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
+  const std::uint64_t key64 = g_.set_mask != 0 ? h >> g_.set_bits : h / g_.sets;
   if (key64 >= kEmpty) beyond_range(addr);
   const auto key = static_cast<std::uint32_t>(key64);
-  std::uint32_t* set = set_record(s);
+  std::uint32_t* set = records + s * g_.record;
+  std::uint32_t* valid = set + ways;
+  std::uint32_t* dirty = set + 2 * ways;
+  std::uint32_t& head = set[3 * ways];
+  Run r;
+  std::uint32_t i = find(set, key);
+  if (i == ways) {  // block absent: the least-recent way (before the head) goes
+    i = head == 0 ? ways - 1 : head - 1;
+    head = i;  // and is the most recent now
+    if (Dirty && dirty[i] != 0) {
+      r.victim = (unfold(g_, std::uint64_t{set[i]} * g_.sets + s) << g_.block_shift) << g_.line_shift;
+      r.victim_dirty = dirty[i];
+    }
+    set[i] = key;
+    if (Dirty) dirty[i] = write ? want : 0;
+    valid[i] = want;
+    r.missed = want;
+    return r;
+  }
+  r.missed = want & ~valid[i];
+  valid[i] = want;
+  if (Dirty && write) dirty[i] |= want;
+  if (i != head) to_front(set, ways, i, i > head ? i - head : i + ways - head);
+  return r;
+}
+
+[[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::access(std::uint64_t addr, std::uint32_t lines,
+                                                                      bool write) {
+  const std::uint32_t ways = g_.ways;
+  const std::uint64_t line = addr >> g_.line_shift;
+  const auto first = static_cast<std::uint32_t>(line & (g_.block_lines - 1));
+  const std::uint32_t n = std::min(lines, g_.block_lines - first);
+  const std::uint32_t want = (n >= 32 ? ~0u : (1u << n) - 1) << first;
+  const std::uint64_t h = fold(line >> g_.block_shift);
+  const std::uint64_t s = g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
+  const std::uint64_t key64 = g_.set_mask != 0 ? h >> g_.set_bits : h / g_.sets;
+  if (key64 >= kEmpty) beyond_range(addr);
+  const auto key = static_cast<std::uint32_t>(key64);
+  std::uint32_t* set = rec_ + s * g_.record;
   // The record's keys, masks and head lie on several host cache lines, read
   // one after another below: ask for all of them at once.
   prefetch_record(reinterpret_cast<const char*>(set), 64);
-  std::uint32_t* valid = set + ways_;
-  std::uint32_t* dirty = set + 2 * ways_;
-  std::uint32_t& head = set[3 * ways_];
+  std::uint32_t* valid = set + ways;
+  std::uint32_t* dirty = set + 2 * ways;
+  std::uint32_t& head = set[3 * ways];
   Run r;
   std::uint32_t i = find(set, key);
-  if (i == ways_) {  // block absent: the least-recent way (before the head) goes
-    i = head == 0 ? ways_ - 1 : head - 1;
+  if (i == ways) {  // block absent: the least-recent way (before the head) goes
+    i = head == 0 ? ways - 1 : head - 1;
     head = i;  // and is the most recent now
     if (dirty[i] != 0) {
-      r.victim = (unfold(std::uint64_t{set[i]} * sets_ + s) << block_shift_) << line_shift_;
+      r.victim = (unfold(g_, std::uint64_t{set[i]} * g_.sets + s) << g_.block_shift) << g_.line_shift;
       r.victim_dirty = dirty[i];
     }
     set[i] = key;
@@ -219,7 +309,7 @@ class CacheTags {
   r.missed = (want & ~valid[i]) >> first;
   valid[i] |= want;
   if (write) dirty[i] |= want;
-  if (i != head) to_front(set, i, i > head ? i - head : i + ways_ - head);
+  if (i != head) to_front(set, ways, i, i > head ? i - head : i + ways - head);
   return r;
 }
 

@@ -129,6 +129,22 @@ __attribute__((target("avx2"))) void add_rows_avx2(const std::uint16_t (*counts)
     _mm256_storeu_si256(row, _mm256_add_epi16(_mm256_loadu_si256(row), v));
   }
 }
+
+// terms_rows() on 16 channels where the host has AVX2: row j += the counts
+// of term (p0 + j) / 16 with lane x taking lane x ^ ((p0 + j) mod 16) (the
+// halves swapped for bit 3, a byte shuffle for the rest). The same 16-bit sums.
+__attribute__((target("avx2"))) void add_term_rows_avx2(const std::uint16_t* counts, std::uint64_t p0,
+                                                        std::uint32_t n, std::uint16_t* table) {
+  for (std::uint32_t j = 0; j < n; ++j) {
+    const std::uint64_t p = p0 + j;
+    const std::uint64_t b = p & 15;
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(counts + (p >> 4) * 16));
+    if ((b & 8) != 0) v = _mm256_permute4x64_epi64(v, 0x4E);
+    v = _mm256_shuffle_epi8(v, _mm256_load_si256(reinterpret_cast<const __m256i*>(kXorShuffles.mask[b & 7])));
+    auto* row = reinterpret_cast<__m256i*>(table + j * 16);
+    _mm256_storeu_si256(row, _mm256_add_epi16(_mm256_loadu_si256(row), v));
+  }
+}
 #endif
 }  // namespace
 
@@ -354,6 +370,105 @@ void L2Cache::count_iterations(const MemAccess& a, std::int64_t iter_stride, std
   }
 }
 
+void L2Cache::reset_terms(LineTerms& t, std::uint32_t g) const {
+  t.g = g;
+  // (o + j) / c for o < c and j < g: at most (c - 1 + g - 1) / c + 1 terms.
+  const std::uint64_t c = channel_.size();
+  t.terms = g == 0 ? 0 : static_cast<std::uint32_t>((c - 1 + g - 1) / c + 1);
+  t.offsets = 0;
+}
+
+bool L2Cache::add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const {
+  const std::uint64_t line = spec_.line.bytes;
+  const std::size_t channels = channel_.size();
+  // As count_iterations' offset path: whole single lines moving on by one
+  // line an iteration, and rows enough to be worth it.
+  if (!channels_pow2_ || channels > 64 || t.g == 0 || a.row_bytes != line ||
+      iter_stride != static_cast<std::int64_t>(line) || a.rows < 2 * channels) {
+    return false;
+  }
+  const std::uint32_t ls = line_shift_, s = channel_shift_;
+  const std::uint64_t mask = channel_mask_;
+  // The rows' offsets, every row line-aligned, and room for them: row r's
+  // offset index in e_of[r & period_mask]. Strided rows (row r's first line
+  // l0 + r * sl) repeat their offsets every c / gcd(sl mod c, c) rows, a
+  // power of two: only those are looked at. Gathered rows, each.
+  std::uint64_t offset[LineTerms::kOffsets];
+  std::uint32_t offsets = t.offsets;
+  std::copy_n(t.offset, offsets, offset);
+  std::uint8_t e_of[64];
+  std::uint32_t period_mask = 0;
+  const auto index_of = [&](std::uint64_t o) -> int {
+    std::uint32_t e = 0;
+    while (e < offsets && offset[e] != o) ++e;
+    if (e == offsets) {
+      if (offsets == LineTerms::kOffsets) return -1;
+      offset[offsets++] = o;
+    }
+    return static_cast<int>(e);
+  };
+  if (a.gather == nullptr) {
+    if (((a.addr | a.row_stride) & (line - 1)) != 0) return false;
+    const std::uint64_t l0 = a.addr >> ls, sl = (a.row_stride >> ls) & mask;
+    const std::uint64_t period = sl == 0 ? 1 : (mask + 1) >> std::countr_zero(sl);
+    period_mask = static_cast<std::uint32_t>(period - 1);
+    for (std::uint64_t r = 0; r < period && r < a.rows; ++r) {
+      const int e = index_of((l0 + r * sl) & mask);
+      if (e < 0) return false;
+      e_of[r] = static_cast<std::uint8_t>(e);
+    }
+  } else {
+    for (std::uint32_t r = 0; r < a.rows; ++r) {
+      const std::uint64_t begin = a.row(r);
+      if ((begin & (line - 1)) != 0 || index_of((begin >> ls) & mask) < 0) return false;
+    }
+  }
+  const std::size_t per_offset = std::size_t{t.terms} * channels;
+  if (t.counts.size() < LineTerms::kOffsets * per_offset) t.counts.resize(LineTerms::kOffsets * per_offset);
+  std::fill_n(t.counts.begin() + static_cast<std::ptrdiff_t>(t.offsets * per_offset),
+              (offsets - t.offsets) * per_offset, std::uint16_t{0});
+  std::copy_n(offset, offsets, t.offset);
+  t.offsets = offsets;
+  // Then each row once per term its lines reach: (o + j) / c for j < g.
+  const std::uint64_t span = t.g - 1;
+  for (std::uint32_t r = 0; r < a.rows; ++r) {
+    const std::uint64_t l = a.row(r) >> ls;
+    const std::uint64_t o = l & mask;
+    std::uint32_t e = 0;
+    if (a.gather == nullptr) e = e_of[r & period_mask];
+    else while (offset[e] != o) ++e;
+    std::uint16_t* counts = &t.counts[e * per_offset];
+    const std::uint64_t q = l >> s, terms = (o + span) >> s;
+    for (std::uint64_t k = 0; k <= terms; ++k, counts += channels) {
+      const std::uint64_t qk = q + k;
+      ++counts[(qk ^ (qk >> s) ^ (qk >> 2 * s)) & mask];
+    }
+  }
+  return true;
+}
+
+void L2Cache::terms_rows(const LineTerms& t, std::uint32_t j0, std::uint32_t n, std::uint16_t* table) const {
+  const std::size_t channels = channel_.size();
+  const std::size_t per_offset = std::size_t{t.terms} * channels;
+  for (std::uint32_t e = 0; e < t.offsets; ++e) {
+    const std::uint16_t* counts = &t.counts[e * per_offset];
+    const std::uint64_t p0 = t.offset[e] + j0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (avx2_rows_) {
+      add_term_rows_avx2(counts, p0, n, table);
+      continue;
+    }
+#endif
+    for (std::uint32_t j = 0; j < n; ++j) {
+      const std::uint64_t p = p0 + j;
+      const std::uint16_t* term = counts + (p >> channel_shift_) * channels;
+      const std::size_t b = p & channel_mask_;
+      std::uint16_t* row = table + j * channels;
+      for (std::size_t x = 0; x < channels; ++x) row[x] = static_cast<std::uint16_t>(row[x] + term[x ^ b]);
+    }
+  }
+}
+
 namespace {
 #if defined(__x86_64__) && defined(__GNUC__)
 // reserve_lines() four channels at a time where the host has AVX2 (checked
@@ -386,8 +501,53 @@ __attribute__((target("avx2"))) Tick reserve_lines_avx2(const std::uint16_t* lin
   _mm256_store_si256(reinterpret_cast<__m256i*>(four), served);
   return std::max(std::max(four[0], four[1]), std::max(four[2], four[3]));
 }
+
+// reserve_runs() with the same steps: one call and one reduction of the
+// latest end for all of an iteration's runs.
+__attribute__((target("avx2"))) Tick reserve_runs_avx2(const std::uint16_t* rows, std::size_t stride,
+                                                        const Tick* offsets, std::size_t runs, Tick at0,
+                                                        Tick line_time, BusyUntil* busy, std::size_t channels) {
+  const __m256i lt = _mm256_set1_epi64x(static_cast<long long>(line_time));
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i served = _mm256_set1_epi64x(static_cast<long long>(at0));
+  for (std::size_t k = 0; k < runs; ++k, rows += stride) {
+    const __m256i at = _mm256_set1_epi64x(static_cast<long long>(at0 + offsets[k]));
+    served = _mm256_blendv_epi8(served, at, _mm256_cmpgt_epi64(at, served));
+    for (std::size_t ch = 0; ch < channels; ch += 4) {
+      auto* f = reinterpret_cast<__m256i*>(&busy[ch].free_at);
+      const __m256i free = _mm256_loadu_si256(f);
+      std::uint64_t four;
+      std::memcpy(&four, rows + ch, sizeof four);
+      const __m256i n = _mm256_cvtepu16_epi64(_mm_cvtsi64_si128(static_cast<long long>(four)));
+      const __m256i start = _mm256_blendv_epi8(at, free, _mm256_cmpgt_epi64(free, at));
+      const __m256i end = _mm256_add_epi64(start, _mm256_mul_epu32(n, lt));
+      const __m256i none = _mm256_cmpeq_epi64(n, zero);  // channels without lines keep their time
+      _mm256_storeu_si256(f, _mm256_blendv_epi8(end, free, none));
+      const __m256i mine = _mm256_andnot_si256(none, end);
+      served = _mm256_blendv_epi8(served, mine, _mm256_cmpgt_epi64(mine, served));
+    }
+  }
+  alignas(32) Tick four[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(four), served);
+  return std::max(std::max(four[0], four[1]), std::max(four[2], four[3]));
+}
 #endif
 }  // namespace
+
+Tick L2Cache::reserve_runs(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
+                           Tick at) {
+  if (runs == 0) return at;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (avx2_) {
+    if (runs == 1) return reserve_lines_avx2(rows, at + offsets[0], line_time_, channel_.data(), channel_.size()) + hit_latency_;
+    return reserve_runs_avx2(rows, stride, offsets, runs, at, line_time_, channel_.data(), channel_.size()) +
+           hit_latency_;
+  }
+#endif
+  Tick back = at;
+  for (std::size_t k = 0; k < runs; ++k) back = std::max(back, reserve_lines(rows + k * stride, at + offsets[k]));
+  return back;
+}
 
 Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -418,8 +578,11 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   const Tick hit_latency = ticks(spec_.hit_latency);
   (a.write ? write_bytes_ : read_bytes_) += a.bytes();
   if (a.atomic) atomic_bytes_ += a.bytes();
-  // Tags first (a run of lines per block), then one bandwidth reservation per channel.
-  std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
+  // Tags first (a run of lines per block), then one bandwidth reservation per
+  // channel. Loads whose channel time comes later (`channel_time_later`)
+  // need only their misses per channel (for the MSHRs), not their lines.
+  const bool channels_now = !(a.channel_time_later && !a.write);
+  if (channels_now) std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
   std::fill(misses_per_channel_.begin(), misses_per_channel_.end(), 0u);
   if (a.atomic) std::fill(atomic_bytes_per_channel_.begin(), atomic_bytes_per_channel_.end(), 0u);
   std::uint64_t every_lines = 0, every_misses = 0;  // lines on each channel (whole groups)
@@ -427,18 +590,54 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   const bool fetch = !a.write || a.atomic;  // full-line plain writes allocate without a fetch
   misses_.clear();
   victims_.clear();
+  // What the run loop reads is copied to locals first: its stores (tag
+  // records, counts) could alias this object's fields, which would then be
+  // reloaded for every block.
+  CacheTags::Walker tags = tags_.walker();
+  const std::uint32_t ls = line_shift_;
+  const bool pow2 = channels_pow2_;
+  const std::uint32_t cs = channel_shift_;
+  const std::uint64_t cmask = channel_mask_;
+  // count_lines() with its common case (whole aligned groups of `channels`
+  // lines: a 4 KiB block on 16 channels) on the locals.
+  const auto count_run = [&](std::uint64_t first, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
+                             std::uint64_t& every) __attribute__((always_inline)) {
+    if (pow2 && ((first | n) & cmask) == 0) {
+      every += n >> cs;
+      return;
+    }
+    count_lines_any(first, n, per_channel, every);
+  };
+  // The misses' last run, kept out of misses_ while it grows (append_run's
+  // merge, without reading the vector back for every block).
+  std::uint64_t run_addr = 0, run_bytes = 0;
+  const auto missed_run = [&](std::uint64_t at, std::uint64_t bytes) __attribute__((always_inline)) {
+    if (run_bytes != 0 && run_addr + run_bytes == at) {
+      run_bytes += bytes;
+      return;
+    }
+    if (run_bytes != 0) misses_.push_back({run_addr, run_bytes});
+    run_addr = at;
+    run_bytes = bytes;
+  };
   // The tag sets of the row kAhead rows on (its first kAhead blocks), and of
   // the block kAhead blocks on in this row, are asked for while this block is
   // looked up, so that their host cache misses overlap.
   constexpr std::uint32_t kAhead = 4;
-  const std::uint64_t block = tags_.block_bytes();
+  const std::uint64_t block = tags.block_bytes();
+  const std::uint32_t block_lines = tags_.block_lines();
+  const std::uint32_t whole = block_lines >= 32 ? ~0u : (1u << block_lines) - 1;  // a block's lines
   const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t first = begin & ~(block - 1);
     const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * block);
-    for (std::uint64_t b = first; b < end; b += block) tags_.prefetch(b);
+    for (std::uint64_t b = first; b < end; b += block) tags.prefetch(b);
   };
-  for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
+  // (A single row's first blocks would be asked for just before their
+  // lookups: only rows further on gain.)
+  if (a.rows > 1) {
+    for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
+  }
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     if (r + kAhead < a.rows) prefetch_row(r + kAhead);
     const std::uint64_t begin = a.row(r);
@@ -446,22 +645,54 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     const std::uint64_t last = (end + line - 1) & ~(line - 1);
     if (a.atomic) {  // the atomic units work through the bytes each line holds
       for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
-        atomic_bytes_per_channel_[channel_of(l >> line_shift_)] += std::min(end, l + line) - std::max(begin, l);
+        atomic_bytes_per_channel_[channel_of(l >> ls)] += std::min(end, l + line) - std::max(begin, l);
       }
     }
     for (std::uint64_t l = begin & ~(line - 1); l < last;) {
-      const auto n = static_cast<std::uint32_t>(
-          std::min<std::uint64_t>(tags_.lines_to_block_end(l), (last - l) >> line_shift_));
-      if (l + kAhead * block < last) tags_.prefetch(l + kAhead * block);
-      const CacheTags::Run res = tags_.access(l, n, a.write);
-      count_lines(l >> line_shift_, n, lines_per_channel_, every_lines);
+      if ((l & (block - 1)) == 0 && last - l >= block) {
+        // Whole blocks (a tile row streamed in a K group): the same steps
+        // as below for a run of a whole block.
+        // (No look-ahead here: an L2's tag sets are few, 12.5 KiB on mi355x,
+        // and stay in the host's caches; asking for them cost more than it saved.)
+        const std::uint64_t stop = last & ~(block - 1);
+        for (; l < stop; l += block) {
+          const CacheTags::Run res = tags.access_block(l, a.write);
+          if (channels_now) count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
+          looked_up += block_lines;
+          if (res.missed == whole) {
+            missed_lines += block_lines;
+            if (fetch) {
+              missed_run(l, block);
+              count_run(l >> ls, block_lines, misses_per_channel_, every_misses);
+            }
+          } else if (res.missed != 0) {
+            missed_lines += CacheTags::count(res.missed);
+            if (fetch) {
+              for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
+                missed_run(l + first * line, std::uint64_t{len} * line);
+                count_run((l >> ls) + first, len, misses_per_channel_, every_misses);
+              });
+            }
+          }
+          if (res.dirty_victim()) {
+            for_each_bit_run(res.victim_dirty, [&](std::uint32_t first, std::uint32_t len) {
+              victims_.push_back({res.victim + first * line, std::uint64_t{len} * line});
+            });
+          }
+        }
+        continue;
+      }
+      const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(tags.lines_to_block_end(l), (last - l) >> ls));
+      if (l + kAhead * block < last) tags.prefetch(l + kAhead * block);
+      const CacheTags::Run res = tags.access(l, n, a.write);
+      if (channels_now) count_run(l >> ls, n, lines_per_channel_, every_lines);
       const auto missed = CacheTags::count(res.missed);
       looked_up += n;  // (the stats are added after the loop: kept in registers)
       missed_lines += missed;
       if (fetch) {
         for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
-          append_run(misses_, l + first * line, std::uint64_t{len} * line);
-          count_lines((l >> line_shift_) + first, len, misses_per_channel_, every_misses);
+          missed_run(l + first * line, std::uint64_t{len} * line);
+          count_run((l >> ls) + first, len, misses_per_channel_, every_misses);
         });
       }
       if (res.dirty_victim()) {
@@ -472,16 +703,16 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
       l += std::uint64_t{n} * line;
     }
   }
+  if (run_bytes != 0) misses_.push_back({run_addr, run_bytes});
   hits_ += looked_up - missed_lines;
   misses_count_ += missed_lines;
   Tick served = arrive;
   Tick miss_ready = arrive;
   Tick wait = 0;
-  const bool channels_now = !(a.channel_time_later && !a.write);
   for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
-    const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
-    if (lines == 0) continue;
     if (channels_now) {
+      const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
+      if (lines == 0) continue;  // (nor misses)
       const Tick end = channel_[ch].reserve(arrive, line_time_ * lines);
       served = std::max(served, end);
       wait = std::max(wait, end - line_time_ * lines - arrive);

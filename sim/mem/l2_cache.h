@@ -64,6 +64,41 @@ class L2Cache : public sc_core::sc_module {
   void count_iterations(const MemAccess& a, std::int64_t iter_stride, std::uint32_t g,
                         std::uint16_t* table) const;
   Tick reserve_lines(const std::uint16_t* lines, Tick arrive);
+  // reserve_lines() for `runs` rows in turn, row k at rows + k x stride
+  // arriving at at + offsets[k] (an iteration's runs of loads); returns when
+  // the data of them all is back (`at` when there are none).
+  Tick reserve_runs(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
+                    Tick at);
+
+  // The same counts for loads of one whole line per row and iteration (a K
+  // step of one line, the common fp8 case), made once per K group instead
+  // of once per chunk of it: iteration j of a row whose first line is l
+  // reads line l + j, on channel ((o + j) mod c) ^ term(q + (o + j) / c)
+  // with o = l mod c, q = l / c and term() the hash term of a group of c
+  // lines (count_lines). So a row is counted once per term it reaches, by
+  // its offset o; the table rows of any chunk of the group are then built
+  // from those counts (terms_rows). The loads of one run (reserved at once)
+  // share one LineTerms.
+  struct LineTerms {
+    static constexpr std::size_t kOffsets = 4;  // distinct offsets kept
+    std::uint32_t g = 0;        // the group's iterations
+    std::uint32_t terms = 0;    // terms per offset: every (o + j) / c for j < g
+    std::uint32_t offsets = 0;  // offsets in use
+    std::uint64_t offset[kOffsets] = {};
+    std::vector<std::uint16_t> counts;  // [offset][term][channel]: rows
+  };
+  // Empties `t` for a group of `g` iterations.
+  void reset_terms(LineTerms& t, std::uint32_t g) const;
+  // Adds the rows of `a` (iteration 0 of a group whose iterations move it by
+  // `iter_stride`) to `t`, if its loads are one whole line per row and
+  // iteration, its rows many (at least twice the channels; fewer are
+  // cheaper counted line by line) and they bring at most kOffsets offsets
+  // in all; else returns false with `t` unchanged.
+  bool add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const;
+  // Adds iterations j0 .. j0 + n - 1 of the group counted in `t` to table
+  // rows 0 .. n - 1 (as count_iterations would for those loads).
+  void terms_rows(const LineTerms& t, std::uint32_t j0, std::uint32_t n, std::uint16_t* table) const;
+
   std::uint64_t iteration_lines(const MemAccess& a) const {
     return std::uint64_t{a.rows} * ((a.row_bytes + spec_.line.bytes - 1) / spec_.line.bytes + 1);
   }

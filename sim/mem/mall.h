@@ -43,6 +43,7 @@ class Mall : public sc_core::sc_module {
   Divisor per_stack_;  // HBM channels behind one slice
   units::Bandwidth slice_bw_;
   std::vector<CacheTags> slices_;
+  std::vector<std::uint32_t*> slice_records_;  // each slice's tag records (one geometry for all)
   std::vector<BusyUntil> slice_bus_;
   static constexpr std::uint64_t kRequesterLine = 128;
   // Tag lines sharing one tag (sector block, cache_tags.h): 4 KiB blocks.
@@ -65,16 +66,6 @@ class Mall : public sc_core::sc_module {
   // of two (every shipped machine): the run loop then shifts and masks.
   bool pow2_ = false;
   Decoded decoded_[kDecoded];
-  // (Pow2: pow2_, checked by the caller once per access.)
-  template <bool Pow2>
-  const Decoded& decode(std::uint64_t chunk_addr) {
-    Decoded& d = decoded_[chunk_div_.div_as<Pow2>(chunk_addr) & (kDecoded - 1)];
-    if (d.chunk != chunk_addr) {
-      const auto [channel, local] = map_.channel_and_group_local<Pow2>(chunk_addr, per_stack_);
-      d = {chunk_addr, static_cast<std::uint32_t>(per_stack_.div_as<Pow2>(channel)), local};
-    }
-    return d;
-  }
   std::vector<std::uint32_t> lines_per_slice_;
   std::vector<ByteRun> misses_v_;
   std::uint64_t hits_ = 0, misses_ = 0;

@@ -296,6 +296,11 @@ std::uint32_t copies_ahead(const Layer& l, const KernelTile& tile, bool wgmma) {
 
 isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows, bool wgmma) {
   isa::TileProgram p;
+  // A GEMM workgroup's program: block and scale prologue, one or two loops,
+  // its stores. (One allocation each: programs are built per workgroup.)
+  p.prologue_loads.reserve(4);
+  p.loops.reserve(2);
+  p.stores.reserve(1);
   p.threads = tile.threads;
   p.vgprs_per_thread = gemm_vgprs(l, tile, wgmma);
   p.lds_bytes = lds_for(l, n_rows, tile.k);
@@ -431,6 +436,7 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   const std::uint64_t k0 = bytes_of(k.begin, dt);
   isa::Loop loop;
   loop.iterations = ceil_div(k.end - k.begin, tile.k);
+  loop.loads.reserve(3);
   const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row + k0;
   loop.loads.push_back(token_rows(l.tdm, l.buf.x + k0, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
   loop.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
@@ -555,6 +561,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
   isa::Loop loop;
   loop.iterations = ceil_div(k.end - k.begin, tile.k);
+  loop.loads.reserve(2);
   // The block's intermediate rows are contiguous (sorted order).
   const std::uint64_t a_base = l.buf.inter_q != 0 ? l.buf.inter_q : l.buf.inter;
   loop.loads.push_back(strided(a_base + first_row * i_row + k0, k_bytes, j.valid_rows, i_row, k_bytes));
@@ -635,6 +642,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   const std::uint32_t k_bytes = bytes_of(tile.k, dt);
   isa::Loop up;
   up.iterations = ceil_div(h, tile.k);
+  up.loads.reserve(3);
   const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row;
   up.loads.push_back(token_rows(l.tdm, l.buf.x, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
   up.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));

@@ -165,3 +165,42 @@ TEST_CASE("one set is an exact LRU list: hits, misses and victims as a reference
     }
   }
 }
+
+TEST_CASE("a whole-block lookup does what a run lookup of the whole block does", "[cache]") {
+  // Two arrays, the same accesses: whole blocks through access_block() in one,
+  // through access() in the other, mixed with partial runs, reads and writes.
+  for (const std::uint32_t block_lines : {32u, 8u}) {
+    CacheTags a(256 << 10, 128, 16, block_lines), b(256 << 10, 128, 16, block_lines);
+    const std::uint64_t block = std::uint64_t{128} * block_lines;
+    std::uint64_t x = 777;
+    for (int step = 0; step < 50000; ++step) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const std::uint64_t addr = ((x >> 20) % 4096) * block;  // 4x the capacity: hits, misses, victims
+      const bool write = ((x >> 11) & 3) == 0;
+      if (((x >> 13) & 7) == 0) {  // a partial run in both
+        const auto first = static_cast<std::uint32_t>((x >> 40) % block_lines);
+        const auto n = static_cast<std::uint32_t>(1 + (x >> 45) % (block_lines - first));
+        const auto ra = a.access(addr + first * 128, n, write), rb = b.access(addr + first * 128, n, write);
+        REQUIRE(ra.missed == rb.missed);
+        REQUIRE(ra.victim == rb.victim);
+        continue;
+      }
+      const auto ra = a.walker().access_block(addr, write);
+      const auto rb = b.access(addr, block_lines, write);
+      REQUIRE(ra.missed == rb.missed);
+      REQUIRE(ra.victim == rb.victim);
+      REQUIRE(ra.victim_dirty == rb.victim_dirty);
+    }
+    CHECK(a.clean() == b.clean());
+    // Reads only (the MALL's array): without its dirty masks, the same.
+    CacheTags c(256 << 10, 128, 16, block_lines), d(256 << 10, 128, 16, block_lines);
+    for (int step = 0; step < 20000; ++step) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const std::uint64_t addr = ((x >> 20) % 4096) * block;
+      const auto rc = c.walker().read_block_never_written(c.walker().records(), addr);
+      const auto rd = d.access(addr, block_lines, false);
+      REQUIRE(rc.missed == rd.missed);
+      REQUIRE(rc.victim == rd.victim);
+    }
+  }
+}

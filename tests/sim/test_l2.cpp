@@ -149,6 +149,88 @@ TEST_CASE("a K group's lines per iteration and channel, counted at once, are eac
   }
 }
 
+TEST_CASE("a K group's one-line rows counted once by term give each chunk's own counts", "[l2]") {
+  Harness h;
+  const std::size_t channels = h.l2.channels();
+  const std::uint32_t g = 56;  // a 7168-byte fp8 row in 128-byte K steps: 3.5 channel groups
+  // Two loads of one run (gate and up: rows 7168 bytes apart, the same two
+  // offsets), then a gather with rows at offsets of their own.
+  const MemAccess gate{1 << 20, 128, 32, 7168, false, 0};
+  MemAccess up = gate;
+  up.addr += 2048ull * 7168;
+  std::vector<std::uint64_t> rows;
+  for (std::uint64_t r = 0; r < 40; ++r) rows.push_back(((r * 37) % 64) * 2048 + (r % 3) * 128);  // offsets 0-2
+  MemAccess gather{2 << 20, 128, 40, 0, false, 0};
+  gather.gather = rows.data();
+  L2Cache::LineTerms t;
+  h.l2.reset_terms(t, g);
+  CHECK(h.l2.add_terms(gate, 128, t));
+  CHECK(h.l2.add_terms(up, 128, t));
+  CHECK(t.offsets == 2);
+  L2Cache::LineTerms u;
+  h.l2.reset_terms(u, g);
+  CHECK(h.l2.add_terms(gather, 128, u));
+  // Not for the group: two lines a row, half a line, too few rows, a fifth offset.
+  L2Cache::LineTerms v;
+  h.l2.reset_terms(v, g);
+  CHECK_FALSE(h.l2.add_terms(MemAccess{0, 256, 32, 7168, false, 0}, 256, v));
+  CHECK_FALSE(h.l2.add_terms(MemAccess{0, 64, 32, 7168, false, 0}, 64, v));
+  CHECK_FALSE(h.l2.add_terms(MemAccess{0, 128, 8, 7168, false, 0}, 128, v));
+  CHECK(h.l2.add_terms(MemAccess{0, 128, 32, 128 * 4, false, 0}, 128, v));  // offsets 0, 4, 8, 12
+  CHECK_FALSE(h.l2.add_terms(MemAccess{128, 128, 32, 7168, false, 0}, 128, v));
+  CHECK(v.offsets == 4);
+  // Strided rows repeat their offsets every c / gcd(row stride in lines, c)
+  // rows: one offset (16 lines apart), two (8: one of them shared with the
+  // first load's), or too many (3: sixteen).
+  L2Cache::LineTerms w;
+  h.l2.reset_terms(w, g);
+  CHECK(h.l2.add_terms(MemAccess{0, 128, 32, 128 * 16, false, 0}, 128, w));
+  CHECK(w.offsets == 1);
+  CHECK(h.l2.add_terms(MemAccess{1 << 22, 128, 32, 128 * 8, false, 0}, 128, w));
+  CHECK(w.offsets == 2);
+  CHECK_FALSE(h.l2.add_terms(MemAccess{0, 128, 32, 128 * 3, false, 0}, 128, w));
+  CHECK(w.offsets == 2);
+  for (const std::uint32_t chunk : {16u, 5u}) {
+    for (std::uint32_t j0 = 0; j0 < g; j0 += chunk) {
+      const std::uint32_t n = std::min(chunk, g - j0);
+      const MemAccess w16{0, 128, 32, 128 * 16, false, 0}, w8{1 << 22, 128, 32, 128 * 8, false, 0};
+      for (const auto& [terms, loads] :
+           std::vector<std::pair<const L2Cache::LineTerms*, std::vector<MemAccess>>>{
+               {&t, {gate, up}}, {&u, {gather}}, {&w, {w16, w8}}}) {
+        std::vector<std::uint16_t> table(n * channels, 0), expect(n * channels, 0);
+        h.l2.terms_rows(*terms, j0, n, table.data());
+        for (const MemAccess& a : loads) {
+          MemAccess at = a;
+          at.addr += std::uint64_t{j0} * 128;
+          h.l2.count_iterations(at, 128, n, expect.data());
+        }
+        CHECK(table == expect);
+      }
+    }
+  }
+}
+
+TEST_CASE("an iteration's runs reserved in one call end where reserving each in turn ends", "[l2]") {
+  Harness h;
+  const std::size_t channels = h.l2.channels();
+  const Tick hit = ticks(h.spec.hit_latency), lt = h.line_time();
+  // Two identical L2s are not possible in one elaboration: the same rows on
+  // one L2, first in turn, then in one call later on (channels idle again by
+  // then), compared as times after their start.
+  std::vector<std::uint16_t> rows(3 * channels);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<std::uint16_t>((i * 7 + i / 5) % 4);
+  const Tick offsets[3] = {0, 3 * lt, lt / 2};
+  for (std::size_t runs = 0; runs <= 3; ++runs) {
+    const Tick t1 = (1 + 2 * runs) * Tick{1'000'000'000}, t2 = t1 + 1'000'000'000;
+    Tick in_turn = t1;
+    for (std::size_t k = 0; k < runs; ++k) in_turn = std::max(in_turn, h.l2.reserve_lines(&rows[k * channels], t1 + offsets[k]));
+    const Tick at_once = h.l2.reserve_runs(rows.data(), channels, offsets, runs, t2);
+    CHECK(at_once - t2 == in_turn - t1);
+    if (runs == 0) CHECK(at_once == t2);
+    else CHECK(at_once > t2 + hit);
+  }
+}
+
 TEST_CASE("counted lines are reserved per channel, as a plain load reserves them", "[l2]") {
   Harness h;
   const Tick hit = ticks(h.spec.hit_latency), lt = h.line_time();
