@@ -476,30 +476,41 @@ namespace {
 // arithmetic, so the same result: times are below 2^63 ps, so signed 64-bit
 // compares order them, and line_time * n fits 32 x 32 -> 64 bits (n < 2^16,
 // line_time < 2^32, checked by the caller).
+// Four channels of a reservation arriving at `at`: each with lines is busy
+// from max(at, its free time) for lines x line_time (`lt`); `served` keeps
+// the latest end.
+__attribute__((target("avx2"), always_inline)) inline void reserve_four(__m256i at, __m256i lt,
+                                                                        const std::uint16_t* lines,
+                                                                        BusyUntil* busy, __m256i& served) {
+  auto* f = reinterpret_cast<__m256i*>(&busy->free_at);
+  const __m256i free = _mm256_loadu_si256(f);
+  std::uint64_t four;
+  std::memcpy(&four, lines, sizeof four);
+  const __m256i n = _mm256_cvtepu16_epi64(_mm_cvtsi64_si128(static_cast<long long>(four)));
+  const __m256i start = _mm256_blendv_epi8(at, free, _mm256_cmpgt_epi64(free, at));
+  const __m256i end = _mm256_add_epi64(start, _mm256_mul_epu32(n, lt));
+  const __m256i none = _mm256_cmpeq_epi64(n, _mm256_setzero_si256());  // channels without lines keep their time
+  _mm256_storeu_si256(f, _mm256_blendv_epi8(end, free, none));
+  const __m256i mine = _mm256_andnot_si256(none, end);
+  served = _mm256_blendv_epi8(served, mine, _mm256_cmpgt_epi64(mine, served));
+}
+
+// The largest of the four lanes.
+__attribute__((target("avx2"), always_inline)) inline Tick lane_max(__m256i v) {
+  alignas(32) Tick four[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(four), v);
+  return std::max(std::max(four[0], four[1]), std::max(four[2], four[3]));
+}
+
 __attribute__((target("avx2"))) Tick reserve_lines_avx2(const std::uint16_t* lines, Tick arrive,
                                                          Tick line_time, BusyUntil* busy,
                                                          std::size_t channels) {
   static_assert(sizeof(BusyUntil) == sizeof(Tick));
   const __m256i at = _mm256_set1_epi64x(static_cast<long long>(arrive));
   const __m256i lt = _mm256_set1_epi64x(static_cast<long long>(line_time));
-  const __m256i zero = _mm256_setzero_si256();
   __m256i served = at;
-  for (std::size_t ch = 0; ch < channels; ch += 4) {
-    auto* f = reinterpret_cast<__m256i*>(&busy[ch].free_at);
-    const __m256i free = _mm256_loadu_si256(f);
-    std::uint64_t four;
-    std::memcpy(&four, lines + ch, sizeof four);
-    const __m256i n = _mm256_cvtepu16_epi64(_mm_cvtsi64_si128(static_cast<long long>(four)));
-    const __m256i start = _mm256_blendv_epi8(at, free, _mm256_cmpgt_epi64(free, at));
-    const __m256i end = _mm256_add_epi64(start, _mm256_mul_epu32(n, lt));
-    const __m256i none = _mm256_cmpeq_epi64(n, zero);  // channels without lines keep their time
-    _mm256_storeu_si256(f, _mm256_blendv_epi8(end, free, none));
-    const __m256i mine = _mm256_andnot_si256(none, end);
-    served = _mm256_blendv_epi8(served, mine, _mm256_cmpgt_epi64(mine, served));
-  }
-  alignas(32) Tick four[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(four), served);
-  return std::max(std::max(four[0], four[1]), std::max(four[2], four[3]));
+  for (std::size_t ch = 0; ch < channels; ch += 4) reserve_four(at, lt, lines + ch, busy + ch, served);
+  return lane_max(served);
 }
 
 // reserve_runs() with the same steps: one call and one reduction of the
@@ -508,28 +519,13 @@ __attribute__((target("avx2"))) Tick reserve_runs_avx2(const std::uint16_t* rows
                                                         const Tick* offsets, std::size_t runs, Tick at0,
                                                         Tick line_time, BusyUntil* busy, std::size_t channels) {
   const __m256i lt = _mm256_set1_epi64x(static_cast<long long>(line_time));
-  const __m256i zero = _mm256_setzero_si256();
   __m256i served = _mm256_set1_epi64x(static_cast<long long>(at0));
   for (std::size_t k = 0; k < runs; ++k, rows += stride) {
     const __m256i at = _mm256_set1_epi64x(static_cast<long long>(at0 + offsets[k]));
     served = _mm256_blendv_epi8(served, at, _mm256_cmpgt_epi64(at, served));
-    for (std::size_t ch = 0; ch < channels; ch += 4) {
-      auto* f = reinterpret_cast<__m256i*>(&busy[ch].free_at);
-      const __m256i free = _mm256_loadu_si256(f);
-      std::uint64_t four;
-      std::memcpy(&four, rows + ch, sizeof four);
-      const __m256i n = _mm256_cvtepu16_epi64(_mm_cvtsi64_si128(static_cast<long long>(four)));
-      const __m256i start = _mm256_blendv_epi8(at, free, _mm256_cmpgt_epi64(free, at));
-      const __m256i end = _mm256_add_epi64(start, _mm256_mul_epu32(n, lt));
-      const __m256i none = _mm256_cmpeq_epi64(n, zero);  // channels without lines keep their time
-      _mm256_storeu_si256(f, _mm256_blendv_epi8(end, free, none));
-      const __m256i mine = _mm256_andnot_si256(none, end);
-      served = _mm256_blendv_epi8(served, mine, _mm256_cmpgt_epi64(mine, served));
-    }
+    for (std::size_t ch = 0; ch < channels; ch += 4) reserve_four(at, lt, rows + ch, busy + ch, served);
   }
-  alignas(32) Tick four[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(four), served);
-  return std::max(std::max(four[0], four[1]), std::max(four[2], four[3]));
+  return lane_max(served);
 }
 #endif
 }  // namespace
@@ -633,6 +629,20 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * block);
     for (std::uint64_t b = first; b < end; b += block) tags.prefetch(b);
   };
+  // The misses of one lookup at line address l (runs of its mask) and the
+  // dirty lines it evicted, as both loops below account them.
+  const auto missed_runs = [&](std::uint64_t l, std::uint32_t mask) __attribute__((always_inline)) {
+    for_each_bit_run(mask, [&](std::uint32_t first, std::uint32_t len) {
+      missed_run(l + first * line, std::uint64_t{len} * line);
+      count_run((l >> ls) + first, len, misses_per_channel_, every_misses);
+    });
+  };
+  const auto evicted = [&](const CacheTags::Run& res) __attribute__((always_inline)) {
+    if (!res.dirty_victim()) return;
+    for_each_bit_run(res.victim_dirty, [&](std::uint32_t first, std::uint32_t len) {
+      victims_.push_back({res.victim + first * line, std::uint64_t{len} * line});
+    });
+  };
   // (A single row's first blocks would be asked for just before their
   // lookups: only rows further on gain.)
   if (a.rows > 1) {
@@ -667,18 +677,9 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
             }
           } else if (res.missed != 0) {
             missed_lines += CacheTags::count(res.missed);
-            if (fetch) {
-              for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
-                missed_run(l + first * line, std::uint64_t{len} * line);
-                count_run((l >> ls) + first, len, misses_per_channel_, every_misses);
-              });
-            }
+            if (fetch) missed_runs(l, res.missed);
           }
-          if (res.dirty_victim()) {
-            for_each_bit_run(res.victim_dirty, [&](std::uint32_t first, std::uint32_t len) {
-              victims_.push_back({res.victim + first * line, std::uint64_t{len} * line});
-            });
-          }
+          evicted(res);
         }
         continue;
       }
@@ -689,17 +690,8 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
       const auto missed = CacheTags::count(res.missed);
       looked_up += n;  // (the stats are added after the loop: kept in registers)
       missed_lines += missed;
-      if (fetch) {
-        for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
-          missed_run(l + first * line, std::uint64_t{len} * line);
-          count_run((l >> ls) + first, len, misses_per_channel_, every_misses);
-        });
-      }
-      if (res.dirty_victim()) {
-        for_each_bit_run(res.victim_dirty, [&](std::uint32_t first, std::uint32_t len) {
-          victims_.push_back({res.victim + first * line, std::uint64_t{len} * line});
-        });
-      }
+      if (fetch) missed_runs(l, res.missed);
+      evicted(res);
       l += std::uint64_t{n} * line;
     }
   }
