@@ -32,10 +32,16 @@ std::size_t kernel_of(const sim::programs::MoeKernels& k, const std::string& sta
   throw std::runtime_error("no kernel of stage " + stage);
 }
 
+// A scenario file of the source tree (path relative to its root), resolved
+// against the shipped workloads.
+config::ResolvedScenario source_scenario(const std::string& path) {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
+  const config::Loader loader({root / "workloads"});
+  return loader.resolve_scenario(root / path);
+}
+
 config::ResolvedScenario tiny_scenario() {
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
+  auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   auto& m = sc.machine.spec;
   m.compute.cus_per_die = 1;
   m.memory.l2.bytes_per_clock_per_channel = 1u << 20;
@@ -216,9 +222,7 @@ TEST_CASE("no shipped scenario's software path beats its physical floor (small o
   // The CLI test moe.floor.* runs every shipped scenario; this one checks the
   // floor arithmetic on a layer computed by hand: 1 token, 8 experts of
   // qwen3-30b (H 2048, I 768, bf16) on h200.
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  const auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
+  const auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   const plan::MoePlan p = plan::build_plan(sc);
   const auto f = sim::programs::moe_floor(p, sc.machine.spec);
   const double weights = 8.0 * 3 * 2048 * 768 * 2;
@@ -282,9 +286,7 @@ TEST_CASE("our sort (sort.hip) grows with the rows: a serial scan over chunks of
   // (more chunks for scan_kernel's chain of round trips), the scan kernel is
   // one workgroup walking ceil(E / 256) x chunks counts, and place_kernel's
   // workgroups wait one L2 round trip per warp with a row.
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
+  auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   const MachineSpec& m = sc.machine.spec;
   REQUIRE(m.kernels.matrix_instructions != MatrixInstructions::isa);
   sim::Gpu gpu(m);  // one simulation per process: the layers run one after another
@@ -327,9 +329,7 @@ TEST_CASE("our sort (sort.hip) grows with the rows: a serial scan over chunks of
 TEST_CASE("our sort is one kernel up to 1024 rows and four beyond, the one kernel's instructions", "[moe]") {
   // sort.hip launch_sort: rows (tokens x slots) that fit one chunk of 1024 sort
   // in one workgroup (sort_one_kernel), more in fuse, count, scan and place.
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
+  auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   const MachineSpec& m = sc.machine.spec;
   REQUIRE(m.kernels.matrix_instructions != MatrixInstructions::isa);
   CHECK(sim::programs::sort_one_kernel(1024, 128));
@@ -766,9 +766,7 @@ TEST_CASE("kernels.warp_issue_cycles_per_warp: the cycles between a warp's instr
 TEST_CASE("h200's issue rate: the measured line through Nsight Compute's cycles per issued instruction", "[moe]") {
   // 5.65 cycles at 2 warps per scheduler ... 8.96 at 5.95 (docs/calibration.md):
   // the line stays within 0.45 cycles of each profile.
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  const auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
+  const auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   const auto& k = sc.machine.spec.kernels;
   const auto cpi = [&](double warps) { return k.warp_issue_cycles + k.warp_issue_cycles_per_warp * warps; };
   CHECK(cpi(2.0) == Approx(5.65).margin(0.45));
@@ -788,9 +786,7 @@ TEST_CASE("the main loops' instructions per K tile are counted from the kernel (
   // scales and one weight scale per 16-column fragment, 8: 10 loads of 7)
   // and multiplied once per distinct pair (16 FMUL) = 396; per_token 310
   // (64 adds); e4m3 block_128 64x128x128: 176 + 28 + 4 + 32 + 8 + 6 x 7 = 290.
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  auto sc = loader.resolve_scenario(root / "scenarios/qwen3-30b-decode-h200.yaml");
+  auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   const MachineSpec& m = sc.machine.spec;
   REQUIRE(m.kernels.matrix_instructions == MatrixInstructions::wgmma);
   auto& k = sc.scenario.spec.kernel;
@@ -852,9 +848,7 @@ double fused_warp_instructions(const sim::programs::MoeKernels& k) {
 // its block_m fixed when `block_m` is not 0 (the counts below were worked out
 // for the tiles the scenario was profiled or measured with).
 config::ResolvedScenario validation_scenario(const std::string& name, std::uint32_t block_m = 0) {
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
-  const config::Loader loader({root / "workloads"});
-  auto sc = loader.resolve_scenario(root / "validation/gpu/scenarios" / (name + ".yaml"));
+  auto sc = source_scenario("validation/gpu/scenarios/" + name + ".yaml");
   if (block_m != 0) sc.scenario.spec.kernel.block_m = block_m;
   return sc;
 }
