@@ -65,8 +65,7 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
 
 std::uint64_t CacheTags::set_of(std::uint64_t addr) const {
   const Walker w(g_, nullptr);
-  const std::uint64_t h = w.fold(addr >> g_.line_shift >> g_.block_shift);
-  return g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
+  return w.set_of(w.fold(addr >> g_.line_shift >> g_.block_shift));
 }
 
 void CacheTags::to_front(std::uint32_t* set, std::uint32_t ways, std::uint32_t w, std::uint32_t k) {
@@ -107,7 +106,7 @@ bool CacheTags::contains(std::uint64_t addr) const {
   const Walker w(g_, const_cast<std::uint32_t*>(tags_.data()));  // reads only
   const std::uint64_t line = addr >> g_.line_shift;
   const std::uint64_t h = w.fold(line >> g_.block_shift);
-  const std::uint64_t s = g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
+  const std::uint64_t s = w.set_of(h);
   const std::uint64_t key = g_.set_mask != 0 ? h >> g_.set_bits : h / g_.sets;
   if (key >= kEmpty) return false;
   const std::uint32_t* set = &tags_[s * g_.record];

@@ -123,8 +123,7 @@ class CacheTags {
     // inlined: GCC finds a call that only prefetches pure, and drops it.)
     [[gnu::always_inline]] void prefetch(std::uint64_t addr) const { prefetch(rec_, addr); }
     [[gnu::always_inline]] void prefetch(const std::uint32_t* records, std::uint64_t addr) const {
-      const std::uint64_t h = fold(addr >> g_.line_shift >> g_.block_shift);
-      const std::uint64_t s = g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
+      const std::uint64_t s = set_of(fold(addr >> g_.line_shift >> g_.block_shift));
       prefetch_record(reinterpret_cast<const char*>(records + s * g_.record), 0);
     }
 
@@ -137,6 +136,29 @@ class CacheTags {
       if (g_.set_bits == 0) return block;
       return block ^ (block >> g_.set_bits) ^ (block >> (2 * g_.set_bits));
     }
+    // The set of a folded block number.
+    [[gnu::always_inline]] std::uint64_t set_of(std::uint64_t h) const {
+      return g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
+    }
+    // Where block number `block` (that of the line at `addr`) lives: its
+    // set, the set's record in `records`, and its key there.
+    struct Where {
+      std::uint64_t s;
+      std::uint32_t* set;
+      std::uint32_t key;
+    };
+    [[gnu::always_inline]] Where where(std::uint32_t* records, std::uint64_t block, std::uint64_t addr) const {
+      const std::uint64_t h = fold(block);
+      const std::uint64_t s = set_of(h);
+      const std::uint64_t key64 = g_.set_mask != 0 ? h >> g_.set_bits : h / g_.sets;
+      if (key64 >= kEmpty) beyond_range(addr);
+      return {s, records + s * g_.record, static_cast<std::uint32_t>(key64)};
+    }
+    // For a block absent from set `s`: its least-recent way (the one before
+    // the head), which becomes the most recent; with Dirty, that way's dirty
+    // lines go to r's victim.
+    template <bool Dirty>
+    [[gnu::always_inline]] std::uint32_t take_lru(std::uint32_t* set, std::uint64_t s, Run& r) const;
     // Asks for the host cache lines of the set record at `rec` from byte
     // `from` (0 or 64) on: unrolled for records of up to 256 bytes (16
     // ways: 196 bytes), as the lookups run millions of times.
@@ -236,6 +258,23 @@ class CacheTags {
   return ways;
 }
 
+template <bool Dirty>
+[[gnu::always_inline]] inline std::uint32_t CacheTags::Walker::take_lru(std::uint32_t* set, std::uint64_t s,
+                                                                       Run& r) const {
+  const std::uint32_t ways = g_.ways;
+  std::uint32_t& head = set[3 * ways];
+  const std::uint32_t i = head == 0 ? ways - 1 : head - 1;
+  head = i;
+  if constexpr (Dirty) {  // (read_block_never_written never reads the dirty masks)
+    const std::uint32_t dirty = set[2 * ways + i];
+    if (dirty != 0) {
+      r.victim = (unfold(g_, std::uint64_t{set[i]} * g_.sets + s) << g_.block_shift) << g_.line_shift;
+      r.victim_dirty = dirty;
+    }
+  }
+  return i;
+}
+
 // Inline (in the L2's and the MALL's run loops): a call made each lookup
 // save and restore registers and return its result through memory.
 template <bool Dirty>
@@ -243,24 +282,14 @@ template <bool Dirty>
                                                                             std::uint64_t addr, bool write) const {
   const std::uint32_t ways = g_.ways;
   const std::uint32_t want = g_.block_lines >= 32 ? ~0u : (1u << g_.block_lines) - 1;
-  const std::uint64_t h = fold(addr >> g_.line_shift >> g_.block_shift);
-  const std::uint64_t s = g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
-  const std::uint64_t key64 = g_.set_mask != 0 ? h >> g_.set_bits : h / g_.sets;
-  if (key64 >= kEmpty) beyond_range(addr);
-  const auto key = static_cast<std::uint32_t>(key64);
-  std::uint32_t* set = records + s * g_.record;
+  const auto [s, set, key] = where(records, addr >> g_.line_shift >> g_.block_shift, addr);
   std::uint32_t* valid = set + ways;
   std::uint32_t* dirty = set + 2 * ways;
   std::uint32_t& head = set[3 * ways];
   Run r;
   std::uint32_t i = find(set, key);
-  if (i == ways) {  // block absent: the least-recent way (before the head) goes
-    i = head == 0 ? ways - 1 : head - 1;
-    head = i;  // and is the most recent now
-    if (Dirty && dirty[i] != 0) {
-      r.victim = (unfold(g_, std::uint64_t{set[i]} * g_.sets + s) << g_.block_shift) << g_.line_shift;
-      r.victim_dirty = dirty[i];
-    }
+  if (i == ways) {  // block absent: the least-recent way goes
+    i = take_lru<Dirty>(set, s, r);
     set[i] = key;
     if (Dirty) dirty[i] = write ? want : 0;
     valid[i] = want;
@@ -281,12 +310,7 @@ template <bool Dirty>
   const auto first = static_cast<std::uint32_t>(line & (g_.block_lines - 1));
   const std::uint32_t n = std::min(lines, g_.block_lines - first);
   const std::uint32_t want = (n >= 32 ? ~0u : (1u << n) - 1) << first;
-  const std::uint64_t h = fold(line >> g_.block_shift);
-  const std::uint64_t s = g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
-  const std::uint64_t key64 = g_.set_mask != 0 ? h >> g_.set_bits : h / g_.sets;
-  if (key64 >= kEmpty) beyond_range(addr);
-  const auto key = static_cast<std::uint32_t>(key64);
-  std::uint32_t* set = rec_ + s * g_.record;
+  const auto [s, set, key] = where(rec_, line >> g_.block_shift, addr);
   // The record's keys, masks and head lie on several host cache lines, read
   // one after another below: ask for all of them at once.
   prefetch_record(reinterpret_cast<const char*>(set), 64);
@@ -295,13 +319,8 @@ template <bool Dirty>
   std::uint32_t& head = set[3 * ways];
   Run r;
   std::uint32_t i = find(set, key);
-  if (i == ways) {  // block absent: the least-recent way (before the head) goes
-    i = head == 0 ? ways - 1 : head - 1;
-    head = i;  // and is the most recent now
-    if (dirty[i] != 0) {
-      r.victim = (unfold(g_, std::uint64_t{set[i]} * g_.sets + s) << g_.block_shift) << g_.line_shift;
-      r.victim_dirty = dirty[i];
-    }
+  if (i == ways) {  // block absent: the least-recent way goes
+    i = take_lru<true>(set, s, r);
     set[i] = key;
     valid[i] = 0;
     dirty[i] = 0;
