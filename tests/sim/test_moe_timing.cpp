@@ -40,6 +40,25 @@ config::ResolvedScenario source_scenario(const std::string& path) {
   return loader.resolve_scenario(root / path);
 }
 
+// One workgroup of `threads` running a loop without loads or matrix work
+// whose iterations each carry `instructions` of one warp.
+isa::KernelLaunch issue_loop(std::uint32_t threads, std::uint32_t iterations, std::uint32_t instructions) {
+  isa::KernelLaunch k;
+  k.name = "loop";
+  k.workgroups = 1;
+  k.program = [threads, iterations, instructions](std::uint32_t) {
+    isa::TileProgram p;
+    p.threads = threads;
+    p.vgprs_per_thread = 16;
+    isa::Loop loop;
+    loop.iterations = iterations;
+    loop.issue_instructions = instructions;
+    p.loops.push_back(loop);
+    return p;
+  };
+  return k;
+}
+
 config::ResolvedScenario tiny_scenario() {
   auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   auto& m = sc.machine.spec;
@@ -707,19 +726,7 @@ TEST_CASE("Loop::issue_instructions: each K tile takes at least its warp's instr
   MachineSpec& m = sc.machine.spec;
   m.kernels.warp_issue_cycles = 16;
   const auto kernel = [](std::uint32_t iterations, std::uint32_t instructions) {
-    isa::KernelLaunch k;
-    k.name = "loop";
-    k.workgroups = 1;
-    k.program = [iterations, instructions](std::uint32_t) {
-      isa::TileProgram p;
-      p.vgprs_per_thread = 16;
-      isa::Loop loop;
-      loop.iterations = iterations;
-      loop.issue_instructions = instructions;
-      p.loops.push_back(loop);
-      return p;
-    };
-    return k;
+    return issue_loop(isa::TileProgram{}.threads, iterations, instructions);
   };
   const double cycle_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
   sim::Gpu gpu(m);
@@ -740,20 +747,7 @@ TEST_CASE("kernels.warp_issue_cycles_per_warp: the cycles between a warp's instr
   m.kernels.warp_issue_cycles = 4;
   m.kernels.warp_issue_cycles_per_warp = 2;
   const auto kernel = [](std::uint32_t threads, std::uint32_t instructions) {
-    isa::KernelLaunch k;
-    k.name = "loop";
-    k.workgroups = 1;
-    k.program = [threads, instructions](std::uint32_t) {
-      isa::TileProgram p;
-      p.threads = threads;
-      p.vgprs_per_thread = 16;
-      isa::Loop loop;
-      loop.iterations = 4;
-      loop.issue_instructions = instructions;
-      p.loops.push_back(loop);
-      return p;
-    };
-    return k;
+    return issue_loop(threads, 4, instructions);
   };
   const double cycle_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
   sim::Gpu gpu(m);
