@@ -58,6 +58,7 @@ inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int d) {
 inline hipError_t hipDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
   return cudaDeviceGetAttribute(v, a, d);
 }
+#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
 inline hipError_t hipEventCreate(hipEvent_t* e) { return cudaEventCreate(e); }
 inline hipError_t hipEventDestroy(hipEvent_t e) { return cudaEventDestroy(e); }
 inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s = nullptr) {
@@ -119,6 +120,7 @@ inline hipError_t hipRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v)
       std::exit(1);                                                                    \
     }                                                                                  \
   } while (0)
+
 
 // p[0..3] += v[0..3] atomically per element (p 16-byte aligned): one vector
 // reduction on sm_90+ (red.global.add.v4.f32), four scalar atomics elsewhere.

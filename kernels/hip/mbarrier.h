@@ -1,6 +1,6 @@
 // Hopper's transaction barriers (mbarrier, PTX ISA "Parallel Synchronization
 // and Communication Instructions: mbarrier") for the warp-specialized wgmma
-// main loop (fused_moe.hip, gemm_core_ws): a barrier in LDS completes a phase
+// main loop (fused_moe.hip, WsPipe): a barrier in LDS completes a phase
 // when its expected number of arrivals has come, and a thread waits for a
 // phase by its parity. Unlike __syncthreads, the producer and the consumers of
 // a pipeline buffer wait only for each other, and only for that buffer.

@@ -38,31 +38,32 @@ constexpr int kMaxStages = 6;
 #endif
 constexpr float kSwigluOaiAlpha = 1.702f;  // emu::kSwigluOaiAlpha
 
-#ifndef TDMSIM_FAST_ACTIVATION
-#define TDMSIM_FAST_ACTIVATION 0
-#endif
-// The logistic function of the gated activations. TDMSIM_FAST_ACTIVATION uses
-// the hardware exponential and an approximate division (a few ulp of fp32,
-// far below the bf16 rounding that follows) instead of the IEEE ones, which
-// were most of the gate/up epilogue's instructions (epilogue-2026-11-30/ncu).
+// The logistic function of the gated activations: with IEEE exponential and
+// division, or (kFast) with the hardware exponential and an approximate
+// division, a few ulp of fp32, far below the bf16 rounding that follows. The
+// IEEE ones were most of the gate/up epilogue's instructions
+// (epilogue-2026-11-30/ncu); the persistent gate/up kernel, whose epilogue
+// nothing overlaps on the tensor cores, takes the fast one (1.05-1.16x on its
+// gate/up, relative Frobenius error unchanged to 3 digits:
+// persistent-2026-11-30). The other kernels keep the IEEE one, whose
+// instructions the timing model counts (sim/programs/moe_kernels.cpp).
+template <bool kFast = false>
 __device__ __forceinline__ float sigmoid(float x) {
-#if TDMSIM_FAST_ACTIVATION
-  return __fdividef(1.0f, 1.0f + __expf(-x));
-#else
+  if constexpr (kFast) return __fdividef(1.0f, 1.0f + __expf(-x));
   return 1.0f / (1.0f + expf(-x));
-#endif
 }
 
+template <bool kFast = false>
 __device__ __forceinline__ float activate(Act act, float g, float u, float limit) {
   switch (act) {
-    case Act::silu: return g * sigmoid(g) * u;
+    case Act::silu: return g * sigmoid<kFast>(g) * u;
     case Act::gelu: return 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u;
     case Act::swiglu_oai:
       if (limit > 0.0f) {
         g = fminf(g, limit);
         u = fminf(fmaxf(u, -limit), limit);
       }
-      return (u + 1.0f) * (g * sigmoid(kSwigluOaiAlpha * g));
+      return (u + 1.0f) * (g * sigmoid<kFast>(kSwigluOaiAlpha * g));
   }
   return 0.0f;
 }
@@ -597,68 +598,84 @@ __device__ void gemm_core_wgmma(unsigned char* smem, const RowSrc* a, const RowS
   __syncthreads();
 }
 
-// The warp-specialized main loop on Hopper (plan::rules::ws_tile: bf16,
-// 128 x 128 or 128 x 256 tiles, K tiles of 64, 384 threads). Warpgroup 2 only
-// copies: its 128 threads issue every A and B row of a K tile into a free
-// stage buffer with cp.async and let the hardware arrive on that buffer's
-// `full` barrier when their copies have landed. Warpgroups 0 and 1 only
-// multiply (64 rows of the tile each, wgmma straight from LDS as in
-// gemm_core_wgmma) and arrive on the buffer's `empty` barrier once their
-// products of it are done. No workgroup barrier inside the loop: the copies
-// run up to `stages` - 1 tiles ahead of the products, and neither side waits
-// for the other's unrelated work (gemm_core_wgmma's per-tile __syncthreads
-// made the copying and multiplying warps wait for each other every tile).
+// The warp-specialized pipeline on Hopper (plan::rules::ws_tile: bf16,
+// 128 x 128 or 128 x 256 tiles, K tiles of 64, 384 threads), run by the
+// persistent gate_up_ws_kernel and, one job at a time, by down_kernel
+// (gemm_core_ws). Warpgroup 2 only
+// copies: its 128 threads issue every A row of a K tile into a free stage
+// buffer with cp.async and let the hardware arrive on that buffer's `full`
+// barrier when their copies have landed; B, the expert weight rows, comes by
+// TMA (TDMSIM_WS_TMA): the producer's first thread adds the B bytes to the
+// `full` barrier's transaction count and asks the copy engine for the tile's
+// boxes (tma.h). Warpgroups 0 and 1 only multiply (64 rows of the tile each,
+// wgmma straight from LDS as in gemm_core_wgmma) and arrive on the buffer's
+// `empty` barrier once their products of it are done. No workgroup barrier
+// inside the loop: the copies run up to `stages` - 1 tiles ahead of the
+// products, across jobs too, so the next job's first tiles land while the
+// consumers run this job's epilogue from their registers.
 // cp.async writes LDS through the generic proxy and wgmma reads it through
 // the async proxy: the consumers fence the proxies after acquiring a buffer
 // (the fence may sit anywhere on the causality path from the write to the
 // read; PTX ISA, memory consistency model, "proxy-preserved base causality").
-// B by TMA (TDMSIM_WS_TMA, `bt.map` set): the producer's first thread adds
-// the B bytes to the `full` barrier's transaction count and asks the copy
-// engine for the tile's boxes (tma.h); the 128 producer threads copy A only.
-// The barrier's phase completes when their copies have landed and the boxes'
-// bytes have arrived. The boxes' rows past the tensor's K or rows are zeros,
-// and rows past N (other rows of the tensor) feed only C columns that the
-// epilogues drop, as cp.async's zero-filled ones did.
-// Same contract as gemm_core, for all 384 threads.
+// The boxes' rows past the tensor's K or rows are zeros, and rows past N
+// (other rows of the tensor) feed only columns that the epilogues drop, as
+// cp.async's zero-filled ones did.
+// Each thread keeps its own place in the ring of stage buffers (`s`,
+// `phase`, `filled`); producer and consumers step through the same sequence
+// of K tiles, job after job.
 template <int BM, int BN, int BK>
-__device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc* b, const BTiles& bt,
-                             std::uint32_t k0, std::uint32_t k1, int stages, const void* any_global, float* C) {
+struct WsPipe {
   using T = std::uint16_t;
   using S = Smem<T, BM, BN, BK>;
   using L = typename S::Layout;
-  constexpr int R = BK * int(sizeof(T));  // 128 bytes: the 128B swizzle, 8 chunks a row
+  static constexpr int R = BK * int(sizeof(T));  // 128 bytes: the 128B swizzle, 8 chunks a row
   static_assert(BM == 128 && R == 128 && L::kSwizzled, "plan::rules::ws_tile");
-  constexpr int kProducers = 128;  // warpgroup 2, threads 256-383
-  constexpr int kAcc = BN / 2;  // a consumer warpgroup: 64 x BN fp32
+  static constexpr int kProducers = 128;  // warpgroup 2, threads 256-383
+  static constexpr int kConsumers = 256;
+  static constexpr int kAcc = BN / 2;  // a consumer warpgroup: 64 x BN fp32
   using Mma = wg::Mma<BN, wg::Operands::bf16>;
-  __shared__ std::uint64_t full[kMaxStages], empty[kMaxStages];
-  const int warp = threadIdx.x / 32, group = warp / 4, lane = threadIdx.x % 32;
-  const std::uint32_t tiles = (k1 - k0 + BK - 1) / BK;
 
-  const auto raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
-  const std::uint32_t pad = (1024u - raw % 1024u) % 1024u;
-  unsigned char* stages_base = smem + pad;
-  const std::uint32_t lds_base = raw + pad;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar::init(&full[s], kProducers);
-      mbar::init(&empty[s], 8);  // lane 0 of each consumer warp
+  std::uint64_t* full;
+  std::uint64_t* empty;
+  unsigned char* stages_base;  // generic address of stage 0 (1024-byte aligned)
+  std::uint32_t lds_base;      // its LDS address
+  int stages;
+  int s = 0;
+  std::uint32_t phase = 0;
+  std::uint32_t filled = 0;  // producer: K tiles issued so far, all jobs
+
+  // Every thread of the workgroup; ends with a workgroup barrier.
+  __device__ WsPipe(unsigned char* smem, std::uint64_t* full_bars, std::uint64_t* empty_bars, int n)
+      : full(full_bars), empty(empty_bars), stages(n) {
+    const auto raw = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+    const std::uint32_t pad = (1024u - raw % 1024u) % 1024u;
+    stages_base = smem + pad;
+    lds_base = raw + pad;
+    if (threadIdx.x == 0) {
+      for (int i = 0; i < stages; ++i) {
+        mbar::init(&full[i], kProducers);
+        mbar::init(&empty[i], 8);  // lane 0 of each consumer warp
+      }
+      mbar::fence_init();
     }
-    mbar::fence_init();
+    __syncthreads();
   }
-  __syncthreads();
+  __device__ static bool producer() { return threadIdx.x >= kConsumers; }
+  __device__ void step() {
+    if (++s == stages) s = 0, phase ^= 1u;
+  }
 
-  if (group == 2) {
-    // Producer: the copy slots of TileCopy over its 128 threads (logical
-    // chunk p % 8 of rows p / 8 + 16 i).
+  // Producer: the K tiles of [k0, k1) of one job. A from the row sources `a`
+  // (LDS; read once here), B from `bt` (or from `b` without TMA).
+  __device__ void produce(const RowSrc* a, const RowSrc* b, const BTiles& bt, std::uint32_t k0,
+                          std::uint32_t k1, const void* any_global) {
     constexpr int kRows = TDMSIM_WS_TMA ? BM : BM + BN;
-    const TileCopy<T, BM, BN, BK, kProducers, 256, kRows> copy(a, b, k0);
-    const bool engine = TDMSIM_WS_TMA && threadIdx.x == 256;  // asks for the B boxes
+    const TileCopy<T, BM, BN, BK, kProducers, kConsumers, kRows> copy(a, b, k0);
+    const bool engine = TDMSIM_WS_TMA && threadIdx.x == kConsumers;  // asks for the B boxes
     const std::uint32_t box_rows = BN / std::uint32_t(bt.parts);
-    int s = 0;
-    std::uint32_t phase = 0;
-    for (std::uint32_t tile = 0; tile < tiles; ++tile) {
-      if (tile >= std::uint32_t(stages)) mbar::wait(&empty[s], phase ^ 1u);
+    const std::uint32_t tiles = (k1 - k0 + BK - 1) / BK;
+    for (std::uint32_t tile = 0; tile < tiles; ++tile, ++filled) {
+      if (filled >= std::uint32_t(stages)) mbar::wait(&empty[s], phase ^ 1u);
       if (engine) {
         tma::expect_bytes(&full[s], BN * R);
 #pragma unroll
@@ -670,15 +687,19 @@ __device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc*
       }
       copy.copy(stages_base + s * S::kStageBytes, tile, k0, k1, any_global);
       mbar::arrive_after_copies(&full[s]);
-      if (++s == stages) s = 0, phase ^= 1u;
+      step();
     }
-  } else {
-    // Consumers: warpgroup `group` multiplies rows 64 group .. + 63.
-    float acc[kAcc];
+  }
+
+  // Consumers: acc = rows 64 group .. + 63 of the job's tile over [k0, k1)
+  // (the wgmma D fragment layout, wgmma.h). Every buffer of the job is
+  // released on return.
+  __device__ void consume(float (&acc)[kAcc], std::uint32_t k0, std::uint32_t k1) {
+    const int group = threadIdx.x / 128, lane = threadIdx.x % 32;
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
-    int s = 0, prev = 0;
-    std::uint32_t phase = 0;
+    const std::uint32_t tiles = (k1 - k0 + BK - 1) / BK;
+    int prev = 0;
     for (std::uint32_t tile = 0; tile < tiles; ++tile) {
       mbar::wait(&full[s], phase);
       wg::fence_lds_for_async();
@@ -693,13 +714,34 @@ __device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc*
       wg::wait<1>();  // the previous tile's products are done: its buffer is free
       if (tile > 0 && lane == 0) mbar::arrive(&empty[prev]);
       prev = s;
-      if (++s == stages) s = 0, phase ^= 1u;
+      step();
     }
     wg::wait<0>();
-    // Both warpgroups are done with every buffer before either overwrites
-    // them with its part of C (named barrier 1: the 256 consumer threads).
+    if (tiles > 0 && lane == 0) mbar::arrive(&empty[prev]);
+  }
+};
+#endif
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// One job through the warp-specialized pipeline (down_kernel's; gate/up runs
+// persistent, gate_up_ws_kernel): same contract as gemm_core, for all 384
+// threads. Once both consumer warpgroups are done with every buffer (named
+// barrier 1 over their 256 threads; the producer has issued its last copy by
+// then) the stage buffers become the fp32 C tile.
+template <int BM, int BN, int BK>
+__device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc* b, const BTiles& bt,
+                             std::uint32_t k0, std::uint32_t k1, int stages, const void* any_global, float* C) {
+  using Pipe = WsPipe<BM, BN, BK>;
+  __shared__ std::uint64_t full[kMaxStages], empty[kMaxStages];
+  Pipe pipe(smem, full, empty, stages);
+  if (Pipe::producer()) {
+    pipe.produce(a, b, bt, k0, k1, any_global);
+  } else {
+    float acc[Pipe::kAcc];
+    pipe.consume(acc, k0, k1);
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    wg::store_accumulators(acc, 64 * group + (warp % 4) * 16 + lane / 4, 0, S::kCLd, C);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    wg::store_accumulators(acc, 64 * (warp / 4) + (warp % 4) * 16 + lane / 4, 0, Pipe::S::kCLd, C);
   }
   __syncthreads();
 }
@@ -721,8 +763,7 @@ __device__ void gemm(unsigned char* smem, const RowSrc* a, const RowSrc* b,
   if constexpr (NT != kThreads) {
     gemm_core_ws<BM, BN, BK>(smem, a, b, bt, k0, k1, stages, any_global, C);
     return;
-  } else
-  if constexpr (WgmmaTile<T, BM, BN, BK, BS>::ok) {
+  } else if constexpr (WgmmaTile<T, BM, BN, BK, BS>::ok) {
     gemm_core_wgmma<T, BM, BN, BK, BS>(smem, a, b, b_scale, k0, k1, stages, any_global, C);
     return;
   }
@@ -778,13 +819,14 @@ struct TileInfo {
 };
 
 // Sets up A rows (gathered token rows of block b) and the gate/up B rows of
-// N tile `nt` (N/2 gate rows then the matching N/2 up rows).
+// the N tile of columns j0.. (N/2 gate rows then the matching N/2 up rows),
+// by `nt` threads of which this is thread `t`.
 template <class T, int BM, int BN>
 __device__ void gate_up_rows(const Args& p, std::uint32_t b, std::uint32_t e, std::uint32_t j0,
-                             TileInfo<BM, BN>& ti) {
+                             TileInfo<BM, BN>& ti, int t = threadIdx.x, int nt = kThreads) {
   const LayerDims& d = p.d;
   const std::uint32_t sentinel = d.tokens * d.slots;
-  for (int m = threadIdx.x; m < BM; m += kThreads) {
+  for (int m = t; m < BM; m += nt) {
     const std::uint32_t row = p.sorted_rows[std::size_t{b} * p.block_m + m];
     RowSrc r{nullptr, nullptr};
     float pc = 1.0f;
@@ -799,7 +841,7 @@ __device__ void gate_up_rows(const Args& p, std::uint32_t b, std::uint32_t e, st
     ti.a[m] = r;
     ti.a_pc[m] = pc;
   }
-  for (int n = threadIdx.x; n < BN; n += kThreads) {
+  for (int n = t; n < BN; n += nt) {
     const bool up = n >= BN / 2;
     const std::uint32_t j = j0 + (up ? n - BN / 2 : n);
     RowSrc r{nullptr, nullptr};
@@ -818,43 +860,52 @@ __device__ void gate_up_rows(const Args& p, std::uint32_t b, std::uint32_t e, st
   }
 }
 
-template <class T, int BM, int BN, int BK, bool BS, int NT>
-__global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) gate_up_kernel(const TDMSIM_GRID_CONSTANT Args p) {
+// The gate/up N tiles of a layer: N/2 intermediate columns each.
+template <int BN>
+__device__ std::uint32_t gate_up_n_tiles(const LayerDims& d) {
+  return (d.inter + BN / 2 - 1) / (BN / 2);
+}
+
+// A shared chunk's zero-weight columns j0.. of block b: their intermediate is
+// exactly 0 (written, since the buffer holds the previous layer's values).
+// By `nt` threads of which this is thread `t`.
+template <int BM, int BN>
+__device__ void zero_columns(const Args& p, std::uint32_t b, std::uint32_t j0, std::uint32_t split, int t,
+                             int nt) {
+  const LayerDims& d = p.d;
+  for (int i = t; i < BM * (BN / 2); i += nt) {
+    const std::size_t pos = std::size_t{b} * p.block_m + i / (BN / 2);
+    const std::uint32_t j = j0 + i % (BN / 2);
+    if (j >= d.inter || p.sorted_rows[pos] == d.tokens * d.slots) continue;
+    if (p.split_k > 1) {
+      float* part = p.partials + (std::size_t{split} * p.blocks * p.block_m + pos) * 2 * d.inter;
+      part[j] = 0.0f;
+      part[d.inter + j] = 0.0f;
+    } else {
+      p.inter[pos * d.inter + j] = 0;
+    }
+  }
+}
+
+template <class T, int BM, int BN, int BK, bool BS>
+__global__ void __launch_bounds__(kThreads, (kMinBlocks<T, BM, BN, BK, BS>)) gate_up_kernel(const TDMSIM_GRID_CONSTANT Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
+  constexpr int NT = kThreads;
   __shared__ TileInfo<BM, BN> ti;
   const LayerDims& d = p.d;
   const plan::rules::JobAt job =
-      plan::rules::job_at(blockIdx.x, p.blocks, (d.inter + BN / 2 - 1) / (BN / 2), p.split_k, p.raster_group);
+      plan::rules::job_at(blockIdx.x, p.blocks, gate_up_n_tiles<BN>(d), p.split_k, p.raster_group);
   const std::uint32_t b = job.block, split = job.split;
   const std::uint32_t e = p.block_expert[b];
   const std::uint32_t j0 = job.n_tile * (BN / 2);
-  const std::uint32_t sentinel = d.tokens * d.slots;
-  if (j0 >= d.columns(e)) {
-    // A shared chunk's zero-weight columns: their intermediate is exactly 0
-    // (written, since the buffer holds the previous layer's values).
-    for (int i = threadIdx.x; i < BM * (BN / 2); i += NT) {
-      const std::size_t pos = std::size_t{b} * p.block_m + i / (BN / 2);
-      const std::uint32_t j = j0 + i % (BN / 2);
-      if (j >= d.inter || p.sorted_rows[pos] == sentinel) continue;
-      if (p.split_k > 1) {
-        float* part = p.partials + (std::size_t{split} * p.blocks * p.block_m + pos) * 2 * d.inter;
-        part[j] = 0.0f;
-        part[d.inter + j] = 0.0f;
-      } else {
-        p.inter[pos * d.inter + j] = 0;
-      }
-    }
-    return;
-  }
+  if (j0 >= d.columns(e)) return zero_columns<BM, BN>(p, b, j0, split, threadIdx.x, NT);
   gate_up_rows<T, BM, BN>(p, b, e, j0, ti);
   __syncthreads();
   std::uint32_t k0, k1;
   k_range<BK>(d.hidden, split, p.split_k, k0, k1);
   float* C = reinterpret_cast<float*>(smem);
-  const std::uint32_t w_row = e * 2 * d.inter + j0;  // the N tile's first gate row in w13
-  const BTiles bt{&p.b_map, {w_row, w_row + d.inter}, 2};
-  gemm<T, BM, BN, BK, BS, NT>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C, bt);
+  gemm<T, BM, BN, BK, BS>(smem, ti.a, ti.b, ti.b_scale, k0, k1, p.stages, p.x, C);
   // Epilogue, four adjacent columns per thread: C in float4s from LDS, the
   // row's validity from its A row source (LDS) rather than sorted_rows
   // (global memory, one load an element: Nsight Compute found this epilogue
@@ -945,22 +996,17 @@ __global__ void quant_inter_kernel(Args p, std::uint8_t* q, float* scale) {
   }
 }
 
-template <class T, int BM, int BN, int BK, bool BS, int NT>
-__global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_kernel(const TDMSIM_GRID_CONSTANT Args p) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  using S = Smem<T, BM, BN, BK>;
-  __shared__ TileInfo<BM, BN> ti;
-  __shared__ std::uint32_t token[BM];
-  __shared__ float weight[BM];
+// Sets up A rows (block b's intermediate rows) and the down B rows of the N
+// tile of hidden columns h0.., and, where `token` is given, each A row's token
+// (the sentinel for padding) and routed weight; by `nt` threads of which this
+// is thread `t`.
+template <class T, int BM, int BN>
+__device__ void down_rows(const Args& p, std::uint32_t b, std::uint32_t e, std::uint32_t h0,
+                          TileInfo<BM, BN>& ti, std::uint32_t* token, float* weight, int t, int nt) {
   const LayerDims& d = p.d;
-  const plan::rules::JobAt job =
-      plan::rules::job_at(blockIdx.x, p.blocks, (d.hidden + BN - 1) / BN, p.split_k, p.raster_group);
-  const std::uint32_t b = job.block, split = job.split;
-  const std::uint32_t e = p.block_expert[b];
-  const std::uint32_t h0 = job.n_tile * BN;
   const std::uint32_t sentinel = d.tokens * d.slots;
   const bool block = d.fp8 && d.quant == Quant::block_128;
-  for (int m = threadIdx.x; m < BM; m += kThreads) {
+  for (int m = t; m < BM; m += nt) {
     const std::size_t pos = std::size_t{b} * p.block_m + m;
     const std::uint32_t row = p.sorted_rows[pos];
     RowSrc r{nullptr, nullptr};
@@ -974,10 +1020,12 @@ __global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_
     }
     ti.a[m] = r;
     ti.a_pc[m] = pc;
-    token[m] = row == sentinel ? sentinel : row / d.slots;
-    weight[m] = p.sorted_weights[pos];
+    if (token) {
+      token[m] = row == sentinel ? sentinel : row / d.slots;
+      weight[m] = p.sorted_weights[pos];
+    }
   }
-  for (int n = threadIdx.x; n < BN; n += kThreads) {
+  for (int n = t; n < BN; n += nt) {
     const std::uint32_t h = h0 + n;
     RowSrc r{nullptr, nullptr};
     float pc = 1.0f;
@@ -991,6 +1039,29 @@ __global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_
       ti.b_scale[n / 16] = p.w2_scale + (std::size_t{e} * d.hb() + min(h, d.hidden - 1) / 128) * d.ib();
     }
   }
+}
+
+// The down N tiles of a layer: N hidden columns each.
+template <int BN>
+__device__ std::uint32_t down_n_tiles(const LayerDims& d) {
+  return (d.hidden + BN - 1) / BN;
+}
+
+template <class T, int BM, int BN, int BK, bool BS, int NT>
+__global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_kernel(const TDMSIM_GRID_CONSTANT Args p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  using S = Smem<T, BM, BN, BK>;
+  __shared__ TileInfo<BM, BN> ti;
+  __shared__ std::uint32_t token[BM];
+  __shared__ float weight[BM];
+  const LayerDims& d = p.d;
+  const plan::rules::JobAt job =
+      plan::rules::job_at(blockIdx.x, p.blocks, down_n_tiles<BN>(d), p.split_k, p.raster_group);
+  const std::uint32_t b = job.block, split = job.split;
+  const std::uint32_t e = p.block_expert[b];
+  const std::uint32_t h0 = job.n_tile * BN;
+  const std::uint32_t sentinel = d.tokens * d.slots;
+  down_rows<T, BM, BN>(p, b, e, h0, ti, token, weight, threadIdx.x, NT);
   __syncthreads();
   std::uint32_t k0, k1;
   k_range<BK>(d.inter, split, p.split_k, k0, k1);
@@ -1016,6 +1087,145 @@ __global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_
     }
     add4_f32(p.y + std::size_t{token[m]} * d.hidden + h, v);
   }
+}
+
+// ---- the persistent warp-specialized gate/up kernel (WsTile, 384 threads) ----
+//
+// One workgroup an SM, grid = min(jobs, SMs); workgroup w runs jobs w,
+// w + grid, ... in the plan's job order (rules::job_at), so the jobs in flight
+// at any time are those a one-job-a-workgroup grid would run in that wave. The
+// producer warpgroup sets up each job's row sources in LDS (`ti`, its own:
+// named barrier 2 over its 128 threads) and streams the job's K tiles; the
+// consumers multiply and then apply the epilogue straight from their
+// accumulators, while the producer already fills the buffers with the next
+// job's first K tiles. Nothing goes through an fp32 C tile in LDS, and the
+// epilogue no longer holds the stage buffers (Nsight Compute put the former
+// epilogue at 18% of warp samples with nothing overlapping it,
+// tma-2026-11-30/ncu). The tiles are bf16 only: per-token scales are 1.
+// Down keeps one job a workgroup (down_kernel): run persistent, with its
+// atomic adds from the accumulators (8 bytes each, 8 rows a warp), it was
+// 1.07x slower on Mixtral-8x7B at 4096+ tokens (persistent-2026-11-30).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void producer_sync() { asm volatile("bar.sync 2, 128;\n" ::: "memory"); }
+
+// This consumer thread's two rows of the tile (wgmma D fragment layout):
+// element i of its accumulators is row `row[(i % 4) >= 2]`, column
+// 8 (i / 4) + 2 (lane % 4) + i % 2.
+struct WsRows {
+  int row[2];
+  int col;
+  __device__ WsRows() {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    row[0] = 64 * (warp / 4) + 16 * (warp % 4) + lane / 4;
+    row[1] = row[0] + 8;
+    col = 2 * (lane % 4);
+  }
+  __device__ static constexpr int half(int i) { return (i % 4) >= 2 ? 1 : 0; }
+  __device__ int column(int i) const { return 8 * (i / 4) + col; }
+};
+#endif
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Two floats to bf16 (lo in bits 0-15), nearest even: one instruction, and
+// without bf16_bits's NaN branch, which ptxas would answer by serialising
+// the next job's wgmma (C7520: accumulator registers touched on a divergent
+// path). The same bits for every non-NaN value.
+__device__ __forceinline__ std::uint32_t bf16x2_rn(float lo, float hi) {
+  std::uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// The gate/up epilogue from the accumulators: columns i < kHalf are gate,
+// i + kHalf the matching up column. Two adjacent columns per store (I is a
+// multiple of 16, supported()). As gate_up_kernel: gate and up rounded to
+// bf16, then the activation (the fast logistic), stored in bf16.
+template <Act act, int kHalf>
+__device__ __forceinline__ void ws_gate_up_store(const float (&acc)[2 * kHalf], const WsRows& at, const bool (&real)[2],
+                                                 const std::size_t (&pos)[2], std::uint32_t j0, const LayerDims& d,
+                                                 std::uint16_t* inter) {
+#pragma unroll
+  for (int i = 0; i < kHalf; i += 2) {
+    const int h = WsRows::half(i);
+    const std::uint32_t j = j0 + at.column(i);
+    const std::uint32_t g = bf16x2_rn(acc[i], acc[i + 1]), u = bf16x2_rn(acc[kHalf + i], acc[kHalf + i + 1]);
+    const std::uint32_t out =
+        bf16x2_rn(activate<true>(act, bits_float(g << 16), bits_float(u << 16), d.act_limit),
+                  activate<true>(act, bits_float(g & 0xFFFF0000u), bits_float(u & 0xFFFF0000u), d.act_limit));
+    if (real[h] && j < d.inter) *reinterpret_cast<std::uint32_t*>(inter + pos[h] * d.inter + j) = out;
+  }
+}
+
+// Split K: gate and up partial sums in fp32 (rows of 2 I from `part`).
+template <int kHalf>
+__device__ __forceinline__ void ws_gate_up_partials(const float (&acc)[2 * kHalf], const WsRows& at,
+                                                    const bool (&real)[2], const std::size_t (&pos)[2],
+                                                    std::uint32_t j0, std::uint32_t inter, float* part) {
+#pragma unroll
+  for (int i = 0; i < kHalf; i += 2) {
+    const int h = WsRows::half(i);
+    const std::uint32_t j = j0 + at.column(i);
+    if (!real[h] || j >= inter) continue;
+    float* row = part + pos[h] * 2 * inter;
+    *reinterpret_cast<float2*>(row + j) = make_float2(acc[i], acc[i + 1]);
+    *reinterpret_cast<float2*>(row + inter + j) = make_float2(acc[kHalf + i], acc[kHalf + i + 1]);
+  }
+}
+#endif
+
+template <int BM, int BN, int BK>
+__global__ void __launch_bounds__(plan::rules::kWsThreads, 1) gate_up_ws_kernel(const TDMSIM_GRID_CONSTANT Args p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(16) unsigned char smem[];
+  using Pipe = WsPipe<BM, BN, BK>;
+  constexpr int kHalf = Pipe::kAcc / 2;  // gate columns, then the matching up columns
+  __shared__ std::uint64_t full[kMaxStages], empty[kMaxStages];
+  __shared__ TileInfo<BM, BN> ti;
+  const LayerDims& d = p.d;
+  Pipe pipe(smem, full, empty, int(p.stages));
+  const std::uint32_t n_tiles = gate_up_n_tiles<BN>(d), jobs = n_tiles * p.split_k * p.blocks;
+  const std::uint32_t sentinel = d.tokens * d.slots;
+  const WsRows at;
+  for (std::uint32_t id = blockIdx.x; id < jobs; id += gridDim.x) {
+    const plan::rules::JobAt job = plan::rules::job_at(id, p.blocks, n_tiles, p.split_k, p.raster_group);
+    const std::uint32_t b = job.block, split = job.split;
+    const std::uint32_t e = p.block_expert[b];
+    const std::uint32_t j0 = job.n_tile * (BN / 2);
+    std::uint32_t k0, k1;
+    k_range<BK>(d.hidden, split, p.split_k, k0, k1);
+    if (Pipe::producer()) {
+      if (j0 >= d.columns(e)) continue;
+      const int t = int(threadIdx.x) - Pipe::kConsumers;
+      producer_sync();  // the previous job's row sources have been read
+      gate_up_rows<std::uint16_t, BM, BN>(p, b, e, j0, ti, t, Pipe::kProducers);
+      producer_sync();
+      const std::uint32_t w_row = e * 2 * d.inter + j0;  // the N tile's first gate row in w13
+      pipe.produce(ti.a, ti.b, BTiles{&p.b_map, {w_row, w_row + d.inter}, 2}, k0, k1, p.x);
+      continue;
+    }
+    if (j0 >= d.columns(e)) {
+      zero_columns<BM, BN>(p, b, j0, split, threadIdx.x, Pipe::kConsumers);
+      continue;
+    }
+    const std::size_t first = std::size_t{b} * p.block_m;  // the block's first sorted row
+    const bool real[2] = {p.sorted_rows[first + at.row[0]] != sentinel, p.sorted_rows[first + at.row[1]] != sentinel};
+    float acc[Pipe::kAcc];
+    pipe.consume(acc, k0, k1);
+    const std::size_t pos[2] = {first + at.row[0], first + at.row[1]};
+    // One loop per activation, so that no branch inside it touches the
+    // accumulators (ptxas serialises the next job's wgmma otherwise, C7520).
+    if (p.split_k > 1) {
+      float* part = p.partials + (std::size_t{split} * p.blocks * p.block_m) * 2 * d.inter;
+      ws_gate_up_partials<kHalf>(acc, at, real, pos, j0, d.inter, part);
+      continue;
+    }
+    switch (d.act) {
+      case Act::silu: ws_gate_up_store<Act::silu, kHalf>(acc, at, real, pos, j0, d, p.inter); break;
+      case Act::gelu: ws_gate_up_store<Act::gelu, kHalf>(acc, at, real, pos, j0, d, p.inter); break;
+      case Act::swiglu_oai: ws_gate_up_store<Act::swiglu_oai, kHalf>(acc, at, real, pos, j0, d, p.inter); break;
+    }
+  }
+#endif
 }
 
 // The 1-stage kernel: gate/up for intermediate columns [j0, j0 + N/2) over
@@ -1189,11 +1399,28 @@ void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
   }
 #endif
   void (*kernel)(Args) = nullptr;
+  if constexpr (NT != kThreads) {
+    if (kind == Kind::fused) return;  // never asked for: supported() refuses it
+    if (kind == Kind::gate_up) {
+      // Persistent: one workgroup an SM at most (the LDS of one), each looping over jobs.
+      kernel = gate_up_ws_kernel<BM, BN, BK>;
+      int device = 0, sms = 0;
+      TDMSIM_HIP_CHECK(hipGetDevice(&device));
+      TDMSIM_HIP_CHECK(hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
+      if (grid.x > unsigned(sms)) grid.x = unsigned(sms);
+      TDMSIM_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                           hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      hipLaunchKernelGGL(kernel, grid, dim3(NT), static_cast<size_t>(bytes), s, a);
+      TDMSIM_HIP_CHECK(hipGetLastError());
+      return;
+    }
+  }
   switch (kind) {
-    case Kind::gate_up: kernel = gate_up_kernel<T, BM, BN, BK, BS, NT>; break;
+    case Kind::gate_up:
+      if constexpr (NT == kThreads) kernel = gate_up_kernel<T, BM, BN, BK, BS>;
+      break;
     case Kind::down: kernel = down_kernel<T, BM, BN, BK, BS, NT>; break;
     case Kind::fused: {
-      if constexpr (NT != kThreads) return;  // never asked for: supported() refuses it
       kernel = fused_kernel<T, BM, BN, BK, BS>;
       const int p2 = fused_phase2_bytes<T, BM, BN>();
       bytes = bytes > p2 ? bytes : p2;
