@@ -117,6 +117,9 @@ struct TileProgram {
   std::uint64_t epilogue_vector_ops = 0;  // element operations (activation, scaling, ...)
   // The same as Loop::vector_issue_bound, for the epilogue's vector work.
   bool epilogue_issue_bound = false;
+  // Threads that issue the epilogue's work when it is issue-bound (0: all
+  // `threads`; a warp-specialized kernel's copying warps take no part).
+  std::uint32_t epilogue_threads = 0;
   // Time the workgroup spends beyond its modelled work before the epilogue
   // (serial phases the model does not break down), in ps.
   std::uint64_t extra_time_ps = 0;

@@ -246,7 +246,8 @@ def build_rows(h, preds):
             bytes=p["weight_bytes"], flops=p["useful_flops"], tflops=p["useful_flops"] / layer / 1e6,
             tbps=p["weight_bytes"] / layer / 1e6, floor=max(mem_us, flop_us),
             bound="memory" if mem_us >= flop_us else "compute", dense_fraction=p["useful_flops"] / layer / 1e6 / rate,
-            loop=loop, grouped=grouped, stages=c["stages"], block_m=c["block_m"], tile=ix["tile"]))
+            loop=loop, grouped=grouped, stages=c["stages"], block_m=c["block_m"], tile=ix["tile"],
+            configured=not h200_data.forces_kernel(name)))
     return rows
 
 
@@ -563,6 +564,12 @@ def kernel_quality(h, rows, figs, doc_dir):
         slow_auto = [r for r in loop_auto if r["loop"] < r["layer"]]
         add(f"| the same, with the plan's own tiles (not the scenarios that force a tile) | slower on "
             f"{len(slow_auto)} of {len(loop_auto)} | **{verdict(not slow_auto)}** |")
+    loop_conf = [r for r in loop if r["configured"]]
+    if loop_conf and len(loop_conf) < len(loop):
+        slow_conf = [r for r in loop_conf if r["loop"] < r["layer"]]
+        add(f"| the same, as the plan configures them (scenarios without a `kernel:` key: tiles, split-K, "
+            f"buffers and raster group from the heuristic) | slower on {len(slow_conf)} of {len(loop_conf)} | "
+            f"**{verdict(not slow_conf)}** |")
     if grouped:
         add(f"| >= `torch._grouped_mm` in geometric mean | {g_grp:.2f}x (slower on {len(slow_grp)} of "
             f"{len(grouped)}) | **{verdict(g_grp >= 1.0)}** |")

@@ -87,7 +87,7 @@ constexpr bool wgmma_tile(std::uint32_t threads, std::uint32_t m, std::uint32_t 
 }
 
 // Whether a tile runs the warp-specialized wgmma loop (fused_moe.hip
-// gemm_core_ws): 384 threads, of which one warpgroup only copies (a producer
+// WsPipe, gate_up_ws_kernel and gemm_core_ws): 384 threads, of which one warpgroup only copies (a producer
 // that keeps every pipeline buffer but the one being multiplied in flight)
 // and two multiply, 64 rows each of a 128-row tile; 16-bit operands, K rows
 // of 128 bytes, 128 or 256 columns (at most 128 accumulators a thread).

@@ -776,7 +776,8 @@ bool ComputeUnit::step(Slot& s) {
     s.epilogue_done = true;
     Tick t = s.time + p.extra_time_ps;
     if (p.epilogue_vector_ops > 0) {
-      t = vector_work(t, static_cast<double>(p.epilogue_vector_ops), p.epilogue_issue_bound ? p.threads : 0);
+      const std::uint32_t issuing = p.epilogue_threads > 0 ? p.epilogue_threads : p.threads;
+      t = vector_work(t, static_cast<double>(p.epilogue_vector_ops), p.epilogue_issue_bound ? issuing : 0);
     }
     if (t > s.time) {
       s.time = t;

@@ -41,6 +41,18 @@ constexpr std::uint64_t kReduceOps = 1;
 // the address and one vector atomic ~5).
 constexpr std::uint64_t kGateUpEpilogueOps = 67;
 constexpr std::uint64_t kGateUpPartialOps = 12;
+// The persistent warp-specialized gate/up kernel (gate_up_ws_kernel) applies
+// its epilogue from the consumers' accumulators (256 threads; the producer
+// warpgroup meanwhile copies the next job's first K tiles), on every element
+// of the BM x N/2 tile, padding rows included (only the store is
+// predicated): 19 thread instructions an element, counted by Nsight Compute
+// on Mixtral-8x7B 4096 tokens (validation/data/h200/moe/persistent-2026-11-30/
+// ncu: two bf16x2 conversions, SwiGLU with the fast logistic, the packing and
+// a 4-byte store per two columns); with split-K, the two float2 stores of
+// gate and up partials per two columns (~4 an element, from the source).
+constexpr std::uint64_t kWsGateUpEpilogueOps = 19;
+constexpr std::uint64_t kWsGateUpPartialOps = 4;
+constexpr std::uint32_t kWsConsumerThreads = 256;
 constexpr std::uint64_t kDownEpilogueOps = 14;
 constexpr std::uint64_t kEpilogueSkipOpsPer4 = 8;
 // The fp8 intermediate's quantisation kernel (quant_inter_kernel in
@@ -282,7 +294,7 @@ std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma) {
 // t + stages - 1 only after tile t's products (its buffer, that of tile t - 1,
 // is free once every warp is past tile t's barrier): stages - 2 ahead;
 // gemm_core_wgmma issues tile t + stages - 2 after tile t's barrier
-// (`ahead`): stages - 2; gemm_core_ws's producer refills a buffer as soon
+// (`ahead`): stages - 2; the warp-specialized producer (WsPipe) refills a buffer as soon
 // as the consumers release it, one tile after its products were issued:
 // stages - 1. At least 1 (the model's minimum; a 2-buffer mma.sync loop has
 // none in flight). Other machines' kernels: `stages`, as before.
@@ -448,9 +460,13 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   p.loops.push_back(std::move(loop));
   const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
   const std::uint64_t skip = epilogue_skip_ops(l, j, cols);
+  if (l.ws_gate_up) p.epilogue_threads = kWsConsumerThreads;
   if (l.kernel.split_k > 1) {
     // fp32 partial sums of gate and up; activation waits for the reduction.
-    if (l.mma_sync) {
+    if (l.ws_gate_up) {
+      p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kWsGateUpPartialOps;
+      p.epilogue_issue_bound = true;
+    } else if (l.mma_sync) {
       p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kGateUpPartialOps + skip;
       p.epilogue_issue_bound = true;
     } else {
@@ -462,7 +478,10 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
     p.stores.push_back(strided(at, 2 * cols * 4, j.valid_rows, row));
   } else {
     const DType it = l.inter_dtype;
-    if (l.mma_sync) {
+    if (l.ws_gate_up) {
+      p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kWsGateUpEpilogueOps;
+      p.epilogue_issue_bound = true;
+    } else if (l.mma_sync) {
       p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kGateUpEpilogueOps + skip;
       p.epilogue_issue_bound = true;
     } else {

@@ -67,6 +67,15 @@ def load_index(path=INDEX_CSV):
     return {r["name"]: r for r in rows}
 
 
+def forces_kernel(name, index_path=INDEX_CSV):
+    """Whether scenario `name` (a YAML file beside the index) has a top-level
+    `kernel:` key, i.e. sets some of the kernel configuration (tiles, split-K,
+    buffers, raster group) instead of taking the plan heuristic's."""
+    path = os.path.join(os.path.dirname(index_path), name + ".yaml")
+    with _open(path, "scenario file") as f:
+        return any(line.startswith("kernel:") for line in f)
+
+
 def load_runs(path):
     """The run.json objects of a timing-vN.jsonl, in file order."""
     out = []
