@@ -588,7 +588,20 @@ def kernel_quality(h, rows, figs, doc_dir):
             reach_auto = [r for r in auto if r["dense_fraction"] >= TARGET_DENSE_FRACTION]
             add(f"| the same, with the plan's own tiles | {len(reach_auto)} of {len(auto)} reach it | "
                 f"**{verdict(len(reach_auto) == len(auto))}** |")
+        conf = [r for r in big if r["configured"]]
+        if conf and len(conf) < len(big):
+            reach_conf = [r for r in conf if r["dense_fraction"] >= TARGET_DENSE_FRACTION]
+            add(f"| the same, as the plan configures them | {len(reach_conf)} of {len(conf)} reach it "
+                f"({100 * min(r['dense_fraction'] for r in conf):.0f}-"
+                f"{100 * max(r['dense_fraction'] for r in conf):.0f}%) | "
+                f"**{verdict(len(reach_conf) == len(conf))}** |")
     add("")
+    forced = [r for r in bf if not r["configured"]]
+    if forced:
+        add(f"The {len(forced)} bf16 scenarios with a `kernel:` key set a configuration the heuristic would not "
+            "pick (other tiles, split-K, stages, buffers or raster groups), so that the timing model is checked "
+            "on several tile configurations (issue 6 item 5); the rows \"as the plan configures them\" are the "
+            "kernels as a user runs them.\n")
     short = []
     if slow_loop:
         short.append("slower than the per-expert loop: " + ", ".join(
