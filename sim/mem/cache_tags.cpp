@@ -63,6 +63,19 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   return x;
 }
 
+// (Out of line: see the declaration.)
+CacheTags::Walker::Streak CacheTags::Walker::miss_streak(std::uint64_t addr, std::uint64_t count, bool write) const {
+  // A copy in locals: the lookups' stores could alias *this as far as the
+  // compiler knows (and the count too: the result goes back through memory).
+  const Walker w = *this;
+  const std::uint64_t block = w.block_bytes();
+  std::uint64_t n = 0;
+  for (; n < count; ++n, addr += block) {
+    if (!w.miss_whole<true>(w.rec_, addr, write)) return Streak{n, true, w.access_block<true>(w.rec_, addr, write)};
+  }
+  return Streak{n, false, Run{}};
+}
+
 std::uint64_t CacheTags::set_of(std::uint64_t addr) const {
   const Walker w(g_, nullptr);
   return w.set_of(w.fold(addr >> g_.line_shift >> g_.block_shift));

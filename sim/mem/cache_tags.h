@@ -108,6 +108,29 @@ class CacheTags {
     Run read_block_never_written(std::uint32_t* records, std::uint64_t addr) const {
       return access_block<false>(records, addr, false);
     }
+    // If the block whose first byte is `addr` is absent and the least recent
+    // way of its set holds no dirty lines, allocates it there as
+    // access_block(records, addr, write) would (it misses whole and evicts
+    // nothing to write back) and returns true; otherwise changes nothing and
+    // returns false. The case of nearly every block of a stream the cache has
+    // not seen (a weight tile), for tight loops over a stream's blocks: no
+    // result record, no victim. With Dirty false, as read_block_never_written
+    // (the dirty masks neither read nor written).
+    template <bool Dirty>
+    [[gnu::always_inline]] bool miss_whole(std::uint32_t* records, std::uint64_t addr, bool write) const;
+    // access_block() on whole blocks from `addr` (block-aligned) on, at most
+    // `count` of them, for as long as each misses whole and evicts no dirty
+    // lines (miss_whole). `missed_whole` of them did; if it `stopped` before
+    // `count`, the block after them was looked up too, with result `next`,
+    // for the caller's general case. (A loop of its own, not inlined: inside
+    // a cache's run loop the geometry and the counters did not fit the
+    // registers and were reloaded from the stack for every block.)
+    struct Streak {
+      std::uint64_t missed_whole = 0;
+      bool stopped = false;
+      Run next;
+    };
+    [[gnu::noinline]] Streak miss_streak(std::uint64_t addr, std::uint64_t count, bool write) const;
     // Lines from the one holding `addr` to the end of its block.
     std::uint32_t lines_to_block_end(std::uint64_t addr) const {
       return g_.block_lines - static_cast<std::uint32_t>((addr >> g_.line_shift) & (g_.block_lines - 1));
@@ -301,6 +324,23 @@ template <bool Dirty>
   if (Dirty && write) dirty[i] |= want;
   if (i != head) to_front(set, ways, i, i > head ? i - head : i + ways - head);
   return r;
+}
+
+template <bool Dirty>
+[[gnu::always_inline]] inline bool CacheTags::Walker::miss_whole(std::uint32_t* records, std::uint64_t addr,
+                                                                bool write) const {
+  const std::uint32_t ways = g_.ways;
+  const auto [s, set, key] = where(records, addr >> g_.line_shift >> g_.block_shift, addr);
+  if (find(set, key) != ways) return false;
+  std::uint32_t& head = set[3 * ways];
+  const std::uint32_t i = head == 0 ? ways - 1 : head - 1;  // take_lru's way
+  if (Dirty && set[2 * ways + i] != 0) return false;
+  const std::uint32_t want = g_.block_lines >= 32 ? ~0u : (1u << g_.block_lines) - 1;
+  head = i;
+  set[i] = key;
+  if (Dirty) set[2 * ways + i] = write ? want : 0;
+  set[ways + i] = want;
+  return true;
 }
 
 [[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::access(std::uint64_t addr, std::uint32_t lines,

@@ -623,6 +623,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   const std::uint64_t block = tags.block_bytes();
   const std::uint32_t block_lines = tags_.block_lines();
   const std::uint32_t whole = block_lines >= 32 ? ~0u : (1u << block_lines) - 1;  // a block's lines
+  const auto block_shift = static_cast<std::uint32_t>(std::countr_zero(block));
   const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t first = begin & ~(block - 1);
@@ -653,8 +654,26 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
         // (No look-ahead here: an L2's tag sets are few, 12.5 KiB on mi355x,
         // and stay in the host's caches; asking for them cost more than it saved.)
         const std::uint64_t stop = last & ~(block - 1);
-        for (; l < stop; l += block) {
-          const CacheTags::Run res = tags.access_block(l, a.write);
+        while (l < stop) {
+          // First the blocks that miss whole and evict nothing dirty (a
+          // stream's), in a tight loop of their own (miss_streak): a
+          // streak counts as those blocks one by one below would (a
+          // channel's lines or misses are a sum, and their runs merge).
+          const CacheTags::Walker::Streak st = tags.miss_streak(l, (stop - l) >> block_shift, a.write);
+          if (st.missed_whole > 0) {
+            const std::uint64_t lines = st.missed_whole * block_lines, bytes = st.missed_whole * block;
+            if (channels_now) count_run(l >> ls, lines, lines_per_channel_, every_lines);
+            looked_up += lines;
+            missed_lines += lines;
+            if (fetch) {
+              missed_run(l, bytes);
+              count_run(l >> ls, lines, misses_per_channel_, every_misses);
+            }
+            l += bytes;
+          }
+          if (!st.stopped) break;
+          // The block it stopped at, looked up there.
+          const CacheTags::Run res = st.next;
           if (channels_now) count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
           looked_up += block_lines;
           if (res.missed == whole) {
@@ -677,6 +696,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
               victims_.push_back({res.victim + first * line, std::uint64_t{len} * line});
             });
           }
+          l += block;
         }
         continue;
       }
