@@ -189,8 +189,10 @@ class ComputeUnit : public sc_core::sc_module {
   void advance(Slot& s, std::uint32_t upto, Tick at);
   // When iteration `i`'s operands are in LDS.
   // (Moves s.group_next on to i's group: call in iteration order.)
-  Tick operands_ready(Slot& s, std::uint32_t i) const;
-  Tick matrix(Slot& s, const isa::Loop& loop, std::uint32_t threads, Tick ready);
+  // (These two run once per main-loop iteration, from step() only: inlined
+  // there, where their calls' set-up cost as much as their work.)
+  [[gnu::always_inline]] inline Tick operands_ready(Slot& s, std::uint32_t i) const;
+  [[gnu::always_inline]] inline Tick matrix(Slot& s, const isa::Loop& loop, std::uint32_t threads, Tick ready);
   // The pipes a loop's matrix product uses and how long it takes on them.
   struct MatrixCost {
     bool valid = false;
