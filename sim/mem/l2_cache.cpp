@@ -513,11 +513,17 @@ __attribute__((target("avx2"))) Tick reserve_lines_avx2(const std::uint16_t* lin
   return lane_max(served);
 }
 
-// reserve_runs() with the same steps: one call and one reduction of the
-// latest end for all of an iteration's runs.
-__attribute__((target("avx2"))) Tick reserve_runs_avx2(const std::uint16_t* rows, std::size_t stride,
-                                                        const Tick* offsets, std::size_t runs, Tick at0,
-                                                        Tick line_time, BusyUntil* busy, std::size_t channels) {
+#endif
+}  // namespace
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// reserve_runs() with the same steps as reserve_lines_avx2: one call and one
+// reduction of the latest end for all of an iteration's runs (for one run,
+// the same steps as reserve_lines_avx2's).
+__attribute__((target("avx2"))) Tick L2Cache::reserve_runs_avx2(const std::uint16_t* rows, std::size_t stride,
+                                                               const Tick* offsets, std::size_t runs, Tick at0,
+                                                               Tick line_time, BusyUntil* busy,
+                                                               std::size_t channels) {
   const __m256i lt = _mm256_set1_epi64x(static_cast<long long>(line_time));
   __m256i served = _mm256_set1_epi64x(static_cast<long long>(at0));
   for (std::size_t k = 0; k < runs; ++k, rows += stride) {
@@ -528,18 +534,9 @@ __attribute__((target("avx2"))) Tick reserve_runs_avx2(const std::uint16_t* rows
   return lane_max(served);
 }
 #endif
-}  // namespace
 
-Tick L2Cache::reserve_runs(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
-                           Tick at) {
-  if (runs == 0) return at;
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (avx2_) {
-    if (runs == 1) return reserve_lines_avx2(rows, at + offsets[0], line_time_, channel_.data(), channel_.size()) + hit_latency_;
-    return reserve_runs_avx2(rows, stride, offsets, runs, at, line_time_, channel_.data(), channel_.size()) +
-           hit_latency_;
-  }
-#endif
+Tick L2Cache::reserve_runs_any(const std::uint16_t* rows, std::size_t stride, const Tick* offsets,
+                               std::size_t runs, Tick at) {
   Tick back = at;
   for (std::size_t k = 0; k < runs; ++k) back = std::max(back, reserve_lines(rows + k * stride, at + offsets[k]));
   return back;

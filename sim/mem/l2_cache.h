@@ -68,7 +68,17 @@ class L2Cache : public sc_core::sc_module {
   // arriving at at + offsets[k] (an iteration's runs of loads); returns when
   // the data of them all is back (`at` when there are none).
   Tick reserve_runs(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
-                    Tick at);
+                    Tick at) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    // (Inline, and straight to the AVX2 steps: this runs once per main-loop
+    // iteration, where one call more cost a fifth of the work.)
+    if (avx2_ && runs > 0) {
+      return reserve_runs_avx2(rows, stride, offsets, runs, at, line_time_, channel_.data(), channel_.size()) +
+             hit_latency_;
+    }
+#endif
+    return reserve_runs_any(rows, stride, offsets, runs, at);
+  }
 
   // The same counts for loads of one whole line per row and iteration (a K
   // step of one line, the common fp8 case), made once per K group instead
@@ -111,6 +121,16 @@ class L2Cache : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // reserve_runs() without AVX2.
+  Tick reserve_runs_any(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
+                        Tick at);
+#if defined(__x86_64__) && defined(__GNUC__)
+  // reserve_runs() four channels at a time (avx2_), without the hit latency.
+  __attribute__((target("avx2"))) static Tick reserve_runs_avx2(const std::uint16_t* rows, std::size_t stride,
+                                                               const Tick* offsets, std::size_t runs, Tick at0,
+                                                               Tick line_time, BusyUntil* busy,
+                                                               std::size_t channels);
+#endif
 
   // Lines sharing one tag (sector block, cache_tags.h): a 4 KiB block, so a
   // tile row streamed in a K group is a handful of tag operations.
