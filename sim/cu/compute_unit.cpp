@@ -692,7 +692,11 @@ inline Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threa
   const std::uint32_t used = s.cost_used;
   const Tick dur = s.cost_dur;
   Tick start = ready;
-  if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
+  if (used == 4 && matrix_pipes_.size() == 4) {  // the same, written out for the common four SIMDs
+    BusyUntil* const q = matrix_pipes_.data();
+    start = std::max({start, q[0].free_at, q[1].free_at, q[2].free_at, q[3].free_at});
+    q[0].free_at = q[1].free_at = q[2].free_at = q[3].free_at = start + dur;
+  } else if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
     for (const auto& pipe : matrix_pipes_) start = std::max(start, pipe.free_at);
     for (auto& pipe : matrix_pipes_) pipe.free_at = start + dur;
   } else {
