@@ -431,17 +431,28 @@ bool L2Cache::add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms&
   t.offsets = offsets;
   // Then each row once per term its lines reach: (o + j) / c for j < g.
   const std::uint64_t span = t.g - 1;
-  for (std::uint32_t r = 0; r < a.rows; ++r) {
-    const std::uint64_t l = a.row(r) >> ls;
-    const std::uint64_t o = l & mask;
-    std::uint32_t e = 0;
-    if (a.gather == nullptr) e = e_of[r & period_mask];
-    else while (offset[e] != o) ++e;
-    std::uint16_t* counts = &t.counts[e * per_offset];
-    const std::uint64_t q = l >> s, terms = (o + span) >> s;
+  std::uint16_t* const all = t.counts.data();
+  // Row of first line l, counted at `counts` (its offset's).
+  const auto add_row = [&](std::uint64_t l, std::uint16_t* counts) __attribute__((always_inline)) {
+    const std::uint64_t q = l >> s, terms = ((l & mask) + span) >> s;
     for (std::uint64_t k = 0; k <= terms; ++k, counts += channels) {
       const std::uint64_t qk = q + k;
       ++counts[(qk ^ (qk >> s) ^ (qk >> 2 * s)) & mask];
+    }
+  };
+  // (The two kinds of rows in loops of their own, strided rows' lines by
+  // addition: this runs for every row of every K group's weight tile.)
+  if (a.gather == nullptr) {
+    const std::uint64_t step = a.row_stride >> ls;  // (line-aligned, above)
+    std::uint64_t l = a.addr >> ls;
+    for (std::uint32_t r = 0; r < a.rows; ++r, l += step) add_row(l, all + e_of[r & period_mask] * per_offset);
+  } else {
+    for (std::uint32_t r = 0; r < a.rows; ++r) {
+      const std::uint64_t l = a.row(r) >> ls;
+      const std::uint64_t o = l & mask;
+      std::uint32_t e = 0;
+      while (offset[e] != o) ++e;
+      add_row(l, all + e * per_offset);
     }
   }
   return true;
