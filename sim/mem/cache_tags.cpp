@@ -4,6 +4,7 @@
 #include <bit>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -69,11 +70,16 @@ CacheTags::Walker::Streak CacheTags::Walker::miss_streak(std::uint64_t addr, std
   // compiler knows (and the count too: the result goes back through memory).
   const Walker w = *this;
   const std::uint64_t block = w.block_bytes();
-  std::uint64_t n = 0;
-  for (; n < count; ++n, addr += block) {
-    if (!w.miss_whole<true>(w.rec_, addr, write)) return Streak{n, true, w.access_block<true>(w.rec_, addr, write)};
-  }
-  return Streak{n, false, Run{}};
+  const auto walk = [&](auto common) __attribute__((always_inline)) {
+    std::uint64_t n = 0;
+    for (; n < count; ++n, addr += block) {
+      if (!w.miss_whole<true, decltype(common)::value>(w.rec_, addr, write)) {
+        return Streak{n, true, w.access_block<true>(w.rec_, addr, write)};
+      }
+    }
+    return Streak{n, false, Run{}};
+  };
+  return w.common_shape() ? walk(std::true_type{}) : walk(std::false_type{});
 }
 
 std::uint64_t CacheTags::set_of(std::uint64_t addr) const {

@@ -33,16 +33,19 @@ template <bool Pow2>
   const Divisor per_stack = per_stack_in;
   const CacheTags::Walker tags = tags_in;
   const std::uint64_t chunk = tags.block_bytes();
-  std::uint64_t n = 0;
-  for (; n < count; ++n, addr += chunk) {
-    const auto [channel, local] = map.channel_and_group_local<Pow2>(addr, per_stack);
-    const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
-    // (Reads only: writes pass the MALL by, so its lines are never dirty.)
-    if (!tags.miss_whole<false>(records[slice], local, false)) {
-      return ChunkStreak{n, true, slice, tags.read_block_never_written(records[slice], local)};
+  const auto walk = [&](auto common) __attribute__((always_inline)) {
+    std::uint64_t n = 0;
+    for (; n < count; ++n, addr += chunk) {
+      const auto [channel, local] = map.channel_and_group_local<Pow2>(addr, per_stack);
+      const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+      // (Reads only: writes pass the MALL by, so its lines are never dirty.)
+      if (!tags.miss_whole<false, decltype(common)::value>(records[slice], local, false)) {
+        return ChunkStreak{n, true, slice, tags.read_block_never_written(records[slice], local)};
+      }
     }
-  }
-  return ChunkStreak{n, false, 0, {}};
+    return ChunkStreak{n, false, 0, {}};
+  };
+  return tags.common_shape() ? walk(std::true_type{}) : walk(std::false_type{});
 }
 }  // namespace
 
