@@ -713,7 +713,7 @@ inline Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threa
   return start + dur;
 }
 
-bool ComputeUnit::step(Slot& s) {
+inline bool ComputeUnit::step(Slot& s) {
   const auto& p = s.program;
   const std::uint32_t depth = std::max(1u, p.pipeline_depth);
   if (!s.started) {  // issue the prologue and the first `depth` iterations' loads
