@@ -44,6 +44,9 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   g_.set_mask = std::has_single_bit(g_.sets) ? g_.sets - 1 : 0;
   g_.record = 3 * std::uint64_t{ways} + 1;
   g_.record_bytes = g_.record * sizeof(std::uint32_t);
+#if defined(__x86_64__) && defined(__GNUC__)
+  g_.bmi2 = __builtin_cpu_supports("bmi2");
+#endif
   tags_.assign(g_.sets * g_.record, 0);  // heads at way 0
   for (std::uint64_t s = 0; s < g_.sets; ++s) std::fill_n(&tags_[s * g_.record], ways, kEmpty);
 }
@@ -66,6 +69,23 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
 
 // (Out of line: see the declaration.)
 CacheTags::Walker::Streak CacheTags::Walker::miss_streak(std::uint64_t addr, std::uint64_t count, bool write) const {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (g_.bmi2) return miss_streak_bmi2(addr, count, write);
+#endif
+  return miss_streak_loop(addr, count, write);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("bmi2"))) CacheTags::Walker::Streak CacheTags::Walker::miss_streak_bmi2(std::uint64_t addr,
+                                                                                              std::uint64_t count,
+                                                                                              bool write) const {
+  return miss_streak_loop(addr, count, write);
+}
+#endif
+
+[[gnu::always_inline]] inline CacheTags::Walker::Streak CacheTags::Walker::miss_streak_loop(std::uint64_t addr,
+                                                                                           std::uint64_t count,
+                                                                                           bool write) const {
   // A copy in locals: the lookups' stores could alias *this as far as the
   // compiler knows (and the count too: the result goes back through memory).
   const Walker w = *this;

@@ -24,9 +24,10 @@ struct ChunkStreak {
 // inlined: inside the run loop the decode's shifts and the counters did not
 // fit the registers and were reloaded from the stack for every chunk.)
 template <bool Pow2>
-[[gnu::noinline]] ChunkStreak chunk_streak(const HbmAddressMap& map_in, const Divisor& per_stack_in,
-                                           const CacheTags::Walker& tags_in, std::uint32_t* const* records,
-                                           std::uint64_t addr, std::uint64_t count) {
+[[gnu::always_inline]] inline ChunkStreak chunk_streak_loop(const HbmAddressMap& map_in, const Divisor& per_stack_in,
+                                                            const CacheTags::Walker& tags_in,
+                                                            std::uint32_t* const* records, std::uint64_t addr,
+                                                            std::uint64_t count) {
   // Copies in locals: the lookups' stores could alias the originals as far
   // as the compiler knows (and the count too: the result goes back through memory).
   const HbmAddressMap map = map_in;
@@ -46,6 +47,33 @@ template <bool Pow2>
     return ChunkStreak{n, false, 0, {}};
   };
   return tags.common_shape() ? walk(std::true_type{}) : walk(std::false_type{});
+}
+
+// The loop as compiled for the baseline target, and for hosts with BMI2
+// (CacheTags::Geometry::bmi2: its shifts by a count in a register need no
+// move to CL first).
+template <bool Pow2>
+[[gnu::noinline]] ChunkStreak chunk_streak_base(const HbmAddressMap& map, const Divisor& per_stack,
+                                                const CacheTags::Walker& tags, std::uint32_t* const* records,
+                                                std::uint64_t addr, std::uint64_t count) {
+  return chunk_streak_loop<Pow2>(map, per_stack, tags, records, addr, count);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <bool Pow2>
+[[gnu::noinline]] __attribute__((target("bmi2"))) ChunkStreak
+chunk_streak_bmi2(const HbmAddressMap& map, const Divisor& per_stack, const CacheTags::Walker& tags,
+                  std::uint32_t* const* records, std::uint64_t addr, std::uint64_t count) {
+  return chunk_streak_loop<Pow2>(map, per_stack, tags, records, addr, count);
+}
+#endif
+
+template <bool Pow2>
+ChunkStreak chunk_streak(const HbmAddressMap& map, const Divisor& per_stack, const CacheTags::Walker& tags,
+                         std::uint32_t* const* records, std::uint64_t addr, std::uint64_t count) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (tags.bmi2()) return chunk_streak_bmi2<Pow2>(map, per_stack, tags, records, addr, count);
+#endif
+  return chunk_streak_base<Pow2>(map, per_stack, tags, records, addr, count);
 }
 }  // namespace
 
