@@ -154,12 +154,17 @@ Tick ComputeUnit::resume() {
   std::vector<Tick>& times = slot_time_;
   const Tick now = time_.now();
   while (true) {
-    // The busy slot with the earliest time (the first of equals).
+    // The busy slot with the earliest time (the first of equals; the
+    // earliest so far kept in a register).
     std::size_t n = 0;
+    Tick earliest = times[0];
     for (std::size_t i = 1; i < times.size(); ++i) {
-      if (times[i] < times[n]) n = i;
+      if (times[i] < earliest) {
+        earliest = times[i];
+        n = i;
+      }
     }
-    if (times[n] == kNotBusy) break;
+    if (earliest == kNotBusy) break;
     Slot* next = &slots_[n];
     // More than a quantum ahead of global time: wait until the slot's time
     // (shared resources then see requests in nearly chronological order).
