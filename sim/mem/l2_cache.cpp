@@ -37,6 +37,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   channel_mask_ = std::uint64_t{spec.channels_per_die} - 1;
 #if defined(__x86_64__) && defined(__GNUC__)
   avx2_rows_ = __builtin_cpu_supports("avx2") && spec.channels_per_die == 16;
+  bmi2_ = __builtin_cpu_supports("bmi2");
   avx2_ = __builtin_cpu_supports("avx2") && spec.channels_per_die % 4 == 0 &&
           line_time_ <= 0xFFFFFFFFull;
 #endif
@@ -378,7 +379,19 @@ void L2Cache::reset_terms(LineTerms& t, std::uint32_t g) const {
   t.offsets = 0;
 }
 
-bool L2Cache::add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const {
+bool L2Cache::add_terms_base(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const {
+  return add_terms_rows(a, iter_stride, t);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("bmi2"))) bool L2Cache::add_terms_bmi2(const MemAccess& a, std::int64_t iter_stride,
+                                                             LineTerms& t) const {
+  return add_terms_rows(a, iter_stride, t);
+}
+#endif
+
+[[gnu::always_inline]] inline bool L2Cache::add_terms_rows(const MemAccess& a, std::int64_t iter_stride,
+                                                          LineTerms& t) const {
   const std::uint64_t line = spec_.line.bytes;
   const std::size_t channels = channel_.size();
   // As count_iterations' offset path: whole single lines moving on by one
