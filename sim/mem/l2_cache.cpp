@@ -537,6 +537,32 @@ __attribute__((target("avx2"))) Tick reserve_lines_avx2(const std::uint16_t* lin
   return lane_max(served);
 }
 
+
+// b_transport()'s MSHR reservations for an access's misses, four channels at
+// a time: channel ch with n = per_channel[ch] + every > 0 misses holds its
+// MSHRs from max(arrive, free) for n x hold (as BusyUntil::reserve);
+// returns the latest such start, or `arrive`. The scalar loop's integer
+// arithmetic (times below 2^63; n and hold below 2^32, checked by the caller).
+__attribute__((target("avx2"))) Tick reserve_mshrs_avx2(const std::uint32_t* per_channel, std::uint64_t every,
+                                                         Tick hold, Tick arrive, BusyUntil* busy,
+                                                         std::size_t channels) {
+  const __m256i at = _mm256_set1_epi64x(static_cast<long long>(arrive));
+  const __m256i h = _mm256_set1_epi64x(static_cast<long long>(hold));
+  const __m256i ev = _mm256_set1_epi64x(static_cast<long long>(every));
+  __m256i ready = at;
+  for (std::size_t ch = 0; ch < channels; ch += 4) {
+    auto* f = reinterpret_cast<__m256i*>(&busy[ch].free_at);
+    const __m256i n = _mm256_add_epi64(
+        _mm256_cvtepu32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(per_channel + ch))), ev);
+    const __m256i free = _mm256_loadu_si256(f);
+    const __m256i start = _mm256_blendv_epi8(at, free, _mm256_cmpgt_epi64(free, at));
+    const __m256i none = _mm256_cmpeq_epi64(n, _mm256_setzero_si256());  // channels without misses keep their time
+    _mm256_storeu_si256(f, _mm256_blendv_epi8(_mm256_add_epi64(start, _mm256_mul_epu32(n, h)), free, none));
+    const __m256i mine = _mm256_andnot_si256(none, start);
+    ready = _mm256_blendv_epi8(ready, mine, _mm256_cmpgt_epi64(mine, ready));
+  }
+  return lane_max(ready);
+}
 #endif
 }  // namespace
 
@@ -748,7 +774,18 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   Tick served = arrive;
   Tick miss_ready = arrive;
   Tick wait = 0;
-  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
+  bool mshrs_done = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+  // Misses alone (loads whose channel time comes later): four channels at a
+  // time where the host has AVX2 (a channel's misses and hold fit 32 bits:
+  // no channel has more misses than the access).
+  if (!channels_now && avx2_ && mshr_hold_per_line_ <= 0xFFFFFFFFull && missed_lines <= 0xFFFFFFFFull) {
+    miss_ready = reserve_mshrs_avx2(misses_per_channel_.data(), every_misses, mshr_hold_per_line_, arrive,
+                                    mshr_.data(), mshr_.size());
+    mshrs_done = true;
+  }
+#endif
+  for (std::size_t ch = 0; ch < channel_.size() && !mshrs_done; ++ch) {
     if (channels_now) {
       const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
       if (lines == 0) continue;  // (nor misses)
