@@ -128,6 +128,7 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
   // whole chunks are looked up as whole blocks.
   const std::uint32_t block_lines = slices_.front().block_lines();
   const bool chunk_blocks = chunk == tags0.block_bytes();
+  const std::uint32_t whole = block_lines >= 32 ? ~0u : (1u << block_lines) - 1;  // a chunk's lines
   const auto walk = [&](auto pow2) __attribute__((always_inline)) {
     constexpr bool Pow2 = decltype(pow2)::value;
     // Decoded chunk `chunk_addr` (its first byte), through the table.
@@ -177,36 +178,58 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
           std::uint64_t count = chunk_div.div_as<Pow2>(last - l);
           // The misses' last run, kept out of misses_v_ while it grows.
           std::uint64_t run_addr = 0, run_bytes = 0;
-          while (count > 0) {
-            // First the chunks that miss whole (a stream's), in a tight
-            // loop of their own: they add up as they would one by one.
-            const ChunkStreak st = chunk_streak<Pow2>(map, per_stack, tags0, records, l, count);
-            if (st.missed_whole > 0) {
-              const std::uint64_t bytes = st.missed_whole * chunk;
-              looked_up += st.missed_whole * block_lines;
-              missed_lines += st.missed_whole * block_lines;
-              if (run_bytes != 0 && run_addr + run_bytes == l) {
-                run_bytes += bytes;
-              } else {
-                if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
-                run_addr = l;
-                run_bytes = bytes;
-              }
-              l += bytes;
-              count -= st.missed_whole;
+          // Missed whole chunks, one by one or many at once, extend the
+          // misses' last run.
+          const auto missed_whole = [&](std::uint64_t bytes) __attribute__((always_inline)) {
+            if (run_bytes != 0 && run_addr + run_bytes == l) {
+              run_bytes += bytes;
+            } else {
+              if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
+              run_addr = l;
+              run_bytes = bytes;
             }
-            if (!st.stopped) break;
-            // The chunk it stopped at (hit, or missed in part), looked up there.
-            const CacheTags::Run res = st.next;
+          };
+          bool streak = true;  // (the next chunk likely misses whole: the last one did)
+          while (count > 0) {
+            CacheTags::Run res;
+            std::uint32_t slice = 0;
+            if (streak) {
+              // The chunks that miss whole (a stream's), in a tight loop of
+              // their own: they add up as they would one by one.
+              const ChunkStreak st = chunk_streak<Pow2>(map, per_stack, tags0, records, l, count);
+              if (st.missed_whole > 0) {
+                const std::uint64_t bytes = st.missed_whole * chunk;
+                looked_up += st.missed_whole * block_lines;
+                missed_lines += st.missed_whole * block_lines;
+                missed_whole(bytes);
+                l += bytes;
+                count -= st.missed_whole;
+              }
+              if (!st.stopped) break;
+              res = st.next;  // the chunk it stopped at (hit, or missed in part), looked up there
+              slice = st.slice;
+            } else {
+              // After a chunk that did not miss whole, chunk by chunk: a
+              // streak would stop at once and look the chunk up twice.
+              const auto [channel, local] = map.channel_and_group_local<Pow2>(l, per_stack);
+              slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+              res = tags0.read_block_never_written(records[slice], local);
+            }
+            streak = res.missed == whole;
             looked_up += block_lines;
-            if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
-            run_bytes = 0;
-            const auto missed = CacheTags::count(res.missed);
-            missed_lines += missed;
-            per_slice[st.slice] += block_lines - missed;
-            for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
-              append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
-            });
+            if (streak) {
+              missed_lines += block_lines;
+              missed_whole(chunk);
+            } else {
+              if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
+              run_bytes = 0;
+              const auto missed = CacheTags::count(res.missed);
+              missed_lines += missed;
+              per_slice[slice] += block_lines - missed;
+              for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
+                append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
+              });
+            }
             l += chunk;
             --count;
           }
