@@ -154,12 +154,17 @@ Tick ComputeUnit::resume() {
   std::vector<Tick>& times = slot_time_;
   const Tick now = time_.now();
   while (true) {
-    // The busy slot with the earliest time (the first of equals).
+    // The busy slot with the earliest time (the first of equals; the
+    // earliest so far kept in a register).
     std::size_t n = 0;
+    Tick earliest = times[0];
     for (std::size_t i = 1; i < times.size(); ++i) {
-      if (times[i] < times[n]) n = i;
+      if (times[i] < earliest) {
+        earliest = times[i];
+        n = i;
+      }
     }
-    if (times[n] == kNotBusy) break;
+    if (earliest == kNotBusy) break;
     Slot* next = &slots_[n];
     // More than a quantum ahead of global time: wait until the slot's time
     // (shared resources then see requests in nearly chronological order).
@@ -268,19 +273,28 @@ ComputeUnit* CuScheduler::extract_top() {
   heap_.pop_back();
   const std::size_t size = heap_.size() - 1;
   if (size == 0) return top;
-  // Sift down: to the left child if strictly earlier than the entry, then to
-  // the right one if strictly earlier than that. (The entry moves into the
-  // hole it leaves once, at the end, rather than swapping at every level:
-  // the same comparisons, the same heap.)
+  // The textbook sift-down moves the entry to the left child if strictly
+  // earlier than it, then to the right one if strictly earlier than that,
+  // and stops where neither is: wherever it moves, it moves to the earlier
+  // child (the left one of equals), and the children along that path only
+  // get later. So the same heap comes out of this cheaper order (one
+  // comparison a level, not two; "bottom-up" heap extraction): the hole
+  // goes down to a leaf along the earlier children, then the entry goes up
+  // from there while the parent is not earlier than it.
   Entry* const h = heap_.data();
   std::size_t i = 1;
-  while (2 * i <= size) {
-    const std::size_t l = 2 * i, r = l + 1;
-    std::size_t first = earlier(h[l], e) ? l : i;
-    if (r <= size && earlier(h[r], first == i ? e : h[first])) first = r;
-    if (first == i) break;
-    h[i] = h[first];
-    i = first;
+  while (2 * i < size) {  // both children
+    const std::size_t c = earlier(h[2 * i + 1], h[2 * i]) ? 2 * i + 1 : 2 * i;
+    h[i] = h[c];
+    i = c;
+  }
+  if (2 * i == size) {  // a left child alone
+    h[i] = h[size];
+    i = size;
+  }
+  while (i > 1 && !earlier(h[i / 2], e)) {
+    h[i] = h[i / 2];
+    i /= 2;
   }
   h[i] = e;
   return top;
@@ -584,7 +598,7 @@ void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
   }
 }
 
-Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
+inline Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
   const std::uint32_t depth = std::max(1u, s.program.pipeline_depth);
   while (i >= s.groups[s.group_next & s.group_mask].first + s.groups[s.group_next & s.group_mask].g) {
     ++s.group_next;
@@ -670,7 +684,7 @@ const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std:
   return c;
 }
 
-Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threads, Tick ready) {
+inline Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threads, Tick ready) {
   if (p.m == 0) return ready;
   // The cost of a loop shape is the same every iteration: computed once per
   // shape (matrix_cost) and kept by the slot while it runs the loop.
@@ -683,7 +697,11 @@ Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threads, Tic
   const std::uint32_t used = s.cost_used;
   const Tick dur = s.cost_dur;
   Tick start = ready;
-  if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
+  if (used == 4 && matrix_pipes_.size() == 4) {  // the same, written out for the common four SIMDs
+    BusyUntil* const q = matrix_pipes_.data();
+    start = std::max({start, q[0].free_at, q[1].free_at, q[2].free_at, q[3].free_at});
+    q[0].free_at = q[1].free_at = q[2].free_at = q[3].free_at = start + dur;
+  } else if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
     for (const auto& pipe : matrix_pipes_) start = std::max(start, pipe.free_at);
     for (auto& pipe : matrix_pipes_) pipe.free_at = start + dur;
   } else {
@@ -700,7 +718,7 @@ Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threads, Tic
   return start + dur;
 }
 
-bool ComputeUnit::step(Slot& s) {
+inline bool ComputeUnit::step(Slot& s) {
   const auto& p = s.program;
   const std::uint32_t depth = std::max(1u, p.pipeline_depth);
   if (!s.started) {  // issue the prologue and the first `depth` iterations' loads

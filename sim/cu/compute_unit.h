@@ -164,7 +164,9 @@ class ComputeUnit : public sc_core::sc_module {
   void begin_kernel();
   void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
   // Advances a slot by one step; returns true when its workgroup has finished.
-  bool step(Slot& s);
+  // (Inlined into resume(), its one caller: two million calls a 64-token
+  // layer pair, whose register saves cost more than the code it duplicates.)
+  [[gnu::always_inline]] inline bool step(Slot& s);
   // Sends `a`; returns its completion. With `first`: when its first bytes
   // could be back (issue + queueing wait + unloaded round trip), and the
   // unloaded round trip alone in `*unloaded`.
@@ -189,8 +191,10 @@ class ComputeUnit : public sc_core::sc_module {
   void advance(Slot& s, std::uint32_t upto, Tick at);
   // When iteration `i`'s operands are in LDS.
   // (Moves s.group_next on to i's group: call in iteration order.)
-  Tick operands_ready(Slot& s, std::uint32_t i) const;
-  Tick matrix(Slot& s, const isa::Loop& loop, std::uint32_t threads, Tick ready);
+  // (These two run once per main-loop iteration, from step() only: inlined
+  // there, where their calls' set-up cost as much as their work.)
+  [[gnu::always_inline]] inline Tick operands_ready(Slot& s, std::uint32_t i) const;
+  [[gnu::always_inline]] inline Tick matrix(Slot& s, const isa::Loop& loop, std::uint32_t threads, Tick ready);
   // The pipes a loop's matrix product uses and how long it takes on them.
   struct MatrixCost {
     bool valid = false;

@@ -4,6 +4,7 @@
 #include <bit>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -43,6 +44,9 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   g_.set_mask = std::has_single_bit(g_.sets) ? g_.sets - 1 : 0;
   g_.record = 3 * std::uint64_t{ways} + 1;
   g_.record_bytes = g_.record * sizeof(std::uint32_t);
+#if defined(__x86_64__) && defined(__GNUC__)
+  g_.bmi2 = __builtin_cpu_supports("bmi2");
+#endif
   tags_.assign(g_.sets * g_.record, 0);  // heads at way 0
   for (std::uint64_t s = 0; s < g_.sets; ++s) std::fill_n(&tags_[s * g_.record], ways, kEmpty);
 }
@@ -61,6 +65,41 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
     x = h ^ (x >> g.set_bits) ^ (x >> (2 * g.set_bits));
   }
   return x;
+}
+
+// (Out of line: see the declaration.)
+CacheTags::Walker::Streak CacheTags::Walker::miss_streak(std::uint64_t addr, std::uint64_t count, bool write) const {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (g_.bmi2) return miss_streak_bmi2(addr, count, write);
+#endif
+  return miss_streak_loop(addr, count, write);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("bmi2"))) CacheTags::Walker::Streak CacheTags::Walker::miss_streak_bmi2(std::uint64_t addr,
+                                                                                              std::uint64_t count,
+                                                                                              bool write) const {
+  return miss_streak_loop(addr, count, write);
+}
+#endif
+
+[[gnu::always_inline]] inline CacheTags::Walker::Streak CacheTags::Walker::miss_streak_loop(std::uint64_t addr,
+                                                                                           std::uint64_t count,
+                                                                                           bool write) const {
+  // A copy in locals: the lookups' stores could alias *this as far as the
+  // compiler knows (and the count too: the result goes back through memory).
+  const Walker w = *this;
+  const std::uint64_t block = w.block_bytes();
+  const auto walk = [&](auto common) __attribute__((always_inline)) {
+    std::uint64_t n = 0;
+    for (; n < count; ++n, addr += block) {
+      if (!w.miss_whole<true, decltype(common)::value>(w.rec_, addr, write)) {
+        return Streak{n, true, w.access_block<true>(w.rec_, addr, write)};
+      }
+    }
+    return Streak{n, false, Run{}};
+  };
+  return w.common_shape() ? walk(std::true_type{}) : walk(std::false_type{});
 }
 
 std::uint64_t CacheTags::set_of(std::uint64_t addr) const {

@@ -78,6 +78,11 @@ class CacheTags {
     std::uint64_t set_mask = 0;     // sets - 1 when sets is a power of two, else 0
     std::uint64_t record = 0;       // words per set record: 3 x ways + 1
     std::size_t record_bytes = 0;
+    // The host has BMI2 (checked at run time: the build targets baseline
+    // x86-64): the stream loops then take their version compiled for it,
+    // whose shifts by a count in a register need no move to CL first (a
+    // tenth of a lookup's instructions).
+    bool bmi2 = false;
   };
 
   // The lookups, on the geometry held by value and the array's records. A
@@ -108,6 +113,41 @@ class CacheTags {
     Run read_block_never_written(std::uint32_t* records, std::uint64_t addr) const {
       return access_block<false>(records, addr, false);
     }
+    // If the block whose first byte is `addr` is absent and the least recent
+    // way of its set holds no dirty lines, allocates it there as
+    // access_block(records, addr, write) would (it misses whole and evicts
+    // nothing to write back) and returns true; otherwise changes nothing and
+    // returns false. The case of nearly every block of a stream the cache has
+    // not seen (a weight tile), for tight loops over a stream's blocks: no
+    // result record, no victim. With Dirty false, as read_block_never_written
+    // (the dirty masks neither read nor written).
+    // With Common, for the common shape only (below), with its constants
+    // compiled in.
+    template <bool Dirty, bool Common = false>
+    [[gnu::always_inline]] bool miss_whole(std::uint32_t* records, std::uint64_t addr, bool write) const;
+    // The shape of every shipped cache's tags: kCommonWays ways, a power of
+    // two of sets (more than one) and 32-line blocks. The stream loops take
+    // their version of miss_whole for it (a fifth fewer instructions a block
+    // than with the shape read at run time).
+    static constexpr std::uint32_t kCommonWays = 16;
+    bool common_shape() const {
+      return g_.ways == kCommonWays && g_.set_mask != 0 && g_.set_bits > 0 && g_.set_bits < 32 &&
+             g_.block_lines == 32;
+    }
+    // access_block() on whole blocks from `addr` (block-aligned) on, at most
+    // `count` of them, for as long as each misses whole and evicts no dirty
+    // lines (miss_whole). `missed_whole` of them did; if it `stopped` before
+    // `count`, the block after them was looked up too, with result `next`,
+    // for the caller's general case. (A loop of its own, not inlined: inside
+    // a cache's run loop the geometry and the counters did not fit the
+    // registers and were reloaded from the stack for every block.)
+    struct Streak {
+      std::uint64_t missed_whole = 0;
+      bool stopped = false;
+      Run next;
+    };
+    [[gnu::noinline]] Streak miss_streak(std::uint64_t addr, std::uint64_t count, bool write) const;
+    bool bmi2() const { return g_.bmi2; }
     // Lines from the one holding `addr` to the end of its block.
     std::uint32_t lines_to_block_end(std::uint64_t addr) const {
       return g_.block_lines - static_cast<std::uint32_t>((addr >> g_.line_shift) & (g_.block_lines - 1));
@@ -176,6 +216,12 @@ class CacheTags {
     // access_block(), with Dirty false for arrays no access ever wrote.
     template <bool Dirty>
     Run access_block(std::uint32_t* records, std::uint64_t addr, bool write) const;
+    // miss_streak()'s loop, and its copy compiled for BMI2.
+    [[gnu::always_inline]] Streak miss_streak_loop(std::uint64_t addr, std::uint64_t count, bool write) const;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __attribute__((target("bmi2"))) Streak miss_streak_bmi2(std::uint64_t addr, std::uint64_t count,
+                                                             bool write) const;
+#endif
 
     Geometry g_;
     std::uint32_t* rec_;  // sets records of 3 x ways + 1 words
@@ -301,6 +347,50 @@ template <bool Dirty>
   if (Dirty && write) dirty[i] |= want;
   if (i != head) to_front(set, ways, i, i > head ? i - head : i + ways - head);
   return r;
+}
+
+template <bool Dirty, bool Common>
+[[gnu::always_inline]] inline bool CacheTags::Walker::miss_whole(std::uint32_t* records, std::uint64_t addr,
+                                                                bool write) const {
+  const std::uint32_t ways = Common ? kCommonWays : g_.ways;
+  std::uint32_t* set;
+  std::uint32_t key;
+  bool present;
+  if constexpr (Common) {
+    // where() and find() with the shape's constants.
+    const std::uint64_t block = addr >> (g_.line_shift + g_.block_shift);
+    const std::uint64_t h = block ^ (block >> g_.set_bits) ^ (block >> (2 * g_.set_bits));
+    const std::uint64_t key64 = h >> g_.set_bits;
+    if (key64 >= kEmpty) beyond_range(addr);
+    set = records + (h & g_.set_mask) * (3 * kCommonWays + 1);
+    key = static_cast<std::uint32_t>(key64);
+#if defined(__SSE2__)
+    const __m128i want = _mm_set1_epi32(static_cast<int>(key));
+    const auto* k = reinterpret_cast<const __m128i*>(set);
+    const __m128i eq = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(_mm_loadu_si128(k), want),
+                                                 _mm_cmpeq_epi32(_mm_loadu_si128(k + 1), want)),
+                                    _mm_or_si128(_mm_cmpeq_epi32(_mm_loadu_si128(k + 2), want),
+                                                 _mm_cmpeq_epi32(_mm_loadu_si128(k + 3), want)));
+    present = _mm_movemask_epi8(eq) != 0;
+#else
+    present = find(set, key) != ways;
+#endif
+  } else {
+    const auto w = where(records, addr >> g_.line_shift >> g_.block_shift, addr);
+    set = w.set;
+    key = w.key;
+    present = find(set, key) != ways;
+  }
+  if (present) return false;
+  std::uint32_t& head = set[3 * ways];
+  const std::uint32_t i = head == 0 ? ways - 1 : head - 1;  // take_lru's way
+  if (Dirty && set[2 * ways + i] != 0) return false;
+  const std::uint32_t want = Common || g_.block_lines >= 32 ? ~0u : (1u << g_.block_lines) - 1;
+  head = i;
+  set[i] = key;
+  if (Dirty) set[2 * ways + i] = write ? want : 0;
+  set[ways + i] = want;
+  return true;
 }
 
 [[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::access(std::uint64_t addr, std::uint32_t lines,

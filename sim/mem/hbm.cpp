@@ -14,8 +14,7 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats,
   chunk_ticks_ = transfer_ticks(map_.interleave, channel_bw_);
   for (std::size_t i = 0; i < channels_.size(); ++i) {
     auto& c = channels_[i];
-    c.open_row.assign(map_.banks, ~0ull);
-    c.bank_free.assign(map_.banks, 0);
+    c.banks.assign(map_.banks, Bank{});
     // Stagger refreshes so channels do not all refresh at once.
     c.next_refresh = ticks(spec.refresh_interval) * (i + 1) / channels_.size();
   }
@@ -35,55 +34,62 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats,
 }
 
 Tick Hbm::serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t bytes, bool write,
-                      Tick arrive) {
+                      Tick arrive, const ChunkTiming& t, Tick& wait) {
   // A row miss occupies its bank (precharge + activate) but not the data bus,
   // so activations in other banks overlap the current transfer.
-  const std::uint32_t bank = at.bank;
+  Bank& bank = ch.banks[at.bank];
   const std::uint64_t row = at.row;
-  Tick ready = std::max(arrive, ch.bank_free[bank]);
-  if (ch.open_row[bank] != row) {
-    ready += ticks(spec_.row_miss_penalty);
-    ch.open_row[bank] = row;
+  Tick ready = std::max(arrive, bank.free);
+  if (bank.open_row != row) {
+    ready += t.row_miss;
+    bank.open_row = row;
     ++ch.row_misses;
   } else {
     ++ch.row_hits;
   }
   Tick start = std::max(ready, ch.bus.free_at);
-  last_wait_ = std::max(last_wait_, start - ready);
+  wait = std::max(wait, start - ready);
   while (start >= ch.next_refresh) {  // refreshes due before this chunk
-    start = std::max(start, ch.next_refresh + ticks(spec_.refresh_time));
-    ch.next_refresh += ticks(spec_.refresh_interval);
+    start = std::max(start, ch.next_refresh + t.refresh_time);
+    ch.next_refresh += t.refresh_interval;
     ++ch.refreshes;
   }
-  if (write != ch.last_write) start += ticks(spec_.turnaround);
+  if (write != ch.last_write) start += t.turnaround;
   ch.last_write = write;
-  ch.bus.free_at =
-      start + (bytes == map_.interleave ? chunk_ticks_ : transfer_ticks(bytes, channel_bw_));
-  ch.bank_free[bank] = ch.bus.free_at;
+  ch.bus.free_at = start + (bytes == t.interleave ? t.chunk_ticks : transfer_ticks(bytes, t.channel_bw));
+  bank.free = ch.bus.free_at;
   ch.bytes += bytes;
   return ch.bus.free_at;
 }
 
 template <bool Pow2>
-Tick Hbm::serve_rows(const MemAccess& a, Tick arrive) {
-  Tick done = arrive;
+Tick Hbm::serve_rows(const MemAccess& a, Tick arrive, Tick& wait) {
+  // Locals: the chunks' stores (channel and bank state) could alias this
+  // object's fields as far as the compiler knows, which would then be
+  // reloaded for every chunk.
+  const HbmAddressMap map = map_;
+  const ChunkTiming t{ticks(spec_.row_miss_penalty), ticks(spec_.refresh_time), ticks(spec_.refresh_interval),
+                      ticks(spec_.turnaround),       map_.interleave,          chunk_ticks_,
+                      channel_bw_};
+  Channel* const channels = channels_.data();
+  Tick done = arrive, longest = 0;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     std::uint64_t addr = a.row(r);
     std::uint64_t left = a.row_bytes;
     while (left > 0) {  // split the row at interleave boundaries
-      const std::uint64_t chunk = std::min(left, map_.to_block_end<Pow2>(addr));
-      const HbmAddressMap::Place at = map_.place<Pow2>(addr);
-      done = std::max(done, serve_chunk(channels_[at.channel], at, chunk, a.write, arrive));
+      const std::uint64_t chunk = std::min(left, map.to_block_end<Pow2>(addr));
+      const HbmAddressMap::Place at = map.place<Pow2>(addr);
+      done = std::max(done, serve_chunk(channels[at.channel], at, chunk, a.write, arrive, t, longest));
       addr += chunk;
       left -= chunk;
     }
   }
+  wait = longest;
   return done;
 }
 
 Tick Hbm::serve(const MemAccess& a, Tick arrive) {
-  last_wait_ = 0;
-  const Tick done = map_.pow2() ? serve_rows<true>(a, arrive) : serve_rows<false>(a, arrive);
+  const Tick done = map_.pow2() ? serve_rows<true>(a, arrive, last_wait_) : serve_rows<false>(a, arrive, last_wait_);
   if (a.write) {
     ++writes_;
     write_bytes_ += a.bytes();

@@ -120,23 +120,36 @@ class Hbm : public sc_core::sc_module {
   std::uint64_t channel_bytes(std::uint32_t ch) const { return channels_[ch].bytes; }
 
  private:
+  struct Bank {
+    std::uint64_t open_row = ~0ull;  // ~0 = closed
+    Tick free = 0;                   // done with its last access
+  };
   struct Channel {
     BusyUntil bus;
     Tick next_refresh = 0;
     bool last_write = false;
-    std::vector<std::uint64_t> open_row;  // per bank; ~0 = closed
-    std::vector<Tick> bank_free;          // per bank: done with its last access
+    std::vector<Bank> banks;  // (a bank's row and time side by side: one host cache line)
     std::uint64_t bytes = 0;
     std::uint64_t row_hits = 0;
     std::uint64_t row_misses = 0;
     std::uint64_t refreshes = 0;
   };
-  Tick serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t bytes, bool write,
-                   Tick arrive);
+  // The timing serve_chunk() works with, as locals of serve_rows(): read
+  // through `this`, they were reloaded after every chunk's stores.
+  struct ChunkTiming {
+    Tick row_miss = 0, refresh_time = 0, refresh_interval = 0, turnaround = 0;
+    std::uint64_t interleave = 0;
+    Tick chunk_ticks = 0;  // one full interleave chunk (the common case)
+    units::Bandwidth channel_bw{};
+  };
+  // Serves `bytes` of one interleave chunk at `at` on channel `ch`; returns
+  // when they are moved, and keeps the longest queueing wait in `wait`.
+  static Tick serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t bytes, bool write,
+                          Tick arrive, const ChunkTiming& t, Tick& wait);
   Tick last_wait_ = 0;  // longest queueing wait of the access being served (serve())
-  // serve()'s walk over the access's chunks (Pow2: map_.pow2()).
+  // serve()'s walk over the access's chunks (Pow2: map_.pow2()); the longest wait in `wait`.
   template <bool Pow2>
-  Tick serve_rows(const MemAccess& a, Tick arrive);
+  Tick serve_rows(const MemAccess& a, Tick arrive, Tick& wait);
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
   const SimClock& time_;

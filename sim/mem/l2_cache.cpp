@@ -37,6 +37,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   channel_mask_ = std::uint64_t{spec.channels_per_die} - 1;
 #if defined(__x86_64__) && defined(__GNUC__)
   avx2_rows_ = __builtin_cpu_supports("avx2") && spec.channels_per_die == 16;
+  bmi2_ = __builtin_cpu_supports("bmi2");
   avx2_ = __builtin_cpu_supports("avx2") && spec.channels_per_die % 4 == 0 &&
           line_time_ <= 0xFFFFFFFFull;
 #endif
@@ -378,7 +379,19 @@ void L2Cache::reset_terms(LineTerms& t, std::uint32_t g) const {
   t.offsets = 0;
 }
 
-bool L2Cache::add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const {
+bool L2Cache::add_terms_base(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const {
+  return add_terms_rows(a, iter_stride, t);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("bmi2"))) bool L2Cache::add_terms_bmi2(const MemAccess& a, std::int64_t iter_stride,
+                                                             LineTerms& t) const {
+  return add_terms_rows(a, iter_stride, t);
+}
+#endif
+
+[[gnu::always_inline]] inline bool L2Cache::add_terms_rows(const MemAccess& a, std::int64_t iter_stride,
+                                                          LineTerms& t) const {
   const std::uint64_t line = spec_.line.bytes;
   const std::size_t channels = channel_.size();
   // As count_iterations' offset path: whole single lines moving on by one
@@ -431,17 +444,28 @@ bool L2Cache::add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms&
   t.offsets = offsets;
   // Then each row once per term its lines reach: (o + j) / c for j < g.
   const std::uint64_t span = t.g - 1;
-  for (std::uint32_t r = 0; r < a.rows; ++r) {
-    const std::uint64_t l = a.row(r) >> ls;
-    const std::uint64_t o = l & mask;
-    std::uint32_t e = 0;
-    if (a.gather == nullptr) e = e_of[r & period_mask];
-    else while (offset[e] != o) ++e;
-    std::uint16_t* counts = &t.counts[e * per_offset];
-    const std::uint64_t q = l >> s, terms = (o + span) >> s;
+  std::uint16_t* const all = t.counts.data();
+  // Row of first line l, counted at `counts` (its offset's).
+  const auto add_row = [&](std::uint64_t l, std::uint16_t* counts) __attribute__((always_inline)) {
+    const std::uint64_t q = l >> s, terms = ((l & mask) + span) >> s;
     for (std::uint64_t k = 0; k <= terms; ++k, counts += channels) {
       const std::uint64_t qk = q + k;
       ++counts[(qk ^ (qk >> s) ^ (qk >> 2 * s)) & mask];
+    }
+  };
+  // (The two kinds of rows in loops of their own, strided rows' lines by
+  // addition: this runs for every row of every K group's weight tile.)
+  if (a.gather == nullptr) {
+    const std::uint64_t step = a.row_stride >> ls;  // (line-aligned, above)
+    std::uint64_t l = a.addr >> ls;
+    for (std::uint32_t r = 0; r < a.rows; ++r, l += step) add_row(l, all + e_of[r & period_mask] * per_offset);
+  } else {
+    for (std::uint32_t r = 0; r < a.rows; ++r) {
+      const std::uint64_t l = a.row(r) >> ls;
+      const std::uint64_t o = l & mask;
+      std::uint32_t e = 0;
+      while (offset[e] != o) ++e;
+      add_row(l, all + e * per_offset);
     }
   }
   return true;
@@ -513,11 +537,43 @@ __attribute__((target("avx2"))) Tick reserve_lines_avx2(const std::uint16_t* lin
   return lane_max(served);
 }
 
-// reserve_runs() with the same steps: one call and one reduction of the
-// latest end for all of an iteration's runs.
-__attribute__((target("avx2"))) Tick reserve_runs_avx2(const std::uint16_t* rows, std::size_t stride,
-                                                        const Tick* offsets, std::size_t runs, Tick at0,
-                                                        Tick line_time, BusyUntil* busy, std::size_t channels) {
+
+// b_transport()'s MSHR reservations for an access's misses, four channels at
+// a time: channel ch with n = per_channel[ch] + every > 0 misses holds its
+// MSHRs from max(arrive, free) for n x hold (as BusyUntil::reserve);
+// returns the latest such start, or `arrive`. The scalar loop's integer
+// arithmetic (times below 2^63; n and hold below 2^32, checked by the caller).
+__attribute__((target("avx2"))) Tick reserve_mshrs_avx2(const std::uint32_t* per_channel, std::uint64_t every,
+                                                         Tick hold, Tick arrive, BusyUntil* busy,
+                                                         std::size_t channels) {
+  const __m256i at = _mm256_set1_epi64x(static_cast<long long>(arrive));
+  const __m256i h = _mm256_set1_epi64x(static_cast<long long>(hold));
+  const __m256i ev = _mm256_set1_epi64x(static_cast<long long>(every));
+  __m256i ready = at;
+  for (std::size_t ch = 0; ch < channels; ch += 4) {
+    auto* f = reinterpret_cast<__m256i*>(&busy[ch].free_at);
+    const __m256i n = _mm256_add_epi64(
+        _mm256_cvtepu32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(per_channel + ch))), ev);
+    const __m256i free = _mm256_loadu_si256(f);
+    const __m256i start = _mm256_blendv_epi8(at, free, _mm256_cmpgt_epi64(free, at));
+    const __m256i none = _mm256_cmpeq_epi64(n, _mm256_setzero_si256());  // channels without misses keep their time
+    _mm256_storeu_si256(f, _mm256_blendv_epi8(_mm256_add_epi64(start, _mm256_mul_epu32(n, h)), free, none));
+    const __m256i mine = _mm256_andnot_si256(none, start);
+    ready = _mm256_blendv_epi8(ready, mine, _mm256_cmpgt_epi64(mine, ready));
+  }
+  return lane_max(ready);
+}
+#endif
+}  // namespace
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// reserve_runs() with the same steps as reserve_lines_avx2: one call and one
+// reduction of the latest end for all of an iteration's runs (for one run,
+// the same steps as reserve_lines_avx2's).
+__attribute__((target("avx2"))) Tick L2Cache::reserve_runs_avx2(const std::uint16_t* rows, std::size_t stride,
+                                                               const Tick* offsets, std::size_t runs, Tick at0,
+                                                               Tick line_time, BusyUntil* busy,
+                                                               std::size_t channels) {
   const __m256i lt = _mm256_set1_epi64x(static_cast<long long>(line_time));
   __m256i served = _mm256_set1_epi64x(static_cast<long long>(at0));
   for (std::size_t k = 0; k < runs; ++k, rows += stride) {
@@ -528,18 +584,9 @@ __attribute__((target("avx2"))) Tick reserve_runs_avx2(const std::uint16_t* rows
   return lane_max(served);
 }
 #endif
-}  // namespace
 
-Tick L2Cache::reserve_runs(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
-                           Tick at) {
-  if (runs == 0) return at;
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (avx2_) {
-    if (runs == 1) return reserve_lines_avx2(rows, at + offsets[0], line_time_, channel_.data(), channel_.size()) + hit_latency_;
-    return reserve_runs_avx2(rows, stride, offsets, runs, at, line_time_, channel_.data(), channel_.size()) +
-           hit_latency_;
-  }
-#endif
+Tick L2Cache::reserve_runs_any(const std::uint16_t* rows, std::size_t stride, const Tick* offsets,
+                               std::size_t runs, Tick at) {
   Tick back = at;
   for (std::size_t k = 0; k < runs; ++k) back = std::max(back, reserve_lines(rows + k * stride, at + offsets[k]));
   return back;
@@ -623,6 +670,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   const std::uint64_t block = tags.block_bytes();
   const std::uint32_t block_lines = tags_.block_lines();
   const std::uint32_t whole = block_lines >= 32 ? ~0u : (1u << block_lines) - 1;  // a block's lines
+  const auto block_shift = static_cast<std::uint32_t>(std::countr_zero(block));
   const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t first = begin & ~(block - 1);
@@ -653,8 +701,26 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
         // (No look-ahead here: an L2's tag sets are few, 12.5 KiB on mi355x,
         // and stay in the host's caches; asking for them cost more than it saved.)
         const std::uint64_t stop = last & ~(block - 1);
-        for (; l < stop; l += block) {
-          const CacheTags::Run res = tags.access_block(l, a.write);
+        while (l < stop) {
+          // First the blocks that miss whole and evict nothing dirty (a
+          // stream's), in a tight loop of their own (miss_streak): a
+          // streak counts as those blocks one by one below would (a
+          // channel's lines or misses are a sum, and their runs merge).
+          const CacheTags::Walker::Streak st = tags.miss_streak(l, (stop - l) >> block_shift, a.write);
+          if (st.missed_whole > 0) {
+            const std::uint64_t lines = st.missed_whole * block_lines, bytes = st.missed_whole * block;
+            if (channels_now) count_run(l >> ls, lines, lines_per_channel_, every_lines);
+            looked_up += lines;
+            missed_lines += lines;
+            if (fetch) {
+              missed_run(l, bytes);
+              count_run(l >> ls, lines, misses_per_channel_, every_misses);
+            }
+            l += bytes;
+          }
+          if (!st.stopped) break;
+          // The block it stopped at, looked up there.
+          const CacheTags::Run res = st.next;
           if (channels_now) count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
           looked_up += block_lines;
           if (res.missed == whole) {
@@ -677,6 +743,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
               victims_.push_back({res.victim + first * line, std::uint64_t{len} * line});
             });
           }
+          l += block;
         }
         continue;
       }
@@ -707,7 +774,18 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   Tick served = arrive;
   Tick miss_ready = arrive;
   Tick wait = 0;
-  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
+  bool mshrs_done = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+  // Misses alone (loads whose channel time comes later): four channels at a
+  // time where the host has AVX2 (a channel's misses and hold fit 32 bits:
+  // no channel has more misses than the access).
+  if (!channels_now && avx2_ && mshr_hold_per_line_ <= 0xFFFFFFFFull && missed_lines <= 0xFFFFFFFFull) {
+    miss_ready = reserve_mshrs_avx2(misses_per_channel_.data(), every_misses, mshr_hold_per_line_, arrive,
+                                    mshr_.data(), mshr_.size());
+    mshrs_done = true;
+  }
+#endif
+  for (std::size_t ch = 0; ch < channel_.size() && !mshrs_done; ++ch) {
     if (channels_now) {
       const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
       if (lines == 0) continue;  // (nor misses)

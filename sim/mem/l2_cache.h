@@ -68,7 +68,17 @@ class L2Cache : public sc_core::sc_module {
   // arriving at at + offsets[k] (an iteration's runs of loads); returns when
   // the data of them all is back (`at` when there are none).
   Tick reserve_runs(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
-                    Tick at);
+                    Tick at) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    // (Inline, and straight to the AVX2 steps: this runs once per main-loop
+    // iteration, where one call more cost a fifth of the work.)
+    if (avx2_ && runs > 0) {
+      return reserve_runs_avx2(rows, stride, offsets, runs, at, line_time_, channel_.data(), channel_.size()) +
+             hit_latency_;
+    }
+#endif
+    return reserve_runs_any(rows, stride, offsets, runs, at);
+  }
 
   // The same counts for loads of one whole line per row and iteration (a K
   // step of one line, the common fp8 case), made once per K group instead
@@ -94,7 +104,12 @@ class L2Cache : public sc_core::sc_module {
   // iteration, its rows many (at least twice the channels; fewer are
   // cheaper counted line by line) and they bring at most kOffsets offsets
   // in all; else returns false with `t` unchanged.
-  bool add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const;
+  bool add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (bmi2_) return add_terms_bmi2(a, iter_stride, t);
+#endif
+    return add_terms_base(a, iter_stride, t);
+  }
   // Adds iterations j0 .. j0 + n - 1 of the group counted in `t` to table
   // rows 0 .. n - 1 (as count_iterations would for those loads).
   void terms_rows(const LineTerms& t, std::uint32_t j0, std::uint32_t n, std::uint16_t* table) const;
@@ -111,6 +126,25 @@ class L2Cache : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // add_terms(), as compiled for the baseline target and for hosts with
+  // BMI2 (bmi2_: its shifts by the channel bits, a count in a register, need
+  // no move to CL first; a row's counting is a handful of instructions).
+  [[gnu::always_inline]] bool add_terms_rows(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const;
+  bool add_terms_base(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const;
+#if defined(__x86_64__) && defined(__GNUC__)
+  __attribute__((target("bmi2"))) bool add_terms_bmi2(const MemAccess& a, std::int64_t iter_stride,
+                                                      LineTerms& t) const;
+#endif
+  // reserve_runs() without AVX2.
+  Tick reserve_runs_any(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
+                        Tick at);
+#if defined(__x86_64__) && defined(__GNUC__)
+  // reserve_runs() four channels at a time (avx2_), without the hit latency.
+  __attribute__((target("avx2"))) static Tick reserve_runs_avx2(const std::uint16_t* rows, std::size_t stride,
+                                                               const Tick* offsets, std::size_t runs, Tick at0,
+                                                               Tick line_time, BusyUntil* busy,
+                                                               std::size_t channels);
+#endif
 
   // Lines sharing one tag (sector block, cache_tags.h): a 4 KiB block, so a
   // tile row streamed in a K group is a handful of tag operations.
@@ -152,6 +186,7 @@ class L2Cache : public sc_core::sc_module {
   // count_iterations() builds 16-channel table rows a whole row at a time
   // (the host has AVX2).
   bool avx2_rows_ = false;
+  bool bmi2_ = false;  // the host has BMI2 (add_terms)
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   // count_for_reserve(): lines per channel not reserved yet (zero between

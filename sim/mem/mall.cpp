@@ -6,6 +6,77 @@
 
 namespace tdmsim::sim {
 
+namespace {
+// What chunk_streak() found.
+struct ChunkStreak {
+  std::uint64_t missed_whole = 0;
+  bool stopped = false;
+  std::uint32_t slice = 0;  // of the chunk it stopped at
+  CacheTags::Run next;      // that chunk's lookup
+};
+
+// Reads of whole interleave chunks, each one tag block, from `addr` on, at
+// most `count`, each looked up in its slice's tags, for as long as each
+// misses whole (CacheTags::Walker::miss_whole: a stream the MALL has not
+// seen, nearly every chunk of a weight tile). `missed_whole` of them did; if it `stopped`
+// before `count`, the chunk after them was looked up too (in slice `slice`,
+// with result `next`) for the caller's general case. (A loop of its own, not
+// inlined: inside the run loop the decode's shifts and the counters did not
+// fit the registers and were reloaded from the stack for every chunk.)
+template <bool Pow2>
+[[gnu::always_inline]] inline ChunkStreak chunk_streak_loop(const HbmAddressMap& map_in, const Divisor& per_stack_in,
+                                                            const CacheTags::Walker& tags_in,
+                                                            std::uint32_t* const* records, std::uint64_t addr,
+                                                            std::uint64_t count) {
+  // Copies in locals: the lookups' stores could alias the originals as far
+  // as the compiler knows (and the count too: the result goes back through memory).
+  const HbmAddressMap map = map_in;
+  const Divisor per_stack = per_stack_in;
+  const CacheTags::Walker tags = tags_in;
+  const std::uint64_t chunk = tags.block_bytes();
+  const auto walk = [&](auto common) __attribute__((always_inline)) {
+    std::uint64_t n = 0;
+    for (; n < count; ++n, addr += chunk) {
+      const auto [channel, local] = map.channel_and_group_local<Pow2>(addr, per_stack);
+      const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+      // (Reads only: writes pass the MALL by, so its lines are never dirty.)
+      if (!tags.miss_whole<false, decltype(common)::value>(records[slice], local, false)) {
+        return ChunkStreak{n, true, slice, tags.read_block_never_written(records[slice], local)};
+      }
+    }
+    return ChunkStreak{n, false, 0, {}};
+  };
+  return tags.common_shape() ? walk(std::true_type{}) : walk(std::false_type{});
+}
+
+// The loop as compiled for the baseline target, and for hosts with BMI2
+// (CacheTags::Geometry::bmi2: its shifts by a count in a register need no
+// move to CL first).
+template <bool Pow2>
+[[gnu::noinline]] ChunkStreak chunk_streak_base(const HbmAddressMap& map, const Divisor& per_stack,
+                                                const CacheTags::Walker& tags, std::uint32_t* const* records,
+                                                std::uint64_t addr, std::uint64_t count) {
+  return chunk_streak_loop<Pow2>(map, per_stack, tags, records, addr, count);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <bool Pow2>
+[[gnu::noinline]] __attribute__((target("bmi2"))) ChunkStreak
+chunk_streak_bmi2(const HbmAddressMap& map, const Divisor& per_stack, const CacheTags::Walker& tags,
+                  std::uint32_t* const* records, std::uint64_t addr, std::uint64_t count) {
+  return chunk_streak_loop<Pow2>(map, per_stack, tags, records, addr, count);
+}
+#endif
+
+template <bool Pow2>
+ChunkStreak chunk_streak(const HbmAddressMap& map, const Divisor& per_stack, const CacheTags::Walker& tags,
+                         std::uint32_t* const* records, std::uint64_t addr, std::uint64_t count) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (tags.bmi2()) return chunk_streak_bmi2<Pow2>(map, per_stack, tags, records, addr, count);
+#endif
+  return chunk_streak_base<Pow2>(map, per_stack, tags, records, addr, count);
+}
+}  // namespace
+
 Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressMap& map,
            std::uint32_t stacks, StatRegistry& stats, const SimClock& time)
     : sc_module(name), target("target"), initiator("initiator"), time_(time), spec_(spec), map_(map),
@@ -57,7 +128,7 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
   // whole chunks are looked up as whole blocks.
   const std::uint32_t block_lines = slices_.front().block_lines();
   const bool chunk_blocks = chunk == tags0.block_bytes();
-  const std::uint32_t whole = block_lines >= 32 ? ~0u : (1u << block_lines) - 1;
+  const std::uint32_t whole = block_lines >= 32 ? ~0u : (1u << block_lines) - 1;  // a chunk's lines
   const auto walk = [&](auto pow2) __attribute__((always_inline)) {
     constexpr bool Pow2 = decltype(pow2)::value;
     // Decoded chunk `chunk_addr` (its first byte), through the table.
@@ -104,34 +175,63 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
           // (No look-ahead: asking for each chunk's set kAhead chunks ahead
           // cost 3.6% of a 64-token layer's instructions and saved no time
           // measurably on the development machine, 2026-11-30.)
-          const std::uint64_t count = chunk_div.div_as<Pow2>(last - l);
+          std::uint64_t count = chunk_div.div_as<Pow2>(last - l);
           // The misses' last run, kept out of misses_v_ while it grows.
           std::uint64_t run_addr = 0, run_bytes = 0;
-          for (std::uint64_t k = 0; k < count; ++k, l += chunk) {
-            const auto [channel, local] = map.channel_and_group_local<Pow2>(l, per_stack);
-            const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
-            // (Reads only: writes pass the MALL by, so its lines are never dirty.)
-            const CacheTags::Run res = tags0.read_block_never_written(records[slice], local);
-            looked_up += block_lines;
-            if (res.missed == whole) {
-              missed_lines += block_lines;
-              if (run_bytes != 0 && run_addr + run_bytes == l) {
-                run_bytes += chunk;
-              } else {
-                if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
-                run_addr = l;
-                run_bytes = chunk;
-              }
-              continue;
+          // Missed whole chunks, one by one or many at once, extend the
+          // misses' last run.
+          const auto missed_whole = [&](std::uint64_t bytes) __attribute__((always_inline)) {
+            if (run_bytes != 0 && run_addr + run_bytes == l) {
+              run_bytes += bytes;
+            } else {
+              if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
+              run_addr = l;
+              run_bytes = bytes;
             }
-            if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
-            run_bytes = 0;
-            const auto missed = CacheTags::count(res.missed);
-            missed_lines += missed;
-            per_slice[slice] += block_lines - missed;
-            for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
-              append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
-            });
+          };
+          bool streak = true;  // (the next chunk likely misses whole: the last one did)
+          while (count > 0) {
+            CacheTags::Run res;
+            std::uint32_t slice = 0;
+            if (streak) {
+              // The chunks that miss whole (a stream's), in a tight loop of
+              // their own: they add up as they would one by one.
+              const ChunkStreak st = chunk_streak<Pow2>(map, per_stack, tags0, records, l, count);
+              if (st.missed_whole > 0) {
+                const std::uint64_t bytes = st.missed_whole * chunk;
+                looked_up += st.missed_whole * block_lines;
+                missed_lines += st.missed_whole * block_lines;
+                missed_whole(bytes);
+                l += bytes;
+                count -= st.missed_whole;
+              }
+              if (!st.stopped) break;
+              res = st.next;  // the chunk it stopped at (hit, or missed in part), looked up there
+              slice = st.slice;
+            } else {
+              // After a chunk that did not miss whole, chunk by chunk: a
+              // streak would stop at once and look the chunk up twice.
+              const auto [channel, local] = map.channel_and_group_local<Pow2>(l, per_stack);
+              slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+              res = tags0.read_block_never_written(records[slice], local);
+            }
+            streak = res.missed == whole;
+            looked_up += block_lines;
+            if (streak) {
+              missed_lines += block_lines;
+              missed_whole(chunk);
+            } else {
+              if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
+              run_bytes = 0;
+              const auto missed = CacheTags::count(res.missed);
+              missed_lines += missed;
+              per_slice[slice] += block_lines - missed;
+              for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
+                append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
+              });
+            }
+            l += chunk;
+            --count;
           }
           if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
           continue;
