@@ -121,7 +121,6 @@ inline hipError_t hipRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v)
     }                                                                                  \
   } while (0)
 
-
 // p[0..3] += v[0..3] atomically per element (p 16-byte aligned): one vector
 // reduction on sm_90+ (red.global.add.v4.f32), four scalar atomics elsewhere.
 __device__ __forceinline__ void add4_f32(float* p, const float (&v)[4]) {

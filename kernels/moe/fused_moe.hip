@@ -3,9 +3,10 @@
 // reduction, the fp8 intermediate quantisation, down (+ routed weight and
 // combine by atomic add), and the 1-stage kernel that does both for a slice of
 // the intermediate. Every kernel is a template over the element type and the
-// tile (M x N x K, 256 threads); `pipeline_stages` buffers of A and B tiles
-// stream through LDS with asynchronous copies. docs/gpu-kernels.md has the
-// design and the numerics.
+// tile (M x N x K, 256 threads; 384 for the warp-specialized tiles of sm_90a,
+// whose gate/up kernel is persistent: one workgroup an SM looping over the
+// jobs); `pipeline_stages` buffers of A and B tiles stream through LDS with
+// asynchronous copies. docs/gpu-kernels.md has the design and the numerics.
 #include <cmath>
 #include <cstring>
 #if defined(__CUDACC__)
@@ -43,9 +44,9 @@ constexpr float kSwigluOaiAlpha = 1.702f;  // emu::kSwigluOaiAlpha
 // division, a few ulp of fp32, far below the bf16 rounding that follows. The
 // IEEE ones were most of the gate/up epilogue's instructions
 // (epilogue-2026-11-30/ncu); the persistent gate/up kernel, whose epilogue
-// nothing overlaps on the tensor cores, takes the fast one (1.05-1.16x on its
-// gate/up, relative Frobenius error unchanged to 3 digits:
-// persistent-2026-11-30). The other kernels keep the IEEE one, whose
+// nothing overlaps on the tensor cores, takes the fast one (gate/up up to
+// 1.16x faster, relative Frobenius error of the layers within 1% of the IEEE
+// one's: persistent-2026-11-30, v16). The other kernels keep the IEEE one, whose
 // instructions the timing model counts (sim/programs/moe_kernels.cpp).
 template <bool kFast = false>
 __device__ __forceinline__ float sigmoid(float x) {
@@ -723,6 +724,22 @@ struct WsPipe {
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// This consumer thread's two rows of the tile (wgmma D fragment layout):
+// element i of its accumulators is row `row[(i % 4) >= 2]`, column
+// 8 (i / 4) + 2 (lane % 4) + i % 2.
+struct WsRows {
+  int row[2];
+  int col;
+  __device__ WsRows() {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    row[0] = 64 * (warp / 4) + 16 * (warp % 4) + lane / 4;
+    row[1] = row[0] + 8;
+    col = 2 * (lane % 4);
+  }
+  __device__ static constexpr int half(int i) { return (i % 4) >= 2 ? 1 : 0; }
+  __device__ int column(int i) const { return 8 * (i / 4) + col; }
+};
+
 // One job through the warp-specialized pipeline (down_kernel's; gate/up runs
 // persistent, gate_up_ws_kernel): same contract as gemm_core, for all 384
 // threads. Once both consumer warpgroups are done with every buffer (named
@@ -740,8 +757,7 @@ __device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc*
     float acc[Pipe::kAcc];
     pipe.consume(acc, k0, k1);
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    wg::store_accumulators(acc, 64 * (warp / 4) + (warp % 4) * 16 + lane / 4, 0, Pipe::S::kCLd, C);
+    wg::store_accumulators(acc, WsRows().row[0], 0, Pipe::S::kCLd, C);
   }
   __syncthreads();
 }
@@ -1107,22 +1123,6 @@ __global__ void __launch_bounds__(NT, (kMinBlocks<T, BM, BN, BK, BS, NT>)) down_
 // 1.07x slower on Mixtral-8x7B at 4096+ tokens (persistent-2026-11-30).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __forceinline__ void producer_sync() { asm volatile("bar.sync 2, 128;\n" ::: "memory"); }
-
-// This consumer thread's two rows of the tile (wgmma D fragment layout):
-// element i of its accumulators is row `row[(i % 4) >= 2]`, column
-// 8 (i / 4) + 2 (lane % 4) + i % 2.
-struct WsRows {
-  int row[2];
-  int col;
-  __device__ WsRows() {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    row[0] = 64 * (warp / 4) + 16 * (warp % 4) + lane / 4;
-    row[1] = row[0] + 8;
-    col = 2 * (lane % 4);
-  }
-  __device__ static constexpr int half(int i) { return (i % 4) >= 2 ? 1 : 0; }
-  __device__ int column(int i) const { return 8 * (i / 4) + col; }
-};
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -1225,6 +1225,12 @@ __global__ void __launch_bounds__(plan::rules::kWsThreads, 1) gate_up_ws_kernel(
       case Act::swiglu_oai: ws_gate_up_store<Act::swiglu_oai, kHalf>(acc, at, real, pos, j0, d, p.inter); break;
     }
   }
+  // The producer's last copies land before its threads leave (the PTX ISA
+  // does not say what becomes of an exited thread's outstanding cp.async and
+  // its barrier arrival); the consumers are still multiplying meanwhile.
+  if (Pipe::producer()) async_wait<0>();
+#else
+  __trap();  // 384-thread tiles are sm_90a only (WsTile); never launched elsewhere
 #endif
 }
 
