@@ -598,8 +598,8 @@ def kernel_quality(h, rows, figs, doc_dir):
     add("")
     forced = [r for r in bf if not r["configured"]]
     if forced:
-        add(f"The {len(forced)} bf16 scenarios with a `kernel:` key set a configuration the heuristic would not "
-            "pick (other tiles, split-K, stages, buffers or raster groups), so that the timing model is checked "
+        add(f"The {len(forced)} bf16 scenarios with a `kernel:` key set their kernel configuration themselves, "
+            "most of them one the heuristic would not pick (other tiles, split-K, stages, buffers or raster groups), so that the timing model is checked "
             "on several tile configurations (issue 6 item 5); the rows \"as the plan configures them\" are the "
             "kernels as a user runs them.\n")
     short = []

@@ -757,7 +757,8 @@ __device__ void gemm_core_ws(unsigned char* smem, const RowSrc* a, const RowSrc*
     float acc[Pipe::kAcc];
     pipe.consume(acc, k0, k1);
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    wg::store_accumulators(acc, WsRows().row[0], 0, Pipe::S::kCLd, C);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    wg::store_accumulators(acc, 64 * (warp / 4) + (warp % 4) * 16 + lane / 4, 0, Pipe::S::kCLd, C);
   }
   __syncthreads();
 }
@@ -1225,10 +1226,11 @@ __global__ void __launch_bounds__(plan::rules::kWsThreads, 1) gate_up_ws_kernel(
       case Act::swiglu_oai: ws_gate_up_store<Act::swiglu_oai, kHalf>(acc, at, real, pos, j0, d, p.inter); break;
     }
   }
-  // The producer's last copies land before its threads leave (the PTX ISA
-  // does not say what becomes of an exited thread's outstanding cp.async and
-  // its barrier arrival); the consumers are still multiplying meanwhile.
-  if (Pipe::producer()) async_wait<0>();
+  // The producer's threads leave after issuing their last copies, which the
+  // consumers still wait for (`full`): they land and arrive in every run so
+  // far, though the PTX ISA does not say so for an exited thread. Waiting for
+  // them here (async_wait<0>) cost 0.5-1% (persistent-2026-11-30/exp4, exp5:
+  // ptxas allocates the whole kernel differently), so it is not done.
 #else
   __trap();  // 384-thread tiles are sm_90a only (WsTile); never launched elsewhere
 #endif

@@ -48,8 +48,9 @@ constexpr std::uint64_t kGateUpPartialOps = 12;
 // predicated): 19 thread instructions an element, counted by Nsight Compute
 // on Mixtral-8x7B 4096 tokens (validation/data/h200/moe/persistent-2026-11-30/
 // ncu: two bf16x2 conversions, SwiGLU with the fast logistic, the packing and
-// a 4-byte store per two columns); with split-K, the two float2 stores of
-// gate and up partials per two columns (~4 an element, from the source).
+// a 4-byte store per two columns); with split-K, per two columns the column,
+// its bound, the row address and the two float2 stores of gate and up
+// partials (~7, so ~4 an element, from the source).
 constexpr std::uint64_t kWsGateUpEpilogueOps = 19;
 constexpr std::uint64_t kWsGateUpPartialOps = 4;
 constexpr std::uint32_t kWsConsumerThreads = 256;

@@ -5,7 +5,8 @@
                     (docs/validation/h200-predictions.csv, --no-sim) into WORKDIR: exit 0,
                     every section, one time row per measured scenario, the PASS/FAIL lines,
                     the four figures, no temporary file left, the MI300X section skipped
-                    when its measured file is absent
+                    when its measured file is absent, the item-7 rows of the scenarios
+                    run as the plan configures them (no `kernel:` key) counted right
   errors WORKDIR    a missing timing file, a missing prediction and a bad --filter exit 2
                     naming the problem and leave no document behind
 
@@ -77,7 +78,31 @@ def full(work):
     left = [f for d in (work, figs) for f in os.listdir(d) if f.startswith(".")]
     if left:
         sys.exit(f"FAILED: temporary files left: {left}")
+    configured(text)
     print(f"ok: {len(runs)} scenarios, {len(SECTIONS)} sections, {len(FIGURES)} figures")
+
+
+def configured(text):
+    """The item-7 rows "as the plan configures them" count the bf16 scenarios whose YAML
+    has no top-level `kernel:` key (h200_data.forces_kernel), counted here independently."""
+    sys.path.insert(0, os.path.join(ROOT, "validation", "gpu"))
+    import h200_data
+    if not h200_data.forces_kernel("mixtral-8x7b-4096tok-rg1") or h200_data.forces_kernel("mixtral-8x7b-4096tok"):
+        sys.exit("FAILED: forces_kernel misreads the -rg1 twin (kernel: raster_group 1) or its default")
+    try:
+        h200_data.forces_kernel("no-such-scenario")
+        sys.exit("FAILED: forces_kernel accepted a scenario without a YAML file")
+    except h200_data.DataError:
+        pass
+    scen = os.path.join(ROOT, "validation", "gpu", "scenarios")
+    with open(os.path.join(scen, "index.csv")) as f:
+        bf16 = [r["name"] for r in csv.DictReader(f) if r["dtype"] == "bf16"]
+    free = [n for n in bf16 if not any(line.split("#")[0].rstrip() == "kernel:"
+                                       for line in open(os.path.join(scen, n + ".yaml")))]
+    row = next((line for line in text.splitlines() if line.startswith("| the same, as the plan configures them (")),
+               None)
+    if row is None or f" of {len(free)} |" not in row:
+        sys.exit(f"FAILED: the 'as the plan configures them' row does not count {len(free)} scenarios: {row}")
 
 
 def errors(work):
