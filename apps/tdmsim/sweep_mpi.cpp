@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -119,24 +120,32 @@ void mpi_work(const MpiSession& mpi, int jobs,
   MPI_Reduce(&mine, &remote, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   std::mutex mu;  // one request-reply exchange at a time (MPI_THREAD_SERIALIZED)
   // run_points calls next() and done() on the same thread in turn: done()
-  // leaves the outcome for that thread's next request to carry.
-  thread_local std::string pending;
+  // leaves the outcome for that thread's next request to carry, here, by
+  // thread. Not in a function-local thread_local: that is constructed only in
+  // a thread that passes its declaration, which oneTBB's worker threads never
+  // do, so with -j 2 or more they used an unconstructed string and crashed.
+  std::map<std::thread::id, std::string> pending;  // guarded by mu
   auto next = [&]() -> std::optional<PointRequest> {
     std::int64_t reply = -1;
     {
       std::lock_guard<std::mutex> lock(mu);
+      std::string& outcome = pending[std::this_thread::get_id()];
       MPI_Request req;
-      MPI_Isend(pending.data(), static_cast<int>(pending.size()), MPI_CHAR, 0, kTagRequest,
+      MPI_Isend(outcome.data(), static_cast<int>(outcome.size()), MPI_CHAR, 0, kTagRequest,
                 MPI_COMM_WORLD, &req);
       wait_sleeping(req);
       MPI_Irecv(&reply, 1, MPI_INT64_T, 0, kTagReply, MPI_COMM_WORLD, &req);
       wait_sleeping(req);
+      outcome.clear();
     }
-    pending.clear();
     if (reply < 0) return std::nullopt;
     return request_for(static_cast<std::uint64_t>(reply));
   };
-  auto done = [&](const PointOutcome& o) { pending = o.to_json().dump(); };
+  auto done = [&](const PointOutcome& o) {
+    std::string text = o.to_json().dump();
+    std::lock_guard<std::mutex> lock(mu);
+    pending[std::this_thread::get_id()] = std::move(text);
+  };
   run_points(jobs, next, done);
 #else
   (void)jobs;
