@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 #include <type_traits>
 
 #include "workloads/config/writer.h"
@@ -31,9 +32,7 @@ class SplitMix64 {
   std::uint64_t state_;
 };
 
-std::vector<SweepPoint> grid_points(const SweepAxes& axes) {
-  std::uint64_t total = 1;
-  for (const auto& a : axes.items) total *= a.values.size();
+std::vector<SweepPoint> grid_points(const SweepAxes& axes, std::uint64_t total) {
   std::vector<SweepPoint> out(total);
   for (std::uint64_t i = 0; i < total; ++i) {
     out[i].index = i;
@@ -77,9 +76,16 @@ std::string display(const fs::path& p) { return p.lexically_normal().string(); }
 std::vector<SweepPoint> expand_points(const SweepSpec& s) {
   const auto& axes = s.axes;
   if (axes.items.empty()) return {};
+  // Counted before anything is allocated; the loader's check reports this
+  // with the axis lengths, so only a spec built in code gets here.
+  const std::uint64_t total = sweep_point_count(s);
+  if (total > kMaxSweepPoints) {
+    throw std::invalid_argument("sweep " + s.name + " has more than " +
+                                std::to_string(kMaxSweepPoints) + " points");
+  }
   SplitMix64 rng(s.seed);
   switch (s.mode) {
-    case SweepMode::grid: return grid_points(axes);
+    case SweepMode::grid: return grid_points(axes, total);
     case SweepMode::zip: {
       std::size_t n = axes.items.front().values.size();
       for (const auto& a : axes.items) n = std::min(n, a.values.size());
@@ -222,13 +228,16 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
   } else {
     r.paths = {path_value};
   }
+  // The whole-point checks below see the path the point runs.
+  r.scenario.scenario.spec.path = path_value == "software" ? ExecPath::software
+                                  : path_value == "tdm"    ? ExecPath::tdm
+                                                           : ExecPath::both;
 
-  // The point as a whole (e.g. its footprint must fit in HBM), reported at its
-  // last axis value.
+  // The point as a whole (e.g. its footprint must fit in HBM), reported at the
+  // value of the axis that sets the key at fault, else at its last axis value.
   Diagnostics whole;
   const SetMap no_origins;
-  const Location& last = axes.back().value_where.at(p.choice.back());
-  Checker c(no_origins, last, whole);
+  Checker c(no_origins, axes.back().value_where.at(p.choice.back()), whole);
   check(r.scenario.scenario.spec, r.scenario.model.spec, r.scenario.machine.spec, c);
   if (!whole.empty()) {
     std::string what;
@@ -236,7 +245,14 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
       what += (what.empty() ? "" : ", ") + k + "=" + v;
     }
     for (const auto& d : whole.items()) {
-      diags.add(last, "axes." + axes.back().key,
+      std::size_t at = axes.size() - 1;
+      const std::string axis_key = d.key.starts_with("machine.") || d.key.starts_with("model.")
+                                       ? d.key
+                                       : "scenario." + d.key;
+      for (std::size_t a = 0; a < axes.size(); ++a) {
+        if (axes[a].key == axis_key) at = a;
+      }
+      diags.add(axes[at].value_where.at(p.choice[at]), "axes." + axes[at].key,
                 "point " + std::to_string(p.index) + " (" + what + "): " +
                     (d.key.empty() ? "" : d.key + ": ") + d.message);
     }

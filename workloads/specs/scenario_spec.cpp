@@ -96,6 +96,17 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
     c.fail("parallel.tp", "intermediate_size (" + str(model.intermediate_size) +
                               ") does not split evenly over tp=" + str(s.parallel.tp));
   }
+  // A custom policy is a callback the software registers with the unit; the
+  // timing model has none to call (issue #21), and the descriptors it would
+  // write are invalid without one. Refused here, where the path is known, so
+  // that validation fails instead of the run.
+  if (machine.tdm && machine.tdm->default_policy == TdmPolicy::custom && s.path != ExecPath::software) {
+    c.fail("machine.tdm.default_policy",
+           "machine " + machine.name + " has tdm.default_policy custom, which the simulator cannot "
+           "run yet (a custom policy needs a callback id, and none can be given); use load_balance, "
+           "capacity_first or low_latency, or path software",
+           {"machine", "path"});
+  }
   if (std::uint64_t(s.tokens) * model.top_k > (std::uint64_t(1) << 31)) {
     c.fail("tokens", "tokens x top_k exceeds 2^31 routed rows (32-bit sorted token ids)");
   }

@@ -1,6 +1,7 @@
 #include "workloads/specs/sweep_spec.h"
 
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 
 namespace tdmsim {
@@ -80,15 +81,41 @@ std::optional<AxisRef> axis_ref(std::string_view key) {
   return std::nullopt;
 }
 
-void check(const SweepSpec& s, config::Checker& c) {
-  if (s.mode == SweepMode::grid) {
-    constexpr double kMaxPoints = 1e7;
-    double points = 1;
-    for (const auto& a : s.axes.items) points *= static_cast<double>(a.values.size());
-    if (points > kMaxPoints) {
-      c.fail("axes", "the grid has " + std::to_string(static_cast<std::uint64_t>(points)) +
-                         " points, more than 10000000; use mode: random or lhs with samples");
+std::uint64_t sweep_point_count(const SweepSpec& s) {
+  if (s.axes.items.empty()) return 0;
+  switch (s.mode) {
+    case SweepMode::grid: {
+      std::uint64_t points = 1;
+      for (const auto& a : s.axes.items) {
+        const std::uint64_t n = a.values.size();
+        // Saturate: points * n > kMaxSweepPoints, tested without overflowing.
+        if (n != 0 && points > kMaxSweepPoints / n) return kMaxSweepPoints + 1;
+        points *= n;
+        if (points > kMaxSweepPoints) return kMaxSweepPoints + 1;
+      }
+      return points;
     }
+    case SweepMode::zip: {
+      std::uint64_t n = s.axes.items.front().values.size();
+      for (const auto& a : s.axes.items) n = std::min<std::uint64_t>(n, a.values.size());
+      return n;
+    }
+    case SweepMode::random:
+    case SweepMode::lhs: return s.samples;
+  }
+  return 0;
+}
+
+void check(const SweepSpec& s, config::Checker& c) {
+  if (s.mode == SweepMode::grid && sweep_point_count(s) > kMaxSweepPoints) {
+    std::string lengths;
+    for (const auto& a : s.axes.items) {
+      lengths += (lengths.empty() ? "" : " x ") + a.key + " (" + std::to_string(a.values.size()) + ")";
+    }
+    c.fail("axes", "a grid has one point per combination of axis values, and the product of the "
+                   "axis lengths, " + lengths + ", exceeds the limit of " +
+                       std::to_string(kMaxSweepPoints) +
+                       " points; use fewer values, or mode: random or lhs with samples");
   }
   if (s.mode == SweepMode::zip) {
     for (const auto& a : s.axes.items) {

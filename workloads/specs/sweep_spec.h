@@ -49,6 +49,18 @@ struct AxisRef {
   std::string sub;  // the parameter's key path below its root (params only)
 };
 
+// The most points a sweep may have. Every point is resolved and checked, its plan
+// and kernels built, before anything runs (milliseconds a point, up to a tenth of
+// a second for the largest layers); and as a point's simulation takes seconds, a
+// sweep this size already takes days of core time.
+inline constexpr std::uint64_t kMaxSweepPoints = 100000;
+
+// The number of points a sweep's mode and axes give, computed without
+// expanding them and without overflow: a product (grid) that exceeds
+// kMaxSweepPoints is returned as kMaxSweepPoints + 1.
+struct SweepSpec;
+std::uint64_t sweep_point_count(const SweepSpec& s);
+
 // Classifies an axis key; nullopt when it has no valid root.
 std::optional<AxisRef> axis_ref(std::string_view key);
 
@@ -71,7 +83,7 @@ struct SweepSpec {
     v.param(mode, "mode", "how axes combine: full grid, zipped, random or Latin-hypercube samples",
             Default{SweepMode::grid});
     v.param(samples, "samples", "points drawn in random/lhs mode", Default{100u}, Min{1u},
-            Max{10000000u});
+            Max{static_cast<std::uint32_t>(kMaxSweepPoints)});
     v.param(seed, "seed", "seed of random/lhs sampling", Default{1u});
     v.node(axes, "axes",
            "key path (machine.*, model.*, scenario.*, or path / machine / model to swap the "
