@@ -21,6 +21,8 @@
 
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/sweep_inputs.h"
+#include "apps/tdmsim/sweep_lock.h"
 #include "apps/tdmsim/sweep_mpi.h"
 #include "apps/tdmsim/sweep_results.h"
 #include "apps/tdmsim/sweep_worker.h"
@@ -47,25 +49,17 @@ struct SweepOptions {
 
 constexpr const char* kFormat = "tdmsim-sweep-1";
 
-// FNV-1a, 64 bits: a fingerprint, not a security measure.
-struct Fnv1a {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  void add(std::string_view s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 0x100000001b3ULL;
-    }
-    h ^= 0xff;  // field separator
-    h *= 0x100000001b3ULL;
-  }
-};
-
 // Everything the sweep command knows before running anything.
 struct Prepared {
   config::ResolvedSweep sweep;
   std::vector<config::SweepPoint> points;
   std::vector<std::string> axis_columns;  // axes that are parameters (path/machine/model have columns)
+  // Which points the sweep has (base scenario and machine references, mode,
+  // seed, every point's axis values): a folder with another is another sweep's.
+  std::string definition;
+  // What the results depend on: every point's inputs hash (sweep_inputs.h).
   std::string fingerprint;
+  std::vector<std::string> inputs_hash;  // by point index
   std::size_t rows = 0;  // rows a complete sweep has
 };
 
@@ -73,19 +67,29 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
   Prepared p;
   p.sweep = loader.resolve_sweep(file);
   p.points = config::expand_points(p.sweep.sweep.spec);
-  Fnv1a fp;
+  const auto& spec = p.sweep.sweep.spec;
+  Fnv1a def, fp;
+  def.add(kFormat);
+  for (const auto& s : {spec.scenario, spec.machine, std::string(config::enum_name(spec.mode)),
+                        std::to_string(spec.seed), std::to_string(spec.samples)}) {
+    def.add(s);
+  }
   fp.add(kFormat);
-  config::resolve_all_points(loader, p.sweep, p.points,
-                             [&](const config::SweepPoint& pt, const config::ResolvedPoint& r) {
-                               fp.add(std::to_string(pt.index));
-                               for (const auto& [k, v] : config::point_values(p.sweep.sweep.spec, pt)) {
-                                 fp.add(k);
-                                 fp.add(v);
-                               }
-                               fp.add(config::canonical_inputs(r));
-                               p.rows += r.paths.size();
-                             });
-  p.fingerprint = fmt::format("{:016x}", fp.h);
+  FileHashes files;
+  p.inputs_hash.resize(p.points.size());
+  check_all_points(loader, p.sweep, p.points,
+                   [&](const config::SweepPoint& pt, const config::ResolvedPoint& r) {
+                     def.add(std::to_string(pt.index));
+                     for (const auto& [k, v] : config::point_values(spec, pt)) {
+                       def.add(k);
+                       def.add(v);
+                     }
+                     p.inputs_hash.at(pt.index) = point_inputs_hash(r, files);
+                     fp.add(p.inputs_hash[pt.index]);
+                     p.rows += r.paths.size();
+                   });
+  p.definition = def.hex();
+  p.fingerprint = fp.hex();
   for (const auto& a : p.sweep.sweep.spec.axes.items) {
     const auto ref = axis_ref(a.key);
     if (ref && (ref->target == AxisTarget::machine_param || ref->target == AxisTarget::model_param ||
@@ -103,6 +107,7 @@ Json manifest(const Prepared& p) {
   return {{"format", kFormat},
           {"sweep", s.name},
           {"file", p.sweep.sweep.file.string()},
+          {"definition", p.definition},
           {"fingerprint", p.fingerprint},
           {"mode", config::enum_name(s.mode)},
           {"seed", s.seed},
@@ -112,41 +117,61 @@ Json manifest(const Prepared& p) {
           {"axis_columns", p.axis_columns}};
 }
 
-// Makes `dir` ready: a new folder, the same sweep's folder (resumed), or
-// --force replacing what is there. Anything else is bad input.
-void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool quiet) {
+// Makes `dir` (created and locked by `lock`) ready: new, the same sweep's
+// folder (resumed; its points whose inputs changed run again), or --force
+// replacing what is there. Anything else is bad input, and the folder is left
+// as it was.
+void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool quiet, SweepLock& lock) {
   const Json m = manifest(p);
   const fs::path man = dir / "sweep.json";
-  if (fs::exists(dir)) {
-    if (!fs::is_directory(dir)) throw BadInput("output " + dir.string() + " exists and is not a folder");
-    if (fs::exists(man)) {
-      std::ifstream in(man);
-      const Json old = Json::parse(in, nullptr, false);
-      const bool same = !old.is_discarded() && old.is_object() && old.value("fingerprint", "") == p.fingerprint;
-      if (same) {
-        if (!quiet) fmt::print(stderr, "resuming sweep {} in {}\n", p.sweep.sweep.spec.name, dir.string());
-        return;
-      }
-      if (!force) {
-        throw BadInput(fmt::format(
-            "output folder {} holds results of a different sweep ({}, fingerprint {}; this one is {}, {}); "
-            "use --force to replace them or choose another folder",
-            dir.string(), old.is_object() ? old.value("sweep", "?") : "?",
-            old.is_object() ? old.value("fingerprint", "?") : "?", p.sweep.sweep.spec.name, p.fingerprint));
-      }
-    } else if (!fs::is_empty(dir) && !force) {
+  const auto holds_only_lock = [&] {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().filename() != SweepLock::kFile) return false;
+    }
+    return true;
+  };
+  bool replace = false;
+  if (fs::exists(man)) {
+    std::ifstream in(man);
+    const Json old = Json::parse(in, nullptr, false);
+    const bool same = !old.is_discarded() && old.is_object() && old.value("definition", "") == p.definition;
+    if (same) {
+      if (!quiet) fmt::print(stderr, "resuming sweep {} in {}\n", p.sweep.sweep.spec.name, dir.string());
+      lock.record_holder();
+      remove_stale_temporaries(dir);
+      // The fingerprint follows the inputs; the journal drops stale points.
+      if (old.value("fingerprint", "") != p.fingerprint) util::write_file_atomic(man, m.dump(2) + "\n");
+      return;
+    }
+    if (!force) {
+      lock.abandon();
+      throw BadInput(fmt::format(
+          "output folder {} holds results of a different sweep ({}, definition {}; this one is {}, {}); "
+          "use --force to replace them or choose another folder",
+          dir.string(), old.is_object() ? old.value("sweep", "?") : "?",
+          old.is_object() ? old.value("definition", "?") : "?", p.sweep.sweep.spec.name, p.definition));
+    }
+    replace = true;
+  } else if (!holds_only_lock()) {
+    if (!force) {
+      lock.abandon();
       throw BadInput("output folder " + dir.string() +
                      " exists and holds no sweep (no sweep.json); use --force to replace it");
     }
-    if (fs::is_empty(dir)) {
-      util::write_file_atomic(man, m.dump(2) + "\n");
-      return;
+    replace = true;
+  }
+  lock.record_holder();
+  remove_stale_temporaries(dir);
+  if (replace) {
+    // sweep.json first: from then on the folder no longer claims to hold the
+    // old sweep, so an interruption leaves a folder the next run refuses
+    // (without --force) rather than one it would resume.
+    fs::remove(man);
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().filename() != SweepLock::kFile) fs::remove_all(e.path());
     }
   }
-  // New (or replaced) folder: staged, so it appears whole.
-  StagedDir staged(dir, force);
-  util::write_file_atomic(staged.file("sweep.json"), m.dump(2) + "\n");
-  staged.commit();
+  util::write_file_atomic(man, m.dump(2) + "\n");
 }
 
 // One point's rows, as the journal holds them.
@@ -159,6 +184,7 @@ std::vector<Json> rows_of(const Prepared& p, const PointOutcome& o) {
   for (const auto& m : r.at("paths")) {
     rows.push_back({{"point", o.point},
                     {"rows_in_point", r.at("paths").size()},
+                    {"inputs_hash", r.at("inputs_hash")},
                     {"inputs", inputs},
                     {"path", m.at("path")},
                     {"scenario", r.at("scenario")},
@@ -239,13 +265,23 @@ int sweep_command(const SweepOptions& o) {
 
   // Rank 0 prepares the folder; every rank learns whether that worked (an
   // exception on rank 0 alone would leave the others waiting).
+  std::unique_ptr<SweepLock> folder_lock;  // held until the sweep returns
   std::unique_ptr<ResultsJournal> journal;
   std::string setup_error;
   int setup_code = kExitOk;
   if (root) {
     try {
-      prepare_output(dir, p, o.force, o.quiet);
-      journal = std::make_unique<ResultsJournal>(dir, p.axis_columns);
+      folder_lock = std::make_unique<SweepLock>(dir);
+      prepare_output(dir, p, o.force, o.quiet, *folder_lock);
+      // A row is current if its point's inputs are what they are now.
+      journal = std::make_unique<ResultsJournal>(dir, p.axis_columns, [&p](const Json& row) {
+        const auto i = row.value("point", std::uint64_t{0});
+        return i < p.inputs_hash.size() && row.value("inputs_hash", "") == p.inputs_hash[i];
+      });
+      if (journal->stale_points() > 0 && !o.quiet) {
+        fmt::print(stderr, "{} finished point(s) run again: their inputs changed since they ran\n",
+                   journal->stale_points());
+      }
     } catch (const BadInput& e) {
       setup_error = e.what();
       setup_code = kExitBadInput;
@@ -364,7 +400,9 @@ int sweep_point_command() {
   const auto r = config::PointResolver(loader, sweep).resolve(point, diags);
   diags.throw_if_any();
   const auto& sc = r->scenario;
+  FileHashes files;
   Json out = {{"point", point.index},
+              {"inputs_hash", point_inputs_hash(*r, files)},
               {"scenario", sc.scenario.spec.name},
               {"machine", sc.machine.spec.name},
               {"model", sc.model.spec.name},

@@ -107,8 +107,9 @@ void append_whole(int fd, const std::string& text, const fs::path& what) {
   ::fdatasync(fd);
 }
 
-ResultsJournal::ResultsJournal(fs::path dir, std::vector<std::string> axis_columns)
-    : dir_(std::move(dir)), axis_columns_(std::move(axis_columns)) {
+ResultsJournal::ResultsJournal(fs::path dir, std::vector<std::string> axis_columns,
+                               std::function<bool(const Json&)> current)
+    : dir_(std::move(dir)), axis_columns_(std::move(axis_columns)), current_(std::move(current)) {
   load();
   open_for_append();
 }
@@ -157,7 +158,7 @@ std::string ResultsJournal::csv_row(const Json& row) const {
 }
 
 // Reads the journal: whole, parseable lines only; then keeps the points whose
-// rows are all present. Anything else (a torn tail, which a kill in the middle
+// rows are all present and current. Anything else (a torn tail, which a kill in the middle
 // of a write can leave) is dropped and both files are rewritten.
 void ResultsJournal::load() {
   const fs::path jsonl = dir_ / kJsonl;
@@ -181,18 +182,21 @@ void ResultsJournal::load() {
     pos = nl + 1;
   }
   std::map<std::uint64_t, std::size_t> count, want;
+  std::set<std::uint64_t> stale;  // a point with a row whose inputs have changed
   for (const auto& j : lines) {
     const auto p = j["point"].get<std::uint64_t>();
     ++count[p];
     want[p] = j["rows_in_point"].get<std::size_t>();
+    if (current_ && !current_(j)) stale.insert(p);
   }
+  stale_ = stale.size();
   for (auto& j : lines) {
     const auto p = j["point"].get<std::uint64_t>();
-    if (count[p] == want[p]) rows_.push_back(std::move(j));
+    if (count[p] == want[p] && !stale.contains(p)) rows_.push_back(std::move(j));
     else dropped = true;
   }
   for (const auto& [p, n] : count) {
-    if (n == want[p]) done_.insert(p);
+    if (n == want[p] && !stale.contains(p)) done_.insert(p);
   }
   // results.csv is derived from the journal: rebuild it whenever the journal
   // was trimmed or the two may disagree (a kill between the two appends).

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -24,14 +25,20 @@ namespace fs = std::filesystem;
 class ResultsJournal {
  public:
   // Opens (creating if absent) the results in `dir`. `axis_columns`: the CSV
-  // columns holding the axis values (axis keys).
-  ResultsJournal(fs::path dir, std::vector<std::string> axis_columns);
+  // columns holding the axis values (axis keys). `current`, if given, says
+  // whether a journal row still holds its point's result (its inputs are
+  // unchanged); a point with a row that is not is dropped, to run again.
+  ResultsJournal(fs::path dir, std::vector<std::string> axis_columns,
+                 std::function<bool(const config::Json&)> current = {});
   ~ResultsJournal();
   ResultsJournal(const ResultsJournal&) = delete;
   ResultsJournal& operator=(const ResultsJournal&) = delete;
 
   // Points whose rows are all in the journal.
   const std::set<std::uint64_t>& done() const { return done_; }
+
+  // Points dropped on opening because `current` refused their rows.
+  std::size_t stale_points() const { return stale_; }
 
   // Appends one point's rows (each a journal object with "point" and
   // "rows_in_point"). Thread-safe.
@@ -53,7 +60,9 @@ class ResultsJournal {
   void open_for_append();
   fs::path dir_;
   std::vector<std::string> axis_columns_;
+  std::function<bool(const config::Json&)> current_;
   std::set<std::uint64_t> done_;
+  std::size_t stale_ = 0;
   std::vector<config::Json> rows_;  // every complete row, in journal order
   int jsonl_fd_ = -1;
   int csv_fd_ = -1;

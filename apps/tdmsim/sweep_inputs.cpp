@@ -1,0 +1,96 @@
+#include "apps/tdmsim/sweep_inputs.h"
+
+#include <fstream>
+
+#include <fmt/core.h>
+
+#include "descriptors/plan/moe_plan.h"
+#include "descriptors/plan/routing.h"
+#include "sim/programs/microbench.h"
+#include "sim/programs/moe_kernels.h"
+
+namespace tdmsim::cli {
+
+std::string Fnv1a::hex() const { return fmt::format("{:016x}", h); }
+
+std::string FileHashes::of(const std::filesystem::path& file) {
+  const std::string key = file.lexically_normal().string();
+  if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+  Fnv1a f;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    f.add("unreadable");
+  } else {
+    std::string buf(1 << 16, '\0');
+    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+      f.add(std::string_view(buf.data(), static_cast<std::size_t>(in.gcount())));
+    }
+  }
+  return cache_[key] = f.hex();
+}
+
+std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& point) {
+  const auto& sc = point.scenario;
+  std::vector<std::filesystem::path> files;
+  for (const auto* chain : {&sc.scenario.chain, &sc.machine.chain, &sc.model.chain}) {
+    files.insert(files.end(), chain->begin(), chain->end());
+  }
+  if (sc.scenario.spec.routing.source == RoutingSource::trace && !sc.scenario.spec.routing.trace.empty()) {
+    files.push_back(plan::trace_path(sc));
+  }
+  return files;
+}
+
+std::string point_inputs_hash(const config::ResolvedPoint& point, FileHashes& files) {
+  Fnv1a f;
+  f.add(config::canonical_inputs(point));
+  // Contents only, not paths: the same checkout moved elsewhere is the same sweep.
+  for (const auto& file : point_files(point)) f.add(files.of(file));
+  return f.hex();
+}
+
+void check_runnable(const config::ResolvedPoint& point) {
+  const plan::MoePlan p = plan::build_plan(point.scenario);
+  const MachineSpec& m = point.scenario.machine.spec;
+  for (const auto& path : point.paths) {
+    sim::programs::AddressSpace as;
+    (void)(path == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m));
+  }
+}
+
+void check_all_points(const config::Loader& loader, const config::ResolvedSweep& sweep,
+                      const std::vector<config::SweepPoint>& points,
+                      const std::function<void(const config::SweepPoint&,
+                                               const config::ResolvedPoint&)>& each) {
+  config::PointResolver resolver(loader, sweep);
+  config::Diagnostics diags;
+  const auto& axes = sweep.sweep.spec.axes.items;
+  for (const auto& pt : points) {
+    if (diags.size() >= config::Diagnostics::kMaxReported) break;
+    const auto r = resolver.resolve(pt, diags);
+    if (!r) continue;
+    std::string what;
+    for (const auto& [k, v] : config::point_values(sweep.sweep.spec, pt)) {
+      what += (what.empty() ? "" : ", ") + k + "=" + v;
+    }
+    const std::string point = "point " + std::to_string(pt.index) + " (" + what + "): ";
+    // A problem of the point as a whole: reported at its last axis value, as
+    // the resolver reports one.
+    const config::Location& last = axes.back().value_where.at(pt.choice.back());
+    const std::string last_key = "axes." + axes.back().key;
+    try {
+      check_runnable(*r);
+    } catch (const config::ConfigError& e) {
+      // A problem in another file (a routing trace): its place is in the text.
+      for (const auto& d : e.diagnostics()) diags.add(last, last_key, point + d.to_string());
+      continue;
+    } catch (const std::exception& e) {
+      diags.add(last, last_key, point + "cannot run: " + e.what());
+      continue;
+    }
+    each(pt, *r);
+  }
+  diags.throw_if_any();
+}
+
+}  // namespace tdmsim::cli

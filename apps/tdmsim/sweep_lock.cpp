@@ -1,0 +1,137 @@
+#include "apps/tdmsim/sweep_lock.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <optional>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "apps/tdmsim/output_dir.h"
+
+namespace tdmsim::cli {
+namespace {
+
+// The pid in a hidden temporary's name: ".NAME.tmp.PID" (util::write_file_atomic),
+// ".NAME.tmp-PID" (StagedDir) or ".NAME.tmp-PID.old" (StagedDir's replaced
+// folder); `stem` (if not empty) must be NAME.
+std::optional<pid_t> temporary_pid(std::string name, const std::string& stem) {
+  if (name.size() < 2 || name.front() != '.') return std::nullopt;
+  if (name.ends_with(".old")) name.resize(name.size() - 4);
+  const auto tmp = name.rfind(".tmp");
+  if (tmp == std::string::npos || tmp + 5 >= name.size() || (name[tmp + 4] != '.' && name[tmp + 4] != '-')) {
+    return std::nullopt;
+  }
+  if (!stem.empty() && name.substr(1, tmp - 1) != stem) return std::nullopt;
+  pid_t pid = 0;
+  for (std::size_t i = tmp + 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || pid > 100000000) return std::nullopt;
+    pid = pid * 10 + (name[i] - '0');
+  }
+  return pid;
+}
+
+bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+std::string read_fd(int fd) {
+  std::string text;
+  char buf[512];
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, at);
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    at += n;
+    if (text.size() > 4096) break;
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+SweepLock::SweepLock(fs::path dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec)) {
+    throw BadInput("output " + dir_.string() + " exists and is not a folder");
+  }
+  if (!fs::exists(dir_, ec)) {
+    created_dir_ = fs::create_directories(dir_, ec);
+    if (ec) throw BadInput("cannot create output folder " + dir_.string() + ": " + ec.message());
+  }
+  const fs::path file = dir_ / kFile;
+  created_file_ = !fs::exists(file, ec);
+  // O_CLOEXEC: the point processes must not inherit (and so hold) the lock.
+  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    const std::string why = std::strerror(errno);
+    abandon();
+    throw BadInput("cannot open the lock file " + file.string() + ": " + why);
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    const std::string holder = read_fd(fd_);
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EWOULDBLOCK) {
+      throw BadInput(fmt::format(
+          "output folder {} is in use by another sweep ({}); wait for it to finish, stop it, or "
+          "choose another folder",
+          dir_.string(), holder.empty() ? "holder not yet recorded" : holder));
+    }
+    throw BadInput("cannot lock " + file.string() + ": " + std::strerror(err));
+  }
+}
+
+SweepLock::~SweepLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
+}
+
+void SweepLock::record_holder() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "?");
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char when[32] = {};
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  const std::string text = fmt::format("pid {} on host {}, started {}\n", ::getpid(), host, when);
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    throw std::runtime_error("cannot write " + (dir_ / kFile).string() + ": " + std::strerror(errno));
+  }
+}
+
+void SweepLock::abandon() {
+  std::error_code ec;
+  // Unlinked while still held: a sweep that opened the file meanwhile fails
+  // to lock it and stops, and one that opens it later creates a new one.
+  if (created_file_) fs::remove(dir_ / kFile, ec);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (created_dir_ && fs::is_empty(dir_, ec)) fs::remove(dir_, ec);
+}
+
+int remove_stale_temporaries(const fs::path& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const auto pid = temporary_pid(e.path().filename().string(), "");
+    if (pid && *pid != ::getpid()) removed += fs::remove_all(e.path(), ec) > 0 ? 1 : 0;
+  }
+  fs::path target = dir;
+  if (target.filename().empty()) target = target.parent_path();
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string stem = target.filename().string();
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
+    const auto pid = temporary_pid(e.path().filename().string(), stem);
+    if (pid && !process_alive(*pid)) removed += fs::remove_all(e.path(), ec) > 0 ? 1 : 0;
+  }
+  return removed;
+}
+
+}  // namespace tdmsim::cli
