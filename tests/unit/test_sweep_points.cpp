@@ -195,3 +195,17 @@ TEST_CASE("every point of every shipped sweep resolves", "[sweep][shipped]") {
     CHECK(n == points.size());
   }
 }
+
+TEST_CASE("point count: counted without expanding, saturating instead of overflowing", "[sweep]") {
+  CHECK(sweep_point_count(spec_with(SweepMode::grid, {3, 4, 2})) == 24);
+  CHECK(sweep_point_count(spec_with(SweepMode::grid, {1000, 100})) == kMaxSweepPoints);
+  CHECK(sweep_point_count(spec_with(SweepMode::grid, {1000, 101})) == kMaxSweepPoints + 1);
+  // 1000^7 = 10^21 overflows 64 bits; a wrapped product could look small.
+  CHECK(sweep_point_count(spec_with(SweepMode::grid, {1000, 1000, 1000, 1000, 1000, 1000, 1000})) ==
+        kMaxSweepPoints + 1);
+  CHECK(sweep_point_count(spec_with(SweepMode::zip, {5, 5})) == 5);
+  CHECK(sweep_point_count(spec_with(SweepMode::lhs, {3}, 77)) == 77);
+  // A spec built in code past the limit is refused before anything is allocated.
+  CHECK_THROWS_AS(expand_points(spec_with(SweepMode::grid, {1000, 1000, 1000, 1000, 1000, 1000, 1000})),
+                  std::invalid_argument);
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Hardening checks of `tdmsim sweep` (issue 19; CTest runs each mode as its own test).
+
+  mpi_default_jobs SWEEP  mpirun -np 2 without -j (default: the cores) completes, no rank
+                          crashes, and the results equal a single-process run's
+                          (skipped, 77, without mpirun)
+  trace_edit              resume after editing a routing trace reruns the points that read it
+                          (only those), with the new trace's results; every row records its
+                          inputs hash
+  lock SWEEP              a second sweep into a folder a running sweep holds exits 2 naming
+                          the holder (pid, host); a held lock file is honoured; a killed
+                          sweep's lock is released, and the next run resumes
+  stale_temporaries SWEEP a resumed sweep removes the hidden temporaries (inside the folder
+                          and the staging folder beside it) that killed processes left
+
+Usage: hardening_sweep.py TDMSIM WORKDIR MODE [SWEEP]"""
+import fcntl
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(os.path.dirname(HERE))
+
+
+def run(cmd, expect=0, env=None, timeout=300):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    if r.returncode != expect:
+        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def rows(out):
+    return [json.loads(l) for l in open(os.path.join(out, "results.jsonl"))]
+
+
+def dead_pid():
+    """The pid of a process that has exited (and been reaped)."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def wait_for(pred, what, proc, seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if pred():
+            return
+        if proc.poll() is not None:
+            sys.exit(f"the sweep ended before {what}; use a bigger sweep")
+        time.sleep(0.02)
+    sys.exit(f"timed out waiting for {what}")
+
+
+def main():
+    tdmsim, work, mode = sys.argv[1:4]
+    spec = sys.argv[4] if len(sys.argv) > 4 else None
+    work = os.path.join(work, mode)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    if mode == "mpi_default_jobs":
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            print("mpirun not found: skipped (scripts/install-deps.sh installs openmpi-bin)")
+            sys.exit(SKIP)
+        single = os.path.join(work, "single")
+        run([tdmsim, "sweep", spec, "--output", single, "-j", "1", "--quiet"])
+        out = os.path.join(work, "mpi")
+        # No -j: each rank runs as many points at once as the machine has cores,
+        # so rank 1's point threads are oneTBB workers (with -j 1 they are not).
+        cmd = [mpirun, "-np", "2", "--oversubscribe", "--allow-run-as-root", tdmsim, "sweep", spec,
+               "--output", out]
+        r = run(cmd)
+        assert "on 2 MPI ranks" in r.stdout, r.stdout
+        assert "Segmentation" not in r.stderr and "signal" not in r.stderr, r.stderr
+        for name in ("results.csv", "results.jsonl"):
+            assert read(os.path.join(single, name)) == read(os.path.join(out, name)), f"{name} differs"
+        print("mpirun -np 2 without -j completes with the single-process results")
+    elif mode == "trace_edit":
+        case = os.path.join(work, "case")
+        os.makedirs(case)
+        trace = os.path.join(case, "routing.trace")
+        shutil.copy(os.path.join(SOURCE, "workloads", "traces", "mixtral-8x7b-16tok.trace"), trace)
+        with open(os.path.join(case, "scenario.yaml"), "w") as f:
+            f.write("name: trace-edit\nmachine: mi300x\nmodel: mixtral-8x7b\ntokens: 16\n"
+                    "path: software\nrouting:\n  source: trace\n  trace: routing.trace\n")
+        sweep = os.path.join(case, "sweep.yaml")
+        with open(sweep, "w") as f:  # point 0 reads the trace; point 1 (uniform routing) does not
+            f.write("name: trace-edit\nscenario: scenario.yaml\naxes:\n"
+                    "  scenario.routing.source: [trace, uniform]\n")
+        out = os.path.join(work, "out")
+        run([tdmsim, "sweep", sweep, "--output", out, "-j", "2", "--quiet"])
+        before = {r["point"]: r for r in rows(out)}
+        fingerprint = json.load(open(os.path.join(out, "sweep.json")))["fingerprint"]
+        r = run([tdmsim, "sweep", sweep, "--output", out])
+        assert " 0 run now" in r.stdout, r.stdout
+        # Every token to experts 0 and 1: one hot pair instead of the recorded spread.
+        with open(trace, "w") as f:
+            f.write("# tdmsim-routing-trace v1 experts=8 top_k=2\n" + "0 1\n" * 16)
+        r = run([tdmsim, "sweep", sweep, "--output", out])
+        assert " 1 run now, 1 already done" in r.stdout, r.stdout
+        assert "1 finished point(s) run again" in r.stderr, r.stderr
+        after = {r["point"]: r for r in rows(out)}
+        assert all(len(r["inputs_hash"]) == 16 for r in after.values()), after
+        assert after[0]["inputs_hash"] != before[0]["inputs_hash"]
+        assert after[0]["metrics"]["total_us"] != before[0]["metrics"]["total_us"]
+        assert after[0]["layer"]["load_spread"] != before[0]["layer"]["load_spread"]
+        assert after[1] == before[1]
+        assert json.load(open(os.path.join(out, "sweep.json")))["fingerprint"] != fingerprint
+        r = run([tdmsim, "sweep", sweep, "--output", out])
+        assert " 0 run now" in r.stdout, r.stdout
+        print("editing the routing trace reran the points that read it, with the new trace")
+    elif mode == "lock":
+        out = os.path.join(work, "out")
+        # A lock held by someone else (here: this script) is honoured, and named.
+        os.makedirs(out)
+        with open(os.path.join(out, ".sweep.lock"), "w") as held:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.write("pid 4242 on host elsewhere, started 2026-01-01T00:00:00Z\n")
+            held.flush()
+            r = run([tdmsim, "sweep", spec, "--output", out], expect=2)
+            assert "in use by another sweep (pid 4242 on host elsewhere" in r.stderr, r.stderr
+            assert sorted(os.listdir(out)) == [".sweep.lock"], os.listdir(out)
+        shutil.rmtree(out)
+        # A running sweep holds it: a second one exits 2 naming it, writing nothing.
+        first = subprocess.Popen([tdmsim, "sweep", spec, "--output", out, "-j", "1", "--quiet"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        jsonl = os.path.join(out, "results.jsonl")
+        wait_for(lambda: os.path.exists(jsonl) and read(jsonl).count(b"\n") >= 1, "a point finished", first)
+        snapshot = read(jsonl)
+        r = run([tdmsim, "sweep", spec, "--output", out, "-j", "1"], expect=2)
+        host = socket.gethostname()
+        assert f"in use by another sweep (pid {first.pid} on host {host}, started " in r.stderr, r.stderr
+        assert read(jsonl).startswith(snapshot), "the refused sweep changed the journal"
+        # Killed, its lock is gone with it: the next run resumes and completes.
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        r = run([tdmsim, "sweep", spec, "--output", out, "-j", "2"])
+        assert "already done" in r.stdout, r.stdout
+        n = json.load(open(os.path.join(out, "sweep.json")))["rows"]
+        assert len(rows(out)) == n, (len(rows(out)), n)
+        print("a held folder is refused with its holder named; a killed sweep's lock is released")
+    elif mode == "stale_temporaries":
+        out = os.path.join(work, "out")
+        run([tdmsim, "sweep", spec, "--output", out, "-j", "2", "--quiet"])
+        pid = dead_pid()
+        inside = [os.path.join(out, f".results.csv.tmp.{pid}"), os.path.join(out, f".sweep.json.tmp.{pid}")]
+        for p in inside:
+            open(p, "w").write("torn")
+        staging = os.path.join(work, f".out.tmp-{pid}")
+        os.makedirs(staging)
+        open(os.path.join(staging, "sweep.json"), "w").write("{}")
+        alive = os.path.join(work, f".out.tmp-{os.getpid()}")  # a live process's: kept
+        os.makedirs(alive)
+        unrelated = os.path.join(work, f".other.tmp-{pid}")  # another folder's: kept
+        os.makedirs(unrelated)
+        r = run([tdmsim, "sweep", spec, "--output", out])
+        assert " 0 run now" in r.stdout, r.stdout
+        left = [p for p in inside + [staging] if os.path.exists(p)]
+        assert not left, f"left behind: {left}"
+        assert os.path.isdir(alive) and os.path.isdir(unrelated), "removed what was not stale"
+        print("stale temporaries of dead processes are removed on resume")
+    else:
+        sys.exit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main()
