@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/core.h>
+
+#include "sim/core/sim_error.h"
+#include "sim/platform/host_memory.h"
 
 namespace tdmsim::cli {
 namespace {
@@ -32,6 +36,9 @@ double sum_of(const Json& stats, const std::string& kind, const std::string& nam
 }
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+// THREADSxMxNxK, as scenarios and tuning tables name tiles.
+std::string tile_name(const KernelTile& t) { return fmt::format("{}x{}x{}x{}", t.threads, t.m, t.n, t.k); }
 
 // Per-expert load over this GPU's routed experts: max/mean and the
 // coefficient of variation of the rows each received.
@@ -62,11 +69,32 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
   PathRun r;
   r.path = path;
   r.stages = k.stage;
-  r.timings = gpu.run(k.kernels);
+  // A kernel that does not fit on a CU (Gpu::submit would refuse it too):
+  // said here with the scenario keys that chose it.
+  for (const auto& kernel : k.kernels) {
+    if (kernel.workgroups == 0) continue;
+    const std::string why = sim::fit_problem(m.compute, kernel.program(0));
+    if (why.empty()) continue;
+    const auto ends = [&](std::string_view s) {
+      return kernel.name.size() >= s.size() && kernel.name.compare(kernel.name.size() - s.size(), s.size(), s) == 0;
+    };
+    const bool down = ends("_down");
+    const std::string hint =
+        ends("_gate_up") || ends("_fused") || down
+            ? fmt::format("its tile is {} ({}; block_m {}, pipeline_stages {}): choose a smaller "
+                          "kernel.{} or kernel.pipeline_stages, or leave them auto",
+                          tile_name(down ? p.kernel.down_tile : p.kernel.gate_up_tile),
+                          down ? "kernel.down_tile" : "kernel.gate_up_tile", p.kernel.block_m,
+                          p.kernel.pipeline_stages, down ? "down_tile" : "gate_up_tile")
+            : std::string("tdmsim's MoE kernels need more of this resource than machine ") + m.name + " has";
+    throw sim::NotSimulatable(fmt::format("kernel {} does not fit on a CU of machine {}: it {}; {}", kernel.name,
+                                          m.name, why, hint));
+  }
+  const auto floor = sim::programs::moe_floor(p, m);
+  r.timings = gpu.run(k.kernels, sim::stall_limit(m, floor.seconds(), k.kernels));
   r.stats = gpu.stats().to_json(&before);
   const sim::Tick t0 = r.timings.front().launch, t1 = r.timings.back().end;
   r.total_s = ticks_s(t1 - t0);
-  const auto floor = sim::programs::moe_floor(p, m);
   if (r.total_s < floor.seconds()) {
     throw std::logic_error(fmt::format(
         "internal error: predicted {:.3f} us is below the physical floor {:.3f} us "
@@ -114,11 +142,6 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
   return r;
 }
 
-namespace {
-// THREADSxMxNxK, as scenarios and tuning tables name tiles.
-std::string tile_name(const KernelTile& t) { return fmt::format("{}x{}x{}x{}", t.threads, t.m, t.n, t.k); }
-}  // namespace
-
 Json layer_summary(const plan::MoePlan& p) {
   std::uint64_t rows = 0;
   for (auto r : p.layout.expert_rows) rows += r;
@@ -138,8 +161,17 @@ std::vector<std::string> paths_for(const MachineSpec& m, const std::string& path
   return {path};
 }
 
+void check_layer_memory(const config::ResolvedScenario& sc, std::uint32_t paths, bool trace) {
+  const MachineSpec& m = sc.machine.spec;
+  sim::MemoryEstimate e = sim::machine_memory(m);
+  sim::add_layer_memory(e, sc.scenario.spec, sc.model.spec, m, std::max(1u, paths), trace);
+  sim::check_memory(e, sim::memory_limit(),
+                    fmt::format("scenario {} on machine {}", sc.scenario.file.string(), sc.machine.file.string()));
+}
+
 Json simulate_layer(const config::ResolvedScenario& sc, const std::vector<std::string>& paths) {
   const MachineSpec& m = sc.machine.spec;
+  check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), false);
   sim::Gpu gpu(m, sim::SimOptions{});
   sim::programs::AddressSpace as;
   const plan::MoePlan p = plan::build_plan(sc);

@@ -25,7 +25,9 @@ struct PathRun {
 };
 
 // Runs `path` ("software" or "tdm") of plan `p` on `gpu` with fresh buffers.
-// Throws std::logic_error if the prediction is below the physical floor.
+// Throws std::logic_error if the prediction is below the physical floor,
+// sim::NotSimulatable if a kernel does not fit on a CU (naming the tiles),
+// sim::SimulationStalled if the run passes its watchdog limit.
 PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::MoePlan& p,
                  const MachineSpec& m, const std::string& path);
 
@@ -36,6 +38,10 @@ config::Json layer_summary(const plan::MoePlan& p);
 // `m`: "both" keeps only what the machine has. An explicit "tdm" on a machine
 // without a TDM unit gives an empty list.
 std::vector<std::string> paths_for(const MachineSpec& m, const std::string& path);
+
+// Throws sim::NotSimulatable when simulating `sc` on `paths` paths (with a
+// trace if `trace`) would take more host memory than sim::memory_limit().
+void check_layer_memory(const config::ResolvedScenario& sc, std::uint32_t paths, bool trace);
 
 // One scenario, once, on `paths` (a fresh process's Gpu): {"layer": ...,
 // "paths": [metrics, ...]}, as summary.json has them.

@@ -13,6 +13,7 @@
 #include "apps/tdmsim/run_command.h"
 #include "apps/tdmsim/sim_commands.h"
 #include "apps/tdmsim/sweep_command.h"
+#include "sim/core/sim_error.h"
 #include "sim/core/systemc_info.h"
 #include "workloads/config/diagnostics.h"
 
@@ -49,9 +50,12 @@ int main(int argc, char** argv) {
   } catch (const tdmsim::config::ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "tdmsim: error: " << e.what() << "\n";
-    return kExitFailure;
+  } catch (...) {
+    // Everything else, the simulator's errors and SystemC's reports included:
+    // a configuration it cannot simulate is bad input, the rest internal.
+    const auto f = tdmsim::sim::classify(std::current_exception());
+    std::cerr << "tdmsim: error: " << f.message << "\n";
+    return f.bad_input ? kExitBadInput : kExitFailure;
   }
   return result.exit_code;
 }

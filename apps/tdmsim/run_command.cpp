@@ -102,6 +102,8 @@ int run_command(const RunOptions& o) {
                                  path, m.name));
     }
   }
+  // Refused before anything is built or written if it would not fit in memory.
+  check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), o.trace);
   std::unique_ptr<StagedDir> dir;
   if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
 

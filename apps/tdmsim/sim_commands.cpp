@@ -10,6 +10,7 @@
 
 #include "isa/matrix_table.h"
 #include "sim/platform/gpu.h"
+#include "sim/platform/host_memory.h"
 #include "sim/programs/microbench.h"
 #include "workloads/config/loader.h"
 #include "workloads/config/writer.h"
@@ -46,33 +47,72 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   const auto machine = loader.machine(
       loader.find(o.machine, config::SpecKind::machine, here, {"--machine", 0, 0}, "machine"));
   const MachineSpec& m = machine.spec;
+  // The buffers must fit in the machine's memory (their addresses in the
+  // cache models' range), and the simulation in the host's.
+  const std::uint64_t capacity = m.memory.hbm.capacity.bytes;
+  const auto too_big = [&](const char* what, double bytes) {
+    if (bytes > static_cast<double>(capacity)) {
+      throw CLI::ValidationError(what, fmt::format("{:.3g} bytes of buffers exceed machine {}'s memory.hbm.capacity ({})",
+                                                   bytes, m.name, units::format(m.memory.hbm.capacity)));
+    }
+  };
+  sim::MemoryEstimate estimate = sim::machine_memory(m);
+  if (o.kind == "copy" || o.kind == "read") {
+    const auto bytes = parse_size(o.bytes, "--bytes").bytes;
+    too_big("--bytes", static_cast<double>(bytes) * (o.kind == "copy" ? 2 : 1));
+    if (o.trace) sim::add_trace_memory(estimate, bytes / (64 * 1024) + 1);
+  } else if (o.kind == "chase") {
+    const auto fp = parse_size(o.footprint, "--footprint").bytes;
+    too_big("--footprint", static_cast<double>(fp));
+    if (fp < o.stride) throw CLI::ValidationError("--footprint", "must hold at least one --stride");
+    sim::add_chase_memory(estimate, fp, o.stride, o.hops);
+  } else {
+    const double elem = o.dtype == "bf16" ? 2 : 1;
+    too_big("--M/--N/--K", (double(o.m) * o.k + double(o.n) * o.k) * elem + double(o.m) * o.n * 2);
+    if (o.trace) sim::add_trace_memory(estimate, (std::uint64_t{o.m} / 16 + 1) * (o.n / 16 + 1));
+  }
+  sim::check_memory(estimate, sim::memory_limit(), fmt::format("microbench {} on machine {}", o.kind,
+                                                               machine.file.string()));
   sim::SimOptions opts;
   opts.trace = o.trace;
   sim::Gpu gpu(m, opts);
   sim::programs::AddressSpace as;
   std::vector<isa::KernelLaunch> kernels;  // the last one is measured
   double work = 0;  // bytes or FLOPs, for the achieved rate
+  double roofline_s = 0;  // its roofline, for the watchdog
   std::string metric;
+  const double hbm_bw = static_cast<double>(m.memory.hbm.bandwidth.bytes_per_s);
   if (o.kind == "copy" || o.kind == "read") {
     const auto bytes = parse_size(o.bytes, "--bytes").bytes;
     kernels.push_back(o.kind == "copy" ? sim::programs::stream_copy(as, bytes)
                                        : sim::programs::stream_read(as, bytes));
     work = static_cast<double>(bytes) * (o.kind == "copy" ? 2.0 : 1.0);
+    roofline_s = work / hbm_bw;
     metric = "bandwidth";
   } else if (o.kind == "chase") {
     const auto fp = parse_size(o.footprint, "--footprint").bytes;
     kernels = sim::programs::pointer_chase(as, fp, o.stride, o.hops);
     work = o.hops;
+    // Each hop at most an L2 miss all the way to a closed HBM row behind a
+    // refresh (warm-up and timed walk).
+    const auto& mem = m.memory;
+    const double hop = 1e-12 * static_cast<double>(mem.l2.hit_latency.ps + mem.fabric.latency.ps + mem.hbm.latency.ps +
+                                                   mem.hbm.row_miss_penalty.ps + mem.hbm.refresh_time.ps +
+                                                   mem.hbm.turnaround.ps + (mem.mall ? mem.mall->hit_latency.ps : 0));
+    roofline_s = 2.0 * o.hops * hop;
     metric = "latency";
   } else {
     auto dt = config::enum_from_name<DType>(o.dtype);
     if (!dt) throw CLI::ValidationError("--dtype", "expected bf16 or fp8_e4m3");
     kernels.push_back(sim::programs::gemm(as, {o.m, o.n, o.k, *dt}, m));
     work = 2.0 * o.m * o.n * o.k;
+    const double elem = dtype_bits(*dt) / 8.0;
+    roofline_s = std::max(work / isa::peak_matrix_flops(m, *dt),
+                       ((double(o.m) * o.k + double(o.n) * o.k) * elem + double(o.m) * o.n * 2) / hbm_bw);
     metric = "throughput";
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const auto timings = gpu.run(kernels);
+  const auto timings = gpu.run(kernels, sim::stall_limit(m, roofline_s, kernels));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& t = timings.back();
   // The figure a device benchmark reports: kernel time without launch overhead.

@@ -38,9 +38,20 @@ class SimClock {
   // CuScheduler: the time of the quanta it is running.
   void set_units_time(Tick t) { units_time_ = t; }
 
+  // The watchdog (Gpu::run's time limit): the absolute time the kernels
+  // being run must finish by (kNever: no limit). CuScheduler stops the
+  // units past it and marks the run stalled.
+  static constexpr Tick kNever = ~Tick{0};
+  Tick deadline() const { return deadline_; }
+  void set_deadline(Tick t) { deadline_ = t; }
+  bool stalled() const { return stalled_; }
+  void set_stalled() { stalled_ = true; }
+
  private:
   const sc_core::sc_simcontext* simc_ = sc_core::sc_get_curr_simcontext();
   Tick units_time_ = 0;
+  Tick deadline_ = kNever;
+  bool stalled_ = false;
 };
 
 // Ticks as an sc_time without going through floating point (the kernel's

@@ -48,7 +48,10 @@ nlohmann::ordered_json StatRegistry::to_json(const Snapshot* since) const {
     else s["value"] = v;
     s["unit"] = e.unit;
     s["desc"] = e.description;
-    j[e.key] = std::move(s);
+    // Appended, not looked up: keys are unique (one per block and name), and
+    // ordered_json's operator[] searches linearly, which made a machine of
+    // thousands of HBM channels take minutes here.
+    j.get_ref<nlohmann::ordered_json::object_t&>().emplace_back(e.key, std::move(s));
   }
   return j;
 }

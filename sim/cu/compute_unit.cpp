@@ -315,6 +315,14 @@ void CuScheduler::run() {
       // the last unit's cu_done, and then, from SystemC's time, for the
       // kernel's end, which is at or after this time).
       const Tick t = heap_[1].wake;
+      if (t > time_.deadline()) {
+        // The watchdog: past the run's time limit, the units stop here (they
+        // stay waiting; nothing else is pending, so sc_start() returns and
+        // Gpu::collect() reports the stall).
+        time_.set_stalled();
+        heap_.resize(1);
+        break;
+      }
       time_.set_units_time(t);
       // Every unit due now leaves the queue first, then each runs in turn.
       due_.clear();

@@ -1,11 +1,18 @@
 #include "sim/mem/hbm.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace tdmsim::sim {
 
 Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats, const SimClock& time)
     : sc_module(name), target("target"), time_(time), spec_(spec) {
+  // serve_chunk() takes every refresh due before a transfer: one that lasts
+  // an interval or more would never let one through (machine_spec.cpp
+  // refuses such a machine; this guards specs built in code).
+  if (spec.refresh_time >= spec.refresh_interval) {
+    throw std::invalid_argument("HBM refresh_time must be shorter than refresh_interval");
+  }
   map_ = HbmAddressMap(spec.interleave.bytes,
                        spec.stacks * spec.channels_per_stack * spec.pseudo_channels, spec.banks,
                        spec.row_buffer.bytes);

@@ -2,6 +2,10 @@
 
 #include <stdexcept>
 
+#include <fmt/core.h>
+
+#include "sim/core/sim_error.h"
+
 #include "sim/cu/compute_unit.h"
 #include "sim/mem/fabric.h"
 #include "sim/mem/hbm.h"
@@ -153,13 +157,69 @@ Gpu::~Gpu() = default;
 
 const Hbm& Gpu::hbm() const { return *top_->hbm; }
 
-std::vector<KernelTiming> Gpu::run(const std::vector<isa::KernelLaunch>& kernels) {
-  submit(kernels);
-  sc_core::sc_start();
+std::string fit_problem(const ComputeSpec& cu, const isa::TileProgram& p) {
+  if (p.threads > cu.max_workgroup_threads) {
+    return fmt::format("has {} threads per workgroup, compute.max_workgroup_threads is {}", p.threads,
+                       cu.max_workgroup_threads);
+  }
+  const Occupancy occ = occupancy(cu, p);
+  if (occ.workgroups > 0) return {};
+  if (occ.limiter == "lds") {
+    return fmt::format("needs {} of LDS per workgroup, compute.lds_per_cu is {}",
+                       units::format(units::Bytes{p.lds_bytes}), units::format(cu.lds_per_cu));
+  }
+  if (occ.limiter == "registers") {
+    return fmt::format("needs {} of vector registers per workgroup ({} threads x {} x 4 B), "
+                       "compute.vgpr_file_per_cu is {}",
+                       units::format(units::Bytes{std::uint64_t{p.threads} * p.vgprs_per_thread * 4}),
+                       p.threads, p.vgprs_per_thread, units::format(cu.vgpr_file_per_cu));
+  }
+  return fmt::format("needs {} waves of {} threads, a CU holds simds_per_cu x wave_slots_per_simd = {}",
+                     (p.threads + cu.wave_size - 1) / cu.wave_size, cu.wave_size,
+                     cu.simds_per_cu * cu.wave_slots_per_simd);
+}
+
+Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::KernelLaunch>& kernels) {
+  double fixed_ps = 0;
+  for (const auto& k : kernels) {
+    fixed_ps += static_cast<double>(ticks(m.launch.kernel_launch)) +
+                static_cast<double>(ticks(m.launch.workgroup_dispatch)) * k.workgroups;
+    if (m.tdm) {
+      fixed_ps += static_cast<double>(ticks(m.tdm->descriptor_fetch_latency) + ticks(m.tdm->decode_latency)) +
+                  static_cast<double>(ticks(m.tdm->slot_length)) * m.tdm->slots +
+                  static_cast<double>(ticks(m.tdm->dispatch_latency)) * k.workgroups;
+    }
+  }
+  const double limit = kStallFactor * (floor_s * 1e12 + fixed_ps) + 1e9;  // + 1 ms
+  // Ticks are 64-bit picoseconds (213 days): kept well inside them.
+  return static_cast<Tick>(std::min(limit, 1e19));
+}
+
+std::vector<KernelTiming> Gpu::run(const std::vector<isa::KernelLaunch>& kernels, Tick time_limit) {
+  submit(kernels, time_limit);
+  if (time_limit == 0) {
+    sc_core::sc_start();
+  } else {
+    // Starvation still ends the run at once (SystemC's time is not moved on
+    // to the limit, so a later run continues where this one stopped).
+    sc_core::sc_start(to_sc_time(time_limit), sc_core::SC_EXIT_ON_STARVATION);
+  }
   return collect();
 }
 
-void Gpu::submit(const std::vector<isa::KernelLaunch>& kernels) {
+void Gpu::submit(const std::vector<isa::KernelLaunch>& kernels, Tick time_limit) {
+  // Resources are uniform over a grid (ComputeUnit::begin_kernel): checked
+  // here, outside SystemC, so the error keeps its type and says what to change.
+  for (const auto& k : kernels) {
+    if (k.workgroups == 0) continue;
+    if (const std::string why = fit_problem(machine_.compute, k.program(0)); !why.empty()) {
+      throw NotSimulatable(fmt::format("kernel {} does not fit on a CU of machine {}: it {}", k.name,
+                                       machine_.name, why));
+    }
+  }
+  const Tick now = sc_core::sc_time_stamp().value();
+  limit_ = time_limit;
+  top_->time.set_deadline(time_limit == 0 ? SimClock::kNever : now + time_limit);
   top_->host->kernels = &kernels;
   top_->host->timings.clear();
   top_->host->pending = true;
@@ -169,8 +229,22 @@ void Gpu::submit(const std::vector<isa::KernelLaunch>& kernels) {
 std::vector<KernelTiming> Gpu::collect() {
   top_->hbm->emit_trace();
   if (top_->host->kernels == nullptr || top_->host->timings.size() != top_->host->kernels->size()) {
-    throw std::logic_error("simulation stopped before all kernels finished");
+    const std::size_t done = top_->host->timings.size();
+    const std::size_t total = top_->host->kernels != nullptr ? top_->host->kernels->size() : 0;
+    const std::string kernel = done < total ? (*top_->host->kernels)[done].name : std::string("?");
+    const Tick now = std::max<Tick>(sc_core::sc_time_stamp().value(), top_->time.now());
+    if (top_->time.stalled() || (top_->time.deadline() != SimClock::kNever && now >= top_->time.deadline())) {
+      throw SimulationStalled(fmt::format(
+          "the simulation stalled: kernel {} ({} of {} kernels done) had not finished at the run's "
+          "time limit, {:.3f} us of simulated time (a generous multiple of the work's roofline); "
+          "the machine's parameters make it absurdly slow, or the model is stuck: please report it",
+          kernel, done, total, static_cast<double>(limit_) * 1e-6));
+    }
+    throw SimulationStalled(fmt::format(
+        "the simulation stalled: nothing left to happen with kernel {} unfinished ({} of {} kernels "
+        "done; a deadlock in the model): please report it", kernel, done, total));
   }
+  top_->time.set_deadline(SimClock::kNever);
   top_->host->kernels = nullptr;
   return top_->host->timings;
 }

@@ -48,11 +48,16 @@ class Gpu {
   Gpu& operator=(const Gpu&) = delete;
 
   // Runs the kernels back to back (one stream) and returns their timings:
-  // submit(kernels), sc_core::sc_start(), collect().
-  std::vector<KernelTiming> run(const std::vector<isa::KernelLaunch>& kernels);
+  // submit(kernels), sc_core::sc_start(), collect(). The watchdog:
+  // with `time_limit` (simulated ticks; 0: none), a run still unfinished
+  // that long after it starts is stopped and SimulationStalled thrown
+  // (callers derive the limit from a roofline of the work, layer_sim.cpp).
+  std::vector<KernelTiming> run(const std::vector<isa::KernelLaunch>& kernels, Tick time_limit = 0);
   // Queues `kernels` (kept by reference until collect()) for the next
-  // sc_core::sc_start(); collect() then returns their timings.
-  void submit(const std::vector<isa::KernelLaunch>& kernels);
+  // sc_core::sc_start(); collect() then returns their timings. Throws
+  // NotSimulatable, before anything runs, for a kernel whose workgroup
+  // does not fit on one CU of this machine (threads, LDS, registers).
+  void submit(const std::vector<isa::KernelLaunch>& kernels, Tick time_limit = 0);
   std::vector<KernelTiming> collect();
 
   const MachineSpec& machine() const { return machine_; }
@@ -67,7 +72,23 @@ class Gpu {
   StatRegistry stats_;
   std::unique_ptr<TraceWriter> trace_;
   std::unique_ptr<GpuModule> top_;
+  Tick limit_ = 0;  // the current run's time limit (0: none)
 };
+
+// Why one workgroup of `p` cannot reside on a CU of `cu` ("" if it can):
+// "needs 96 KiB of LDS, compute.lds_per_cu is 64 KiB".
+std::string fit_problem(const ComputeSpec& cu, const isa::TileProgram& p);
+
+// The watchdog's time limit for running `kernels` on `m` when their roofline
+// floor (compulsory bytes at peak bandwidth, FLOPs at peak rate) is
+// `floor_s`: kStallFactor times the floor plus as much again of each
+// kernel's fixed costs (launch, TDM fetch, decode and slot releases,
+// workgroup dispatch), plus 1 ms. Far beyond any time the model predicts for
+// a working machine (shipped runs take at most tens of times their floor),
+// so only a stuck run, or parameters that make the machine absurdly slow,
+// reach it.
+inline constexpr double kStallFactor = 1000;
+Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::KernelLaunch>& kernels);
 
 // "xcd" for multi-die AMD parts, "die" otherwise.
 std::string die_kind(const MachineSpec& m);

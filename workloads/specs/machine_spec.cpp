@@ -1,6 +1,9 @@
 #include "workloads/specs/machine_spec.h"
 
+#include <algorithm>
 #include <bit>
+
+#include <fmt/core.h>
 
 namespace tdmsim {
 namespace {
@@ -19,6 +22,25 @@ void check(const MachineSpec& m, config::Checker& c) {
   if (cu.wave_size != 0 && cu.max_workgroup_threads % cu.wave_size != 0) {
     c.fail("compute.max_workgroup_threads",
            "must be a multiple of wave_size (" + std::to_string(cu.wave_size) + ")");
+  }
+  // The simulator elaborates every CU as a module of its own.
+  if (std::uint64_t{cu.dies} * cu.cus_per_die > kMaxTotalCus) {
+    c.fail("compute.cus_per_die",
+           fmt::format("dies x cus_per_die = {} x {} = {} CUs; the simulator runs at most {}",
+                       cu.dies, cu.cus_per_die, std::uint64_t{cu.dies} * cu.cus_per_die,
+                       kMaxTotalCus),
+           {"compute.dies"});
+  }
+  // A workgroup of max_workgroup_threads must be able to reside on one CU.
+  const std::uint64_t resident_threads =
+      std::uint64_t{cu.simds_per_cu} * cu.wave_slots_per_simd * cu.wave_size;
+  if (cu.max_workgroup_threads > resident_threads) {
+    c.fail("compute.max_workgroup_threads",
+           fmt::format("{} threads do not fit on one CU: simds_per_cu x wave_slots_per_simd x "
+                       "wave_size = {} x {} x {} = {} threads resident at most",
+                       cu.max_workgroup_threads, cu.simds_per_cu, cu.wave_slots_per_simd,
+                       cu.wave_size, resident_threads),
+           {"compute.wave_slots_per_simd", "compute.simds_per_cu"});
   }
   if (m.kernels.matrix_instructions != MatrixInstructions::isa && m.isa != IsaFamily::hopper) {
     c.fail("kernels.matrix_instructions",
@@ -41,6 +63,20 @@ void check(const MachineSpec& m, config::Checker& c) {
                std::to_string(l2.ways) + " ways x " + units::format(l2.line) + " over " +
                std::to_string(l2.channels_per_die) + " channels");
   }
+  const auto& hbm = m.memory.hbm;
+  // The tag arrays number a way's blocks with 32-bit keys: every address of
+  // the HBM capacity must have one (CacheTags::beyond_range otherwise).
+  const auto tag_reach = [](std::uint64_t size, std::uint32_t ways) {
+    __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension: no overflow
+    return static_cast<u128>(size / std::max(1u, ways)) << 31;
+  };
+  if (l2.ways != 0 && tag_reach(l2.size_per_die.bytes, l2.ways) < hbm.capacity.bytes) {
+    c.fail("memory.l2.size_per_die",
+           fmt::format("{} over {} ways is too small to tag memory.hbm.capacity ({}): the "
+                       "simulator needs size_per_die / ways x 2^31 >= capacity",
+                       units::format(l2.size_per_die), l2.ways, units::format(hbm.capacity)),
+           {"memory.l2.ways", "memory.hbm.capacity"});
+  }
   if (m.memory.mall) {
     const auto& mall = *m.memory.mall;
     require_pow2(c, "memory.mall.line", mall.line);
@@ -49,10 +85,36 @@ void check(const MachineSpec& m, config::Checker& c) {
                                      std::to_string(mall.ways) + " ways x " +
                                      units::format(mall.line));
     }
+    // One slice per HBM stack, tagged at the requesters' (L2) line size at
+    // least (sim/mem/mall.h): each slice must hold one whole set.
+    const std::uint64_t tag_line = std::max<std::uint64_t>(mall.line.bytes, 128);
+    const std::uint64_t slice = mall.size.bytes / std::max(1u, hbm.stacks);
+    if (slice < tag_line * mall.ways) {
+      c.fail("memory.mall.size",
+             fmt::format("{} over {} HBM stacks leaves {} per slice, less than one set of {} ways "
+                         "x {}B (the MALL is tagged at max(line, 128B))",
+                         units::format(mall.size), hbm.stacks, units::format(units::Bytes{slice}),
+                         mall.ways, tag_line),
+             {"memory.hbm.stacks", "memory.mall.ways"});
+    } else if (tag_reach(mall.size.bytes, mall.ways) < hbm.capacity.bytes) {
+      c.fail("memory.mall.size",
+             fmt::format("{} over {} ways is too small to tag memory.hbm.capacity ({}): the "
+                         "simulator needs size / ways x 2^31 >= capacity",
+                         units::format(mall.size), mall.ways, units::format(hbm.capacity)),
+             {"memory.mall.ways", "memory.hbm.capacity"});
+    }
   }
-  const auto& hbm = m.memory.hbm;
   require_pow2(c, "memory.hbm.interleave", hbm.interleave);
   require_pow2(c, "memory.hbm.row_buffer", hbm.row_buffer);
+  // A refresh must end before the next is due, or a pseudo-channel would
+  // never serve another request (Hbm::serve_chunk loops over due refreshes).
+  if (hbm.refresh_time >= hbm.refresh_interval) {
+    c.fail("memory.hbm.refresh_time",
+           fmt::format("{} is not shorter than memory.hbm.refresh_interval ({}): the channel "
+                       "would refresh forever",
+                       units::format(hbm.refresh_time), units::format(hbm.refresh_interval)),
+           {"memory.hbm.refresh_interval"});
+  }
   if (m.tdm && m.tdm->slot_length < m.tdm->dispatch_latency) {
     c.fail("tdm.slot_length", "is shorter than tdm.dispatch_latency (" +
                                   units::format(m.tdm->dispatch_latency) +

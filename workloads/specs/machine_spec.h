@@ -42,7 +42,7 @@ struct ComputeSpec {
     v.param(dies, "dies", "compute dies (XCDs on CDNA3/4; 1 for a monolithic die)", Required{},
             Min{1u}, Max{64u});
     v.param(cus_per_die, "cus_per_die", "active compute units (SMs on NVIDIA) per die",
-            Required{}, Min{1u}, Max{4096u});
+            Required{}, Min{1u}, Max{1024u});
     v.param(wave_size, "wave_size", "threads per wave (warp): 32 or 64", Required{}, Min{32u},
             Max{64u});
     v.param(simds_per_cu, "simds_per_cu", "SIMDs (SM sub-partitions) per CU", Default{4u},
@@ -52,13 +52,14 @@ struct ComputeSpec {
     v.param(max_workgroup_threads, "max_workgroup_threads", "threads per workgroup at most",
             Default{1024u}, Min{32u}, Max{4096u});
     v.param(vgpr_file_per_cu, "vgpr_file_per_cu", "vector register file per CU", Required{},
-            Min{"1KiB"});
+            Min{"1KiB"}, Max{"64MiB"});
     v.param(lds_per_cu, "lds_per_cu", "LDS (shared memory) per CU", Required{}, Min{"1KiB"},
             Max{"16MiB"});
     v.param(lds_banks, "lds_banks", "LDS banks (4 bytes wide)", Required{}, Min{1u}, Max{256u});
     v.param(lds_bytes_per_clock, "lds_bytes_per_clock", "LDS read bandwidth per CU, bytes/clock",
             Required{}, Min{1u}, Max{4096u});
-    v.param(l1_per_cu, "l1_per_cu", "L1 vector data cache per CU", Required{}, Min{"0B"});
+    v.param(l1_per_cu, "l1_per_cu", "L1 vector data cache per CU", Required{}, Min{"0B"},
+            Max{"64MiB"});
     v.param(matrix_efficiency, "matrix_efficiency",
             "fraction of the matrix pipe's peak rate a tuned GEMM main loop sustains "
             "(instruction issue, operand staging); fitted per machine, docs/calibration.md",
@@ -82,7 +83,8 @@ struct L2Spec {
 
   template <class V>
   void visit(V& v) {
-    v.param(size_per_die, "size_per_die", "L2 capacity per die (XCD)", Required{}, Min{"1KiB"});
+    v.param(size_per_die, "size_per_die", "L2 capacity per die (XCD)", Required{}, Min{"1KiB"},
+            Max{"1GiB"});
     v.param(line, "line", "L2 line size", Default{"128B"}, Min{"32B"}, Max{"1KiB"});
     v.param(ways, "ways", "L2 associativity", Default{16u}, Min{1u}, Max{128u});
     v.param(channels_per_die, "channels_per_die", "L2 channels (banks) per die", Required{},
@@ -90,7 +92,7 @@ struct L2Spec {
     v.param(bytes_per_clock_per_channel, "bytes_per_clock_per_channel",
             "L2 bandwidth per channel, bytes/clock", Default{128u}, Min{1u}, Max{4096u});
     v.param(hit_latency, "hit_latency", "load-to-use latency of an L2 hit", Required{},
-            Min{"1ns"});
+            Min{"1ns"}, Max{"100us"});
     v.param(mshrs_per_channel, "mshrs_per_channel", "outstanding misses per L2 channel",
             Default{64u}, Min{1u}, Max{4096u});
     v.param(atomic_bytes_per_clock_per_channel, "atomic_bytes_per_clock_per_channel",
@@ -110,15 +112,15 @@ struct MallSpec {
   template <class V>
   void visit(V& v) {
     v.param(size, "size", "Infinity Cache (MALL) capacity, whole package", Required{},
-            Min{"1MiB"});
+            Min{"1MiB"}, Max{"64GiB"});
     v.param(line, "line", "MALL line size", Default{"64B"}, Min{"32B"}, Max{"1KiB"});
     v.param(ways, "ways", "MALL associativity", Default{16u}, Min{1u}, Max{128u});
     v.param(bandwidth, "bandwidth", "MALL peak bandwidth, whole package", Required{},
-            Min{"1GB/s"});
+            Min{"1GB/s"}, Max{"1PB/s"});
     v.param(hit_latency, "hit_latency",
             "latency a MALL hit adds to an L2 miss (load-to-use = l2.hit_latency + "
             "fabric.latency + this)",
-            Required{}, Min{"1ns"});
+            Required{}, Min{"1ns"}, Max{"100us"});
   }
 };
 
@@ -142,9 +144,10 @@ struct HbmSpec {
   void visit(V& v) {
     v.param(generation, "generation", "HBM generation", Required{});
     v.param(stacks, "stacks", "HBM stacks in the package", Required{}, Min{1u}, Max{64u});
-    v.param(capacity, "capacity", "total HBM capacity", Required{}, Min{"1GiB"});
+    v.param(capacity, "capacity", "total HBM capacity", Required{}, Min{"1GiB"},
+            Max{"64TiB"});
     v.param(bandwidth, "bandwidth", "peak HBM bandwidth, all stacks (datasheet)", Required{},
-            Min{"1GB/s"});
+            Min{"1GB/s"}, Max{"1PB/s"});
     v.param(channels_per_stack, "channels_per_stack", "independent channels per stack",
             Default{16u}, Min{1u}, Max{256u});
     v.param(pseudo_channels, "pseudo_channels", "pseudo-channels per channel", Default{2u},
@@ -156,17 +159,17 @@ struct HbmSpec {
     v.param(latency, "latency",
             "latency an HBM access adds to an L2 miss (load-to-use = l2.hit_latency + "
             "fabric.latency + this)",
-            Required{}, Min{"1ns"});
+            Required{}, Min{"1ns"}, Max{"100us"});
     v.param(row_miss_penalty, "row_miss_penalty", "extra time of a row-buffer miss",
-            Default{"15ns"});
+            Default{"15ns"}, Max{"10us"});
     v.param(banks, "banks", "banks per pseudo-channel (open rows tracked per bank)",
             Default{16u}, Min{1u}, Max{256u});
     v.param(refresh_interval, "refresh_interval", "average interval between refreshes (tREFI)",
-            Default{"3.9us"}, Min{"100ns"});
-    v.param(refresh_time, "refresh_time", "time one refresh blocks a pseudo-channel (tRFC)",
-            Default{"350ns"});
+            Default{"3.9us"}, Min{"100ns"}, Max{"1ms"});
+    v.param(refresh_time, "refresh_time", "time one refresh blocks a pseudo-channel (tRFC); less than refresh_interval",
+            Default{"350ns"}, Max{"100us"});
     v.param(turnaround, "turnaround", "bus turnaround when a channel switches read/write",
-            Default{"5ns"});
+            Default{"5ns"}, Max{"10us"});
   }
 };
 
@@ -177,8 +180,9 @@ struct FabricSpec {
   template <class V>
   void visit(V& v) {
     v.param(bandwidth, "bandwidth", "die-to-memory fabric bandwidth, whole package", Required{},
-            Min{"1GB/s"});
-    v.param(latency, "latency", "added latency of one fabric crossing", Default{"0ns"});
+            Min{"1GB/s"}, Max{"1PB/s"});
+    v.param(latency, "latency", "added latency of one fabric crossing", Default{"0ns"},
+            Max{"100us"});
   }
 };
 
@@ -204,9 +208,9 @@ struct LaunchSpec {
   template <class V>
   void visit(V& v) {
     v.param(kernel_launch, "kernel_launch", "host-visible launch overhead of one kernel",
-            Required{});
+            Required{}, Max{"10ms"});
     v.param(workgroup_dispatch, "workgroup_dispatch",
-            "dispatcher time to place one workgroup on a CU", Default{"20ns"});
+            "dispatcher time to place one workgroup on a CU", Default{"20ns"}, Max{"100us"});
   }
 };
 
@@ -353,15 +357,16 @@ struct TdmSpec {
   template <class V>
   void visit(V& v) {
     v.param(descriptor_fetch_latency, "descriptor_fetch_latency",
-            "time to fetch a MoE descriptor from memory", Required{});
+            "time to fetch a MoE descriptor from memory", Required{}, Max{"100us"});
     v.param(decode_latency, "decode_latency", "time to decode and validate a descriptor",
-            Default{"50ns"});
+            Default{"50ns"}, Max{"100us"});
     v.param(slots, "slots", "time slots in the task table", Required{}, Min{1u}, Max{65536u});
-    v.param(slot_length, "slot_length", "length of one time slot", Required{}, Min{"1ns"});
+    v.param(slot_length, "slot_length", "length of one time slot", Required{}, Min{"1ns"},
+            Max{"1ms"});
     v.param(queue_depth, "queue_depth", "descriptors queued per scheduler", Default{4u}, Min{1u},
             Max{1024u});
     v.param(dispatch_latency, "dispatch_latency", "time to dispatch one slot's work to a CU",
-            Required{});
+            Required{}, Max{"100us"});
     v.param(movers_per_cu, "movers_per_cu", "tensor data movers per CU", Default{1u}, Min{1u},
             Max{16u});
     v.param(mover_bytes_per_clock, "mover_bytes_per_clock",
@@ -399,6 +404,9 @@ struct MachineSpec {
     v.section(tdm, "tdm", "hardware TDM MoE descriptor unit (hypothetical)");
   }
 };
+
+// The most CUs (dies x cus_per_die) the simulator elaborates.
+inline constexpr std::uint64_t kMaxTotalCus = 16384;
 
 // Cross-field checks that one parameter's range cannot express.
 void check(const MachineSpec& m, config::Checker& c);

@@ -39,6 +39,13 @@ void check(const ScenarioSpec& s, config::Checker& c) {
     c.fail("routing.hot_experts", "routing.source is hot but hot_experts is empty",
            {"routing.source"});
   }
+  // At most one entry per expert (the schema's largest model): a longer list
+  // is reported once, not entry by entry.
+  if (r.hot_experts.size() > kMaxHotExperts) {
+    c.fail("routing.hot_experts", fmt::format("lists {} experts; at most {} (one per expert)",
+                                              r.hot_experts.size(), kMaxHotExperts));
+    return;
+  }
   std::set<std::uint32_t> seen;
   for (std::size_t i = 0; i < r.hot_experts.size(); ++i) {
     if (!seen.insert(r.hot_experts[i]).second) {
@@ -80,7 +87,12 @@ std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model)
 void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& machine,
            config::Checker& c) {
   const auto str = [](std::uint64_t v) { return std::to_string(v); };
-  for (std::size_t i = 0; i < s.routing.hot_experts.size(); ++i) {
+  if (s.routing.hot_experts.size() > model.experts) {
+    c.fail("routing.hot_experts", "lists " + str(s.routing.hot_experts.size()) +
+                                      " experts; model " + model.name + " has only " +
+                                      str(model.experts) + " (hot_experts <= experts)");
+  }
+  for (std::size_t i = 0; i < s.routing.hot_experts.size() && i <= model.experts; ++i) {
     const auto e = s.routing.hot_experts[i];
     if (e >= model.experts) {
       c.fail("routing.hot_experts[" + str(i) + "]",

@@ -120,6 +120,10 @@ struct ScenarioSpec {
   }
 };
 
+// The longest routing.hot_experts list: one entry per expert of the largest
+// model the schema accepts (ModelSpec::experts).
+inline constexpr std::size_t kMaxHotExperts = 65536;
+
 void check(const ScenarioSpec& s, config::Checker& c);
 
 // Checks that need the scenario's model and machine: expert ids in range,

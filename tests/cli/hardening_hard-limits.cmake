@@ -1,0 +1,48 @@
+# Issue 19, the simulator's hard limits: runs too large for host memory, a
+# kernel that does not fit on a CU, machines that would never finish, and
+# microbenchmark sizes beyond the machine: all bad input (exit 2), named, and
+# nothing written. (Included from tests/CMakeLists.txt.)
+set(HL_EXPECT ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+set(HL_BAD ${CMAKE_CURRENT_SOURCE_DIR}/data/bad/machines)
+set(HL_DATA ${CMAKE_CURRENT_SOURCE_DIR}/data/hardening/hard-limits)
+set(HL_OUT ${CMAKE_CURRENT_BINARY_DIR}/hard-limits)
+set(HL_SCENARIO ${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml)
+
+# The memory estimate against TDMSIM_MEMORY_LIMIT, for run and microbench.
+add_test(NAME hard_limits.run_over_memory_limit_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${CMAKE_COMMAND}\;-E\;env\;TDMSIM_MEMORY_LIMIT=32MiB\;${TDMSIM_BIN}\;run\;${HL_SCENARIO}\;--output\;${HL_OUT}/run_memory
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=needs.about.*of.host.memory.*over.the.limit.of.32.MiB.*compute.dies.x.compute.cus_per_die
+                 -DMUST_NOT_EXIST=${HL_OUT}/run_memory -P ${HL_EXPECT})
+add_test(NAME hard_limits.microbench_chase_over_memory_limit_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${CMAKE_COMMAND}\;-E\;env\;TDMSIM_MEMORY_LIMIT=1GiB\;${TDMSIM_BIN}\;microbench\;chase\;--footprint\;8GiB\;--stride\;4\;--output\;${HL_OUT}/chase_memory
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=pointer-chase.cycle..--footprint./.--stride.=.2147483648.slots
+                 -DMUST_NOT_EXIST=${HL_OUT}/chase_memory -P ${HL_EXPECT})
+add_test(NAME hard_limits.bad_memory_limit_env_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${CMAKE_COMMAND}\;-E\;env\;TDMSIM_MEMORY_LIMIT=lots\;${TDMSIM_BIN}\;microbench\;copy\;--bytes\;1MiB
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=TDMSIM_MEMORY_LIMIT=.lots.:.expected.a.size -P ${HL_EXPECT})
+add_test(NAME hard_limits.microbench_bytes_over_capacity_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;microbench\;copy\;--bytes\;1PiB\;--output\;${HL_OUT}/copy_capacity
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=--bytes.*exceed.machine.mi300x.s.memory.hbm.capacity
+                 -DMUST_NOT_EXIST=${HL_OUT}/copy_capacity -P ${HL_EXPECT})
+
+# A kernel that does not fit on a CU (was SystemC E549, exit 1).
+add_test(NAME hard_limits.run_tile_does_not_fit_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${HL_DATA}/tile_does_not_fit.yaml\;--output\;${HL_OUT}/tile
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=kernel.moe_down.does.not.fit.on.a.CU.of.machine.mi300x:.it.needs.320KiB.of.LDS.per.workgroup,.compute.lds_per_cu.is.64KiB;.its.tile.is.256x64x256x256..kernel.down_tile
+                 -DMUST_NOT_EXIST=${HL_OUT}/tile -P ${HL_EXPECT})
+
+# Machines the schema once accepted that crashed or never finished: `run`
+# refuses them up front.
+foreach(case refresh_time_not_below_interval too_many_cus total_cus_above_max mall_slice_too_small)
+  add_test(NAME hard_limits.run_machine_${case}_exit_2
+           COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${HL_SCENARIO}\;--machine\;${HL_BAD}/${case}.yaml\;--output\;${HL_OUT}/${case}
+                   -DEXPECT_RC=2 -DEXPECT_STDERR=${case}.yaml:[0-9]+:[0-9]+:.(compute|memory)
+                   -DMUST_NOT_EXIST=${HL_OUT}/${case} -P ${HL_EXPECT})
+  set_tests_properties(hard_limits.run_machine_${case}_exit_2 PROPERTIES TIMEOUT 60)
+endforeach()
+
+# Many HBM channels: the stats snapshot stays linear in the stats.
+add_test(NAME hard_limits.run_many_hbm_channels_finishes
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-decode-h200.yaml\;--machine\;${HL_DATA}/many_hbm_channels.yaml\;-q
+                 -DEXPECT_RC=0 -P ${HL_EXPECT})
+set_tests_properties(hard_limits.run_many_hbm_channels_finishes PROPERTIES TIMEOUT 60)
