@@ -19,4 +19,4 @@ endforeach()
 # (exit 77) where clang++ or its libFuzzer runtime is missing.
 add_test(NAME fuzz.yaml_config
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzz.sh ${CMAKE_CURRENT_BINARY_DIR}/fuzz-yaml 15 yaml_config)
-set_tests_properties(fuzz.yaml_config PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS fuzz)
+set_tests_properties(fuzz.yaml_config PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS fuzz)
