@@ -17,6 +17,9 @@ MODE is one of:
            and exit 128+signal
   stdout   standard output on a full disk (/dev/full) exits 1 with
            "tdmsim: error: writing standard output: No space left on device"
+  plot     tdmsim plot refuses an existing figure without --force (exit 2),
+           an output under a file or a folder as output (exit 2), and leaves no
+           temporary file; exit 77 (skipped) without matplotlib
 """
 import os
 import shutil
@@ -210,9 +213,34 @@ def mode_stdout():
         fail(f"bad input with stdout on /dev/full: exit {rc}, expected 2")
 
 
+def mode_plot():
+    w = fresh("plot")
+    csv = os.path.join(w, "results.csv")
+    open(csv, "w").write("tokens,total_us,path\n1,10,software\n2,20,software\n4,35,software\n")
+    fig = os.path.join(w, "fig.png")
+    args = ["plot", csv, "--x", "tokens", "--y", "total_us", "--output", fig]
+    rc, err = run(args)
+    if rc == 1 and "matplotlib is missing" in err:
+        print("skipped: no matplotlib")
+        sys.exit(77)
+    if rc != 0 or not open(fig, "rb").read().startswith(b"\x89PNG"):
+        fail(f"plot: exit {rc}\n{err}")
+    first = os.path.getmtime(fig)
+    expect(args, 2, [fig, "already exists", "--force"])
+    if os.path.getmtime(fig) != first:
+        fail("plot: the refused figure changed")
+    expect(args + ["--force"], 0)
+    a_file = os.path.join(w, "a-file")
+    open(a_file, "w").write("x")
+    expect(args[:-1] + [os.path.join(a_file, "fig.png")], 2, [a_file])
+    expect(args[:-1] + [w, "--force"], 2, [w, "is a folder"])
+    if siblings(fig):
+        fail(f"plot left {siblings(fig)}")
+
+
 if not os.path.exists(TDMSIM):
     fail(f"{TDMSIM} not found")
 os.makedirs(WORK, exist_ok=True)
 {"refuse": mode_refuse, "badpath": mode_badpath, "enospc": mode_enospc, "stale": mode_stale,
- "signal": mode_signal, "stdout": mode_stdout}[MODE]()
+ "signal": mode_signal, "stdout": mode_stdout, "plot": mode_plot}[MODE]()
 print("ok")
