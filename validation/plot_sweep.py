@@ -50,6 +50,44 @@ def fail(msg):
     sys.exit(2)
 
 
+def check_output(path, force):
+    """An unusable --output is bad input (exit 2), found before any work."""
+    if os.path.isdir(path):
+        fail(f"output file {path} is a folder")
+    if os.path.exists(path) and not force:
+        fail(f"output file {path} already exists (use --force to replace it)")
+    parent = os.path.dirname(path) or "."
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        fail(f"cannot create output folder {parent}: {e.strerror}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        fail(f"cannot write in folder {parent}")
+
+
+def save_whole(fig, path):
+    """Writes the figure to a temporary sibling, on disk, then renames it into
+    place: a full disk or an interruption never leaves a partial figure."""
+    parent, name = os.path.split(path)
+    tmp = os.path.join(parent, f".{name}.tmp.{os.getpid()}")
+    fmt = os.path.splitext(name)[1].lstrip(".").lower() or "png"
+    try:
+        with open(tmp, "wb") as f:
+            fig.savefig(f, format=fmt, dpi=130)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except (OSError, ValueError) as e:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        if isinstance(e, ValueError):  # matplotlib: a format it cannot write
+            fail(f"cannot write {path}: {e}")
+        print(f"plot_sweep: error: cannot write {path}: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
 def resolve(name, header):
     if name in header:
         return name
@@ -120,12 +158,14 @@ def main():
     ap.add_argument("--facet", help="one panel per value of this column")
     ap.add_argument("--speedup", action="store_true", help="y = software time / TDM time")
     ap.add_argument("--output", "-o", required=True, help="figure file (.png, .svg, .pdf)")
+    ap.add_argument("--force", action="store_true", help="replace an existing --output file")
     ap.add_argument("--title")
     ap.add_argument("--logx", action="store_true")
     ap.add_argument("--linx", action="store_true")
     ap.add_argument("--logy", action="store_true")
     ap.add_argument("--liny", action="store_true")
     a = ap.parse_args()
+    check_output(a.output, a.force)
 
     try:
         with open(a.results, newline="") as f:
@@ -220,7 +260,7 @@ def main():
         import textwrap
         fig.suptitle("\n".join(textwrap.wrap(a.title, width=int(60 * cols))), fontsize=10)
     fig.tight_layout()
-    fig.savefig(a.output, dpi=130)
+    save_whole(fig, a.output)
     print(f"wrote {a.output}")
 
 

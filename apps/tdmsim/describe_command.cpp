@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "apps/tdmsim/output_dir.h"
 #include "descriptors/format/descriptor_file.h"
 #include "descriptors/format/example_descriptors.h"
 #include "workloads/util/atomic_write.h"
@@ -48,6 +49,7 @@ int write_example(const DescribeOptions& o, std::ostream& out, std::ostream& err
 
 int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err) {
   try {
+    if (!o.output.empty() && o.output != "-") check_output_file(o.output, o.force);
     if (!o.example.empty()) {
       if (!o.file.empty()) {
         err << "tdmsim describe: give a FILE or --example, not both\n";
@@ -96,6 +98,9 @@ int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err)
     else
       util::write_file_atomic(o.output, text);
     return kExitOk;
+  } catch (const BadInput& e) {
+    err << "tdmsim describe: " << e.what() << "\n";
+    return kExitBadInput;
   } catch (const std::exception& e) {
     err << "tdmsim: error: " << e.what() << "\n";
     return kExitFailure;
@@ -112,6 +117,7 @@ void add_describe_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("-f,--format", opts->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("-o,--output", opts->output, "Write to this file instead of stdout");
+  cmd->add_flag("--force", opts->force, "Replace an existing output file");
   cmd->add_option("--example", opts->example,
                   "Write an example descriptor (moe or tensor) to --output")
       ->check(CLI::IsMember({"moe", "tensor"}))

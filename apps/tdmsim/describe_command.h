@@ -15,11 +15,13 @@ struct DescribeOptions {
   std::string format = "text";  // text | json
   std::string output;           // write the dump (or the example) here instead of stdout
   std::string example;          // moe | tensor: write an example descriptor file to `output`
+  bool force = false;           // replace an existing `output`
 };
 
 // The command's behaviour without CLI parsing (tests call this). Exit codes:
 // 0 ok; 1 I/O failure; 2 invalid or corrupt descriptor (error code, byte
-// offset and message on `err`) or unusable options.
+// offset and message on `err`), unusable options or an unusable `output`
+// (exists without `force`, a folder, or in a folder that cannot be written).
 int run_describe(const DescribeOptions& opts, std::ostream& out, std::ostream& err);
 
 void add_describe_command(CLI::App& app, CommandResult& result);

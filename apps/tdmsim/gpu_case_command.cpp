@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <fmt/core.h>
 
@@ -10,6 +11,7 @@
 #include "descriptors/plan/moe_plan.h"
 #include "kernels/host/case_from_plan.h"
 #include "workloads/config/loader.h"
+#include "workloads/util/atomic_write.h"
 
 namespace tdmsim::cli {
 namespace {
@@ -35,7 +37,9 @@ int run_gpu_case(const GpuCaseOptions& o) {
       throw BadInput(o.scenario + ": " + e.what());
     }
     StagedDir dir(o.output, o.force);
-    gpu::write_case(dir.file("").string(), c);
+    gpu::write_case(dir.file("").string(), c, [](const std::string& path, std::string_view bytes) {
+      util::write_file_atomic(path, bytes);
+    });
     dir.commit();
     if (!o.quiet) {
       std::cout << fmt::format("wrote {}: {} tokens, {} blocks of {}, {}-stage, tiles {}x{}x{}x{} / "

@@ -1,7 +1,9 @@
 // tdmsim: command-line entry point. Exit codes: 0 ok, 1 runtime failure,
 // 2 bad input (configuration or command line).
+#include <cstdio>
 #include <exception>
 #include <iostream>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 #include <yaml-cpp/yaml.h>
@@ -10,6 +12,7 @@
 #include "apps/tdmsim/describe_command.h"
 #include "apps/tdmsim/emulate_command.h"
 #include "apps/tdmsim/gpu_case_command.h"
+#include "apps/tdmsim/output_dir.h"
 #include "apps/tdmsim/run_command.h"
 #include "apps/tdmsim/sim_commands.h"
 #include "apps/tdmsim/sweep_command.h"
@@ -21,7 +24,9 @@
 #define TDMSIM_VERSION "0.0.0"
 #endif
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
   using namespace tdmsim::cli;
   CLI::App app{"tdmsim: MoE layers on AMD Instinct-class GPUs, emulated, simulated and "
                "cross-validated, with and without a hardware TDM MoE descriptor unit"};
@@ -50,12 +55,36 @@ int main(int argc, char** argv) {
   } catch (const tdmsim::config::ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
+  } catch (const BadInput& e) {
+    std::cerr << "tdmsim: error: " << e.what() << "
+";
+    return kExitBadInput;
+  } catch (const std::system_error& e) {
+    // fmt::print throws this when stdout cannot take a full buffer; the
+    // guard then reports it, once.
+    if (std::ferror(stdout)) {
+      out.note_error(e.code().value());
+    } else {
+      std::cerr << "tdmsim: error: " << e.what() << "
+";
+    }
+    return kExitFailure;
   } catch (...) {
     // Everything else, the simulator's errors and SystemC's reports included:
     // a configuration it cannot simulate is bad input, the rest internal.
     const auto f = tdmsim::sim::classify(std::current_exception());
-    std::cerr << "tdmsim: error: " << f.message << "\n";
+    std::cerr << "tdmsim: error: " << f.message << "
+";
     return f.bad_input ? kExitBadInput : kExitFailure;
   }
   return result.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Output redirected to a full disk is a failure, not a success with
+  // nothing written.
+  tdmsim::cli::StdoutGuard out;
+  return out.finish(run_tdmsim(argc, argv, out));
 }

@@ -1,44 +1,37 @@
-// Pieces shared by the commands that write an output folder: the staged
-// folder (written whole or not at all) and the error for bad input that a
-// command finds itself (exit code 2).
+// Pieces shared by the commands that write output: the staged folder (written
+// whole or not at all), the checks on a single output file, the error for bad
+// input that a command finds itself (exit code 2), and the final check that
+// standard output was written.
 #pragma once
 
 #include <filesystem>
 #include <stdexcept>
+#include <streambuf>
 #include <string>
-#include <system_error>
-
-#include <unistd.h>
 
 namespace tdmsim::cli {
 
 namespace fs = std::filesystem;
 
-// Bad input found by the command itself (not by the configuration loader).
+// Bad input found by the command itself (not by the configuration loader),
+// including an output path that cannot be used: exit code 2.
 struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The output folder, built as a hidden temporary sibling and renamed into
-// place by commit(); removed on destruction if never committed.
+// The output folder, built as a hidden temporary sibling `.NAME.tmp-PID` and
+// renamed into place by commit(); removed on destruction if never committed,
+// and by SIGINT/SIGTERM/SIGHUP (the process then exits 128+signal).
+//
+// The constructor throws BadInput (naming the path) when the target exists
+// without `force`, exists and is not a folder, or its parent cannot be created
+// or written; it also removes stale staging siblings left by dead processes.
+// commit() fsyncs every file first, so a full disk fails the run (exit 1)
+// before anything is renamed into place.
 class StagedDir {
  public:
-  StagedDir(fs::path target, bool force) : target_(std::move(target)) {
-    if (target_.filename().empty()) target_ = target_.parent_path();
-    if (fs::exists(target_) && !force) {
-      throw BadInput("output folder " + target_.string() +
-                     " already exists (use --force to replace it)");
-    }
-    const fs::path parent = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
-    fs::create_directories(parent);
-    staging_ = parent / ("." + target_.filename().string() + ".tmp-" + std::to_string(::getpid()));
-    fs::remove_all(staging_);
-    fs::create_directory(staging_);
-  }
-  ~StagedDir() {
-    std::error_code ec;
-    if (!committed_) fs::remove_all(staging_, ec);
-  }
+  StagedDir(fs::path target, bool force);
+  ~StagedDir();
   StagedDir(const StagedDir&) = delete;
   StagedDir& operator=(const StagedDir&) = delete;
 
@@ -47,22 +40,53 @@ class StagedDir {
 
   // An existing target (--force) is moved aside first and removed only after
   // the new folder is in place.
-  void commit() {
-    fs::path old;
-    if (fs::exists(target_)) {
-      old = staging_;
-      old += ".old";
-      fs::rename(target_, old);
-    }
-    fs::rename(staging_, target_);
-    committed_ = true;
-    if (!old.empty()) fs::remove_all(old);
-  }
+  void commit();
 
  private:
   fs::path target_;
   fs::path staging_;
+  int slot_ = -1;  // the signal-cleanup slot holding staging_
   bool committed_ = false;
 };
+
+// Checks a single output file before anything is computed: BadInput (naming
+// the path) when it exists without `force`, is a folder, or its folder cannot
+// be created or written. Stale `.NAME.tmp.PID` siblings of dead processes go.
+void check_output_file(const fs::path& path, bool force);
+
+// Checks that everything written to standard output arrived. While it lives,
+// std::cout writes through it into stdio's stdout (the buffer fmt::print also
+// uses, so the order is kept), and it remembers the reason (errno) of the
+// first failed write, which a stream would otherwise lose.
+class StdoutGuard : public std::streambuf {
+ public:
+  StdoutGuard();
+  ~StdoutGuard() override;
+  StdoutGuard(const StdoutGuard&) = delete;
+  StdoutGuard& operator=(const StdoutGuard&) = delete;
+
+  // A write error reported elsewhere (fmt::print's exception).
+  void note_error(int err) {
+    if (error_ == 0) error_ = err;
+  }
+  // Flushes and checks. On failure prints "tdmsim: error: writing standard
+  // output: REASON" and returns 1 (a runtime failure) if `exit_code` was 0;
+  // otherwise returns `exit_code`.
+  int finish(int exit_code);
+
+ protected:
+  int overflow(int ch) override;
+  std::streamsize xsputn(const char* s, std::streamsize n) override;
+  int sync() override;
+
+ private:
+  bool put(const char* s, std::size_t n);
+  std::streambuf* previous_;
+  int error_ = 0;
+};
+
+// Removes hidden siblings `.NAME<marker>PID[...]` of `target` whose process
+// PID no longer exists (left by a run that was killed). Exposed for tests.
+void remove_stale_siblings(const fs::path& target, const std::string& marker);
 
 }  // namespace tdmsim::cli

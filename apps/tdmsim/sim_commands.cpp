@@ -5,9 +5,11 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include <fmt/core.h>
 
+#include "apps/tdmsim/output_dir.h"
 #include "isa/matrix_table.h"
 #include "sim/platform/gpu.h"
 #include "sim/platform/host_memory.h"
@@ -33,6 +35,7 @@ struct MicrobenchOpts {
   std::string output;
   bool trace = false;
   bool quiet = false;
+  bool force = false;
 };
 
 units::Bytes parse_size(const std::string& text, const char* option) {
@@ -73,6 +76,10 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   }
   sim::check_memory(estimate, sim::memory_limit(), fmt::format("microbench {} on machine {}", o.kind,
                                                                machine.file.string()));
+  // The output folder is checked (and staged) before the simulation, so a
+  // bad --output fails at once rather than after minutes of work.
+  std::unique_ptr<StagedDir> dir;
+  if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
   sim::SimOptions opts;
   opts.trace = o.trace;
   sim::Gpu gpu(m, opts);
@@ -162,18 +169,18 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
     fmt::print("{} on {}: {:.1f} {} (kernel {:.2f} us, {} workgroups, simulated in {:.2f} s)\n",
                o.kind, m.name, value, unit, secs * 1e6, t.workgroups, wall);
   }
-  if (!o.output.empty()) {
-    const fs::path dir = o.output;
-    util::write_file_atomic(dir / "summary.json", summary.dump(2) + "\n");
-    util::write_file_atomic(dir / "stats.json", gpu.stats().to_json().dump(1) + "\n");
+  if (dir) {
+    util::write_file_atomic(dir->file("summary.json"), summary.dump(2) + "\n");
+    util::write_file_atomic(dir->file("stats.json"), gpu.stats().to_json().dump(1) + "\n");
     config::Json resolved = config::Json::object();
     resolved["machine"] = config::to_json(m);
     resolved["machine_file"] = machine.file.string();
     resolved["microbench"] = {{"kind", o.kind}, {"bytes", o.bytes}, {"footprint", o.footprint},
                               {"stride", o.stride}, {"hops", o.hops}, {"m", o.m}, {"n", o.n},
                               {"k", o.k}, {"dtype", o.dtype}};
-    util::write_file_atomic(dir / "config.json", resolved.dump(2) + "\n");
-    if (gpu.trace() != nullptr) util::write_file_atomic(dir / "trace.json", gpu.trace()->to_json());
+    util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");
+    if (gpu.trace() != nullptr) util::write_file_atomic(dir->file("trace.json"), gpu.trace()->to_json());
+    dir->commit();
   }
   result.exit_code = kExitOk;
 }
@@ -197,7 +204,9 @@ void add_sim_commands(CLI::App& app, CommandResult& result) {
   mb->add_option("--N", o->n, "gemm: columns of C")->check(CLI::Range(1u, 1u << 20));
   mb->add_option("--K", o->k, "gemm: reduction length")->check(CLI::Range(1u, 1u << 20));
   mb->add_option("--dtype", o->dtype, "gemm: bf16 or fp8_e4m3")->check(CLI::IsMember({"bf16", "fp8_e4m3"}));
-  mb->add_option("-o,--output", o->output, "write summary.json, stats.json, config.json (and trace.json) here");
+  mb->add_option("-o,--output", o->output,
+                 "write summary.json, stats.json, config.json (and trace.json) to this new folder");
+  mb->add_flag("--force", o->force, "replace an existing output folder");
   mb->add_flag("--trace", o->trace, "record a Perfetto/Chrome trace (trace.json)");
   mb->add_flag("-q,--quiet", o->quiet, "print nothing on success");
   mb->callback([o, &result] { run_microbench(*o, result); });

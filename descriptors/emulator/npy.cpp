@@ -5,6 +5,9 @@
 #include <fstream>
 #include <numeric>
 #include <stdexcept>
+#include <vector>
+
+#include "workloads/util/atomic_write.h"
 
 namespace tdmsim::emu {
 namespace {
@@ -26,21 +29,20 @@ void write_array(const std::filesystem::path& path, std::span<const T> data, con
     throw std::runtime_error(path.string() + ": " + std::to_string(data.size()) +
                              " elements do not fill the shape");
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot create " + path.string());
+  // Checked writes, fsync and close: a full disk is an error, not a short file.
+  util::OutFile out(path);
   const std::string header = npy_header(descr, shape);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(header);
   if constexpr (std::endian::native == std::endian::little) {
-    out.write(reinterpret_cast<const char*>(data.data()),
-              static_cast<std::streamsize>(data.size_bytes()));
+    out.write(data.data(), data.size_bytes());
   } else {
-    for (const T v : data) {
-      const std::uint32_t b = __builtin_bswap32(std::bit_cast<std::uint32_t>(v));
-      out.write(reinterpret_cast<const char*>(&b), 4);
+    std::vector<std::uint32_t> swapped(data.size());
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      swapped[i] = __builtin_bswap32(std::bit_cast<std::uint32_t>(data[i]));
     }
+    out.write(swapped.data(), swapped.size() * 4);
   }
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + path.string());
+  out.close();
 }
 
 template <class T>

@@ -13,10 +13,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tdmsim::gpu {
@@ -73,11 +75,21 @@ inline std::string hex(double v) {
   return b;
 }
 
+// Writes one whole file: (path, bytes).
+using FileWriter = std::function<void(const std::string&, std::string_view)>;
+
+inline void write_file_plain(const std::string& path, std::string_view bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.close();  // the final flush's error (a full disk) shows only here
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
 template <class T>
-void write_array(const std::string& dir, const std::string& name, const std::vector<T>& v) {
-  std::ofstream f(dir + "/" + name + ".bin", std::ios::binary);
-  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
-  if (!f) throw std::runtime_error("cannot write " + dir + "/" + name + ".bin");
+void write_array(const std::string& dir, const std::string& name, const std::vector<T>& v,
+                 const FileWriter& write) {
+  write(dir + "/" + name + ".bin",
+        std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
 }
 
 template <class T>
@@ -110,9 +122,12 @@ inline KernelTileCfg parse_tile(const std::string& s) {
 
 }  // namespace case_detail
 
-inline void write_case(const std::string& dir, const MoeCase& c) {
+// `write` writes each file whole; the default is plain std::ofstream (the GPU
+// runner links nothing else), tdmsim passes its checked, fsynced writer.
+inline void write_case(const std::string& dir, const MoeCase& c,
+                       const case_detail::FileWriter& write = case_detail::write_file_plain) {
   using namespace case_detail;
-  std::ofstream f(dir + "/case.txt");
+  std::ostringstream f;
   f << "format tdmsim-gpu-case 1\n"
     << "name " << c.name << "\n"
     << "seed " << c.seed << "\n"
@@ -131,13 +146,13 @@ inline void write_case(const std::string& dir, const MoeCase& c) {
     << "\ngate_up_tile " << tile_text(c.gate_up_tile)
     << "\ndown_tile " << tile_text(c.down_tile) << "\ncapacity " << c.capacity
     << "\npadded_rows " << c.padded_rows << "\nblocks " << c.blocks << "\n";
-  if (!f) throw std::runtime_error("cannot write " + dir + "/case.txt");
-  write_array(dir, "routing_ids", c.routing_ids);
-  write_array(dir, "routing_weights", c.routing_weights);
-  write_array(dir, "sorted_rows", c.sorted_rows);
-  write_array(dir, "sorted_weights", c.sorted_weights);
-  write_array(dir, "block_expert", c.block_expert);
-  write_array(dir, "expert_first_block", c.expert_first_block);
+  write(dir + "/case.txt", f.str());
+  write_array(dir, "routing_ids", c.routing_ids, write);
+  write_array(dir, "routing_weights", c.routing_weights, write);
+  write_array(dir, "sorted_rows", c.sorted_rows, write);
+  write_array(dir, "sorted_weights", c.sorted_weights, write);
+  write_array(dir, "block_expert", c.block_expert, write);
+  write_array(dir, "expert_first_block", c.expert_first_block, write);
 }
 
 inline MoeCase read_case(const std::string& dir) {

@@ -38,7 +38,7 @@ if(COMPARE_STDOUT)
   file(READ "${COMPARE_STDOUT}" expected)
   if(NOT out STREQUAL expected)
     message(FATAL_ERROR "${COMPARE_STDOUT} is out of date: regenerate it with "
-                        "'tdmsim config reference --output ${COMPARE_STDOUT}'")
+                        "'tdmsim config reference --output ${COMPARE_STDOUT} --force'")
   endif()
 endif()
 message(STATUS "ok (exit ${rc})")

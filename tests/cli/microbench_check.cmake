@@ -2,6 +2,8 @@
 # respects its physical bound, and (optionally) lies within TOLERANCE of a
 # REFERENCE measurement. Also, with REPEAT, that a second run writes a
 # bit-identical stats.json (determinism).
+# The output folder must be new (or --force): start from a clean one.
+file(REMOVE_RECURSE ${DIR})
 execute_process(COMMAND ${CMD} --output ${DIR} --quiet RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "microbench failed (${rc}): ${err}")
@@ -43,7 +45,7 @@ if(TRACE)
 endif()
 if(REPEAT)
   file(READ ${DIR}/stats.json first)
-  execute_process(COMMAND ${CMD} --output ${DIR} --quiet RESULT_VARIABLE rc2)
+  execute_process(COMMAND ${CMD} --output ${DIR} --force --quiet RESULT_VARIABLE rc2)
   file(READ ${DIR}/stats.json second)
   if(NOT first STREQUAL second)
     message(FATAL_ERROR "a second identical run wrote different stats.json")

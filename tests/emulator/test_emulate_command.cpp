@@ -1,5 +1,6 @@
 // `tdmsim emulate`: the files it writes, exit codes, and never a half-written
 // output folder.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -116,12 +117,24 @@ TEST_CASE("emulate refuses bad input with exit 2 and writes nothing", "[cli]") {
   }
 }
 
+TEST_CASE("an unusable output path is exit 2 and leaves no output", "[cli]") {
+  const TempDir dir("cli-badpath");
+  const auto scenario = emu::test::write_tiny_scenario(dir.path(), 4);
+  std::ofstream(dir.path() / "file") << "not a folder";
+  CHECK(run_emulate(options(scenario, dir.path() / "file" / "run")) == kExitBadInput);
+  CHECK(entries(dir.path()) == 3);
+}
+
 TEST_CASE("a runtime failure is exit 1 and leaves no output", "[cli]") {
   const TempDir dir("cli-fail");
   const auto scenario = emu::test::write_tiny_scenario(dir.path(), 4);
-  std::ofstream(dir.path() / "file") << "not a folder";
-  CHECK(run_emulate(options(scenario, dir.path() / "file" / "run")) == kExitFailure);
-  CHECK(entries(dir.path()) == 3);
+  // The writer's test hook: a write past 200 bytes of a file fails as if the
+  // disk were full, after the first small files are complete.
+  ::setenv("TDMSIM_TEST_FAIL_WRITE_AFTER", "200", 1);
+  const int rc = run_emulate(options(scenario, dir.path() / "run"));
+  ::unsetenv("TDMSIM_TEST_FAIL_WRITE_AFTER");
+  CHECK(rc == kExitFailure);
+  CHECK(entries(dir.path()) == 2);  // the scenario files only: no folder, no staging
 }
 
 TEST_CASE(".npy files round-trip and carry numpy's header layout", "[cli][npy]") {

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Builds the descriptor libFuzzer target with clang straight from the format
-# sources (the main CMake build never needs clang) and runs it for a bounded
-# time on a seed corpus of valid encodings.
+# Builds a libFuzzer target with clang straight from its sources (the main
+# CMake build never needs clang) and runs it for a bounded time on its
+# committed seed corpus (tests/fuzz/corpus/TARGET/).
 #
-#   tests/fuzz/run_fuzz.sh [OUT_DIR [SECONDS]]
+#   tests/fuzz/run_fuzz.sh [OUT_DIR [SECONDS [TARGET]]]
 #
-# OUT_DIR (default build-fuzz/) keeps objects between runs, so a rerun only
-# recompiles what changed; crash reproducers land there as crash-*.
+# TARGET: moe_descriptor (default; the descriptor decoders, with a generated
+# corpus of valid encodings added to the committed one) or yaml_config (the
+# YAML configuration loader). OUT_DIR (default build-fuzz/TARGET) keeps objects
+# between runs, so a rerun only recompiles what changed; crash reproducers
+# land there as crash-*. New inputs found go to OUT_DIR/corpus, never into the
+# committed corpus.
 # Environment: CLANGXX (default clang++), FUZZ_SEED (default 1, for
 # reproducible CI runs), FUZZ_JOBS (parallel compiles, default 2).
 # Exit codes: 0 no finding, 77 clang++ or its libFuzzer runtime is missing
 # (CTest maps it to "skipped"), anything else a build failure or a finding.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${1:-$root/build-fuzz}
+target=${3:-moe_descriptor}
+out=${1:-$root/build-fuzz/$target}
 secs=${2:-20}
 cxx=${CLANGXX:-clang++}
 jobs=${FUZZ_JOBS:-2}
@@ -30,12 +35,34 @@ if ! printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigne
   exit 77
 fi
 
-# The format sources that depend on nothing but the enums header (see
-# descriptors/format/sources.cmake).
-sources=(descriptor_error crc32 tensor_descriptor tdm_engine tensor_file moe_layout moe_validate moe_codec)
+case "$target" in
+  moe_descriptor)
+    # The format sources that depend on nothing but the enums header (see
+    # descriptors/format/sources.cmake).
+    sources=()
+    for s in descriptor_error crc32 tensor_descriptor tdm_engine tensor_file moe_layout moe_validate moe_codec; do
+      sources+=("$root/descriptors/format/$s.cpp")
+    done
+    defines=()
+    libs=()
+    max_len=8192
+    ;;
+  yaml_config)
+    # The whole configuration library (workloads/); yaml-cpp and fmt are the
+    # system's (not instrumented: the coverage that guides is our code's).
+    sources=("$root"/workloads/config/*.cpp "$root"/workloads/specs/*.cpp "$root"/workloads/util/*.cpp)
+    defines=(-DTDMSIM_WORKLOADS_DIR="\"$root/workloads\"")
+    libs=(-lyaml-cpp -lfmt)
+    max_len=8192
+    ;;
+  *)
+    echo "fuzz: unknown target '$target' (moe_descriptor or yaml_config)" >&2
+    exit 2
+    ;;
+esac
 # Line tables only (-g1): symbolized crash stacks at half the build time of -g.
 common=(-std=c++20 -O1 -gline-tables-only -fno-omit-frame-pointer -fno-sanitize-recover=undefined -I"$root")
-lib_flags=("${common[@]}" -fsanitize=fuzzer-no-link,address,undefined)
+lib_flags=("${common[@]}" "${defines[@]}" -fsanitize=fuzzer-no-link,address,undefined)
 
 # Recompile an object when its source or any header it includes is newer
 # (the dependency lists come from -MMD).
@@ -61,18 +88,23 @@ compile() {
   objs+=("$obj")
 }
 start=$(date +%s)
-for s in "${sources[@]}"; do compile "$root/descriptors/format/$s.cpp" "$out/obj/$s.o"; done
-compile "$root/tests/fuzz/fuzz_moe_descriptor.cpp" "$out/obj/fuzz_moe_descriptor.o"
+for src in "${sources[@]}"; do
+  name=$(basename "$(dirname "$src")")_$(basename "$src" .cpp)
+  compile "$src" "$out/obj/$name.o"
+done
+compile "$root/tests/fuzz/fuzz_$target.cpp" "$out/obj/fuzz_$target.o"
 for p in "${pids[@]}"; do wait "$p"; done
-bin="$out/fuzz_moe_descriptor"
-"$cxx" "${common[@]}" -fsanitize=fuzzer,address,undefined "${objs[@]}" -o "$bin"
+bin="$out/fuzz_$target"
+"$cxx" "${common[@]}" -fsanitize=fuzzer,address,undefined "${objs[@]}" "${libs[@]}" -o "$bin"
 echo "fuzz: built $bin in $(( $(date +%s) - start ))s"
 
-# A fresh corpus of valid encodings each run; findings are kept as artifacts.
+# A fresh working corpus each run (libFuzzer adds what it finds to the first
+# folder); the committed seeds are read from the second.
 corpus="$out/corpus"
+seeds="$root/tests/fuzz/corpus/$target"
 rm -rf "$corpus"
 mkdir -p "$corpus"
-TDMSIM_FUZZ_WRITE_SEEDS="$corpus" "$bin"
-echo "fuzz: $(ls "$corpus" | wc -l) seeds; fuzzing for ${secs}s"
-exec "$bin" "$corpus" -max_total_time="$secs" -seed="${FUZZ_SEED:-1}" -max_len=8192 \
+if [ "$target" = moe_descriptor ]; then TDMSIM_FUZZ_WRITE_SEEDS="$corpus" "$bin"; fi
+echo "fuzz: $(ls "$corpus" | wc -l) generated and $(ls "$seeds" | wc -l) committed seeds; fuzzing for ${secs}s"
+exec "$bin" "$corpus" "$seeds" -max_total_time="$secs" -seed="${FUZZ_SEED:-1}" -max_len="$max_len" \
   -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/"

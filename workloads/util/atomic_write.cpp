@@ -1,13 +1,82 @@
 #include "workloads/util/atomic_write.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 #include <string>
+
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace tdmsim::util {
+
+namespace {
+
+std::runtime_error io_error(const std::filesystem::path& path, const char* what, int err) {
+  return std::runtime_error("cannot " + std::string(what) + " '" + path.string() +
+                            "': " + std::strerror(err));
+}
+
+std::size_t fail_after_from_env() {
+  const char* v = std::getenv("TDMSIM_TEST_FAIL_WRITE_AFTER");
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  return (end != nullptr && *end == '\0') ? static_cast<std::size_t>(n) : 0;
+}
+
+}  // namespace
+
+OutFile::OutFile(std::filesystem::path path) : path_(std::move(path)), fail_after_(fail_after_from_env()) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) throw io_error(path_, "create", errno);
+}
+
+OutFile::~OutFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void OutFile::fail(const char* what, int err) {
+  ::close(fd_);
+  fd_ = -1;
+  throw io_error(path_, what, err);
+}
+
+void OutFile::write(const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    if (fail_after_ != 0 && written_ + size > fail_after_) fail("write", ENOSPC);
+    const ssize_t n = ::write(fd_, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write", errno);
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+    written_ += static_cast<std::size_t>(n);
+  }
+}
+
+void OutFile::close() {
+  // Some file systems (NFS, quotas, delayed allocation) report ENOSPC only here.
+  if (::fsync(fd_) != 0 && errno != EINVAL) fail("write", errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) throw io_error(path_, "write", errno);
+}
+
+void fsync_path(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw io_error(path, "open", errno);
+  // EINVAL: the file system cannot sync this kind of file; nothing to lose.
+  if (::fsync(fd) != 0 && errno != EINVAL) {
+    const int err = errno;
+    ::close(fd);
+    throw io_error(path, "write", err);
+  }
+  ::close(fd);
+}
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view text) {
   namespace fs = std::filesystem;
@@ -15,21 +84,21 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view text)
   std::error_code ec;
   fs::create_directories(dir, ec);
   const fs::path tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(errno));
-    }
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw std::runtime_error("cannot write '" + path.string() + "': write failed");
-    }
+  try {
+    OutFile out(tmp);
+    out.write(text);
+    out.close();
+  } catch (const std::runtime_error& e) {
+    fs::remove(tmp, ec);
+    // Name the file the user asked for, with the reason from the temporary one.
+    const std::string what = e.what();
+    const auto colon = what.rfind("': ");
+    throw std::runtime_error("cannot write '" + path.string() + "'" +
+                             (colon == std::string::npos ? std::string() : what.substr(colon + 1)));
   }
   fs::rename(tmp, path, ec);
   if (ec) {
-    fs::remove(tmp);
+    fs::remove(tmp, ec);
     throw std::runtime_error("cannot write '" + path.string() + "': " + ec.message());
   }
 }

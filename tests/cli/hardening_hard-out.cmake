@@ -1,0 +1,22 @@
+# Output handling (issue 19, item 9): unit tests of the writer and the staged
+# folder, and CLI checks over every command that writes output
+# (tests/cli/output_checks.py documents each mode).
+add_executable(tdmsim_output_tests unit/main.cpp unit/test_output_dir.cpp)
+target_link_libraries(tdmsim_output_tests PRIVATE tdmsim_cli tdmsim_workloads Catch2::Catch2)
+tdmsim_set_warnings(tdmsim_output_tests)
+catch_discover_tests(tdmsim_output_tests TEST_PREFIX "output.")
+
+set(OUTPUT_WORK ${CMAKE_CURRENT_BINARY_DIR}/output_checks)
+foreach(mode refuse badpath enospc stale signal stdout plot)
+  add_test(NAME output.cli_${mode}
+           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/output_checks.py ${TDMSIM_BIN} ${OUTPUT_WORK} ${mode})
+  set_tests_properties(output.cli_${mode} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+endforeach()
+
+# The YAML configuration loader under libFuzzer (issue 19, item 12), beside
+# fuzz.moe_descriptor: built with clang by tests/fuzz/run_fuzz.sh, 15 s of
+# fuzzing from the committed corpus tests/fuzz/corpus/yaml_config/; skipped
+# (exit 77) where clang++ or its libFuzzer runtime is missing.
+add_test(NAME fuzz.yaml_config
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzz.sh ${CMAKE_CURRENT_BINARY_DIR}/fuzz-yaml 15 yaml_config)
+set_tests_properties(fuzz.yaml_config PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS fuzz)

@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Output handling of every command that writes output (issue 19, item 9).
+
+    output_checks.py TDMSIM WORK MODE
+
+MODE is one of:
+  refuse   an existing output folder or file is refused (exit 2, names it,
+           leaves it as it was) unless --force, which replaces it
+  badpath  an output path under a file, or a file where a folder goes, exits 2
+           naming the path and writes nothing
+  enospc   a write that fails (the TDMSIM_TEST_FAIL_WRITE_AFTER test hook:
+           ENOSPC after N bytes of a file) exits 1 naming the file and leaves
+           neither the output nor a staging folder
+  stale    hidden .NAME.tmp-PID siblings of dead processes are removed on
+           start; those of live processes are kept
+  signal   SIGINT, SIGTERM and SIGHUP during a run remove the staging folder
+           and exit 128+signal
+  stdout   standard output on a full disk (/dev/full) exits 1 with
+           "tdmsim: error: writing standard output: No space left on device"
+  plot     tdmsim plot refuses an existing figure without --force (exit 2),
+           an output under a file or a folder as output (exit 2), and leaves no
+           temporary file; exit 77 (skipped) without matplotlib
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+TDMSIM, WORK, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCEN = os.path.join(ROOT, "validation/gpu/scenarios/qwen3-30b-64tok.yaml")
+RUN_SCEN = os.path.join(ROOT, "workloads/scenarios/qwen3-30b-decode-h200.yaml")
+DESC = os.path.join(ROOT, "validation/data/descriptors/example-moe.tdmm")
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(args, env=None, stdout=subprocess.PIPE):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([TDMSIM] + args, stdout=stdout, stderr=subprocess.PIPE, text=True, env=e,
+                       timeout=300)
+    return p.returncode, p.stderr
+
+
+def expect(args, rc, stderr_has=(), env=None):
+    got, err = run(args, env)
+    if got != rc:
+        fail(f"{' '.join(args)}: exit {got}, expected {rc}\n{err}")
+    for s in stderr_has:
+        if s not in err:
+            fail(f"{' '.join(args)}: stderr lacks '{s}':\n{err}")
+    return err
+
+
+def siblings(path):
+    """Hidden staging or temporary siblings of path."""
+    d, name = os.path.split(path)
+    return [f for f in os.listdir(d) if f.startswith("." + name + ".tmp")]
+
+
+def fresh(name):
+    path = os.path.join(WORK, name)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+# Each folder command: its arguments before --output (fast settings).
+FOLDER_CMDS = {
+    "microbench": ["microbench", "copy", "--machine", "h200", "--bytes", "1MiB", "--quiet"],
+    "run": ["run", RUN_SCEN, "--quiet"],
+    "emulate": ["emulate", SCEN, "--quiet"],
+    "gpu-case": ["gpu-case", SCEN, "--quiet"],
+}
+# Each single-file command: its arguments before --output.
+FILE_CMDS = {
+    "config-show": ["config", "show", os.path.join(ROOT, "workloads/machines/mi300x.yaml")],
+    "config-reference": ["config", "reference"],
+    "describe": ["describe", DESC, "--format", "json"],
+    "describe-example": ["describe", "--example", "moe"],
+}
+
+
+def mode_refuse():
+    w = fresh("refuse")
+    for name, args in FOLDER_CMDS.items():
+        out = os.path.join(w, name)
+        os.makedirs(out)
+        open(os.path.join(out, "keep.txt"), "w").write("mine")
+        expect(args + ["--output", out], 2, [out, "already exists", "--force"])
+        if os.listdir(out) != ["keep.txt"] or siblings(out):
+            fail(f"{name}: the refused folder changed: {os.listdir(out)}, {siblings(out)}")
+        expect(args + ["--output", out, "--force"], 0)
+        if "keep.txt" in os.listdir(out) or len(os.listdir(out)) < 1 or siblings(out):
+            fail(f"{name}: --force did not replace the folder: {os.listdir(out)}")
+    for name, args in FILE_CMDS.items():
+        out = os.path.join(w, name + ".out")
+        open(out, "w").write("mine")
+        expect(args + ["--output", out], 2, [out, "already exists", "--force"])
+        if open(out).read() != "mine":
+            fail(f"{name}: the refused file changed")
+        expect(args + ["--output", out, "--force"], 0)
+        if open(out, "rb").read() == b"mine" or siblings(out):
+            fail(f"{name}: --force did not replace the file")
+
+
+def mode_badpath():
+    w = fresh("badpath")
+    a_file = os.path.join(w, "a-file")
+    open(a_file, "w").write("x")
+    for name, args in FOLDER_CMDS.items():
+        expect(args + ["--output", os.path.join(a_file, "out")], 2, [a_file])
+        expect(args + ["--output", a_file, "--force"], 2, [a_file, "not a folder"])
+    for name, args in FILE_CMDS.items():
+        expect(args + ["--output", os.path.join(a_file, "x.out")], 2, [a_file])
+        expect(args + ["--output", w, "--force"], 2, [w, "is a folder"])
+    if sorted(os.listdir(w)) != ["a-file"] or open(a_file).read() != "x":
+        fail(f"something was written: {os.listdir(w)}")
+
+
+def mode_enospc():
+    w = fresh("enospc")
+    # 2000 bytes: summary.json fits, stats.json (and every .npy array) does not,
+    # so the failure comes after a first file was complete.
+    hook = {"TDMSIM_TEST_FAIL_WRITE_AFTER": "2000"}
+    for name, args in FOLDER_CMDS.items():
+        out = os.path.join(w, name)
+        expect(args + ["--output", out], 1, ["No space left on device"], env=hook)
+        if os.path.exists(out) or siblings(out):
+            fail(f"{name}: a failed write left {out} or {siblings(out)}")
+        # With --force over an existing folder, the old one survives intact.
+        os.makedirs(out)
+        open(os.path.join(out, "keep.txt"), "w").write("mine")
+        expect(args + ["--output", out, "--force"], 1, ["No space left on device"], env=hook)
+        if os.listdir(out) != ["keep.txt"] or siblings(out):
+            fail(f"{name}: a failed --force run changed {out}: {os.listdir(out)} {siblings(out)}")
+    hook = {"TDMSIM_TEST_FAIL_WRITE_AFTER": "10"}
+    for name, args in FILE_CMDS.items():
+        out = os.path.join(w, name + ".out")
+        expect(args + ["--output", out], 1, [out, "No space left on device"], env=hook)
+        if os.path.exists(out) or siblings(out):
+            fail(f"{name}: a failed write left {out} or {siblings(out)}")
+
+
+def mode_stale():
+    w = fresh("stale")
+    child = subprocess.Popen(["true"])
+    child.wait()
+    dead, live = child.pid, os.getpid()
+    for name in FOLDER_CMDS:
+        out = os.path.join(w, name)
+        for s in (f".{name}.tmp-{dead}", f".{name}.tmp-{dead}.old", f".{name}.tmp-{live}"):
+            os.makedirs(os.path.join(w, s))
+            open(os.path.join(w, s, "partial.json"), "w").write("{")
+        expect(FOLDER_CMDS[name] + ["--output", out], 0)
+        left = sorted(siblings(out))
+        if left != [f".{name}.tmp-{live}"]:
+            fail(f"{name}: expected only the live process's staging folder, found {left}")
+
+
+def slow_command(out):
+    # A GEMM big enough to take some seconds on the simulator.
+    return [TDMSIM, "microbench", "gemm", "--machine", "mi300x", "--M", "8192", "--N", "8192",
+            "--K", "8192", "--quiet", "--output", out]
+
+
+def mode_signal():
+    w = fresh("signal")
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        out = os.path.join(w, "out-" + sig.name)
+        p = subprocess.Popen(slow_command(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+        staging = os.path.join(w, f".out-{sig.name}.tmp-{p.pid}")
+        deadline = time.time() + 60
+        while not os.path.isdir(staging):
+            if p.poll() is not None or time.time() > deadline:
+                p.kill()
+                fail(f"{sig.name}: the staging folder {staging} never appeared (exit {p.poll()})")
+            time.sleep(0.01)
+        time.sleep(0.2)
+        p.send_signal(sig)
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail(f"{sig.name}: still running 60 s after the signal")
+        if p.returncode != 128 + sig:
+            fail(f"{sig.name}: exit {p.returncode}, expected {128 + sig}\n{err}")
+        if os.path.exists(out) or siblings(out):
+            fail(f"{sig.name}: left {out} or {siblings(out)}")
+
+
+def mode_stdout():
+    for args in (["config", "list"],                      # fmt::print, one small buffer
+                 ["config", "reference"],                 # std::cout, many buffers
+                 ["describe", DESC, "--format", "json"],  # std::ostream
+                 FOLDER_CMDS["microbench"][:-1],          # fmt::print after a simulation
+                 ["--help"]):                             # CLI11's own output
+        with open("/dev/full", "w") as full:
+            rc, err = run(args, stdout=full)
+        if rc != 1 or "tdmsim: error: writing standard output: No space left on device" not in err:
+            fail(f"{' '.join(args)} > /dev/full: exit {rc}\n{err}")
+    # Bad input stays exit 2 even when stdout fails too.
+    with open("/dev/full", "w") as full:
+        rc, _ = run(["config", "show", "/nonexistent.yaml"], stdout=full)
+    if rc != 2:
+        fail(f"bad input with stdout on /dev/full: exit {rc}, expected 2")
+
+
+def mode_plot():
+    w = fresh("plot")
+    csv = os.path.join(w, "results.csv")
+    open(csv, "w").write("tokens,total_us,path\n1,10,software\n2,20,software\n4,35,software\n")
+    fig = os.path.join(w, "fig.png")
+    args = ["plot", csv, "--x", "tokens", "--y", "total_us", "--output", fig]
+    rc, err = run(args)
+    if rc == 1 and "matplotlib is missing" in err:
+        print("skipped: no matplotlib")
+        sys.exit(77)
+    if rc != 0 or not open(fig, "rb").read().startswith(b"\x89PNG"):
+        fail(f"plot: exit {rc}\n{err}")
+    first = os.path.getmtime(fig)
+    expect(args, 2, [fig, "already exists", "--force"])
+    if os.path.getmtime(fig) != first:
+        fail("plot: the refused figure changed")
+    expect(args + ["--force"], 0)
+    a_file = os.path.join(w, "a-file")
+    open(a_file, "w").write("x")
+    expect(args[:-1] + [os.path.join(a_file, "fig.png")], 2, [a_file])
+    expect(args[:-1] + [w, "--force"], 2, [w, "is a folder"])
+    if siblings(fig):
+        fail(f"plot left {siblings(fig)}")
+
+
+if not os.path.exists(TDMSIM):
+    fail(f"{TDMSIM} not found")
+os.makedirs(WORK, exist_ok=True)
+{"refuse": mode_refuse, "badpath": mode_badpath, "enospc": mode_enospc, "stale": mode_stale,
+ "signal": mode_signal, "stdout": mode_stdout, "plot": mode_plot}[MODE]()
+print("ok")
