@@ -83,3 +83,9 @@ input_test(trace_fifo "gpu-case;${HI_WORK}/trace_fifo_trace.yaml;--output;${HI_W
 input_test(trace_over_limit "gpu-case;${HI_WORK}/trace_big_trace.yaml;--output;${HI_WORK}/out_big"
            "trace_big_trace.yaml:4:10: routing.trace: routing trace '[^']*big.trace' is 1073741825 bytes, over the 1 GiB limit"
            ${HI_WORK}/out_big)
+# Sweeps: a scenario: key and a machine axis value naming files that cannot be read.
+input_test(sweep_scenario_dev_zero "config;validate;${HI_WORK}/sweep_scenario_zero.yaml"
+           "sweep_scenario_zero.yaml:3:11: scenario: file '/dev/zero' is not a regular file \\(a character device\\)")
+input_test(sweep_axis_fifo "sweep;${HI_WORK}/sweep_axis_fifo.yaml;--output;${HI_WORK}/out_sweep"
+           "sweep_axis_fifo.yaml:5:19: axes.machine: value './fifo.yaml': file '[^']*fifo.yaml' is not a regular file \\(a FIFO\\)"
+           ${HI_WORK}/out_sweep)

@@ -35,3 +35,7 @@ foreach(trace /dev/zero fifo.trace big.trace)
   file(WRITE "${WORK}/trace_${tag}.yaml"
        "kind: scenario\nbase: ${mixtral}\nrouting:\n  trace: ${trace}\n")
 endforeach()
+file(WRITE "${WORK}/sweep_axis_fifo.yaml"
+     "kind: sweep\nname: axis-fifo\nscenario: ${qwen}\naxes:\n  machine: [h200, ./fifo.yaml]\n")
+file(WRITE "${WORK}/sweep_scenario_zero.yaml"
+     "kind: sweep\nname: scenario-zero\nscenario: /dev/zero\naxes:\n  scenario.tokens: [1, 2]\n")
