@@ -11,7 +11,9 @@
 #include "workloads/config/reference.h"
 #include "workloads/config/sweep_points.h"
 #include "workloads/config/writer.h"
+#include "workloads/config/yaml_parse.h"
 #include "workloads/util/atomic_write.h"
+#include "workloads/util/input_file.h"
 
 namespace tdmsim::cli {
 namespace {
@@ -121,7 +123,14 @@ std::string reference_document() {
       "- `kind: machine|model|scenario|sweep` is optional inside machines/, models/, "
       "scenarios/ and sweeps/ folders and required elsewhere.\n"
       "- Unknown keys, missing required keys, values out of range and wrong units are "
-      "errors naming file:line:column and the key path.\n\n";
+      "errors naming file:line:column and the key path.\n";
+  // The input limits, from their declarations (workloads/util/input_file.h,
+  // workloads/config/yaml_parse.h).
+  md += fmt::format(
+      "- A file is a regular file of at most {} MiB holding one YAML document of UTF-8 text, "
+      "with YAML's core tags only (`!!str`, `!!int`, ...), at most {} levels of nesting and "
+      "at most {} values with its aliases expanded.\n\n",
+      util::kMaxYamlBytes >> 20, config::kMaxYamlDepth, config::kMaxYamlNodes);
   md += config::reference_markdown("Machine (`workloads/machines/*.yaml`)",
                                    "One GPU: compute units, caches, HBM, fabric, launch "
                                    "overheads and the optional TDM MoE descriptor unit.",

@@ -1,12 +1,9 @@
 #include "apps/tdmsim/describe_command.h"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <span>
-#include <system_error>
 #include <variant>
 #include <vector>
 
@@ -16,15 +13,12 @@
 #include "descriptors/format/descriptor_file.h"
 #include "descriptors/format/example_descriptors.h"
 #include "workloads/util/atomic_write.h"
+#include "workloads/util/input_file.h"
 
 namespace tdmsim::cli {
 namespace {
 
 using format::AnyDescriptor;
-
-// Larger than any valid descriptor (65536 experts and 2^20 slots stay under
-// 64 MiB), so a bigger file is reported as invalid without reading it all.
-constexpr std::uintmax_t kMaxFileBytes = 256ULL << 20;
 
 std::string_view kind_name(const AnyDescriptor& d) {
   return std::holds_alternative<format::MoeDescriptor>(d) ? "MoE descriptor"
@@ -65,25 +59,14 @@ int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err)
       err << "tdmsim describe: give a descriptor FILE (or --example moe|tensor --output FILE)\n";
       return kExitBadInput;
     }
-    std::error_code ec;
-    const std::uintmax_t size = std::filesystem::file_size(o.file, ec);
-    std::ifstream in(o.file, std::ios::binary);
-    if (ec || !in) {
-      err << "tdmsim: error: cannot read '" << o.file
-          << "': " << (ec ? ec.message() : std::string("open failed")) << "\n";
-      return kExitFailure;
-    }
-    if (size > kMaxFileBytes) {
-      err << o.file << ": invalid descriptor: size_mismatch at byte 0: file of " << size
-          << " bytes is larger than any valid descriptor\n";
+    std::string raw;
+    try {
+      raw = util::read_input_file(o.file, util::InputKind::descriptor);
+    } catch (const util::InputFileError& e) {
+      err << o.file << ": " << e.reason() << "\n";
       return kExitBadInput;
     }
-    std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-      err << "tdmsim: error: cannot read '" << o.file << "': read failed\n";
-      return kExitFailure;
-    }
-    const auto decoded = format::decode_any(std::as_bytes(std::span<const char>(raw)));
+    const auto decoded = format::decode_any(std::as_bytes(std::span<const char>(raw.data(), raw.size())));
     if (!decoded) {
       err << o.file << ": invalid descriptor: " << decoded.error().to_string() << "\n";
       return kExitBadInput;

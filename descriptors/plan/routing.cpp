@@ -2,10 +2,12 @@
 #include "descriptors/plan/routing.h"
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+
+#include "workloads/util/input_file.h"
 
 namespace tdmsim::plan {
 
@@ -85,27 +87,21 @@ Routing route_router(const ModelSpec& model, std::uint32_t tokens, std::uint64_t
 }
 
 std::filesystem::path trace_path(const config::ResolvedScenario& scenario) {
-  const std::filesystem::path trace(scenario.scenario.spec.routing.trace);
-  if (trace.is_absolute()) return trace;
-  // A base scenario may name the trace: its path is relative to that file.
-  std::filesystem::path from = scenario.scenario.file;
-  if (const auto it = scenario.scenario.set_at.find("routing.trace");
-      it != scenario.scenario.set_at.end() && !it->second.file.empty()) {
-    from = it->second.file;
-  }
-  return from.parent_path() / trace;
+  return config::routing_trace_path(scenario.scenario);
 }
 
 Routing load_trace(const config::ResolvedScenario& scenario) {
   const std::filesystem::path path = trace_path(scenario);
-  std::ifstream in(path);
-  if (!in) {
+  std::string text;
+  try {
+    text = util::read_input_file(path, util::InputKind::routing_trace);
+  } catch (const util::InputFileError& e) {
     const config::Location fallback{scenario.scenario.file.string(), 0, 0};
     const config::Location where =
         config::nearest_location(scenario.scenario.set_at, "routing.trace", fallback);
-    throw config::ConfigError({{where, "routing.trace",
-                                "cannot open routing trace '" + path.string() + "'"}});
+    throw config::ConfigError({{where, "routing.trace", "routing trace " + std::string(e.what())}});
   }
+  std::istringstream in(std::move(text));
   const ScenarioSpec& s = scenario.scenario.spec;
   return parse_trace(in, path.string(), scenario.model.spec, s.tokens, s.seed);
 }

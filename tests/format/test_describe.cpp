@@ -1,4 +1,4 @@
-// `tdmsim describe`: exit codes (0 ok, 1 I/O, 2 invalid), text and JSON
+// `tdmsim describe`: exit codes (0 ok, 1 output failure, 2 invalid or unreadable input), text and JSON
 // output, example files, and the shipped examples staying in sync.
 #include <catch2/catch.hpp>
 
@@ -99,8 +99,9 @@ TEST_CASE("describe: corrupt file exits 2 naming the error and offset", "[descri
   CHECK(j.err.find("bad_magic") != std::string::npos);
 }
 
-TEST_CASE("describe: I/O failure exits 1, bad options exit 2", "[describe]") {
-  CHECK(describe({"/nonexistent/descriptor.tdmm", "text", "", ""}).rc == 1);
+TEST_CASE("describe: an unreadable FILE and bad options exit 2", "[describe]") {
+  // A FILE that cannot be read is bad input (as for every other command).
+  CHECK(describe({"/nonexistent/descriptor.tdmm", "text", "", ""}).rc == 2);
   CHECK(describe({"", "text", "", ""}).rc == 2);
   CHECK(describe({"", "text", "", "moe"}).rc == 2);  // --example without --output
   CHECK(describe({"x", "text", "out", "moe"}).rc == 2);

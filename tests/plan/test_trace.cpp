@@ -141,3 +141,20 @@ TEST_CASE("a missing trace file is reported at the scenario's routing.trace", "[
     CHECK_THAT(e.what(), Catch::Contains("16 token lines"));
   }
 }
+
+TEST_CASE("a trace that is not a regular file is refused at routing.trace", "[trace]") {
+  const config::Loader loader({kWorkloads});
+  auto r = loader.resolve_scenario(kWorkloads / "scenarios/mixtral-8x7b-trace-mi300x.yaml");
+  // As if the file had been swapped for a device after the scenario loaded:
+  // reading /dev/zero unbounded grew past 4 GB.
+  r.scenario.spec.routing.trace = "/dev/zero";
+  try {
+    (void)build_plan(r);
+    FAIL("/dev/zero was read as a trace");
+  } catch (const config::ConfigError& e) {
+    const auto& d = e.diagnostics().front();
+    CHECK(d.key == "routing.trace");
+    CHECK(d.where.line == 14);
+    CHECK(d.message == "routing trace '/dev/zero' is not a regular file (a character device)");
+  }
+}

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <sstream>
+#include <set>
+#include <system_error>
+
+#include "workloads/config/yaml_parse.h"
+#include "workloads/util/input_file.h"
 
 #ifndef TDMSIM_WORKLOADS_DIR
 #define TDMSIM_WORKLOADS_DIR "workloads"
@@ -50,26 +53,45 @@ constexpr SpecKind kAllKinds[] = {SpecKind::machine, SpecKind::model, SpecKind::
   throw ConfigError({Diagnostic{where, key, std::move(msg)}});
 }
 
+std::string display(const fs::path& p) { return p.lexically_normal().string(); }
+
 // Parses a file into a YAML tree; syntax errors carry their line and column.
+// Reading is bounded (util/input_file.h); a file reached through a key was
+// already checked there (check_ref), so a failure here names the file alone.
 YAML::Node parse_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail_now({file.string(), 0, 0}, "", "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
   try {
-    return YAML::Load(text.str());
-  } catch (const YAML::ParserException& e) {
-    fail_now({file.string(), e.mark.line + 1, e.mark.column + 1}, "",
-             "YAML syntax error: " + e.msg);
+    text = util::read_input_file(file, util::InputKind::yaml);
+  } catch (const util::InputFileError& e) {
+    fail_now({file.string(), 0, 0}, "", e.reason());
+  }
+  return parse_yaml(text, file.string());
+}
+
+// Reports at the key that named `file` why it cannot be read, if it cannot:
+// "<what> 'x.yaml' does not exist", "... is not a regular file (a FIFO)".
+void check_ref(const fs::path& file, const Location& where, const std::string& key,
+               const std::string& what) {
+  try {
+    util::check_input_file(file, util::InputKind::yaml);
+  } catch (const util::InputFileError& e) {
+    fail_now(where, key, what + " '" + display(file) + "' " + e.reason());
   }
 }
 
-std::string display(const fs::path& p) { return p.lexically_normal().string(); }
+// A file's identity for cycle detection: its canonical path, or (where the
+// path cannot be resolved) its absolute normal form.
+fs::path identity(const fs::path& p) {
+  std::error_code ec;
+  fs::path c = fs::weakly_canonical(p, ec);
+  if (ec) c = fs::absolute(p, ec).lexically_normal();
+  return c;
+}
 
 // The file `ref` names relative to `from`'s folder, with ".yaml" optional.
 fs::path relative_file(std::string_view ref, const fs::path& from) {
   fs::path p = from.parent_path() / fs::path(std::string(ref));
-  if (!fs::exists(p) && p.extension() != ".yaml") p += ".yaml";
+  if (!util::input_exists(p) && p.extension() != ".yaml") p += ".yaml";
   return p;
 }
 
@@ -99,7 +121,8 @@ void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
 
 SpecKind Loader::kind_of(const fs::path& file) const {
   const YAML::Node root = parse_file(file);
-  const std::string folder = fs::absolute(file).parent_path().filename().string();
+  std::error_code ec;
+  const std::string folder = fs::absolute(file, ec).parent_path().filename().string();
   std::optional<SpecKind> by_folder;
   for (SpecKind kind : kAllKinds) {
     if (folder == kind_folder(kind)) by_folder = kind;
@@ -132,10 +155,12 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
   Loaded<S> out{defaults<S>(), file, {}, {}};
   Diagnostics diags;
   // Layers are read base-first; `pending` holds the chain from `file` down.
+  // Each file is parsed once, and cycles are found through a set of the
+  // chain's identities, so a long chain costs time linear in its length.
   std::vector<std::pair<fs::path, YAML::Node>> pending;
+  std::set<fs::path> seen = {identity(file)};
   fs::path current = file;
   while (true) {
-    const fs::path canon = fs::weakly_canonical(current);
     const YAML::Node root = parse_file(current);
     if (!root.IsMap()) {
       fail_now({display(current), 1, 1}, "",
@@ -156,16 +181,12 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
       fail_now(at, "base", "expected the path of a base file, got " + node_kind(base));
     }
     const fs::path next = relative_file(base.Scalar(), current);
-    if (!fs::exists(next)) fail_now(at, "base", "base file '" + display(next) + "' does not exist");
-    const fs::path next_canon = fs::weakly_canonical(next);
-    for (const auto& seen : out.chain) {
-      if (fs::weakly_canonical(seen) == next_canon) {
-        std::string cycle;
-        for (const auto& c : out.chain) cycle += display(c) + " -> ";
-        fail_now(at, "base", "base cycle: " + cycle + display(next));
-      }
+    check_ref(next, at, "base", "base file");
+    if (!seen.insert(identity(next)).second) {
+      std::string cycle;
+      for (const auto& c : out.chain) cycle += display(c) + " -> ";
+      fail_now(at, "base", "base cycle: " + cycle + display(next));
     }
-    (void)canon;
     current = next;
   }
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
@@ -200,9 +221,10 @@ std::vector<std::string> Loader::names(SpecKind kind) const {
   std::vector<std::string> out;
   for (const auto& root : roots_) {
     const fs::path dir = root / kind_folder(kind);
-    if (!fs::is_directory(dir)) continue;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() == ".yaml") out.push_back(it->path().stem().string());
     }
   }
   std::sort(out.begin(), out.end());
@@ -215,7 +237,7 @@ fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
   const bool is_path = ref.find('/') != std::string_view::npos || ref.ends_with(".yaml");
   if (is_path) {
     const fs::path p = relative_file(ref, from);
-    if (!fs::exists(p)) fail_now(where, key, "file '" + display(p) + "' does not exist");
+    check_ref(p, where, key, "file");
     return p;
   }
   // By name: the workloads folder this file sits in first, then the roots.
@@ -223,7 +245,10 @@ fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
   for (const auto& r : roots_) dirs.push_back(r / kind_folder(kind));
   for (const auto& d : dirs) {
     const fs::path p = d / (std::string(ref) + ".yaml");
-    if (fs::exists(p)) return p;
+    if (util::input_exists(p)) {
+      check_ref(p, where, key, "file");
+      return p;
+    }
   }
   fail_now(where, key,
            "unknown " + std::string(kind_name(kind)) + " '" + std::string(ref) + "'" +
@@ -248,10 +273,33 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file,
   }
   r.model = model(find_ref(*this, r.scenario, "model", r.scenario.spec.model, SpecKind::model));
   Diagnostics diags;
+  // The trace itself is read when the routing is built; checking here that it
+  // can be read lets `config validate` refuse what a run would.
+  if (const auto& routing = r.scenario.spec.routing;
+      routing.source == RoutingSource::trace && !routing.trace.empty()) {
+    const fs::path trace = routing_trace_path(r.scenario);
+    try {
+      util::check_input_file(trace, util::InputKind::routing_trace);
+    } catch (const util::InputFileError& e) {
+      diags.add(nearest_location(r.scenario.set_at, "routing.trace", {display(file), 1, 1}),
+                "routing.trace", "routing trace " + std::string(e.what()));
+    }
+  }
   Checker c(r.scenario.set_at, {display(file), 1, 1}, diags);
   check(r.scenario.spec, r.model.spec, r.machine.spec, c);
   diags.throw_if_any();
   return r;
+}
+
+fs::path routing_trace_path(const Loaded<ScenarioSpec>& scenario) {
+  const fs::path trace(scenario.spec.routing.trace);
+  if (trace.is_absolute()) return trace;
+  fs::path from = scenario.file;
+  if (const auto it = scenario.set_at.find("routing.trace");
+      it != scenario.set_at.end() && !it->second.file.empty()) {
+    from = it->second.file;
+  }
+  return from.parent_path() / trace;
 }
 
 template <class S>
@@ -271,7 +319,12 @@ void apply_override(S& spec, std::string_view subpath, const std::string& value,
     const auto dot = rest.find('.');
     const std::string part(rest.substr(0, dot));
     if (dot == std::string_view::npos) {
-      cur[part] = YAML::Load(value.empty() ? std::string("''") : value);
+      try {
+        cur[part] = parse_yaml(value.empty() ? std::string("''") : value, where.file);
+      } catch (const ConfigError& e) {
+        diags.add(where, key, "value '" + value + "': " + e.diagnostics().front().message);
+        return;
+      }
       break;
     }
     cur[part] = YAML::Node(YAML::NodeType::Map);

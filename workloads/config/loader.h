@@ -87,6 +87,11 @@ template <class S>
 void apply_override(S& spec, std::string_view subpath, const std::string& value,
                     const Location& where, const std::string& key, Diagnostics& diags);
 
+// The routing trace file a scenario names (routing.trace), resolved relative
+// to the file that set the key (a base scenario may set it); absolute paths
+// stay as they are.
+fs::path routing_trace_path(const Loaded<ScenarioSpec>& scenario);
+
 // Default search roots: $TDMSIM_WORKLOADS if set, then the source tree's workloads/.
 std::vector<fs::path> default_roots();
 

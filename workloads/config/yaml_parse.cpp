@@ -1,0 +1,166 @@
+#include "workloads/config/yaml_parse.h"
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <sstream>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <yaml-cpp/eventhandler.h>
+
+#include "workloads/util/input_file.h"
+
+namespace tdmsim::config {
+namespace {
+
+struct Refused {
+  YAML::Mark mark;
+  std::string message;
+};
+
+// yaml-cpp's non-specific tags ("?" plain, "!" quoted) and the core schema's.
+bool standard_tag(const std::string& tag) {
+  static constexpr std::array<std::string_view, 7> kCore = {"null", "bool", "int", "float",
+                                                            "str", "seq", "map"};
+  if (tag.empty() || tag == "?" || tag == "!") return true;
+  constexpr std::string_view kPrefix = "tag:yaml.org,2002:";
+  if (!tag.starts_with(kPrefix)) return false;
+  const std::string_view rest = std::string_view(tag).substr(kPrefix.size());
+  for (auto c : kCore) {
+    if (rest == c) return true;
+  }
+  return false;
+}
+
+std::string tag_text(const std::string& tag) {
+  constexpr std::string_view kPrefix = "tag:yaml.org,2002:";
+  if (tag.starts_with(kPrefix)) return "!!" + tag.substr(kPrefix.size());
+  return tag;
+}
+
+// A first pass over the parser's events: checks each event before yaml-cpp
+// descends further, so a deep file is refused at the level that is too deep,
+// and counts the nodes a reader would visit with every alias expanded (an
+// alias adds the size of the node it names), so "billion laughs" files are
+// refused before anything walks the tree.
+class Guard : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ > 1) {
+      throw Refused{mark, "a second YAML document starts here; a file holds one document "
+                          "(remove the '---' and what follows, or split the file)"};
+    }
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    for (const Frame& f : open_) {
+      if (f.anchor == anchor && anchor != YAML::NullAnchor) {
+        throw Refused{mark, "an alias inside the node its anchor names (a cycle)"};
+      }
+    }
+    const auto it = sizes_.find(anchor);
+    add(mark, it == sizes_.end() ? 1 : it->second);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    check_tag(mark, tag);
+    if (const auto at = util::invalid_utf8_at(value); at != std::string_view::npos) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(value[at]));
+      throw Refused{mark, "invalid UTF-8 at offset " + std::to_string(at) +
+                              " of this key or value (byte " + std::string(byte) +
+                              "); files must be UTF-8"};
+    }
+    leaf(mark, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(mark, tag, anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(mark, tag, anchor);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  // An open list or mapping: its anchor and the expanded nodes seen in it.
+  struct Frame {
+    YAML::anchor_t anchor;
+    std::uint64_t nodes;
+  };
+
+  static void check_tag(const YAML::Mark& mark, const std::string& tag) {
+    if (!standard_tag(tag)) {
+      throw Refused{mark, "unsupported tag '" + tag_text(tag) +
+                              "' (only YAML's core tags such as !!str and !!int are allowed)"};
+    }
+  }
+  void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor) {
+    check_tag(mark, tag);
+    if (static_cast<int>(open_.size()) >= kMaxYamlDepth) {
+      throw Refused{mark, "nesting deeper than " + std::to_string(kMaxYamlDepth) +
+                              " levels of lists and mappings"};
+    }
+    add(mark, 1);
+    open_.push_back({anchor, 1});
+  }
+  void close() {
+    const Frame f = open_.back();
+    open_.pop_back();
+    if (f.anchor != YAML::NullAnchor) sizes_[f.anchor] = f.nodes;
+    if (!open_.empty()) open_.back().nodes += f.nodes - 1;  // the 1 was counted by add()
+  }
+  void leaf(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    add(mark, 1);
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = 1;
+  }
+  // Counts `n` more nodes in the document (and in the innermost open node).
+  void add(const YAML::Mark& mark, std::uint64_t n) {
+    // Both stay at most kMaxYamlNodes before the addition, so nothing overflows.
+    if (n > kMaxYamlNodes || total_ + n > kMaxYamlNodes) {
+      throw Refused{mark, "the document has more than " + std::to_string(kMaxYamlNodes) +
+                              " values with its aliases expanded (too large, or aliases that "
+                              "multiply, as in a \"billion laughs\" file)"};
+    }
+    total_ += n;
+    if (!open_.empty()) open_.back().nodes += n;
+  }
+
+  int documents_ = 0;
+  std::uint64_t total_ = 0;
+  std::vector<Frame> open_;
+  std::unordered_map<YAML::anchor_t, std::uint64_t> sizes_;
+};
+
+Location at(const std::string& file, const YAML::Mark& m) {
+  if (m.is_null()) return {file, 0, 0};
+  return {file, m.line + 1, m.column + 1};
+}
+
+[[noreturn]] void refuse(const std::string& file, const YAML::Mark& m, std::string message) {
+  throw ConfigError({Diagnostic{at(file, m), "", std::move(message)}});
+}
+
+}  // namespace
+
+YAML::Node parse_yaml(const std::string& text, const std::string& file) {
+  try {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    Guard guard;
+    while (parser.HandleNextDocument(guard)) {
+    }
+    return YAML::Load(text);
+  } catch (const Refused& r) {
+    refuse(file, r.mark, r.message);
+  } catch (const YAML::Exception& e) {
+    refuse(file, e.mark, "YAML syntax error: " + e.msg);
+  }
+}
+
+}  // namespace tdmsim::config
