@@ -20,15 +20,14 @@ namespace {
 
 // The pid in a hidden temporary's name: ".NAME.tmp.PID" (util::write_file_atomic),
 // ".NAME.tmp-PID" (StagedDir) or ".NAME.tmp-PID.old" (StagedDir's replaced
-// folder); `stem` (if not empty) must be NAME.
-std::optional<pid_t> temporary_pid(std::string name, const std::string& stem) {
+// folder).
+std::optional<pid_t> temporary_pid(std::string name) {
   if (name.size() < 2 || name.front() != '.') return std::nullopt;
   if (name.ends_with(".old")) name.resize(name.size() - 4);
   const auto tmp = name.rfind(".tmp");
   if (tmp == std::string::npos || tmp + 5 >= name.size() || (name[tmp + 4] != '.' && name[tmp + 4] != '-')) {
     return std::nullopt;
   }
-  if (!stem.empty() && name.substr(1, tmp - 1) != stem) return std::nullopt;
   pid_t pid = 0;
   for (std::size_t i = tmp + 5; i < name.size(); ++i) {
     if (name[i] < '0' || name[i] > '9' || pid > 100000000) return std::nullopt;
@@ -36,8 +35,6 @@ std::optional<pid_t> temporary_pid(std::string name, const std::string& stem) {
   }
   return pid;
 }
-
-bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
 std::string read_fd(int fd) {
   std::string text;
@@ -116,22 +113,16 @@ void SweepLock::abandon() {
   if (created_dir_ && fs::is_empty(dir_, ec)) fs::remove(dir_, ec);
 }
 
-int remove_stale_temporaries(const fs::path& dir) {
-  int removed = 0;
+void remove_stale_temporaries(const fs::path& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const auto pid = temporary_pid(e.path().filename().string(), "");
-    if (pid && *pid != ::getpid()) removed += fs::remove_all(e.path(), ec) > 0 ? 1 : 0;
+    const auto pid = temporary_pid(e.path().filename().string());
+    if (pid && *pid != ::getpid()) fs::remove_all(e.path(), ec);
   }
   fs::path target = dir;
   if (target.filename().empty()) target = target.parent_path();
-  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string stem = target.filename().string();
-  for (const auto& e : fs::directory_iterator(parent, ec)) {
-    const auto pid = temporary_pid(e.path().filename().string(), stem);
-    if (pid && !process_alive(*pid)) removed += fs::remove_all(e.path(), ec) > 0 ? 1 : 0;
-  }
-  return removed;
+  remove_stale_siblings(target, ".tmp-");
+  remove_stale_siblings(target, ".tmp.");
 }
 
 }  // namespace tdmsim::cli

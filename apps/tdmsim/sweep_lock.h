@@ -44,8 +44,8 @@ class SweepLock {
 // Removes what interrupted writers left behind: inside `dir` (whose lock the
 // caller holds, so no live process writes there), every hidden temporary
 // `.NAME.tmp.PID` / `.NAME.tmp-PID` (and `-PID.old`); beside it, the hidden
-// staging folders `.DIR.tmp-PID` (and `.old`) of processes that no longer run.
-// Returns how many it removed.
-int remove_stale_temporaries(const fs::path& dir);
+// staging folders `.DIR.tmp-PID` (and `.old`) and files `.DIR.tmp.PID` of
+// processes that no longer run (remove_stale_siblings, as every output does).
+void remove_stale_temporaries(const fs::path& dir);
 
 }  // namespace tdmsim::cli
