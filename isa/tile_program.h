@@ -92,7 +92,7 @@ struct Loop {
   // Instructions one warp issues per iteration on the loop's critical path:
   // the whole main-loop body of a warp that multiplies (its copies, the
   // buffer bookkeeping, the wait, the barrier, its matrix and conversion
-  // instructions), counted from the kernel (sim/programs/moe_kernels.cpp).
+  // instructions), counted from the kernel (sim/programs/moe_program_common.h).
   // With kernels.warp_issue_cycles, an iteration takes at least this many
   // times that many cycles, however idle the pipes are; the pipes' own time
   // still bounds it too (0: no such floor).

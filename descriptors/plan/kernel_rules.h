@@ -26,7 +26,7 @@ inline constexpr std::uint32_t kWgmmaMinStages = 3;
 // accumulator stores cover (wgmma/mma.sync D fragments: rows lane / 4,
 // column pairs 2 (lane % 4)) 8 banks apart, so they do not conflict (with 4
 // they did, 2-4 ways: Nsight Compute, ws-2026-11-30/ncu). The 1-stage
-// kernel's LDS size counts it (sim/programs/moe_kernels.cpp fused_lds).
+// kernel's LDS size counts it (sim/programs/moe_fused_program.cpp fused_lds).
 inline constexpr std::uint32_t kCTilePad = 8;
 
 // Our sort (kernels/moe/sort.hip): rows (tokens x slots) in chunks of

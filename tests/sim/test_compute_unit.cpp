@@ -88,7 +88,7 @@ namespace {
 // A grid of one-workgroup-per-SM tiles on the h200: a short main loop
 // (down_like's shape), then an epilogue of
 // `epilogue_ops` issue-bound vector operations (as our kernels' epilogues,
-// sim/programs/moe_kernels.cpp) and a 128-row store, each workgroup its own rows.
+// sim/programs/moe_gemm_programs.cpp) and a 128-row store, each workgroup its own rows.
 isa::KernelLaunch epilogue_like(const char* name, std::uint32_t workgroups, std::uint64_t epilogue_ops) {
   // Main loops of 16-40 K steps, so that the units' epilogues and loads interleave.
   const isa::KernelLaunch body = down_like(name, 14336 * 2, 16);

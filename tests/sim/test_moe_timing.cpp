@@ -94,7 +94,7 @@ config::ResolvedScenario tiny_scenario() {
 // of the product the profile adds, +10 per element of the one real row)
 // instead of the epilogue's combine (2 an element), plus `chunk_ops` per
 // thread for the rest of its one chunk (copies, barriers, wmma;
-// moe_kernels.cpp fused_chunk_ops), and whose phase-1 epilogue is counted (57
+// moe_fused_program.cpp fused_chunk_ops), and whose phase-1 epilogue is counted (57
 // an element of the real row's 32 columns, 12 of a padding row's) instead of
 // SwiGLU's 8 an element.
 struct TinyTimes {
@@ -378,7 +378,7 @@ TEST_CASE("our sort is one kernel up to 1024 rows and four beyond, the one kerne
       CHECK(prog.loops.empty());  // no turn waits for a load
       CHECK(prog.epilogue_vector_ops % prog.threads == 0);
       // The phases' instructions per thread: fixed ones plus the fill passes
-      // and the turns (sim/programs/moe_kernels.cpp kSortOne*).
+      // and the turns (sim/programs/moe_program_common.h kSortOne*).
       const std::uint64_t per_thread = prog.epilogue_vector_ops / prog.threads;
       const std::uint64_t passes = (p.layout.capacity + prog.threads - 1) / prog.threads, turns = (rows + 31) / 32;
       CHECK(per_thread >= 30 + 8 * passes + 8 + 140 + 4 + 128 + 5 * turns + 18);
@@ -864,7 +864,7 @@ config::ResolvedScenario validation_scenario(const std::string& name, std::uint3
 TEST_CASE("the 1-stage kernel's instructions add up to Nsight Compute's count of the calibration profile", "[moe]") {
   // validation/data/h200/moe/ncu-2026-11-30/dsv3-fp8-4tok-1stage-pt.txt:
   // 931,696,289 warp instructions issued by fused_kernel (1024 workgroups of
-  // 8 warps). The counts per construct (moe_kernels.cpp kFused*, the wgmma K
+  // 8 warps). The counts per construct (moe_program_common.h kFused*, the wgmma K
   // tile, the phase-1 epilogue) with kFusedProductOps, which was derived from
   // this very count, give it within 1%. Without kFusedProductOps (17 a thread
   // per element of each chunk's 64 x 128 product) the counts were 27% short.

@@ -1,0 +1,108 @@
+// The 1-stage fused-MoE kernel as a tile program; docs/moe-timing.md.
+#include "sim/programs/moe_program_common.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tdmsim::sim::programs::moe_detail {
+
+std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t gemm_lds) {
+  const std::uint64_t bm = l.block_m, bn = tile.n, ks = tile.n / 2;
+  const std::uint64_t eb = bytes_of(1, l.shape.dtype);
+  const std::uint64_t c_tile = bm * (bn + plan::rules::kCTilePad) * 4;
+  const std::uint64_t phase1 =
+      std::max<std::uint64_t>(gemm_lds + (l.wgmma_gate_up ? 1024 : 0), c_tile);
+  const std::uint64_t phase2 = 3 * bn * (ks * eb + 16) + (eb == 1 ? bn * (ks + 8) * 2 : 0) + c_tile;
+  const std::uint64_t info = bm * 16 + bn * 16 + bn / 16 * 8 + bm * 4 + bn * 4;
+  const std::uint64_t statics = info + bm * 8 + bm * (ks + 8) * 2;
+  return static_cast<std::uint32_t>(std::max(phase1, phase2) + statics);
+}
+
+// Instructions per thread of one chunk of the 1-stage kernel's down phase
+// besides its conversion and scan (fused_moe.hip fused_kernel; kFused* above):
+// the copies of the next chunk's N down-row slices of N/2 columns, the loop's
+// wait and barriers, and a multiplying warp's wmma work over K = N/2.
+std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
+  const std::uint64_t ks = tile.n / 2;
+  const std::uint64_t copies = ceil_div(tile.n * ceil_div(ks * bytes_of(1, l.shape.dtype), 16), tile.threads);
+  const Fragments f = fragments(l.block_m, tile.n);
+  const std::uint64_t tm = f.tm, tn = f.tn;
+  return copies * kFusedCopyOps + kFusedChunkLoopOps +
+         ks / 16 * ((tm + tn) * kFusedFragmentLoadOps + tm * tn * 2) + tm * tn * kFusedFragmentOps;
+}
+
+// The 1-stage kernel: gate and up for the job's N/2 intermediate columns
+// over all of H, activation, then those columns of I through down into every
+// H column; the partial sums are scatter-added into the tokens' output rows.
+isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
+  const KernelTile& tile = l.kernel.gate_up_tile;
+  const DType dt = l.shape.dtype;
+  const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
+  const std::uint32_t cols = n.end - n.begin;  // of I
+  const std::uint32_t h = l.shape.hidden;
+  isa::TileProgram p = base_program(l, tile, 2 * cols, l.wgmma_gate_up);
+  // Our kernel (fused_moe.hip fused_kernel): both phases' LDS. Its registers
+  // stay as gemm_vgprs says (ptxas -v, sm_90a: 48 for bf16 32x64x128, 94 for
+  // e4m3 64x128x128; docs/moe-timing.md).
+  if (l.mma_sync) p.lds_bytes = fused_lds(l, tile, p.lds_bytes);
+  // Its phase 2 keeps 2 down slices in flight (issue(h0 + 2 BN), then
+  // async_wait<2>), phase 1 copies_ahead; one depth per program: `stages`,
+  // as before (not revisited: the 1-stage kernel's error is its instructions,
+  // docs/moe-timing.md).
+  p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
+  block_prologue(l, j.block, p);
+  scale_prologue(l, j, 2 * cols + h, h + cols, p);
+  const std::uint64_t h_row = bytes_of(h, dt);
+  const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
+  isa::Loop up;
+  up.iterations = ceil_div(h, tile.k);
+  up.loads.reserve(3);
+  const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row;
+  up.loads.push_back(token_rows(l.tdm, l.buf.x, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
+  up.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
+  up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
+  matrix_of(l, l.wgmma_gate_up, false, &tile, up);
+  up.m = l.block_m;
+  up.n = 2 * cols;
+  up.k = tile.k;
+  // Down: the intermediate slice stays on chip (K = cols); the loop walks H
+  // in N-wide column groups of w_down, each a cols-long row slice.
+  isa::Loop down;
+  down.iterations = ceil_div(h, tile.n);
+  down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, dt), bytes_of(cols, dt),
+                               tile.n, i_row, static_cast<std::int64_t>(std::uint64_t{tile.n} * i_row)));
+  matrix_of(l, false, false, nullptr, down);  // phase 2's own loop (fused_moe.hip fused_kernel), converting in LDS
+  down.m = l.block_m;
+  down.n = tile.n;
+  down.k = cols;
+  // Per chunk, between barriers: (8-bit) the chunk's down rows converted in
+  // LDS before the product; after it, every element of the BM x N product
+  // scanned (padding rows too) and the real rows' ones added into y.
+  // (Our kernel, fused_moe.hip fused_kernel; other kernels: the combine in
+  // the epilogue.)
+  std::uint64_t combine_ops = std::uint64_t{h} * kCombineOps;
+  if (l.mma_sync) {
+    down.vector_after_matrix = true;
+    down.vector_issue_bound = true;
+    down.vector_ops = std::uint64_t{tile.n} * (std::uint64_t{l.block_m} * (kFusedScanOps + kFusedProductOps) +
+                                               std::uint64_t{j.valid_rows} * kFusedAddOps +
+                                               (dtype_bits(dt) == 8 ? std::uint64_t{cols} * kFusedConvertOps : 0)) +
+                      std::uint64_t{p.threads} * fused_chunk_ops(l, tile);
+    combine_ops = 0;
+  }
+  p.loops.push_back(std::move(up));
+  p.loops.push_back(std::move(down));
+  p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * kActivationOps + combine_ops);
+  if (l.mma_sync) {  // our kernel's phase-1 epilogue, counted (its combine is in the down phase)
+    p.epilogue_vector_ops = std::uint64_t{cols} * (std::uint64_t{j.valid_rows} * kFusedActivationOps +
+                                                   std::uint64_t{l.block_m - j.valid_rows} * kFusedActivationSkipOps);
+  }
+  p.epilogue_issue_bound = l.mma_sync;
+  p.stores.push_back(gathered(l.buf.out, static_cast<std::uint32_t>(l.out_row), j.valid_rows,
+                              l.out_rows[j.block]));
+  p.stores.back().atomic = true;
+  return p;
+}
+
+}  // namespace tdmsim::sim::programs::moe_detail

@@ -1,0 +1,185 @@
+// Helpers the MoE kernel families share (moe_program_common.h).
+#include "sim/programs/moe_program_common.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tdmsim::sim::programs::moe_detail {
+
+// A gather of token rows into LDS: by the waves (software), or by the CU's
+// tensor data movers from a gather descriptor (TDM path).
+isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
+                         std::shared_ptr<const std::vector<std::uint64_t>> offsets,
+                         std::int64_t iter_stride) {
+  isa::MemRange r = gathered(addr, row_bytes, rows, std::move(offsets), iter_stride);
+  r.tensor_mover = tdm;
+  return r;
+}
+
+std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
+  return static_cast<std::uint32_t>(std::uint64_t{l.block_m + n_rows} * bytes_of(k, l.shape.dtype) *
+                                    std::max(1u, l.kernel.pipeline_stages));
+}
+
+// Registers per thread of a GEMM tile. Our NVIDIA kernels are compiled for
+// two workgroups per SM (<= 128 registers) when the fp32 accumulators,
+// doubled by block_128 partial sums, need at most 64 per thread, else for one
+// (kernels/moe/fused_moe.hip kMinBlocks, both counting with
+// plan::rules::accumulators); tiles with at most 16 accumulators
+// use about half that (ptxas -v, docs/gpu-kernels.md). Other kernels: kVgprs.
+std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma) {
+  if (!l.mma_sync) return kVgprs;
+  // The warp-specialized loop is compiled for one workgroup of 384 threads an
+  // SM: 65536 / 384 registers, 168 in ptxas's steps of 8 (it uses 154).
+  if (wgmma && tile.threads == plan::rules::kWsThreads) return 168;
+  // Partial sums double the accumulators: block_128 on mma.sync, every 8-bit
+  // layer on wgmma (promoted per K tile, plan::wgmma_tile).
+  const bool doubled = wgmma ? dtype_bits(l.shape.dtype) == 8 : l.shape.quant == Quant::block_128;
+  const std::uint32_t acc = plan::rules::accumulators(tile.m, tile.n, tile.threads, doubled);
+  return acc <= 16 ? 64 : acc <= 64 ? 128 : 255;  // ptxas: ~40-80, 92-128, 140-255
+}
+
+// K tiles whose copies are in flight while a tile is multiplied (the
+// program's pipeline_depth: iteration i's loads go out when iteration
+// i - depth's math starts), as our NVIDIA main loops keep them
+// (kernels/moe/fused_moe.hip, `stages` LDS buffers): gemm_core_mma waits for
+// tile t with at most stages - 2 copy groups pending and issues tile
+// t + stages - 1 only after tile t's products (its buffer, that of tile t - 1,
+// is free once every warp is past tile t's barrier): stages - 2 ahead;
+// gemm_core_wgmma issues tile t + stages - 2 after tile t's barrier
+// (`ahead`): stages - 2; the warp-specialized producer (WsPipe) refills a buffer as soon
+// as the consumers release it, one tile after its products were issued:
+// stages - 1. At least 1 (the model's minimum; a 2-buffer mma.sync loop has
+// none in flight). Other machines' kernels: `stages`, as before.
+std::uint32_t copies_ahead(const Layer& l, const KernelTile& tile, bool wgmma) {
+  const std::uint32_t stages = std::max(1u, l.kernel.pipeline_stages);
+  if (!l.mma_sync) return stages;
+  const bool ws = wgmma && tile.threads == plan::rules::kWsThreads;
+  const std::uint32_t behind = ws ? 1 : 2;
+  return stages > behind ? std::max(1u, stages - behind) : 1u;
+}
+
+isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows, bool wgmma) {
+  isa::TileProgram p;
+  // A GEMM workgroup's program: block and scale prologue, one or two loops,
+  // its stores. (One allocation each: programs are built per workgroup.)
+  p.prologue_loads.reserve(4);
+  p.loops.reserve(2);
+  p.stores.reserve(1);
+  p.threads = tile.threads;
+  p.vgprs_per_thread = gemm_vgprs(l, tile, wgmma);
+  p.lds_bytes = lds_for(l, n_rows, tile.k);
+  p.pipeline_depth = copies_ahead(l, tile, wgmma);
+  p.iteration_overhead_ps = l.iteration_overhead_ps;
+  return p;
+}
+
+// The fragments of an M x N tile (Fragments, moe_program_common.h).
+Fragments fragments(std::uint32_t m, std::uint32_t n) {
+  const std::uint32_t fm = std::max(1u, m / 16), fn = std::max(1u, n / 16);
+  const auto [wm, wn] = plan::rules::warp_grid(16 * fm, 16 * fn, 8);
+  return {fm, fn, wm, wn, fm / wm, fn / wn};
+}
+
+// Conversions of e4m3 pairs to f16 one K tile of an mma.sync main loop does:
+// each computing warp converts the A and B fragments it multiplies, so A is
+// converted once per warp column and B once per warp row of the kernel's
+// warp grid (plan::rules::warp_grid, as kernels/moe/fused_moe.hip WarpGrid: 8
+// warps of 16x16 fragments).
+std::uint64_t fp8_conversions(const KernelTile& t) {
+  const Fragments f = fragments(t.m, t.n);
+  const std::uint64_t a_rows = std::uint64_t{f.fm} * 16 * f.wn, b_rows = std::uint64_t{f.fn} * 16 * f.wm;
+  return (a_rows + b_rows) * t.k / 2;
+}
+
+// Our epilogues' instructions for the padding rows of job `j`: each passes
+// only the loop's row test, per four of its `cols` columns.
+std::uint64_t epilogue_skip_ops(const Layer& l, const TileJob& j, std::uint32_t cols) {
+  return std::uint64_t{l.block_m - j.valid_rows} * ceil_div(cols, 4) * kEpilogueSkipOpsPer4;
+}
+
+// Instructions one multiplying warp of gemm_core_mma (our NVIDIA mma.sync main
+// loop, kernels/moe/fused_moe.hip) issues per K tile of `tile` (the k* counts
+// above), or one warp of gemm_core_wgmma (kWgmma*); 0 for the warp-specialized
+// loop and other machines' kernels (docs/moe-timing.md "Per-K-tile
+// instructions"). The copies are the thread's
+// share of the tile's A and B rows in 16-byte chunks (TileCopy: the first
+// threads, the multiplying warps, take one more when they do not divide).
+std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgmma) {
+  if (!l.mma_sync) return 0;
+  // The warp-specialized loop's multiplying warps issue ~40 a K tile: far
+  // below its matrix time, not charged.
+  if (wgmma && tile.threads == plan::rules::kWsThreads) return 0;
+  const std::uint32_t bytes = dtype_bits(l.shape.dtype) / 8;
+  const std::uint32_t steps = std::max(1u, tile.k * bytes / 32);  // 32-byte K steps
+  const std::uint32_t copies = ceil_div(std::uint64_t{tile.m + tile.n} * tile.k * bytes / 16, tile.threads);
+  const std::uint32_t fixed = kTileLoopOps + 2 * kStageDivisionOps + kCopyIssueOps + copies * kCopyOps;
+  const bool block = l.shape.quant == Quant::block_128;
+  if (wgmma) {
+    // Two warpgroups: 64-row halves of the tile, or N halves of a 64-row one.
+    const std::uint32_t cols = tile.m >= 128 ? tile.n : tile.n / 2;
+    const std::uint32_t acc = cols / 2;  // fp32 accumulators per thread
+    std::uint32_t n = fixed + steps * kWgmmaStepOps + kWgmmaSyncOps;
+    if (bytes == 1) n += block ? acc + acc / 4 + (2 + acc / 8) * kScaleLoadOps : acc;
+    return n;
+  }
+  const Fragments f = fragments(tile.m, tile.n);
+  const std::uint32_t tm = f.tm, tn = f.tn;  // fragments of one warp
+  const bool via_f16 = bytes == 1 && l.lane_ops_per_conversion > 0;
+  // m16n8k16 (k32 for e4m3 as it is): two per 16 x 16 fragment pair per step,
+  // four when e4m3 goes through f16 (two K halves).
+  const std::uint32_t mmas = tm * tn * (via_f16 ? 4 : 2);
+  std::uint32_t n = fixed + kMmaStageOps + steps * ((tm + tn) * kFragmentLoadOps + mmas);
+  if (via_f16) n += steps * (tm + tn) * kFragmentConvertOps;
+  if (block) n += (2 * tm + tn) * kScaleLoadOps + 1 + tm * tn * kScaleApplyOps;
+  return n;
+}
+
+// A main loop's matrix work: the machine's kernel instructions, wgmma (8-bit
+// operands as they are; `ws`: the warp-specialized loop, at its own
+// efficiency) or mma.sync / the ISA's (l.mma); with `tile`, an mma.sync loop
+// converting 8-bit operands to f16 also gets that vector work.
+void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa::Loop& loop) {
+  loop.moe_kernel = true;
+  loop.wgmma = wgmma;
+  loop.ws = wgmma && ws;
+  loop.dtype = wgmma ? l.mma_wgmma : l.mma;
+  // 8-bit wgmma: each K tile's products are waited for, then added up in fp32.
+  if (wgmma && dtype_bits(l.shape.dtype) == 8) loop.wait_ps = l.fp8_tile_wait_ps;
+  if (tile) loop.issue_instructions = tile_instructions(l, *tile, wgmma);
+  if (tile && !wgmma && l.lane_ops_per_conversion > 0 && dtype_bits(l.shape.dtype) == 8) {
+    loop.vector_ops = static_cast<std::uint64_t>(static_cast<double>(fp8_conversions(*tile)) * l.lane_ops_per_conversion);
+  }
+}
+
+// Block metadata every MoE workgroup reads first: its sorted row ids, their
+// routed weights and the block's expert id.
+void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p) {
+  const std::uint64_t first = std::uint64_t{block} * l.block_m * 4;
+  p.prologue_loads.push_back(strided(l.buf.sorted_ids + first, l.block_m * 4, 1, 0));
+  p.prologue_loads.push_back(strided(l.buf.sorted_weights + first, l.block_m * 4, 1, 0));
+  p.prologue_loads.push_back(strided(l.buf.block_experts + std::uint64_t{block} * 4, 4, 1, 0));
+}
+
+// fp8 scales a job reads: the per-token scales of its rows, and (block_128)
+// one scale per 128x128 weight block it covers. Tiny next to the tiles, so
+// they are loaded once, up front.
+void scale_prologue(const Layer& l, const TileJob& j, std::uint32_t n_rows, std::uint32_t k_len,
+                    isa::TileProgram& p) {
+  if (l.shape.quant == Quant::none || l.shape.quant == Quant::per_tensor) return;
+  const std::uint32_t a_scales =
+      l.shape.quant == Quant::block_128 ? j.valid_rows * ceil_div(k_len, 128) * 4 : j.valid_rows * 4;
+  const std::uint32_t b_scales = l.shape.quant == Quant::block_128
+                                     ? ceil_div(n_rows, 128) * ceil_div(k_len, 128) * 4
+                                     : n_rows * 4;
+  p.prologue_loads.push_back(strided(l.buf.scales, std::max(4u, a_scales + b_scales), 1, 0));
+}
+
+std::uint64_t w13_of(const Layer& l, std::uint32_t expert) {
+  return l.buf.w13 + std::uint64_t{expert} * 2 * l.shape.inter * bytes_of(l.shape.hidden, l.shape.dtype);
+}
+std::uint64_t w2_of(const Layer& l, std::uint32_t expert) {
+  return l.buf.w2 + std::uint64_t{expert} * l.shape.hidden * bytes_of(l.shape.inter, l.shape.dtype);
+}
+
+}  // namespace tdmsim::sim::programs::moe_detail
