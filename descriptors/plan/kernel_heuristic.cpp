@@ -112,6 +112,44 @@ KernelTile default_tile(std::uint32_t block_m) {
   return {256, block_m, n, k};
 }
 
+namespace {
+
+// AITER's 1-stage fused MoE kernels (its assembly fmoe_* kernels, launched by
+// csrc/py_itfs_cu/asm_fmoe.cu): a workgroup of 256 threads (bdx) takes
+// subGU_m = block_m sorted rows and subGU_n columns of the intermediate: gate
+// and up over all of H, the activation, then its subGU_n-wide slice through
+// w_down into every H column, added atomically into the tokens' output rows.
+// The grid is inter / subGU_n x sub_X_cnt, sub_X_cnt being the length of the
+// sorted expert-id buffer (aiter/fused_moe.py moe_sorting: the padded maximum
+// of blocks, rows + experts x block_m - top-k over block_m); its
+// get_heuristic_kernel takes, among the widths that divide inter, the one
+// with the fewest rounds of workgroups over the CUs, then the fewest idle CUs
+// in the last round. Widths 128 and 256 (the kernel lists
+// hsa/gfx950/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv: subGU_n 128 and
+// 256); 128 when none divides. As a tile: 256 x block_m x 2 subGU_n (gate and
+// up) x K of 128 bytes of operands.
+KernelTile aiter_one_stage_tile(const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus) {
+  const std::uint64_t rows = std::uint64_t{shape.tokens} * shape.slots();
+  const std::uint64_t sub_x = (rows + std::uint64_t{shape.experts_fused()} * block_m - shape.slots() +
+                               block_m - 1) / block_m;
+  std::uint32_t width = 128;
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
+  for (const std::uint32_t w : {128u, 256u}) {
+    if (shape.inter % w != 0) continue;
+    const std::uint64_t tgs = shape.inter / w * sub_x;
+    const std::uint64_t rounds = (tgs + cus - 1) / cus;
+    const std::pair<std::uint64_t, std::uint64_t> key{rounds, rounds * cus - tgs};
+    if (!best || key < *best) {
+      best = key;
+      width = w;
+    }
+  }
+  const std::uint32_t k = std::max(32u, 128u * 8 / std::max(1u, dtype_bits(shape.dtype)));
+  return {256, block_m, 2 * width, k};
+}
+
+}  // namespace
+
 // The largest group of blocks the job order takes (choose_kernel).
 constexpr std::uint32_t kMaxRasterGroup = 16;
 
@@ -263,6 +301,14 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     k.stages = local_rows <= limit ? 1 : 2;
     why += fmt::format("; {}-stage ({} local rows {} {}*block_m = {})", k.stages, local_rows,
                        k.stages == 1 ? "<=" : ">", blocks, limit);
+  }
+
+  // AITER-like kernels (`isa`): the 1-stage layer runs AITER's assembly
+  // kernel's tile (aiter_one_stage_tile), not the 2-stage kernels' default.
+  if (k.stages == 1 && machine.kernels.matrix_instructions == MatrixInstructions::isa &&
+      requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()) {
+    k.gate_up_tile = k.down_tile = aiter_one_stage_tile(shape, k.block_m, cus);
+    why += fmt::format("; tiles {} for the 1-stage kernel (AITER's assembly kernels)", tile_text(k.gate_up_tile));
   }
 
   // The fused 1-stage kernel keeps a second phase's tiles in LDS as well: with

@@ -45,6 +45,18 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   // stay as gemm_vgprs says (ptxas -v, sm_90a: 48 for bf16 32x64x128, 94 for
   // e4m3 64x128x128; docs/moe-timing.md).
   if (l.mma_sync) p.lds_bytes = fused_lds(l, tile, p.lds_bytes);
+  // AITER's assembly 1-stage kernels (machines whose kernels are AITER-like,
+  // plan::aiter_one_stage_tile): their kernel lists give each kernel its
+  // workgroups per CU (tg_num_perCU: 1 for subGU_n 256, 2 for 128,
+  // hsa/gfx950/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv): the
+  // registers holding the gate/up and down accumulators, not LDS, bound them.
+  // Modelled as the register file shared by that many workgroups, and LDS for
+  // the token rows' K tiles alone (the weights go to registers).
+  if (!l.mma_sync && tile.threads == kAiterOneStageThreads && tile.n >= 256) {
+    const std::uint32_t per_cu = tile.n >= 512 ? 1 : 2;
+    p.vgprs_per_thread = static_cast<std::uint32_t>(l.vgpr_file_bytes / (std::uint64_t{per_cu} * tile.threads * 4));
+    p.lds_bytes = l.block_m * bytes_of(tile.k, l.shape.dtype) * std::max(1u, l.kernel.pipeline_stages);
+  }
   // Its phase 2 keeps 2 down slices in flight (issue(h0 + 2 BN), then
   // async_wait<2>), phase 1 copies_ahead; one depth per program: `stages`,
   // as before (not revisited: the 1-stage kernel's error is its instructions,

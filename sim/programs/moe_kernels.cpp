@@ -110,6 +110,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->sort_overhead_ps = machine.kernels.sort_overhead.ps;
   l->sort_one_overhead_ps = machine.kernels.sort_one_overhead.ps;
   l->clear_overhead_ps = machine.kernels.clear_overhead.ps;
+  l->vgpr_file_bytes = machine.compute.vgpr_file_per_cu.bytes;
   l->iteration_overhead_ps = machine.kernels.iteration_overhead.ps;
   l->fp8_tile_wait_ps = machine.kernels.wgmma_fp8_tile_wait.ps;
   l->block_m = plan.layout.block_m;

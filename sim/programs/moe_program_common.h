@@ -204,6 +204,8 @@ inline constexpr std::uint64_t kSortOneRankOps = 128;
 inline constexpr std::uint64_t kSortOneTurnOps = 5;
 inline constexpr std::uint64_t kSortOneOwnTurnOps = 18;
 inline constexpr std::uint32_t kVgprs = 128;  // per thread, for the MFMA/WGMMA kernels
+// Threads of AITER's 1-stage assembly kernels (asm_fmoe.cu: bdx = 256).
+inline constexpr std::uint32_t kAiterOneStageThreads = 256;
 // Bytes one workgroup of the output-clearing kernel writes (a memset's grid).
 inline constexpr std::uint64_t kZeroBytesPerWorkgroup = 64 * 1024;
 
@@ -243,6 +245,7 @@ struct Layer {
   std::uint64_t sort_overhead_ps = 0;      // kernels.sort_overhead (the four-kernel sort)
   std::uint64_t sort_one_overhead_ps = 0;  // kernels.sort_one_overhead (the one-kernel sort)
   std::uint64_t clear_overhead_ps = 0;  // kernels.clear_overhead
+  std::uint64_t vgpr_file_bytes = 0;    // compute.vgpr_file_per_cu
   // Our sort's scratch (sort.hip): fused expert and weight per row, counts
   // per chunk and expert (the one kernel: rows per expert), first block per
   // expert; and per chunk, the first row of each warp with a local row
