@@ -4,6 +4,8 @@
 Sections:
   MI300X  AITER CK 2-stage kernels (validation/calibration/aiter_mi300x.py), read from
           ../shared/calibration/ at run time; skipped when that file is absent.
+  MI355X  AITER's published MI355X tuned tables (validation/calibration/aiter_mi355x.py),
+          the same way; with --mi355x-fit its two fitted parameters are refitted first.
   H200    the project's HIP kernels measured on an H200 (validation/data/h200/moe/:
           timing-vN.jsonl, baselines-vN.csv, numerics-vN.csv, device-vN.txt) against
           the simulator's `h200` machine: accuracy per split with issue 6's bounds,
@@ -12,7 +14,8 @@ Sections:
 
 Every scenario is simulated with `tdmsim run SCENARIO --path software` (in parallel,
 --jobs); the simulated times are saved beside the figures (h200-predictions.csv,
-mi300x-predictions.csv: simulator output only, no measured value) so that --no-sim
+mi300x-predictions.csv, mi355x-predictions.csv: simulator output only, no measured
+value) so that --no-sim
 can regenerate the document in seconds.
 
   validation/report.py                      # everything (~4 min on 2 cores)
@@ -39,6 +42,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "gpu"))
 sys.path.insert(0, os.path.join(HERE, "calibration"))
 import aiter_mi300x  # noqa: E402
+import aiter_mi355x  # noqa: E402
 import check_numerics  # noqa: E402
 import h200_data  # noqa: E402
 from h200_data import DataError  # noqa: E402
@@ -160,6 +164,27 @@ def save_mi300x_cache(path, sims):
              "fit_value,tp,tokens,sim1_us,sim2_us,sim_wall_s"]
     for s in sorted(sims, key=lambda s: (s["value"], s["tp"], s["tokens"])):
         lines.append(f"{s['value']},{s['tp']},{s['tokens']},{s['sim1']:.3f},{s['sim2']:.3f},{s['wall']:.2f}")
+    write_atomic(path, "\n".join(lines) + "\n")
+
+
+def load_mi355x_cache(path):
+    if not os.path.isfile(path):
+        raise DataError(f"{path}: not found (saved MI355X simulations; run without --no-sim)")
+    out = {}
+    for r in read_csv_rows(path):
+        value = (int(r["atomic"]), float(r["matrix_efficiency"])) if int(r["atomic"]) else (0, 0)
+        out[(value, int(r["line"]))] = (float(r["sim1_us"]), float(r["sim2_us"]), float(r["roofline_us"]),
+                                       float(r["sim_wall_s"]))
+    return out
+
+
+def save_mi355x_cache(path, sims):
+    lines = ["# tdmsim `mi355x` stage times of the AITER rows by CSV line (simulator output only: the "
+             "measured times stay in ../shared), written by validation/report.py",
+             "atomic,matrix_efficiency,line,sim1_us,sim2_us,roofline_us,sim_wall_s"]
+    for s in sorted(sims, key=lambda s: (s["value"], s["line"])):
+        lines.append(f"{s['value'][0]},{s['value'][1]},{s['line']},{s['sim1']:.3f},{s['sim2']:.3f},"
+                     f"{s['roof']:.3f},{s['wall']:.2f}")
     write_atomic(path, "\n".join(lines) + "\n")
 
 
@@ -684,6 +709,26 @@ def mi300x_section(a, doc_dir, started):
     return aiter_mi300x.section(done, fit_lines)
 
 
+def mi355x_section(a):
+    path = a.mi355x_csv
+    if a.skip_mi355x:
+        return aiter_mi355x.skipped_section(path).replace("**Skipped:** the measured file", "Skipped "
+                                                           "(--skip-mi355x); measured file")
+    if not os.path.exists(path):
+        return aiter_mi355x.skipped_section(path)
+    try:
+        rows = [r for r in aiter_mi355x.rows_of(path) if r["tokens"] <= a.mi355x_max_tokens]
+    except ValueError as e:
+        raise DataError(str(e))
+    cache_path = os.path.join(a.figures, "mi355x-predictions.csv")
+    cache = load_mi355x_cache(cache_path) if a.no_sim else None
+    done, missing, fit_lines, value, sims = aiter_mi355x.collect(rows, a.tdmsim, a.jobs, a.mi355x_fit,
+                                                                 quiet=a.quiet, cache=cache)
+    if cache is None:
+        save_mi355x_cache(cache_path, sims)
+    return aiter_mi355x.section(done, missing, fit_lines, value)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  epilog="\n".join(__doc__.splitlines()[2:]),
@@ -708,6 +753,13 @@ def main():
                     help="the measured AITER CSV (default ../shared/calibration/...; the section is skipped when absent)")
     ap.add_argument("--mi300x-max-tokens", type=int, default=8192)
     ap.add_argument("--skip-mi300x", action="store_true")
+    ap.add_argument("--mi355x-csv", default=aiter_mi355x.DEFAULT_CSV,
+                    help="the measured MI355X AITER CSV (default ../shared/calibration/...; skipped when absent)")
+    ap.add_argument("--mi355x-max-tokens", type=int, default=32768)
+    ap.add_argument("--mi355x-fit", action="store_true",
+                    help="refit mi355x's atomic rate and matrix efficiency on the calibration rows first "
+                         "(~15 min on 2 cores); without it the machine file's values are reported")
+    ap.add_argument("--skip-mi355x", action="store_true")
     ap.add_argument("--no-plots", action="store_true", help="write no figures")
     a = ap.parse_args()
     started = time.time()
@@ -755,6 +807,7 @@ def main():
         rows = build_rows(h, preds)
         figs = {} if a.no_plots else plots(rows, a.figures, h.version)
         mi = mi300x_section(a, doc_dir, started)
+        mi355 = mi355x_section(a)
     except DataError as e:
         fail(str(e))
 
@@ -767,8 +820,10 @@ def main():
             f"({os.cpu_count()} CPUs), commit {git_commit()}, {time.time() - started:.0f} s.\n\n"
             "Contents: [H200](#h200-the-projects-hip-kernels-against-the-simulators-h200-machine) "
             "(our HIP kernels: accuracy, kernel quality, numerics), "
-            "[MI300X](#mi300x-aiter-ck-2-stage-fused-moe-qwen3-235b-a22b-bf16-tp4-tp8) (AITER kernels).\n\n")
-    text = head + h200_section(h, rows, preds_note, figs, doc_dir) + "\n" + mi
+            "[MI300X](#mi300x-aiter-ck-2-stage-fused-moe-qwen3-235b-a22b-bf16-tp4-tp8) (AITER kernels), "
+            "[MI355X](#mi355x-aiter-fused-moe-five-tuned-tables-fp8-block-scale-mxfp4-mxfp8-bf16) "
+            "(AITER kernels, published tuned tables).\n\n")
+    text = head + h200_section(h, rows, preds_note, figs, doc_dir) + "\n" + mi + "\n" + mi355
     write_atomic(a.output, text)
     if not a.quiet:
         print(f"wrote {a.output} ({len(rows)} H200 scenarios, {len(figs)} figures) in "

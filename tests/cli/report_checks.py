@@ -52,13 +52,14 @@ def full(work):
     figs = os.path.join(work, "validation")
     os.makedirs(figs)
     shutil.copy(PREDICTIONS, figs)
-    report(["--no-sim", "--output", out, "--mi300x-csv", os.path.join(work, "absent.csv")], 0)
+    report(["--no-sim", "--output", out, "--mi300x-csv", os.path.join(work, "absent.csv"),
+            "--mi355x-csv", os.path.join(work, "absent.csv")], 0)
     text = open(out).read()
     for s in SECTIONS:
         if s not in text:
             sys.exit(f"FAILED: {out} lacks {s!r}")
-    if "**Skipped:**" not in text:
-        sys.exit("FAILED: the MI300X section is not marked skipped without its measured file")
+    if text.count("**Skipped:**") != 2:
+        sys.exit("FAILED: the MI300X and MI355X sections are not marked skipped without their measured files")
     if "**PASS**" not in text and "**FAIL**" not in text:
         sys.exit("FAILED: no PASS/FAIL verdict")
     runs = [json.loads(line)["case"] for line in open(newest_timing()) if line.strip()]

@@ -1,0 +1,447 @@
+#!/usr/bin/env python3
+"""Reproduces published AITER fused-MoE times on MI355X (five tuned tables: DeepSeek-V3
+fp8 block-scale and MXFP4, gpt-oss MXFP4, GLM-5 MXFP8, Qwen3-235B bf16) on the
+simulator's mi355x machine, and fits the L2 atomic rate of mi355x on the calibration half.
+
+The measurements are read at run time from
+../shared/calibration/mi355x_fused_moe_aiter_tuned.csv (never copied here). Each row
+becomes a scenario: a model file with the row's shape (model_dim = hidden size, inter_dim
+= the shard's intermediate size, expert/topk; 257 experts top-9 = DeepSeek-V3's 256
+routed + 1 shared expert fused into the routing, as AITER runs it), the row's dtype and
+quantisation (FORMATS below, the only place the CSV's names are mapped), tokens,
+block_m, split-K, tiles and stages:
+
+- `run_1stage 1`: kernel.stages 1 and no tile, so that the simulator's heuristic gives
+  the layer AITER's 1-stage assembly kernel tile (subGU_m = block_m rows by subGU_n
+  intermediate columns, 256 threads, subGU_n by AITER's rule: docs/moe-timing.md). The
+  measured time is us1 (us2 is 0): stage 1 of the report.
+- `run_1stage 0`: kernel.stages 2, tile1/tile2 as CK names THREADSxMxNxK; an empty tile
+  name (the assembly and FlyDSL kernels of the tuned tables name no CK tile) takes the
+  simulator's heuristic tile for the row's block_m.
+
+Rows whose formats the simulator cannot express yet (a scenario with that dtype/quant is
+refused by `tdmsim config validate`) are counted as "not yet expressible", per format;
+they are picked up without change once the simulator accepts them.
+
+Calibration and held-out halves alternate in the file's order per source table, fixed
+before anything is fitted. With --fit the grid FIT_GRID of
+memory.l2.atomic_bytes_per_clock_per_channel x kernels.matrix_efficiency is simulated on
+the calibration rows only and the pair with the lowest calibration MAPE of the total time
+is kept; both halves are then reported with it.
+
+The roofline beside it is the plain one on the same rows: max(useful matrix FLOPs /
+peak, compulsory bytes / HBM bandwidth), the `floor.us` of `tdmsim run`'s summary.
+
+Usage:
+  validation/calibration/aiter_mi355x.py [--csv PATH] [--tdmsim build/apps/tdmsim/tdmsim]
+      [--max-tokens N] [--jobs J] [--fit] [--markdown FILE]
+validation/report.py writes this report as the MI355X section of docs/validation.md."""
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import aiter_mi300x
+from aiter_mi300x import err
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_CSV = os.path.join(os.path.dirname(ROOT), "shared", "calibration",
+                           "mi355x_fused_moe_aiter_tuned.csv")
+SHARED_CSV_NAME = "../shared/calibration/mi355x_fused_moe_aiter_tuned.csv"
+MACHINE = "mi355x"
+
+# (q_dtype_a, q_dtype_w, q_type) of the CSV -> (scenario dtype, quant, label). The one
+# place the table's names meet the simulator's: when the simulator gains a format, its
+# rows are simulated (expressibility is asked of `tdmsim config validate`, not assumed).
+FORMATS = {
+    ("torch.bfloat16", "torch.bfloat16", "QuantType.No"): ("bf16", "none", "bf16"),
+    ("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_1x128"):
+        ("fp8_e4m3", "block_128", "fp8 block 1x128"),
+    ("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_Token"):
+        ("fp8_e4m3", "per_token", "fp8 per-token"),
+    ("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_1x32"):
+        ("fp8_e4m3", "per_1x32", "MXFP8"),
+    ("torch.float4_e2m1fn_x2", "torch.float4_e2m1fn_x2", "QuantType.per_1x32"):
+        ("mxfp4", "per_1x32", "MXFP4"),
+}
+
+FIT_KEY = "atomic_bytes_per_clock_per_channel"
+# The fitted parameters of mi355x and their grids (calibration rows only): the L2
+# atomic units' rate (memory.l2), which bounds the combine of the 1-stage kernel and of
+# the 2-stage down kernel, and the MoE main loops' fraction of the matrix rate
+# (kernels.matrix_efficiency), which the compute-bound gate/up kernels of prefill show.
+FIT_GRID = [(a, m) for a in (3, 4, 6) for m in (0.7, 0.5, 0.35)]
+
+
+def regime(tokens):
+    return "decode (<=64)" if tokens <= 64 else "prefill (>=1024)" if tokens >= 1024 else "mid (65-1023)"
+
+
+def rows_of(path):
+    with open(path) as f:
+        raw = list(csv.DictReader(f))
+    out, seen = [], {}
+    for i, r in enumerate(raw, start=2):
+        key = (r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
+        if key not in FORMATS:
+            raise ValueError(f"{path}:{i}: format {key} has no entry in FORMATS")
+        dtype, quant, label = FORMATS[key]
+        src = r["source"]
+        k = seen.setdefault(src, 0)
+        seen[src] += 1
+        one = int(r["run_1stage"]) == 1
+        row = dict(line=i, source=src, tokens=int(r["token"]), hidden=int(r["model_dim"]),
+                   inter_dim=int(r["inter_dim"]), expert=int(r["expert"]), topk=int(r["topk"]),
+                   dtype=dtype, quant=quant, format=label, block_m=int(r["block_m"]),
+                   split_k=max(1, int(r["ksplit"])), stages=1 if one else 2,
+                   tile1=r["tile1"].strip(), tile2=r["tile2"].strip(),
+                   us1=float(r["us1"]), us2=float(r["us2"]), us=float(r["us"]),
+                   role="calibration" if k % 2 == 0 else "held out")
+        if one:  # the 1-stage kernels are AITER's assembly kernels: the simulator's heuristic picks their tile
+            row["tile1"] = row["tile2"] = ""
+        out.append(row)
+    return out
+
+
+def model_yaml(r):
+    """A model file of the row's shape. 257 experts top-9: DeepSeek-V3's 256 routed + 1
+    shared expert, fused into the routing (every token's ninth row goes to it)."""
+    routed, top, shared = r["expert"], r["topk"], 0
+    if r["expert"] == 257 and r["topk"] == 9:
+        routed, top, shared = 256, 8, 1
+    return (f"kind: model\nname: aiter-shape-{r['hidden']}-{r['inter_dim']}-{r['expert']}-{r['topk']}\n"
+            f"description: shape of an AITER tuned-table row (validation/calibration/aiter_mi355x.py)\n"
+            f"source: ../shared/calibration/mi355x_fused_moe_aiter_tuned.csv\n"
+            f"hidden_size: {r['hidden']}\nintermediate_size: {r['inter_dim']}\n"
+            f"experts: {routed}\ntop_k: {top}\nshared_experts: {shared}\n"
+            f"shared_intermediate_size: {r['inter_dim'] if shared else 0}\n"
+            f"gating: {{scoring: softmax, renormalize: true}}\nactivation: silu\n"
+            f"layers: {{moe: 1, total: 1}}\nweight_dtype: {r['dtype']}\nweight_quant: {r['quant']}\n")
+
+
+def scenario_yaml(r, model_path):
+    kernel = f"stages: {r['stages']}, block_m: {r['block_m']}, split_k: {r['split_k']}"
+    if r["tile1"]:
+        kernel += f", gate_up_tile: {r['tile1']}"
+    if r["tile2"]:
+        kernel += f", down_tile: {r['tile2']}"
+    return (f"kind: scenario\nname: aiter-mi355x-line{r['line']}\n"
+            f"description: AITER fused MoE on MI355X, {r['source']} (calibration CSV)\n"
+            f"machine: {MACHINE}\nmodel: {model_path}\ntokens: {r['tokens']}\n"
+            f"dtype: {r['dtype']}\nquant: {r['quant']}\npath: software\nseed: 1\n"
+            f"routing: {{source: uniform}}\nkernel: {{{kernel}, raster_group: 1}}\n")
+
+
+def write_case(folder, r):
+    name = f"line{r['line']}"
+    model = os.path.join(folder, name + "-model.yaml")
+    with open(model, "w") as f:
+        f.write(model_yaml(r))
+    sc = os.path.join(folder, name + ".yaml")
+    with open(sc, "w") as f:
+        f.write(scenario_yaml(r, model))
+    return name, sc
+
+
+def expressible(tdmsim, folder, rows):
+    """{format label: bool}: whether `tdmsim config validate` accepts a scenario of the
+    format (one probe per format, on its first row)."""
+    ok = {}
+    for r in rows:
+        if r["format"] in ok:
+            continue
+        _, sc = write_case(folder, r)
+        p = subprocess.run([tdmsim, "config", "validate", sc], capture_output=True, text=True)
+        ok[r["format"]] = p.returncode == 0
+    return ok
+
+
+def fit_label(value):
+    return f"{FIT_KEY} {value[0]}, matrix_efficiency {value[1]}"
+
+
+def machine_overlay(folder, value):
+    atomic, eff = value
+    path = os.path.join(folder, f"{MACHINE}_fit_{atomic}_{eff}.yaml")
+    with open(path, "w") as f:
+        f.write(f"kind: machine\nbase: {os.path.join(ROOT, 'workloads/machines', MACHINE + '.yaml')}\n"
+                f"name: {MACHINE}\nmemory: {{l2: {{{FIT_KEY}: {atomic}}}}}\n"
+                f"kernels: {{matrix_efficiency: {eff}}}\n")
+    return path
+
+
+def simulate(tdmsim, folder, r, machine=None, tag=""):
+    name, sc = write_case(folder, r)
+    out = os.path.join(folder, name + tag)
+    t0 = time.time()
+    cmd = [tdmsim, "run", sc, "--path", "software", "--quiet", "--force", "--output", out]
+    if machine:
+        cmd += ["--machine", machine]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"line {r['line']}: tdmsim run failed ({p.returncode}): {p.stderr.strip()}")
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    path = s["paths"][0]
+    kernel_us = lambda st: st["time_us"] - st["launch_overhead_us"]
+    by = {}
+    for st in path["stages"]:
+        by[st["stage"]] = by.get(st["stage"], 0.0) + kernel_us(st)
+    r = dict(r)
+    # Stage 1: gate/up (with its split-K reduction), or the fused kernel; stage 2: down.
+    # The sort is not in AITER's us1/us2 (its tuner times the GEMM kernels alone).
+    r["sim1"] = by.get("fused", 0.0) + by.get("gate_up", 0.0) + by.get("reduce", 0.0) + by.get("quant_inter", 0.0)
+    r["sim2"] = by.get("down", 0.0)
+    r["simt"] = r["sim1"] + r["sim2"]
+    r["roof"] = path["floor"]["us"]
+    r["wall"] = time.time() - t0
+    return r
+
+
+def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None):
+    """Simulates the expressible rows (with fit: the grid on the calibration rows first).
+    cache: {((atomic, efficiency) or (0, 0), line): (sim1, sim2, roof, wall)} replaces tdmsim. Returns
+    (simulated rows, rows not yet expressible, fit lines, chosen value, sims for a cache)."""
+    t0 = time.time()
+    sims = []
+    with tempfile.TemporaryDirectory() as tmp:
+        if cache is None:
+            ok = expressible(tdmsim, tmp, rows)
+        else:
+            lines = {k[1] for k in cache}
+            ok = {}
+            for r in rows:
+                ok[r["format"]] = ok.get(r["format"], False) or r["line"] in lines
+        todo = [r for r in rows if ok[r["format"]]]
+        missing = [r for r in rows if not ok[r["format"]]]
+
+        def one(r, value, machine):
+            if cache is not None:
+                key = (value or (0, 0), r["line"])
+                if key not in cache:
+                    raise RuntimeError(f"no cached MI355X simulation for line {r['line']}: run without --no-sim")
+                out = dict(r)
+                out["sim1"], out["sim2"], out["roof"], out["wall"] = cache[key]
+                out["simt"] = out["sim1"] + out["sim2"]
+                return out
+            return simulate(tdmsim, tmp, r, machine, f"-{value[0]}-{value[1]}" if value else "")
+
+        def run_all(selection, value, label):
+            done = []
+            machine = machine_overlay(tmp, value) if value and cache is None else None
+            with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                futures = [pool.submit(one, r, value, machine) for r in selection]
+                for f in concurrent.futures.as_completed(futures):
+                    d = f.result()
+                    done.append(d)
+                    sims.append(dict(value=value or (0, 0), line=d["line"], sim1=d["sim1"], sim2=d["sim2"],
+                                     roof=d["roof"], wall=d["wall"]))
+                    if not quiet:
+                        print(f"\r{label}: {len(done)}/{len(selection)} rows simulated, "
+                              f"{time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+            if not quiet:
+                print(file=sys.stderr)
+            return done
+
+        fit_lines, value = [], None
+        if fit:
+            calibration = [r for r in todo if r["role"] == "calibration"]
+            best = None
+            fit_lines = [f"| `memory.l2.{FIT_KEY}` | `kernels.matrix_efficiency` | calibration MAPE (total) | "
+                         "stage 1 | stage 2 |", "|---|---|---|---|---|"]
+            for v in FIT_GRID:
+                res = run_all(calibration, v, f"MI355X fit {fit_label(v)}")
+                score = sum(abs(err(r["simt"], r["us"])) for r in res) / len(res)
+                s2 = [r for r in res if r["stages"] == 2]
+                fit_lines.append(f"| {v[0]} | {v[1]} | {100 * score:.1f}% | {aiter_mi300x.mape(res, 'sim1', 'us1'):.1f}% | "
+                                 f"{aiter_mi300x.mape(s2, 'sim2', 'us2'):.1f}% |")
+                if best is None or score < best[0]:
+                    best = (score, v)
+            value = best[1]
+            fit_lines.append(f"\nChosen: {fit_label(value)} (lowest calibration MAPE of the total time).")
+        done = run_all(todo, value, "MI355X report")
+    done.sort(key=lambda r: r["line"])
+    return done, missing, fit_lines, value, sims
+
+
+def spearman(xs, ys):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        rk = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for t in range(i, j + 1):
+                rk[order[t]] = (i + j) / 2
+            i = j + 1
+        return rk
+    if len(xs) < 2:
+        return float("nan")
+    a, b = ranks(xs), ranks(ys)
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    va = sum((x - ma) ** 2 for x in a) ** 0.5
+    vb = sum((y - mb) ** 2 for y in b) ** 0.5
+    return cov / (va * vb) if va and vb else float("nan")
+
+
+def stats(sel, key_sim="simt", key_ref="us"):
+    if not sel:
+        return dict(n=0, mape=float("nan"), spearman=float("nan"), worst=None, beyond=0)
+    errs = [err(r[key_sim], r[key_ref]) for r in sel]
+    worst = max(range(len(sel)), key=lambda i: abs(errs[i]))
+    return dict(n=len(sel), mape=100 * sum(abs(e) for e in errs) / len(errs),
+                spearman=spearman([r[key_sim] for r in sel], [r[key_ref] for r in sel]),
+                worst=(sel[worst], errs[worst]), beyond=sum(1 for e in errs if abs(e) > 0.5))
+
+
+def fmt_stats(s):
+    if not s["n"]:
+        return "| 0 | | | | |"
+    w, e = s["worst"]
+    return (f"| {s['n']} | {s['mape']:.1f}% | {s['spearman']:.3f} | {100 * e:+.0f}% (line {w['line']}, "
+            f"{w['tokens']} tok) | {s['beyond']} |")
+
+
+def summary(done):
+    out = ["| rows | split | n | MAPE total | Spearman | worst | beyond ±50% |", "|---|---|---|---|---|---|---|"]
+    groups = [("all rows", lambda r: True)]
+    groups += [(f"format {f}", (lambda f: lambda r: r["format"] == f)(f))
+               for f in sorted({r["format"] for r in done})]
+    groups += [(f"regime {g}", (lambda g: lambda r: regime(r["tokens"]) == g)(g))
+               for g in ("decode (<=64)", "mid (65-1023)", "prefill (>=1024)")]
+    groups += [("1-stage (run_1stage 1)", lambda r: r["stages"] == 1),
+               ("2-stage (run_1stage 0)", lambda r: r["stages"] == 2)]
+    for label, pred in groups:
+        for role in ("calibration", "held out"):
+            sel = [r for r in done if pred(r) and r["role"] == role]
+            out.append(f"| {label} | {role} " + fmt_stats(stats(sel)))
+    return "\n".join(out)
+
+
+def stage_table(done):
+    out = ["| split | stage 1 MAPE (gate/up or fused) | stage 2 MAPE (down, 2-stage rows) |", "|---|---|---|"]
+    for role in ("calibration", "held out"):
+        sel = [r for r in done if r["role"] == role]
+        s2 = [r for r in sel if r["stages"] == 2]
+        out.append(f"| {role} | {aiter_mi300x.mape(sel, 'sim1', 'us1'):.1f}% | "
+                   f"{aiter_mi300x.mape(s2, 'sim2', 'us2'):.1f}% |")
+    return "\n".join(out)
+
+
+def roofline_table(done):
+    out = ["| split | n | simulator MAPE | Spearman | roofline MAPE | Spearman | worst roofline |",
+           "|---|---|---|---|---|---|---|"]
+    for role in ("calibration", "held out", "all"):
+        sel = [r for r in done if role == "all" or r["role"] == role]
+        s, f = stats(sel), stats(sel, "roof")
+        w = f"{100 * f['worst'][1]:+.0f}%" if f["worst"] else ""
+        out.append(f"| {role} | {s['n']} | {s['mape']:.1f}% | {s['spearman']:.3f} | {f['mape']:.1f}% | "
+                   f"{f['spearman']:.3f} | {w} |")
+    return "\n".join(out)
+
+
+def table(done):
+    lines = ["| line | source | format | tokens | E/topk | I | stages | block_m | tiles | sim us1 | err | "
+             "sim us2 | err | total err | roofline err | role |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in done:
+        e2 = f"{100 * err(r['sim2'], r['us2']):+.0f}%" if r["stages"] == 2 and r["us2"] > 0 else ""
+        tiles = (r["tile1"] + (" / " + r["tile2"] if r["tile2"] else "") if r["tile1"] or r["tile2"]
+                 else "AITER 1-stage" if r["stages"] == 1 else "heuristic")
+        lines.append(f"| {r['line']} | {r['source'].replace('.csv', '')} | {r['format']} | {r['tokens']} | "
+                     f"{r['expert']}/{r['topk']} | {r['inter_dim']} | {r['stages']} | {r['block_m']} | {tiles} | "
+                     f"{r['sim1']:.1f} | {100 * err(r['sim1'], r['us1']):+.0f}% | {r['sim2']:.1f} | {e2} | "
+                     f"{100 * err(r['simt'], r['us']):+.0f}% | {100 * err(r['roof'], r['us']):+.0f}% | {r['role']} |")
+    return "\n".join(lines)
+
+
+def missing_table(missing):
+    if not missing:
+        return "Every row's format is expressible.\n"
+    counts = {}
+    for r in missing:
+        key = (r["format"], r["dtype"], r["quant"])
+        counts.setdefault(key, [0, 0])
+        counts[key][0 if r["role"] == "calibration" else 1] += 1
+    out = ["| format | scenario dtype / quant it maps to | rows (calibration / held out) |", "|---|---|---|"]
+    for (label, dt, q), (c, h) in sorted(counts.items()):
+        out.append(f"| {label} | {dt} / {q} | {c + h} ({c} / {h}) |")
+    return ("**Not yet expressible** (refused by `tdmsim config validate`; simulated as soon as the "
+            "simulator accepts the format):\n\n" + "\n".join(out) + "\n")
+
+
+def section(done, missing, fit_lines, value):
+    text = (
+        "## MI355X, AITER fused MoE (five tuned tables: fp8 block-scale, MXFP4, MXFP8, bf16)\n\n"
+        f"Measured: `{SHARED_CSV_NAME}`, read at run time and not copied here. Each row\n"
+        "is reproduced as a scenario on the `mi355x` machine with the row's shape (257 experts\n"
+        "top-9 = 256 routed + 1 shared expert fused in), format, tokens, block_m, split-K,\n"
+        "stages (`run_1stage`) and tiles (CK names; an empty name takes the heuristic tile of the\n"
+        "row's block_m; a 1-stage row takes AITER's assembly kernel tile, docs/moe-timing.md).\n"
+        "Uniform routing (seed 1). Simulated times are kernel times without launch overhead and\n"
+        "without the sort, as AITER's tuner times us1/us2. Calibration and held-out rows alternate in\n"
+        "the file's order per source table, fixed before the fit. Error = simulated / measured - 1;\n"
+        "the measured times themselves are only in the data file. Regimes: decode <= 64 tokens,\n"
+        "prefill >= 1024.\n\n" + missing_table(missing) + "\n")
+    if fit_lines:
+        text += "### Fit (calibration rows only)\n\n" + "\n".join(fit_lines) + "\n\n"
+    else:
+        text += ("The fitted values (`memory.l2.atomic_bytes_per_clock_per_channel`, "
+                 "`kernels.matrix_efficiency`) are the machine file's; their fit on the calibration rows is in "
+                 "docs/calibration.md (`--fit`, or validation/report.py `--mi355x-fit`, reruns it).\n\n")
+    text += ("### Error" + (f" with {fit_label(value)}" if value else " (the machine file's values)") + "\n\n" + summary(done) +
+             "\n\n### Per stage\n\n" + stage_table(done) +
+             "\n\n### Against a plain roofline (max(FLOPs / peak, bytes / HBM bandwidth))\n\n" +
+             roofline_table(done) + "\n\n### Per row\n\n" + table(done) + "\n\n" +
+             (f"Simulation wall time: {sum(r['wall'] for r in done):.0f} s over {len(done)} rows "
+              f"(longest {max(r['wall'] for r in done):.0f} s).\n" if done else ""))
+    return text
+
+
+def skipped_section(path):
+    return ("## MI355X, AITER fused MoE (five tuned tables: fp8 block-scale, MXFP4, MXFP8, bf16)\n\n"
+            f"**Skipped:** the measured file `{path}` is not present on this machine (it lives in\n"
+            f"`{SHARED_CSV_NAME}`, outside the project, and is never copied into it).\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--csv", default=DEFAULT_CSV)
+    ap.add_argument("--tdmsim", default=os.path.join(ROOT, "build/apps/tdmsim/tdmsim"))
+    ap.add_argument("--max-tokens", type=int, default=32768, help="skip rows above this token count")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--fit", action="store_true",
+                    help=f"fit {FIT_KEY} and kernels.matrix_efficiency on the calibration rows first")
+    ap.add_argument("--markdown", help="write the report here instead of stdout")
+    args = ap.parse_args()
+    if not os.path.exists(args.csv):
+        sys.exit(f"{args.csv}: not found (the calibration data lives in ../shared/calibration)")
+    try:
+        rows = [r for r in rows_of(args.csv) if r["tokens"] <= args.max_tokens]
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    done, missing, fit_lines, value, _ = collect(rows, args.tdmsim, args.jobs, args.fit)
+    command = "validation/calibration/aiter_mi355x.py " + " ".join(sys.argv[1:])
+    report = ("Generated by the command below; do not edit by hand.\n\n"
+              f"    {command}\n\nRun {time.strftime('%Y-%m-%d')} on {os.uname().nodename} "
+              f"({os.cpu_count()} CPUs).\n\n" + section(done, missing, fit_lines, value))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(report)
+    else:
+        print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
