@@ -1060,16 +1060,21 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     }));
     k.stage.push_back("sort");
   }
-  // The expert GEMMs' matrix work (padding rows included: the kernels multiply
-  // them) and compulsory traffic (each used expert's weights, the token rows
-  // and the intermediate once), for the clock governor (sim/platform/power.h).
+  // The expert GEMMs' matrix work and compulsory traffic (each used expert's
+  // weights, the token rows and the intermediate once), for the clock governor
+  // (sim/platform/power.h). The work counts the routed rows only: a block's
+  // padding rows are multiplied too, but a sparsely filled block's kernel
+  // waits on its weight stream, and the measured H200 decode layers run at
+  // the peak clock (docs/simulator.md "Clocks under load").
+  double real_rows = 0;
+  for (const auto& rows_of_block : l->x_rows) real_rows += static_cast<double>(rows_of_block->size());
   const double padded = static_cast<double>(l->padded_rows);
   const double experts_used = static_cast<double>(
       std::set<std::uint32_t>(plan.layout.block_expert.begin(), plan.layout.block_expert.end()).size());
   const double w_row_h = static_cast<double>(bytes_of(s.hidden, s.dtype));  // a weight row of length H
   const double w_row_i = static_cast<double>(bytes_of(s.inter, s.dtype));   // a weight row of length I
-  const double gate_up_flops = 2.0 * padded * 2.0 * s.inter * s.hidden;
-  const double down_flops = 2.0 * padded * s.hidden * s.inter;
+  const double gate_up_flops = 2.0 * real_rows * 2.0 * s.inter * s.hidden;
+  const double down_flops = 2.0 * real_rows * s.hidden * s.inter;
   const double x_bytes = static_cast<double>(s.tokens) * static_cast<double>(l->x_row);
   const double out_bytes = static_cast<double>(s.tokens) * static_cast<double>(l->out_row);
   const double w13_bytes = experts_used * 2.0 * s.inter * w_row_h;
