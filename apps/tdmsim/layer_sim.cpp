@@ -115,7 +115,8 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
     const auto& t = r.timings[i];
     stages.push_back({{"stage", r.stages[i]}, {"kernel", t.name}, {"workgroups", t.workgroups},
                       {"time_us", ticks_s(t.end - t.launch) * 1e6},
-                      {"launch_overhead_us", ticks_s(t.start - t.launch) * 1e6}});
+                      {"launch_overhead_us", ticks_s(t.start - t.launch) * 1e6},
+                      {"clock_mhz", t.clock_hz * 1e-6}});
   }
   r.metrics = {
       {"path", path},

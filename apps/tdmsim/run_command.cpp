@@ -57,13 +57,14 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
              100.0 * layer["padding_waste"].get<double>(), layer["rows"].get<std::uint64_t>(),
              layer["padded_rows"].get<std::uint64_t>(),
              layer["load_spread"]["max_over_mean"].get<double>(), layer["load_spread"]["cv"].get<double>());
-  fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11}\n", "path", "stage", "kernel", "wgs", "time us");
+  fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11} {:>6}\n", "path", "stage", "kernel", "wgs", "time us", "MHz");
   for (const auto& r : runs) {
     bool first = true;
     for (const auto& st : r.metrics["stages"]) {
-      fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11.2f}\n", first ? r.path : "", st["stage"].get<std::string>(),
-                 st["kernel"].get<std::string>(), st["workgroups"].get<std::uint64_t>(),
-                 st["time_us"].get<double>());
+      fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11.2f} {:>6.0f}\n", first ? r.path : "",
+                 st["stage"].get<std::string>(), st["kernel"].get<std::string>(),
+                 st["workgroups"].get<std::uint64_t>(), st["time_us"].get<double>(),
+                 st["clock_mhz"].get<double>());
       first = false;
     }
     const auto& mt = r.metrics;

@@ -141,6 +141,7 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   summary["kernel"] = o.kind;
   summary["workgroups"] = t.workgroups;
   summary["kernel_time_us"] = secs * 1e6;
+  summary["clock_mhz"] = t.clock_hz * 1e-6;  // under the power limit (machine `power:`)
   // The machine's launch overhead before it (the gap between dependent
   // kernels): back-to-back device measurements (CUDA graphs) include it.
   summary["launch_overhead_us"] = static_cast<double>(t.start - t.launch) * 1e-6;

@@ -58,10 +58,6 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
   kernel_rate_.fill(-1.0);
   wgmma_rate_.fill(-1.0);
   ws_rate_.fill(-1.0);
-  if (machine.tdm) {
-    mover_bw_ = units::Bandwidth{std::uint64_t{machine.tdm->movers_per_cu} *
-                                 machine.tdm->mover_bytes_per_clock * machine.compute.clock.hz};
-  }
   SC_HAS_PROCESS(ComputeUnit);
   SC_THREAD(run);
   const std::string me = this->name();
@@ -105,6 +101,19 @@ void ComputeUnit::begin_kernel() {
                              occ.limiter + ")");
   }
   slots_.assign(occ.workgroups, Slot{});
+  // The kernel's engine clock (the governor's, sim/platform/power.h): every
+  // cycle count of this CU's pipes turns into time at it. The matrix costs
+  // cached for the previous kernel are in its clock's time.
+  const units::Frequency clock{static_cast<std::uint64_t>(dispatcher_.clock_hz() > 0 ? dispatcher_.clock_hz()
+                                                                                    : static_cast<double>(machine_.compute.clock.hz))};
+  if (clock.hz != clock_.hz) {
+    clock_ = clock;
+    for (auto& c : matrix_costs_) c.valid = false;
+    if (machine_.tdm) {
+      mover_bw_ = units::Bandwidth{std::uint64_t{machine_.tdm->movers_per_cu} *
+                                   machine_.tdm->mover_bytes_per_clock * clock_.hz};
+    }
+  }
   {
     // Warps per scheduler: the workgroups resident at once (the grid spread
     // evenly over the CUs when it is smaller than their slots) x their warps,
@@ -482,8 +491,8 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
       // does this first. The group's loads go out once the first
       // iteration's share is done.
       const double ops = gather_lane_ops(r);
-      const Tick all = cycle_ticks(ops * g / vector_lanes(), machine_.compute.clock);
-      const Tick one = cycle_ticks(ops / vector_lanes(), machine_.compute.clock);
+      const Tick all = cycle_ticks(ops * g / vector_lanes(), clock_);
+      const Tick one = cycle_ticks(ops / vector_lanes(), clock_);
       issued = vector_pipe_.reserve(at, all) - all + one;
     }
     Tick back = 0, lat = 0;
@@ -511,7 +520,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
 Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
   // A software gather's loads go after this iteration's own address work.
   if (!r.gather || r.tensor_mover) return 0;
-  return cycle_ticks(gather_lane_ops(r) / vector_lanes(), machine_.compute.clock);
+  return cycle_ticks(gather_lane_ops(r) / vector_lanes(), clock_);
 }
 
 void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g) {
@@ -626,14 +635,14 @@ inline Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
 double ComputeUnit::vector_lanes() const { return machine_.compute.vector_lanes(); }
 
 Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
-  const Tick pipe = vector_pipe_.reserve(at, cycle_ticks(lane_ops / vector_lanes(), machine_.compute.clock));
+  const Tick pipe = vector_pipe_.reserve(at, cycle_ticks(lane_ops / vector_lanes(), clock_));
   const double cpi = issue_cycles_;
   if (threads == 0 || cpi <= 0) return pipe;
   // Latency-bound issue (docs/moe-timing.md): a warp issues its next
   // instruction only every `cpi` cycles on average, so a workgroup's share
   // of the work takes at least its instructions per thread times that,
   // however idle the pipe is (few warps per scheduler cannot hide it).
-  return std::max(pipe, at + cycle_ticks(lane_ops / threads * cpi, machine_.compute.clock));
+  return std::max(pipe, at + cycle_ticks(lane_ops / threads * cpi, clock_));
 }
 
 Tick ComputeUnit::issue_floor(Tick at, std::uint32_t instructions) const {
@@ -642,7 +651,7 @@ Tick ComputeUnit::issue_floor(Tick at, std::uint32_t instructions) const {
   // One warp's instructions, each warp_issue_cycles after the last: the
   // iteration's critical path when its warps are latency-bound (a barrier
   // every iteration keeps them in step, so no warp runs ahead).
-  return at + cycle_ticks(instructions * cpi, machine_.compute.clock);
+  return at + cycle_ticks(instructions * cpi, clock_);
 }
 
 const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
@@ -688,7 +697,7 @@ const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std:
   c.used = std::min<std::uint32_t>(waves, cu.simds_per_cu);
   const double flops = 2.0 * p.m * p.n * p.k;
   const double cycles = flops / (per_simd * c.used);
-  c.dur = cycle_ticks(cycles, cu.clock);
+  c.dur = cycle_ticks(cycles, clock_);
   return c;
 }
 

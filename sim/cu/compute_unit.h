@@ -246,6 +246,7 @@ class ComputeUnit : public sc_core::sc_module {
   std::size_t next_matrix_cost_ = 0;
   BusyUntil vector_pipe_;
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
+  units::Frequency clock_{};      // this kernel's engine clock (begin_kernel)
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)
   CuScheduler* scheduler_ = nullptr;
   Hot* hot_ = nullptr;

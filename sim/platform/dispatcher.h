@@ -22,6 +22,7 @@ struct KernelTiming {
   Tick start = 0;   // launch + launch overhead: first workgroup may start
   Tick end = 0;     // last workgroup finished
   std::uint32_t workgroups = 0;
+  double clock_hz = 0;  // the engine clock it ran at (sim/platform/power.h)
 };
 
 // How a hardware scheduler wants a kernel's workgroups handed out: in
@@ -41,6 +42,11 @@ class Dispatcher : public sc_core::sc_module {
   // Runs one kernel to completion; call from a SystemC thread. Without a
   // plan: launched by the host (launch overhead, workgroups in index order).
   KernelTiming launch(const isa::KernelLaunch& kernel, const DispatchPlan* plan = nullptr);
+
+  // The engine clock of the kernels launched from now on, in Hz (the clock
+  // governor's choice, sim/platform/power.h); the CUs read it as a kernel starts.
+  void set_clock(double hz) { clock_hz_ = hz; }
+  double clock_hz() const { return clock_hz_; }
 
   // --- for the CUs ---
   sc_core::sc_event kernel_started;
@@ -71,6 +77,7 @@ class Dispatcher : public sc_core::sc_module {
   std::uint32_t next_wg_ = 0;
   std::uint32_t cus_running_ = 0;
   std::uint64_t generation_ = 0;
+  double clock_hz_ = 0;
   KernelTiming timing_;
   sc_core::sc_event all_done_;
   std::uint64_t kernels_ = 0, workgroups_ = 0;

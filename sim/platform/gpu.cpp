@@ -11,6 +11,7 @@
 #include "sim/mem/hbm.h"
 #include "sim/mem/l2_cache.h"
 #include "sim/mem/mall.h"
+#include "sim/platform/power.h"
 #include "sim/platform/tdm_scheduler.h"
 
 namespace tdmsim::sim {
@@ -24,6 +25,7 @@ namespace {
 // The host side: a SystemC thread that launches the queued kernels in order.
 struct Host : sc_core::sc_module {
   Dispatcher& dispatcher;
+  const MachineSpec& machine;
   const std::vector<isa::KernelLaunch>* kernels = nullptr;
   std::vector<KernelTiming> timings;
   std::vector<L2Cache*> l2s;
@@ -31,7 +33,8 @@ struct Host : sc_core::sc_module {
   sc_core::sc_event go;
   bool pending = false;  // run() asked for work before this thread first waited
 
-  Host(sc_core::sc_module_name n, Dispatcher& d) : sc_module(n), dispatcher(d) {
+  Host(sc_core::sc_module_name n, Dispatcher& d, const MachineSpec& m)
+      : sc_module(n), dispatcher(d), machine(m) {
     SC_HAS_PROCESS(Host);
     SC_THREAD(main);
   }
@@ -53,7 +56,10 @@ struct Host : sc_core::sc_module {
           }
           tdm->ring(std::move(run));
         }
+        // The clock this kernel holds under the board's power limit.
+        dispatcher.set_clock(kernel_clock_hz(machine, k));
         KernelTiming t = hardware ? tdm->execute_next() : dispatcher.launch(k);
+        t.clock_hz = dispatcher.clock_hz();
         // A kernel is complete when its writes are in memory: the L2s write
         // their dirty lines back (AMD does so between kernels, hardware.md
         // 2.1; without it a copy smaller than L2 would "beat" the HBM peak,
@@ -133,7 +139,7 @@ struct GpuModule : sc_core::sc_module {
       if (mall) dies.back()->fabric->initiator.bind(mall->target);
       else dies.back()->fabric->initiator.bind(hbm->target);
     }
-    host = std::make_unique<Host>("host", *dispatcher);
+    host = std::make_unique<Host>("host", *dispatcher, m);
     for (auto& d : dies) host->l2s.push_back(d->l2.get());
     if (m.tdm) {
       // The unit sits beside the command processor and reads descriptors

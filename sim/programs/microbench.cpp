@@ -105,6 +105,9 @@ isa::KernelLaunch gemm(AddressSpace& as, const GemmShape& g, const MachineSpec& 
   isa::KernelLaunch k;
   k.name = "gemm";
   k.workgroups = gm * gn * split;
+  k.matrix_flops = 2.0 * g.m * g.n * g.k;
+  k.compulsory_bytes = (static_cast<double>(g.m) + g.n) * g.k * elem + 2.0 * g.m * g.n;
+  k.matrix_dtype = g.dtype;
   k.program = [=](std::uint32_t wg) {
     const std::uint32_t s = wg % split;
     const std::uint32_t tile = wg / split;

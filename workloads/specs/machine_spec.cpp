@@ -115,6 +115,13 @@ void check(const MachineSpec& m, config::Checker& c) {
                        units::format(hbm.refresh_time), units::format(hbm.refresh_interval)),
            {"memory.hbm.refresh_interval"});
   }
+  // The power limit can only slow the clock down.
+  if (m.power && m.power->sustained_clock.hz > cu.clock.hz) {
+    c.fail("power.sustained_clock",
+           fmt::format("{} is above compute.clock ({}): a power limit never raises the clock",
+                       units::format(m.power->sustained_clock), units::format(cu.clock)),
+           {"compute.clock"});
+  }
   if (m.tdm && m.tdm->slot_length < m.tdm->dispatch_latency) {
     c.fail("tdm.slot_length", "is shorter than tdm.dispatch_latency (" +
                                   units::format(m.tdm->dispatch_latency) +

@@ -380,6 +380,27 @@ struct TdmSpec {
   }
 };
 
+// The board's power limit as it shows in the engine clock: under a sustained
+// matrix load the clock drops until the board's power fits its limit
+// (docs/simulator.md "Clocks under load"). Absent: every kernel runs at
+// compute.clock.
+struct PowerSpec {
+  Frequency sustained_clock{};
+  double reference_utilisation{};
+
+  template <class V>
+  void visit(V& v) {
+    v.param(sustained_clock, "sustained_clock",
+            "engine clock the board holds at its power limit under the reference load (a "
+            "sustained dense GEMM)",
+            Required{}, Min{"1MHz"}, Max{"100GHz"});
+    v.param(reference_utilisation, "reference_utilisation",
+            "fraction of the matrix peak at sustained_clock that the reference load delivers "
+            "(its matrix activity)",
+            Required{}, Min{0.01}, Max{1.0});
+  }
+};
+
 struct MachineSpec {
   std::string name;
   std::string description;
@@ -390,6 +411,7 @@ struct MachineSpec {
   LaunchSpec launch;
   KernelsSpec kernels;
   std::optional<TdmSpec> tdm;
+  std::optional<PowerSpec> power;
 
   template <class V>
   void visit(V& v) {
@@ -402,6 +424,7 @@ struct MachineSpec {
     v.section(launch, "launch", "kernel launch and workgroup dispatch overheads");
     v.section(kernels, "kernels", "the software fused-MoE kernels this machine runs");
     v.section(tdm, "tdm", "hardware TDM MoE descriptor unit (hypothetical)");
+    v.section(power, "power", "sustained clock under load (absent: always compute.clock)");
   }
 };
 
