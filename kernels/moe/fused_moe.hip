@@ -98,7 +98,8 @@ struct RowSrc {
 // How the A and B rows of a pipeline stage lie in LDS is the backend's
 // (kernels/hip/lds_swizzle.h): on NVIDIA rows of exactly BK elements with their
 // 16-byte chunks XOR-swizzled, which ldmatrix reads without bank conflicts; on
-// AMD rows padded by 16 bytes, the leading dimension rocWMMA's loads take.
+// AMD rows padded by 16 bytes, which the MFMA fragment loads (one 16-byte
+// read per lane) read without bank conflicts.
 #ifdef TDMSIM_MMA_SYNC
 constexpr bool kSwizzledTiles = true;
 #else
@@ -1620,7 +1621,7 @@ const char* matrix_backend() {
 #elif defined(TDMSIM_MMA_SYNC)
   return "mma.sync";
 #else
-  return "rocwmma";
+  return "mfma (bf16; e4m3 x e4m3 on gfx940-942 and gfx950)";
 #endif
 }
 
