@@ -3,15 +3,25 @@
 # driver alone (no CMake, no project libraries), so it also runs on a GPU
 # machine that has only the toolchain.
 #   scripts/build-gpu-runner.sh nvidia|amd OUTPUT
-# TDMSIM_GPU_ARCH overrides the target (sm_90a; gfx942); TDMSIM_GPU_FLAGS adds
-# compiler flags (e.g. -DTDMSIM_FP8_VIA_F16=0 to compare a variant). Translation units
-# compile in parallel; the GEMM one is the slowest (~30-60 s).
+# TDMSIM_GPU_ARCH overrides the target (sm_90a; gfx942); for amd it may be a
+# list, comma- or semicolon-separated (gfx90a,gfx940: one code object per
+# target in the runner). TDMSIM_GPU_FLAGS adds compiler flags (e.g.
+# -DTDMSIM_FP8_VIA_F16=0 to compare a variant). TDMSIM_GPU_OBJDIR keeps the
+# objects there (the AMD disassembly test reads their code objects).
+# Translation units compile in parallel; the GEMM one is the slowest (nvcc
+# ~30-60 s; hipcc ~100 s of CPU per AMD target).
 set -euo pipefail
 backend="${1:?usage: build-gpu-runner.sh nvidia|amd OUTPUT}"
 output="${2:?usage: build-gpu-runner.sh nvidia|amd OUTPUT}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-objs="$(mktemp -d)"
-trap 'rm -rf "$objs"' EXIT
+if [ -n "${TDMSIM_GPU_OBJDIR:-}" ]; then
+  objs="$TDMSIM_GPU_OBJDIR"
+  mkdir -p "$objs"
+  rm -f "$objs"/*.o
+else
+  objs="$(mktemp -d)"
+  trap 'rm -rf "$objs"' EXIT
+fi
 sources=("$root"/kernels/moe/*.hip "$root"/kernels/runner/tdmsim_gpu.cpp)
 case "$backend" in
   nvidia)
@@ -30,11 +40,15 @@ case "$backend" in
     link=("${target[@]}")
     ;;
   amd)
-    # Documented, not tested here (no AMD GPU or ROCm on the project machines).
+    # Compiled in CI for gfx90a and gfx940 (kernels.compile_for_amd, Debian's
+    # HIP 5.2 / LLVM 15); no AMD GPU runs it here (docs/gpu-kernels.md).
     cc="${HIPCC:-hipcc}"
     arch="${TDMSIM_GPU_ARCH:-gfx942}"
-    flags=(-x hip -std=c++20 -O3 --offload-arch="$arch" -I"$root")
-    link=(--offload-arch="$arch")
+    target=()
+    IFS=',;' read -r -a archs <<< "$arch"
+    for a in "${archs[@]}"; do target+=(--offload-arch="$a"); done
+    flags=(-x hip -std=c++20 -O3 "${target[@]}" -I"$root")
+    link=("${target[@]}")
     ;;
   *) echo "build-gpu-runner.sh: backend must be nvidia or amd" >&2; exit 2 ;;
 esac

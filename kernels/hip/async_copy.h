@@ -28,9 +28,16 @@ __device__ __forceinline__ void copy16_async(void* dst_lds, const void* src, uns
   if (bytes == 16) {
     v = *static_cast<const uint4*>(src);
   } else if (bytes > 0) {
-    auto* d = reinterpret_cast<unsigned char*>(&v);
+    // The tail, byte by byte into words at static positions: a byte store at
+    // a run-time index into `v` would put it in scratch memory (AMD: 32 bytes
+    // of private segment per GEMM kernel, kernels.disassemble_amd).
     const auto* s = static_cast<const unsigned char*>(src);
-    for (unsigned i = 0; i < bytes; ++i) d[i] = s[i];
+    std::uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (unsigned i = 0; i < 16; ++i) {
+      if (i < bytes) w[i / 4] |= std::uint32_t{s[i]} << (8 * (i % 4));
+    }
+    v = make_uint4(w[0], w[1], w[2], w[3]);
   }
   *static_cast<uint4*>(dst_lds) = v;
 }

@@ -8,6 +8,9 @@
 
 #include <cstdint>
 #include <cstring>
+#if defined(__HIPCC__) && !defined(__CUDACC__)
+#include <hip/hip_runtime.h>  // __host__, __device__ and __forceinline__ on AMD
+#endif
 
 #if defined(__HIPCC__) || defined(__CUDACC__)
 #define TDMSIM_GPU_HD __host__ __device__ __forceinline__
@@ -101,5 +104,94 @@ TDMSIM_GPU_HD std::uint32_t e4m3_to_bf16_fast(std::uint8_t q) {
 
 // A group's scale: amax / 448 (fp32 division), 1 for an all-zero group.
 TDMSIM_GPU_HD float e4m3_scale(float amax) { return amax > 0.0f ? amax / kE4m3Max : 1.0f; }
+
+// e4m3 FNUZ (AMD gfx940-942, "fp8" of the MI300 ISA): exponent bias 8, no
+// infinities, no negative zero, and 0x80 the only NaN. Largest finite 240
+// (0x7F). Same rounding as e4m3_bits: nearest even, saturating to +-240; a
+// value that rounds to zero encodes 0x00 whatever its sign.
+constexpr float kE4m3FnuzMax = 240.0f;
+
+TDMSIM_GPU_HD std::uint8_t e4m3fnuz_bits(float v) {
+  const std::uint32_t b = float_bits(v);
+  const std::uint32_t sign = (b >> 24) & 0x80u;
+  const std::uint32_t abs = b & 0x7FFFFFFFu;
+  if (abs > 0x7F800000u) return 0x80u;
+  if (abs >= 0x43700000u) return static_cast<std::uint8_t>(sign | 0x7Fu);  // >= 240 (and Inf)
+  const int exp32 = static_cast<int>(abs >> 23);
+  if (exp32 == 0) return 0;
+  const std::uint32_t m = (abs & 0x7FFFFFu) | 0x800000u;
+  const int e = exp32 - 127 + 8;
+  // Normal: drop 20 mantissa bits; subnormal: units of 2^-10.
+  const int shift = e >= 1 ? 20 : 21 - e;
+  std::uint32_t q = 0;
+  if (shift <= 31) {
+    q = m >> shift;
+    const std::uint32_t rem = m & ((1u << shift) - 1u);
+    const std::uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1u))) ++q;
+  }
+  std::uint32_t mag = e >= 1 ? (static_cast<std::uint32_t>(e) << 3) + q - 8u : q;
+  if (mag > 0x7Fu) mag = 0x7Fu;
+  return mag == 0 ? std::uint8_t{0} : static_cast<std::uint8_t>(sign | mag);
+}
+
+// e4m3 FNUZ bits -> fp32 (exact).
+TDMSIM_GPU_HD float e4m3fnuz_value(std::uint8_t q) {
+  if (q == 0x80u) return bits_float(0x7FC00000u);
+  const std::uint32_t sign = std::uint32_t{q & 0x80u} << 24;
+  const std::uint32_t mag = q & 0x7Fu;
+  const std::uint32_t e = mag >> 3, man = mag & 7u;
+  if (e == 0) return bits_float(sign | float_bits(static_cast<float>(man) * 0.0009765625f));
+  return bits_float(sign | ((e + 119u) << 23) | (man << 20));
+}
+
+// e4m3 FNUZ bits -> bf16 bits (exact: every FNUZ value is a bf16 value).
+TDMSIM_GPU_HD std::uint32_t e4m3fnuz_to_bf16_bits(std::uint8_t q) {
+  const std::uint32_t mag = q & 0x7Fu;
+  if (mag >= 8u) return (std::uint32_t{q & 0x80u} << 8) | ((mag << 4) + (119u << 7));
+  return bf16_bits(e4m3fnuz_value(q));
+}
+
+// The kernels' fp8: e4m3 in the flavour of the compile target. FNUZ on AMD
+// gfx940-942 (whose fp8 MFMA reads FNUZ operands), OCP ("FN") everywhere else:
+// NVIDIA, gfx90a (no fp8 hardware: e4m3 is converted to bf16, so the OCP
+// encoding keeps gfx90a's results those of the NVIDIA build), gfx950 (OCP fp8
+// MFMA). Known only in a device pass (__gfx94x__ are device macros): the host
+// never encodes or decodes fp8. The scale of a group is amax / (the flavour's
+// largest finite value), so a group's largest element lands on it in either.
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define TDMSIM_FP8_FNUZ 1
+#else
+#define TDMSIM_FP8_FNUZ 0
+#endif
+
+TDMSIM_GPU_HD std::uint8_t fp8_bits(float v) {
+#if TDMSIM_FP8_FNUZ
+  return e4m3fnuz_bits(v);
+#else
+  return e4m3_bits(v);
+#endif
+}
+TDMSIM_GPU_HD float fp8_value(std::uint8_t q) {
+#if TDMSIM_FP8_FNUZ
+  return e4m3fnuz_value(q);
+#else
+  return e4m3_value(q);
+#endif
+}
+TDMSIM_GPU_HD std::uint32_t fp8_to_bf16_fast(std::uint8_t q) {
+#if TDMSIM_FP8_FNUZ
+  return e4m3fnuz_to_bf16_bits(q);
+#else
+  return e4m3_to_bf16_fast(q);
+#endif
+}
+TDMSIM_GPU_HD float fp8_scale(float amax) {
+#if TDMSIM_FP8_FNUZ
+  return amax > 0.0f ? amax / kE4m3FnuzMax : 1.0f;
+#else
+  return e4m3_scale(amax);
+#endif
+}
 
 }  // namespace tdmsim::gpu

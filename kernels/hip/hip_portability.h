@@ -8,12 +8,30 @@
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__) && !defined(__CUDACC__)
 #include <hip/hip_runtime.h>
-// The kernels are written for 32-lane groups (NVIDIA warps); on AMD's 64-lane
-// wavefronts the shuffles act within each half, which is what they assume.
+// The kernels' reductions, scans and ranks are written for 32-lane groups
+// (NVIDIA warps: threadIdx.x / 32, lanes threadIdx.x % 32, full masks). On
+// AMD's 64-lane wavefronts each group is one half of a wavefront and the
+// shuffles take width 32, so they act within each half (lane j of a shuffle is
+// lane j of the same half; __shfl_up leaves lanes < delta of each half their
+// own value, which the scans mask): the same results as on NVIDIA. The kernels
+// use no ballots or 32-bit lane masks. The matrix cores are the exception:
+// an MFMA takes all 64 lanes, so the GEMM cores split tiles over wavefronts
+// (fused_moe.hip, kWaves). __syncwarp orders the group's LDS and global
+// accesses (the sort's cursor reads before its moves): a wavefront-scope
+// fence; the lanes of a wavefront execute together, so no barrier is needed.
 #define __shfl_sync(mask, v, lane) __shfl((v), (lane), 32)
 #define __shfl_xor_sync(mask, v, offset) __shfl_xor((v), (offset), 32)
 #define __shfl_up_sync(mask, v, delta) __shfl_up((v), (delta), 32)
-#define __syncwarp() ((void)0)
+#define __syncwarp() __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "wavefront")
+#define __trap() __builtin_trap()
+#if HIP_VERSION_MAJOR < 6
+// HIP 5 (Debian's 5.2) has no event-record flags. The runner records its
+// per-kernel events inside a stream capture with the "external" flag
+// (timestamped graph nodes on CUDA); here a plain record, which compiles. The
+// per-kernel times of a captured graph on HIP 5 are untested (no AMD GPU).
+#define hipEventRecordExternal 0u
+inline hipError_t hipEventRecordWithFlags(hipEvent_t e, hipStream_t s, unsigned) { return hipEventRecord(e, s); }
+#endif
 #else
 #include <cuda_runtime.h>
 

@@ -33,6 +33,24 @@
 //
 // Writers (cp.async, 16 bytes per thread) are conflict-free too: the threads
 // copying one row take its C chunks, which the XOR maps to C distinct chunks.
+//
+// AMD (MFMA, matrix_core.h): rows padded by 16 bytes, R = 16 (C + 1), no
+// swizzle. LDS again has 32 banks of 4 bytes; a ds_read_b128 (or
+// ds_write_b128) of a 64-lane wavefront is served in 8 phases of 8 lanes
+// (128 bytes each: lanes 8p..8p+7; CK-Tile's "LDS bank conflicts" notes), so
+// it is conflict-free iff each phase's 8 chunks lie in 8 distinct bank groups.
+// The MFMA fragment loads give lane l row l % 16 of the fragment at chunk
+// l / 16 of the 64-byte K window: a phase is 8 consecutive rows r = 8q + t,
+// t = 0..7, at one chunk c, in bank group (r (C + 1) + c) mod 8 (plus the
+// shared base). C is a power of two >= 2 on every tile (rows of 32+ bytes),
+// so C + 1 is odd, hence invertible mod 8, and t (C + 1) mod 8 takes 8 distinct
+// values for t = 0..7: no conflict. (8-byte loads, 16 lanes a phase, would
+// span rows t and t + 8, which share a group: 2-way; hence the 64-byte
+// fragments.) The copy writes (16 bytes per thread, threads 8p..8p+7 a phase,
+// logical chunk t % C of row t / C): with C >= 8 a phase is 8 chunks of one
+// row, 8 distinct groups; with C = 4 or 2 it spans 2 or 4 rows, whose groups
+// r (C + 1) + c overlap in one place (2-way on one group of 8, a ninth pass).
+// A row of 16 bytes (C = 1) would give an even C + 1; no tile has one.
 #pragma once
 
 #if defined(__HIPCC__) || defined(__CUDACC__)
@@ -49,8 +67,8 @@ TDMSIM_LDS_HD int swizzle_mask(int chunks, int row) {
 }
 
 // The A/B tile layout of one pipeline stage: rows of `chunks` 16-byte chunks
-// of K, either padded by 16 bytes (rocWMMA, which takes a leading dimension)
-// or unpadded and XOR-swizzled (NVIDIA ldmatrix). Row indices are those of
+// of K, either padded by 16 bytes (AMD: MFMA fragment loads, above) or
+// unpadded and XOR-swizzled (NVIDIA ldmatrix). Row indices are those of
 // the stage (A rows, then B rows); B starts at a row that is a multiple of 8,
 // so B-relative rows have the same f.
 template <int Chunks, bool Swizzled>

@@ -1,9 +1,11 @@
-// The thin wmma-style layer between the MoE kernels and the matrix cores:
-// one 16x16x16 bf16 -> fp32 tile shape, loads from LDS, multiply-accumulate
-// and stores. nvcuda::wmma on NVIDIA (mma.sync tensor cores), rocWMMA on AMD
-// (MFMA). fp8 operands are converted to bf16 in LDS before they reach this
-// layer: every e4m3 value is exactly a bf16 value, and nvcuda::wmma has no
-// fp8 shape (docs/gpu-kernels.md "fp8").
+// The thin matrix-core layer between the MoE kernels and the matrix cores:
+// 16x16 fp32 tiles from bf16 (or e4m3) operands, loads from LDS,
+// multiply-accumulate and stores. On AMD CDNA the MFMA instructions through
+// the compiler builtins (wave64, below); on NVIDIA nvcuda::wmma (16x16x16) and
+// the mma.sync fragments loaded with ldmatrix further down. fp8 operands reach
+// the wmma-style interface as bf16 converted in LDS (every e4m3 value is
+// exactly a bf16 value, and nvcuda::wmma has no fp8 shape); on gfx94x the
+// AMD GEMM core multiplies e4m3 as copied (Frag8). docs/gpu-kernels.md "AMD CDNA".
 #pragma once
 
 #include <cstdint>
@@ -12,11 +14,97 @@
 #include "kernels/hip/lds_swizzle.h"
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__) && !defined(__CUDACC__)
-#include <hip/hip_bf16.h>
-#include <rocwmma/rocwmma.hpp>
+#include <hip/hip_bfloat16.h>
+// AMD: MFMA, one wavefront of 64 lanes per instruction.
+#define TDMSIM_MFMA 1
+// The fp8 x fp8 MFMA (v_mfma_f32_16x16x32_fp8_fp8) exists on gfx940-942
+// (operands FNUZ e4m3) and gfx950 (OCP e4m3); gfx90a has no fp8 and the
+// kernels convert e4m3 to bf16 in LDS there. Device passes only.
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
+#define TDMSIM_MFMA_FP8 1
+#else
+#define TDMSIM_MFMA_FP8 0
+#endif
 namespace tdmsim::gpu::mc {
-namespace api = rocwmma;
+
 using bf16 = hip_bfloat16;
+constexpr int kTile = 16;       // M = N of one matrix-core operation
+constexpr int kWaveLanes = 64;  // the lanes that execute one MFMA together
+// K (in bf16 elements) of one fragment of the wmma-style interface: 64 bytes
+// of K, two MFMAs of K 16 (bf16) or 32 (e4m3).
+constexpr int kFragK = 32;
+
+using bf16x4 = short __attribute__((ext_vector_type(4)));
+using bf16x8 = short __attribute__((ext_vector_type(8)));
+using f32x4 = float __attribute__((ext_vector_type(4)));
+
+// Lane mapping of v_mfma_f32_16x16x16_bf16 (AMD CDNA3 ISA, "Dependent
+// instructions / matrix layouts"; the same for 16x16x32_fp8_fp8 with 8-byte
+// operands): lane l supplies A row l % 16 and B column l % 16 at the K group
+// l / 16 (4 bf16 or 8 e4m3 values), and receives C rows 4 (l / 16) + i,
+// i = 0..3, of column l % 16.
+// A fragment here is 16 rows x 64 bytes of K read with ONE 16-byte LDS load
+// per lane (ds_read_b128): lane l takes bytes [16 (l / 16), 16 (l / 16) + 16)
+// of row l % 16. The first MFMA multiplies the low 8 bytes of every lane, the
+// second the high 8: K is permuted the same way in A and B, so the two
+// MFMAs sum exactly the 64 bytes of K. Why 16-byte loads: LDS serves a
+// ds_read_b128 in 8 phases of 8 lanes (128 bytes each), and the 8 lanes of a
+// phase read 8 consecutive rows at one chunk, which the padded layout puts in
+// 8 distinct bank groups (lds_swizzle.h, "AMD"); 8-byte loads would serve 16
+// rows a phase, two of which share a bank group (2-way conflict).
+struct FragA { bf16x8 v; };  // 16 rows x 32 bf16 of K
+struct FragB { bf16x8 v; };  // 16 output columns (stored as rows) x 32 bf16 of K
+struct FragC {
+  static constexpr int num_elements = 4;
+  f32x4 x;  // rows c_row(i), column c_col()
+};
+struct Frag8 { long lo, hi; };  // 16 rows x 64 e4m3 of K
+
+__device__ __forceinline__ int lane() { return int(threadIdx.x) % kWaveLanes; }
+// Coordinates inside the 16 x 16 tile of accumulator element i of this lane.
+__device__ __forceinline__ int c_row(int i) { return 4 * (lane() / 16) + i; }
+__device__ __forceinline__ int c_col() { return lane() % 16; }
+
+__device__ __forceinline__ void zero(FragC& c) { c.x = f32x4{0.0f, 0.0f, 0.0f, 0.0f}; }
+
+// `p` at the fragment's first row and K; `ld_bytes` apart (a multiple of 16).
+template <class V>
+__device__ __forceinline__ V load16(const void* p, unsigned ld_bytes) {
+  const auto* row = static_cast<const unsigned char*>(p) + (lane() % 16) * ld_bytes + 16 * (lane() / 16);
+  return *reinterpret_cast<const V*>(row);
+}
+// `ld` in elements; a multiple of 8.
+__device__ __forceinline__ void load_a(FragA& a, const bf16* p, unsigned ld) { a.v = load16<bf16x8>(p, 2 * ld); }
+__device__ __forceinline__ void load_b(FragB& b, const bf16* p, unsigned ld) { b.v = load16<bf16x8>(p, 2 * ld); }
+__device__ __forceinline__ void load8(Frag8& f, const std::uint8_t* p, unsigned ld_bytes) {
+  const auto v = load16<long __attribute__((ext_vector_type(2)))>(p, ld_bytes);
+  f.lo = v[0];
+  f.hi = v[1];
+}
+
+__device__ __forceinline__ void mma(FragC& c, const FragA& a, const FragB& b) {
+  const bf16x4 a0 = __builtin_shufflevector(a.v, a.v, 0, 1, 2, 3);
+  const bf16x4 a1 = __builtin_shufflevector(a.v, a.v, 4, 5, 6, 7);
+  const bf16x4 b0 = __builtin_shufflevector(b.v, b.v, 0, 1, 2, 3);
+  const bf16x4 b1 = __builtin_shufflevector(b.v, b.v, 4, 5, 6, 7);
+  c.x = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a0, b0, c.x, 0, 0, 0);
+  c.x = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a1, b1, c.x, 0, 0, 0);
+}
+#if TDMSIM_MFMA_FP8
+// e4m3 x e4m3 in the target's fp8 flavour (gpu_numerics.h, fp8_bits).
+__device__ __forceinline__ void mma(FragC& c, const Frag8& a, const Frag8& b) {
+  c.x = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a.lo, b.lo, c.x, 0, 0, 0);
+  c.x = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a.hi, b.hi, c.x, 0, 0, 0);
+}
+#endif
+// c += t * s, element by element (both fragments have the same layout).
+__device__ __forceinline__ void add_scaled(FragC& c, const FragC& t, float s) { c.x += t.x * s; }
+// Row-major fp32 store to LDS or global memory; `ld` in elements.
+__device__ __forceinline__ void store(float* p, const FragC& c, unsigned ld) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) p[c_row(i) * ld + c_col()] = c.x[i];
+}
+
 }  // namespace tdmsim::gpu::mc
 
 #else
@@ -26,11 +114,12 @@ namespace tdmsim::gpu::mc {
 namespace api = nvcuda::wmma;
 using bf16 = __nv_bfloat16;
 }  // namespace tdmsim::gpu::mc
-#endif
 
 namespace tdmsim::gpu::mc {
 
 constexpr int kTile = 16;  // M = N = K of one matrix-core operation
+constexpr int kWaveLanes = 32;
+constexpr int kFragK = 16;  // K of one fragment
 
 // A: 16 rows x 16 k, row-major in LDS. B: 16 n x 16 k stored n-major (each
 // output column's k values contiguous, as weight rows are), which is a
@@ -64,7 +153,6 @@ __device__ __forceinline__ void store(float* p, const FragC& c, unsigned ld) {
 
 }  // namespace tdmsim::gpu::mc
 
-#if !(defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__) && !defined(__CUDACC__))
 // NVIDIA: the same operations on register fragments of mma.sync, loaded from
 // LDS with ldmatrix. nvcuda::wmma's loads compile to many narrow LDS
 // instructions (no ldmatrix) and hide the element layout, which the epilogue

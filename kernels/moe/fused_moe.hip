@@ -26,7 +26,11 @@ namespace {
 
 using mc::bf16;
 
-constexpr int kWarps = kThreads / 32;
+constexpr int kWarps = kThreads / 32;  // 32-lane groups: the reductions' unit (half a wavefront on AMD)
+// Groups of lanes that issue one matrix-core operation together: warps of 32
+// on NVIDIA, wavefronts of 64 on AMD (MFMA). The GEMM cores split the tile
+// over these.
+constexpr int kWaves = kThreads / mc::kWaveLanes;
 constexpr int kMaxStages = 6;
 #ifndef TDMSIM_WGMMA
 #define TDMSIM_WGMMA 0  // wgmma main loop for tiles of 64+ rows (sm_90a; build-gpu-runner.sh sets it)
@@ -73,13 +77,14 @@ __device__ __forceinline__ float activate(Act act, float g, float u, float limit
 // warps (plan::rules::warp_grid, which the timing model counts with too),
 // each TM x TN fragments of 16 x 16. Small tiles leave warps idle in the
 // multiply; they still copy.
-template <int BM, int BN>
+// On AMD the grid is one of wavefronts (Warps = kWaves, 4 of 256 threads).
+template <int BM, int BN, int Warps = kWarps>
 struct WarpGrid {
   static constexpr int FM = BM / 16, FN = BN / 16;
-  static constexpr int WM = int(plan::rules::warp_grid(BM, BN, kWarps).wm);
-  static constexpr int WN = int(plan::rules::warp_grid(BM, BN, kWarps).wn);
+  static constexpr int WM = int(plan::rules::warp_grid(BM, BN, Warps).wm);
+  static constexpr int WN = int(plan::rules::warp_grid(BM, BN, Warps).wn);
   static constexpr int TM = FM / WM, TN = FN / WN;
-  static_assert(WM * WN <= kWarps && TM * WM == FM && TN * WN == FN, "tile not covered");
+  static_assert(WM * WN <= Warps && TM * WM == FM && TN * WN == FN, "tile not covered");
 };
 
 
@@ -93,7 +98,8 @@ struct RowSrc {
 // How the A and B rows of a pipeline stage lie in LDS is the backend's
 // (kernels/hip/lds_swizzle.h): on NVIDIA rows of exactly BK elements with their
 // 16-byte chunks XOR-swizzled, which ldmatrix reads without bank conflicts; on
-// AMD rows padded by 16 bytes, the leading dimension rocWMMA's loads take.
+// AMD rows padded by 16 bytes, which the MFMA fragment loads (one 16-byte
+// read per lane) read without bank conflicts.
 #ifdef TDMSIM_MMA_SYNC
 constexpr bool kSwizzledTiles = true;
 #else
@@ -236,27 +242,37 @@ struct TileCopy {
   }
 };
 
-// The main loop: C[BM][BN] += A[BM][k0:k1] * B[BN][k0:k1]^T, A and B rows from
-// `a` and `b` (in LDS), elements T (bf16 bits or e4m3). fp8 tiles are
-// converted to bf16 in LDS; with block_128 scales the activation scale of the
-// row's 128-column group is folded into A during that conversion (rounded to
-// bf16) and the weight scale of each 16-column fragment multiplies its partial
-// sum per K tile (`b_scale[f]` points at the fragment's scale row, indexed by
-// k / 128). Leaves the result in `C` (fp32, LDS, ld kCLd) after a barrier.
-// `block_scaled` is a template parameter so that every fragment index is
-// static: a fragment chosen at run time would live in local memory.
+#ifdef TDMSIM_MFMA
+// The main loop on AMD CDNA: C[BM][BN] += A[BM][k0:k1] * B[BN][k0:k1]^T, A
+// and B rows from `a` and `b` (in LDS), elements T (bf16 bits or e4m3), on
+// MFMA (matrix_core.h), one wavefront per WarpGrid cell. Fragments are 16 rows
+// x 64 bytes of K, one ds_read_b128 per lane from the padded layout. e4m3
+// tiles are multiplied as copied where the target has the fp8 MFMA and the K
+// tile holds whole fragments (gfx94x, BK % 64 == 0); elsewhere (gfx90a) they
+// are converted to bf16 in LDS (exact) and, with block_128 scales, the
+// activation scale of the row's 128-column group is folded into A during the
+// conversion (rounded to bf16). Block scales on the native fp8 path multiply
+// each K tile's partial sums by the row's activation scale and the 16-column
+// fragment's weight scale, as the NVIDIA mma.sync loop does (`b_scale[f]`
+// points at the fragment's scale row, indexed by k / 128). Leaves the result
+// in `C` (fp32, LDS, ld kCLd) after a barrier. `block_scaled` is a template
+// parameter so that every fragment index is static: a fragment chosen at run
+// time would live in scratch memory.
 template <class T, int BM, int BN, int BK, bool block_scaled>
 __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
                           const float* const* b_scale, std::uint32_t k0, std::uint32_t k1,
                           int stages, const void* any_global, float* C) {
   using S = Smem<T, BM, BN, BK>;
-  using G = WarpGrid<BM, BN>;
-  // rocWMMA loads and the e4m3 conversion below read rows in logical order,
-  // `ld` apart: the padded layout.
+  using G = WarpGrid<BM, BN, kWaves>;
+  constexpr bool kFp8 = sizeof(T) == 1;
+  constexpr bool kNativeFp8 = kFp8 && TDMSIM_MFMA_FP8 && BK % 64 == 0;
+  constexpr bool kConvert = kFp8 && !kNativeFp8;
+  // The loads and the e4m3 conversion read rows in logical order, `ld` apart.
   static_assert(!S::Layout::kSwizzled, "gemm_core reads the padded layout");
-  const int warp = threadIdx.x / 32;
-  const int wm = warp / G::WN, wn = warp % G::WN;
-  const bool computes = warp < G::WM * G::WN;
+  static_assert(BK % mc::kFragK == 0, "K tile of whole fragments");
+  const int wave = threadIdx.x / mc::kWaveLanes;
+  const int wm = wave / G::WN, wn = wave % G::WN;
+  const bool computes = wave < G::WM * G::WN;
   const std::uint32_t tiles = (k1 - k0 + BK - 1) / BK;
 
   mc::FragC acc[G::TM][G::TN];
@@ -274,14 +290,14 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
     async_wait_at_most(stages - 2);
     __syncthreads();
     const unsigned char* st = smem + (tile % stages) * S::kStageBytes;
-    const bf16* as;
-    const bf16* bs;
-    int ld;
-    if constexpr (sizeof(T) == 1) {
+    const std::uint32_t kb = (k0 + tile * BK) / 128;
+    const bf16* as = nullptr;
+    const bf16* bs = nullptr;
+    int ld = 0;
+    if constexpr (kConvert) {
       // e4m3 -> bf16, exact (four at a time, two 32-bit stores); block_128:
       // A times its row's group scale, rounded to bf16.
       auto* conv = reinterpret_cast<std::uint16_t*>(smem + stages * S::kStageBytes);
-      const std::uint32_t kb = (k0 + tile * BK) / 128;
       for (int i = threadIdx.x; i < (BM + BN) * BK / 4; i += kThreads) {
         const int row = i / (BK / 4), col = (i % (BK / 4)) * 4;
         const std::uint32_t q4 = *reinterpret_cast<const std::uint32_t*>(st + row * S::kRowBytes + col);
@@ -289,10 +305,10 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
         if (block_scaled && row < BM) {
           const float sa = a[row].scale ? a[row].scale[kb] : 1.0f;
 #pragma unroll
-          for (int e = 0; e < 4; ++e) h[e] = bf16_bits(e4m3_value(static_cast<std::uint8_t>(q4 >> (8 * e))) * sa);
+          for (int e = 0; e < 4; ++e) h[e] = bf16_bits(fp8_value(static_cast<std::uint8_t>(q4 >> (8 * e))) * sa);
         } else {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) h[e] = e4m3_to_bf16_fast(static_cast<std::uint8_t>(q4 >> (8 * e)));
+          for (int e = 0; e < 4; ++e) h[e] = fp8_to_bf16_fast(static_cast<std::uint8_t>(q4 >> (8 * e)));
         }
         auto* out = reinterpret_cast<std::uint32_t*>(conv + row * S::kHalfLd + col);
         out[0] = h[0] | (h[1] << 16);
@@ -302,7 +318,7 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
       as = reinterpret_cast<const bf16*>(conv);
       bs = as + BM * S::kHalfLd;
       ld = S::kHalfLd;
-    } else {
+    } else if constexpr (!kFp8) {
       as = reinterpret_cast<const bf16*>(st);
       bs = reinterpret_cast<const bf16*>(st + BM * S::kRowBytes);
       ld = S::kRowBytes / 2;
@@ -314,33 +330,68 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
 #pragma unroll
           for (int j = 0; j < G::TN; ++j) mc::zero(part[i][j]);
       }
+      if constexpr (kNativeFp8) {
+#if TDMSIM_MFMA_FP8
+        const std::uint8_t* a8 = st + (wm * G::TM * 16) * S::kRowBytes;
+        const std::uint8_t* b8 = st + (BM + wn * G::TN * 16) * S::kRowBytes;
 #pragma unroll
-      for (int kk = 0; kk < BK; kk += 16) {
-        mc::FragA fa[G::TM];
-        mc::FragB fb[G::TN];
+        for (int kk = 0; kk < BK; kk += 64) {
+          mc::Frag8 fa[G::TM];
+          mc::Frag8 fb[G::TN];
 #pragma unroll
-        for (int i = 0; i < G::TM; ++i) mc::load_a(fa[i], as + ((wm * G::TM + i) * 16) * ld + kk, ld);
+          for (int i = 0; i < G::TM; ++i) mc::load8(fa[i], a8 + (i * 16) * S::kRowBytes + kk, S::kRowBytes);
 #pragma unroll
-        for (int j = 0; j < G::TN; ++j) mc::load_b(fb[j], bs + ((wn * G::TN + j) * 16) * ld + kk, ld);
+          for (int j = 0; j < G::TN; ++j) mc::load8(fb[j], b8 + (j * 16) * S::kRowBytes + kk, S::kRowBytes);
 #pragma unroll
-        for (int i = 0; i < G::TM; ++i)
+          for (int i = 0; i < G::TM; ++i)
 #pragma unroll
-          for (int j = 0; j < G::TN; ++j) {
-            if constexpr (block_scaled) mc::mma(part[i][j], fa[i], fb[j]);
-            else mc::mma(acc[i][j], fa[i], fb[j]);
-          }
+            for (int j = 0; j < G::TN; ++j) {
+              if constexpr (block_scaled) mc::mma(part[i][j], fa[i], fb[j]);
+              else mc::mma(acc[i][j], fa[i], fb[j]);
+            }
+        }
+#endif
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += mc::kFragK) {
+          mc::FragA fa[G::TM];
+          mc::FragB fb[G::TN];
+#pragma unroll
+          for (int i = 0; i < G::TM; ++i) mc::load_a(fa[i], as + ((wm * G::TM + i) * 16) * ld + kk, ld);
+#pragma unroll
+          for (int j = 0; j < G::TN; ++j) mc::load_b(fb[j], bs + ((wn * G::TN + j) * 16) * ld + kk, ld);
+#pragma unroll
+          for (int i = 0; i < G::TM; ++i)
+#pragma unroll
+            for (int j = 0; j < G::TN; ++j) {
+              if constexpr (block_scaled) mc::mma(part[i][j], fa[i], fb[j]);
+              else mc::mma(acc[i][j], fa[i], fb[j]);
+            }
+        }
       }
       if constexpr (block_scaled) {
-        const std::uint32_t kb = (k0 + tile * BK) / 128;
 #pragma unroll
         for (int j = 0; j < G::TN; ++j) {
           const float sw = b_scale[wn * G::TN + j][kb];
 #pragma unroll
-          for (int i = 0; i < G::TM; ++i) mc::add_scaled(acc[i][j], part[i][j], sw);
+          for (int i = 0; i < G::TM; ++i) {
+            if constexpr (kNativeFp8) {
+              // A's scale per accumulator row (padding rows: no source, 0).
+              mc::f32x4 s;
+#pragma unroll
+              for (int r = 0; r < 4; ++r) {
+                const RowSrc& rs = a[(wm * G::TM + i) * 16 + mc::c_row(r)];
+                s[r] = (rs.scale ? rs.scale[kb] : 0.0f) * sw;
+              }
+              acc[i][j].x += part[i][j].x * s;
+            } else {
+              mc::add_scaled(acc[i][j], part[i][j], sw);
+            }
+          }
         }
       }
     }
-    issue(tile + stages - 1);  // into the buffer every warp finished with above
+    issue(tile + stages - 1);  // into the buffer every wave finished with above
   }
   async_wait<0>();
   __syncthreads();  // the stage buffers become the epilogue tile
@@ -353,6 +404,7 @@ __device__ void gemm_core(unsigned char* smem, const RowSrc* a, const RowSrc* b,
   }
   __syncthreads();
 }
+#endif
 
 #ifdef TDMSIM_MMA_SYNC
 // The main loop on NVIDIA: the same copy pipeline, fragments loaded with
@@ -1005,9 +1057,9 @@ __global__ void quant_inter_kernel(Args p, std::uint8_t* q, float* scale) {
     amax = 0.0f;
     for (int w = 0; w < kWarps; ++w) amax = fmaxf(amax, part[w]);
     __syncthreads();
-    const float s = e4m3_scale(amax);
+    const float s = fp8_scale(amax);
     for (std::uint32_t j = g0 + threadIdx.x; j < g1; j += kThreads) {
-      q[std::size_t{pos} * d.inter + j] = e4m3_bits(bf16_value(in[j]) / s);
+      q[std::size_t{pos} * d.inter + j] = fp8_bits(bf16_value(in[j]) / s);
     }
     if (threadIdx.x == 0) scale[d.quant == Quant::block_128 ? std::size_t{pos} * d.ib() + g0 / 128 : pos] = s;
   }
@@ -1244,7 +1296,7 @@ template <class T, int BM, int BN, int BK, bool BS>
 __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using S = Smem<T, BM, BN, BK>;
-  using G = WarpGrid<BM, BN>;
+  using G = WarpGrid<BM, BN, kWaves>;  // phase 2's matrix work, per warp (wavefront on AMD)
   constexpr int KS = BN / 2;             // the slice: phase 2's K
   constexpr int kSliceLd = KS + 8;       // bf16 elements
   constexpr int kBRow = KS * int(sizeof(T)) + 16;  // bytes of one down row slice in LDS
@@ -1306,7 +1358,7 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
     }
     async_commit();
   };
-  const int warp = threadIdx.x / 32;
+  const int warp = threadIdx.x / mc::kWaveLanes;
   const int wm = warp / G::WN, wn = warp % G::WN;
   const bool computes = warp < G::WM * G::WN;
   issue(0);
@@ -1321,7 +1373,7 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
     if constexpr (sizeof(T) == 1) {
       for (int i = threadIdx.x; i < BN * KS; i += kThreads) {
         const int n = i / KS, k = i % KS;
-        bconv[n * kBLd + k] = static_cast<std::uint16_t>(e4m3_to_bf16_fast(st[n * kBRow + k]));
+        bconv[n * kBLd + k] = static_cast<std::uint16_t>(fp8_to_bf16_fast(st[n * kBRow + k]));
       }
       __syncthreads();
       bs = reinterpret_cast<const bf16*>(bconv);
@@ -1337,7 +1389,7 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
 #pragma unroll
         for (int j = 0; j < G::TN; ++j) mc::zero(acc[i][j]);
 #pragma unroll
-      for (int kk = 0; kk < KS; kk += 16) {
+      for (int kk = 0; kk < KS; kk += mc::kFragK) {
         mc::FragA fa[G::TM];
         mc::FragB fb[G::TN];
 #pragma unroll
@@ -1569,7 +1621,7 @@ const char* matrix_backend() {
 #elif defined(TDMSIM_MMA_SYNC)
   return "mma.sync";
 #else
-  return "rocwmma";
+  return "mfma (bf16; e4m3 x e4m3 on gfx940-942 and gfx950)";
 #endif
 }
 

@@ -46,8 +46,8 @@ __device__ void write_row(Value value, std::uint32_t cols, bool fp8, Quant q, vo
     const std::uint32_t g1 = min(cols, g0 + group);
     float amax = 0.0f;
     for (std::uint32_t c = g0 + threadIdx.x; c < g1; c += kBlock) amax = fmaxf(amax, fabsf(value(c)));
-    const float scale = e4m3_scale(block_max(amax));
-    for (std::uint32_t c = g0 + threadIdx.x; c < g1; c += kBlock) o[c] = e4m3_bits(value(c) / scale);
+    const float scale = fp8_scale(block_max(amax));
+    for (std::uint32_t c = g0 + threadIdx.x; c < g1; c += kBlock) o[c] = fp8_bits(value(c) / scale);
     if (threadIdx.x == 0) scales[g0 / 128] = scale;
   }
 }
@@ -120,10 +120,10 @@ __global__ void weight_blocks_kernel(std::uint64_t seed, LayerDims d, bool gate_
   };
   float amax = 0.0f;
   for (std::uint32_t i = threadIdx.x; i < n; i += kBlock) amax = fmaxf(amax, fabsf(value(i)));
-  const float s = e4m3_scale(block_max(amax));
+  const float s = fp8_scale(block_max(amax));
   for (std::uint32_t i = threadIdx.x; i < n; i += kBlock) {
     const std::uint32_t r = r0 + i / width, c = c0 + i % width;
-    w[(std::size_t{e} * rows + r) * cols + c] = e4m3_bits(value(i) / s);
+    w[(std::size_t{e} * rows + r) * cols + c] = fp8_bits(value(i) / s);
   }
   if (threadIdx.x == 0) scale[(std::size_t{e} * gridDim.y + rb) * gridDim.x + cb] = s;
 }

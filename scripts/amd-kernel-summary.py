@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""Per-kernel summary of the AMD code objects of the HIP kernels, read from
+the objects that scripts/compile-kernels-amd.sh leaves (OUTDIR/obj/*.o: host
+objects whose .hip_fatbin section bundles one code object per target, or
+device-only bundles), with the LLVM 15 tools of Debian's HIP packages
+(llvm-objcopy, clang-offload-bundler, llvm-readelf, llvm-objdump, llvm-cxxfilt).
+
+Per kernel and target: registers, LDS, scratch and spills from the code
+object metadata (NT_AMDGPU_METADATA), an occupancy bound from them, and the
+instruction mix of the GEMM main loop from the disassembly. Checks:
+  * no kernel uses scratch memory (private segment 0, no VGPR/SGPR spills),
+    but the two untimed ones of EXEMPT;
+  * every 256-thread GEMM kernel (gate_up_kernel, down_kernel, fused_kernel)
+    has a main loop (the first innermost loop with MFMAs) whose MFMAs are all
+    of the expected type (fp8 x fp8 on targets with the fp8 MFMA for e4m3
+    tiles of K bytes a multiple of 64, bf16 otherwise) and whose count per
+    iteration is the tile's: TM x TN fragments per wavefront (the wave grid of
+    plan::rules::warp_grid over 4 wavefronts) x 2 MFMAs per 64 bytes of K.
+With --check CSV the fresh summary must equal the committed one (so that a
+kernel change forces a re-commit: rerun with --out). Exit 0 ok, 1 on a
+failed check, 77 when the tools or objects are missing (CTest "skipped").
+
+  amd-kernel-summary.py --objects DIR --target gfx90a (--out CSV | --check CSV)
+"""
+import argparse
+import csv
+import io
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+LLVM = os.environ.get("TDMSIM_LLVM_BIN", "/usr/lib/llvm-15/bin")
+
+# Occupancy limits of CDNA2 (gfx90a) and CDNA3 (gfx940-942), per SIMD: 512
+# vector registers per lane shared by the arch VGPRs and the AGPRs
+# (allocated in granules of 8), at most 8 wavefronts; 64 KiB of LDS per CU
+# shared by its 4 SIMDs. AMD CDNA3 ISA reference guide, "Vector register
+# file" / "Wavefront occupancy"; the ROCm "GPU hardware specifications" table.
+VGPRS_PER_SIMD = 512
+VGPR_GRANULE = 8
+MAX_WAVES_PER_SIMD = 8
+LDS_PER_CU = 65536
+SIMDS_PER_CU = 4
+WAVE = 64
+
+# Kernels allowed scratch or spills, with why; their figures are still in
+# the summary, so a change to them still fails the comparison. Neither is
+# timed (the runner's setup and the router; docs/gpu-kernels.md).
+EXEMPT = {
+    "gating_kernel": "the router, one thread per token: its per-thread score arrays over up "
+                     "to kMaxExperts experts are indexed at run time (local memory on NVIDIA too)",
+    "weight_blocks_kernel": "synthetic fp8 weights: a few SGPR spills (to VGPR lanes, not memory)",
+}
+
+FP8_MFMA_TARGETS = {"gfx940", "gfx941", "gfx942", "gfx950"}
+MFMA_BF16 = re.compile(r"^v_mfma_f32_16x16x16_?bf16(_1k)?$")
+MFMA_FP8 = re.compile(r"^v_mfma_f32_16x16x32_fp8_fp8$")
+
+
+def tool(name):
+    path = os.path.join(LLVM, name)
+    return path if os.access(path, os.X_OK) else None
+
+
+def run(args, stdin=None):
+    return subprocess.run(args, input=stdin, capture_output=True, text=True, check=True).stdout
+
+
+def short_name(demangled):
+    s = demangled.replace("tdmsim::gpu::(anonymous namespace)::", "")
+    s = s.replace("tdmsim::gpu::", "").replace("unsigned char", "fp8").replace("unsigned short", "bf16")
+    s = re.sub(r"^void ", "", s)
+    return s
+
+
+def waves_per_simd(vgprs, lds, wg_size):
+    """Wavefronts a SIMD holds: the register file, then LDS (workgroups per CU
+    from the static LDS, their wavefronts spread over the 4 SIMDs)."""
+    alloc = -(-max(vgprs, 1) // VGPR_GRANULE) * VGPR_GRANULE
+    w = min(MAX_WAVES_PER_SIMD, VGPRS_PER_SIMD // alloc)
+    if lds > 0:
+        waves_per_wg = -(-wg_size // WAVE)
+        w = min(w, (LDS_PER_CU // lds) * waves_per_wg // SIMDS_PER_CU)
+    return w
+
+
+def warp_grid(m, n, warps):
+    """plan::rules::warp_grid (descriptors/plan/kernel_rules.h)."""
+    fm, fn = m // 16, n // 16
+    wm = 1 if fm == 1 else (4 if fm >= 8 and fn <= 4 else 2)
+    return wm, min(fn, warps // wm)
+
+
+def gemm_expectation(name, target):
+    """(type, MFMAs per main-loop iteration) of a 256-thread GEMM kernel, or None."""
+    m = re.match(r"(gate_up_kernel|down_kernel|fused_kernel)<(fp8|bf16), (\d+), (\d+), (\d+), (true|false)(?:, (\d+))?>", name)
+    if not m:
+        return None
+    threads = int(m.group(7) or 256)
+    if threads != 256:
+        return None  # 384-thread tiles: sm_90a only, an empty trap on AMD
+    fp8 = m.group(2) == "fp8"
+    bm, bn, bk = int(m.group(3)), int(m.group(4)), int(m.group(5))
+    native = fp8 and target in FP8_MFMA_TARGETS and bk % 64 == 0
+    wm, wn = warp_grid(bm, bn, 256 // WAVE)
+    tm, tn = bm // 16 // wm, bn // 16 // wn
+    k_bytes = bk * (1 if native else 2)  # converted e4m3 is multiplied as bf16
+    return ("fp8" if native else "bf16"), tm * tn * (k_bytes // 64) * 2
+
+
+def parse_disassembly(text):
+    """{symbol: [(address, mnemonic, operands)]}"""
+    funcs, cur = {}, None
+    for line in text.splitlines():
+        h = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if h:
+            cur = funcs.setdefault(h.group(1), [])
+            continue
+        if cur is None or not line.startswith("\t"):
+            continue
+        a = re.search(r"// ([0-9A-Fa-f]+):", line)
+        if not a:
+            continue
+        body = line.split("//")[0].strip()
+        if not body:
+            continue
+        parts = body.split(None, 1)
+        cur.append((int(a.group(1), 16), parts[0], parts[1] if len(parts) > 1 else ""))
+    return funcs
+
+
+def branch_target(insts, i, index):
+    """Index of the instruction branch i jumps to (simm16 in dwords from the
+    next instruction), or None."""
+    addr, mn, ops = insts[i]
+    if not (mn == "s_branch" or mn.startswith("s_cbranch")):
+        return None
+    try:
+        imm = int(ops.split()[0].rstrip(","))
+    except (ValueError, IndexError):
+        return None
+    if imm >= 32768:
+        imm -= 65536
+    return index.get(addr + 4 + 4 * imm)
+
+
+def loops(insts):
+    """Natural loops of the control-flow graph, as sorted lists of instruction
+    indices: basic blocks split at branches and their targets; an edge to a
+    block at a lower or equal address is a back edge (the compiler's loops are
+    structured); the body is the header plus every block that reaches the
+    back edge's source without passing the header. Bodies of one header merge."""
+    index = {addr: i for i, (addr, _, _) in enumerate(insts)}
+    n = len(insts)
+    leaders = {0}
+    for i in range(n):
+        t = branch_target(insts, i, index)
+        mn = insts[i][1]
+        if t is not None:
+            leaders.add(t)
+        if mn == "s_branch" or mn.startswith("s_cbranch") or mn == "s_endpgm":
+            if i + 1 < n:
+                leaders.add(i + 1)
+    starts = sorted(leaders)
+    block_of = {}
+    blocks = []
+    for bi, st in enumerate(starts):
+        end = starts[bi + 1] if bi + 1 < len(starts) else n
+        blocks.append((st, end))
+        for i in range(st, end):
+            block_of[i] = bi
+    succ = [[] for _ in blocks]
+    for bi, (st, end) in enumerate(blocks):
+        last = end - 1
+        mn = insts[last][1]
+        t = branch_target(insts, last, index)
+        if t is not None:
+            succ[bi].append(block_of[t])
+        if mn != "s_branch" and mn != "s_endpgm" and end < n:
+            succ[bi].append(bi + 1)
+    pred = [[] for _ in blocks]
+    for u, vs in enumerate(succ):
+        for v in vs:
+            pred[v].append(u)
+    bodies = {}
+    for u, vs in enumerate(succ):
+        for h in vs:
+            if h > u:
+                continue
+            body = bodies.setdefault(h, {h})
+            stack = [u]
+            while stack:
+                x = stack.pop()
+                if x in body:
+                    continue
+                body.add(x)
+                stack.extend(pred[x])
+    return [sorted(i for b in body for i in range(*blocks[b])) for h, body in sorted(bodies.items())]
+
+
+def is_mfma(mn):
+    return mn.startswith("v_mfma")
+
+
+def mix(insts):
+    c = {"mfma": 0, "ds_read": 0, "ds_write": 0, "vmem_load": 0, "valu": 0, "salu": 0, "barrier": 0}
+    for _, mn, _ in insts:
+        if is_mfma(mn):
+            c["mfma"] += 1
+        elif mn.startswith("ds_read"):
+            c["ds_read"] += 1
+        elif mn.startswith("ds_write"):
+            c["ds_write"] += 1
+        elif re.match(r"^(global|flat|buffer)_load", mn):
+            c["vmem_load"] += 1
+        elif mn == "s_barrier":
+            c["barrier"] += 1
+        elif mn.startswith("v_"):
+            c["valu"] += 1
+        elif mn.startswith("s_"):
+            c["salu"] += 1
+    c["instructions"] = len(insts)
+    return c
+
+
+def main_loop(insts):
+    """The first (by header address) innermost loop that holds MFMAs, as its
+    instructions (static: every path of the body once), or None."""
+    with_mfma = [set(body) for body in loops(insts) if any(is_mfma(insts[i][1]) for i in body)]
+    inner = [body for body in with_mfma if not any(o < body for o in with_mfma)]
+    if not inner:
+        return None
+    first = min(inner, key=min)
+    return [insts[i] for i in sorted(first)]
+
+
+COLUMNS = ["kernel", "vgprs", "agprs", "sgprs", "lds_static_bytes", "scratch_bytes", "spills",
+           "waves_per_simd", "mfma_type", "mfma_total", "loop_mfma", "loop_ds_read", "loop_ds_write",
+           "loop_vmem_load", "loop_valu", "loop_salu", "loop_barrier", "loop_instructions"]
+
+
+def summarise(objects, target, problems):
+    bundler, readelf, objdump, cxxfilt, objcopy = (
+        tool(t) for t in ("clang-offload-bundler", "llvm-readelf", "llvm-objdump", "llvm-cxxfilt", "llvm-objcopy"))
+    if not all((bundler, readelf, objdump, cxxfilt, objcopy)):
+        print(f"LLVM tools not found under {LLVM}: skipping")
+        sys.exit(77)
+    objs = sorted(f for f in os.listdir(objects) if f.endswith(".o")) if os.path.isdir(objects) else []
+    if not objs:
+        print(f"no objects in {objects} (kernels.compile_for_amd skipped or failed): skipping")
+        sys.exit(77)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for obj in objs:
+            co = os.path.join(tmp, obj + ".co")
+            bundle = os.path.join(objects, obj)
+            with open(bundle, "rb") as f:
+                device_only = f.read(24) == b"__CLANG_OFFLOAD_BUNDLE__"
+            if not device_only:
+                # A host object: the device code objects are the bundle in its
+                # .hip_fatbin section (none: a host-only source, the runner).
+                if ".hip_fatbin" not in run([readelf, "-S", "-W", bundle]):
+                    continue
+                fatbin = os.path.join(tmp, obj + ".fatbin")
+                run([objcopy, f"--dump-section=.hip_fatbin={fatbin}", bundle, os.path.join(tmp, "host.o")])
+                bundle = fatbin
+            run([bundler, "--unbundle", "--type=o", f"--input={bundle}",
+                 f"--targets=hipv4-amdgcn-amd-amdhsa--{target}", f"--output={co}"])
+            if os.path.getsize(co) == 0:
+                problems.append(f"{obj}: no code object for {target}")
+                continue
+            notes = run([readelf, "--notes", co])
+            meta = yaml.safe_load(notes[notes.index("---"):notes.rindex("...")])
+            kernels = meta.get("amdhsa.kernels", [])
+            names = run([cxxfilt], "\n".join(k[".name"] for k in kernels) + "\n").splitlines()
+            funcs = parse_disassembly(run([objdump, "-d", f"--mcpu={target}", co]))
+            for k, dem in zip(kernels, names):
+                name = short_name(dem)
+                insts = funcs.get(k[".name"], [])
+                vg, ag = k.get(".vgpr_count", 0), k.get(".agpr_count", 0)
+                lds, scratch = k[".group_segment_fixed_size"], k[".private_segment_fixed_size"]
+                spills = k.get(".vgpr_spill_count", 0) + k.get(".sgpr_spill_count", 0)
+                if (scratch or spills) and name.split("(")[0] not in EXEMPT:
+                    problems.append(f"{target} {name}: scratch {scratch} bytes, {spills} spills")
+                mfmas = [mn for _, mn, _ in insts if is_mfma(mn)]
+                types = sorted({"fp8" if MFMA_FP8.match(mn) else "bf16" if MFMA_BF16.match(mn) else mn for mn in mfmas})
+                loop = main_loop(insts)
+                lm = mix(loop or [])
+                exp = gemm_expectation(name, target)
+                if exp:
+                    etype, ecount = exp
+                    if not loop:
+                        problems.append(f"{target} {name}: no main loop with MFMAs")
+                    else:
+                        loop_types = {"fp8" if MFMA_FP8.match(mn) else "bf16" if MFMA_BF16.match(mn) else mn
+                                      for _, mn, _ in loop if is_mfma(mn)}
+                        if loop_types != {etype}:
+                            problems.append(f"{target} {name}: main loop MFMAs {sorted(loop_types)}, expected {etype}")
+                        if lm["mfma"] != ecount:
+                            problems.append(f"{target} {name}: {lm['mfma']} MFMAs per main-loop iteration, "
+                                            f"the tile needs {ecount}")
+                rows.append({
+                    "kernel": name, "vgprs": vg, "agprs": ag, "sgprs": k.get(".sgpr_count", 0),
+                    "lds_static_bytes": lds, "scratch_bytes": scratch, "spills": spills,
+                    "waves_per_simd": waves_per_simd(vg, lds, k.get(".max_flat_workgroup_size", 256)),
+                    "mfma_type": "+".join(types) if types else "-", "mfma_total": len(mfmas),
+                    **{f"loop_{key}": v for key, v in lm.items()},
+                })
+    rows.sort(key=lambda r: r["kernel"])
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return out.getvalue(), len(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--objects", required=True, help="directory of the hipcc objects (*.o)")
+    ap.add_argument("--target", required=True, help="one offload target, e.g. gfx90a")
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--out", help="write the summary CSV here")
+    g.add_argument("--check", help="compare with this committed summary CSV")
+    a = ap.parse_args()
+    problems = []
+    text, n = summarise(a.objects, a.target, problems)
+    for p in problems:
+        print("FAIL:", p)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+        print(f"{a.target}: {n} kernels -> {a.out}")
+    else:
+        try:
+            with open(a.check) as f:
+                old = f.read()
+        except OSError as e:
+            print(f"FAIL: {a.check}: {e}")
+            return 1
+        if old != text:
+            import difflib
+            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
+                                                       a.check, "fresh"))
+            print(f"FAIL: {a.check} is not the summary of these kernels: rerun "
+                  f"scripts/amd-kernel-summary.py --objects DIR --target {a.target} --out {a.check} "
+                  "and commit it")
+            return 1
+        print(f"{a.target}: {n} kernels, summary as committed")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

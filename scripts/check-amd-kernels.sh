@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Checks the AMD code objects that scripts/compile-kernels-amd.sh left in
+# OUTDIR/obj against validation/data/amd/kernels-<target>.csv, one target at a
+# time (scripts/amd-kernel-summary.py has the checks).
+#   scripts/check-amd-kernels.sh OUTDIR [TARGETS]     (exit 77: nothing to check)
+# TDMSIM_AMD_SUMMARY_WRITE=1 rewrites the committed summaries instead.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${1:?usage: check-amd-kernels.sh OUTDIR [TARGETS]}"
+targets="${2:-gfx90a,gfx940}"
+if [ ! -f "$out/targets" ] || [ "$(cat "$out/targets")" != "$targets" ]; then
+  echo "no AMD objects for $targets in $out (kernels.compile_for_amd skipped or failed): skipping"
+  exit 77
+fi
+status=0
+IFS=',;' read -r -a list <<< "$targets"
+for t in "${list[@]}"; do
+  csv="$root/validation/data/amd/kernels-$t.csv"
+  if [ "${TDMSIM_AMD_SUMMARY_WRITE:-0}" = 1 ]; then
+    python3 "$root"/scripts/amd-kernel-summary.py --objects "$out/obj" --target "$t" --out "$csv" || status=$?
+  else
+    python3 "$root"/scripts/amd-kernel-summary.py --objects "$out/obj" --target "$t" --check "$csv" || status=$?
+  fi
+  [ "$status" -eq 0 ] || break
+done
+exit "$status"
