@@ -7,6 +7,7 @@
 
 #include "descriptors/format/moe_builder.h"
 #include "isa/matrix_table.h"
+#include "workloads/specs/quant_formats.h"
 #include <numeric>
 
 namespace tdmsim::sim::programs {
@@ -19,6 +20,17 @@ using plan::TileJob;
 // Vector work per element of the epilogues (our estimates, docs/moe-timing.md):
 // SwiGLU is exp, add, reciprocal and two multiplies plus a conversion.
 constexpr std::uint64_t kActivationOps = 8;
+// In-register weight dequantisation of the mixed pairs (dequant_ops_per_weight),
+// vector element operations per weight element. ESTIMATES (docs/calibration.md,
+// "Mixed-precision dequantisation"), not measured: fp4 on CDNA4/gfx1250 one
+// (v_cvt_scalef32_pk_bf16_fp4 converts two e2m1 and applies the E8M0 scale,
+// plus the operand shuffle); fp4 elsewhere two (nibble extraction and a
+// table or bit-manipulation conversion); int4 two (nibble extraction with
+// sign, and the convert-and-scale multiply-add).
+constexpr double kDequantOpsFp4Cvt = 1.0;
+constexpr double kDequantOpsFp4 = 2.0;
+constexpr double kDequantOpsInt4 = 2.0;
+
 // Re-quantising the intermediate to fp8: amax reduction, scale, convert.
 constexpr std::uint64_t kQuantOps = 4;
 // Down epilogue: routed-weight multiply, conversion for the atomic add.
@@ -239,6 +251,10 @@ struct Layer {
   // Vector-pipe element operations per fp8 -> f16 conversion of a pair
   // (kernels.fp8_conversions_per_clock; 0: conversions not modelled).
   double lane_ops_per_conversion = 0;
+  // Vector-pipe element operations per weight element a main loop dequantises
+  // in registers before its matrix instructions (mixed pairs whose weights
+  // the matrix pipe does not take as they are; dequant_ops_per_weight).
+  double dequant_ops = 0;
   DType inter_dtype = DType::bf16;  // what gate/up stores (bf16 when a kernel quantises)
   std::uint32_t block_m = 0;
   std::uint32_t padded_rows = 0;
@@ -265,8 +281,10 @@ struct Layer {
 };
 
 std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
-  return static_cast<std::uint32_t>(std::uint64_t{l.block_m + n_rows} * bytes_of(k, l.shape.dtype) *
-                                    std::max(1u, l.kernel.pipeline_stages));
+  // A rows in the activation dtype, B rows in the weight dtype.
+  const std::uint64_t tile = std::uint64_t{l.block_m} * bytes_of(k, l.shape.dtype) +
+                             std::uint64_t{n_rows} * bytes_of(k, l.shape.weight_dtype);
+  return static_cast<std::uint32_t>(tile * std::max(1u, l.kernel.pipeline_stages));
 }
 
 // Registers per thread of a GEMM tile. Our NVIDIA kernels are compiled for
@@ -363,11 +381,15 @@ std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgm
   // The warp-specialized loop's multiplying warps issue ~40 a K tile: far
   // below its matrix time, not charged.
   if (wgmma && tile.threads == plan::rules::kWsThreads) return 0;
-  const std::uint32_t bytes = dtype_bits(l.shape.dtype) / 8;
+  const std::uint32_t bytes = std::max(1u, dtype_bits(l.shape.dtype) / 8);
   const std::uint32_t steps = std::max(1u, tile.k * bytes / 32);  // 32-byte K steps
-  const std::uint32_t copies = ceil_div(std::uint64_t{tile.m + tile.n} * tile.k * bytes / 16, tile.threads);
+  const std::uint64_t tile_bytes = bytes_of(std::uint64_t{tile.m} * tile.k, l.shape.dtype) +
+                                   bytes_of(std::uint64_t{tile.n} * tile.k, l.shape.weight_dtype);
+  const std::uint32_t copies = ceil_div(tile_bytes / 16, tile.threads);
   const std::uint32_t fixed = kTileLoopOps + 2 * kStageDivisionOps + kCopyIssueOps + copies * kCopyOps;
-  const bool block = l.shape.quant == Quant::block_128;
+  // Hopper has no block-scaled MMA: K-group scales (1x128, MX 1x32) are
+  // applied to the fp32 partial sums.
+  const bool block = l.shape.quant == Quant::block_128 || l.shape.quant == Quant::per_1x32;
   if (wgmma) {
     // Two warpgroups: 64-row halves of the tile, or N halves of a 64-row one.
     const std::uint32_t cols = tile.m >= 128 ? tile.n : tile.n / 2;
@@ -405,6 +427,13 @@ void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa:
   }
 }
 
+// A main loop's in-register dequantisation of an n x k weight tile per
+// iteration (mixed pairs, Layer::dequant_ops), beside its matrix work.
+void dequant_of(const Layer& l, std::uint32_t n, std::uint32_t k, isa::Loop& loop) {
+  if (l.dequant_ops <= 0) return;
+  loop.vector_ops += static_cast<std::uint64_t>(l.dequant_ops * n * k);
+}
+
 // Block metadata every MoE workgroup reads first: its sorted row ids, their
 // routed weights and the block's expert id.
 void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p) {
@@ -414,47 +443,65 @@ void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p) {
   p.prologue_loads.push_back(strided(l.buf.block_experts + std::uint64_t{block} * 4, 4, 1, 0));
 }
 
-// fp8 scales a job reads: the per-token scales of its rows, and (block_128)
-// one scale per 128x128 weight block it covers. Tiny next to the tiles, so
-// they are loaded once, up front.
+// Scales a job reads: its rows' activation scales (per_token: one per row;
+// block_128: one per row and 128 of K; per_1x32: one E8M0 byte per row and
+// 32 of K; none for unscaled bf16 activations) and the weight scales of the
+// rows it covers (per output channel; 128x128 blocks; E8M0 per 32 of K;
+// fp32 per 32 / 128 of K for int4 groups). Small next to the tiles, so they
+// are loaded once, up front.
 void scale_prologue(const Layer& l, const TileJob& j, std::uint32_t n_rows, std::uint32_t k_len,
                     isa::TileProgram& p) {
-  if (l.shape.quant == Quant::none || l.shape.quant == Quant::per_tensor) return;
-  const std::uint32_t a_scales =
-      l.shape.quant == Quant::block_128 ? j.valid_rows * ceil_div(k_len, 128) * 4 : j.valid_rows * 4;
-  const std::uint32_t b_scales = l.shape.quant == Quant::block_128
-                                     ? ceil_div(n_rows, 128) * ceil_div(k_len, 128) * 4
-                                     : n_rows * 4;
+  const Quant q = l.shape.quant;
+  if (q == Quant::none || q == Quant::per_tensor) return;
+  const std::uint32_t rows = scaled_dtype(l.shape.dtype) ? j.valid_rows : 0;
+  std::uint32_t a_scales = 0, b_scales = 0;
+  switch (q) {
+    case Quant::per_token: a_scales = rows * 4; b_scales = n_rows * 4; break;
+    case Quant::block_128:
+      a_scales = rows * ceil_div(k_len, 128) * 4;
+      b_scales = ceil_div(n_rows, 128) * ceil_div(k_len, 128) * 4;
+      break;
+    case Quant::per_1x32:
+      a_scales = rows * ceil_div(k_len, 32);
+      b_scales = n_rows * ceil_div(k_len, 32);
+      break;
+    case Quant::group_32: b_scales = n_rows * ceil_div(k_len, 32) * 4; break;
+    case Quant::group_128: b_scales = n_rows * ceil_div(k_len, 128) * 4; break;
+    case Quant::none:
+    case Quant::per_tensor: break;
+  }
   p.prologue_loads.push_back(strided(l.buf.scales, std::max(4u, a_scales + b_scales), 1, 0));
 }
 
 std::uint64_t w13_of(const Layer& l, std::uint32_t expert) {
-  return l.buf.w13 + std::uint64_t{expert} * 2 * l.shape.inter * bytes_of(l.shape.hidden, l.shape.dtype);
+  return l.buf.w13 + std::uint64_t{expert} * 2 * l.shape.inter * bytes_of(l.shape.hidden, l.shape.weight_dtype);
 }
 std::uint64_t w2_of(const Layer& l, std::uint32_t expert) {
-  return l.buf.w2 + std::uint64_t{expert} * l.shape.hidden * bytes_of(l.shape.inter, l.shape.dtype);
+  return l.buf.w2 + std::uint64_t{expert} * l.shape.hidden * bytes_of(l.shape.inter, l.shape.weight_dtype);
 }
 
 isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   const KernelTile& tile = l.kernel.gate_up_tile;
-  const DType dt = l.shape.dtype;
+  const DType dt = l.shape.dtype, wdt = l.shape.weight_dtype;
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;  // of gate, and as many of up
   isa::TileProgram p = base_program(l, tile, 2 * cols, l.wgmma_gate_up);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols, k.end - k.begin, p);
-  const std::uint64_t h_row = bytes_of(l.shape.hidden, dt);
-  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
-  const std::uint64_t k0 = bytes_of(k.begin, dt);
+  // Activations and weights each in their own dtype (mixed pairs: 4-bit weights).
+  const std::uint64_t h_row = bytes_of(l.shape.hidden, wdt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);
+  const std::uint64_t k0 = bytes_of(k.begin, dt), wk0 = bytes_of(k.begin, wdt);
   isa::Loop loop;
   loop.iterations = ceil_div(k.end - k.begin, tile.k);
   loop.loads.reserve(3);
-  const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row + k0;
+  const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row + wk0;
   loop.loads.push_back(token_rows(l.tdm, l.buf.x + k0, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
-  loop.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
-  loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
+  loop.loads.push_back(strided(gate, wk_bytes, cols, h_row, wk_bytes));
+  loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, wk_bytes, cols, h_row, wk_bytes));
   matrix_of(l, l.wgmma_gate_up, l.ws_gate_up, &tile, loop);
+  dequant_of(l, 2 * cols, tile.k, loop);
   loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
   loop.n = 2 * cols;
   loop.k = tile.k;
@@ -568,16 +615,16 @@ isa::TileProgram zero_program(const Layer& l, std::uint32_t wg, std::uint32_t wg
 
 isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   const KernelTile& tile = l.kernel.down_tile;
-  const DType dt = l.shape.dtype;
+  const DType dt = l.shape.dtype, wdt = l.shape.weight_dtype;
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;
   isa::TileProgram p = base_program(l, tile, cols, l.wgmma_down);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, cols, k.end - k.begin, p);
-  const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
-  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
-  const std::uint64_t k0 = bytes_of(k.begin, dt);
+  const std::uint64_t i_row = bytes_of(l.shape.inter, dt), wi_row = bytes_of(l.shape.inter, wdt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);
+  const std::uint64_t k0 = bytes_of(k.begin, dt), wk0 = bytes_of(k.begin, wdt);
   const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
   isa::Loop loop;
   loop.iterations = ceil_div(k.end - k.begin, tile.k);
@@ -585,9 +632,10 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   // The block's intermediate rows are contiguous (sorted order).
   const std::uint64_t a_base = l.buf.inter_q != 0 ? l.buf.inter_q : l.buf.inter;
   loop.loads.push_back(strided(a_base + first_row * i_row + k0, k_bytes, j.valid_rows, i_row, k_bytes));
-  loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * i_row + k0, k_bytes,
-                               cols, i_row, k_bytes));
+  loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * wi_row + wk0, wk_bytes,
+                               cols, wi_row, wk_bytes));
   matrix_of(l, l.wgmma_down, l.ws_down, &tile, loop);
+  dequant_of(l, cols, tile.k, loop);
   loop.m = l.block_m;
   loop.n = cols;
   loop.k = tile.k;
@@ -613,7 +661,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
 // sources and scales (TileInfo), tokens and weights, the bf16 slice.
 std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t gemm_lds) {
   const std::uint64_t bm = l.block_m, bn = tile.n, ks = tile.n / 2;
-  const std::uint64_t eb = bytes_of(1, l.shape.dtype);
+  const std::uint64_t eb = bytes_of(1, l.shape.weight_dtype);  // phase 2 buffers down-weight rows
   const std::uint64_t c_tile = bm * (bn + plan::rules::kCTilePad) * 4;
   const std::uint64_t phase1 =
       std::max<std::uint64_t>(gemm_lds + (l.wgmma_gate_up ? 1024 : 0), c_tile);
@@ -629,7 +677,7 @@ std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t ge
 // wait and barriers, and a multiplying warp's wmma work over K = N/2.
 std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
   const std::uint64_t ks = tile.n / 2;
-  const std::uint64_t copies = ceil_div(tile.n * ceil_div(ks * bytes_of(1, l.shape.dtype), 16), tile.threads);
+  const std::uint64_t copies = ceil_div(tile.n * ceil_div(bytes_of(ks, l.shape.weight_dtype), 16), tile.threads);
   const Fragments f = fragments(l.block_m, tile.n);
   const std::uint64_t tm = f.tm, tn = f.tn;
   return copies * kFusedCopyOps + kFusedChunkLoopOps +
@@ -641,7 +689,7 @@ std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
 // H column; the partial sums are scatter-added into the tokens' output rows.
 isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   const KernelTile& tile = l.kernel.gate_up_tile;
-  const DType dt = l.shape.dtype;
+  const DType dt = l.shape.dtype, wdt = l.shape.weight_dtype;
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;  // of I
   const std::uint32_t h = l.shape.hidden;
@@ -657,17 +705,18 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols + h, h + cols, p);
-  const std::uint64_t h_row = bytes_of(h, dt);
-  const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
-  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
+  const std::uint64_t h_row = bytes_of(h, wdt);
+  const std::uint64_t i_row = bytes_of(l.shape.inter, wdt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);
   isa::Loop up;
   up.iterations = ceil_div(h, tile.k);
   up.loads.reserve(3);
   const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row;
   up.loads.push_back(token_rows(l.tdm, l.buf.x, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
-  up.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
-  up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
+  up.loads.push_back(strided(gate, wk_bytes, cols, h_row, wk_bytes));
+  up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, wk_bytes, cols, h_row, wk_bytes));
   matrix_of(l, l.wgmma_gate_up, false, &tile, up);
+  dequant_of(l, 2 * cols, tile.k, up);
   up.m = l.block_m;
   up.n = 2 * cols;
   up.k = tile.k;
@@ -675,9 +724,10 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   // in N-wide column groups of w_down, each a cols-long row slice.
   isa::Loop down;
   down.iterations = ceil_div(h, tile.n);
-  down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, dt), bytes_of(cols, dt),
+  down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, wdt), bytes_of(cols, wdt),
                                tile.n, i_row, static_cast<std::int64_t>(std::uint64_t{tile.n} * i_row)));
   matrix_of(l, false, false, nullptr, down);  // phase 2's own loop (fused_moe.hip fused_kernel), converting in LDS
+  dequant_of(l, tile.n, cols, down);
   down.m = l.block_m;
   down.n = tile.n;
   down.k = cols;
@@ -903,17 +953,35 @@ isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
 double element_bytes(DType t) { return dtype_bits(t) / 8.0; }
 
 namespace {
-// `t` if `has(t)`, else the next wider dtype that has an instruction
-// (fp4 -> fp8 -> bf16), as kernels widen operands in registers.
+// `t` if `has(t)`, else the next wider dtype that has an instruction, as
+// kernels widen operands in registers: fp4 -> fp8 -> bf16 (every e2m1 value
+// is exact in e4m3); fp8 FNUZ -> OCP fp8 (the same bytes read as OCP e4m3
+// are twice the FNUZ value, subnormals included, so a kernel folds the 2
+// into its scale) -> bf16; integers -> bf16 (not fp8, which is not exact).
 template <class Has>
 DType widened(DType t, Has has) {
+  const bool integer = t == DType::int8 || t == DType::int4;
   for (DType c : {t, DType::fp8_e4m3, DType::bf16}) {
     if (dtype_bits(c) < dtype_bits(t)) continue;  // never narrower than the operands
+    if (integer && c == DType::fp8_e4m3) continue;
     if (has(c)) return c;
   }
   return DType::bf16;
 }
 }  // namespace
+
+double dequant_ops_per_weight(const MachineSpec& m, DType activation, DType weight) {
+  if (weight == activation) return 0.0;
+  const bool scaled_mfma = m.isa == IsaFamily::cdna4 || m.isa == IsaFamily::gfx1250;
+  if (weight == DType::mxfp4) {
+    // CDNA4's f8f6f4 MFMA takes fp8 A and fp4 B as they are (a8w4: no
+    // conversion; ROCm blog "Matrix Core Programming on CDNA3 and CDNA4").
+    if (scaled_mfma && activation == DType::fp8_e4m3) return 0.0;
+    return scaled_mfma ? kDequantOpsFp4Cvt : kDequantOpsFp4;
+  }
+  if (weight == DType::int4) return kDequantOpsInt4;
+  return 0.0;
+}
 
 DType matrix_dtype(const MachineSpec& m, DType t) {
   return widened(t, [&](DType c) { return isa::matrix_flops_per_clock_per_cu(m.isa, c, 1) > 0; });
@@ -927,12 +995,15 @@ DType kernel_matrix_dtype(const MachineSpec& m, DType t) {
 MoeFloor moe_floor(const MoePlan& plan, const MachineSpec& machine) {
   const auto& s = plan.shape;
   const double eb = element_bytes(s.dtype);
+  // Weights in their own dtype plus their scales (weight_scale_bits_per_1024).
+  const double wb = element_bytes(s.weight_dtype) +
+                    static_cast<double>(weight_scale_bits_per_1024({s.dtype, s.weight_dtype, s.quant})) / 8.0 / 1024.0;
   MoeFloor f;
   std::uint64_t rows = 0;
   for (std::uint32_t e = 0; e < s.experts_fused(); ++e) {
     const std::uint32_t r = plan.layout.expert_rows[e];
     rows += r;
-    if (r > 0) f.weight_bytes += 3.0 * s.inter * s.hidden * eb;
+    if (r > 0) f.weight_bytes += 3.0 * s.inter * s.hidden * wb;
   }
   f.activation_bytes = double(s.tokens) * s.hidden * (eb + 2.0);  // x read once, out written once
   f.flops = 6.0 * double(rows) * s.inter * s.hidden;
@@ -966,6 +1037,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   const bool quant_kernel = plan.kernel.stages == 2 && dtype_bits(s.dtype) <= 8 &&
                             machine.kernels.fp8_intermediate == Fp8Intermediate::kernel;
   l->inter_dtype = quant_kernel ? DType::bf16 : s.dtype;
+  l->dequant_ops = dequant_ops_per_weight(machine, s.dtype, s.weight_dtype);
   l->out_elem = machine.kernels.combine == CombineType::fp32 ? 4 : 2;
   l->sort_overhead_ps = machine.kernels.sort_overhead.ps;
   l->sort_one_overhead_ps = machine.kernels.sort_one_overhead.ps;
@@ -992,8 +1064,8 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   b.sorted_weights = as.allocate(std::uint64_t{plan.layout.capacity} * 4);
   b.block_experts = as.allocate(std::uint64_t{l->blocks + 1} * 4);
   const std::uint64_t experts = s.experts_fused();
-  b.w13 = as.allocate(experts * 2 * s.inter * l->x_row);
-  b.w2 = as.allocate(experts * s.hidden * bytes_of(s.inter, s.dtype));
+  b.w13 = as.allocate(experts * 2 * s.inter * bytes_of(s.hidden, s.weight_dtype));
+  b.w2 = as.allocate(experts * s.hidden * bytes_of(s.inter, s.weight_dtype));
   b.scales = as.allocate(1 << 20);
   if (plan.kernel.stages == 2) {
     b.inter = as.allocate(std::uint64_t{l->padded_rows} * bytes_of(s.inter, l->inter_dtype));
