@@ -1,11 +1,9 @@
 // The AITER formats on the timing model: matrix rates per architecture,
 // weight bytes streamed at the weight dtype (4 bits for fp4/int4) plus
-// scales, in-register dequantisation of mixed pairs, and the resulting order
-// of a memory-bound decode layer's time.
+// scales, and in-register dequantisation of mixed pairs.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <string>
 
@@ -120,26 +118,29 @@ TEST_CASE("weights stream at their own dtype, plus scales", "[moe][formats]") {
   CHECK(p16.prologue_loads.back().row_bytes > 0);
 }
 
-TEST_CASE("a memory-bound decode layer is as fast as its weight bytes allow", "[moe][formats][slow]") {
-  // 16 tokens of DeepSeek-V3 on MI355X: weight streaming dominates, so
-  // narrower weights finish sooner: bf16 > fp8 block_128 > a16w4 / fp4 x fp4.
-  std::map<std::string, double> us;
-  const auto time = [&](const char* name, const config::ResolvedScenario& sc) {
+TEST_CASE("the gate/up kernel streams half the weight bytes per halving of the weight dtype",
+          "[moe][formats]") {
+  // Summed over every workgroup of the gate/up kernel: the weight loads
+  // (gate and up rows) times their iterations. One SystemC simulation per
+  // process, so the programs are compared, not simulated.
+  const auto weight_bytes = [](const config::ResolvedScenario& sc) {
     const plan::MoePlan p = plan::build_plan(sc);
     sim::programs::AddressSpace as;
     const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
-    sim::Gpu gpu(sc.machine.spec);
-    const auto t = gpu.run(k.kernels);
-    us[name] = static_cast<double>(t.back().end - t.front().launch) / 1e6;
+    const auto& launch = k.kernels[kernel_of(k, "gate_up")];
+    std::uint64_t bytes = 0;
+    for (std::uint32_t wg = 0; wg < launch.workgroups; ++wg) {
+      const auto prog = launch.program(wg);
+      for (const auto& loop : prog.loops) {
+        for (std::size_t i = 1; i < loop.loads.size(); ++i) bytes += loop.loads[i].bytes() * loop.iterations;
+      }
+    }
+    return static_cast<double>(bytes);
   };
-  time("bf16", scenario(DType::bf16, std::nullopt, Quant::none, 16));
-  time("fp8", scenario(DType::fp8_e4m3, std::nullopt, Quant::block_128, 16));
-  time("a16w4", scenario(DType::bf16, DType::mxfp4, Quant::per_1x32, 16));
-  time("fp4", scenario(DType::mxfp4, std::nullopt, Quant::per_1x32, 16));
-  INFO("bf16 " << us["bf16"] << " us, fp8 " << us["fp8"] << " us, a16w4 " << us["a16w4"]
-               << " us, fp4 " << us["fp4"] << " us");
-  CHECK(us["fp8"] < us["bf16"]);
-  CHECK(us["a16w4"] < us["fp8"]);
-  CHECK(us["fp4"] < us["fp8"]);
-  CHECK(us["fp4"] > 0.0);
+  const double bf16 = weight_bytes(scenario(DType::bf16, std::nullopt, Quant::none, 16));
+  CHECK(bf16 > 0);
+  CHECK(weight_bytes(scenario(DType::fp8_e4m3, std::nullopt, Quant::block_128, 16)) / bf16 == Approx(0.5));
+  CHECK(weight_bytes(scenario(DType::bf16, DType::mxfp4, Quant::per_1x32, 16)) / bf16 == Approx(0.25));
+  CHECK(weight_bytes(scenario(DType::mxfp4, std::nullopt, Quant::per_1x32, 16)) / bf16 == Approx(0.25));
+  CHECK(weight_bytes(scenario(DType::bf16, DType::int4, Quant::group_128, 16)) / bf16 == Approx(0.25));
 }
