@@ -28,6 +28,7 @@ plan::LayerShape shape_of(DType dtype, Quant quant) {
   s.experts_total = s.experts_local = 8;
   s.top_k = 2;
   s.dtype = dtype;
+  s.weight_dtype = s.dtype;
   s.quant = quant;
   return s;
 }

@@ -7,6 +7,13 @@ constexpr std::string_view kCalc =
     "ROCm/amd_matrix_instruction_calculator matrix_calculator.py (CDNA3), via shared/hardware.md 2.6";
 constexpr std::string_view kCdna4 =
     "DERIVED from CDNA4 per-CU peaks (4096 FLOP/clk FP16, 8192 FP8; ISSCC 2026 / AMD), hardware.md 2.6";
+constexpr std::string_view kCdna4F8f6f4 =
+    "ROCm blog 'Matrix Core Programming on AMD CDNA3 and CDNA4' (rocm.blogs.amd.com, 2025): "
+    "f8f6f4 32x32x64 takes 32 cycles with fp4/fp6 operands, 64 if either is fp8; A and B "
+    "formats independent; the scaled form applies E8M0 scales per 32 of K";
+constexpr std::string_view kFnuz =
+    "same MFMA as the row above: CDNA3's fp8 operands are E4M3FNUZ (ROCm blog 'Matrix Core "
+    "Programming on AMD CDNA3 and CDNA4'); OCP fp8_e4m3 scenarios on CDNA3 are timed at this rate";
 constexpr std::string_view kGfx1250 =
     "HYPOTHETICAL: 2x CDNA4 per-CU rate, chosen so mi455x matches AMD's 20 PF FP8 press figure";
 constexpr std::string_view kHopper =
@@ -20,6 +27,8 @@ constexpr MatrixInstr kCdna3[] = {
     {"v_mfma_f32_16x16x16_f16", 16, 16, 16, 1, DType::fp16, 16, kCalc},
     {"v_mfma_f32_32x32x16_fp8_fp8", 32, 32, 16, 1, DType::fp8_e4m3, 32, kCalc},
     {"v_mfma_f32_16x16x32_fp8_fp8", 16, 16, 32, 1, DType::fp8_e4m3, 16, kCalc},
+    {"v_mfma_f32_32x32x16_fp8_fp8 (e4m3 FNUZ)", 32, 32, 16, 1, DType::fp8_e4m3_fnuz, 32, kFnuz},
+    {"v_mfma_f32_16x16x32_fp8_fp8 (e4m3 FNUZ)", 16, 16, 32, 1, DType::fp8_e4m3_fnuz, 16, kFnuz},
     {"v_mfma_f32_32x32x16_bf8_bf8", 32, 32, 16, 1, DType::fp8_e5m2, 32, kCalc},
     {"v_mfma_i32_32x32x16_i8", 32, 32, 16, 1, DType::int8, 32, kCalc},
     {"v_mfma_f32_32x32x2_f32", 32, 32, 2, 1, DType::fp32, 64, kCalc},
@@ -33,7 +42,8 @@ constexpr MatrixInstr kCdna4Table[] = {
     {"v_mfma_f32_32x32x64_f8f6f4 (fp8)", 32, 32, 64, 1, DType::fp8_e4m3, 64, kCdna4},
     {"v_mfma_f32_16x16x128_f8f6f4 (fp8)", 16, 16, 128, 1, DType::fp8_e4m3, 32, kCdna4},
     {"v_mfma_f32_32x32x64_f8f6f4 (bf8)", 32, 32, 64, 1, DType::fp8_e5m2, 64, kCdna4},
-    {"v_mfma_f32_32x32x64_f8f6f4 (fp4)", 32, 32, 64, 1, DType::mxfp4, 32, kCdna4},
+    {"v_mfma_f32_32x32x64_f8f6f4 (fp4)", 32, 32, 64, 1, DType::mxfp4, 32, kCdna4F8f6f4},
+    {"v_mfma_f32_16x16x128_f8f6f4 (fp4)", 16, 16, 128, 1, DType::mxfp4, 16, kCdna4F8f6f4},
     {"v_mfma_i32_32x32x32_i8", 32, 32, 32, 1, DType::int8, 32, kCdna4},
 };
 

@@ -7,6 +7,8 @@
 
 #include "apps/tdmsim/output_dir.h"
 #include "isa/matrix_table.h"
+#include "kernels/host/case_from_plan.h"
+#include "workloads/specs/aiter_names.h"
 #include "workloads/config/loader.h"
 #include "workloads/config/reference.h"
 #include "workloads/config/sweep_points.h"
@@ -98,6 +100,42 @@ Json resolve(const Loader& loader, const fs::path& file, bool show_origin) {
   return {};
 }
 
+// The "Formats" section: every (dtype, weight_dtype, quant) a scenario may
+// ask for, from the table the checks use (workloads/specs/quant_formats.cpp),
+// with AITER's names and what runs it.
+std::string formats_markdown() {
+  std::string md =
+      "## Formats\n\n"
+      "`dtype` is the activation dtype (x, the intermediate, the GEMM A operand), "
+      "`weight_dtype` the expert weights' (`same`: as `dtype`), `quant` the scale scheme of "
+      "the quantised operand(s): `per_token` is per row of activations and per output channel "
+      "of weights; `block_128` 1x128 on activations and 128x128 on weights; `per_1x32` one OCP "
+      "MX E8M0 scale per 32 elements along K (of activations only when they are fp8/fp4); "
+      "`group_32` / `group_128` one fp32 scale per 32 / 128 INT4 weights along K. `mxfp4` is "
+      "the fp4 E2M1 element (always with its MX scales), `fp8_e4m3` OCP E4M3FN (MI355X, "
+      "Hopper), `fp8_e4m3_fnuz` the MI300X variant. Every combination below is bit-exact in "
+      "the emulator (docs/emulator.md, \"Numerics\") and timed by the timing model "
+      "(weights streamed at their dtype plus scales, the matrix rate of the dtype the kernels "
+      "multiply, in-register dequantisation of mixed pairs; docs/moe-timing.md, "
+      "\"Formats\"); any other combination is refused naming the key to change. The GPU "
+      "case (`tdmsim gpu-case`) runs only what the project's HIP kernels run; the others "
+      "are refused with exit code 2.\n\n"
+      "| format | `dtype` | `weight_dtype` | `quant` | AITER q_dtype_a / q_dtype_w / q_type "
+      "| emulator | timing model | GPU case |\n|---|---|---|---|---|---|---|---|\n";
+  for (const SupportedFormat& s : supported_formats()) {
+    const OperandFormats& f = s.formats;
+    const auto aiter = aiter_names(f);
+    md += fmt::format("| {} | {} | {} | {} | {} | yes | yes | {} |\n", s.label,
+                      config::enum_name(f.activation),
+                      f.weight == f.activation ? "same" : config::enum_name(f.weight),
+                      config::enum_name(f.quant),
+                      aiter ? aiter->q_dtype_a + " / " + aiter->q_dtype_w + " / " + aiter->q_type
+                            : std::string("(none)"),
+                      gpu::gpu_kernels_run(f) ? "runs" : "refused");
+  }
+  return md + "\n";
+}
+
 bool writes_file(const std::string& output) { return !output.empty() && output != "-"; }
 
 void emit(const std::string& text, const std::string& output) {
@@ -150,6 +188,7 @@ std::string reference_document() {
       "model by name or path); values are lists or `range(A, B, xF)` / `range(A, B, +S)` "
       "(inclusive of B when reached).",
       config::reference_rows<SweepSpec>());
+  md += formats_markdown();
   return md;
 }
 

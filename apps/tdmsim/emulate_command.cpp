@@ -82,6 +82,7 @@ Json shape_json(const plan::LayerShape& s) {
           {"top_k", s.top_k},
           {"slots", s.slots()},
           {"dtype", config::enum_name(s.dtype)},
+          {"weight_dtype", config::enum_name(s.weight_dtype)},
           {"quant", config::enum_name(s.quant)},
           {"storage_dtype", config::enum_name(emu::storage_dtype(s.dtype))},
           {"activation", config::enum_name(s.activation)},
@@ -170,7 +171,9 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
              sc.machine.spec.name);
   fmt::print("  layer   {} tokens, H {}, I {}, {} local experts (+{} shared slots), top-{}, {}{}\n",
              s.tokens, s.hidden, s.inter, s.experts_local, s.shared, s.top_k,
-             config::enum_name(s.dtype),
+             s.weight_dtype == s.dtype
+                 ? std::string(config::enum_name(s.dtype))
+                 : fmt::format("{} x {}", config::enum_name(s.dtype), config::enum_name(s.weight_dtype)),
              s.quant == Quant::none ? "" : fmt::format(" {}", config::enum_name(s.quant)));
   fmt::print("  plan    {}-stage, block_m {}, {} blocks, {} padded rows ({})\n", p.kernel.stages,
              p.layout.block_m, p.layout.block_expert.size(), p.layout.padded_rows,

@@ -46,12 +46,19 @@ double percentile(std::vector<double> v, double q) {
 
 void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
                    const std::vector<PathRun>& runs, const Json& layer) {
+  // "bf16", "fp8_e4m3 block_128", "bf16 x mxfp4 per_1x32": activation x weight and scales.
+  const auto format_name = [](const plan::LayerShape& s) {
+    std::string n(config::enum_name(s.dtype));
+    if (s.weight_dtype != s.dtype) n += " x " + std::string(config::enum_name(s.weight_dtype));
+    if (s.quant != Quant::none) n += " " + std::string(config::enum_name(s.quant));
+    return n;
+  };
   const auto& s = p.shape;
   fmt::print("{} on {}: {} tokens of {}, E={} (local {}) top-{}{}, H={} I={} {}\n",
              sc.scenario.spec.name, sc.machine.spec.name, s.tokens, sc.model.spec.name,
              s.experts_total, s.experts_local, s.top_k,
              s.shared > 0 ? fmt::format(" +{} shared", s.shared) : std::string(), s.hidden, s.inter,
-             config::enum_name(s.dtype));
+             format_name(s));
   fmt::print("kernel: {}\n", p.kernel.reason);
   fmt::print("padding waste {:.1f}% ({} rows padded to {}); expert load max/mean {:.2f}, cv {:.2f}\n\n",
              100.0 * layer["padding_waste"].get<double>(), layer["rows"].get<std::uint64_t>(),

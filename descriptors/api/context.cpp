@@ -57,8 +57,9 @@ Capabilities Context::capabilities() const {
   Capabilities c;
   for (const auto& [b, e] : executors_) c.backends.push_back(b);
   c.dtypes = {DType::fp32, DType::bf16, DType::fp16, DType::fp8_e4m3, DType::fp8_e5m2,
-              DType::int8, DType::mxfp4};
-  c.quant_schemes = {Quant::none, Quant::per_tensor, Quant::per_token, Quant::block_128};
+              DType::int8, DType::mxfp4, DType::fp8_e4m3_fnuz, DType::int4};
+  c.quant_schemes = {Quant::none,     Quant::per_tensor, Quant::per_token, Quant::block_128,
+                     Quant::per_1x32, Quant::group_32,   Quant::group_128};
   c.activations = {Activation::silu, Activation::gelu, Activation::swiglu_oai};
   c.policies = {TdmPolicy::load_balance, TdmPolicy::capacity_first, TdmPolicy::low_latency,
                 TdmPolicy::custom};

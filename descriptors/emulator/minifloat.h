@@ -86,6 +86,9 @@ inline float decode(std::uint32_t b, const MiniFloat& f, int exp_bits) {
 inline constexpr MiniFloat kFp16{10, 15, 0x7BFF, 0x7C00, 0x7E00, 15};
 inline constexpr MiniFloat kE4m3{3, 7, 0x7E, 0, 0x7F, 7};
 inline constexpr MiniFloat kE5m2{2, 15, 0x7B, 0x7C, 0x7E, 7};
+// FNUZ e4m3: magnitudes 0x01..0x7F are all finite (max 0x7F = 240); the NaN
+// 0x80 is the sign bit alone, which the codec wrappers in numerics.cpp handle.
+inline constexpr MiniFloat kE4m3Fnuz{3, 8, 0x7F, 0, 0, 7};
 // e2m1 has no NaN: nan_mag 0 makes NaN encode as +-0 (sign cleared below).
 inline constexpr MiniFloat kE2m1{1, 1, 0x7, 0, 0, 3};
 

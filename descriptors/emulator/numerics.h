@@ -47,6 +47,15 @@ float fp16_bits_to_fp32(std::uint16_t b);
 std::uint8_t fp32_to_fp8_e4m3_bits(float v, Overflow mode = Overflow::saturate);
 float fp8_e4m3_bits_to_fp32(std::uint8_t b);
 
+// ---- fp8 e4m3 "FNUZ" (gfx942 / MI300X, torch.float8_e4m3fnuz): 1/4/3, bias
+// 8, subnormals down to 2^-10, max +-240 (S.1111.111), no Inf, a single
+// unsigned zero (0x00) and a single NaN (0x80, the pattern OCP uses for -0).
+// NaN input -> 0x80; a result that rounds to zero is +0 whatever its sign;
+// Inf and out-of-range values saturate to +-240 in saturate mode and become
+// NaN (0x80) in ieee mode.
+std::uint8_t fp32_to_fp8_e4m3fnuz_bits(float v, Overflow mode = Overflow::saturate);
+float fp8_e4m3fnuz_bits_to_fp32(std::uint8_t b);
+
 // ---- fp8 e5m2 (OCP): 1/5/2, bias 15, IEEE-like Inf and NaN, max +-57344.
 std::uint8_t fp32_to_fp8_e5m2_bits(float v, Overflow mode = Overflow::saturate);
 float fp8_e5m2_bits_to_fp32(std::uint8_t b);
@@ -60,6 +69,15 @@ float fp4_e2m1_bits_to_fp32(std::uint8_t b);
 // ---- E8M0 (the OCP MX shared scale): a biased power of two 2^(b - 127);
 // 0xFF is NaN.
 float e8m0_to_fp32(std::uint8_t b);
+// The E8M0 byte of 2^e, e clamped to the representable [-127, 127].
+std::uint8_t e8m0_from_exponent(int e);
+
+// ---- int4 (signed, two's complement in a nibble): round v to the nearest
+// integer, ties to even, then clamp to [-8, 7]; NaN -> 0. Packed two per
+// byte, element 2i in the low nibble (int4_pack / int4_unpack).
+std::int8_t fp32_to_int4(float v);
+std::uint8_t int4_pack(std::int8_t even, std::int8_t odd);
+std::int8_t int4_unpack(std::uint8_t byte, int which);  // which: 0 low nibble, 1 high
 
 // ---- int8: round v to the nearest integer, ties to even, then clamp to
 // [-128, 127]; NaN -> 0.

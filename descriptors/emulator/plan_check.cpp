@@ -31,7 +31,8 @@ void check_shape(const plan::LayerShape& s) {
     }
   }
   if (s.experts_local > s.experts_total) fail("more local experts than experts in the model");
-  check_quant(s.dtype, s.quant);
+  check_quant(s.dtype, operand_quant(s.dtype, s.quant));
+  check_quant(s.weight_dtype, operand_quant(s.weight_dtype, s.quant));
 }
 
 void check_fused(const plan::LayerShape& s, const plan::FusedRouting& f) {

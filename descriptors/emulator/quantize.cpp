@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -32,6 +33,15 @@ void quant_dequant_span(float* p, std::size_t n, float scale, DType t) {
   switch (t) {
     case DType::fp8_e4m3: run(kE4m3, 4); return;
     case DType::fp8_e5m2: run(kE5m2, 5); return;
+    case DType::fp8_e4m3_fnuz: {
+      // FNUZ has no -0: a product that rounds to zero is +0.
+      const RoundParams r = round_params(kE4m3Fnuz, 4);
+      for (std::size_t i = 0; i < n; ++i) {
+        const float q = round_saturating(p[i] / scale, r);
+        p[i] = q == 0.0f ? 0.0f : q * scale;
+      }
+      return;
+    }
     default:
       for (std::size_t i = 0; i < n; ++i) p[i] = quant_dequant(p[i], scale, t);
   }
@@ -49,13 +59,20 @@ void round_span(float* p, std::size_t n, DType storage) {
   }
 }
 
-void mxfp4_row(float* p, std::size_t n) {
+// OCP MX along a row: 32-element groups sharing a power-of-two scale.
+void mx_row(float* p, std::size_t n, DType t) {
   for (std::size_t g = 0; g < n; g += kMxGroup) {
     const std::size_t len = std::min(kMxGroup, n - g);
-    const float scale = std::ldexp(1.0f, mx_scale_exponent(absmax(p + g, 1, len, len)));
-    for (std::size_t i = g; i < g + len; ++i) {
-      p[i] = fp4_e2m1_bits_to_fp32(fp32_to_fp4_e2m1_bits(p[i] / scale)) * scale;
-    }
+    const float scale = std::ldexp(1.0f, mx_scale_exponent(absmax(p + g, 1, len, len), t));
+    quant_dequant_span(p + g, len, scale, t);
+  }
+}
+
+// Scale groups of `group` elements along a row, each with its own amax scale.
+void grouped_row(float* p, std::size_t n, std::size_t group, DType t) {
+  for (std::size_t g = 0; g < n; g += group) {
+    const std::size_t len = std::min(group, n - g);
+    quant_dequant_span(p + g, len, scale_for_amax(absmax(p + g, 1, len, len), t), t);
   }
 }
 
@@ -69,28 +86,57 @@ DType storage_dtype(DType gemm_dtype) {
   }
 }
 
-bool is_scaled(DType t) {
-  return t == DType::fp8_e4m3 || t == DType::fp8_e5m2 || t == DType::int8;
-}
+bool is_scaled(DType t) { return dtype_bits(t) <= 8; }
 
 float quant_max(DType t) {
   switch (t) {
     case DType::fp8_e4m3: return 448.0f;
+    case DType::fp8_e4m3_fnuz: return 240.0f;
     case DType::fp8_e5m2: return 57344.0f;
     case DType::int8: return 127.0f;
     case DType::mxfp4: return 6.0f;
+    case DType::int4: return 7.0f;
     default: return 0.0f;
   }
 }
 
 void check_quant(DType t, Quant q) {
-  if (is_scaled(t) && q == Quant::none) {
-    throw std::invalid_argument(pair_name(t, q) +
-                                ": scaled dtypes need per_tensor, per_token or block_128");
+  using Q = Quant;
+  const auto one_of = [q](std::initializer_list<Quant> ok) {
+    return std::find(ok.begin(), ok.end(), q) != ok.end();
+  };
+  std::string need;
+  switch (t) {
+    case DType::fp32:
+    case DType::bf16:
+    case DType::fp16:
+      if (q != Q::none) need = "none (scales apply to fp8, int8, mxfp4 and int4)";
+      break;
+    case DType::fp8_e4m3:
+      if (!one_of({Q::per_tensor, Q::per_token, Q::block_128, Q::per_1x32}))
+        need = "per_tensor, per_token, block_128 or per_1x32";
+      break;
+    case DType::fp8_e4m3_fnuz:
+    case DType::fp8_e5m2:
+    case DType::int8:
+      if (!one_of({Q::per_tensor, Q::per_token, Q::block_128}))
+        need = "per_tensor, per_token or block_128";
+      break;
+    case DType::mxfp4:
+      if (!one_of({Q::per_1x32, Q::none})) need = "per_1x32";
+      break;
+    case DType::int4:
+      if (!one_of({Q::per_token, Q::group_32, Q::group_128}))
+        need = "per_token, group_32 or group_128";
+      break;
   }
-  if (!is_scaled(t) && q != Quant::none) {
-    throw std::invalid_argument(pair_name(t, q) + ": scales apply only to fp8 and int8");
-  }
+  if (!need.empty()) throw std::invalid_argument(pair_name(t, q) + ": needs quant " + need);
+}
+
+Quant operand_quant(DType t, Quant q) {
+  if (!is_scaled(t)) return Quant::none;
+  if (t == DType::mxfp4 && q == Quant::none) return Quant::per_1x32;
+  return q;
 }
 
 float scale_for_amax(float amax, DType t) {
@@ -103,7 +149,12 @@ float quant_dequant(float v, float scale, DType t) {
   switch (t) {
     case DType::fp8_e4m3: return fp8_e4m3_bits_to_fp32(fp32_to_fp8_e4m3_bits(s)) * scale;
     case DType::fp8_e5m2: return fp8_e5m2_bits_to_fp32(fp32_to_fp8_e5m2_bits(s)) * scale;
+    case DType::fp8_e4m3_fnuz: {
+      const float q = fp8_e4m3fnuz_bits_to_fp32(fp32_to_fp8_e4m3fnuz_bits(s));
+      return q == 0.0f ? 0.0f : q * scale;
+    }
     case DType::int8: return static_cast<float>(fp32_to_int8(s)) * scale;
+    case DType::int4: return static_cast<float>(fp32_to_int4(s)) * scale;
     case DType::mxfp4: return fp4_e2m1_bits_to_fp32(fp32_to_fp4_e2m1_bits(s)) * scale;
     default: throw std::invalid_argument("quant_dequant: " +
                                          std::string(config::enum_name(t)) + " has no scales");
@@ -128,19 +179,22 @@ float absmax(const float* a, std::size_t rows, std::size_t cols, std::size_t str
   return m;
 }
 
-int mx_scale_exponent(float amax) {
+int mx_scale_exponent(float amax, DType t) {
   if (!(amax > 0.0f) || !std::isfinite(amax)) return 0;
   int e = 0;
   (void)std::frexp(amax, &e);  // amax = f * 2^e, f in [0.5, 1): floor(log2 amax) = e - 1
-  return std::clamp(e - 1 - 2, -127, 127);  // e2m1's largest exponent is 2
+  // emax_elem: the exponent of the element format's largest normal value
+  // (e2m1 6 = 1.5 x 2^2, e4m3 448 = 1.75 x 2^8, e5m2 57344 = 1.75 x 2^15).
+  const int emax = t == DType::fp8_e4m3 ? 8 : t == DType::fp8_e5m2 ? 15 : 2;
+  return std::clamp(e - 1 - emax, -127, 127);
 }
 
 void quantize_activations(float* a, std::size_t rows, std::size_t cols, std::size_t stride,
                           DType t, Quant q, float tensor_amax) {
+  q = operand_quant(t, q);
   check_quant(t, q);
   if (!is_scaled(t)) {
-    const DType storage = t == DType::mxfp4 ? DType::bf16 : t;
-    for (std::size_t r = 0; r < rows; ++r) round_span(a + r * stride, cols, storage);
+    for (std::size_t r = 0; r < rows; ++r) round_span(a + r * stride, cols, t);
     return;
   }
   const float tensor_scale = scale_for_amax(tensor_amax, t);
@@ -157,6 +211,9 @@ void quantize_activations(float* a, std::size_t rows, std::size_t cols, std::siz
           quant_dequant_span(row + c, len, scale_for_amax(absmax(row + c, 1, len, len), t), t);
         }
         break;
+      case Quant::per_1x32: mx_row(row, cols, t); break;
+      case Quant::group_32: grouped_row(row, cols, 32, t); break;
+      case Quant::group_128: grouped_row(row, cols, 128, t); break;
       case Quant::none: break;  // rejected by check_quant
     }
   }
@@ -164,11 +221,8 @@ void quantize_activations(float* a, std::size_t rows, std::size_t cols, std::siz
 
 void quantize_weights(float* w, std::size_t rows, std::size_t cols, std::size_t row0,
                       DType t, Quant q, float bound) {
+  q = operand_quant(t, q);
   check_quant(t, q);
-  if (t == DType::mxfp4) {
-    for (std::size_t r = 0; r < rows; ++r) mxfp4_row(w + r * cols, cols);
-    return;
-  }
   if (!is_scaled(t)) {
     round_span(w, rows * cols, t);
     return;
@@ -198,6 +252,15 @@ void quantize_weights(float* w, std::size_t rows, std::size_t cols, std::size_t 
         }
       }
       break;
+    case Quant::per_1x32:
+      for (std::size_t r = 0; r < rows; ++r) mx_row(w + r * cols, cols, t);
+      break;
+    case Quant::group_32:
+    case Quant::group_128: {
+      const std::size_t group = q == Quant::group_32 ? 32 : 128;
+      for (std::size_t r = 0; r < rows; ++r) grouped_row(w + r * cols, cols, group, t);
+      break;
+    }
     case Quant::none: break;  // rejected by check_quant
   }
 }

@@ -56,8 +56,8 @@ void expert_gate_up_rows(const plan::LayerShape& shape, std::uint64_t seed, std:
   std::fill(up + real * h, up + n * h, 0.0f);
   // Gate and up are separate projections in checkpoints, each with its own
   // scale grid (DeepSeek-V3 stores gate_proj and up_proj block scales apart).
-  quantize_weights(gate, n, h, j0, shape.dtype, shape.quant, bound);
-  quantize_weights(up, n, h, j0, shape.dtype, shape.quant, bound);
+  quantize_weights(gate, n, h, j0, shape.weight_dtype, shape.quant, bound);
+  quantize_weights(up, n, h, j0, shape.weight_dtype, shape.quant, bound);
 }
 
 void expert_down_rows(const plan::LayerShape& shape, std::uint64_t seed, std::uint32_t e,
@@ -72,7 +72,7 @@ void expert_down_rows(const plan::LayerShape& shape, std::uint64_t seed, std::ui
     w.fill(r * inter, columns, row);
     std::fill(row + columns, row + inter, 0.0f);
   }
-  quantize_weights(out, h1 - h0, inter, h0, shape.dtype, shape.quant, bound);
+  quantize_weights(out, h1 - h0, inter, h0, shape.weight_dtype, shape.quant, bound);
 }
 
 }  // namespace tdmsim::emu

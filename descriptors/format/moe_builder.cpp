@@ -26,7 +26,7 @@ MoeLayer layer_of(const plan::MoePlan& p, TdmPolicy policy, std::uint32_t custom
   l.tokens = s.tokens;
   l.block_m = p.layout.block_m;
   l.token_blocks = p.layout.padded_rows / p.layout.block_m;
-  l.dtype = s.dtype;
+  l.dtype = s.weight_dtype;  // the descriptor's dtype sizes weights and scales
   l.quant = s.quant;
   l.policy = policy;
   l.stages = static_cast<std::uint8_t>(p.kernel.stages);
@@ -37,10 +37,13 @@ MoeLayer layer_of(const plan::MoePlan& p, TdmPolicy policy, std::uint32_t custom
     l.gate_up_scale_row_stride = scale_row_bytes(l, l.hidden);
     l.down_scale_row_stride = scale_row_bytes(l, l.inter);
   }
-  const std::uint64_t act = activation_bytes(l);
-  l.input_row_stride = act * l.hidden;
-  l.output_row_stride = act * l.hidden;
-  if (l.stages == 2) l.inter_row_stride = act * l.inter;
+  // Activation rows in the activation dtype (whole bytes per row).
+  const auto act_row = [&](std::uint32_t cols) {
+    return (std::uint64_t{cols} * dtype_bits(s.dtype) + 7) / 8;
+  };
+  l.input_row_stride = act_row(l.hidden);
+  l.output_row_stride = act_row(l.hidden);
+  if (l.stages == 2) l.inter_row_stride = act_row(l.inter);
   return l;
 }
 

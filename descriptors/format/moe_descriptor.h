@@ -170,14 +170,20 @@ std::optional<TdmPolicy> policy_from_code(std::uint8_t c);
 // ---- geometry every backend agrees on (also used by validation)
 // Whether expert records carry scale bases: quantized layers and MXFP4 weights.
 bool has_scales(const MoeLayer& l);
-// Bytes of one activation element (x, y, h): the dtype's, except bf16 for
-// MXFP4, which is a weight-only format.
-std::uint32_t activation_bytes(const MoeLayer& l);
-// Bytes of one weight row of `cols` elements of the layer's dtype (MXFP4: 2 per byte).
+// The layer's dtype is the weight dtype (it sizes weight rows and scales).
+// Activation rows (x, y, h) are sized by their strides; the smallest element
+// they can hold is the weight dtype's, except for sub-byte weights: 4 bits
+// beside mxfp4 (fp4 x fp4), 8 beside int4 (fp8 x int4).
+std::uint32_t min_activation_bits(const MoeLayer& l);
+// The smallest activation row of `cols` elements the layer accepts (validation).
+std::uint64_t activation_row_bytes(const MoeLayer& l, std::uint32_t cols);
+// Bytes of one weight row of `cols` elements of the layer's dtype (mxfp4, int4: 2 per byte).
 std::uint64_t weight_row_bytes(const MoeLayer& l, std::uint32_t cols);
 // Scale rows and bytes per scale row for a [rows x cols] weight matrix:
 // per_tensor 1 x f32; per_token (per output channel) rows x f32;
-// block_128 ceil(rows/128) x ceil(cols/128) f32; MXFP4 rows x ceil(cols/32) e8m0 bytes.
+// block_128 ceil(rows/128) x ceil(cols/128) f32; per_1x32 (and mxfp4 under
+// the legacy none) rows x ceil(cols/32) E8M0 bytes; group_32 / group_128 rows
+// x ceil(cols/32) / ceil(cols/128) f32.
 std::uint64_t scale_rows(const MoeLayer& l, std::uint32_t rows);
 std::uint64_t scale_row_bytes(const MoeLayer& l, std::uint32_t cols);
 // Padded rows of the block layout (token_blocks * block_m).

@@ -9,8 +9,11 @@ namespace moe_wire {
 namespace {
 // Wire codes are the position in these tables: append only, never reorder.
 constexpr DType kDTypes[] = {DType::fp32,     DType::bf16, DType::fp16, DType::fp8_e4m3,
-                             DType::fp8_e5m2, DType::int8, DType::mxfp4};
-constexpr Quant kQuants[] = {Quant::none, Quant::per_tensor, Quant::per_token, Quant::block_128};
+                             DType::fp8_e5m2, DType::int8, DType::mxfp4, DType::fp8_e4m3_fnuz,
+                             DType::int4};
+constexpr Quant kQuants[] = {Quant::none,      Quant::per_tensor, Quant::per_token,
+                             Quant::block_128, Quant::per_1x32,   Quant::group_32,
+                             Quant::group_128};
 constexpr TdmPolicy kPolicies[] = {TdmPolicy::load_balance, TdmPolicy::capacity_first,
                                    TdmPolicy::low_latency, TdmPolicy::custom};
 
@@ -38,22 +41,40 @@ std::optional<TdmPolicy> policy_from_code(std::uint8_t c) { return from_code(kPo
 
 bool has_scales(const MoeLayer& l) { return l.quant != Quant::none || l.dtype == DType::mxfp4; }
 
-std::uint32_t activation_bytes(const MoeLayer& l) {
-  return l.dtype == DType::mxfp4 ? 2 : dtype_bits(l.dtype) / 8;
+std::uint32_t min_activation_bits(const MoeLayer& l) {
+  switch (l.dtype) {
+    case DType::mxfp4: return 4;  // fp4 x fp4 (a16w4 and a8w4 rows are wider)
+    case DType::int4: return 8;   // fp8 x int4 (bf16 x int4 rows are wider)
+    default: return dtype_bits(l.dtype);
+  }
+}
+
+std::uint64_t activation_row_bytes(const MoeLayer& l, std::uint32_t cols) {
+  return (std::uint64_t{cols} * min_activation_bits(l) + 7) / 8;
 }
 
 std::uint64_t weight_row_bytes(const MoeLayer& l, std::uint32_t cols) {
   return (std::uint64_t{cols} * dtype_bits(l.dtype) + 7) / 8;
 }
 
+namespace {
+// The scheme the weights' scales follow: mxfp4 layers written before
+// per_1x32 existed say none and mean per_1x32.
+Quant weight_quant(const MoeLayer& l) {
+  return l.dtype == DType::mxfp4 && l.quant == Quant::none ? Quant::per_1x32 : l.quant;
+}
+}  // namespace
+
 std::uint64_t scale_rows(const MoeLayer& l, std::uint32_t rows) {
-  if (l.dtype == DType::mxfp4) return rows;
-  switch (l.quant) {
+  switch (weight_quant(l)) {
     case Quant::none:
       return 0;
     case Quant::per_tensor:
       return 1;
     case Quant::per_token:
+    case Quant::per_1x32:
+    case Quant::group_32:
+    case Quant::group_128:
       return rows;
     case Quant::block_128:
       return (std::uint64_t{rows} + 127) / 128;
@@ -62,14 +83,19 @@ std::uint64_t scale_rows(const MoeLayer& l, std::uint32_t rows) {
 }
 
 std::uint64_t scale_row_bytes(const MoeLayer& l, std::uint32_t cols) {
-  if (l.dtype == DType::mxfp4) return (std::uint64_t{cols} + 31) / 32;  // e8m0 per 32 elements
-  switch (l.quant) {
+  switch (weight_quant(l)) {
     case Quant::none:
       return 0;
     case Quant::per_tensor:
     case Quant::per_token:
       return 4;
     case Quant::block_128:
+      return (std::uint64_t{cols} + 127) / 128 * 4;
+    case Quant::per_1x32:
+      return (std::uint64_t{cols} + 31) / 32;  // one E8M0 byte per 32 elements
+    case Quant::group_32:
+      return (std::uint64_t{cols} + 31) / 32 * 4;
+    case Quant::group_128:
       return (std::uint64_t{cols} + 127) / 128 * 4;
   }
   return 0;

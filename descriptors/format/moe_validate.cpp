@@ -142,7 +142,8 @@ Result check_layer(const MoeDescriptor& d, std::uint64_t lo, std::uint64_t hdr_e
 
 Result check_strides(const MoeLayer& l, std::uint64_t lo) {
   const bool scales = has_scales(l);
-  const std::uint64_t act = activation_bytes(l);
+  const std::uint64_t act_h = activation_row_bytes(l, l.hidden);
+  const std::uint64_t act_i = activation_row_bytes(l, l.inter);
   struct S {
     std::uint64_t stride, need, offset;
     const char* name;
@@ -151,8 +152,8 @@ Result check_strides(const MoeLayer& l, std::uint64_t lo) {
       {l.gate_up_row_stride, weight_row_bytes(l, l.hidden), L::gate_up_row_stride,
        "gate_up_row_stride"},
       {l.down_row_stride, weight_row_bytes(l, l.inter), L::down_row_stride, "down_row_stride"},
-      {l.input_row_stride, act * l.hidden, L::input_row_stride, "input_row_stride"},
-      {l.output_row_stride, act * l.hidden, L::output_row_stride, "output_row_stride"},
+      {l.input_row_stride, act_h, L::input_row_stride, "input_row_stride"},
+      {l.output_row_stride, act_h, L::output_row_stride, "output_row_stride"},
   };
   for (const S& r : rules) {
     if (r.stride < r.need) {
@@ -182,10 +183,10 @@ Result check_strides(const MoeLayer& l, std::uint64_t lo) {
     return err(Code::reserved_nonzero, lo + L::inter_base,
                "intermediate buffer set on a 1-stage layer");
   }
-  if (l.stages == 2 && l.inter_row_stride < act * l.inter) {
+  if (l.stages == 2 && l.inter_row_stride < act_i) {
     return err(Code::stride_too_small, lo + L::inter_row_stride,
                "inter_row_stride " + std::to_string(l.inter_row_stride) + " < row of " +
-                   std::to_string(act * l.inter) + " bytes");
+                   std::to_string(act_i) + " bytes");
   }
   return std::nullopt;
 }

@@ -187,7 +187,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     k.block_m = requested.down_tile.m;
     why = fmt::format("block_m {} (scenario down_tile)", k.block_m);
   } else {
-    const double expert_bytes = 3.0 * shape.hidden * shape.inter * dtype_bits(shape.dtype) / 8.0;
+    const double expert_bytes = 3.0 * shape.hidden * shape.inter * dtype_bits(shape.weight_dtype) / 8.0;
     const double bw = static_cast<double>(machine.memory.hbm.bandwidth.bytes_per_s);
     double peak = 0;
     for (DType t : {shape.dtype, DType::fp8_e4m3, DType::bf16}) {  // widened where no instruction
@@ -251,7 +251,10 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     const std::uint64_t lds = machine.compute.lds_per_cu.bytes;
     const auto fits = [&](std::uint32_t depth) {
       for (const KernelTile* t : {&k.gate_up_tile, &k.down_tile}) {
-        const std::uint64_t bytes = std::uint64_t{t->m + t->n} * t->k * dtype_bits(shape.dtype) / 8 * depth;
+        // A rows in the activation dtype, B rows in the weight dtype.
+        const std::uint64_t bytes = (std::uint64_t{t->m} * dtype_bits(shape.dtype) +
+                                     std::uint64_t{t->n} * dtype_bits(shape.weight_dtype)) *
+                                    t->k / 8 * depth;
         if (bytes > lds) return false;
       }
       return true;

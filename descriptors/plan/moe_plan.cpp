@@ -23,6 +23,7 @@ LayerShape layer_shape(const config::ResolvedScenario& r) {
   shape.shared = shape.shared_experts * shape.shared_chunks;
   shape.top_k = m.top_k;
   shape.dtype = s.dtype;
+  shape.weight_dtype = operand_formats(s).weight;
   shape.quant = s.quant;
   shape.activation = m.activation;
   shape.activation_limit = m.activation_limit;

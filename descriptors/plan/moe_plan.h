@@ -34,8 +34,9 @@ struct LayerShape {
   std::uint32_t shared_experts = 0;  // shared experts of the model
   std::uint32_t shared_chunks = 0;   // fused chunks per shared expert (0 = none)
   std::uint32_t top_k = 0;           // routed picks per token
-  DType dtype = DType::bf16;
-  Quant quant = Quant::none;
+  DType dtype = DType::bf16;         // activations (x, intermediate): the GEMM A operand
+  DType weight_dtype = DType::bf16;  // expert weights: the GEMM B operand
+  Quant quant = Quant::none;         // scales (workloads/specs/quant_formats.h)
   Activation activation = Activation::silu;
   double activation_limit = 0.0;
   bool weight_on_input = false;

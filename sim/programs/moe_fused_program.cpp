@@ -8,7 +8,7 @@ namespace tdmsim::sim::programs::moe_detail {
 
 std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t gemm_lds) {
   const std::uint64_t bm = l.block_m, bn = tile.n, ks = tile.n / 2;
-  const std::uint64_t eb = bytes_of(1, l.shape.dtype);
+  const std::uint64_t eb = bytes_of(1, l.shape.weight_dtype);  // phase 2 buffers down-weight rows
   const std::uint64_t c_tile = bm * (bn + plan::rules::kCTilePad) * 4;
   const std::uint64_t phase1 =
       std::max<std::uint64_t>(gemm_lds + (l.wgmma_gate_up ? 1024 : 0), c_tile);
@@ -24,7 +24,7 @@ std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t ge
 // wait and barriers, and a multiplying warp's wmma work over K = N/2.
 std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
   const std::uint64_t ks = tile.n / 2;
-  const std::uint64_t copies = ceil_div(tile.n * ceil_div(ks * bytes_of(1, l.shape.dtype), 16), tile.threads);
+  const std::uint64_t copies = ceil_div(tile.n * ceil_div(bytes_of(ks, l.shape.weight_dtype), 16), tile.threads);
   const Fragments f = fragments(l.block_m, tile.n);
   const std::uint64_t tm = f.tm, tn = f.tn;
   return copies * kFusedCopyOps + kFusedChunkLoopOps +
@@ -36,7 +36,7 @@ std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
 // H column; the partial sums are scatter-added into the tokens' output rows.
 isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   const KernelTile& tile = l.kernel.gate_up_tile;
-  const DType dt = l.shape.dtype;
+  const DType dt = l.shape.dtype, wdt = l.shape.weight_dtype;
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;  // of I
   const std::uint32_t h = l.shape.hidden;
@@ -64,17 +64,18 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols + h, h + cols, p);
-  const std::uint64_t h_row = bytes_of(h, dt);
-  const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
-  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
+  const std::uint64_t h_row = bytes_of(h, wdt);
+  const std::uint64_t i_row = bytes_of(l.shape.inter, wdt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);
   isa::Loop up;
   up.iterations = ceil_div(h, tile.k);
   up.loads.reserve(3);
   const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row;
   up.loads.push_back(token_rows(l.tdm, l.buf.x, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
-  up.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
-  up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
+  up.loads.push_back(strided(gate, wk_bytes, cols, h_row, wk_bytes));
+  up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, wk_bytes, cols, h_row, wk_bytes));
   matrix_of(l, l.wgmma_gate_up, false, &tile, up);
+  dequant_of(l, 2 * cols, tile.k, up);
   up.m = l.block_m;
   up.n = 2 * cols;
   up.k = tile.k;
@@ -82,9 +83,10 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   // in N-wide column groups of w_down, each a cols-long row slice.
   isa::Loop down;
   down.iterations = ceil_div(h, tile.n);
-  down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, dt), bytes_of(cols, dt),
+  down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, wdt), bytes_of(cols, wdt),
                                tile.n, i_row, static_cast<std::int64_t>(std::uint64_t{tile.n} * i_row)));
   matrix_of(l, false, false, nullptr, down);  // phase 2's own loop (fused_moe.hip fused_kernel), converting in LDS
+  dequant_of(l, tile.n, cols, down);
   down.m = l.block_m;
   down.n = tile.n;
   down.k = cols;

@@ -10,24 +10,26 @@ namespace tdmsim::sim::programs::moe_detail {
 
 isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   const KernelTile& tile = l.kernel.gate_up_tile;
-  const DType dt = l.shape.dtype;
+  const DType dt = l.shape.dtype, wdt = l.shape.weight_dtype;
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;  // of gate, and as many of up
   isa::TileProgram p = base_program(l, tile, 2 * cols, l.wgmma_gate_up);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols, k.end - k.begin, p);
-  const std::uint64_t h_row = bytes_of(l.shape.hidden, dt);
-  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
-  const std::uint64_t k0 = bytes_of(k.begin, dt);
+  // Activations and weights each in their own dtype (mixed pairs: 4-bit weights).
+  const std::uint64_t h_row = bytes_of(l.shape.hidden, wdt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);
+  const std::uint64_t k0 = bytes_of(k.begin, dt), wk0 = bytes_of(k.begin, wdt);
   isa::Loop loop;
   loop.iterations = ceil_div(k.end - k.begin, tile.k);
   loop.loads.reserve(3);
-  const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row + k0;
+  const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row + wk0;
   loop.loads.push_back(token_rows(l.tdm, l.buf.x + k0, k_bytes, j.valid_rows, l.x_rows[j.block], k_bytes));
-  loop.loads.push_back(strided(gate, k_bytes, cols, h_row, k_bytes));
-  loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, k_bytes, cols, h_row, k_bytes));
+  loop.loads.push_back(strided(gate, wk_bytes, cols, h_row, wk_bytes));
+  loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, wk_bytes, cols, h_row, wk_bytes));
   matrix_of(l, l.wgmma_gate_up, l.ws_gate_up, &tile, loop);
+  dequant_of(l, 2 * cols, tile.k, loop);
   loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
   loop.n = 2 * cols;
   loop.k = tile.k;
@@ -141,16 +143,16 @@ isa::TileProgram zero_program(const Layer& l, std::uint32_t wg, std::uint32_t wg
 
 isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   const KernelTile& tile = l.kernel.down_tile;
-  const DType dt = l.shape.dtype;
+  const DType dt = l.shape.dtype, wdt = l.shape.weight_dtype;
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;
   isa::TileProgram p = base_program(l, tile, cols, l.wgmma_down);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, cols, k.end - k.begin, p);
-  const std::uint64_t i_row = bytes_of(l.shape.inter, dt);
-  const std::uint32_t k_bytes = bytes_of(tile.k, dt);
-  const std::uint64_t k0 = bytes_of(k.begin, dt);
+  const std::uint64_t i_row = bytes_of(l.shape.inter, dt), wi_row = bytes_of(l.shape.inter, wdt);
+  const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);
+  const std::uint64_t k0 = bytes_of(k.begin, dt), wk0 = bytes_of(k.begin, wdt);
   const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
   isa::Loop loop;
   loop.iterations = ceil_div(k.end - k.begin, tile.k);
@@ -158,9 +160,10 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   // The block's intermediate rows are contiguous (sorted order).
   const std::uint64_t a_base = l.buf.inter_q != 0 ? l.buf.inter_q : l.buf.inter;
   loop.loads.push_back(strided(a_base + first_row * i_row + k0, k_bytes, j.valid_rows, i_row, k_bytes));
-  loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * i_row + k0, k_bytes,
-                               cols, i_row, k_bytes));
+  loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * wi_row + wk0, wk_bytes,
+                               cols, wi_row, wk_bytes));
   matrix_of(l, l.wgmma_down, l.ws_down, &tile, loop);
+  dequant_of(l, cols, tile.k, loop);
   loop.m = l.block_m;
   loop.n = cols;
   loop.k = tile.k;

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 
 #include "descriptors/format/moe_builder.h"
 #include "isa/matrix_table.h"
-#include <numeric>
+#include "workloads/specs/quant_formats.h"
 
 #include "sim/programs/moe_program_common.h"
 
@@ -44,17 +45,46 @@ isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
 double element_bytes(DType t) { return dtype_bits(t) / 8.0; }
 
 namespace {
-// `t` if `has(t)`, else the next wider dtype that has an instruction
-// (fp4 -> fp8 -> bf16), as kernels widen operands in registers.
+// `t` if `has(t)`, else the next wider dtype that has an instruction, as
+// kernels widen operands in registers: fp4 -> fp8 -> bf16 (every e2m1 value
+// is exact in e4m3); fp8 FNUZ -> OCP fp8 (the same bytes read as OCP e4m3
+// are twice the FNUZ value, subnormals included, so a kernel folds the 2
+// into its scale) -> bf16; integers -> bf16 (not fp8, which is not exact).
 template <class Has>
 DType widened(DType t, Has has) {
+  const bool integer = t == DType::int8 || t == DType::int4;
   for (DType c : {t, DType::fp8_e4m3, DType::bf16}) {
     if (dtype_bits(c) < dtype_bits(t)) continue;  // never narrower than the operands
+    if (integer && c == DType::fp8_e4m3) continue;
     if (has(c)) return c;
   }
   return DType::bf16;
 }
 }  // namespace
+
+// In-register weight dequantisation of the mixed pairs (dequant_ops_per_weight),
+// vector element operations per weight element. ESTIMATES (docs/calibration.md,
+// "Mixed-precision dequantisation"), not measured: fp4 on CDNA4/gfx1250 one
+// (v_cvt_scalef32_pk_bf16_fp4 converts two e2m1 and applies the E8M0 scale,
+// plus the operand shuffle); fp4 elsewhere two (nibble extraction and a
+// table or bit-manipulation conversion); int4 two (nibble extraction with
+// sign, and the convert-and-scale multiply-add).
+constexpr double kDequantOpsFp4Cvt = 1.0;
+constexpr double kDequantOpsFp4 = 2.0;
+constexpr double kDequantOpsInt4 = 2.0;
+
+double dequant_ops_per_weight(const MachineSpec& m, DType activation, DType weight) {
+  if (weight == activation) return 0.0;
+  const bool scaled_mfma = m.isa == IsaFamily::cdna4 || m.isa == IsaFamily::gfx1250;
+  if (weight == DType::mxfp4) {
+    // CDNA4's f8f6f4 MFMA takes fp8 A and fp4 B as they are (a8w4: no
+    // conversion; ROCm blog "Matrix Core Programming on CDNA3 and CDNA4").
+    if (scaled_mfma && activation == DType::fp8_e4m3) return 0.0;
+    return scaled_mfma ? kDequantOpsFp4Cvt : kDequantOpsFp4;
+  }
+  if (weight == DType::int4) return kDequantOpsInt4;
+  return 0.0;
+}
 
 DType matrix_dtype(const MachineSpec& m, DType t) {
   return widened(t, [&](DType c) { return isa::matrix_flops_per_clock_per_cu(m.isa, c, 1) > 0; });
@@ -68,12 +98,15 @@ DType kernel_matrix_dtype(const MachineSpec& m, DType t) {
 MoeFloor moe_floor(const MoePlan& plan, const MachineSpec& machine) {
   const auto& s = plan.shape;
   const double eb = element_bytes(s.dtype);
+  // Weights in their own dtype plus their scales (weight_scale_bits_per_1024).
+  const double wb = element_bytes(s.weight_dtype) +
+                    static_cast<double>(weight_scale_bits_per_1024({s.dtype, s.weight_dtype, s.quant})) / 8.0 / 1024.0;
   MoeFloor f;
   std::uint64_t rows = 0;
   for (std::uint32_t e = 0; e < s.experts_fused(); ++e) {
     const std::uint32_t r = plan.layout.expert_rows[e];
     rows += r;
-    if (r > 0) f.weight_bytes += 3.0 * s.inter * s.hidden * eb;
+    if (r > 0) f.weight_bytes += 3.0 * s.inter * s.hidden * wb;
   }
   f.activation_bytes = double(s.tokens) * s.hidden * (eb + 2.0);  // x read once, out written once
   f.flops = 6.0 * double(rows) * s.inter * s.hidden;
@@ -107,6 +140,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   const bool quant_kernel = plan.kernel.stages == 2 && dtype_bits(s.dtype) <= 8 &&
                             machine.kernels.fp8_intermediate == Fp8Intermediate::kernel;
   l->inter_dtype = quant_kernel ? DType::bf16 : s.dtype;
+  l->dequant_ops = dequant_ops_per_weight(machine, s.dtype, s.weight_dtype);
   l->out_elem = machine.kernels.combine == CombineType::fp32 ? 4 : 2;
   l->sort_overhead_ps = machine.kernels.sort_overhead.ps;
   l->sort_one_overhead_ps = machine.kernels.sort_one_overhead.ps;
@@ -134,8 +168,8 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   b.sorted_weights = as.allocate(std::uint64_t{plan.layout.capacity} * 4);
   b.block_experts = as.allocate(std::uint64_t{l->blocks + 1} * 4);
   const std::uint64_t experts = s.experts_fused();
-  b.w13 = as.allocate(experts * 2 * s.inter * l->x_row);
-  b.w2 = as.allocate(experts * s.hidden * bytes_of(s.inter, s.dtype));
+  b.w13 = as.allocate(experts * 2 * s.inter * bytes_of(s.hidden, s.weight_dtype));
+  b.w2 = as.allocate(experts * s.hidden * bytes_of(s.inter, s.weight_dtype));
   b.scales = as.allocate(1 << 20);
   if (plan.kernel.stages == 2) {
     b.inter = as.allocate(std::uint64_t{l->padded_rows} * bytes_of(s.inter, l->inter_dtype));
@@ -212,8 +246,8 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   const double padded = static_cast<double>(l->padded_rows);
   const double experts_used = static_cast<double>(
       std::set<std::uint32_t>(plan.layout.block_expert.begin(), plan.layout.block_expert.end()).size());
-  const double w_row_h = static_cast<double>(bytes_of(s.hidden, s.dtype));  // a weight row of length H
-  const double w_row_i = static_cast<double>(bytes_of(s.inter, s.dtype));   // a weight row of length I
+  const double w_row_h = static_cast<double>(bytes_of(s.hidden, s.weight_dtype));  // a weight row of length H
+  const double w_row_i = static_cast<double>(bytes_of(s.inter, s.weight_dtype));   // a weight row of length I
   const double gate_up_flops = 2.0 * real_rows * 2.0 * s.inter * s.hidden;
   const double down_flops = 2.0 * real_rows * s.hidden * s.inter;
   const double x_bytes = static_cast<double>(s.tokens) * static_cast<double>(l->x_row);

@@ -45,6 +45,12 @@ DType matrix_dtype(const MachineSpec& m, DType t);
 // instructions, and fp8 converted to f16 where `kernels.fp8_operands` says so.
 DType kernel_matrix_dtype(const MachineSpec& m, DType t);
 
+// Vector element operations per weight element a kernel spends dequantising
+// `weight` in registers for a matrix product in `activation` (0 for same-type
+// pairs and where the matrix instruction takes both as they are: a8w4 on
+// CDNA4's f8f6f4 MFMA).
+double dequant_ops_per_weight(const MachineSpec& m, DType activation, DType weight);
+
 // The physical floor of a layer on a machine: it cannot run faster than its
 // compulsory bytes (the expert weights actually touched, activations read
 // once, output written once) at the HBM datasheet peak, nor than its useful

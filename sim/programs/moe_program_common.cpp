@@ -1,6 +1,8 @@
 // Helpers the MoE kernel families share (moe_program_common.h).
 #include "sim/programs/moe_program_common.h"
 
+#include "workloads/specs/quant_formats.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -17,8 +19,10 @@ isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, 
 }
 
 std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
-  return static_cast<std::uint32_t>(std::uint64_t{l.block_m + n_rows} * bytes_of(k, l.shape.dtype) *
-                                    std::max(1u, l.kernel.pipeline_stages));
+  // A rows in the activation dtype, B rows in the weight dtype.
+  const std::uint64_t tile = std::uint64_t{l.block_m} * bytes_of(k, l.shape.dtype) +
+                             std::uint64_t{n_rows} * bytes_of(k, l.shape.weight_dtype);
+  return static_cast<std::uint32_t>(tile * std::max(1u, l.kernel.pipeline_stages));
 }
 
 // Registers per thread of a GEMM tile. Our NVIDIA kernels are compiled for
@@ -110,11 +114,15 @@ std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgm
   // The warp-specialized loop's multiplying warps issue ~40 a K tile: far
   // below its matrix time, not charged.
   if (wgmma && tile.threads == plan::rules::kWsThreads) return 0;
-  const std::uint32_t bytes = dtype_bits(l.shape.dtype) / 8;
+  const std::uint32_t bytes = std::max(1u, dtype_bits(l.shape.dtype) / 8);
   const std::uint32_t steps = std::max(1u, tile.k * bytes / 32);  // 32-byte K steps
-  const std::uint32_t copies = ceil_div(std::uint64_t{tile.m + tile.n} * tile.k * bytes / 16, tile.threads);
+  const std::uint64_t tile_bytes = bytes_of(std::uint64_t{tile.m} * tile.k, l.shape.dtype) +
+                                   bytes_of(std::uint64_t{tile.n} * tile.k, l.shape.weight_dtype);
+  const std::uint32_t copies = ceil_div(tile_bytes / 16, tile.threads);
   const std::uint32_t fixed = kTileLoopOps + 2 * kStageDivisionOps + kCopyIssueOps + copies * kCopyOps;
-  const bool block = l.shape.quant == Quant::block_128;
+  // Hopper has no block-scaled MMA: K-group scales (1x128, MX 1x32) are
+  // applied to the fp32 partial sums.
+  const bool block = l.shape.quant == Quant::block_128 || l.shape.quant == Quant::per_1x32;
   if (wgmma) {
     // Two warpgroups: 64-row halves of the tile, or N halves of a 64-row one.
     const std::uint32_t cols = tile.m >= 128 ? tile.n : tile.n / 2;
@@ -152,6 +160,13 @@ void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa:
   }
 }
 
+// A main loop's in-register dequantisation of an n x k weight tile per
+// iteration (mixed pairs, Layer::dequant_ops), beside its matrix work.
+void dequant_of(const Layer& l, std::uint32_t n, std::uint32_t k, isa::Loop& loop) {
+  if (l.dequant_ops <= 0) return;
+  loop.vector_ops += static_cast<std::uint64_t>(l.dequant_ops * n * k);
+}
+
 // Block metadata every MoE workgroup reads first: its sorted row ids, their
 // routed weights and the block's expert id.
 void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p) {
@@ -161,25 +176,41 @@ void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p) {
   p.prologue_loads.push_back(strided(l.buf.block_experts + std::uint64_t{block} * 4, 4, 1, 0));
 }
 
-// fp8 scales a job reads: the per-token scales of its rows, and (block_128)
-// one scale per 128x128 weight block it covers. Tiny next to the tiles, so
-// they are loaded once, up front.
+// Scales a job reads: its rows' activation scales (per_token: one per row;
+// block_128: one per row and 128 of K; per_1x32: one E8M0 byte per row and
+// 32 of K; none for unscaled bf16 activations) and the weight scales of the
+// rows it covers (per output channel; 128x128 blocks; E8M0 per 32 of K;
+// fp32 per 32 / 128 of K for int4 groups). Small next to the tiles, so they
+// are loaded once, up front.
 void scale_prologue(const Layer& l, const TileJob& j, std::uint32_t n_rows, std::uint32_t k_len,
                     isa::TileProgram& p) {
-  if (l.shape.quant == Quant::none || l.shape.quant == Quant::per_tensor) return;
-  const std::uint32_t a_scales =
-      l.shape.quant == Quant::block_128 ? j.valid_rows * ceil_div(k_len, 128) * 4 : j.valid_rows * 4;
-  const std::uint32_t b_scales = l.shape.quant == Quant::block_128
-                                     ? ceil_div(n_rows, 128) * ceil_div(k_len, 128) * 4
-                                     : n_rows * 4;
+  const Quant q = l.shape.quant;
+  if (q == Quant::none || q == Quant::per_tensor) return;
+  const std::uint32_t rows = scaled_dtype(l.shape.dtype) ? j.valid_rows : 0;
+  std::uint32_t a_scales = 0, b_scales = 0;
+  switch (q) {
+    case Quant::per_token: a_scales = rows * 4; b_scales = n_rows * 4; break;
+    case Quant::block_128:
+      a_scales = rows * ceil_div(k_len, 128) * 4;
+      b_scales = ceil_div(n_rows, 128) * ceil_div(k_len, 128) * 4;
+      break;
+    case Quant::per_1x32:
+      a_scales = rows * ceil_div(k_len, 32);
+      b_scales = n_rows * ceil_div(k_len, 32);
+      break;
+    case Quant::group_32: b_scales = n_rows * ceil_div(k_len, 32) * 4; break;
+    case Quant::group_128: b_scales = n_rows * ceil_div(k_len, 128) * 4; break;
+    case Quant::none:
+    case Quant::per_tensor: break;
+  }
   p.prologue_loads.push_back(strided(l.buf.scales, std::max(4u, a_scales + b_scales), 1, 0));
 }
 
 std::uint64_t w13_of(const Layer& l, std::uint32_t expert) {
-  return l.buf.w13 + std::uint64_t{expert} * 2 * l.shape.inter * bytes_of(l.shape.hidden, l.shape.dtype);
+  return l.buf.w13 + std::uint64_t{expert} * 2 * l.shape.inter * bytes_of(l.shape.hidden, l.shape.weight_dtype);
 }
 std::uint64_t w2_of(const Layer& l, std::uint32_t expert) {
-  return l.buf.w2 + std::uint64_t{expert} * l.shape.hidden * bytes_of(l.shape.inter, l.shape.dtype);
+  return l.buf.w2 + std::uint64_t{expert} * l.shape.hidden * bytes_of(l.shape.inter, l.shape.weight_dtype);
 }
 
 }  // namespace tdmsim::sim::programs::moe_detail

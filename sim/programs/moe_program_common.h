@@ -233,6 +233,10 @@ struct Layer {
   // Vector-pipe element operations per fp8 -> f16 conversion of a pair
   // (kernels.fp8_conversions_per_clock; 0: conversions not modelled).
   double lane_ops_per_conversion = 0;
+  // Vector-pipe element operations per weight element a main loop dequantises
+  // in registers before its matrix instructions (mixed pairs whose weights
+  // the matrix pipe does not take as they are; dequant_ops_per_weight).
+  double dequant_ops = 0;
   DType inter_dtype = DType::bf16;  // what gate/up stores (bf16 when a kernel quantises)
   std::uint32_t block_m = 0;
   std::uint32_t padded_rows = 0;
@@ -280,6 +284,9 @@ std::uint64_t epilogue_skip_ops(const Layer& l, const TileJob& j, std::uint32_t 
 std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgmma);
 void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa::Loop& loop);
 void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p);
+// A main loop's in-register dequantisation of an n x k weight tile per
+// iteration (mixed pairs, Layer::dequant_ops), beside its matrix work.
+void dequant_of(const Layer& l, std::uint32_t n, std::uint32_t k, isa::Loop& loop);
 void scale_prologue(const Layer& l, const TileJob& j, std::uint32_t n_rows, std::uint32_t k_len,
                     isa::TileProgram& p);
 std::uint64_t w13_of(const Layer& l, std::uint32_t expert);

@@ -166,7 +166,7 @@ TEST_CASE("inconsistent plans and inputs are rejected with a clear error", "[emu
   SECTION("fp8 without scales") {
     auto p = good;
     p.shape.dtype = DType::fp8_e4m3;
-    rejects(p, "scaled dtypes need");
+    rejects(p, "dtype fp8_e4m3 with quant none: needs quant per_tensor");
   }
   SECTION("x of the wrong size") {
     std::vector<float> x(good.shape.tokens * good.shape.hidden - 1);

@@ -24,6 +24,7 @@ struct Numerics {
   DType dtype;
   Quant quant;
   double tolerance;  // relative Frobenius error of y; reasoning in docs/emulator.md
+  std::optional<DType> weight = std::nullopt;  // weight dtype of a mixed pair (unset: dtype)
 };
 
 // Keep in sync with the table in docs/emulator.md ("Tolerances").
@@ -40,7 +41,19 @@ const Numerics kNumerics[] = {
     {DType::int8, Quant::per_tensor, 1e-1},
     {DType::int8, Quant::per_token, 3e-2},
     {DType::int8, Quant::block_128, 3e-2},
-    {DType::mxfp4, Quant::none, 1e-2},
+    {DType::mxfp4, Quant::none, 3.5e-1},
+    // The AITER formats (docs/yaml-reference.md "Formats").
+    {DType::fp8_e4m3_fnuz, Quant::per_tensor, 8e-2},
+    {DType::fp8_e4m3_fnuz, Quant::per_token, 6e-2},
+    {DType::fp8_e4m3_fnuz, Quant::block_128, 6e-2},
+    {DType::fp8_e4m3, Quant::per_1x32, 1e-1},                   // MXFP8
+    {DType::mxfp4, Quant::per_1x32, 3.5e-1},                    // MXFP4, fp4 x fp4
+    {DType::bf16, Quant::per_1x32, 1e-2, DType::mxfp4},         // a16w4
+    {DType::fp8_e4m3, Quant::per_1x32, 1e-1, DType::mxfp4},     // a8w4
+    {DType::bf16, Quant::per_token, 1e-2, DType::int4},         // bf16 x int4
+    {DType::bf16, Quant::group_32, 1e-2, DType::int4},
+    {DType::bf16, Quant::group_128, 1e-2, DType::int4},
+    {DType::fp8_e4m3, Quant::per_token, 6e-2, DType::int4},     // AITER's int4 a8w4
 };
 constexpr std::size_t kNumericsCount = sizeof(kNumerics) / sizeof(kNumerics[0]);
 
@@ -78,6 +91,7 @@ Case random_case(std::size_t i, std::mt19937_64& rng) {
   ShapeSpec& s = c.spec;
   c.numerics = &kNumerics[i % kNumericsCount];
   s.dtype = c.numerics->dtype;
+  s.weight_dtype = c.numerics->weight;
   s.quant = c.numerics->quant;
   s.tokens = std::uniform_int_distribution<std::uint32_t>(1, 3)(rng) == 1
                  ? std::uniform_int_distribution<std::uint32_t>(1, 300)(rng)
@@ -110,6 +124,7 @@ std::vector<Case> degenerate_cases() {
       Case c;
       c.numerics = &kNumerics[n];
       c.spec.dtype = c.numerics->dtype;
+      c.spec.weight_dtype = c.numerics->weight;
       c.spec.quant = c.numerics->quant;
       c.seed = 1000 + out.size();
       edit(c);
@@ -149,7 +164,7 @@ std::vector<Case> degenerate_cases() {
 TEST_CASE("emulator matches the dense fp64 reference on random shapes", "[emulator][reference]") {
   std::mt19937_64 rng(20261129);
   std::vector<Case> cases = degenerate_cases();
-  const std::size_t random_count = 260;
+  const std::size_t random_count = 360;
   for (std::size_t i = 0; i < random_count; ++i) cases.push_back(random_case(i, rng));
   REQUIRE(cases.size() >= 200);
 
@@ -163,8 +178,9 @@ TEST_CASE("emulator matches the dense fp64 reference on random shapes", "[emulat
     const EmulatorResult got = emulate(plan, x);
     const std::vector<double> want = dense_reference(shape, c.seed, plan.fused, x);
     const double err = rel_error(got.y, want);
-    const std::string key = fmt::format("{}/{}", config::enum_name(c.spec.dtype),
-                                        config::enum_name(c.spec.quant));
+    const std::string key = fmt::format(
+        "{}x{}/{}", config::enum_name(c.spec.dtype),
+        config::enum_name(c.spec.weight_dtype.value_or(c.spec.dtype)), config::enum_name(c.spec.quant));
     worst[key] = std::max(worst[key], err);
     INFO(c.describe() << " rel_error=" << err);
     CHECK(err <= c.numerics->tolerance);

@@ -139,7 +139,9 @@ TEST_CASE("non-scaled dtypes round element by element", "[quantize]") {
   auto b = a;
   quantize_activations(a.data(), 1, 2, 2, DType::bf16, Quant::none, 0.0f);
   CHECK(a[0] == round_to_bf16(b[0]));
-  quantize_activations(b.data(), 1, 2, 2, DType::mxfp4, Quant::none, 0.0f);  // bf16 activations
+  // bf16 activations beside mxfp4 weights (a16w4): the layer's per_1x32
+  // describes the weights; the activations are only rounded.
+  quantize_activations(b.data(), 1, 2, 2, DType::bf16, Quant::per_1x32, 0.0f);
   CHECK(b == a);
   std::vector<float> c = {3.14159265f};
   quantize_weights(c.data(), 1, 1, 0, DType::fp16, Quant::none, 1.0f);

@@ -19,6 +19,7 @@ plan::LayerShape make_shape(const ShapeSpec& s) {
   shape.shared = shape.shared_experts * shape.shared_chunks;
   shape.top_k = s.top_k;
   shape.dtype = s.dtype;
+  shape.weight_dtype = s.weight_dtype.value_or(s.dtype);
   shape.quant = s.quant;
   shape.activation = s.activation;
   shape.activation_limit = s.activation_limit;

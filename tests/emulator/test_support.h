@@ -2,6 +2,7 @@
 // scenario file, so emulator tests can cover shapes no shipped model has.
 #pragma once
 
+#include <optional>
 #include <cstdint>
 #include <random>
 
@@ -19,6 +20,7 @@ struct ShapeSpec {
   std::uint32_t shared_experts = 0;
   std::uint32_t shared_inter = 0;
   DType dtype = DType::fp32;
+  std::optional<DType> weight_dtype;  // unset: dtype
   Quant quant = Quant::none;
   Activation activation = Activation::silu;
   double activation_limit = 0.0;

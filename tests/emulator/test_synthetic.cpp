@@ -45,7 +45,10 @@ TEST_CASE("weight chunks equal the rows of the whole matrix for every scheme", "
   const std::pair<DType, Quant> schemes[] = {
       {DType::bf16, Quant::none},          {DType::fp8_e4m3, Quant::per_tensor},
       {DType::fp8_e4m3, Quant::per_token}, {DType::fp8_e4m3, Quant::block_128},
-      {DType::int8, Quant::block_128},     {DType::mxfp4, Quant::none}};
+      {DType::int8, Quant::block_128},     {DType::mxfp4, Quant::none},
+      {DType::mxfp4, Quant::per_1x32},     {DType::fp8_e4m3, Quant::per_1x32},
+      {DType::fp8_e4m3_fnuz, Quant::block_128}, {DType::int4, Quant::group_32},
+      {DType::int4, Quant::group_128},     {DType::int4, Quant::per_token}};
   for (const auto& [dtype, quant] : schemes) {
     test::ShapeSpec spec;
     spec.hidden = 200;

@@ -108,8 +108,9 @@ inline MoeDescriptor random_moe_descriptor(Rng& rng) {
   l.token_blocks =
       static_cast<std::uint32_t>(uniform(rng, 1, std::min<std::uint64_t>(bound, 3000)));
   l.dtype = pick(rng, {DType::fp32, DType::bf16, DType::fp16, DType::fp8_e4m3, DType::fp8_e5m2,
-                       DType::int8, DType::mxfp4});
-  l.quant = pick(rng, {Quant::none, Quant::per_tensor, Quant::per_token, Quant::block_128});
+                       DType::int8, DType::mxfp4, DType::fp8_e4m3_fnuz, DType::int4});
+  l.quant = pick(rng, {Quant::none, Quant::per_tensor, Quant::per_token, Quant::block_128,
+                       Quant::per_1x32, Quant::group_32, Quant::group_128});
   l.policy = pick(rng, {TdmPolicy::load_balance, TdmPolicy::capacity_first, TdmPolicy::low_latency,
                         TdmPolicy::custom});
   l.custom_policy_id =
@@ -122,10 +123,9 @@ inline MoeDescriptor random_moe_descriptor(Rng& rng) {
     l.gate_up_scale_row_stride = scale_row_bytes(l, l.hidden) + extra();
     l.down_scale_row_stride = scale_row_bytes(l, l.inter) + extra();
   }
-  const std::uint64_t act = activation_bytes(l);
-  l.input_row_stride = act * l.hidden + extra();
-  l.output_row_stride = act * l.hidden + extra();
-  if (l.stages == 2) l.inter_row_stride = act * l.inter + extra();
+  l.input_row_stride = activation_row_bytes(l, l.hidden) + extra();
+  l.output_row_stride = activation_row_bytes(l, l.hidden) + extra();
+  if (l.stages == 2) l.inter_row_stride = activation_row_bytes(l, l.inter) + extra();
 
   // Place every region at increasing 256-aligned addresses with random gaps,
   // experts in a random order.

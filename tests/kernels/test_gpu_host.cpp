@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include <catch2/catch.hpp>
@@ -135,6 +136,37 @@ TEST_CASE("layers the kernels cannot run are refused with a reason", "[kernels]"
   auto sc = loader.resolve_scenario(root / "workloads/scenarios/gpt-oss-120b-prefill-mi500x-tdm.yaml");
   sc.scenario.spec.tokens = 4;
   sc.scenario.spec.dtype = DType::mxfp4;
-  sc.scenario.spec.quant = Quant::none;
-  REQUIRE_THROWS_WITH(gpu::make_case(sc, plan::build_plan(sc)), Catch::Contains("not mxfp4"));
+  sc.scenario.spec.quant = Quant::per_1x32;
+  REQUIRE_THROWS_WITH(gpu::make_case(sc, plan::build_plan(sc)),
+                      Catch::Contains("dtype mxfp4, weight_dtype mxfp4, quant per_1x32: emulator "
+                                      "and timing model only; the GPU kernels run: dtype bf16"));
+  // Each emulator-only format is refused the same way; bf16 and fp8 e4m3
+  // per_token / block_128 are not.
+  struct F {
+    DType a;
+    std::optional<DType> w;
+    Quant q;
+    bool runs;
+  };
+  for (const F f : {F{DType::bf16, std::nullopt, Quant::none, true},
+                    F{DType::fp8_e4m3, std::nullopt, Quant::per_token, true},
+                    F{DType::fp8_e4m3, std::nullopt, Quant::block_128, true},
+                    F{DType::fp8_e4m3, std::nullopt, Quant::per_tensor, false},
+                    F{DType::fp8_e4m3, std::nullopt, Quant::per_1x32, false},
+                    F{DType::fp8_e4m3_fnuz, std::nullopt, Quant::per_token, false},
+                    F{DType::int8, std::nullopt, Quant::per_token, false},
+                    F{DType::bf16, DType::mxfp4, Quant::per_1x32, false},
+                    F{DType::fp8_e4m3, DType::mxfp4, Quant::per_1x32, false},
+                    F{DType::bf16, DType::int4, Quant::group_128, false}}) {
+    sc.scenario.spec.dtype = f.a;
+    sc.scenario.spec.weight_dtype.dtype = f.w;
+    sc.scenario.spec.quant = f.q;
+    INFO(config::enum_name(f.a) << " / " << config::enum_name(f.q));
+    if (f.runs) {
+      CHECK_NOTHROW(gpu::make_case(sc, plan::build_plan(sc)));
+    } else {
+      CHECK_THROWS_WITH(gpu::make_case(sc, plan::build_plan(sc)),
+                        Catch::Contains("emulator and timing model only"));
+    }
+  }
 }

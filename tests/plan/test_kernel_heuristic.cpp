@@ -315,6 +315,7 @@ TEST_CASE("wgmma machines: their default tiles, 8-bit blocks of 64, at least 3 b
   CHECK(kb.gate_up_tile == KernelTile{256, 128, 256, 64});
   // The same in fp8: 128x128x128.
   s.dtype = DType::fp8_e4m3;
+  s.weight_dtype = s.dtype;
   s.quant = Quant::per_token;
   k = choose_kernel(s, automatic(), h200, round_robin(s));
   CHECK(k.gate_up_tile == KernelTile{256, 128, 128, 128});
@@ -328,6 +329,7 @@ TEST_CASE("wgmma machines: their default tiles, 8-bit blocks of 64, at least 3 b
   // and (Mixtral's down K of 112 tiles of 128, 4 rows per expert) one
   // buffer more than the mma.sync depth.
   s.dtype = DType::bf16;
+  s.weight_dtype = s.dtype;
   s.quant = Quant::none;
   k = choose_kernel(s, automatic(), h200, round_robin(s));
   CHECK(k.block_m == 16);

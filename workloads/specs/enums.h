@@ -15,12 +15,22 @@ enum class Vendor { amd, nvidia };
 // Instruction-set family: selects the matrix-instruction table in isa/.
 enum class IsaFamily { cdna3, cdna4, gfx1250, hopper };
 enum class HbmGeneration { hbm3, hbm3e, hbm4 };
-enum class DType { fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, mxfp4 };
+// Element types. Appended only (descriptor wire codes and YAML names follow
+// this list): fp8_e4m3 is OCP E4M3FN (MI355X, Hopper), fp8_e4m3_fnuz the
+// gfx942 (MI300X) variant (bias 8, no -0, 0x80 NaN, max 240); mxfp4 is the
+// fp4 E2M1 element (always with OCP MX E8M0 scales per 32, hence the name);
+// int4 a signed 4-bit integer [-8, 7]. docs/emulator.md has the numerics.
+enum class DType { fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, mxfp4, fp8_e4m3_fnuz, int4 };
 // How router logits become scores.
 enum class Scoring { softmax, sigmoid };
 // Expert MLP activation: SwiGLU (SiLU gate), GeGLU (GELU gate), gpt-oss's clamped SwiGLU.
 enum class Activation { silu, gelu, swiglu_oai };
-enum class Quant { none, per_tensor, per_token, block_128 };
+// Scales of the quantised GEMM operands (docs/yaml-reference.md "Formats"):
+// per_token is per row of activations and per output channel of weights;
+// block_128 is 1x128 on activations and 128x128 on weights; per_1x32 one OCP
+// MX E8M0 scale per 32 elements along K (MXFP8/MXFP4); group_32 / group_128
+// one fp32 scale per 32 / 128 weights along K of an output channel (INT4).
+enum class Quant { none, per_tensor, per_token, block_128, per_1x32, group_32, group_128 };
 enum class RoutingSource { uniform, zipf, lognormal, hot, router, trace };
 enum class ExecPath { software, tdm, both };
 enum class TdmPolicy { load_balance, capacity_first, low_latency, custom };
@@ -48,8 +58,10 @@ constexpr std::uint32_t dtype_bits(DType t) {
     case DType::fp16: return 16;
     case DType::fp8_e4m3:
     case DType::fp8_e5m2:
+    case DType::fp8_e4m3_fnuz:
     case DType::int8: return 8;
-    case DType::mxfp4: return 4;
+    case DType::mxfp4:
+    case DType::int4: return 4;
   }
   return 0;
 }
@@ -69,14 +81,17 @@ TDMSIM_ENUM_NAMES(IsaFamily, 4, {IsaFamily::cdna3, "cdna3"}, {IsaFamily::cdna4, 
                   {IsaFamily::gfx1250, "gfx1250"}, {IsaFamily::hopper, "hopper"});
 TDMSIM_ENUM_NAMES(HbmGeneration, 3, {HbmGeneration::hbm3, "hbm3"},
                   {HbmGeneration::hbm3e, "hbm3e"}, {HbmGeneration::hbm4, "hbm4"});
-TDMSIM_ENUM_NAMES(DType, 7, {DType::fp32, "fp32"}, {DType::bf16, "bf16"}, {DType::fp16, "fp16"},
+TDMSIM_ENUM_NAMES(DType, 9, {DType::fp32, "fp32"}, {DType::bf16, "bf16"}, {DType::fp16, "fp16"},
                   {DType::fp8_e4m3, "fp8_e4m3"}, {DType::fp8_e5m2, "fp8_e5m2"},
-                  {DType::int8, "int8"}, {DType::mxfp4, "mxfp4"});
+                  {DType::int8, "int8"}, {DType::mxfp4, "mxfp4"},
+                  {DType::fp8_e4m3_fnuz, "fp8_e4m3_fnuz"}, {DType::int4, "int4"});
 TDMSIM_ENUM_NAMES(Scoring, 2, {Scoring::softmax, "softmax"}, {Scoring::sigmoid, "sigmoid"});
 TDMSIM_ENUM_NAMES(Activation, 3, {Activation::silu, "silu"}, {Activation::gelu, "gelu"},
                   {Activation::swiglu_oai, "swiglu_oai"});
-TDMSIM_ENUM_NAMES(Quant, 4, {Quant::none, "none"}, {Quant::per_tensor, "per_tensor"},
-                  {Quant::per_token, "per_token"}, {Quant::block_128, "block_128"});
+TDMSIM_ENUM_NAMES(Quant, 7, {Quant::none, "none"}, {Quant::per_tensor, "per_tensor"},
+                  {Quant::per_token, "per_token"}, {Quant::block_128, "block_128"},
+                  {Quant::per_1x32, "per_1x32"}, {Quant::group_32, "group_32"},
+                  {Quant::group_128, "group_128"});
 TDMSIM_ENUM_NAMES(RoutingSource, 6, {RoutingSource::uniform, "uniform"},
                   {RoutingSource::zipf, "zipf"}, {RoutingSource::lognormal, "lognormal"},
                   {RoutingSource::hot, "hot"}, {RoutingSource::router, "router"},

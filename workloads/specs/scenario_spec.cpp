@@ -53,15 +53,8 @@ void check(const ScenarioSpec& s, config::Checker& c) {
              "expert " + std::to_string(r.hot_experts[i]) + " is listed twice");
     }
   }
-  const bool fp8 = s.dtype == DType::fp8_e4m3 || s.dtype == DType::fp8_e5m2;
-  if (s.dtype != DType::bf16 && s.dtype != DType::fp16 && !fp8) {
-    c.fail("dtype", "MoE scenarios support bf16, fp16, fp8_e4m3 and fp8_e5m2");
-  }
-  if (fp8 && s.quant == Quant::none) {
-    c.fail("quant", "fp8 needs scales: per_tensor, per_token or block_128", {"dtype"});
-  }
-  if (!fp8 && s.quant != Quant::none) {
-    c.fail("quant", "scales apply only to fp8 dtypes; use quant: none", {"dtype"});
+  if (const auto refusal = format_refusal(operand_formats(s))) {
+    c.fail(refusal->key, refusal->message, {"dtype", "weight_dtype", "quant"});
   }
   const auto& k = s.kernel;
   if (k.block_m != 0 && !valid_block(k.block_m)) {
@@ -75,11 +68,18 @@ void check(const ScenarioSpec& s, config::Checker& c) {
   }
 }
 
+OperandFormats operand_formats(const ScenarioSpec& s) {
+  return {s.dtype, s.weight_dtype.dtype.value_or(s.dtype), s.quant};
+}
+
 std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model) {
   __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, for overflow-free scaling
   const u128 experts = model.experts / s.parallel.ep + model.shared_experts;
   const u128 inter = model.intermediate_size / s.parallel.tp;
-  const u128 bits = u128(3) * model.hidden_size * inter * experts * dtype_bits(s.dtype);
+  const OperandFormats f = operand_formats(s);
+  // Elements plus their scales, per 1024 elements (weight_scale_bits_per_1024).
+  const u128 bits = u128(3) * model.hidden_size * inter * experts *
+                    (u128(1024) * dtype_bits(f.weight) + weight_scale_bits_per_1024(f)) / 1024;
   const u128 bytes = bits / 8;
   return bytes > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(bytes);
 }
@@ -124,7 +124,7 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
   }
   // Footprint: weights + input + gate/up intermediate (2I per routed row) + output.
   __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, for overflow-free scaling
-  const u128 bytes_per_elem = std::max<u128>(1, dtype_bits(s.dtype) / 8);
+  const u128 bytes_per_elem = std::max<u128>(1, dtype_bits(s.dtype) / 8);  // fp4: 1 (upper bound)
   const u128 rows = u128(s.tokens) * (model.top_k + model.shared_experts);
   const u128 acts = (u128(s.tokens) * model.hidden_size * 2 +
                      rows * 2 * (model.intermediate_size / s.parallel.tp)) * bytes_per_elem;

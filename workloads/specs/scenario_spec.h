@@ -8,6 +8,7 @@
 
 #include "workloads/specs/machine_spec.h"
 #include "workloads/specs/model_spec.h"
+#include "workloads/specs/quant_formats.h"
 
 namespace tdmsim {
 
@@ -93,6 +94,7 @@ struct ScenarioSpec {
   std::string model;
   std::uint32_t tokens{};
   DType dtype{};
+  WeightDType weight_dtype{};
   Quant quant{};
   std::uint64_t seed{};
   ExecPath path{};
@@ -108,9 +110,14 @@ struct ScenarioSpec {
             Required{});
     v.param(model, "model", "model name (workloads/models) or path to a model file", Required{});
     v.param(tokens, "tokens", "tokens in the batch", Required{}, Min{1u}, Max{16777216u});
-    v.param(dtype, "dtype", "activation and weight dtype of the expert GEMMs",
+    v.param(dtype, "dtype",
+            "activation dtype of the expert GEMMs (and weight dtype unless weight_dtype is set)",
             Default{DType::bf16});
-    v.param(quant, "quant", "quantisation scales (fp8: per_token or block_128)",
+    v.param(weight_dtype, "weight_dtype",
+            "expert weight dtype: same (as dtype) or e.g. mxfp4 / int4 for mixed pairs",
+            Default{"same"});
+    v.param(quant, "quant",
+            "scale scheme of the quantised operands (docs/yaml-reference.md, Formats)",
             Default{Quant::none});
     v.param(seed, "seed", "seed of every random draw", Default{1u});
     v.param(path, "path", "simulated execution path", Default{ExecPath::both});
@@ -131,7 +138,11 @@ void check(const ScenarioSpec& s, config::Checker& c);
 void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& machine,
            config::Checker& c);
 
-// Bytes of expert weights (gate, up and down projections) one GPU holds.
+// The scenario's operand formats (weight_dtype "same" resolved to dtype).
+OperandFormats operand_formats(const ScenarioSpec& s);
+
+// Bytes of expert weights (gate, up and down projections) one GPU holds,
+// scales included.
 std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model);
 
 }  // namespace tdmsim
