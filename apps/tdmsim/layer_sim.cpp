@@ -79,13 +79,20 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
       return kernel.name.size() >= s.size() && kernel.name.compare(kernel.name.size() - s.size(), s.size(), s) == 0;
     };
     const bool down = ends("_down");
+    const auto& src = p.kernel.source;
+    const std::string chosen = src.config_line != 0
+                                   ? fmt::format(" (chosen by kernel.config {}:{})", src.config_file, src.config_line)
+                                   : std::string();
     const std::string hint =
         ends("_gate_up") || ends("_fused") || down
-            ? fmt::format("its tile is {} ({}; block_m {}, pipeline_stages {}): choose a smaller "
-                          "kernel.{} or kernel.pipeline_stages, or leave them auto",
+            ? fmt::format("its tile is {} ({}; block_m {}, pipeline_stages {}){}: {}",
                           tile_name(down ? p.kernel.down_tile : p.kernel.gate_up_tile),
                           down ? "kernel.down_tile" : "kernel.gate_up_tile", p.kernel.block_m,
-                          p.kernel.pipeline_stages, down ? "down_tile" : "gate_up_tile")
+                          p.kernel.pipeline_stages, chosen,
+                          chosen.empty() ? fmt::format("choose a smaller kernel.{} or kernel.pipeline_stages, or "
+                                                       "leave them auto", down ? "down_tile" : "gate_up_tile")
+                                         : std::string("give that row a smaller tile, or set a smaller "
+                                                       "kernel.pipeline_stages"))
             : std::string("tdmsim's MoE kernels need more of this resource than machine ") + m.name + " has";
     throw sim::NotSimulatable(fmt::format("kernel {} does not fit on a CU of machine {}: it {}; {}", kernel.name,
                                           m.name, why, hint));
@@ -143,6 +150,22 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
   return r;
 }
 
+namespace {
+// Which row of the tuned table chose the kernel, or which rule did.
+Json kernel_source(const plan::KernelSource& k) {
+  Json j = {{"heuristic", k.heuristic}, {"chosen_by", k.chosen_by}};
+  if (!k.config_file.empty()) {
+    j["config"] = {{"file", k.config_file},
+                   {"line", k.config_line == 0 ? Json(nullptr) : Json(k.config_line)},
+                   {"matched", k.config_line != 0},
+                   {"padded_token", k.padded_token},
+                   {"bypassed", k.bypassed},
+                   {"detail", k.detail}};
+  }
+  return j;
+}
+}  // namespace
+
 Json layer_summary(const plan::MoePlan& p) {
   std::uint64_t rows = 0;
   for (auto r : p.layout.expert_rows) rows += r;
@@ -151,7 +174,8 @@ Json layer_summary(const plan::MoePlan& p) {
           {"block_m", p.layout.block_m}, {"stages", p.kernel.stages}, {"split_k", p.kernel.split_k},
           {"gate_up_tile", tile_name(p.kernel.gate_up_tile)}, {"down_tile", tile_name(p.kernel.down_tile)},
           {"pipeline_stages", p.kernel.pipeline_stages}, {"raster_group", p.kernel.raster_group},
-          {"kernel_reason", p.kernel.reason}, {"load_spread", load_spread(p)}};
+          {"kernel_reason", p.kernel.reason}, {"kernel_source", kernel_source(p.kernel.source)},
+          {"load_spread", load_spread(p)}};
 }
 
 std::vector<std::string> paths_for(const MachineSpec& m, const std::string& path) {

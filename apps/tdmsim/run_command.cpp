@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <numeric>
@@ -19,6 +20,8 @@
 #include "workloads/config/loader.h"
 #include "workloads/config/writer.h"
 #include "workloads/util/atomic_write.h"
+#include "workloads/util/input_file.h"
+#include "workloads/config/reader.h"
 
 namespace tdmsim::cli {
 namespace {
@@ -30,7 +33,9 @@ struct RunOptions {
   std::string machine;  // empty: the scenario's
   std::string path;     // empty: the scenario's
   std::string output;
+  std::string kernel_config;  // empty: the scenario's kernel.config
   std::uint32_t repeat = 1;
+  bool verbose = false;
   bool trace = false;
   bool quiet = false;
   bool force = false;
@@ -45,7 +50,7 @@ double percentile(std::vector<double> v, double q) {
 }
 
 void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
-                   const std::vector<PathRun>& runs, const Json& layer) {
+                   const std::vector<PathRun>& runs, const Json& layer, bool verbose) {
   // "bf16", "fp8_e4m3 block_128", "bf16 x mxfp4 per_1x32": activation x weight and scales.
   const auto format_name = [](const plan::LayerShape& s) {
     std::string n(config::enum_name(s.dtype));
@@ -60,6 +65,7 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
              s.shared > 0 ? fmt::format(" +{} shared", s.shared) : std::string(), s.hidden, s.inter,
              format_name(s));
   fmt::print("kernel: {}\n", p.kernel.reason);
+  if (verbose && !p.kernel.source.config_file.empty()) fmt::print("kernel.config: {}\n", p.kernel.source.detail);
   fmt::print("padding waste {:.1f}% ({} rows padded to {}); expert load max/mean {:.2f}, cv {:.2f}\n\n",
              100.0 * layer["padding_waste"].get<double>(), layer["rows"].get<std::uint64_t>(),
              layer["padded_rows"].get<std::uint64_t>(),
@@ -93,10 +99,30 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
   }
 }
 
+// --kernel-config: the table replaces the scenario's kernel.config (a path
+// relative to the working directory), with the same checks the scenario key
+// gets, before anything is built or written.
+void apply_kernel_config_option(config::ResolvedScenario& sc, const std::string& file) {
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(file, ec);
+  if (ec) throw BadInput(fmt::format("--kernel-config '{}': {}", file, ec.message()));
+  try {
+    util::check_input_file(abs, util::InputKind::kernel_config);
+  } catch (const util::InputFileError& e) {
+    throw BadInput(fmt::format("--kernel-config: kernel config table {}", e.what()));
+  }
+  sc.scenario.spec.kernel.config = abs.string();
+  config::Diagnostics diags;
+  config::Checker c(sc.scenario.set_at, {sc.scenario.file.string(), 1, 1}, diags);
+  check(sc.scenario.spec, c);
+  diags.throw_if_any();
+}
+
 int run_command(const RunOptions& o) {
   const auto wall0 = std::chrono::steady_clock::now();
   const config::Loader loader(config::default_roots());
   config::ResolvedScenario sc = loader.resolve_scenario(o.scenario, o.machine);
+  if (!o.kernel_config.empty()) apply_kernel_config_option(sc, o.kernel_config);
   const MachineSpec& m = sc.machine.spec;
   std::string path = o.path.empty() ? std::string(config::enum_name(sc.scenario.spec.path)) : o.path;
   std::vector<std::string> paths = path == "both" ? std::vector<std::string>{"software", "tdm"}
@@ -169,7 +195,7 @@ int run_command(const RunOptions& o) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
   if (!o.quiet) {
-    print_summary(sc, p, detail, layer);
+    print_summary(sc, p, detail, layer, o.verbose);
     if (o.repeat > 1) {
       fmt::print("\nover {} repeats with fresh routing draws (seeds {}..{}):\n", o.repeat, seed0,
                  seed0 + o.repeat - 1);
@@ -215,7 +241,11 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                   "write summary.json, stats.json, config.json (and trace.json) to this new folder");
   cmd->add_option("--repeat", o->repeat, "runs with fresh routing draws (seed, seed+1, ...): p50/p99")
       ->check(CLI::Range(1u, 100000u));
+  cmd->add_option("--kernel-config", o->kernel_config,
+                  "tuned kernel table in AITER's CSV columns: the layer's row fixes block_m, tiles, "
+                  "split_k and stages (replaces the scenario's kernel.config; docs/moe-plan.md)");
   cmd->add_flag("--trace", o->trace, "record a Perfetto/Chrome trace (trace.json)");
+  cmd->add_flag("-v,--verbose", o->verbose, "also print the kernel.config lookup: the key and why rows did not match");
   cmd->add_flag("-q,--quiet", o->quiet, "print nothing on success");
   cmd->add_flag("--force", o->force, "replace an existing output folder");
   cmd->callback([o, &result] {

@@ -57,6 +57,8 @@ constexpr Column kColumns[] = {
     {"kernel_stages", "/layer/stages"},
     {"block_m", "/layer/block_m"},
     {"split_k", "/layer/split_k"},
+    {"kernel_chosen_by", "/layer/kernel_source/chosen_by"},
+    {"kernel_config_line", "/layer/kernel_source/config/line"},
 };
 
 std::string csv_field(std::string s) {

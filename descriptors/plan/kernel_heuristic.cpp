@@ -154,7 +154,7 @@ KernelTile aiter_one_stage_tile(const LayerShape& shape, std::uint32_t block_m, 
 constexpr std::uint32_t kMaxRasterGroup = 16;
 
 KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
-                           const MachineSpec& machine, const FusedRouting& fused) {
+                           const MachineSpec& machine, const FusedRouting& fused, std::string_view fixed_by) {
   const std::uint32_t cus = machine.compute.total_cus();
   std::vector<std::uint32_t> rows(shape.experts_fused(), 0);
   std::uint64_t local_rows = 0;
@@ -179,13 +179,13 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   // 16-token bf16 layers, 0.99x on the other two).
   if (requested.block_m != 0) {
     k.block_m = requested.block_m;
-    why = fmt::format("block_m {} (scenario)", k.block_m);
+    why = fmt::format("block_m {} ({})", k.block_m, fixed_by);
   } else if (!requested.gate_up_tile.is_auto()) {
     k.block_m = requested.gate_up_tile.m;
-    why = fmt::format("block_m {} (scenario gate_up_tile)", k.block_m);
+    why = fmt::format("block_m {} ({} gate_up_tile)", k.block_m, fixed_by);
   } else if (!requested.down_tile.is_auto()) {
     k.block_m = requested.down_tile.m;
-    why = fmt::format("block_m {} (scenario down_tile)", k.block_m);
+    why = fmt::format("block_m {} ({} down_tile)", k.block_m, fixed_by);
   } else {
     const double expert_bytes = 3.0 * shape.hidden * shape.inter * dtype_bits(shape.weight_dtype) / 8.0;
     const double bw = static_cast<double>(machine.memory.hbm.bandwidth.bytes_per_s);
@@ -294,7 +294,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   // memory, which dominate at such sizes.
   if (requested.stages != 0) {
     k.stages = requested.stages;
-    why += fmt::format("; {}-stage (scenario)", k.stages);
+    why += fmt::format("; {}-stage ({})", k.stages, fixed_by);
   } else if (machine.kernels.one_stage_blocks == 0) {
     k.stages = 2;
     why += "; 2-stage (this machine's kernels: kernels.one_stage_blocks 0)";
@@ -340,9 +340,9 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   } else if (requested.split_k != 0) {
     k.split_k = std::min(requested.split_k, k_tiles);
     why += k.split_k == requested.split_k
-               ? fmt::format("; split_k {} (scenario)", k.split_k)
-               : fmt::format("; split_k {} (scenario asked {}, limited to the {} K tiles)",
-                             k.split_k, requested.split_k, k_tiles);
+               ? fmt::format("; split_k {} ({})", k.split_k, fixed_by)
+               : fmt::format("; split_k {} ({} asked {}, limited to the {} K tiles)",
+                             k.split_k, fixed_by, requested.split_k, k_tiles);
   } else if (grid * 4 <= cus) {
     const auto fill = static_cast<std::uint32_t>(cus / grid);
     k.split_k = std::min({floor_pow2(fill), 8u, floor_pow2(k_tiles)});

@@ -1,6 +1,7 @@
 // build_plan and the layer shape: the pieces of the plan put together.
 #include "descriptors/plan/moe_plan.h"
 
+#include "descriptors/plan/kernel_request.h"
 #include "descriptors/plan/routing.h"
 
 namespace tdmsim::plan {
@@ -37,8 +38,12 @@ MoePlan build_plan(const config::ResolvedScenario& scenario) {
   plan.seed = scenario.scenario.spec.seed;
   plan.routing = route(scenario);
   plan.fused = fuse_routing(plan.shape, plan.routing);
-  plan.kernel = choose_kernel(plan.shape, scenario.scenario.spec.kernel,
-                              scenario.machine.spec, plan.fused);
+  // A tuned table's row (kernel.config) or AITER's rule (kernel.heuristic)
+  // fixes what the scenario leaves open; choose_kernel decides the rest.
+  KernelRequest request = kernel_request(scenario, plan.shape);
+  plan.kernel = choose_kernel(plan.shape, request.spec, scenario.machine.spec, plan.fused, request.fixed_by);
+  plan.kernel.reason = request.prefix + plan.kernel.reason;
+  plan.kernel.source = std::move(request.source);
   plan.layout = sort_into_blocks(plan.shape, plan.fused, plan.kernel.block_m);
   if (plan.kernel.stages == 1) {
     plan.stage1 = tile_jobs(plan.shape, plan.layout, plan.kernel, Stage::fused);

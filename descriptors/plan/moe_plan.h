@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "descriptors/plan/kernel_rules.h"
@@ -100,6 +101,19 @@ struct TileJob {
 };
 
 // The kernel configuration actually used, and why (heuristic or scenario).
+// Where a layer's kernel configuration came from (kernel_request.h): a row
+// of the scenario's tuned table (kernel.config), or the rule that chose
+// instead (kernel.heuristic), recorded in every output.
+struct KernelSource {
+  std::string heuristic = "tdmsim";  // kernel.heuristic
+  std::string config_file;           // kernel.config as resolved; empty: none given
+  int config_line = 0;               // the row that chose; 0: none matched
+  std::uint32_t padded_token = 0;    // the token count the table was looked up with
+  bool bypassed = false;             // AITER skips its table for this layer (use_cfg)
+  std::string detail;                // the key looked up and why rows did not match
+  std::string chosen_by;             // "kernel.config row", "scenario", "tdmsim heuristic", "aiter heuristic"
+};
+
 struct KernelChoice {
   std::uint32_t stages = 2;
   std::uint32_t block_m = 0;
@@ -109,6 +123,7 @@ struct KernelChoice {
   std::uint32_t pipeline_stages = 2;
   std::uint32_t raster_group = 1;  // blocks per group of the job order (rules::job_at)
   std::string reason;       // e.g. "block_m 32: fewest waves over 256 CUs"
+  KernelSource source;
 };
 
 // Element ranges a tile job covers (half-open [begin, end)), so every backend
@@ -164,8 +179,11 @@ LayerShape layer_shape(const config::ResolvedScenario& scenario);
 FusedRouting fuse_routing(const LayerShape& shape, const Routing& routing);
 BlockLayout sort_into_blocks(const LayerShape& shape, const FusedRouting& fused,
                              std::uint32_t block_m);
+// `fixed_by` names, in the reason, what set block_m, the tiles, stages and
+// split_k of `requested` ("scenario", or a kernel.config row).
 KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
-                           const MachineSpec& machine, const FusedRouting& fused);
+                           const MachineSpec& machine, const FusedRouting& fused,
+                           std::string_view fixed_by = "scenario");
 std::vector<TileJob> tile_jobs(const LayerShape& shape, const BlockLayout& layout,
                                const KernelChoice& kernel, Stage stage);
 

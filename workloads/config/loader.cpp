@@ -285,21 +285,41 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file,
                 "routing.trace", "routing trace " + std::string(e.what()));
     }
   }
+  // Likewise the tuned kernel table: read (and its rows checked) by the plan.
+  if (!r.scenario.spec.kernel.config.empty()) {
+    try {
+      util::check_input_file(kernel_config_path(r.scenario), util::InputKind::kernel_config);
+    } catch (const util::InputFileError& e) {
+      diags.add(nearest_location(r.scenario.set_at, "kernel.config", {display(file), 1, 1}),
+                "kernel.config", "kernel config table " + std::string(e.what()));
+    }
+  }
   Checker c(r.scenario.set_at, {display(file), 1, 1}, diags);
   check(r.scenario.spec, r.model.spec, r.machine.spec, c);
   diags.throw_if_any();
   return r;
 }
 
-fs::path routing_trace_path(const Loaded<ScenarioSpec>& scenario) {
-  const fs::path trace(scenario.spec.routing.trace);
-  if (trace.is_absolute()) return trace;
+namespace {
+// A file a scenario key names, relative to the file that set the key.
+fs::path relative_to_setter(const Loaded<ScenarioSpec>& scenario, const std::string& value,
+                            const std::string& key) {
+  const fs::path file(value);
+  if (file.is_absolute()) return file;
   fs::path from = scenario.file;
-  if (const auto it = scenario.set_at.find("routing.trace");
-      it != scenario.set_at.end() && !it->second.file.empty()) {
+  if (const auto it = scenario.set_at.find(key); it != scenario.set_at.end() && !it->second.file.empty()) {
     from = it->second.file;
   }
-  return from.parent_path() / trace;
+  return from.parent_path() / file;
+}
+}  // namespace
+
+fs::path routing_trace_path(const Loaded<ScenarioSpec>& scenario) {
+  return relative_to_setter(scenario, scenario.spec.routing.trace, "routing.trace");
+}
+
+fs::path kernel_config_path(const Loaded<ScenarioSpec>& scenario) {
+  return relative_to_setter(scenario, scenario.spec.kernel.config, "kernel.config");
 }
 
 template <class S>

@@ -91,6 +91,8 @@ void apply_override(S& spec, std::string_view subpath, const std::string& value,
 // to the file that set the key (a base scenario may set it); absolute paths
 // stay as they are.
 fs::path routing_trace_path(const Loaded<ScenarioSpec>& scenario);
+// The same for the tuned kernel table (kernel.config).
+fs::path kernel_config_path(const Loaded<ScenarioSpec>& scenario);
 
 // Default search roots: $TDMSIM_WORKLOADS if set, then the source tree's workloads/.
 std::vector<fs::path> default_roots();

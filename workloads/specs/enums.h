@@ -49,6 +49,10 @@ enum class CombineType { bf16, fp32 };
 // Where the fp8 intermediate is quantised: in the gate/up epilogue, or by a
 // separate kernel between the stages.
 enum class Fp8Intermediate { epilogue, kernel };
+// Which rule chooses what a scenario's kernel: section leaves open: the
+// project's own (docs/moe-plan.md "Kernel heuristic") or AITER's defaults
+// (descriptors/plan/aiter_heuristic.h).
+enum class KernelHeuristic { tdmsim, aiter };
 
 // Bits per element of a dtype.
 constexpr std::uint32_t dtype_bits(DType t) {
@@ -111,6 +115,9 @@ TDMSIM_ENUM_NAMES(Fp8Intermediate, 2, {Fp8Intermediate::epilogue, "epilogue"},
                   {Fp8Intermediate::kernel, "kernel"});
 TDMSIM_ENUM_NAMES(SweepMode, 4, {SweepMode::grid, "grid"}, {SweepMode::zip, "zip"},
                   {SweepMode::random, "random"}, {SweepMode::lhs, "lhs"});
+
+TDMSIM_ENUM_NAMES(KernelHeuristic, 2, {KernelHeuristic::tdmsim, "tdmsim"},
+                  {KernelHeuristic::aiter, "aiter"});
 
 #undef TDMSIM_ENUM_NAMES
 

@@ -63,6 +63,23 @@ void check(const ScenarioSpec& s, config::Checker& c) {
   }
   check_tile(k.gate_up_tile, "kernel.gate_up_tile", k.block_m, c);
   check_tile(k.down_tile, "kernel.down_tile", k.block_m, c);
+  // A tuned table's row fixes these; a second source for them would leave
+  // one of the two silently unused.
+  if (!k.config.empty()) {
+    const auto fixed = [&](bool set, const char* key) {
+      if (set) {
+        c.fail(std::string("kernel.") + key,
+               "is chosen by the kernel.config table's row; leave it out (or 0 / auto) when "
+               "kernel.config (or --kernel-config) is given",
+               {"kernel.config"});
+      }
+    };
+    fixed(k.block_m != 0, "block_m");
+    fixed(!k.gate_up_tile.is_auto(), "gate_up_tile");
+    fixed(!k.down_tile.is_auto(), "down_tile");
+    fixed(k.split_k != 0, "split_k");
+    fixed(k.stages != 0, "stages");
+  }
   if (!k.gate_up_tile.is_auto() && !k.down_tile.is_auto() && k.gate_up_tile.m != k.down_tile.m) {
     c.fail("kernel.down_tile", "tile M must equal gate_up_tile's M (one sorted block layout)");
   }

@@ -54,6 +54,8 @@ struct KernelSpec {
   std::uint32_t split_k{};
   std::uint32_t pipeline_stages{};
   std::uint32_t raster_group{};
+  std::string config;
+  KernelHeuristic heuristic{};
 
   template <class V>
   void visit(V& v) {
@@ -71,6 +73,13 @@ struct KernelSpec {
             "blocks per group of the workgroup order: a group's blocks sweep the N tiles "
             "together (1 = block after block, 0 = heuristic)",
             Default{0u}, Max{256u});
+    v.param(config, "config",
+            "tuned kernel table in AITER's CSV columns, relative to this file: the row of this "
+            "layer (AITER's padded-token lookup) fixes block_m, tiles, split_k and stages");
+    v.param(heuristic, "heuristic",
+            "rule for what neither the scenario nor a kernel.config row fixes: tdmsim (the "
+            "project's) or aiter (AITER fused_moe.py's defaults)",
+            Default{KernelHeuristic::tdmsim});
   }
 };
 

@@ -82,6 +82,7 @@ std::uint64_t max_input_bytes(InputKind kind) {
     case InputKind::yaml: return kMaxYamlBytes;
     case InputKind::routing_trace: return kMaxRoutingTraceBytes;
     case InputKind::descriptor: return kMaxDescriptorBytes;
+    case InputKind::kernel_config: return kMaxKernelConfigBytes;
   }
   return kMaxYamlBytes;
 }
@@ -91,6 +92,7 @@ std::string_view input_kind_name(InputKind kind) {
     case InputKind::yaml: return "YAML file";
     case InputKind::routing_trace: return "routing trace";
     case InputKind::descriptor: return "descriptor file";
+    case InputKind::kernel_config: return "kernel config table";
   }
   return "file";
 }

@@ -1,0 +1,113 @@
+// AITER's default kernel choice (fused_moe.py get_2stage_cfgs, default branch).
+// Facts from ROCm/aiter aiter/fused_moe.py at commit 000621842c; the code is
+// ours.
+#include "descriptors/plan/aiter_heuristic.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <tuple>
+
+#include <fmt/core.h>
+
+namespace tdmsim::plan {
+
+std::uint32_t aiter_block_size_m(std::uint32_t token, std::uint32_t topk, std::uint32_t expert,
+                                 std::uint32_t inter_dim, std::uint32_t cu_num) {
+  const std::uint64_t tg_n = (std::uint64_t{inter_dim} + 127) / 128;  // tileN 128
+  const std::uint64_t cus = std::max(1u, cu_num);
+  std::tuple<std::uint64_t, std::uint64_t, std::uint32_t> best{UINT64_MAX, UINT64_MAX, 0};
+  for (const std::uint32_t m : std::array<std::uint32_t, 3>{32, 64, 128}) {
+    // moe_sorting's allocation bound: token*topk + expert*M - topk rows.
+    const std::uint64_t rows = std::uint64_t{token} * topk + std::uint64_t{expert} * m - topk;
+    // Python's `tgN * (rows + el - 1) // el` is (tgN * (rows + el - 1)) // el.
+    const std::uint64_t tg_num = tg_n * (rows + m - 1) / m;
+    const std::uint64_t rounds = (tg_num + cus - 1) / cus;
+    const std::uint64_t empty = cus - tg_num % cus;
+    // sorted() on (rounds, empty) is stable: ties keep the smaller M.
+    if (std::make_tuple(rounds, empty) < std::make_tuple(std::get<0>(best), std::get<1>(best))) {
+      best = {rounds, empty, m};
+    }
+  }
+  return std::get<2>(best);
+}
+
+std::uint32_t aiter_ksplit(std::uint32_t token, std::uint32_t topk, std::uint32_t expert, std::uint32_t inter_dim,
+                           std::uint32_t model_dim, std::uint32_t cu_num) {
+  const std::uint64_t rows = std::uint64_t{token} * topk;
+  if (rows > expert) return 0;
+  const std::uint64_t tg_num = (std::uint64_t{inter_dim} + 127) / 128 * rows;
+  if (tg_num == 0 || tg_num >= cu_num) return 0;
+  const std::uint64_t split_max = (cu_num + tg_num - 1) / tg_num;
+  for (std::uint64_t i = split_max; i >= 2; --i) {
+    if (model_dim % i == 0 && (model_dim / i) % 256 == 0) return static_cast<std::uint32_t>(i);
+  }
+  return 0;
+}
+
+namespace {
+
+// Whether fused_moe_1stage_dict[gfx] has the layer's (activation, q_type,
+// dtype bf16 out, q_dtype_a, q_dtype_w, use_g1u1 True, doweight_stage1): the
+// entries for formats tdmsim expresses. bf16 and fp16 entries there are
+// use_g1u1 False (tdmsim's layers are gated), so never.
+bool in_1stage_dict(const AiterLayer& l) {
+  const bool silu = l.activation == Activation::silu, gelu = l.activation == Activation::gelu;
+  const bool fp8 = l.format.dtype == DType::fp8_e4m3;
+  if (!fp8) return false;
+  switch (l.isa) {
+    case IsaFamily::cdna3:  // gfx942
+      if (l.format.quant == Quant::per_token) return (silu || gelu) && !l.doweight_stage1;
+      if (l.format.quant == Quant::block_128) return silu && !l.doweight_stage1;
+      return false;
+    case IsaFamily::cdna4:  // gfx950
+      if (l.format.quant == Quant::per_token) return silu && l.doweight_stage1;
+      if (l.format.quant == Quant::block_128) return silu && !l.doweight_stage1;
+      return false;
+    case IsaFamily::gfx1250:
+    case IsaFamily::hopper: return false;  // no entry: AITER has no 1-stage kernel there
+  }
+  return false;
+}
+
+}  // namespace
+
+AiterChoice aiter_default(const AiterLayer& l) {
+  AiterChoice c;
+  std::string stage_why;
+  if (in_1stage_dict(l)) {
+    if (l.format.quant == Quant::block_128) {
+      c.run_1stage = l.token > 32 && l.inter_dim % 256 == 0;
+      stage_why = fmt::format("fp8 block-scale: 1-stage when token > 32 and inter_dim % 256 == 0 (token {}, "
+                              "inter_dim {})", l.token, l.inter_dim);
+    } else {  // per-token fp8
+      c.run_1stage = l.token > 16;
+      stage_why = fmt::format("fp8 per-token: 1-stage when token > 16 (token {})", l.token);
+    }
+  } else {
+    stage_why = "no 1-stage kernel in fused_moe_1stage_dict for this format, activation and GPU";
+  }
+  if (c.run_1stage) {
+    c.block_m = 32;  // BLOCK_SIZE_M
+  } else if (l.format.quant == Quant::block_128) {
+    c.block_m = l.token > 32 ? 64 : 16;
+  } else {
+    c.block_m = aiter_block_size_m(l.token, l.topk, l.expert, l.inter_dim, l.cu_num);
+  }
+  // get_ksplit only for per_1x128 and per_1x32 layers on the 2-stage path.
+  if (!c.run_1stage && l.format.quant == Quant::block_128) {
+    c.ksplit = aiter_ksplit(l.token, l.topk, l.expert, l.inter_dim, l.model_dim, l.cu_num);
+  }
+  c.reason = fmt::format(
+      "AITER's default (fused_moe.py get_2stage_cfgs): {}-stage ({}); block_m {} ({}); ksplit {} ({})",
+      c.run_1stage ? 1 : 2, stage_why, c.block_m,
+      c.run_1stage                           ? "BLOCK_SIZE_M of the 1-stage kernel"
+      : l.format.quant == Quant::block_128 ? "fp8 block-scale: 64 when token > 32, else 16"
+                                             : "get_block_size_M over {32, 64, 128}",
+      c.ksplit,
+      l.format.quant == Quant::block_128 && !c.run_1stage ? "get_ksplit" : "get_ksplit applies to 2-stage "
+                                                                           "per_1x128/per_1x32 layers only");
+  return c;
+}
+
+}  // namespace tdmsim::plan

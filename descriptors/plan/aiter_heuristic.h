@@ -1,0 +1,49 @@
+// AITER's own choice of block size M, split-K and 1 vs 2 stages for a layer
+// that its tuned table has no row for: the default branch of fused_moe.py
+// get_2stage_cfgs with get_block_size_M and get_ksplit (ROCm/aiter,
+// aiter/fused_moe.py, commit 000621842c). Scenario key kernel.heuristic: aiter
+// selects it instead of the project's rule (kernel_heuristic.cpp); the two are
+// compared in docs/moe-plan.md "AITER's heuristic".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "descriptors/plan/aiter_names.h"
+
+namespace tdmsim::plan {
+
+struct AiterLayer {
+  std::uint32_t token = 0;  // already padded (get_padded_M): AITER passes the padded count
+  std::uint32_t model_dim = 0, inter_dim = 0;
+  std::uint32_t expert = 0, topk = 0;  // fused: shared experts count as experts and picks
+  std::uint32_t cu_num = 0;
+  IsaFamily isa = IsaFamily::cdna3;  // cdna3 = gfx942, cdna4 = gfx950; others have no 1-stage entry
+  AiterFormat format;
+  Activation activation = Activation::silu;
+  bool doweight_stage1 = false;
+};
+
+struct AiterChoice {
+  std::uint32_t block_m = 32;
+  std::uint32_t ksplit = 0;  // 0 = no split
+  bool run_1stage = false;
+  std::string reason;
+};
+
+// get_block_size_M: of M in {32, 64, 128}, the fewest rounds of
+// ceil(inter_dim / 128) x ceil(max padded rows / M) workgroups over cu_num
+// CUs, then the fewest idle CUs in the last round, then the smaller M.
+std::uint32_t aiter_block_size_m(std::uint32_t token, std::uint32_t topk, std::uint32_t expert,
+                                 std::uint32_t inter_dim, std::uint32_t cu_num);
+
+// get_ksplit: 0 unless every routed row fits in its own expert (token x topk
+// <= expert) and the decode grid ceil(inter_dim / 128) x token x topk leaves
+// CUs idle; then the largest split in [2, ceil(cu_num / grid)] that divides
+// model_dim into multiples of 256, else 0.
+std::uint32_t aiter_ksplit(std::uint32_t token, std::uint32_t topk, std::uint32_t expert, std::uint32_t inter_dim,
+                           std::uint32_t model_dim, std::uint32_t cu_num);
+
+AiterChoice aiter_default(const AiterLayer& l);
+
+}  // namespace tdmsim::plan

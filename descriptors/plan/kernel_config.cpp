@@ -1,0 +1,341 @@
+// Reading tuned kernel tables in AITER's CSV columns and looking a layer up in
+// one the way AITER's fused_moe.py does (get_padded_M, get_2stage_cfgs).
+#include "descriptors/plan/kernel_config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <tuple>
+
+#include <fmt/core.h>
+
+#include "descriptors/plan/moe_plan.h"
+#include "workloads/config/diagnostics.h"
+#include "workloads/util/input_file.h"
+
+namespace tdmsim::plan {
+namespace {
+
+struct Field {
+  std::string text;
+  int column = 0;  // 1-based character column where the field starts
+};
+
+[[noreturn]] void fail(const std::string& file, int line, int column, const std::string& key,
+                       const std::string& message) {
+  throw config::ConfigError({{{file, line, column}, key, message}});
+}
+
+// One CSV line (RFC 4180 quoting: "a,b" and "" inside quotes), trailing
+// whitespace of unquoted fields trimmed.
+std::vector<Field> split_line(std::string_view s, const std::string& file, int line) {
+  std::vector<Field> out;
+  std::size_t i = 0;
+  while (true) {
+    Field f;
+    f.column = static_cast<int>(i) + 1;
+    if (i < s.size() && s[i] == '"') {
+      ++i;
+      bool closed = false;
+      while (i < s.size()) {
+        if (s[i] == '"') {
+          if (i + 1 < s.size() && s[i + 1] == '"') {
+            f.text += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          closed = true;
+          break;
+        }
+        f.text += s[i++];
+      }
+      if (!closed) fail(file, line, f.column, "", "unterminated quoted field");
+      if (i < s.size() && s[i] != ',') fail(file, line, static_cast<int>(i) + 1, "", "text after a quoted field");
+    } else {
+      const std::size_t end = std::min(s.find(',', i), s.size());
+      f.text = std::string(s.substr(i, end - i));
+      i = end;
+      while (!f.text.empty() && (f.text.back() == ' ' || f.text.back() == '\t')) f.text.pop_back();
+      std::size_t lead = 0;
+      while (lead < f.text.size() && (f.text[lead] == ' ' || f.text[lead] == '\t')) ++lead;
+      f.text.erase(0, lead);
+    }
+    out.push_back(std::move(f));
+    if (i >= s.size()) break;
+    ++i;  // the comma
+  }
+  return out;
+}
+
+// A non-negative integer as pandas writes one (32, or 32.0 for a column that
+// held a float), at most `max`.
+std::uint32_t number(const Field& f, const std::string& column, std::uint32_t max, const std::string& file,
+                     int line) {
+  std::string_view t = f.text;
+  if (t.size() > 2 && t.substr(t.size() - 2) == ".0") t.remove_suffix(2);
+  std::uint64_t v = 0;
+  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (t.empty() || ec != std::errc{} || p != t.data() + t.size() || v > max) {
+    fail(file, line, f.column, column,
+         fmt::format("column {}: expected a whole number from 0 to {}, got '{}'", column, max, f.text));
+  }
+  return static_cast<std::uint32_t>(v);
+}
+
+bool flag(const Field& f, const std::string& column, const std::string& file, int line) {
+  const std::string& t = f.text;
+  if (t == "1" || t == "True" || t == "true" || t == "1.0") return true;
+  if (t == "0" || t == "False" || t == "false" || t == "0.0" || t.empty()) return false;
+  fail(file, line, f.column, column, fmt::format("column {}: expected 0, 1, True or False, got '{}'", column, t));
+}
+
+constexpr std::uint32_t kMaxDim = 1u << 24;  // the schema's largest token count; dims far below
+
+}  // namespace
+
+std::uint32_t aiter_padded_m(std::uint32_t m) {
+  // The tiers of _PADDED_M_TIERS = [32768, 131072]: below the first, the
+  // next power of two (nextPow2: 1 for 0 and 1).
+  if (m < 32768) {
+    std::uint32_t p = 1;
+    while (p < m) p *= 2;
+    return p;
+  }
+  return m >= 131072 ? 131072 : 32768;
+}
+
+KernelConfigTable parse_kernel_config(const std::string& text, const std::string& file) {
+  KernelConfigTable t;
+  t.file = file;
+  std::vector<std::string> header;
+  std::map<std::string, std::size_t> col;
+  using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t,
+                         std::string, std::string, std::string, std::string, std::string, int, int>;
+  std::map<Key, std::size_t> seen;  // key -> index in rows
+  int line = 0;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t nl = std::min(text.find('\n', pos), text.size());
+    std::string_view s(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    ++line;
+    if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+    if (s.find_first_not_of(" \t") == std::string_view::npos) {
+      if (nl >= text.size()) break;
+      continue;  // blank lines (a trailing newline) carry nothing
+    }
+    if (s.find('\0') != std::string_view::npos) fail(file, line, 0, "", "not a text file (a NUL byte)");
+    const std::vector<Field> f = split_line(s, file, line);
+    if (header.empty()) {
+      for (std::size_t i = 0; i < f.size(); ++i) {
+        if (!col.emplace(f[i].text, i).second) {
+          fail(file, line, f[i].column, f[i].text, "column '" + f[i].text + "' appears twice in the header");
+        }
+        header.push_back(f[i].text);
+      }
+      for (const char* need : {"cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_type",
+                               "q_dtype_a", "q_dtype_w", "q_type", "block_m", "ksplit"}) {
+        if (!col.count(need)) {
+          fail(file, line, 1, need,
+               fmt::format("missing column '{}' (AITER's tuned fused-MoE tables have cu_num, token, model_dim, "
+                           "inter_dim, expert, topk, act_type, q_dtype_a, q_dtype_w, q_type, block_m, ksplit, "
+                           "kernelName1/kernelName2 or tile1/tile2)",
+                           need));
+        }
+      }
+      if (col.count("kernelName1") && col.count("kernelName2")) {
+        t.tile1_name = "kernelName1", t.tile2_name = "kernelName2";
+      } else if (col.count("tile1") && col.count("tile2")) {
+        t.tile1_name = "tile1", t.tile2_name = "tile2";
+      } else {
+        fail(file, line, 1, "kernelName1",
+             "missing tile columns: expected kernelName1 and kernelName2 (or tile1 and tile2)");
+      }
+      continue;
+    }
+    if (f.size() != header.size()) {
+      fail(file, line, f.back().column, "",
+           fmt::format("row has {} fields, the header {}", f.size(), header.size()));
+    }
+    const auto at = [&](const std::string& c) -> const Field& { return f[col.at(c)]; };
+    const auto num = [&](const std::string& c, std::uint32_t max) { return number(at(c), c, max, file, line); };
+    const auto text_of = [&](const std::string& c) {
+      const Field& v = at(c);
+      if (v.text.empty()) fail(file, line, v.column, c, "column " + c + ": empty");
+      return v.text;
+    };
+    KernelConfigRow r;
+    r.line = line;
+    r.cu_num = num("cu_num", 65536);
+    r.token = num("token", kMaxDim);
+    r.model_dim = num("model_dim", kMaxDim);
+    r.inter_dim = num("inter_dim", kMaxDim);
+    r.expert = num("expert", 1u << 20);
+    r.topk = num("topk", 1u << 20);
+    r.act_type = text_of("act_type");
+    if (col.count("dtype")) r.dtype = text_of("dtype");
+    r.q_dtype_a = text_of("q_dtype_a");
+    r.q_dtype_w = text_of("q_dtype_w");
+    r.q_type = text_of("q_type");
+    if (col.count("use_g1u1")) r.use_g1u1 = flag(at("use_g1u1"), "use_g1u1", file, line);
+    if (col.count("doweight_stage1")) r.doweight_stage1 = flag(at("doweight_stage1"), "doweight_stage1", file, line);
+    r.block_m = num("block_m", 256);
+    if (r.block_m != 16 && r.block_m != 32 && r.block_m != 64 && r.block_m != 128 && r.block_m != 256) {
+      fail(file, line, at("block_m").column, "block_m",
+           fmt::format("column block_m: must be 16, 32, 64, 128 or 256, got {}", r.block_m));
+    }
+    r.ksplit = num("ksplit", 64);
+    r.tile1 = at(t.tile1_name).text;
+    r.tile2 = at(t.tile2_name).text;
+    r.tile1_column = at(t.tile1_name).column;
+    r.tile2_column = at(t.tile2_name).column;
+    if (col.count("run_1stage")) r.run_1stage = flag(at("run_1stage"), "run_1stage", file, line);
+    if (r.token == 0) fail(file, line, at("token").column, "token", "column token: must be at least 1");
+    // AITER's table is a dict on these columns (pandas set_index + to_dict):
+    // a second row of a key silently replaces the first there; here two rows
+    // that disagree are an error, two identical ones harmless.
+    const Key key{r.cu_num, r.token, r.model_dim, r.inter_dim, r.expert, r.topk, r.act_type, r.dtype,
+                  r.q_dtype_a, r.q_dtype_w, r.q_type, r.use_g1u1 ? int(*r.use_g1u1) : -1,
+                  r.doweight_stage1 ? int(*r.doweight_stage1) : -1};
+    if (const auto it = seen.find(key); it != seen.end()) {
+      const KernelConfigRow& o = t.rows[it->second];
+      if (o.block_m != r.block_m || o.ksplit != r.ksplit || o.tile1 != r.tile1 || o.tile2 != r.tile2 ||
+          o.run_1stage != r.run_1stage) {
+        fail(file, line, 1, "",
+             fmt::format("duplicate key: line {} has the same cu_num, token, shape and formats with a different "
+                         "block_m, ksplit, tiles or run_1stage",
+                         o.line));
+      }
+      continue;
+    }
+    seen.emplace(key, t.rows.size());
+    t.rows.push_back(std::move(r));
+  }
+  if (header.empty()) fail(file, 1, 0, "", "empty kernel config table (no header line)");
+  return t;
+}
+
+KernelConfigTable read_kernel_config(const std::filesystem::path& path) {
+  std::string text;
+  try {
+    text = util::read_input_file(path, util::InputKind::kernel_config);
+  } catch (const util::InputFileError& e) {
+    fail(path.string(), 0, 0, "", std::string("kernel config table ") + e.what());
+  }
+  return parse_kernel_config(text, path.string());
+}
+
+KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const KernelConfigQuery& q) {
+  KernelConfigLookup out;
+  out.padded_token = aiter_padded_m(q.tokens);
+  const std::string key = fmt::format(
+      "cu_num {}, token {} (padded from {}), model_dim {}, inter_dim {}, expert {}, topk {}, {}, {}, format {}{}",
+      q.cu_num, out.padded_token, q.tokens, q.model_dim, q.inter_dim, q.expert, q.topk, q.act_type, q.dtype,
+      config::enum_name(q.format.dtype),
+      q.format.quant == Quant::none ? std::string() : std::string(" ") + std::string(config::enum_name(q.format.quant)),
+      q.doweight_stage1 ? ", doweight_stage1 1" : "");
+  // fused_moe.py get_2stage_cfgs use_cfg(): fp8 block-scale layers with SiLU
+  // and at most 128 routed rows never use the tuned table.
+  if (q.format.dtype == DType::fp8_e4m3 && q.format.quant == Quant::block_128 && q.act_type == "ActivationType.Silu" &&
+      std::uint64_t{out.padded_token} * q.topk <= 128) {
+    out.bypassed = true;
+    out.detail = fmt::format("looked up {}: AITER bypasses its tuned table for fp8 block-scale SiLU layers with "
+                             "token x topk <= 128 (fused_moe.py get_2stage_cfgs, use_cfg)",
+                             key);
+    return out;
+  }
+  std::size_t other_token = 0, other_format = 0, other_cu = 0, other_flags = 0;
+  std::vector<std::string> formats;
+  for (const KernelConfigRow& r : table.rows) {
+    if (r.model_dim != q.model_dim || r.inter_dim != q.inter_dim || r.expert != q.expert || r.topk != q.topk ||
+        r.act_type != q.act_type) {
+      continue;
+    }
+    const auto f = aiter_format(r.q_dtype_a, r.q_dtype_w, r.q_type);
+    if (!f || *f != q.format) {
+      ++other_format;
+      const std::string txt = aiter_format_text(r.q_dtype_a, r.q_dtype_w, r.q_type);
+      if (std::find(formats.begin(), formats.end(), txt) == formats.end()) formats.push_back(txt);
+      continue;
+    }
+    if (r.cu_num != q.cu_num) {
+      ++other_cu;
+      continue;
+    }
+    if ((!r.dtype.empty() && r.dtype != q.dtype) || (r.use_g1u1 && !*r.use_g1u1) ||
+        (r.doweight_stage1 && *r.doweight_stage1 != q.doweight_stage1)) {
+      ++other_flags;
+      continue;
+    }
+    if (r.token != out.padded_token) {
+      ++other_token;
+      continue;
+    }
+    out.row = &r;
+    out.detail = fmt::format("looked up {}: line {}", key, r.line);
+    return out;
+  }
+  std::string why = fmt::format("looked up {}: no row matched", key);
+  if (other_token) why += fmt::format("; {} rows of this layer's key at other token counts", other_token);
+  if (other_cu) why += fmt::format("; {} rows of this layer's shape and format for another cu_num", other_cu);
+  if (other_flags) {
+    why += fmt::format("; {} rows differ in dtype, use_g1u1 (tdmsim's layers are gated: 1) or doweight_stage1",
+                       other_flags);
+  }
+  if (other_format) {
+    why += fmt::format("; {} rows of this shape in other formats: ", other_format);
+    for (std::size_t i = 0; i < formats.size(); ++i) why += (i ? ", " : "") + formats[i];
+  }
+  if (!other_token && !other_cu && !other_flags && !other_format) why += " (no row of this shape)";
+  out.detail = std::move(why);
+  return out;
+}
+
+KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second) {
+  const std::string& name = second ? row.tile2 : row.tile1;
+  const std::string& column = second ? table.tile2_name : table.tile1_name;
+  const int at = second ? row.tile2_column : row.tile1_column;
+  if (name.empty()) return {};
+  // The numbers of the first run of 'x'-separated numbers after the CK
+  // kernel prefix (moe_ck2stages_gemm1_256x32x64x128_1x4_...) or of the name.
+  std::string_view s = name;
+  for (const std::string_view p : {std::string_view("gemm1_"), std::string_view("gemm2_")}) {
+    if (const auto i = s.find(p); i != std::string_view::npos) {
+      s = s.substr(i + p.size());
+      s = s.substr(0, s.find('_'));
+      break;
+    }
+  }
+  std::vector<std::uint32_t> v;
+  const char* p = s.data();
+  const char* end = s.data() + s.size();
+  bool ok = !s.empty();
+  while (ok && p < end) {
+    std::uint32_t x = 0;
+    const auto [next, ec] = std::from_chars(p, end, x);
+    ok = ec == std::errc{} && x > 0 && x <= 4096 && (next == end || *next == 'x');
+    v.push_back(x);
+    p = next == end ? end : next + 1;
+    if (ok && next != end && next + 1 == end) ok = false;  // a trailing 'x'
+  }
+  ok = ok && (v.size() == 2 || v.size() == 4);
+  if (!ok) {
+    fail(table.file, row.line, at, column,
+         fmt::format("column {}: tile '{}' is not a tile name tdmsim maps to a tile program (THREADSxMxNxK as "
+                     "CK names its tiles, MxN for an assembly kernel, or a moe_ck2stages_gemm kernel name)",
+                     column, name));
+  }
+  KernelTile t = v.size() == 4 ? KernelTile{v[0], v[1], v[2], v[3]}
+                               : KernelTile{256, v[0], v[1], default_tile(v[0]).k};
+  const auto bad = [&](const std::string& why) {
+    fail(table.file, row.line, at, column, fmt::format("column {}: tile '{}' ({}x{}x{}x{}): {}", column, name,
+                                                       t.threads, t.m, t.n, t.k, why));
+  };
+  if (t.m != row.block_m) bad(fmt::format("its M differs from the row's block_m {}", row.block_m));
+  if (t.threads % 32 != 0) bad("threads must be a multiple of 32");
+  if (t.n % 16 != 0 || t.k % 16 != 0) bad("N and K must be multiples of 16");
+  return t;
+}
+
+}  // namespace tdmsim::plan

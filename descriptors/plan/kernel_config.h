@@ -1,0 +1,85 @@
+// Tuned kernel tables in AITER's CSV columns (aiter/configs/*fmoe*.csv:
+// cu_num, token, model_dim, inter_dim, expert, topk, act_type, [dtype],
+// q_dtype_a, q_dtype_w, q_type, [use_g1u1], [doweight_stage1], block_m,
+// ksplit, kernelName1/kernelName2 or tile1/tile2, [run_1stage]; other columns
+// such as us1, us2 are ignored), and AITER's lookup of a layer's row: the
+// token count padded as fused_moe.py get_padded_M pads it, then an exact match
+// of every key column (docs/moe-plan.md "Tuned kernel tables").
+//
+// A table is user input: a missing column, a bad number, a short row, two rows
+// of one key with different values, or a file that cannot be read is a
+// config::ConfigError naming the file, line and column.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "descriptors/plan/aiter_names.h"
+#include "workloads/specs/scenario_spec.h"
+
+namespace tdmsim::plan {
+
+struct KernelConfigRow {
+  int line = 0;  // 1-based line of the file
+  std::uint32_t cu_num = 0, token = 0, model_dim = 0, inter_dim = 0, expert = 0, topk = 0;
+  std::string act_type, dtype, q_dtype_a, q_dtype_w, q_type;  // dtype empty when the column is absent
+  std::optional<bool> use_g1u1, doweight_stage1;               // absent columns: any
+  std::uint32_t block_m = 0;
+  std::uint32_t ksplit = 0;  // 0 = no split (AITER's value)
+  std::string tile1, tile2;  // empty = AITER's default kernel for block_m
+  int tile1_column = 0, tile2_column = 0;
+  bool run_1stage = false;
+};
+
+struct KernelConfigTable {
+  std::string file;  // as given, for messages and outputs
+  std::string tile1_name, tile2_name;  // the tile columns' names: tile1/tile2 or kernelName1/kernelName2
+  std::vector<KernelConfigRow> rows;
+};
+
+// Parses `text` (the file's contents; `file` names it in messages).
+KernelConfigTable parse_kernel_config(const std::string& text, const std::string& file);
+// Reads `path` through util::read_input_file (InputKind::kernel_config).
+KernelConfigTable read_kernel_config(const std::filesystem::path& path);
+
+// fused_moe.py get_padded_M, the token count a tuned table is looked up with,
+// as AITER's current fused_moe.py pads it (_PADDED_M_TIERS = [32768, 131072]):
+// below 32768 the next power of two, 32768..131071 -> 32768, then 131072. The
+// tuned tables' token counts (powers of two up to 32768) are these; older
+// versions (ROCm/aiter 000621842c: 1024..2047 -> 1024, 2048..16383 -> 2048,
+// then 16384) are documented in docs/moe-plan.md.
+std::uint32_t aiter_padded_m(std::uint32_t tokens);
+
+// The key a layer is looked up with, as fused_moe.py builds it.
+struct KernelConfigQuery {
+  std::uint32_t cu_num = 0;
+  std::uint32_t tokens = 0;  // before padding
+  std::uint32_t model_dim = 0, inter_dim = 0, expert = 0, topk = 0;
+  std::string act_type, dtype;
+  AiterFormat format;
+  bool doweight_stage1 = false;
+};
+
+struct KernelConfigLookup {
+  const KernelConfigRow* row = nullptr;  // the matching row, or none
+  std::uint32_t padded_token = 0;
+  // AITER skips its table for this layer (fused_moe.py get_2stage_cfgs use_cfg:
+  // fp8 block-scale, SiLU, token * topk <= 128).
+  bool bypassed = false;
+  std::string detail;  // the key searched and why rows did not match (for --verbose and outputs)
+};
+
+KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const KernelConfigQuery& q);
+
+// A tile name of a table row as a tdmsim tile (docs/moe-plan.md "Tile names"):
+// "" -> auto (the heuristic's tile for block_m); THREADSxMxNxK as CK names its
+// tiles (256x32x64x128, also inside moe_ck2stages_gemm1_256x32x64x128_... kernel
+// names); MxN (assembly kernels, e.g. 16x128) -> 256 threads, that M and N, and
+// the K of tdmsim's default tile for M. Throws config::ConfigError at the row's
+// tile column when the name is none of these, or its M differs from block_m.
+KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second);
+
+}  // namespace tdmsim::plan

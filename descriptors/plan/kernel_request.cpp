@@ -1,0 +1,99 @@
+// kernel_request: a tuned table's row or AITER's default, as scenario values.
+#include "descriptors/plan/kernel_request.h"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+namespace tdmsim::plan {
+
+KernelConfigQuery kernel_config_query(const LayerShape& shape, const MachineSpec& machine) {
+  KernelConfigQuery q;
+  q.cu_num = machine.compute.total_cus();
+  q.tokens = shape.tokens;
+  q.model_dim = shape.hidden;
+  q.inter_dim = shape.inter;
+  // AITER's expert is w1.shape[0], the experts of the weight tensor: the
+  // local routed experts plus the shared ones fused in (DeepSeek-V3: 256 + 1
+  // = 257), and its topk the picks per token with the shared one (8 + 1 = 9).
+  q.expert = shape.experts_fused();
+  q.topk = shape.slots();
+  q.act_type = std::string(aiter_activation(shape.activation));
+  q.dtype = std::string(aiter_out_dtype(shape.dtype));
+  q.format = {shape.dtype, shape.quant};
+  q.doweight_stage1 = shape.weight_on_input;
+  return q;
+}
+
+AiterLayer aiter_layer(const LayerShape& shape, const MachineSpec& machine) {
+  AiterLayer l;
+  l.token = aiter_padded_m(shape.tokens);
+  l.model_dim = shape.hidden;
+  l.inter_dim = shape.inter;
+  l.expert = shape.experts_fused();
+  l.topk = shape.slots();
+  l.cu_num = machine.compute.total_cus();
+  l.isa = machine.isa;
+  l.format = {shape.dtype, shape.quant};
+  l.activation = shape.activation;
+  l.doweight_stage1 = shape.weight_on_input;
+  return l;
+}
+
+KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* table, const LayerShape& shape,
+                             const MachineSpec& machine) {
+  KernelRequest r;
+  r.spec = spec;
+  r.source.heuristic = std::string(config::enum_name(spec.heuristic));
+  bool matched = false;
+  if (table != nullptr) {
+    const KernelConfigLookup hit = lookup_kernel_config(*table, kernel_config_query(shape, machine));
+    r.source.config_file = table->file;
+    r.source.padded_token = hit.padded_token;
+    r.source.bypassed = hit.bypassed;
+    r.source.detail = hit.detail;
+    if (hit.row != nullptr) {
+      const KernelConfigRow& row = *hit.row;
+      matched = true;
+      r.source.config_line = row.line;
+      r.source.chosen_by = "kernel.config row";
+      r.spec.block_m = row.block_m;
+      r.spec.gate_up_tile = aiter_tile(*table, row, false);
+      r.spec.down_tile = aiter_tile(*table, row, true);
+      r.spec.split_k = std::max(1u, row.ksplit);  // AITER's 0: no split
+      r.spec.stages = row.run_1stage ? 1 : 2;
+      r.fixed_by = fmt::format("{}:{}", table->file, row.line);
+      r.prefix = fmt::format("kernel.config {}:{} (token {} padded to {}{}{}); ", table->file, row.line,
+                             shape.tokens, hit.padded_token, row.tile1.empty() ? "; tile1 empty: default tile" : "",
+                             row.tile2.empty() ? "; tile2 empty: default tile" : "");
+    } else {
+      r.prefix = fmt::format("kernel.config {}: {}; ", table->file,
+                             hit.bypassed ? "table bypassed as AITER does" : "no row matched");
+    }
+  }
+  if (matched) return r;
+  const bool fixed = spec.block_m != 0 || !spec.gate_up_tile.is_auto() || !spec.down_tile.is_auto() ||
+                     spec.split_k != 0 || spec.stages != 0;
+  if (spec.heuristic == KernelHeuristic::aiter) {
+    const AiterChoice a = aiter_default(aiter_layer(shape, machine));
+    // The scenario's own values stay; AITER's rule fills the rest.
+    if (spec.block_m == 0 && spec.gate_up_tile.is_auto() && spec.down_tile.is_auto()) r.spec.block_m = a.block_m;
+    if (spec.split_k == 0) r.spec.split_k = std::max(1u, a.ksplit);
+    if (spec.stages == 0) r.spec.stages = a.run_1stage ? 1 : 2;
+    r.fixed_by = fixed ? "scenario or aiter heuristic" : "aiter heuristic";
+    r.prefix += a.reason + "; ";
+    r.source.chosen_by = "aiter heuristic";
+  } else {
+    r.source.chosen_by = fixed ? "scenario" : "tdmsim heuristic";
+  }
+  return r;
+}
+
+KernelRequest kernel_request(const config::ResolvedScenario& scenario, const LayerShape& shape) {
+  const KernelSpec& spec = scenario.scenario.spec.kernel;
+  if (spec.config.empty()) return kernel_request(spec, nullptr, shape, scenario.machine.spec);
+  const KernelConfigTable table = read_kernel_config(config::kernel_config_path(scenario.scenario));
+  return kernel_request(spec, &table, shape, scenario.machine.spec);
+}
+
+}  // namespace tdmsim::plan

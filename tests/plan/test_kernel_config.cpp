@@ -1,0 +1,418 @@
+// Tuned kernel tables in AITER's CSV columns: the reader (good files of both
+// column styles, every kind of bad file), AITER's padded-token lookup, tile
+// names, the scenario-derived key (shared experts fused in), and AITER's
+// default heuristic on hand-worked cases. Tables are the hand-made ones under
+// tests/data/kernel_config/.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "descriptors/plan/aiter_heuristic.h"
+#include "descriptors/plan/kernel_config.h"
+#include "descriptors/plan/kernel_request.h"
+#include "descriptors/plan/moe_plan.h"
+#include "descriptors/plan/routing.h"
+#include "plan_test_util.h"
+#include "workloads/config/diagnostics.h"
+
+using namespace tdmsim;
+using namespace tdmsim::plan;
+using namespace tdmsim::plan::test;
+
+namespace {
+
+const std::filesystem::path kData = std::filesystem::path(TDMSIM_TEST_DATA_DIR) / "kernel_config";
+
+KernelConfigTable table(const std::string& name) { return read_kernel_config(kData / name); }
+
+// The first diagnostic of the ConfigError that reading `name` throws.
+config::Diagnostic read_error(const std::string& name) {
+  try {
+    table(name);
+  } catch (const config::ConfigError& e) {
+    REQUIRE(!e.diagnostics().empty());
+    return e.diagnostics().front();
+  }
+  FAIL("no error reading " << name);
+  return {};
+}
+
+KernelConfigQuery query(std::uint32_t cu, std::uint32_t tokens, AiterFormat f, std::uint32_t expert = 8,
+                        std::uint32_t topk = 2) {
+  KernelConfigQuery q;
+  q.cu_num = cu;
+  q.tokens = tokens;
+  q.model_dim = 256;
+  q.inter_dim = 128;
+  q.expert = expert;
+  q.topk = topk;
+  q.act_type = "ActivationType.Silu";
+  q.dtype = "torch.bfloat16";
+  q.format = f;
+  return q;
+}
+
+constexpr AiterFormat kBf16{DType::bf16, Quant::none};
+constexpr AiterFormat kFp8Token{DType::fp8_e4m3, Quant::per_token};
+constexpr AiterFormat kFp8Block{DType::fp8_e4m3, Quant::block_128};
+
+}  // namespace
+
+TEST_CASE("AITER's padded token count: the next power of two to 32768, then 32768 and 131072", "[kernel_config]") {
+  // fused_moe.py get_padded_M with _PADDED_M_TIERS = [32768, 131072], worked by hand.
+  CHECK(aiter_padded_m(1) == 1);
+  CHECK(aiter_padded_m(2) == 2);
+  CHECK(aiter_padded_m(3) == 4);
+  CHECK(aiter_padded_m(16) == 16);
+  CHECK(aiter_padded_m(17) == 32);
+  CHECK(aiter_padded_m(513) == 1024);
+  CHECK(aiter_padded_m(1024) == 1024);
+  CHECK(aiter_padded_m(2047) == 2048);
+  CHECK(aiter_padded_m(3000) == 4096);
+  CHECK(aiter_padded_m(16385) == 32768);
+  CHECK(aiter_padded_m(32767) == 32768);
+  CHECK(aiter_padded_m(32768) == 32768);
+  CHECK(aiter_padded_m(131071) == 32768);
+  CHECK(aiter_padded_m(131072) == 131072);
+  CHECK(aiter_padded_m(16777216) == 131072);
+}
+
+TEST_CASE("AITER format names map to tdmsim formats; others map to nothing", "[kernel_config]") {
+  CHECK(aiter_format("torch.bfloat16", "torch.bfloat16", "QuantType.No") == kBf16);
+  CHECK(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_1x128") == kFp8Block);
+  CHECK(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_128x128") == kFp8Block);
+  CHECK(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_Token") == kFp8Token);
+  CHECK(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_Tensor") ==
+        AiterFormat{DType::fp8_e4m3, Quant::per_tensor});
+  CHECK_FALSE(aiter_format("torch.float4_e2m1fn_x2", "torch.float4_e2m1fn_x2", "QuantType.per_1x32"));
+  CHECK_FALSE(aiter_format("torch.float8_e4m3fnuz", "torch.float8_e4m3fnuz", "QuantType.per_Token"));
+  CHECK_FALSE(aiter_format("torch.bfloat16", "torch.float4_e2m1fn_x2", "QuantType.per_1x32"));  // a16w4
+  CHECK_FALSE(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_1x32"));  // MXFP8
+  CHECK_FALSE(aiter_format("torch.bfloat16", "torch.bfloat16", "QuantType.per_Token"));
+}
+
+TEST_CASE("a table with CK kernel names and the optional columns is read", "[kernel_config]") {
+  const KernelConfigTable t = table("ck_names.csv");
+  CHECK(t.tile1_name == "kernelName1");
+  REQUIRE(t.rows.size() == 6);
+  const KernelConfigRow& r = t.rows[1];
+  CHECK(r.line == 3);
+  CHECK(r.cu_num == 304);
+  CHECK(r.token == 64);
+  CHECK(r.block_m == 64);
+  CHECK(r.ksplit == 2);
+  CHECK(r.dtype == "torch.bfloat16");
+  CHECK(r.use_g1u1 == std::optional<bool>(true));
+  CHECK(r.doweight_stage1 == std::optional<bool>(false));
+  CHECK_FALSE(r.run_1stage);
+  CHECK(t.rows[4].run_1stage);
+  CHECK(aiter_tile(t, r, false) == KernelTile{256, 64, 128, 64});
+  CHECK(aiter_tile(t, r, true) == KernelTile{256, 64, 64, 64});
+}
+
+TEST_CASE("a table with short tile names: empty, THREADSxMxNxK and assembly MxN", "[kernel_config]") {
+  const KernelConfigTable t = table("short_tiles.csv");
+  CHECK(t.tile1_name == "tile1");
+  REQUIRE(t.rows.size() == 6);
+  CHECK_FALSE(t.rows[0].dtype.size());  // no dtype column
+  CHECK_FALSE(t.rows[0].use_g1u1);
+  // 16x128: an assembly kernel's M x N; 256 threads and the K of the default 16-row tile (128).
+  CHECK(aiter_tile(t, t.rows[0], false) == KernelTile{256, 16, 128, 128});
+  CHECK(aiter_tile(t, t.rows[0], true).is_auto());  // empty: the heuristic's tile
+  CHECK(aiter_tile(t, t.rows[1], false).is_auto());
+  CHECK(aiter_tile(t, t.rows[1], true) == KernelTile{64, 32, 32, 64});
+  CHECK(aiter_tile(t, t.rows[5], true) == KernelTile{128, 16, 128, 128});
+}
+
+TEST_CASE("bad tables are refused at their file, line and column", "[kernel_config]") {
+  SECTION("a missing column") {
+    const auto d = read_error("missing_column.csv");
+    CHECK(d.where.line == 1);
+    CHECK(d.key == "q_type");
+    CHECK(d.message.find("missing column 'q_type'") != std::string::npos);
+    CHECK(d.where.file.find("missing_column.csv") != std::string::npos);
+  }
+  SECTION("a bad number") {
+    const auto d = read_error("bad_number.csv");
+    CHECK(d.where.line == 3);
+    CHECK(d.where.column == 11);  // "256,2,256,12a8": inter_dim starts at column 11
+    CHECK(d.key == "inter_dim");
+    CHECK(d.message.find("'12a8'") != std::string::npos);
+  }
+  SECTION("two rows of one key with different values") {
+    const auto d = read_error("duplicate.csv");
+    CHECK(d.where.line == 4);
+    CHECK(d.message.find("line 2") != std::string::npos);
+  }
+  SECTION("a short row") {
+    const auto d = read_error("short_row.csv");
+    CHECK(d.where.line == 2);
+    CHECK(d.message.find("15 fields, the header 19") != std::string::npos);
+  }
+  SECTION("a bad flag") {
+    const auto d = read_error("bad_flag.csv");
+    CHECK(d.where.line == 2);
+    CHECK(d.key == "run_1stage");
+  }
+  SECTION("a block_m the layout cannot have") {
+    const auto d = read_error("bad_block_m.csv");
+    CHECK(d.key == "block_m");
+    CHECK(d.message.find("got 48") != std::string::npos);
+  }
+  SECTION("an empty file") { CHECK(read_error("empty.csv").message.find("empty") != std::string::npos); }
+  SECTION("a file that does not exist") {
+    CHECK(read_error("no-such-table.csv").message.find("no-such-table.csv") != std::string::npos);
+  }
+  SECTION("a folder") { CHECK(read_error("").message.find("is a folder") != std::string::npos); }
+  SECTION("CRLF line ends, quoted fields, a NUL byte") {
+    const std::string h = "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,"
+                          "ksplit,tile1,tile2\r\n";
+    const auto t = parse_kernel_config(
+        h + "256,1,256,128,8,2,\"ActivationType.Silu\",torch.bfloat16,torch.bfloat16,QuantType.No,32,0,,\r\n", "x.csv");
+    REQUIRE(t.rows.size() == 1);
+    CHECK(t.rows[0].act_type == "ActivationType.Silu");
+    CHECK_THROWS_WITH(parse_kernel_config(h + std::string("256,1\0,2\n", 9), "x.csv"), Catch::Contains("NUL"));
+    CHECK_THROWS_AS(parse_kernel_config(h + "\"256,1\n", "x.csv"), config::ConfigError);
+  }
+  // Identical duplicates are harmless (AITER's dict keeps one).
+  CHECK(table("duplicate_same.csv").rows.size() == 1);
+}
+
+TEST_CASE("bad tile names and tiles whose M is not block_m are refused naming the tile", "[kernel_config]") {
+  const KernelConfigTable bad = table("bad_tile.csv");
+  try {
+    aiter_tile(bad, bad.rows.at(0), false);
+    FAIL("accepted a bad tile name");
+  } catch (const config::ConfigError& e) {
+    const auto& d = e.diagnostics().front();
+    CHECK(d.where.line == 2);
+    CHECK(d.where.column == 108);  // the tile1 field
+    CHECK(d.key == "tile1");
+    CHECK(d.message.find("'wide_tile'") != std::string::npos);
+  }
+  const KernelConfigTable mm = table("tile_m_mismatch.csv");
+  CHECK_THROWS_WITH(aiter_tile(mm, mm.rows.at(0), false),
+                    Catch::Contains("256x32x64x128") && Catch::Contains("block_m 16"));
+}
+
+TEST_CASE("the lookup pads the token count and matches every key column", "[kernel_config]") {
+  const KernelConfigTable t = table("ck_names.csv");
+  // 9..16 tokens pad to 16: line 2.
+  for (std::uint32_t tokens : {9u, 16u}) {
+    const auto hit = lookup_kernel_config(t, query(304, tokens, kBf16));
+    REQUIRE(hit.row != nullptr);
+    CHECK(hit.row->line == 2);
+    CHECK(hit.padded_token == 16);
+  }
+  // 33..64 pad to 64: line 3.
+  CHECK(lookup_kernel_config(t, query(304, 40, kBf16)).row->line == 3);
+  // 513..1024 pad to 1024: line 4.
+  CHECK(lookup_kernel_config(t, query(304, 1000, kBf16)).row->line == 4);
+  // 2000 pads to 2048: no row.
+  CHECK(lookup_kernel_config(t, query(304, 2000, kBf16)).row == nullptr);
+  // The same layer on 256 CUs: line 5.
+  CHECK(lookup_kernel_config(t, query(256, 16, kBf16)).row->line == 5);
+  // fp8 per-token: line 6 (1-stage).
+  CHECK(lookup_kernel_config(t, query(304, 16, kFp8Token)).row->line == 6);
+  // 128 tokens: no row at that padded count.
+  const auto miss = lookup_kernel_config(t, query(304, 100, kBf16));
+  CHECK(miss.row == nullptr);
+  CHECK(miss.padded_token == 128);
+  CHECK(miss.detail.find("no row matched") != std::string::npos);
+  CHECK(miss.detail.find("at other token counts") != std::string::npos);
+  // 32 tokens: the only row there is use_g1u1 0, which tdmsim's gated layers never match.
+  const auto g1u0 = lookup_kernel_config(t, query(304, 32, kBf16));
+  CHECK(g1u0.row == nullptr);
+  CHECK(g1u0.detail.find("use_g1u1") != std::string::npos);
+  // Another shape: nothing.
+  CHECK(lookup_kernel_config(t, query(304, 16, kBf16, 16, 2)).row == nullptr);
+  // Another output dtype (the dtype column): nothing.
+  auto fp16_out = query(304, 16, kBf16);
+  fp16_out.dtype = "torch.float16";
+  CHECK(lookup_kernel_config(t, fp16_out).row == nullptr);
+}
+
+TEST_CASE("rows of formats tdmsim cannot express never match, and the lookup says so", "[kernel_config]") {
+  const KernelConfigTable t = table("short_tiles.csv");
+  // Line 5 is MXFP4 at token 64; line 4 fp8 per-token at 64.
+  const auto hit = lookup_kernel_config(t, query(256, 64, kFp8Token, 9, 3));
+  REQUIRE(hit.row != nullptr);
+  CHECK(hit.row->line == 4);
+  const auto miss = lookup_kernel_config(t, query(256, 64, kBf16, 9, 3));
+  CHECK(miss.row == nullptr);
+  CHECK(miss.detail.find("torch.float4_e2m1fn_x2 x torch.float4_e2m1fn_x2 QuantType.per_1x32 (not a format "
+                         "tdmsim scenarios can express yet)") != std::string::npos);
+}
+
+TEST_CASE("fp8 block-scale layers of at most 128 routed rows bypass the table, as AITER's use_cfg", "[kernel_config]") {
+  const KernelConfigTable t = table("short_tiles.csv");
+  // Line 7: per_1x128 at token 16, topk 3: 48 rows <= 128.
+  const auto small = lookup_kernel_config(t, query(256, 16, kFp8Block, 9, 3));
+  CHECK(small.row == nullptr);
+  CHECK(small.bypassed);
+  CHECK(small.detail.find("use_cfg") != std::string::npos);
+  // Line 6: token 256, 768 rows: looked up.
+  const auto big = lookup_kernel_config(t, query(256, 200, kFp8Block, 9, 3));
+  REQUIRE(big.row != nullptr);
+  CHECK(big.row->line == 6);
+}
+
+TEST_CASE("a layer's key: expert and topk count the shared experts fused in", "[kernel_config]") {
+  // DeepSeek-V3's shape at TP8: 256 routed + 1 shared of the routed size, top-8.
+  ModelSpec m = make_model(256, 8, 7168, 2048);
+  m.shared_experts = 1;
+  m.shared_intermediate_size = 2048;
+  auto sc = make_scenario(m, 64, 1);
+  sc.machine.spec = shipped_machine("mi355x");
+  sc.scenario.spec.parallel.tp = 8;
+  sc.scenario.spec.dtype = DType::fp8_e4m3;
+  sc.scenario.spec.quant = Quant::block_128;
+  const KernelConfigQuery q = kernel_config_query(layer_shape(sc), sc.machine.spec);
+  CHECK(q.cu_num == 256);
+  CHECK(q.model_dim == 7168);
+  CHECK(q.inter_dim == 256);
+  CHECK(q.expert == 257);
+  CHECK(q.topk == 9);
+  CHECK(q.act_type == "ActivationType.Silu");
+  CHECK(q.format == kFp8Block);
+}
+
+TEST_CASE("a matching row drives the plan: block_m, tiles, split-K, stages, and records its line", "[kernel_config]") {
+  const KernelConfigTable t = table("short_tiles.csv");
+  ModelSpec m = make_model(8, 2, 256, 128);
+  m.shared_experts = 1;
+  m.shared_intermediate_size = 128;  // expert 9, topk 3 as in the table
+  auto sc = make_scenario(m, 20, 3);
+  sc.machine.spec = shipped_machine("mi355x");
+  sc.scenario.spec.dtype = DType::fp8_e4m3;
+  sc.scenario.spec.quant = Quant::per_token;
+  const LayerShape shape = layer_shape(sc);
+  const KernelSpec spec = config::defaults<KernelSpec>();
+  // 20 tokens pad to 32: line 3, block_m 32, tile1 empty, tile2 64x32x32x64, ksplit 2.
+  KernelRequest r = kernel_request(spec, &t, shape, sc.machine.spec);
+  CHECK(r.source.config_line == 3);
+  CHECK(r.source.chosen_by == "kernel.config row");
+  CHECK(r.spec.block_m == 32);
+  CHECK(r.spec.gate_up_tile.is_auto());
+  CHECK(r.spec.down_tile == KernelTile{64, 32, 32, 64});
+  CHECK(r.spec.split_k == 2);
+  CHECK(r.spec.stages == 2);
+  // Through choose_kernel, the empty tile1 becomes the default tile for block_m 32.
+  const FusedRouting fused = fuse_routing(shape, route(sc));
+  const KernelChoice k = choose_kernel(shape, r.spec, sc.machine.spec, fused, r.fixed_by);
+  CHECK(k.block_m == 32);
+  CHECK(k.gate_up_tile == default_tile(32, Quant::per_token));
+  CHECK(k.down_tile == KernelTile{64, 32, 32, 64});
+  CHECK(k.split_k == 2);
+  CHECK(k.reason.find("short_tiles.csv:3") != std::string::npos);
+  // 64 tokens: line 4, run_1stage 1.
+  sc.scenario.spec.tokens = 64;
+  r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
+  CHECK(r.source.config_line == 4);
+  CHECK(r.spec.stages == 1);
+  CHECK(r.spec.split_k == 1);
+  // 128 tokens: no row; the project's rule decides and the output says so.
+  sc.scenario.spec.tokens = 128;
+  r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
+  CHECK(r.source.config_line == 0);
+  CHECK(r.source.chosen_by == "tdmsim heuristic");
+  CHECK(r.spec.block_m == 0);
+  CHECK(r.prefix.find("no row matched") != std::string::npos);
+}
+
+TEST_CASE("AITER's get_block_size_M, worked by hand", "[aiter_heuristic]") {
+  // Qwen3-235B TP4 (inter 384: 3 N tiles of 128), 128 experts, top-8, 304 CUs.
+  // 64 tokens: M 32: rows 512 + 4096 - 8 = 4600, 3 * 4631 // 32 = 434 groups,
+  // 2 rounds, 174 idle; M 64: 410 groups, 2 rounds, 198 idle; M 128: 398,
+  // 2 rounds, 210 idle. Fewest rounds tie, fewest idle: 32.
+  CHECK(aiter_block_size_m(64, 8, 128, 384, 304) == 32);
+  // 16384 tokens: M 32 12674 groups, 42 rounds; M 64 6530, 22; M 128 3458, 12: 128.
+  CHECK(aiter_block_size_m(16384, 8, 128, 384, 304) == 128);
+}
+
+TEST_CASE("AITER's get_ksplit, worked by hand", "[aiter_heuristic]") {
+  // DeepSeek-V3 TP8 decode on MI355X: 1 token x 9 = 9 rows <= 257 experts;
+  // grid 2 x 9 = 18 < 256 CUs; split_max ceil(256 / 18) = 15; the largest
+  // i <= 15 with 7168 % i == 0 and (7168 / i) % 256 == 0 is 14 (512).
+  CHECK(aiter_ksplit(1, 9, 257, 256, 7168, 256) == 14);
+  // 4 tokens x 8 = 32 rows <= 128; grid 3 x 32 = 96 < 304; split_max 4; 4096 / 4 = 1024.
+  CHECK(aiter_ksplit(4, 8, 128, 384, 4096, 304) == 4);
+  CHECK(aiter_ksplit(32, 8, 128, 384, 4096, 304) == 0);   // 256 rows > 128 experts
+  CHECK(aiter_ksplit(16, 9, 257, 256, 7168, 256) == 0);   // grid 2 x 144 >= 256 CUs
+  CHECK(aiter_ksplit(1, 8, 128, 384, 4000, 304) == 0);    // no split divides 4000 into multiples of 256
+}
+
+TEST_CASE("AITER's default: the 1-stage rule per quant type, block_m and split-K", "[aiter_heuristic]") {
+  AiterLayer l;
+  l.model_dim = 7168;
+  l.inter_dim = 256;
+  l.expert = 257;
+  l.topk = 9;
+  l.cu_num = 256;
+  l.isa = IsaFamily::cdna4;
+  l.format = kFp8Block;
+  // fp8 block-scale: 1-stage when token > 32 and inter_dim % 256 == 0, block_m 32.
+  l.token = 64;
+  auto c = aiter_default(l);
+  CHECK(c.run_1stage);
+  CHECK(c.block_m == 32);
+  CHECK(c.ksplit == 0);
+  // 32 tokens: 2-stage, block_m 16, get_ksplit 0 (288 rows > 257 experts).
+  l.token = 32;
+  c = aiter_default(l);
+  CHECK_FALSE(c.run_1stage);
+  CHECK(c.block_m == 16);
+  CHECK(c.ksplit == 0);
+  // 1 token: 2-stage, block_m 16, ksplit 14.
+  l.token = 1;
+  c = aiter_default(l);
+  CHECK(c.block_m == 16);
+  CHECK(c.ksplit == 14);
+  // inter_dim 384 is not a multiple of 256: 2-stage even at 64 tokens, block_m 64.
+  l.token = 64;
+  l.inter_dim = 384;
+  c = aiter_default(l);
+  CHECK_FALSE(c.run_1stage);
+  CHECK(c.block_m == 64);
+  // fp8 per-token on gfx942: 1-stage above 16 tokens; on gfx950 only with doweight_stage1.
+  l.format = kFp8Token;
+  l.isa = IsaFamily::cdna3;
+  l.token = 32;
+  CHECK(aiter_default(l).run_1stage);
+  l.token = 16;
+  CHECK_FALSE(aiter_default(l).run_1stage);
+  l.token = 32;
+  l.isa = IsaFamily::cdna4;
+  CHECK_FALSE(aiter_default(l).run_1stage);
+  l.doweight_stage1 = true;
+  CHECK(aiter_default(l).run_1stage);
+  // bf16: AITER's bf16 1-stage kernels are for ungated layers only: 2-stage, get_block_size_M.
+  l = AiterLayer{};
+  l.token = 64;
+  l.model_dim = 4096;
+  l.inter_dim = 384;
+  l.expert = 128;
+  l.topk = 8;
+  l.cu_num = 304;
+  l.format = kBf16;
+  c = aiter_default(l);
+  CHECK_FALSE(c.run_1stage);
+  CHECK(c.block_m == 32);
+  CHECK(c.ksplit == 0);
+}
+
+TEST_CASE("kernel.heuristic aiter fills what the scenario leaves open", "[aiter_heuristic]") {
+  ModelSpec m = make_model(128, 8, 4096, 384);
+  auto sc = make_scenario(m, 16384, 1);
+  sc.scenario.spec.kernel.heuristic = KernelHeuristic::aiter;
+  const LayerShape shape = layer_shape(sc);
+  KernelRequest r = kernel_request(sc.scenario.spec.kernel, nullptr, shape, sc.machine.spec);
+  CHECK(r.source.chosen_by == "aiter heuristic");
+  CHECK(r.spec.block_m == 128);  // 16384 tokens pad to 16384: as worked above
+  CHECK(r.spec.stages == 2);
+  CHECK(r.spec.split_k == 1);
+  sc.scenario.spec.kernel.block_m = 64;  // the scenario's value stays
+  r = kernel_request(sc.scenario.spec.kernel, nullptr, shape, sc.machine.spec);
+  CHECK(r.spec.block_m == 64);
+}
