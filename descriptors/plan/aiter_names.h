@@ -3,10 +3,9 @@
 // q_type, act_type, dtype) write them: str() of a torch dtype and of AITER's
 // QuantType / ActivationType enums.
 //
-// Only the formats tdmsim scenarios can express today map; a row of any other
-// format (MXFP4, MXFP8, INT4, INT8, fp8 FNUZ, mixed pairs) maps to nothing and
-// so never matches a layer. The `formats` work adds those formats and widens
-// this one function; nothing else reads AITER's dtype names.
+// The dtype and quantisation names map through workloads/specs/aiter_names.h
+// (formats_from_aiter, the one table of AITER's names); a row of a format
+// scenarios cannot express maps to nothing and so never matches a layer.
 #pragma once
 
 #include <optional>
@@ -18,18 +17,21 @@
 namespace tdmsim::plan {
 
 struct AiterFormat {
-  DType dtype = DType::bf16;
+  DType dtype = DType::bf16;         // activations (AITER's q_dtype_a)
   Quant quant = Quant::none;
+  DType weight_dtype = DType::bf16;  // weights (q_dtype_w)
+  constexpr AiterFormat() = default;
+  // One dtype for both operands.
+  constexpr AiterFormat(DType d, Quant q) : dtype(d), quant(q), weight_dtype(d) {}
+  constexpr AiterFormat(DType d, Quant q, DType w) : dtype(d), quant(q), weight_dtype(w) {}
   auto operator<=>(const AiterFormat&) const = default;
 };
 
-// The scenario format of a row's (q_dtype_a, q_dtype_w, q_type), or nothing:
-//   torch.bfloat16 x torch.bfloat16, QuantType.No        -> bf16
-//   torch.float16 x torch.float16, QuantType.No          -> fp16
-//   torch.float8_e4m3fn x torch.float8_e4m3fn with
-//     QuantType.per_1x128 (or per_128x128, which AITER remaps to it) -> fp8_e4m3 block_128
-//     QuantType.per_Token                                 -> fp8_e4m3 per_token
-//     QuantType.per_Tensor                                -> fp8_e4m3 per_tensor
+// The scenario format of a row's (q_dtype_a, q_dtype_w, q_type), or nothing
+// (formats_from_aiter; docs/yaml-reference.md "Formats"), e.g.
+//   torch.bfloat16 x torch.bfloat16, QuantType.No                   -> bf16
+//   torch.float8_e4m3fn x torch.float8_e4m3fn, QuantType.per_1x128  -> fp8_e4m3 block_128
+//   torch.float4_e2m1fn_x2 x torch.float4_e2m1fn_x2, QuantType.per_1x32 -> mxfp4 per_1x32
 std::optional<AiterFormat> aiter_format(std::string_view q_dtype_a, std::string_view q_dtype_w,
                                         std::string_view q_type);
 

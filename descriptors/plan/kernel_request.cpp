@@ -20,7 +20,7 @@ KernelConfigQuery kernel_config_query(const LayerShape& shape, const MachineSpec
   q.topk = shape.slots();
   q.act_type = std::string(aiter_activation(shape.activation));
   q.dtype = std::string(aiter_out_dtype(shape.dtype));
-  q.format = {shape.dtype, shape.quant};
+  q.format = {shape.dtype, shape.quant, shape.weight_dtype};
   q.doweight_stage1 = shape.weight_on_input;
   return q;
 }
@@ -34,7 +34,7 @@ AiterLayer aiter_layer(const LayerShape& shape, const MachineSpec& machine) {
   l.topk = shape.slots();
   l.cu_num = machine.compute.total_cus();
   l.isa = machine.isa;
-  l.format = {shape.dtype, shape.quant};
+  l.format = {shape.dtype, shape.quant, shape.weight_dtype};
   l.activation = shape.activation;
   l.doweight_stage1 = shape.weight_on_input;
   return l;

@@ -85,11 +85,17 @@ TEST_CASE("AITER format names map to tdmsim formats; others map to nothing", "[k
   CHECK(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_Token") == kFp8Token);
   CHECK(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_Tensor") ==
         AiterFormat{DType::fp8_e4m3, Quant::per_tensor});
-  CHECK_FALSE(aiter_format("torch.float4_e2m1fn_x2", "torch.float4_e2m1fn_x2", "QuantType.per_1x32"));
-  CHECK_FALSE(aiter_format("torch.float8_e4m3fnuz", "torch.float8_e4m3fnuz", "QuantType.per_Token"));
-  CHECK_FALSE(aiter_format("torch.bfloat16", "torch.float4_e2m1fn_x2", "QuantType.per_1x32"));  // a16w4
-  CHECK_FALSE(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_1x32"));  // MXFP8
+  // Through the formats table (workloads/specs/aiter_names.h): MX, FNUZ and mixed pairs.
+  CHECK(aiter_format("torch.float4_e2m1fn_x2", "torch.float4_e2m1fn_x2", "QuantType.per_1x32") ==
+        AiterFormat{DType::mxfp4, Quant::per_1x32});
+  CHECK(aiter_format("torch.float8_e4m3fnuz", "torch.float8_e4m3fnuz", "QuantType.per_Token") ==
+        AiterFormat{DType::fp8_e4m3_fnuz, Quant::per_token});
+  CHECK(aiter_format("torch.bfloat16", "torch.float4_e2m1fn_x2", "QuantType.per_1x32") ==
+        AiterFormat{DType::bf16, Quant::per_1x32, DType::mxfp4});  // a16w4
+  CHECK(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_1x32") ==
+        AiterFormat{DType::fp8_e4m3, Quant::per_1x32});  // MXFP8
   CHECK_FALSE(aiter_format("torch.bfloat16", "torch.bfloat16", "QuantType.per_Token"));
+  CHECK_FALSE(aiter_format("torch.float32", "torch.float32", "QuantType.No"));
 }
 
 TEST_CASE("a table with CK kernel names and the optional columns is read", "[kernel_config]") {
@@ -114,7 +120,7 @@ TEST_CASE("a table with CK kernel names and the optional columns is read", "[ker
 TEST_CASE("a table with short tile names: empty, THREADSxMxNxK and assembly MxN", "[kernel_config]") {
   const KernelConfigTable t = table("short_tiles.csv");
   CHECK(t.tile1_name == "tile1");
-  REQUIRE(t.rows.size() == 6);
+  REQUIRE(t.rows.size() == 7);
   CHECK_FALSE(t.rows[0].dtype.size());  // no dtype column
   CHECK_FALSE(t.rows[0].use_g1u1);
   // 16x128: an assembly kernel's M x N; 256 threads and the K of the default 16-row tile (128).
@@ -235,14 +241,20 @@ TEST_CASE("the lookup pads the token count and matches every key column", "[kern
 
 TEST_CASE("rows of formats tdmsim cannot express never match, and the lookup says so", "[kernel_config]") {
   const KernelConfigTable t = table("short_tiles.csv");
-  // Line 5 is MXFP4 at token 64; line 4 fp8 per-token at 64.
+  // Line 5 is MXFP4 at token 64; line 4 fp8 per-token at 64; line 8 fp32,
+  // which no scenario expresses.
   const auto hit = lookup_kernel_config(t, query(256, 64, kFp8Token, 9, 3));
   REQUIRE(hit.row != nullptr);
   CHECK(hit.row->line == 4);
+  const auto mx = lookup_kernel_config(t, query(256, 64, AiterFormat{DType::mxfp4, Quant::per_1x32}, 9, 3));
+  REQUIRE(mx.row != nullptr);
+  CHECK(mx.row->line == 5);
   const auto miss = lookup_kernel_config(t, query(256, 64, kBf16, 9, 3));
   CHECK(miss.row == nullptr);
-  CHECK(miss.detail.find("torch.float4_e2m1fn_x2 x torch.float4_e2m1fn_x2 QuantType.per_1x32 (not a format "
-                         "tdmsim scenarios can express yet)") != std::string::npos);
+  CHECK(miss.detail.find("torch.float4_e2m1fn_x2 x torch.float4_e2m1fn_x2 QuantType.per_1x32 (tdmsim dtype mxfp4, "
+                         "weight_dtype mxfp4, quant per_1x32)") != std::string::npos);
+  CHECK(miss.detail.find("torch.float32 x torch.float32 QuantType.No (not a format tdmsim scenarios can express "
+                         "yet)") != std::string::npos);
 }
 
 TEST_CASE("fp8 block-scale layers of at most 128 routed rows bypass the table, as AITER's use_cfg", "[kernel_config]") {
