@@ -8,11 +8,6 @@
 
 #include <stdexcept>
 
-// GCC 12 reports _mm512_cvtps_pd's deliberately undefined pass-through
-// operand (its mask is all ones, so no lane of it is ever used) as
-// "may be used uninitialized": a known false positive of the header.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 namespace tdmsim::plan {
 namespace {
 
@@ -89,78 +84,17 @@ __attribute__((target("avx2,fma"))) std::uint32_t accumulate_avx2(const float* w
   return e_end;
 }
 
-// AVX-512: 4 tokens x 32 experts (16 registers of 8 doubles) at a time.
-__attribute__((target("avx512f"))) std::uint32_t accumulate_avx512(const float* wt, std::uint32_t rows,
-                                                                   std::uint32_t experts, const float* x,
-                                                                   std::size_t x_stride, std::uint32_t tokens,
-                                                                   double* acc) {
-  constexpr std::uint32_t kE = 32, kT = 4;
-  const std::uint32_t e_end = experts / kE * kE;
-  std::uint32_t t = 0;
-  for (; t + kT <= tokens; t += kT) {
-    const float* xs[kT];
-    double* as[kT];
-    for (std::uint32_t j = 0; j < kT; ++j) {
-      xs[j] = x + std::size_t(t + j) * x_stride;
-      as[j] = acc + std::size_t(t + j) * experts;
-    }
-    for (std::uint32_t e = 0; e < e_end; e += kE) {
-      __m512d s[kT][4];
-      for (std::uint32_t j = 0; j < kT; ++j) {
-        for (std::uint32_t k = 0; k < 4; ++k) s[j][k] = _mm512_loadu_pd(as[j] + e + 8 * k);
-      }
-      const float* w = wt + e;
-      for (std::uint32_t h = 0; h < rows; ++h, w += experts) {
-        const __m512d w0 = _mm512_cvtps_pd(_mm256_loadu_ps(w)), w1 = _mm512_cvtps_pd(_mm256_loadu_ps(w + 8));
-        const __m512d w2 = _mm512_cvtps_pd(_mm256_loadu_ps(w + 16)), w3 = _mm512_cvtps_pd(_mm256_loadu_ps(w + 24));
-        for (std::uint32_t j = 0; j < kT; ++j) {
-          const __m512d v = _mm512_set1_pd(xs[j][h]);
-          s[j][0] = _mm512_fmadd_pd(v, w0, s[j][0]);
-          s[j][1] = _mm512_fmadd_pd(v, w1, s[j][1]);
-          s[j][2] = _mm512_fmadd_pd(v, w2, s[j][2]);
-          s[j][3] = _mm512_fmadd_pd(v, w3, s[j][3]);
-        }
-      }
-      for (std::uint32_t j = 0; j < kT; ++j) {
-        for (std::uint32_t k = 0; k < 4; ++k) _mm512_storeu_pd(as[j] + e + 8 * k, s[j][k]);
-      }
-    }
-  }
-  // The last tokens of a block of fewer than four: one row of accumulators each.
-  for (; t < tokens; ++t) {
-    const float* x0 = x + std::size_t(t) * x_stride;
-    double* a0 = acc + std::size_t(t) * experts;
-    for (std::uint32_t e = 0; e < e_end; e += kE) {
-      __m512d s0 = _mm512_loadu_pd(a0 + e), s1 = _mm512_loadu_pd(a0 + e + 8);
-      __m512d s2 = _mm512_loadu_pd(a0 + e + 16), s3 = _mm512_loadu_pd(a0 + e + 24);
-      const float* w = wt + e;
-      for (std::uint32_t h = 0; h < rows; ++h, w += experts) {
-        const __m512d v = _mm512_set1_pd(x0[h]);
-        s0 = _mm512_fmadd_pd(v, _mm512_cvtps_pd(_mm256_loadu_ps(w)), s0);
-        s1 = _mm512_fmadd_pd(v, _mm512_cvtps_pd(_mm256_loadu_ps(w + 8)), s1);
-        s2 = _mm512_fmadd_pd(v, _mm512_cvtps_pd(_mm256_loadu_ps(w + 16)), s2);
-        s3 = _mm512_fmadd_pd(v, _mm512_cvtps_pd(_mm256_loadu_ps(w + 24)), s3);
-      }
-      _mm512_storeu_pd(a0 + e, s0), _mm512_storeu_pd(a0 + e + 8, s1);
-      _mm512_storeu_pd(a0 + e + 16, s2), _mm512_storeu_pd(a0 + e + 24, s3);
-    }
-  }
-  return e_end;
-}
-
 }  // namespace
 
 bool router_isa_supported(RouterIsa isa) {
   switch (isa) {
     case RouterIsa::scalar: return true;
     case RouterIsa::avx2_fma: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case RouterIsa::avx512: return __builtin_cpu_supports("avx512f");
   }
   return false;
 }
 
 RouterIsa router_isa_best() {
-  if (router_isa_supported(RouterIsa::avx512)) return RouterIsa::avx512;
   if (router_isa_supported(RouterIsa::avx2_fma)) return RouterIsa::avx2_fma;
   return RouterIsa::scalar;
 }
@@ -172,7 +106,6 @@ void router_accumulate(RouterIsa isa, const float* wt, std::uint32_t rows, std::
   switch (isa) {
     case RouterIsa::scalar: break;
     case RouterIsa::avx2_fma: done = accumulate_avx2(wt, rows, experts, x, x_stride, tokens, acc); break;
-    case RouterIsa::avx512: done = accumulate_avx512(wt, rows, experts, x, x_stride, tokens, acc); break;
   }
   if (done < experts) accumulate_scalar(wt, rows, experts, x, x_stride, tokens, done, acc);
 }

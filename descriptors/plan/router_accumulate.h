@@ -17,7 +17,9 @@ namespace tdmsim::plan {
 
 // The instruction-set variants of router_accumulate. `scalar` is the
 // reference; the others are picked at run time where the host has them.
-enum class RouterIsa { scalar, avx2_fma, avx512 };
+enum class RouterIsa { scalar, avx2_fma };
+// (An AVX-512 variant would do twice the work an instruction, but no machine
+// of the project has AVX-512 to test it on.)
 
 // The fastest variant this host runs.
 RouterIsa router_isa_best();

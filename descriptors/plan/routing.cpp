@@ -8,6 +8,7 @@
 #include <tbb/parallel_for.h>
 
 #include "descriptors/plan/router_accumulate.h"
+#include "descriptors/plan/tensor_fill.h"
 #include "workloads/util/input_file.h"
 
 namespace tdmsim::plan {
@@ -22,9 +23,11 @@ std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
   // writes are sequential.
   std::vector<float> wt(std::size_t(hidden) * experts);
   const float scale = router_weight_scale(hidden);
+  // (router_weight_value(seed, hidden, scale, e, h) is element e * hidden + h
+  // of the router_weight tensor: row h of W^T is every hidden-th element.)
+  const FillIsa fill = fill_isa_best();
   for (std::uint32_t h = 0; h < hidden; ++h) {
-    float* row = &wt[std::size_t(h) * experts];
-    for (std::uint32_t e = 0; e < experts; ++e) row[e] = router_weight_value(seed, hidden, scale, e, h);
+    tensor_fill(fill, seed, TensorId::router_weight, 0, h, hidden, experts, scale, &wt[std::size_t(h) * experts]);
   }
   std::vector<double> bias(experts, 0.0);
   if (model.gating.router_bias) {
@@ -38,7 +41,7 @@ std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
   // passes over it; each (token, expert) sum still runs over h in increasing
   // order. The grain keeps small batches on one thread: a second one would
   // cost more CPU time in hand-over than it saves.
-  constexpr std::uint32_t kTokenBlock = 64, kRows = 256, kGrain = 32;
+  constexpr std::uint32_t kTokenBlock = 64, kRows = 256, kGrain = 64;
   const RouterIsa isa = router_isa_best();
   tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens, kGrain),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
@@ -50,8 +53,9 @@ std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
       for (std::uint32_t h0 = 0; h0 < hidden; h0 += kRows) {
         const std::uint32_t rows = std::min(kRows, hidden - h0);
         for (std::uint32_t j = 0; j < nt; ++j) {
-          float* xj = &x[std::size_t(j) * kRows];
-          for (std::uint32_t h = 0; h < rows; ++h) xj[h] = activation_value(seed, hidden, t0 + j, h0 + h);
+          // activation_value(seed, hidden, t, h): element t * hidden + h.
+          tensor_fill(fill, seed, TensorId::activations, 0, std::uint64_t(t0 + j) * hidden + h0, 1, rows, 1.0f,
+                      &x[std::size_t(j) * kRows]);
         }
         router_accumulate(isa, &wt[std::size_t(h0) * experts], rows, experts, x.data(), kRows, nt,
                           acc.data());
@@ -79,7 +83,9 @@ Routing route_router(const ModelSpec& model, std::uint32_t tokens, std::uint64_t
   Routing r;
   r.ids.resize(std::size_t(tokens) * k);
   r.weights.resize(std::size_t(tokens) * k);
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens),
+  // (A few microseconds a token: in chunks of 256, so a decode batch stays on
+  // one thread and wakes no other.)
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens, 256),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
     for (std::uint32_t t = range.begin(); t != range.end(); ++t) {
       gate_token(gate, std::span(logits).subspan(std::size_t(t) * experts, experts), correction,
