@@ -34,9 +34,20 @@ template <bool Pow2>
   const Divisor per_stack = per_stack_in;
   const CacheTags::Walker tags = tags_in;
   const std::uint64_t chunk = tags.block_bytes();
+  // The tag set of the chunk kAhead chunks on is asked for while this one is
+  // looked up, so that their host cache misses overlap (a stream's chunks
+  // fall on sets all over the tags, and these lookups waited on the host's
+  // memory for most of their time; no effect on results).
+  constexpr std::uint64_t kAhead = 4;
+  const auto ahead = [&](std::uint64_t at) __attribute__((always_inline)) {
+    const auto [channel, local] = map.channel_and_group_local<Pow2>(at, per_stack);
+    tags.prefetch(records[per_stack.div_as<Pow2>(channel)], local);
+  };
+  for (std::uint64_t n = 1; n < kAhead && n < count; ++n) ahead(addr + n * chunk);
   const auto walk = [&](auto common) __attribute__((always_inline)) {
     std::uint64_t n = 0;
     for (; n < count; ++n, addr += chunk) {
+      if (n + kAhead < count) ahead(addr + kAhead * chunk);
       const auto [channel, local] = map.channel_and_group_local<Pow2>(addr, per_stack);
       const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
       // (Reads only: writes pass the MALL by, so its lines are never dirty.)
