@@ -7,6 +7,8 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "descriptors/plan/router_accumulate.h"
+#include "descriptors/plan/tensor_fill.h"
 #include "workloads/util/input_file.h"
 
 namespace tdmsim::plan {
@@ -15,15 +17,17 @@ std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
                                  std::uint64_t seed) {
   const std::uint32_t experts = model.experts;
   const std::uint32_t hidden = model.hidden_size;
-  // W^T [h][e] as float: the inner loop then runs over experts with
-  // unit stride and vectorises, while each expert's sum still accumulates in
-  // increasing h, the documented order.
+  // W^T [h][e] as float: the multiply-adds then run over experts with unit
+  // stride (router_accumulate.h), while each expert's sum still accumulates
+  // in increasing h, the documented order. Filled row by row of W^T so the
+  // writes are sequential.
   std::vector<float> wt(std::size_t(hidden) * experts);
   const float scale = router_weight_scale(hidden);
-  for (std::uint32_t e = 0; e < experts; ++e) {
-    for (std::uint32_t h = 0; h < hidden; ++h) {
-      wt[std::size_t(h) * experts + e] = router_weight_value(seed, hidden, scale, e, h);
-    }
+  // (router_weight_value(seed, hidden, scale, e, h) is element e * hidden + h
+  // of the router_weight tensor: row h of W^T is every hidden-th element.)
+  const FillIsa fill = fill_isa_best();
+  for (std::uint32_t h = 0; h < hidden; ++h) {
+    tensor_fill(fill, seed, TensorId::router_weight, 0, h, hidden, experts, scale, &wt[std::size_t(h) * experts]);
   }
   std::vector<double> bias(experts, 0.0);
   if (model.gating.router_bias) {
@@ -31,26 +35,30 @@ std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
   }
   std::vector<float> logits(std::size_t(tokens) * experts);
   // Tokens are independent and each one's arithmetic is fixed, so splitting
-  // them over threads cannot change a bit.
-  // A few tokens at a time share each pass over W^T (7 MiB for DeepSeek-V3,
-  // beyond the host's L2), which otherwise is re-read from memory per token.
-  // Each (token, expert) sum still runs over h in increasing order.
-  constexpr std::uint32_t kTokenBlock = 4;
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens),
+  // them over threads (or over vector lanes) cannot change a bit. A block of
+  // tokens walks W^T (7 MiB for DeepSeek-V3, beyond the host's L2) in slices
+  // of kRows rows, each slice staying in cache while every token of the block
+  // passes over it; each (token, expert) sum still runs over h in increasing
+  // order. The grain keeps small batches on one thread: a second one would
+  // cost more CPU time in hand-over than it saves.
+  constexpr std::uint32_t kTokenBlock = 64, kRows = 256, kGrain = 64;
+  const RouterIsa isa = router_isa_best();
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens, kGrain),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
     std::vector<double> acc(std::size_t(kTokenBlock) * experts);
+    std::vector<float> x(std::size_t(kTokenBlock) * kRows);
     for (std::uint32_t t0 = range.begin(); t0 < range.end(); t0 += kTokenBlock) {
       const std::uint32_t nt = std::min(kTokenBlock, range.end() - t0);
       std::fill(acc.begin(), acc.end(), 0.0);
-      for (std::uint32_t h = 0; h < hidden; ++h) {
-        const float* w = &wt[std::size_t(h) * experts];
+      for (std::uint32_t h0 = 0; h0 < hidden; h0 += kRows) {
+        const std::uint32_t rows = std::min(kRows, hidden - h0);
         for (std::uint32_t j = 0; j < nt; ++j) {
-          // float x float is exact in double, so a fused multiply-add gives
-          // the same sum as a separate multiply and add: only the add rounds.
-          const double x = activation_value(seed, hidden, t0 + j, h);
-          double* a = &acc[std::size_t(j) * experts];
-          for (std::uint32_t e = 0; e < experts; ++e) a[e] += x * static_cast<double>(w[e]);
+          // activation_value(seed, hidden, t, h): element t * hidden + h.
+          tensor_fill(fill, seed, TensorId::activations, 0, std::uint64_t(t0 + j) * hidden + h0, 1, rows, 1.0f,
+                      &x[std::size_t(j) * kRows]);
         }
+        router_accumulate(isa, &wt[std::size_t(h0) * experts], rows, experts, x.data(), kRows, nt,
+                          acc.data());
       }
       for (std::uint32_t j = 0; j < nt; ++j) {
         float* out = &logits[std::size_t(t0 + j) * experts];
@@ -75,7 +83,9 @@ Routing route_router(const ModelSpec& model, std::uint32_t tokens, std::uint64_t
   Routing r;
   r.ids.resize(std::size_t(tokens) * k);
   r.weights.resize(std::size_t(tokens) * k);
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens),
+  // (A few microseconds a token: in chunks of 256, so a decode batch stays on
+  // one thread and wakes no other.)
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens, 256),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
     for (std::uint32_t t = range.begin(); t != range.end(); ++t) {
       gate_token(gate, std::span(logits).subspan(std::size_t(t) * experts, experts), correction,

@@ -2,6 +2,8 @@ target_sources(tdmsim_descriptors PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/moe_plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gating.cpp
   ${CMAKE_CURRENT_LIST_DIR}/routing.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/router_accumulate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tensor_fill.cpp
   ${CMAKE_CURRENT_LIST_DIR}/synthetic_routing.cpp
   ${CMAKE_CURRENT_LIST_DIR}/routing_trace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/block_layout.cpp

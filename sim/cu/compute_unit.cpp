@@ -225,7 +225,7 @@ Tick ComputeUnit::resume() {
 
 void ComputeUnit::note_hot(std::size_t n) {
   // (The fixed notes below, with room for two runs' count rows.)
-  static_assert(3 + (kSlotHotBytes + 63) / 64 + 1 + 2 + 2 <= Hot::kMax);
+  static_assert(3 + (kSlotHotBytes + 63) / 64 + 1 + 2 + 2 + 2 <= Hot::kMax);
   if (hot_ == nullptr) return;
   Hot& h = *hot_;
   std::uint32_t k = 0;
@@ -241,6 +241,10 @@ void ComputeUnit::note_hot(std::size_t n) {
   h.at[k++] = rec + kSlotHotBytes - 1;
   if (!s.groups.empty()) h.at[k++] = &s.groups[s.group_next & s.group_mask];
   if (!s.iter.empty()) h.at[k++] = s.iter.data();
+  // The program's loops, which every main-loop step looks its loop up in
+  // (loop_of): the vector's header in the slot's program and its first loop.
+  h.at[k++] = &s.program.loops;
+  if (!s.program.loops.empty()) h.at[k++] = s.program.loops.data();
   if (s.chunk_counted && !s.lines.empty()) {
     const std::size_t row = s.reserved - s.groups[(s.groups_issued - 1) & s.group_mask].first - s.chunk_first;
     if (row < kChunk) {

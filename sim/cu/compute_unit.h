@@ -78,7 +78,7 @@ class ComputeUnit : public sc_core::sc_module {
   // unit's state is cold again by its next quantum, and its first reads
   // depend on each other.) No effect on results.
   struct Hot {
-    static constexpr std::size_t kMax = 15;
+    static constexpr std::size_t kMax = 17;
     std::uint32_t n = 0;
     const void* at[kMax] = {};  // (a record of two host cache lines)
   };

@@ -34,17 +34,34 @@ template <bool Pow2>
   const Divisor per_stack = per_stack_in;
   const CacheTags::Walker tags = tags_in;
   const std::uint64_t chunk = tags.block_bytes();
+  // The tag set of the chunk kAhead chunks on is asked for while this one is
+  // looked up, so that their host cache misses overlap (a stream's chunks
+  // fall on sets all over the tags, and these lookups waited on the host's
+  // memory for most of their time; no effect on results). Each chunk is
+  // decoded once, when it is asked for, and kept in a ring until its lookup.
+  constexpr std::uint64_t kAhead = 4;
+  struct Place {
+    std::uint32_t slice;
+    std::uint64_t local;
+  };
+  Place ring[kAhead];
+  const auto ask = [&](std::uint64_t n) __attribute__((always_inline)) {
+    const auto [channel, local] = map.channel_and_group_local<Pow2>(addr + n * chunk, per_stack);
+    const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+    tags.prefetch(records[slice], local);
+    ring[n % kAhead] = {slice, local};
+  };
+  for (std::uint64_t n = 0; n < kAhead && n < count; ++n) ask(n);
   const auto walk = [&](auto common) __attribute__((always_inline)) {
-    std::uint64_t n = 0;
-    for (; n < count; ++n, addr += chunk) {
-      const auto [channel, local] = map.channel_and_group_local<Pow2>(addr, per_stack);
-      const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+    for (std::uint64_t n = 0; n < count; ++n) {
+      const Place at = ring[n % kAhead];
+      if (n + kAhead < count) ask(n + kAhead);
       // (Reads only: writes pass the MALL by, so its lines are never dirty.)
-      if (!tags.miss_whole<false, decltype(common)::value>(records[slice], local, false)) {
-        return ChunkStreak{n, true, slice, tags.read_block_never_written(records[slice], local)};
+      if (!tags.miss_whole<false, decltype(common)::value>(records[at.slice], at.local, false)) {
+        return ChunkStreak{n, true, at.slice, tags.read_block_never_written(records[at.slice], at.local)};
       }
     }
-    return ChunkStreak{n, false, 0, {}};
+    return ChunkStreak{count, false, 0, {}};
   };
   return tags.common_shape() ? walk(std::true_type{}) : walk(std::false_type{});
 }
