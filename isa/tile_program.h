@@ -153,13 +153,11 @@ struct KernelLaunch {
   // Set when the TDM MoE unit runs the kernel from a descriptor instead of
   // the host launching a grid.
   std::shared_ptr<const HardwareDispatch> hardware;
-  // The kernel's matrix work and the bytes it must move to or from HBM at
-  // least (each weight and activation once), for the clock governor
-  // (sim/platform/power.h): the kernel's place on the roofline sets its
-  // matrix activity, hence its clock under a power limit. 0 FLOPs: no matrix
-  // work, the kernel runs at the peak clock.
+  // The kernel's useful matrix work (FLOPs of real rows, not padding) and
+  // the dtype its matrix instructions multiply, for the clock governor
+  // (sim/platform/power.h): over the kernel's modelled time, its matrix-pipe
+  // occupancy, hence its power and clock under a power limit.
   double matrix_flops = 0;
-  double compulsory_bytes = 0;
   DType matrix_dtype = DType::bf16;
 };
 

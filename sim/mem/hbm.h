@@ -118,6 +118,8 @@ class Hbm : public sc_core::sc_module {
   const HbmAddressMap& map() const { return map_; }
   std::uint32_t channels() const { return map_.channels; }
   std::uint64_t channel_bytes(std::uint32_t ch) const { return channels_[ch].bytes; }
+  // Bytes read and written so far (the clock governor's HBM activity).
+  std::uint64_t bytes() const { return read_bytes_ + write_bytes_; }
 
  private:
   struct Bank {

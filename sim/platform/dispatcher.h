@@ -23,6 +23,7 @@ struct KernelTiming {
   Tick end = 0;     // last workgroup finished
   std::uint32_t workgroups = 0;
   double clock_hz = 0;  // the engine clock it ran at (sim/platform/power.h)
+  double hbm_bytes = 0;  // read and written at HBM from its launch to its write-back's end
 };
 
 // How a hardware scheduler wants a kernel's workgroups handed out: in

@@ -27,7 +27,11 @@ struct Host : sc_core::sc_module {
   Dispatcher& dispatcher;
   const MachineSpec& machine;
   const std::vector<isa::KernelLaunch>* kernels = nullptr;
+  // Each kernel's engine clock (the governor's, from the probe run); empty:
+  // compute.clock.
+  std::vector<double> clocks;
   std::vector<KernelTiming> timings;
+  const Hbm* hbm = nullptr;
   std::vector<L2Cache*> l2s;
   TdmScheduler* tdm = nullptr;  // null on machines without a TDM MoE unit
   sc_core::sc_event go;
@@ -57,7 +61,8 @@ struct Host : sc_core::sc_module {
           tdm->ring(std::move(run));
         }
         // The clock this kernel holds under the board's power limit.
-        dispatcher.set_clock(kernel_clock_hz(machine, k));
+        dispatcher.set_clock(i < clocks.size() ? clocks[i] : static_cast<double>(machine.compute.clock.hz));
+        const std::uint64_t hbm_before = hbm->bytes();
         KernelTiming t = hardware ? tdm->execute_next() : dispatcher.launch(k);
         t.clock_hz = dispatcher.clock_hz();
         // A kernel is complete when its writes are in memory: the L2s write
@@ -69,6 +74,7 @@ struct Host : sc_core::sc_module {
         for (auto* l2 : l2s) done = std::max(done, l2->flush(now));
         wait(to_sc_time(done - now));
         t.end = std::max(t.end, done);
+        t.hbm_bytes = static_cast<double>(hbm->bytes() - hbm_before);
         if (hardware) tdm->finished(t.end);
         timings.push_back(t);
       }
@@ -140,6 +146,7 @@ struct GpuModule : sc_core::sc_module {
       else dies.back()->fabric->initiator.bind(hbm->target);
     }
     host = std::make_unique<Host>("host", *dispatcher, m);
+    host->hbm = hbm.get();
     for (auto& d : dies) host->l2s.push_back(d->l2.get());
     if (m.tdm) {
       // The unit sits beside the command processor and reads descriptors
@@ -157,6 +164,14 @@ Gpu::Gpu(const MachineSpec& machine, const SimOptions& options)
   if (options_.trace) trace_ = std::make_unique<TraceWriter>();
   top_ = std::make_unique<GpuModule>("gpu", machine_, options_, stats_, trace_.get());
   if (trace_) top_->hbm->enable_trace(trace_.get(), kTicksPerUs);  // 1 us traffic buckets
+  if (machine_.power) {
+    // The governor's probe: the same GPU, run at the peak clock on the same
+    // kernels first, so that its caches hold what the real run's hold when
+    // each kernel starts. Its stats are its own (not in stats.json).
+    probe_stats_ = std::make_unique<StatRegistry>();
+    probe_ = std::make_unique<GpuModule>("governor_probe", machine_, SimOptions{options_.quantum, false, {}},
+                                         *probe_stats_, nullptr);
+  }
 }
 
 Gpu::~Gpu() = default;
@@ -201,8 +216,11 @@ Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::Ke
   return static_cast<Tick>(std::min(limit, 1e19));
 }
 
-std::vector<KernelTiming> Gpu::run(const std::vector<isa::KernelLaunch>& kernels, Tick time_limit) {
-  submit(kernels, time_limit);
+namespace {
+
+// Runs the SystemC simulation until everything submitted is done (or the
+// time limit, 0: none, is reached).
+void simulate(Tick time_limit) {
   if (time_limit == 0) {
     sc_core::sc_start();
   } else {
@@ -210,6 +228,46 @@ std::vector<KernelTiming> Gpu::run(const std::vector<isa::KernelLaunch>& kernels
     // to the limit, so a later run continues where this one stopped).
     sc_core::sc_start(to_sc_time(time_limit), sc_core::SC_EXIT_ON_STARVATION);
   }
+}
+
+void start(GpuModule& g, const std::vector<isa::KernelLaunch>& kernels, Tick time_limit,
+           std::vector<double> clocks) {
+  const Tick now = sc_core::sc_time_stamp().value();
+  g.time.set_deadline(time_limit == 0 ? SimClock::kNever : now + time_limit);
+  g.host->kernels = &kernels;
+  g.host->clocks = std::move(clocks);
+  g.host->timings.clear();
+  g.host->pending = true;
+  g.host->go.notify(sc_core::SC_ZERO_TIME);
+}
+
+std::vector<KernelTiming> finish(GpuModule& g, Tick limit) {
+  if (g.host->kernels == nullptr || g.host->timings.size() != g.host->kernels->size()) {
+    const std::size_t done = g.host->timings.size();
+    const std::size_t total = g.host->kernels != nullptr ? g.host->kernels->size() : 0;
+    const std::string kernel = done < total ? (*g.host->kernels)[done].name : std::string("?");
+    const Tick now = std::max<Tick>(sc_core::sc_time_stamp().value(), g.time.now());
+    if (g.time.stalled() || (g.time.deadline() != SimClock::kNever && now >= g.time.deadline())) {
+      throw SimulationStalled(fmt::format(
+          "the simulation stalled: kernel {} ({} of {} kernels done) had not finished at the run's "
+          "time limit, {:.3f} us of simulated time (a generous multiple of the work's roofline); "
+          "the machine's parameters make it absurdly slow, or the model is stuck: please report it",
+          kernel, done, total, static_cast<double>(limit) * 1e-6));
+    }
+    throw SimulationStalled(fmt::format(
+        "the simulation stalled: nothing left to happen with kernel {} unfinished ({} of {} kernels "
+        "done; a deadlock in the model): please report it", kernel, done, total));
+  }
+  g.time.set_deadline(SimClock::kNever);
+  g.host->kernels = nullptr;
+  return g.host->timings;
+}
+
+}  // namespace
+
+std::vector<KernelTiming> Gpu::run(const std::vector<isa::KernelLaunch>& kernels, Tick time_limit) {
+  submit(kernels, time_limit);
+  simulate(time_limit);
   return collect();
 }
 
@@ -223,36 +281,28 @@ void Gpu::submit(const std::vector<isa::KernelLaunch>& kernels, Tick time_limit)
                                        machine_.name, why));
     }
   }
-  const Tick now = sc_core::sc_time_stamp().value();
   limit_ = time_limit;
-  top_->time.set_deadline(time_limit == 0 ? SimClock::kNever : now + time_limit);
-  top_->host->kernels = &kernels;
-  top_->host->timings.clear();
-  top_->host->pending = true;
-  top_->host->go.notify(sc_core::SC_ZERO_TIME);
+  std::vector<double> clocks;
+  if (probe_) {
+    // The governor (sim/platform/power.h): each kernel's activity at the
+    // peak clock, from the probe, then the clock that activity settles at.
+    start(*probe_, kernels, time_limit, {});
+    simulate(time_limit);
+    const std::vector<KernelTiming> probed = finish(*probe_, time_limit);
+    clocks.reserve(kernels.size());
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const KernelTiming& t = probed[i];
+      const KernelActivity a =
+          measured_activity(machine_, kernels[i], static_cast<double>(t.end - t.launch) * 1e-12, t.hbm_bytes, t.clock_hz);
+      clocks.push_back(settle_clock_hz(machine_, a));
+    }
+  }
+  start(*top_, kernels, time_limit, std::move(clocks));
 }
 
 std::vector<KernelTiming> Gpu::collect() {
   top_->hbm->emit_trace();
-  if (top_->host->kernels == nullptr || top_->host->timings.size() != top_->host->kernels->size()) {
-    const std::size_t done = top_->host->timings.size();
-    const std::size_t total = top_->host->kernels != nullptr ? top_->host->kernels->size() : 0;
-    const std::string kernel = done < total ? (*top_->host->kernels)[done].name : std::string("?");
-    const Tick now = std::max<Tick>(sc_core::sc_time_stamp().value(), top_->time.now());
-    if (top_->time.stalled() || (top_->time.deadline() != SimClock::kNever && now >= top_->time.deadline())) {
-      throw SimulationStalled(fmt::format(
-          "the simulation stalled: kernel {} ({} of {} kernels done) had not finished at the run's "
-          "time limit, {:.3f} us of simulated time (a generous multiple of the work's roofline); "
-          "the machine's parameters make it absurdly slow, or the model is stuck: please report it",
-          kernel, done, total, static_cast<double>(limit_) * 1e-6));
-    }
-    throw SimulationStalled(fmt::format(
-        "the simulation stalled: nothing left to happen with kernel {} unfinished ({} of {} kernels "
-        "done; a deadlock in the model): please report it", kernel, done, total));
-  }
-  top_->time.set_deadline(SimClock::kNever);
-  top_->host->kernels = nullptr;
-  return top_->host->timings;
+  return finish(*top_, limit_);
 }
 
 }  // namespace tdmsim::sim

@@ -57,6 +57,8 @@ class Gpu {
   // sc_core::sc_start(); collect() then returns their timings. Throws
   // NotSimulatable, before anything runs, for a kernel whose workgroup
   // does not fit on one CU of this machine (threads, LDS, registers).
+  // With a machine `power:` section submit() first runs the governor's probe
+  // to its end (an sc_start of its own: submit such a Gpu before others).
   void submit(const std::vector<isa::KernelLaunch>& kernels, Tick time_limit = 0);
   std::vector<KernelTiming> collect();
 
@@ -72,6 +74,10 @@ class Gpu {
   StatRegistry stats_;
   std::unique_ptr<TraceWriter> trace_;
   std::unique_ptr<GpuModule> top_;
+  // With a machine `power:` section: the clock governor's probe, a second
+  // GPU that runs each kernel sequence at the peak clock first.
+  std::unique_ptr<StatRegistry> probe_stats_;
+  std::unique_ptr<GpuModule> probe_;
   Tick limit_ = 0;  // the current run's time limit (0: none)
 };
 

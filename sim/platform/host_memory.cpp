@@ -109,6 +109,12 @@ MemoryEstimate machine_memory(const MachineSpec& m) {
                     "{} x {} x {}, {} banks each)",
                     hbm.stacks, hbm.channels_per_stack, hbm.pseudo_channels, hbm.banks),
         sat_mul(channels, per_channel));
+  if (m.power) {
+    // The clock governor's probe (sim/platform/gpu.cpp): a second GPU.
+    std::uint64_t gpu = 0;
+    for (std::size_t i = 1; i < e.parts.size(); ++i) gpu = sat_add(gpu, e.parts[i].bytes);
+    e.add("the clock governor's probe (machine power: a second copy of every block above)", gpu);
+  }
   return e;
 }
 

@@ -106,7 +106,6 @@ isa::KernelLaunch gemm(AddressSpace& as, const GemmShape& g, const MachineSpec& 
   k.name = "gemm";
   k.workgroups = gm * gn * split;
   k.matrix_flops = 2.0 * g.m * g.n * g.k;
-  k.compulsory_bytes = (static_cast<double>(g.m) + g.n) * g.k * elem + 2.0 * g.m * g.n;
   k.matrix_dtype = g.dtype;
   k.program = [=](std::uint32_t wg) {
     const std::uint32_t s = wg % split;

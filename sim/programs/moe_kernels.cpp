@@ -4,7 +4,6 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
-#include <set>
 #include <stdexcept>
 
 #include "descriptors/format/moe_builder.h"
@@ -235,30 +234,20 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     }));
     k.stage.push_back("sort");
   }
-  // The expert GEMMs' matrix work and compulsory traffic (each used expert's
-  // weights, the token rows and the intermediate once), for the clock governor
-  // (sim/platform/power.h). The work counts the routed rows only: a block's
-  // padding rows are multiplied too, but a sparsely filled block's kernel
-  // waits on its weight stream, and the measured H200 decode layers run at
-  // the peak clock (docs/simulator.md "Clocks under load").
+  // The expert GEMMs' matrix work, for the clock governor
+  // (sim/platform/power.h: the kernel's matrix-pipe occupancy is this over
+  // its modelled time). The work counts the routed rows only: a block's
+  // padding rows are multiplied too, but zero rows toggle little of the
+  // pipe, and counting them put the H200's decode layers (blocks of 64-128
+  // rows holding a few tokens) well below the peak clock where they are
+  // measured at it (docs/simulator.md "Clocks under load").
   double real_rows = 0;
   for (const auto& rows_of_block : l->x_rows) real_rows += static_cast<double>(rows_of_block->size());
-  const double padded = static_cast<double>(l->padded_rows);
-  const double experts_used = static_cast<double>(
-      std::set<std::uint32_t>(plan.layout.block_expert.begin(), plan.layout.block_expert.end()).size());
-  const double w_row_h = static_cast<double>(bytes_of(s.hidden, s.weight_dtype));  // a weight row of length H
-  const double w_row_i = static_cast<double>(bytes_of(s.inter, s.weight_dtype));   // a weight row of length I
   const double gate_up_flops = 2.0 * real_rows * 2.0 * s.inter * s.hidden;
   const double down_flops = 2.0 * real_rows * s.hidden * s.inter;
-  const double x_bytes = static_cast<double>(s.tokens) * static_cast<double>(l->x_row);
-  const double out_bytes = static_cast<double>(s.tokens) * static_cast<double>(l->out_row);
-  const double w13_bytes = experts_used * 2.0 * s.inter * w_row_h;
-  const double w2_bytes = experts_used * s.hidden * w_row_i;
-  const double inter_bytes = padded * static_cast<double>(bytes_of(s.inter, l->inter_dtype));
   const DType multiplied = l->mma;  // what the matrix cores multiply (fp8 may widen)
-  const auto matrix_work = [multiplied](isa::KernelLaunch kl, double flops, double bytes) {
+  const auto matrix_work = [multiplied](isa::KernelLaunch kl, double flops) {
     kl.matrix_flops = flops;
-    kl.compulsory_bytes = bytes;
     kl.matrix_dtype = multiplied;
     return kl;
   };
@@ -266,14 +255,14 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     k.kernels.push_back(matrix_work(
         launch("moe_fused", static_cast<std::uint32_t>(l->stage1.size()),
                [l](std::uint32_t wg) { return fused_program(*l, l->stage1[wg]); }),
-        gate_up_flops + down_flops, x_bytes + w13_bytes + w2_bytes + out_bytes));
+        gate_up_flops + down_flops));
     k.stage.push_back("fused");
     return k;
   }
   k.kernels.push_back(matrix_work(
       launch("moe_gate_up", static_cast<std::uint32_t>(l->stage1.size()),
              [l](std::uint32_t wg) { return gate_up_program(*l, l->stage1[wg]); }),
-      gate_up_flops, x_bytes + w13_bytes + inter_bytes));
+      gate_up_flops));
   k.stage.push_back("gate_up");
   if (plan.kernel.split_k > 1) {
     std::vector<std::uint32_t> valid(l->blocks);
@@ -296,7 +285,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   k.kernels.push_back(matrix_work(
       launch("moe_down", static_cast<std::uint32_t>(l->stage2.size()),
              [l](std::uint32_t wg) { return down_program(*l, l->stage2[wg]); }),
-      down_flops, inter_bytes + w2_bytes + out_bytes));
+      down_flops));
   k.stage.push_back("down");
   return k;
 }

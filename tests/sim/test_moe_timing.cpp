@@ -912,6 +912,9 @@ TEST_CASE("the 1-stage kernel's issue costs follow its counted instructions", "[
   const auto with = [&](std::uint64_t extra) {
     isa::KernelLaunch one = fused;
     one.workgroups = 1;
+    // Both at compute.clock: the grid's matrix work in one workgroup's time
+    // would have the clock governor (h200's power:) throttle them unequally.
+    one.matrix_flops = 0;
     const auto base = fused.program;
     one.program = [base, extra](std::uint32_t wg) {
       isa::TileProgram q = base(wg);
@@ -925,5 +928,8 @@ TEST_CASE("the 1-stage kernel's issue costs follow its counted instructions", "[
   const double cycle_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
   const double cpi = m.kernels.warp_issue_cycles + m.kernels.warp_issue_cycles_per_warp * 2;
   const double took0 = static_cast<double>(t[0].end - t[0].start), took1 = static_cast<double>(t[1].end - t[1].start);
-  CHECK(took1 - took0 == Approx(32 * 1000 * cpi * cycle_ps).epsilon(0.01));
+  // 1.5%: on a machine with a power: section the governor's probe runs
+  // first, so the kernels start later in simulated time and meet the HBM
+  // refreshes at other points (-1.2% on the h200 when written).
+  CHECK(took1 - took0 == Approx(32 * 1000 * cpi * cycle_ps).epsilon(0.015));
 }

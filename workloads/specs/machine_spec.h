@@ -387,6 +387,8 @@ struct TdmSpec {
 struct PowerSpec {
   Frequency sustained_clock{};
   double reference_utilisation{};
+  double narrow_matrix_activity{};
+  double hbm_activity{};
 
   template <class V>
   void visit(V& v) {
@@ -398,6 +400,14 @@ struct PowerSpec {
             "fraction of the matrix peak at sustained_clock that the reference load delivers "
             "(its matrix activity)",
             Required{}, Min{0.01}, Max{1.0});
+    v.param(narrow_matrix_activity, "narrow_matrix_activity",
+            "power of a matrix pipe busy at its full rate on 8-bit or narrower operands, relative "
+            "to 16-bit operands at theirs",
+            Default{1.0}, Min{0.01}, Max{100.0});
+    v.param(hbm_activity, "hbm_activity",
+            "power of HBM traffic at the full HBM bandwidth, in units of a 16-bit matrix pipe busy "
+            "at its full rate (both scaled with the engine clock's f^3)",
+            Default{0.0}, Min{0.0}, Max{100.0});
   }
 };
 
