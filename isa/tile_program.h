@@ -97,6 +97,18 @@ struct Loop {
   // times that many cycles, however idle the pipes are; the pipes' own time
   // still bounds it too (0: no such floor).
   std::uint32_t issue_instructions = 0;
+  // Our AMD kernels' main loop on CDNA: what one wavefront issues per
+  // iteration, counted in the disassembly of its code object
+  // (descriptors/plan/amd_kernels.h). The CU charges it as CDNA issues it
+  // (sim/cu/compute_unit.cpp wave_issue; docs/moe-timing.md "CDNA main-loop
+  // issue"): a wavefront issues at most one instruction per issue turn of
+  // its SIMD, and each VALU instruction holds the SIMD's 16 lanes for a
+  // wave64's passes. 0 instructions: not charged.
+  struct WaveIssue {
+    std::uint32_t instructions = 0;  // all of them, MFMAs and scalar ones included
+    std::uint32_t valu = 0;          // VALU instructions other than MFMA
+  };
+  WaveIssue wave_issue;
 };
 
 // One workgroup: prologue loads, then its loops in order (a fused MoE kernel

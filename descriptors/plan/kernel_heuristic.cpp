@@ -5,9 +5,11 @@
 #include <cassert>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
+#include "descriptors/plan/amd_kernels.h"
 #include "descriptors/plan/moe_plan.h"
 #include "isa/matrix_table.h"
 
@@ -149,6 +151,84 @@ KernelTile aiter_one_stage_tile(const LayerShape& shape, std::uint32_t block_m, 
 }
 
 }  // namespace
+
+// Our kernels on AMD (kernel.source tdmsim on a CDNA machine) allocate the
+// LDS of plan::amd_kernel_lds_bytes (padded rows, the fp32 C tile, the e4m3
+// conversion buffer where there is one, their static LDS), which a
+// workgroup may take up to the CU's whole LDS (compute.lds_per_cu: 64 KiB on
+// MI300X, 160 KiB on MI355X; docs/moe-plan.md "LDS on AMD"). What the
+// scenario leaves open is chosen to fit: fewer buffers first (down to 2, the
+// fewest our AMD loop runs with), then, for a tile of the heuristic's, N
+// halved down to 64 and then K halved down to 32, taking the first of those
+// tiles that fits and is compiled (kernels/moe/fused_moe.hip with_tile), else
+// the first that fits. A scenario's own tile or depth that does not fit is
+// left as asked: the run refuses it (exit 2, the kernel and its LDS named).
+static void fit_amd_lds(const LayerShape& shape, const KernelSpec& requested, const MachineSpec& machine, KernelChoice& k,
+                        std::string& why) {
+  const auto target = mix_target(machine.isa);
+  if (requested.source != KernelCode::tdmsim || machine.kernels.matrix_instructions != MatrixInstructions::isa ||
+      !target) {
+    return;
+  }
+  const bool fp8 = dtype_bits(shape.dtype) <= 8;
+  const bool bs = shape.quant == Quant::block_128 || shape.quant == Quant::per_1x32;
+  const std::uint64_t limit = machine.compute.lds_per_cu.bytes;
+  const auto need = [&](const KernelTile& t, LoopKernel kind, std::uint32_t depth) {
+    return amd_kernel_lds_bytes(*target, kind, fp8, bs, t.m, t.n, t.k, depth);
+  };
+  const auto stage_fits = [&](const KernelTile& t, LoopKernel kind, std::uint32_t depth) {
+    return need(t, kind, depth) <= limit;
+  };
+  const auto all_fit = [&](std::uint32_t depth) {
+    if (k.stages == 1) return stage_fits(k.gate_up_tile, LoopKernel::fused, depth);
+    return stage_fits(k.gate_up_tile, LoopKernel::gate_up, depth) && stage_fits(k.down_tile, LoopKernel::down, depth);
+  };
+  if (requested.pipeline_stages == 0 && !all_fit(k.pipeline_stages)) {
+    const std::uint32_t before = k.pipeline_stages;
+    while (k.pipeline_stages > 2 && !all_fit(k.pipeline_stages)) --k.pipeline_stages;
+    if (k.pipeline_stages < before) {
+      why += fmt::format("; pipeline_stages {} (our AMD kernels' LDS, {} KiB a workgroup)", k.pipeline_stages,
+                         limit >> 10);
+    }
+  }
+  const auto shrink = [&](KernelTile& t, LoopKernel kind, const char* which) {
+    if (stage_fits(t, kind, k.pipeline_stages)) return;
+    std::vector<KernelTile> candidates;
+    KernelTile c = t;
+    while (c.n > 64) {
+      c.n /= 2;
+      candidates.push_back(c);
+    }
+    while (c.k > 32) {
+      c.k /= 2;
+      candidates.push_back(c);
+    }
+    const KernelTile* first_fit = nullptr;
+    const KernelTile* pick = nullptr;
+    for (const auto& x : candidates) {
+      if (!stage_fits(x, kind, k.pipeline_stages)) continue;
+      if (!first_fit) first_fit = &x;
+      if (compiled_tile(kind, fp8, bs, x.m, x.n, x.k)) {
+        pick = &x;
+        break;
+      }
+    }
+    if (!pick) pick = first_fit;
+    if (!pick) return;  // nothing fits: the run refuses the kernel, naming its LDS
+    why += fmt::format("; {} tile {} (our AMD kernel's {} B of LDS > {} KiB)", which, tile_text(*pick),
+                       need(t, kind, k.pipeline_stages), limit >> 10);
+    t = *pick;
+  };
+  if (k.stages == 1) {
+    if (requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()) {
+      shrink(k.gate_up_tile, LoopKernel::fused, "1-stage");
+      k.down_tile = k.gate_up_tile;
+    }
+    return;
+  }
+  if (requested.gate_up_tile.is_auto()) shrink(k.gate_up_tile, LoopKernel::gate_up, "gate_up");
+  if (requested.down_tile.is_auto()) shrink(k.down_tile, LoopKernel::down, "down");
+}
 
 // The largest group of blocks the job order takes (choose_kernel).
 constexpr std::uint32_t kMaxRasterGroup = 16;
@@ -308,8 +388,9 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
 
   // AITER-like kernels (`isa`): the 1-stage layer runs AITER's assembly
   // kernel's tile (aiter_one_stage_tile), not the 2-stage kernels' default.
+  // (kernel.source aiter only: our own fused kernel keeps its default tile.)
   if (k.stages == 1 && machine.kernels.matrix_instructions == MatrixInstructions::isa &&
-      requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()) {
+      requested.source == KernelCode::aiter && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()) {
     k.gate_up_tile = k.down_tile = aiter_one_stage_tile(shape, k.block_m, cus);
     why += fmt::format("; tiles {} for the 1-stage kernel (AITER's assembly kernels)", tile_text(k.gate_up_tile));
   }
@@ -323,6 +404,9 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     k.gate_up_tile = k.down_tile = default_tile(k.block_m, shape.quant);
     why += fmt::format("; tiles {} for the 1-stage kernel", tile_text(k.gate_up_tile));
   }
+
+  k.code = requested.source;
+  fit_amd_lds(shape, requested, machine, k, why);
 
   // Split-K: the 1-stage kernel has none. Otherwise, when the gate/up grid
   // would occupy at most a quarter of the CUs, split K by the largest power

@@ -29,6 +29,36 @@ inline constexpr std::uint32_t kWgmmaMinStages = 3;
 // kernel's LDS size counts it (sim/programs/moe_fused_program.cpp fused_lds).
 inline constexpr std::uint32_t kCTilePad = 8;
 
+// Our AMD GEMM kernels' dynamic LDS (kernels/moe/fused_moe.hip Smem and
+// fused_phase2_bytes on AMD, where rows are padded by 16 bytes for the MFMA
+// fragment loads): `stages` buffers of the (m + n) A and B rows of k
+// elements of `elem_bytes`, plus, where e4m3 is converted to bf16 in LDS
+// (`convert`: gfx90a, or a K tile of less than 64 bytes), (m + n) bf16 rows of
+// k + 8; the fp32 C tile (m rows of n + kCTilePad) reuses them and needs
+// that much at least. The host code asks for exactly this, the plan checks it
+// against the machine's LDS per workgroup (docs/moe-plan.md "LDS on AMD").
+constexpr std::uint32_t amd_gemm_lds_bytes(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                           std::uint32_t elem_bytes, std::uint32_t stages, bool convert) {
+  const std::uint32_t row = k * elem_bytes + 16;
+  const std::uint32_t main = stages * (m + n) * row + (convert ? (m + n) * (k + 8) * 2 : 0);
+  const std::uint32_t c = m * (n + kCTilePad) * 4;
+  return main > c ? main : c;
+}
+// The fused 1-stage kernel's second phase (down through its N/2 slice of the
+// intermediate): three buffers of n padded rows of n/2 elements, the e4m3
+// slice converted to bf16 (n rows of n/2 + 8) for 8-bit operands, and the
+// fp32 product tile. The kernel asks for the larger of its two phases.
+constexpr std::uint32_t fused_phase2_lds_bytes(std::uint32_t m, std::uint32_t n, std::uint32_t elem_bytes) {
+  const std::uint32_t ks = n / 2;
+  return 3 * n * (ks * elem_bytes + 16) + (elem_bytes == 1 ? n * (ks + 8) * 2 : 0) + m * (n + kCTilePad) * 4;
+}
+// Whether our AMD main loop converts e4m3 to bf16 in LDS: everywhere but
+// the targets with the fp8 MFMA (gfx940-942, gfx950) when the K tile holds
+// whole 64-byte fragments.
+constexpr bool amd_converts_fp8(std::uint32_t elem_bytes, std::uint32_t k, bool fp8_mfma) {
+  return elem_bytes == 1 && !(fp8_mfma && k % 64 == 0);
+}
+
 // Our sort (kernels/moe/sort.hip): rows (tokens x slots) in chunks of
 // kSortChunk, at most kSortMaxFused fused experts. A layer whose rows fit one
 // chunk sorts in one workgroup (sort_one_kernel) of sort_one_threads()

@@ -124,6 +124,7 @@ struct KernelChoice {
   std::uint32_t raster_group = 1;  // blocks per group of the job order (rules::job_at)
   std::string reason;       // e.g. "block_m 32: fewest waves over 256 CUs"
   KernelSource source;
+  KernelCode code = KernelCode::tdmsim;  // kernel.source: whose kernels run the layer
 };
 
 // Element ranges a tile job covers (half-open [begin, end)), so every backend

@@ -8,7 +8,10 @@
 // jobs); `pipeline_stages` buffers of A and B tiles stream through LDS with
 // asynchronous copies. docs/gpu-kernels.md has the design and the numerics.
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #if defined(__CUDACC__)
 #include <cuda.h>  // CUtensorMap and its encoder's types (tma::encode_bf16_rows)
 #endif
@@ -142,11 +145,44 @@ struct Smem {
   // (only there: 1 KiB more per workgroup cost the small mma.sync tiles a
   // workgroup per SM, 8% on decode layers).
   static constexpr int kAlignSlack = WgmmaTile<T, BM, BN, BK, false>::ok ? 1024 : 0;
-  static int bytes(int stages) {
+  // Dynamic LDS of a launch. On AMD, plan::rules::amd_gemm_lds_bytes (the
+  // plan checks the same bytes against the machine's LDS): the conversion
+  // buffer only where the loop converts e4m3, i.e. not on a target with the
+  // fp8 MFMA (`fp8_mfma`, known on the host from the device: fp8_mfma_device)
+  // when the K tile holds whole 64-byte fragments.
+  static int bytes(int stages, bool fp8_mfma) {
+#ifdef TDMSIM_MFMA
+    return static_cast<int>(plan::rules::amd_gemm_lds_bytes(
+        BM, BN, BK, sizeof(T), static_cast<std::uint32_t>(stages),
+        plan::rules::amd_converts_fp8(sizeof(T), BK, fp8_mfma)));
+#else
+    (void)fp8_mfma;
     const int main = stages * kStageBytes + kConvBytes + kAlignSlack;
     return main > kCBytes ? main : kCBytes;
+#endif
   }
 };
+
+// Whether the device the runner uses has the fp8 MFMA (gfx940-942, gfx950):
+// the host pass cannot tell from macros (__gfx94x__ are device-pass only), so
+// it asks the runtime once (a constant for the process's life).
+inline bool fp8_mfma_device() {
+#ifdef TDMSIM_MFMA
+  static const bool has = [] {
+    int dev = 0;
+    hipDeviceProp_t prop{};
+    if (hipGetDevice(&dev) != hipSuccess || hipGetDeviceProperties(&prop, dev) != hipSuccess) return false;
+    const std::string arch = prop.gcnArchName;
+    for (const char* t : {"gfx940", "gfx941", "gfx942", "gfx950"}) {
+      if (arch.rfind(t, 0) == 0) return true;
+    }
+    return false;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
 
 // Waits until at most `pending` (0..kMaxStages - 2) copy groups are in flight.
 __device__ __forceinline__ void async_wait_at_most(int pending) {
@@ -1425,11 +1461,10 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(Args p) {
 }
 
 // Phase 2 of the fused kernel needs its own LDS on top of phase 1's.
+// (plan::rules::fused_phase2_lds_bytes: the plan checks the same bytes.)
 template <class T, int BM, int BN>
 int fused_phase2_bytes() {
-  constexpr int KS = BN / 2;
-  constexpr int kBRow = KS * int(sizeof(T)) + 16;
-  return 3 * BN * kBRow + (sizeof(T) == 1 ? BN * (KS + 8) * 2 : 0) + BM * (BN + int(plan::rules::kCTilePad)) * 4;
+  return static_cast<int>(plan::rules::fused_phase2_lds_bytes(BM, BN, sizeof(T)));
 }
 
 // ---- dispatch over the instantiated tiles ----
@@ -1442,7 +1477,7 @@ void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
   if (WgmmaTile<T, BM, BN, BK, BS>::ok && a.stages < WgmmaTile<T, BM, BN, BK, BS>::kMinStages) {
     a.stages = WgmmaTile<T, BM, BN, BK, BS>::kMinStages;
   }
-  int bytes = Smem<T, BM, BN, BK>::bytes(static_cast<int>(a.stages));
+  int bytes = Smem<T, BM, BN, BK>::bytes(static_cast<int>(a.stages), fp8_mfma_device());
 #if TDMSIM_WGMMA && TDMSIM_WS_TMA
   if constexpr (NT != kThreads) {
     // The warp-specialized loop's B tensor: w13 as E x 2I rows of H (boxes of
@@ -1487,6 +1522,22 @@ void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
       break;
     }
   }
+#ifdef TDMSIM_MFMA
+  {
+    // The plan keeps our AMD tiles within a workgroup's LDS
+    // (plan::amd_kernel_lds_bytes); a case from elsewhere that does not fit
+    // is refused here, named, rather than failing the launch.
+    int dev = 0, max_lds = 0;
+    TDMSIM_HIP_CHECK(hipGetDevice(&dev));
+    TDMSIM_HIP_CHECK(hipDeviceGetAttribute(&max_lds, hipDeviceAttributeMaxSharedMemoryPerBlock, dev));
+    if (max_lds > 0 && bytes > max_lds) {
+      std::fprintf(stderr, "tdmsim-gpu: tile %dx%dx%d with %u LDS buffers needs %d B of dynamic LDS; the device "
+                   "allows %d a workgroup (fewer pipeline_stages or a smaller tile)\n", BM, BN, BK,
+                   static_cast<unsigned>(a.stages), bytes, max_lds);
+      std::exit(2);
+    }
+  }
+#endif
   TDMSIM_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                        hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
   hipLaunchKernelGGL(kernel, grid, dim3(NT), static_cast<size_t>(bytes), s, a);

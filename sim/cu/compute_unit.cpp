@@ -658,6 +658,28 @@ Tick ComputeUnit::issue_floor(Tick at, std::uint32_t instructions) const {
   return at + cycle_ticks(instructions * cpi, clock_);
 }
 
+// Cycles between two instructions of one wavefront on CDNA: a CU's
+// sequencer gives each of its 4 SIMDs an issue turn every 4 cycles, and in a
+// turn issues at most one instruction per wavefront (up to one per
+// instruction type from different wavefronts: VALU, SALU, vector memory, LDS,
+// branch). AMD "GCN Architecture" whitepaper (2012), "Compute Unit
+// Scheduler"; CDNA keeps the GCN sequencer (AMD CDNA3 ISA reference guide,
+// ch. 1-2; ROCm Compute Profiler, "Pipeline descriptions: Scheduler").
+constexpr double kCdnaIssueTurnCycles = 4.0;
+
+Tick ComputeUnit::wave_issue(Tick at, const isa::Loop::WaveIssue& w, std::uint32_t threads) {
+  const auto& cu = machine_.compute;
+  // VALU: a wave64 instruction takes 64 / 16 = 4 cycles of its SIMD's 16
+  // lanes (ROCm Compute Profiler, "Pipeline descriptions: VALU": four 16-wide
+  // SIMDs per CU): the vector pipe at vector_lanes() a clock, every wave of
+  // the workgroup. MFMAs run on the matrix pipes (matrix()), beside it.
+  const Tick valu = w.valu > 0 ? vector_work(at, static_cast<double>(w.valu) * std::max(threads, cu.wave_size)) : at;
+  // Issue: each wavefront, in parallel on its own SIMD, one instruction per
+  // turn; the instructions of other types other wavefronts issue in the
+  // same turn cost it nothing.
+  return std::max(valu, at + cycle_ticks(static_cast<double>(w.instructions) * kCdnaIssueTurnCycles, clock_));
+}
+
 const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
   for (const auto& c : matrix_costs_) {
     if (c.valid && c.m == p.m && c.n == p.n && c.k == p.k && c.dtype == p.dtype &&
@@ -795,7 +817,8 @@ inline bool ComputeUnit::step(Slot& s) {
       const Tick vector = loop.vector_ops > 0 ? vector_work(vector_from, static_cast<double>(loop.vector_ops),
                                                            loop.vector_issue_bound ? p.threads : 0)
                                               : vector_from;
-      s.time = std::max({math, vector, issue_floor(s.time, loop.issue_instructions)}) + loop.wait_ps +
+      const Tick waves = loop.wave_issue.instructions > 0 ? wave_issue(s.time, loop.wave_issue, p.threads) : s.time;
+      s.time = std::max({math, vector, issue_floor(s.time, loop.issue_instructions), waves}) + loop.wait_ps +
                p.iteration_overhead_ps;
       ++s.next_iter;
     }

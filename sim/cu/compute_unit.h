@@ -219,6 +219,11 @@ class ComputeUnit : public sc_core::sc_module {
   // When a warp that starts at `at` has issued `instructions`, one every
   // kernels.warp_issue_cycles (`at` when either is 0): Loop::issue_instructions.
   Tick issue_floor(Tick at, std::uint32_t instructions) const;
+  // When the waves of a workgroup of `threads` that start an iteration of a
+  // CDNA main loop at `at` have issued its instructions (Loop::wave_issue):
+  // one per wavefront per issue turn, and its VALU instructions on the vector
+  // pipe (shared with the other workgroups' vector work).
+  Tick wave_issue(Tick at, const isa::Loop::WaveIssue& w, std::uint32_t threads);
   // Cycles between a warp's instructions for the running kernel
   // (kernels.warp_issue_cycles + warp_issue_cycles_per_warp x its warps per
   // scheduler; 0 when warp_issue_cycles is 0), set by begin_kernel.

@@ -52,7 +52,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   // registers holding the gate/up and down accumulators, not LDS, bound them.
   // Modelled as the register file shared by that many workgroups, and LDS for
   // the token rows' K tiles alone (the weights go to registers).
-  if (!l.mma_sync && tile.threads == kAiterOneStageThreads && tile.n >= 256) {
+  if (!l.mma_sync && !l.amd_target && tile.threads == kAiterOneStageThreads && tile.n >= 256) {
     const std::uint32_t per_cu = tile.n >= 512 ? 1 : 2;
     p.vgprs_per_thread = static_cast<std::uint32_t>(l.vgpr_file_bytes / (std::uint64_t{per_cu} * tile.threads * 4));
     p.lds_bytes = l.block_m * bytes_of(tile.k, l.shape.dtype) * std::max(1u, l.kernel.pipeline_stages);
@@ -75,6 +75,8 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   up.loads.push_back(strided(gate, wk_bytes, cols, h_row, wk_bytes));
   up.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, wk_bytes, cols, h_row, wk_bytes));
   matrix_of(l, l.wgmma_gate_up, false, &tile, up);
+  // (Phase 1 is the code object's main loop; phase 2's loop has no mix of its own.)
+  amd_loop_of(l, plan::LoopKernel::fused, tile, p, up);
   dequant_of(l, 2 * cols, tile.k, up);
   up.m = l.block_m;
   up.n = 2 * cols;

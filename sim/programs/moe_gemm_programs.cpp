@@ -29,6 +29,7 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(strided(gate, wk_bytes, cols, h_row, wk_bytes));
   loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, wk_bytes, cols, h_row, wk_bytes));
   matrix_of(l, l.wgmma_gate_up, l.ws_gate_up, &tile, loop);
+  amd_loop_of(l, plan::LoopKernel::gate_up, tile, p, loop);
   dequant_of(l, 2 * cols, tile.k, loop);
   loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
   loop.n = 2 * cols;
@@ -163,6 +164,7 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.loads.push_back(strided(w2_of(l, j.expert) + std::uint64_t{n.begin} * wi_row + wk0, wk_bytes,
                                cols, wi_row, wk_bytes));
   matrix_of(l, l.wgmma_down, l.ws_down, &tile, loop);
+  amd_loop_of(l, plan::LoopKernel::down, tile, p, loop);
   dequant_of(l, cols, tile.k, loop);
   loop.m = l.block_m;
   loop.n = cols;

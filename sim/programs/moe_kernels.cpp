@@ -129,6 +129,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->mma = kernel_matrix_dtype(machine, s.dtype);
   l->mma_wgmma = matrix_dtype(machine, s.dtype);
   l->mma_sync = machine.kernels.matrix_instructions != MatrixInstructions::isa;
+  if (!l->mma_sync && plan.kernel.code == KernelCode::tdmsim) l->amd_target = plan::mix_target(machine.isa);
   l->wgmma_gate_up = plan::wgmma_tile(machine, plan.kernel.gate_up_tile, s.dtype);
   l->wgmma_down = plan.kernel.stages == 2 && plan::wgmma_tile(machine, plan.kernel.down_tile, s.dtype);
   l->ws_gate_up = plan.kernel.stages == 2 && plan::ws_tile(machine, plan.kernel.gate_up_tile, s.dtype);

@@ -160,6 +160,27 @@ void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa:
   }
 }
 
+// Our AMD kernels on CDNA (docs/moe-timing.md "CDNA main-loop issue"): each
+// iteration's instructions per wavefront are the compiled instantiation's
+// (plan::loop_mix: the tile's own, or the nearest compiled one scaled by
+// MFMA count); 8-bit operands map onto the e4m3 kernels (4-bit and int8
+// ones too: ours have nothing narrower), K-group scales (block_128, 1x32)
+// onto the block-scaled ones. A loop whose kernel converts e4m3 to bf16
+// multiplies bf16 (the code object's MFMA type). LDS: the kernel's static
+// LDS plus what its host code asks for (plan::amd_kernel_lds_bytes).
+void amd_loop_of(const Layer& l, plan::LoopKernel kind, const KernelTile& tile, isa::TileProgram& p, isa::Loop& loop) {
+  if (!l.amd_target) return;
+  const plan::CdnaTarget t = *l.amd_target;
+  const bool fp8 = dtype_bits(l.shape.dtype) <= 8;
+  const bool bs = l.shape.quant == Quant::block_128 || l.shape.quant == Quant::per_1x32;
+  const auto mix = plan::loop_mix(t, kind, fp8, bs, tile.m, tile.n, tile.k);
+  if (!mix) return;
+  loop.wave_issue.instructions = mix->mix.instructions;
+  loop.wave_issue.valu = mix->mix.valu;
+  if (fp8 && plan::rules::amd_converts_fp8(1, tile.k, t == plan::CdnaTarget::gfx940)) loop.dtype = DType::bf16;
+  p.lds_bytes = plan::amd_kernel_lds_bytes(t, kind, fp8, bs, tile.m, tile.n, tile.k, l.kernel.pipeline_stages);
+}
+
 // A main loop's in-register dequantisation of an n x k weight tile per
 // iteration (mixed pairs, Layer::dequant_ops), beside its matrix work.
 void dequant_of(const Layer& l, std::uint32_t n, std::uint32_t k, isa::Loop& loop) {

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "descriptors/plan/amd_kernels.h"
 #include "descriptors/plan/moe_plan.h"
 #include "isa/tile_program.h"
 #include "sim/programs/moe_kernels.h"
@@ -228,6 +230,10 @@ struct Layer {
   DType mma = DType::bf16;  // matrix-pipe dtype of the mma.sync / ISA loops
   DType mma_wgmma = DType::bf16;  // and of the wgmma loops (8-bit operands as they are)
   bool mma_sync = false;    // our NVIDIA kernels (kernels.matrix_instructions: mma_sync or wgmma)
+  // Our kernels on a CDNA machine (kernel.source tdmsim): the code objects
+  // whose main-loop mix and LDS they are charged (plan::mix_target); none for
+  // AITER's kernels and other machines.
+  std::optional<plan::CdnaTarget> amd_target;
   bool wgmma_gate_up = false, wgmma_down = false;  // plan::wgmma_tile of each stage's tile
   bool ws_gate_up = false, ws_down = false;        // plan::ws_tile of each stage's tile
   // Vector-pipe element operations per fp8 -> f16 conversion of a pair
@@ -283,6 +289,9 @@ std::uint64_t fp8_conversions(const KernelTile& t);
 std::uint64_t epilogue_skip_ops(const Layer& l, const TileJob& j, std::uint32_t cols);
 std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgmma);
 void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa::Loop& loop);
+// Our AMD kernel's main loop on CDNA (Layer::amd_target): its code object's
+// instruction mix, its LDS, and bf16 MFMAs where it converts e4m3.
+void amd_loop_of(const Layer& l, plan::LoopKernel kind, const KernelTile& tile, isa::TileProgram& p, isa::Loop& loop);
 void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p);
 // A main loop's in-register dequantisation of an n x k weight tile per
 // iteration (mixed pairs, Layer::dequant_ops), beside its matrix work.

@@ -56,6 +56,14 @@ TEST_CASE("our kernels' 1-stage layers keep the 2-stage default tile", "[moe][ai
   CHECK(p.kernel.gate_up_tile.n == 64);
 }
 
+TEST_CASE("our kernels' 1-stage layers on MI355X keep our default tile (kernel.source tdmsim)", "[moe][aiter]") {
+  auto sc = scenario("tests/data/aiter/one-stage-dsv3-tp8-mi355x.yaml");
+  sc.scenario.spec.kernel.source = KernelCode::tdmsim;
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(p.kernel.stages == 1);
+  CHECK(p.kernel.gate_up_tile == plan::default_tile(32, Quant::block_128));
+}
+
 TEST_CASE("AITER 1-stage kernels: tg_num_perCU workgroups per CU, the combine one row per slice", "[moe][aiter]") {
   for (const char* machine : {"mi355x", "mi300x"}) {
     for (const auto& [file, per_cu] : {std::pair{"tests/data/aiter/one-stage-dsv3-tp8-mi355x.yaml", 1u},

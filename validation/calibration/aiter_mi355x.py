@@ -19,6 +19,10 @@ block_m, split-K, tiles and stages:
   name (the assembly and FlyDSL kernels of the tuned tables name no CK tile) takes the
   simulator's heuristic tile for the row's block_m.
 
+Every scenario sets kernel.source: aiter: the measured kernels are AITER's, so none of
+our kernels' code-object instruction mix or LDS layout is charged (docs/moe-timing.md
+"CDNA main-loop issue").
+
 Rows whose formats the simulator cannot express yet (a scenario with that dtype/quant is
 refused by `tdmsim config validate`) are counted as "not yet expressible", per format;
 they are picked up without change once the simulator accepts them.
@@ -135,7 +139,7 @@ def scenario_yaml(r, model_path):
             f"description: AITER fused MoE on MI355X, {r['source']} (calibration CSV)\n"
             f"machine: {MACHINE}\nmodel: {model_path}\ntokens: {r['tokens']}\n"
             f"dtype: {r['dtype']}\nquant: {r['quant']}\npath: software\nseed: 1\n"
-            f"routing: {{source: uniform}}\nkernel: {{{kernel}, raster_group: 1}}\n")
+            f"routing: {{source: uniform}}\nkernel: {{source: aiter, {kernel}, raster_group: 1}}\n")
 
 
 def write_case(folder, r):

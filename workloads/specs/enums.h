@@ -53,6 +53,11 @@ enum class Fp8Intermediate { epilogue, kernel };
 // project's own (docs/moe-plan.md "Kernel heuristic") or AITER's defaults
 // (descriptors/plan/aiter_heuristic.h).
 enum class KernelHeuristic { tdmsim, aiter };
+// Whose kernels a layer runs (scenario key kernel.source): the project's own
+// (kernels/moe, whose AMD main loops are charged the instruction mix of their
+// code objects, sim/programs/cdna_loop_mix.h) or AITER's CK / assembly
+// kernels (whose code is not ours: no mix of ours is charged).
+enum class KernelCode { tdmsim, aiter };
 
 // Bits per element of a dtype.
 constexpr std::uint32_t dtype_bits(DType t) {
@@ -118,6 +123,7 @@ TDMSIM_ENUM_NAMES(SweepMode, 4, {SweepMode::grid, "grid"}, {SweepMode::zip, "zip
 
 TDMSIM_ENUM_NAMES(KernelHeuristic, 2, {KernelHeuristic::tdmsim, "tdmsim"},
                   {KernelHeuristic::aiter, "aiter"});
+TDMSIM_ENUM_NAMES(KernelCode, 2, {KernelCode::tdmsim, "tdmsim"}, {KernelCode::aiter, "aiter"});
 
 #undef TDMSIM_ENUM_NAMES
 

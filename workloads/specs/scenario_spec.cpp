@@ -136,6 +136,14 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
            "capacity_first or low_latency, or path software",
            {"machine", "path"});
   }
+  // AITER's kernels exist for CDNA3 and CDNA4 only; elsewhere the key would
+  // change nothing, so it is refused.
+  if (s.kernel.source == KernelCode::aiter && machine.isa != IsaFamily::cdna3 && machine.isa != IsaFamily::cdna4) {
+    c.fail("kernel.source",
+           "aiter: AITER's kernels run on CDNA3 and CDNA4 machines only; machine " + machine.name + " is " +
+               std::string(config::enum_name(machine.isa)) + " (use source tdmsim)",
+           {"machine"});
+  }
   if (std::uint64_t(s.tokens) * model.top_k > (std::uint64_t(1) << 31)) {
     c.fail("tokens", "tokens x top_k exceeds 2^31 routed rows (32-bit sorted token ids)");
   }

@@ -56,6 +56,7 @@ struct KernelSpec {
   std::uint32_t raster_group{};
   std::string config;
   KernelHeuristic heuristic{};
+  KernelCode source{};
 
   template <class V>
   void visit(V& v) {
@@ -80,6 +81,11 @@ struct KernelSpec {
             "rule for what neither the scenario nor a kernel.config row fixes: tdmsim (the "
             "project's) or aiter (AITER fused_moe.py's defaults)",
             Default{KernelHeuristic::tdmsim});
+    v.param(source, "source",
+            "whose kernels run the layer: tdmsim (the project's kernels/moe; on CDNA machines "
+            "their main loops are charged the instruction mix of their code objects) or aiter "
+            "(AITER's CK and assembly kernels, no mix of ours; CDNA machines only)",
+            Default{KernelCode::tdmsim});
   }
 };
 

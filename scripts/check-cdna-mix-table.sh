@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The simulator's table of our AMD kernels' main-loop mix (generated at build
+# time from the committed validation/data/amd/kernels-<target>.csv) against
+# summaries made now from the code objects that kernels.compile_for_amd left
+# in OUTDIR/obj: fails when the kernels and the model drift apart, even before
+# anyone re-commits the summaries.
+#   scripts/check-cdna-mix-table.sh OUTDIR TARGETS SIM_TEST_BINARY
+# Exit 77 (CTest "skipped") when there are no objects or tools.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${1:?usage: check-cdna-mix-table.sh OUTDIR TARGETS SIM_TEST_BINARY}"
+targets="${2:?targets}"
+tests="${3:?sim test binary}"
+if [ ! -f "$out/targets" ] || [ "$(cat "$out/targets")" != "$targets" ]; then
+  echo "no AMD objects for $targets in $out (kernels.compile_for_amd skipped or failed): skipping"
+  exit 77
+fi
+fresh="$out/fresh-summaries"
+rm -rf "$fresh"
+mkdir -p "$fresh"
+IFS=',;' read -r -a list <<< "$targets"
+for t in "${list[@]}"; do
+  # (A failed kernel check still writes the summary; the table is compared anyway.)
+  python3 "$root"/scripts/amd-kernel-summary.py --objects "$out/obj" --target "$t" \
+    --out "$fresh/kernels-$t.csv" || rc=$?
+  if [ "${rc:-0}" -eq 77 ]; then exit 77; fi
+done
+for t in gfx90a gfx940; do
+  [ -f "$fresh/kernels-$t.csv" ] || { echo "no fresh summary for $t (the model's table has one)"; exit 1; }
+done
+TDMSIM_AMD_SUMMARY_DIR="$fresh" "$tests" "[cdna-mix-table]"

@@ -1,0 +1,26 @@
+# Our AMD kernels' main-loop instruction mix in the model, kernel.source, and
+# their LDS in the plan (docs/moe-timing.md "CDNA main-loop issue",
+# docs/moe-plan.md "LDS on AMD"). The fast check that the model's table is the
+# committed summaries' is the Catch2 case sim."the model's AMD main-loop table
+# is the disassembly summaries'" (no hipcc needed).
+
+# The model's table against summaries made from freshly compiled code objects
+# (after kernels.compile_for_amd; skipped, 77, where it was).
+add_test(NAME cdna_mix.table_matches_code_objects
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-cdna-mix-table.sh ${TDMSIM_AMD_KERNEL_DIR}
+                 ${tdmsim_amd_targets_csv} $<TARGET_FILE:tdmsim_sim_tests>)
+set_tests_properties(cdna_mix.table_matches_code_objects PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+                     FIXTURES_REQUIRED amd_code_objects)
+
+add_test(NAME cdna_mix.aiter_source_refused_off_cdna
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/cdna-mix/aiter-on-h200.yaml
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=aiter-on-h200.yaml:[0-9]+:[0-9]+: kernel.source: aiter: AITER's kernels run on CDNA3 and CDNA4"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME cdna_mix.scenario_tile_over_amd_lds_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/cdna-mix/tile-too-big-mi300x.yaml
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=kernel moe_gate_up does not fit on a CU of machine mi300x"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME cdna_mix.heuristic_tiles_fit_amd_lds
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/cdna-mix/auto-mi300x.yaml
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=gate_up tile 256x128x64x64 .our AMD kernel.s [0-9]+ B of LDS > 64 KiB.; down tile 256x128x64x64"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
