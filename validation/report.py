@@ -707,7 +707,7 @@ def mi300x_section(a, doc_dir, started):
         return aiter_mi300x.skipped_section(path)
     rows = [r for r in aiter_mi300x.rows_of(path, a.tdmsim) if r["tokens"] <= a.mi300x_max_tokens]
     cache_path = os.path.join(a.figures, "mi300x-predictions.csv")
-    cache = load_mi300x_cache(cache_path) if a.no_sim and not a.sim_mi else None
+    cache = load_mi300x_cache(cache_path) if a.no_sim and not a.sim_mi300x else None
     done, fit_lines, sims = aiter_mi300x.collect(rows, a.tdmsim, a.jobs, fit=True, quiet=a.quiet, cache=cache,
                                                  store=a.store)
     if cache is None:
@@ -727,7 +727,7 @@ def mi355x_section(a):
     except ValueError as e:
         raise DataError(str(e))
     cache_path = os.path.join(a.figures, "mi355x-predictions.csv")
-    cache = load_mi355x_cache(cache_path) if a.no_sim and not a.sim_mi else None
+    cache = load_mi355x_cache(cache_path) if a.no_sim and not a.sim_mi355x else None
     done, missing, fit_lines, value, sims = aiter_mi355x.collect(rows, a.tdmsim, a.jobs, a.mi355x_fit,
                                                                  quiet=a.quiet, cache=cache, store=a.store)
     if cache is None:
@@ -766,9 +766,10 @@ def main():
                     help="refit mi355x's atomic rate and matrix efficiency on the calibration rows first "
                          "(~15 min on 2 cores); without it the machine file's values are reported")
     ap.add_argument("--skip-mi355x", action="store_true")
-    ap.add_argument("--sim-mi", action="store_true",
-                    help="with --no-sim: still simulate the MI300X and MI355X sections (the H200 one reuses its "
-                         "saved predictions)")
+    ap.add_argument("--sim-mi300x", action="store_true",
+                    help="with --no-sim: still simulate the MI300X section (with its fit)")
+    ap.add_argument("--sim-mi355x", action="store_true",
+                    help="with --no-sim: still simulate the MI355X section (with --mi355x-fit, its fit)")
     ap.add_argument("--store", help="folder keeping each MI300X / MI355X simulation's result (by binary, scenario "
                                     "and machine), so that a rerun simulates only what changed")
     ap.add_argument("--no-plots", action="store_true", help="write no figures")

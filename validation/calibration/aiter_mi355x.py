@@ -70,7 +70,7 @@ FIT_KEY = "atomic_bytes_per_clock_per_channel"
 # the 2-stage down kernel, and the MoE main loops' fraction of the matrix rate
 # (kernels.matrix_efficiency), which the compute-bound gate/up kernels of prefill show.
 FIT_ATOMIC = (2, 3, 4, 6, 8, 12)
-FIT_EFFICIENCY = (0.25, 0.35, 0.5)
+FIT_EFFICIENCY = (0.25, 0.35, 0.5, 0.7, 1.0)
 FIT_START_EFFICIENCY = 0.35
 # The fit simulates a fixed part of the calibration half, chosen for CPU cost alone before
 # the fit: every third calibration row in the file's order among those of at most 8192
