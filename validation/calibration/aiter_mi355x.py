@@ -71,7 +71,7 @@ FIT_KEY = "atomic_bytes_per_clock_per_channel"
 # (kernels.matrix_efficiency), which the compute-bound gate/up kernels of prefill show.
 FIT_ATOMIC = (2, 3, 4, 6, 8, 12)
 FIT_EFFICIENCY = (0.25, 0.35, 0.5, 0.7, 1.0)
-FIT_START_EFFICIENCY = 0.35
+FIT_START_EFFICIENCY = 0.7  # the value of the fit before (the search starts there)
 # The fit simulates a fixed part of the calibration half, chosen for CPU cost alone before
 # the fit: every third calibration row in the file's order among those of at most 8192
 # tokens (one 32768-token row at I = 2048 costs 2-3 min of CPU; a grid point of this
