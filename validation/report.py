@@ -154,16 +154,21 @@ def simulate_h200(tdmsim, names, jobs, quiet):
 def load_mi300x_cache(path):
     if not os.path.isfile(path):
         raise DataError(f"{path}: not found (saved MI300X simulations; run without --no-sim)")
-    return {(int(r["fit_value"]), int(r["tp"]), int(r["tokens"])):
-            (float(r["sim1_us"]), float(r["sim2_us"]), float(r["sim_wall_s"])) for r in read_csv_rows(path)}
+    out = {}
+    for r in read_csv_rows(path):
+        value = (int(r["atomic"]), float(r["matrix_efficiency"])) if int(r["atomic"]) else (0, 0)
+        out[(value, int(r["tp"]), int(r["tokens"]))] = (float(r["sim1_us"]), float(r["sim2_us"]),
+                                                        float(r["sim_wall_s"]))
+    return out
 
 
 def save_mi300x_cache(path, sims):
     lines = ["# tdmsim `mi300x` stage times of the AITER rows (simulator output only: the measured "
              "times stay in ../shared), written by validation/report.py",
-             "fit_value,tp,tokens,sim1_us,sim2_us,sim_wall_s"]
+             "atomic,matrix_efficiency,tp,tokens,sim1_us,sim2_us,sim_wall_s"]
     for s in sorted(sims, key=lambda s: (s["value"], s["tp"], s["tokens"])):
-        lines.append(f"{s['value']},{s['tp']},{s['tokens']},{s['sim1']:.3f},{s['sim2']:.3f},{s['wall']:.2f}")
+        lines.append(f"{s['value'][0]},{s['value'][1]},{s['tp']},{s['tokens']},{s['sim1']:.3f},{s['sim2']:.3f},"
+                     f"{s['wall']:.2f}")
     write_atomic(path, "\n".join(lines) + "\n")
 
 
@@ -700,11 +705,12 @@ def mi300x_section(a, doc_dir, started):
         if not a.quiet:
             print(f"MI300X: {path} not found: section skipped", file=sys.stderr)
         return aiter_mi300x.skipped_section(path)
-    rows = [r for r in aiter_mi300x.rows_of(path) if r["tokens"] <= a.mi300x_max_tokens]
+    rows = [r for r in aiter_mi300x.rows_of(path, a.tdmsim) if r["tokens"] <= a.mi300x_max_tokens]
     cache_path = os.path.join(a.figures, "mi300x-predictions.csv")
-    cache = load_mi300x_cache(cache_path) if a.no_sim else None
-    done, fit_lines, sims = aiter_mi300x.collect(rows, a.tdmsim, a.jobs, fit=True, quiet=a.quiet, cache=cache)
-    if not a.no_sim:
+    cache = load_mi300x_cache(cache_path) if a.no_sim and not a.sim_mi300x else None
+    done, fit_lines, sims = aiter_mi300x.collect(rows, a.tdmsim, a.jobs, fit=True, quiet=a.quiet, cache=cache,
+                                                 store=a.store)
+    if cache is None:
         save_mi300x_cache(cache_path, sims)
     return aiter_mi300x.section(done, fit_lines)
 
@@ -717,13 +723,13 @@ def mi355x_section(a):
     if not os.path.exists(path):
         return aiter_mi355x.skipped_section(path)
     try:
-        rows = [r for r in aiter_mi355x.rows_of(path) if r["tokens"] <= a.mi355x_max_tokens]
+        rows = [r for r in aiter_mi355x.rows_of(path, a.tdmsim) if r["tokens"] <= a.mi355x_max_tokens]
     except ValueError as e:
         raise DataError(str(e))
     cache_path = os.path.join(a.figures, "mi355x-predictions.csv")
-    cache = load_mi355x_cache(cache_path) if a.no_sim else None
+    cache = load_mi355x_cache(cache_path) if a.no_sim and not a.sim_mi355x else None
     done, missing, fit_lines, value, sims = aiter_mi355x.collect(rows, a.tdmsim, a.jobs, a.mi355x_fit,
-                                                                 quiet=a.quiet, cache=cache)
+                                                                 quiet=a.quiet, cache=cache, store=a.store)
     if cache is None:
         save_mi355x_cache(cache_path, sims)
     return aiter_mi355x.section(done, missing, fit_lines, value)
@@ -760,6 +766,12 @@ def main():
                     help="refit mi355x's atomic rate and matrix efficiency on the calibration rows first "
                          "(~15 min on 2 cores); without it the machine file's values are reported")
     ap.add_argument("--skip-mi355x", action="store_true")
+    ap.add_argument("--sim-mi300x", action="store_true",
+                    help="with --no-sim: still simulate the MI300X section (with its fit)")
+    ap.add_argument("--sim-mi355x", action="store_true",
+                    help="with --no-sim: still simulate the MI355X section (with --mi355x-fit, its fit)")
+    ap.add_argument("--store", help="folder keeping each MI300X / MI355X simulation's result (by binary, scenario "
+                                    "and machine), so that a rerun simulates only what changed")
     ap.add_argument("--no-plots", action="store_true", help="write no figures")
     a = ap.parse_args()
     started = time.time()

@@ -264,6 +264,42 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
     result.exit_code = kExitOk;
   });
 
+  // AITER's names of a quantisation (a tuned table's q_dtype_a, q_dtype_w,
+  // q_type columns) as scenario keys, through formats_from_aiter: the one
+  // mapping, so that scripts reading AITER tables (validation/calibration/)
+  // keep no second table of their own.
+  struct AiterOpts {
+    std::vector<std::string> names;
+  };
+  auto aopts = std::make_shared<AiterOpts>();
+  auto* aiter = cfg->add_subcommand(
+      "aiter-format", "Print the scenario dtype, weight_dtype and quant of AITER's "
+                      "q_dtype_a q_dtype_w q_type names (exit 2 where no supported format matches)");
+  aiter->add_option("names", aopts->names, "q_dtype_a q_dtype_w q_type, e.g. torch.bfloat16 "
+                                           "torch.float4_e2m1fn_x2 QuantType.per_1x32")
+      ->required()
+      ->expected(3);
+  aiter->callback([aopts, &result] {
+    const auto& n = aopts->names;
+    std::string why;
+    const auto f = formats_from_aiter(n[0], n[1], n[2], &why);
+    if (!f) {
+      std::cerr << "Error: " << why << "\n";
+      result.exit_code = kExitBadInput;
+      return;
+    }
+    std::string_view label;
+    for (const SupportedFormat& s : supported_formats()) {
+      if (s.formats.activation == f->activation && s.formats.weight == f->weight &&
+          s.formats.quant == f->quant) {
+        label = s.label;
+      }
+    }
+    fmt::print("dtype: {}\nweight_dtype: {}\nquant: {}\nlabel: {}\n", config::enum_name(f->activation),
+               config::enum_name(f->weight), config::enum_name(f->quant), label);
+    result.exit_code = kExitOk;
+  });
+
   auto* list = cfg->add_subcommand("list", "List the shipped machines, models, scenarios and sweeps");
   list->callback([&result] {
     const Loader loader(config::default_roots());

@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "descriptors/plan/amd_kernels.h"
+#include "descriptors/plan/default_tile.h"
 #include "descriptors/plan/moe_plan.h"
 #include "isa/matrix_table.h"
 
@@ -101,6 +102,21 @@ KernelTile default_tile(std::uint32_t block_m, Quant quant) {
   // as bf16 K 64).
   if (quant == Quant::block_128 && block_m == 128) return {256, 128, 128, 128};
   return default_tile(block_m);
+}
+
+KernelTile default_tile(std::uint32_t block_m, Quant quant, DType dtype, DType weight_dtype) {
+  KernelTile t = default_tile(block_m, quant);
+  if (quant == Quant::block_128 && block_m == 128) return t;
+  // The K of the bf16 default is what keeps two pipeline buffers of A and B
+  // within the LDS budget (default_tile above); narrower operands fill the
+  // same bytes with proportionally more K: x2 for 8-bit, x4 for 4-bit
+  // (the wider of the two operands decides). Otherwise a 4-bit K step is
+  // 32-64 bytes a row, and the kernel is bound by its loop's per-step cost
+  // (MI355X MXFP4 gate/up at block_m 64: 2x the published time with K 64,
+  // validation/calibration/aiter_mi355x.py; docs/moe-timing.md).
+  const std::uint32_t bits = std::max(dtype_bits(dtype), dtype_bits(weight_dtype));
+  if (bits > 0 && bits < 16) t.k = t.k * (16 / bits);
+  return t;
 }
 
 KernelTile default_tile(std::uint32_t block_m) {
@@ -309,7 +325,13 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   const bool ws = wgmma && machine.kernels.warp_specialized;
   const bool short_k = wgmma && !ws && short_k_bf16(k.block_m, shape, rows_per_expert);
   const KernelTile auto_tile =
-      wgmma ? wgmma_default_tile(k.block_m, shape, short_k, ws) : default_tile(k.block_m, shape.quant);
+      wgmma ? wgmma_default_tile(k.block_m, shape, short_k, ws)
+      // AITER's kernels (kernel.source aiter) on an ISA-table machine: K
+      // scaled to the operand width; our own kernels keep their compiled
+      // tiles (the LDS fit below picks among them).
+      : machine.kernels.matrix_instructions == MatrixInstructions::isa && requested.source == KernelCode::aiter
+          ? default_tile(k.block_m, shape.quant, shape.dtype, shape.weight_dtype)
+          : default_tile(k.block_m, shape.quant);
   k.gate_up_tile = requested.gate_up_tile.is_auto() ? auto_tile : requested.gate_up_tile;
   k.down_tile = requested.down_tile.is_auto() ? auto_tile : requested.down_tile;
   why += fmt::format("; tiles {} / {}{}", tile_text(k.gate_up_tile), tile_text(k.down_tile),

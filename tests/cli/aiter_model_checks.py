@@ -42,16 +42,14 @@ def main():
         if p.returncode != 0:
             fail(f"exit {p.returncode}: {p.stderr}")
         text = open(out).read()
-        # MXFP4 is counted as not yet expressible while the simulator refuses
-        # per_1x32; once it accepts it, the row is simulated instead.
-        accepts = subprocess.run([tdmsim, "config", "reference"], capture_output=True,
-                                 text=True).stdout.find("per_1x32") >= 0
+        # Every format the simulator accepts is simulated (MXFP4 included); an AITER pair it
+        # refuses (bf16 x fp8 per-token, line 7) is listed as not simulated, with the reason.
         rows = [l for l in text.splitlines() if l.startswith("| ") and "fixture_" in l]
-        want = 5 if accepts else 4
-        if len(rows) != want:
-            fail(f"{len(rows)} per-row lines, expected {want}:\n{text}")
-        if not accepts and "| MXFP4 | mxfp4 / per_1x32 | 1 (1 / 0) |" not in text:
-            fail(f"the MXFP4 row is not listed as not yet expressible:\n{text}")
+        if len(rows) != 5:
+            fail(f"{len(rows)} per-row lines, expected 5:\n{text}")
+        refused = "| torch.bfloat16 / torch.float8_e4m3fn / QuantType.per_Token | AITER quantisation"
+        if refused not in text or "dtype bf16 pairs with" not in text or "| 1 (1 / 0) |" not in text:
+            fail(f"the refused bf16 x fp8 row is not listed with its reason:\n{text}")
         # Halves alternate per source table: the first row of each is calibration.
         roles = {l.split("|")[1].strip(): l.rstrip(" |").split("|")[-1].strip() for l in rows}
         if roles.get("2") != "calibration" or roles.get("3") != "held out" or roles.get("4") != "calibration":

@@ -3,6 +3,7 @@
 // scenario's kernel configuration taking precedence.
 #include <catch2/catch.hpp>
 
+#include "descriptors/plan/default_tile.h"
 #include "descriptors/plan/moe_plan.h"
 #include "plan_test_util.h"
 
@@ -54,6 +55,11 @@ TEST_CASE("default tiles", "[kernel]") {
   CHECK(default_tile(32) == KernelTile{256, 32, 64, 128});
   CHECK(default_tile(64) == KernelTile{256, 64, 128, 64});
   CHECK(default_tile(128) == KernelTile{256, 128, 128, 64});
+  // AITER-like machines: K in proportion to the narrower operands (same LDS bytes).
+  CHECK(default_tile(64, Quant::per_1x32, DType::mxfp4, DType::mxfp4) == KernelTile{256, 64, 128, 256});
+  CHECK(default_tile(32, Quant::per_1x32, DType::fp8_e4m3, DType::fp8_e4m3) == KernelTile{256, 32, 64, 256});
+  CHECK(default_tile(32, Quant::per_1x32, DType::bf16, DType::mxfp4) == default_tile(32));
+  CHECK(default_tile(128, Quant::block_128, DType::fp8_e4m3, DType::fp8_e4m3) == KernelTile{256, 128, 128, 128});
 }
 
 TEST_CASE("prefill: Mixtral-8x7B, 8192 tokens on MI300X picks block_m 128", "[kernel]") {

@@ -23,26 +23,29 @@ Every scenario sets kernel.source: aiter: the measured kernels are AITER's, so n
 our kernels' code-object instruction mix or LDS layout is charged (docs/moe-timing.md
 "CDNA main-loop issue").
 
-Rows whose formats the simulator cannot express yet (a scenario with that dtype/quant is
-refused by `tdmsim config validate`) are counted as "not yet expressible", per format;
-they are picked up without change once the simulator accepts them.
+Each row's format comes from `tdmsim config aiter-format` (formats_from_aiter, the
+project's one mapping of AITER's q_dtype_a / q_dtype_w / q_type names). A row of AITER's
+names that the simulator refuses is listed as not simulated, with the reason; names that
+are not AITER's at all stop the script (exit 2, naming the file and line).
 
 Calibration and held-out halves alternate in the file's order per source table, fixed
-before anything is fitted. With --fit the grid FIT_GRID of
-memory.l2.atomic_bytes_per_clock_per_channel x kernels.matrix_efficiency is simulated on
-the calibration rows only and the pair with the lowest calibration MAPE of the total time
-is kept; both halves are then reported with it.
+before anything is fitted. With --fit, memory.l2.atomic_bytes_per_clock_per_channel
+(FIT_ATOMIC) and kernels.matrix_efficiency (FIT_EFFICIENCY) are searched one after the
+other (rate, efficiency, rate) on a fixed third of the calibration rows (fit_rows); the pair
+with the lowest MAPE of the total time is kept, and both halves are then reported with it.
+--store keeps every simulation's result, so a rerun simulates only what changed.
 
 The roofline beside it is the plain one on the same rows: max(useful matrix FLOPs /
 peak, compulsory bytes / HBM bandwidth), the `floor.us` of `tdmsim run`'s summary.
 
 Usage:
   validation/calibration/aiter_mi355x.py [--csv PATH] [--tdmsim build/apps/tdmsim/tdmsim]
-      [--max-tokens N] [--jobs J] [--fit] [--markdown FILE]
+      [--max-tokens N] [--jobs J] [--fit] [--store DIR] [--markdown FILE]
 validation/report.py writes this report as the MI355X section of docs/validation.md."""
 import argparse
 import concurrent.futures
 import csv
+import hashlib
 import json
 import os
 import subprocess
@@ -60,49 +63,57 @@ DEFAULT_CSV = os.path.join(os.path.dirname(ROOT), "shared", "calibration",
 SHARED_CSV_NAME = "../shared/calibration/mi355x_fused_moe_aiter_tuned.csv"
 MACHINE = "mi355x"
 
-# (q_dtype_a, q_dtype_w, q_type) of the CSV -> (scenario dtype, quant, label). The one
-# place the table's names meet the simulator's: when the simulator gains a format, its
-# rows are simulated (expressibility is asked of `tdmsim config validate`, not assumed).
-FORMATS = {
-    ("torch.bfloat16", "torch.bfloat16", "QuantType.No"): ("bf16", "none", "bf16"),
-    ("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_1x128"):
-        ("fp8_e4m3", "block_128", "fp8 block 1x128"),
-    ("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_Token"):
-        ("fp8_e4m3", "per_token", "fp8 per-token"),
-    ("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_1x32"):
-        ("fp8_e4m3", "per_1x32", "MXFP8"),
-    ("torch.float4_e2m1fn_x2", "torch.float4_e2m1fn_x2", "QuantType.per_1x32"):
-        ("mxfp4", "per_1x32", "MXFP4"),
-}
+
+
+aiter_format = aiter_mi300x.aiter_format
+
 
 FIT_KEY = "atomic_bytes_per_clock_per_channel"
 # The fitted parameters of mi355x and their grids (calibration rows only): the L2
 # atomic units' rate (memory.l2), which bounds the combine of the 1-stage kernel and of
 # the 2-stage down kernel, and the MoE main loops' fraction of the matrix rate
 # (kernels.matrix_efficiency), which the compute-bound gate/up kernels of prefill show.
-FIT_GRID = [(a, m) for a in (3, 4, 6) for m in (0.7, 0.5, 0.35)]
+FIT_ATOMIC = (2, 3, 4, 6, 8, 12)
+FIT_EFFICIENCY = (0.25, 0.35, 0.5, 0.7, 1.0)
+FIT_START_EFFICIENCY = 0.7  # the value of the fit before (the search starts there)
+# The fit simulates a fixed part of the calibration half, chosen for CPU cost alone before
+# the fit: every third calibration row in the file's order among those of at most 8192
+# tokens (one 32768-token row at I = 2048 costs 2-3 min of CPU; a grid point of this
+# subsample ~2 min on 2 shared cores). The report then gives every row of both halves.
+FIT_SUBSAMPLE_RULE = "every third calibration row of at most 8192 tokens, in the file's order"
+
+
+def fit_rows(rows):
+    return [r for r in rows if r["role"] == "calibration" and r["tokens"] <= 8192][::3]
 
 
 def regime(tokens):
     return "decode (<=64)" if tokens <= 64 else "prefill (>=1024)" if tokens >= 1024 else "mid (65-1023)"
 
 
-def rows_of(path):
+def rows_of(path, tdmsim):
+    """The file's rows; each row's format through `tdmsim config aiter-format`. A row whose
+    names match no supported format keeps dtype None and the reason in `why`."""
     with open(path) as f:
         raw = list(csv.DictReader(f))
     out, seen = [], {}
     for i, r in enumerate(raw, start=2):
-        key = (r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
-        if key not in FORMATS:
-            raise ValueError(f"{path}:{i}: format {key} has no entry in FORMATS")
-        dtype, quant, label = FORMATS[key]
+        fm = aiter_format(tdmsim, r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
+        names = f"{r['q_dtype_a']} / {r['q_dtype_w']} / {r['q_type']}"
+        if fm[0] is None and not fm[1].startswith("AITER quantisation"):
+            # Not AITER's names at all (formats_from_aiter's other messages): bad input.
+            raise ValueError(f"{path}:{i}: format {names}: {fm[1]}")
+        if fm[0] is None:  # AITER's names of a combination the simulator refuses: listed, with why
+            dtype, wdtype, quant, label, why = None, None, None, names, fm[1]
+        else:
+            (dtype, wdtype, quant, label), why = fm, ""
         src = r["source"]
         k = seen.setdefault(src, 0)
         seen[src] += 1
         one = int(r["run_1stage"]) == 1
         row = dict(line=i, source=src, tokens=int(r["token"]), hidden=int(r["model_dim"]),
                    inter_dim=int(r["inter_dim"]), expert=int(r["expert"]), topk=int(r["topk"]),
-                   dtype=dtype, quant=quant, format=label, block_m=int(r["block_m"]),
+                   dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, why=why, block_m=int(r["block_m"]),
                    split_k=max(1, int(r["ksplit"])), stages=1 if one else 2,
                    tile1=r["tile1"].strip(), tile2=r["tile2"].strip(),
                    us1=float(r["us1"]), us2=float(r["us2"]), us=float(r["us"]),
@@ -117,6 +128,7 @@ def model_yaml(r):
     """A model file of the row's shape. 257 experts top-9: DeepSeek-V3's 256 routed + 1
     shared expert, fused into the routing (every token's ninth row goes to it)."""
     routed, top, shared = r["expert"], r["topk"], 0
+    wdt = r["dtype"] if r["weight_dtype"] == "same" else r["weight_dtype"]
     if r["expert"] == 257 and r["topk"] == 9:
         routed, top, shared = 256, 8, 1
     return (f"kind: model\nname: aiter-shape-{r['hidden']}-{r['inter_dim']}-{r['expert']}-{r['topk']}\n"
@@ -126,7 +138,7 @@ def model_yaml(r):
             f"experts: {routed}\ntop_k: {top}\nshared_experts: {shared}\n"
             f"shared_intermediate_size: {r['inter_dim'] if shared else 0}\n"
             f"gating: {{scoring: softmax, renormalize: true}}\nactivation: silu\n"
-            f"layers: {{moe: 1, total: 1}}\nweight_dtype: {r['dtype']}\nweight_quant: {r['quant']}\n")
+            f"layers: {{moe: 1, total: 1}}\nweight_dtype: {wdt}\nweight_quant: {r['quant']}\n")
 
 
 def scenario_yaml(r, model_path):
@@ -138,7 +150,7 @@ def scenario_yaml(r, model_path):
     return (f"kind: scenario\nname: aiter-mi355x-line{r['line']}\n"
             f"description: AITER fused MoE on MI355X, {r['source']} (calibration CSV)\n"
             f"machine: {MACHINE}\nmodel: {model_path}\ntokens: {r['tokens']}\n"
-            f"dtype: {r['dtype']}\nquant: {r['quant']}\npath: software\nseed: 1\n"
+            f"dtype: {r['dtype']}\nweight_dtype: {r['weight_dtype']}\nquant: {r['quant']}\npath: software\nseed: 1\n"
             f"routing: {{source: uniform}}\nkernel: {{source: aiter, {kernel}, raster_group: 1}}\n")
 
 
@@ -154,15 +166,19 @@ def write_case(folder, r):
 
 
 def expressible(tdmsim, folder, rows):
-    """{format label: bool}: whether `tdmsim config validate` accepts a scenario of the
-    format (one probe per format, on its first row)."""
+    """{format label: reason or ""}: why a scenario of the format cannot be simulated; ""
+    where `tdmsim config aiter-format` maps the names and `tdmsim config validate` accepts a
+    scenario of the format (one probe per format, on its first row)."""
     ok = {}
     for r in rows:
         if r["format"] in ok:
             continue
+        if r["dtype"] is None:
+            ok[r["format"]] = r["why"]
+            continue
         _, sc = write_case(folder, r)
         p = subprocess.run([tdmsim, "config", "validate", sc], capture_output=True, text=True)
-        ok[r["format"]] = p.returncode == 0
+        ok[r["format"]] = "" if p.returncode == 0 else p.stderr.strip().splitlines()[0]
     return ok
 
 
@@ -180,9 +196,31 @@ def machine_overlay(folder, value):
     return path
 
 
-def simulate(tdmsim, folder, r, machine=None, tag=""):
+def store_key(tdmsim, sc, machine):
+    """What a simulation depends on: the binary (size, mtime), the scenario and model files
+    (with the temporary folder's name taken out) and the machine (the shipped file and the
+    overlay)."""
+    h = hashlib.sha1()
+    st = os.stat(tdmsim)
+    h.update(f"{os.path.realpath(tdmsim)} {st.st_size} {st.st_mtime_ns}".encode())
+    folder = os.path.dirname(sc)
+    paths = [sc, sc.replace(".yaml", "-model.yaml"),
+             os.path.join(ROOT, "workloads/machines", MACHINE + ".yaml")] + ([machine] if machine else [])
+    for path in paths:
+        with open(path) as f:
+            h.update(f.read().replace(folder, "").encode())
+    return h.hexdigest()
+
+
+def simulate(tdmsim, folder, r, machine=None, tag="", store=None):
+    """One row's simulated stage times. store: a folder of earlier results by store_key, so a
+    grid point's rows are simulated once (a temporary folder: --store)."""
     name, sc = write_case(folder, r)
     out = os.path.join(folder, name + tag)
+    key = os.path.join(store, store_key(tdmsim, sc, machine) + ".json") if store else None
+    if key and os.path.exists(key):
+        with open(key) as f:
+            return dict(r, **json.load(f))
     t0 = time.time()
     cmd = [tdmsim, "run", sc, "--path", "software", "--quiet", "--force", "--output", out]
     if machine:
@@ -205,10 +243,15 @@ def simulate(tdmsim, folder, r, machine=None, tag=""):
     r["simt"] = r["sim1"] + r["sim2"]
     r["roof"] = path["floor"]["us"]
     r["wall"] = time.time() - t0
+    if key:
+        os.makedirs(store, exist_ok=True)
+        with open(key + ".tmp", "w") as f:
+            json.dump({k: r[k] for k in ("sim1", "sim2", "simt", "roof", "wall")}, f)
+        os.replace(key + ".tmp", key)
     return r
 
 
-def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None):
+def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None, store=None):
     """Simulates the expressible rows (with fit: the grid on the calibration rows first).
     cache: {((atomic, efficiency) or (0, 0), line): (sim1, sim2, roof, wall)} replaces tdmsim. Returns
     (simulated rows, rows not yet expressible, fit lines, chosen value, sims for a cache)."""
@@ -216,14 +259,15 @@ def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None):
     sims = []
     with tempfile.TemporaryDirectory() as tmp:
         if cache is None:
-            ok = expressible(tdmsim, tmp, rows)
+            why = expressible(tdmsim, tmp, rows)
         else:
             lines = {k[1] for k in cache}
-            ok = {}
+            why = {}
             for r in rows:
-                ok[r["format"]] = ok.get(r["format"], False) or r["line"] in lines
-        todo = [r for r in rows if ok[r["format"]]]
-        missing = [r for r in rows if not ok[r["format"]]]
+                if why.get(r["format"]) != "":
+                    why[r["format"]] = "" if r["line"] in lines else (r["why"] or "not in the saved predictions")
+        todo = [r for r in rows if not why[r["format"]]]
+        missing = [dict(r, why=why[r["format"]]) for r in rows if why[r["format"]]]
 
         def one(r, value, machine):
             if cache is not None:
@@ -234,7 +278,7 @@ def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None):
                 out["sim1"], out["sim2"], out["roof"], out["wall"] = cache[key]
                 out["simt"] = out["sim1"] + out["sim2"]
                 return out
-            return simulate(tdmsim, tmp, r, machine, f"-{value[0]}-{value[1]}" if value else "")
+            return simulate(tdmsim, tmp, r, machine, f"-{value[0]}-{value[1]}" if value else "", store)
 
         def run_all(selection, value, label):
             done = []
@@ -255,46 +299,41 @@ def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None):
 
         fit_lines, value = [], None
         if fit:
-            calibration = [r for r in todo if r["role"] == "calibration"]
-            best = None
+            calibration = fit_rows(todo)
+            scores = {}
             fit_lines = [f"| `memory.l2.{FIT_KEY}` | `kernels.matrix_efficiency` | calibration MAPE (total) | "
-                         "stage 1 | stage 2 |", "|---|---|---|---|---|"]
-            for v in FIT_GRID:
-                res = run_all(calibration, v, f"MI355X fit {fit_label(v)}")
-                score = sum(abs(err(r["simt"], r["us"])) for r in res) / len(res)
-                s2 = [r for r in res if r["stages"] == 2]
-                fit_lines.append(f"| {v[0]} | {v[1]} | {100 * score:.1f}% | {aiter_mi300x.mape(res, 'sim1', 'us1'):.1f}% | "
-                                 f"{aiter_mi300x.mape(s2, 'sim2', 'us2'):.1f}% |")
-                if best is None or score < best[0]:
-                    best = (score, v)
-            value = best[1]
-            fit_lines.append(f"\nChosen: {fit_label(value)} (lowest calibration MAPE of the total time).")
+                         "stage 1 | stage 2 | Spearman |", "|---|---|---|---|---|---|"]
+
+            def score(v):
+                if v not in scores:
+                    res = run_all(calibration, v, f"MI355X fit {fit_label(v)}")
+                    scores[v] = sum(abs(err(r["simt"], r["us"])) for r in res) / len(res)
+                    s2 = [r for r in res if r["stages"] == 2]
+                    fit_lines.append(f"| {v[0]} | {v[1]} | {100 * scores[v]:.1f}% | "
+                                     f"{aiter_mi300x.mape(res, 'sim1', 'us1'):.1f}% | "
+                                     f"{aiter_mi300x.mape(s2, 'sim2', 'us2'):.1f}% | "
+                                     f"{spearman([r['simt'] for r in res], [r['us'] for r in res]):.3f} |")
+                return scores[v]
+
+            # Coordinate search: the atomic rate at the start efficiency, the efficiency at the
+            # best rate, the rate again at the best efficiency (each point simulated once).
+            value = (FIT_ATOMIC[1], FIT_START_EFFICIENCY)
+            for axis in (0, 1, 0):
+                grid = FIT_ATOMIC if axis == 0 else FIT_EFFICIENCY
+                value = min(((g, value[1]) if axis == 0 else (value[0], g) for g in grid),
+                            key=lambda v: (score(v), v))
+            edge = [name for name, g, x in (("rate", FIT_ATOMIC, value[0]), ("efficiency", FIT_EFFICIENCY, value[1]))
+                    if x in (g[0], g[-1])]
+            fit_lines.append(f"\nChosen: {fit_label(value)} (lowest calibration MAPE of the total time, on "
+                             f"{len(calibration)} calibration rows: {FIT_SUBSAMPLE_RULE})"
+                             + (f"; at the edge of the grid in {', '.join(edge)}." if edge else
+                                "; inside the grid in both parameters."))
         done = run_all(todo, value, "MI355X report")
     done.sort(key=lambda r: r["line"])
     return done, missing, fit_lines, value, sims
 
 
-def spearman(xs, ys):
-    def ranks(v):
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        rk = [0.0] * len(v)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for t in range(i, j + 1):
-                rk[order[t]] = (i + j) / 2
-            i = j + 1
-        return rk
-    if len(xs) < 2:
-        return float("nan")
-    a, b = ranks(xs), ranks(ys)
-    ma, mb = sum(a) / len(a), sum(b) / len(b)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
-    va = sum((x - ma) ** 2 for x in a) ** 0.5
-    vb = sum((y - mb) ** 2 for y in b) ** 0.5
-    return cov / (va * vb) if va and vb else float("nan")
+spearman = aiter_mi300x.spearman
 
 
 def stats(sel, key_sim="simt", key_ref="us"):
@@ -342,14 +381,17 @@ def stage_table(done):
 
 
 def roofline_table(done):
-    out = ["| split | n | simulator MAPE | Spearman | roofline MAPE | Spearman | worst roofline |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| split | n | simulator MAPE | Spearman | roofline MAPE | Spearman | worst roofline | "
+           "rows where the roofline is closer |", "|---|---|---|---|---|---|---|---|"]
     for role in ("calibration", "held out", "all"):
         sel = [r for r in done if role == "all" or r["role"] == role]
         s, f = stats(sel), stats(sel, "roof")
         w = f"{100 * f['worst'][1]:+.0f}%" if f["worst"] else ""
+        closer = [r for r in sel if abs(err(r["roof"], r["us"])) < abs(err(r["simt"], r["us"]))]
+        lines = ", ".join(str(r["line"]) for r in closer)
         out.append(f"| {role} | {s['n']} | {s['mape']:.1f}% | {s['spearman']:.3f} | {f['mape']:.1f}% | "
-                   f"{f['spearman']:.3f} | {w} |")
+                   f"{f['spearman']:.3f} | {w} | {len(closer)}" + (f" (lines {lines})" if closer and role != "all" else "")
+                   + " |")
     return "\n".join(out)
 
 
@@ -370,17 +412,17 @@ def table(done):
 
 def missing_table(missing):
     if not missing:
-        return "Every row's format is expressible.\n"
+        return "Every row's format is expressible: all rows are simulated.\n"
     counts = {}
     for r in missing:
-        key = (r["format"], r["dtype"], r["quant"])
+        key = (r["format"], r["why"])
         counts.setdefault(key, [0, 0])
         counts[key][0 if r["role"] == "calibration" else 1] += 1
-    out = ["| format | scenario dtype / quant it maps to | rows (calibration / held out) |", "|---|---|---|"]
-    for (label, dt, q), (c, h) in sorted(counts.items()):
-        out.append(f"| {label} | {dt} / {q} | {c + h} ({c} / {h}) |")
-    return ("**Not yet expressible** (refused by `tdmsim config validate`; simulated as soon as the "
-            "simulator accepts the format):\n\n" + "\n".join(out) + "\n")
+    out = ["| format (AITER names) | why it is not simulated | rows (calibration / held out) |", "|---|---|---|"]
+    for (label, why), (c, h) in sorted(counts.items()):
+        out.append(f"| {label} | {why} | {c + h} ({c} / {h}) |")
+    return ("**Not simulated** (the reason is `tdmsim config aiter-format`'s or "
+            "`tdmsim config validate`'s):\n\n" + "\n".join(out) + "\n")
 
 
 def section(done, missing, fit_lines, value):
@@ -388,8 +430,9 @@ def section(done, missing, fit_lines, value):
         "## MI355X, AITER fused MoE (five tuned tables: fp8 block-scale, MXFP4, MXFP8, bf16)\n\n"
         f"Measured: `{SHARED_CSV_NAME}`, read at run time and not copied here. Each row\n"
         "is reproduced as a scenario on the `mi355x` machine with the row's shape (257 experts\n"
-        "top-9 = 256 routed + 1 shared expert fused in), format, tokens, block_m, split-K,\n"
-        "stages (`run_1stage`) and tiles (CK names; an empty name takes the heuristic tile of the\n"
+        "top-9 = 256 routed + 1 shared expert fused in), format (AITER's q_dtype_a / q_dtype_w /\n"
+        "q_type through `tdmsim config aiter-format`, the project's one mapping), tokens, block_m,\n"
+        "split-K, stages (`run_1stage`) and tiles (CK names; an empty name takes the heuristic tile of the\n"
         "row's block_m; a 1-stage row takes AITER's assembly kernel tile, docs/moe-timing.md).\n"
         "Uniform routing (seed 1). Simulated times are kernel times without launch overhead and\n"
         "without the sort, as AITER's tuner times us1/us2. Calibration and held-out rows alternate in\n"
@@ -426,15 +469,17 @@ def main():
     ap.add_argument("--fit", action="store_true",
                     help=f"fit {FIT_KEY} and kernels.matrix_efficiency on the calibration rows first")
     ap.add_argument("--markdown", help="write the report here instead of stdout")
+    ap.add_argument("--store", help="folder keeping each simulation's result (by binary, scenario and "
+                                    "machine), so that a rerun simulates only what changed")
     args = ap.parse_args()
     if not os.path.exists(args.csv):
         sys.exit(f"{args.csv}: not found (the calibration data lives in ../shared/calibration)")
     try:
-        rows = [r for r in rows_of(args.csv) if r["tokens"] <= args.max_tokens]
+        rows = [r for r in rows_of(args.csv, args.tdmsim) if r["tokens"] <= args.max_tokens]
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    done, missing, fit_lines, value, _ = collect(rows, args.tdmsim, args.jobs, args.fit)
+    done, missing, fit_lines, value, _ = collect(rows, args.tdmsim, args.jobs, args.fit, store=args.store)
     command = "validation/calibration/aiter_mi355x.py " + " ".join(sys.argv[1:])
     report = ("Generated by the command below; do not edit by hand.\n\n"
               f"    {command}\n\nRun {time.strftime('%Y-%m-%d')} on {os.uname().nodename} "

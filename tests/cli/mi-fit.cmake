@@ -1,0 +1,20 @@
+# The MI355X / MI300X accuracy figures of docs/validation.md against the simulator: a few
+# decode-sized rows of the published AITER tables simulated again (tests/cli/mi_fit_checks.py);
+# skipped where ../shared/calibration is absent. Then AITER's format names through
+# `tdmsim config aiter-format` (formats_from_aiter), the mapping validation/calibration/
+# aiter_mi300x.py and aiter_mi355x.py use.
+add_test(NAME mi_fit.aiter_format_maps_names
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-format\;torch.float8_e4m3fn\;torch.float8_e4m3fn\;QuantType.per_1x32
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=dtype: fp8_e4m3.weight_dtype: fp8_e4m3.quant: per_1x32.label: MXFP8"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME mi_fit.aiter_format_refused_pair_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-format\;torch.bfloat16\;torch.float8_e4m3fn\;QuantType.per_Token
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=AITER quantisation .torch.bfloat16, torch.float8_e4m3fn, QuantType.per_Token.: dtype bf16 pairs with"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME mi_fit.aiter_format_bad_name_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-format\;torch.float32\;torch.float32\;QuantType.No
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=q_dtype_a 'torch.float32' is not a dtype AITER's MoE uses"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME mi_fit.validation_rows_match_docs
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/mi_fit_checks.py ${TDMSIM_BIN})
+set_tests_properties(mi_fit.validation_rows_match_docs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
