@@ -90,9 +90,9 @@ LOADS = [
 class Sampler:
     FIELDS = "timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active"
 
-    def __init__(self, path):
+    def __init__(self, path, interval_ms=100):
         self.proc = subprocess.Popen(["nvidia-smi", f"--query-gpu={self.FIELDS}", "--format=csv,noheader,nounits",
-                                      "-lms", "100"], stdout=subprocess.PIPE, text=True)
+                                      "-lms", str(interval_ms)], stdout=subprocess.PIPE, text=True)
         self.label = "start"
         self.t0 = time.time()
         self.rows = []
