@@ -47,6 +47,10 @@ import sys
 import tempfile
 import time
 
+# One Spearman (average ranks for ties) for every accuracy report: validation/gpu/h200_data.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
+from h200_data import spearman  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_CSV = os.path.join(os.path.dirname(ROOT), "shared", "calibration",
@@ -205,29 +209,6 @@ def table(rows):
                      f"{r['sim2']:.1f} | {100 * err(r['sim2'], r['us2']):+.0f}% | "
                      f"{100 * tot:+.0f}% | {r['role']} |")
     return "\n".join(lines)
-
-
-def spearman(xs, ys):
-    def ranks(v):
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        rk = [0.0] * len(v)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for t in range(i, j + 1):
-                rk[order[t]] = (i + j) / 2
-            i = j + 1
-        return rk
-    if len(xs) < 2:
-        return float("nan")
-    a, b = ranks(xs), ranks(ys)
-    ma, mb = sum(a) / len(a), sum(b) / len(b)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
-    va = sum((x - ma) ** 2 for x in a) ** 0.5
-    vb = sum((y - mb) ** 2 for y in b) ** 0.5
-    return cov / (va * vb) if va and vb else float("nan")
 
 
 def mape(rows, key_sim, key_ref):
