@@ -48,4 +48,17 @@ inline config::ResolvedScenario make_scenario(const ModelSpec& model, std::uint3
   return r;
 }
 
+// Token t picks experts (t*top_k + j) mod E, each with weight 1/top_k: every
+// expert gets the same rows.
+inline FusedRouting round_robin(const LayerShape& s) {
+  Routing r;
+  for (std::uint32_t t = 0; t < s.tokens; ++t) {
+    for (std::uint32_t j = 0; j < s.top_k; ++j) {
+      r.ids.push_back((t * s.top_k + j) % s.experts_total);
+      r.weights.push_back(1.0f / static_cast<float>(s.top_k));
+    }
+  }
+  return fuse_routing(s, r);
+}
+
 }  // namespace tdmsim::plan::test

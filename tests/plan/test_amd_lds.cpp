@@ -25,17 +25,6 @@ LayerShape prefill() {
   return s;
 }
 
-FusedRouting round_robin(const LayerShape& s) {
-  Routing r;
-  for (std::uint32_t t = 0; t < s.tokens; ++t) {
-    for (std::uint32_t j = 0; j < s.top_k; ++j) {
-      r.ids.push_back((t * s.top_k + j) % s.experts_total);
-      r.weights.push_back(1.0f / static_cast<float>(s.top_k));
-    }
-  }
-  return fuse_routing(s, r);
-}
-
 std::uint32_t lds(const LayerShape& s, const KernelTile& t, LoopKernel kind, std::uint32_t depth) {
   return amd_kernel_lds_bytes(CdnaTarget::gfx940, kind, dtype_bits(s.dtype) <= 8, s.quant == Quant::block_128, t.m,
                               t.n, t.k, depth);

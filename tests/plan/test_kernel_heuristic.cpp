@@ -26,18 +26,6 @@ LayerShape shape(std::uint32_t tokens, std::uint32_t hidden, std::uint32_t inter
   return s;
 }
 
-// Token t picks experts (t*top_k + j) mod E: every expert gets the same rows.
-FusedRouting round_robin(const LayerShape& s) {
-  Routing r;
-  for (std::uint32_t t = 0; t < s.tokens; ++t) {
-    for (std::uint32_t j = 0; j < s.top_k; ++j) {
-      r.ids.push_back((t * s.top_k + j) % s.experts_total);
-      r.weights.push_back(1.0f / static_cast<float>(s.top_k));
-    }
-  }
-  return fuse_routing(s, r);
-}
-
 KernelSpec automatic() { return config::defaults<KernelSpec>(); }
 
 // The generic rule on MI300X: AITER's kernels (kernel.source aiter), whose
