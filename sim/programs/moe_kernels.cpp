@@ -130,6 +130,13 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->mma_wgmma = matrix_dtype(machine, s.dtype);
   l->mma_sync = machine.kernels.matrix_instructions != MatrixInstructions::isa;
   if (!l->mma_sync && plan.kernel.code == KernelCode::tdmsim) l->amd_target = plan::mix_target(machine.isa);
+  if (l->amd_target) {  // the tiles the programs run: gate/up's (and the fused kernel's), down's
+    using plan::LoopKernel;
+    for (const LoopKernel kind : {LoopKernel::gate_up, LoopKernel::down, LoopKernel::fused}) {
+      const KernelTile& tile = kind == LoopKernel::down ? plan.kernel.down_tile : plan.kernel.gate_up_tile;
+      l->amd_loops[static_cast<std::size_t>(kind)] = amd_loop_lookup(*l, kind, tile);
+    }
+  }
   l->wgmma_gate_up = plan::wgmma_tile(machine, plan.kernel.gate_up_tile, s.dtype);
   l->wgmma_down = plan.kernel.stages == 2 && plan::wgmma_tile(machine, plan.kernel.down_tile, s.dtype);
   l->ws_gate_up = plan.kernel.stages == 2 && plan::ws_tile(machine, plan.kernel.gate_up_tile, s.dtype);

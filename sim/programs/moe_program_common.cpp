@@ -168,17 +168,33 @@ void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa:
 // onto the block-scaled ones. A loop whose kernel converts e4m3 to bf16
 // multiplies bf16 (the code object's MFMA type). LDS: the kernel's static
 // LDS plus what its host code asks for (plan::amd_kernel_lds_bytes).
-void amd_loop_of(const Layer& l, plan::LoopKernel kind, const KernelTile& tile, isa::TileProgram& p, isa::Loop& loop) {
-  if (!l.amd_target) return;
+Layer::AmdLoop amd_loop_lookup(const Layer& l, plan::LoopKernel kind, const KernelTile& tile) {
+  Layer::AmdLoop a;
+  a.looked_up = true;
+  a.m = tile.m;
+  a.n = tile.n;
+  a.k = tile.k;
+  if (!l.amd_target) return a;
   const plan::CdnaTarget t = *l.amd_target;
   const bool fp8 = dtype_bits(l.shape.dtype) <= 8;
   const bool bs = l.shape.quant == Quant::block_128 || l.shape.quant == Quant::per_1x32;
-  const auto mix = plan::loop_mix(t, kind, fp8, bs, tile.m, tile.n, tile.k);
-  if (!mix) return;
-  loop.wave_issue.instructions = mix->mix.instructions;
-  loop.wave_issue.valu = mix->mix.valu;
+  a.mix = plan::loop_mix(t, kind, fp8, bs, tile.m, tile.n, tile.k);
+  if (a.mix) a.lds_bytes = plan::amd_kernel_lds_bytes(t, kind, fp8, bs, tile.m, tile.n, tile.k, l.kernel.pipeline_stages);
+  return a;
+}
+
+void amd_loop_of(const Layer& l, plan::LoopKernel kind, const KernelTile& tile, isa::TileProgram& p, isa::Loop& loop) {
+  if (!l.amd_target) return;
+  const Layer::AmdLoop& kept = l.amd_loops[static_cast<std::size_t>(kind)];
+  const bool same = kept.looked_up && kept.m == tile.m && kept.n == tile.n && kept.k == tile.k;
+  const Layer::AmdLoop a = same ? kept : amd_loop_lookup(l, kind, tile);
+  if (!a.mix) return;
+  const plan::CdnaTarget t = *l.amd_target;
+  const bool fp8 = dtype_bits(l.shape.dtype) <= 8;
+  loop.wave_issue.instructions = a.mix->mix.instructions;
+  loop.wave_issue.valu = a.mix->mix.valu;
   if (fp8 && plan::rules::amd_converts_fp8(1, tile.k, t == plan::CdnaTarget::gfx940)) loop.dtype = DType::bf16;
-  p.lds_bytes = plan::amd_kernel_lds_bytes(t, kind, fp8, bs, tile.m, tile.n, tile.k, l.kernel.pipeline_stages);
+  p.lds_bytes = a.lds_bytes;
 }
 
 // A main loop's in-register dequantisation of an n x k weight tile per

@@ -5,6 +5,7 @@
 // sim/programs/moe_kernels.h for that.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -234,6 +235,19 @@ struct Layer {
   // whose main-loop mix and LDS they are charged (plan::mix_target); none for
   // AITER's kernels and other machines.
   std::optional<plan::CdnaTarget> amd_target;
+  // What amd_loop_of charges a main loop of each plan::LoopKernel (indexed by
+  // it) for the tile it was looked up with: looked up once per layer in
+  // build() (amd_loop_lookup), since every workgroup's program needs it and
+  // the lookup (a nearest-tile search over the compiled table, with
+  // logarithms) cost more than the rest of building a program. A tile other
+  // than the one looked up is looked up as it comes.
+  struct AmdLoop {
+    bool looked_up = false;
+    std::uint32_t m = 0, n = 0, k = 0;  // the tile
+    std::optional<plan::MixChoice> mix;
+    std::uint32_t lds_bytes = 0;  // plan::amd_kernel_lds_bytes (when there is a mix)
+  };
+  std::array<AmdLoop, 3> amd_loops{};
   bool wgmma_gate_up = false, wgmma_down = false;  // plan::wgmma_tile of each stage's tile
   bool ws_gate_up = false, ws_down = false;        // plan::ws_tile of each stage's tile
   // Vector-pipe element operations per fp8 -> f16 conversion of a pair
@@ -292,6 +306,9 @@ void matrix_of(const Layer& l, bool wgmma, bool ws, const KernelTile* tile, isa:
 // Our AMD kernel's main loop on CDNA (Layer::amd_target): its code object's
 // instruction mix, its LDS, and bf16 MFMAs where it converts e4m3.
 void amd_loop_of(const Layer& l, plan::LoopKernel kind, const KernelTile& tile, isa::TileProgram& p, isa::Loop& loop);
+// The mix and LDS amd_loop_of charges a loop of `kind` with `tile` (the
+// lookup itself: Layer::amd_loops keeps its result per layer).
+Layer::AmdLoop amd_loop_lookup(const Layer& l, plan::LoopKernel kind, const KernelTile& tile);
 void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p);
 // A main loop's in-register dequantisation of an n x k weight tile per
 // iteration (mixed pairs, Layer::dequant_ops), beside its matrix work.
