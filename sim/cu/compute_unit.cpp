@@ -139,8 +139,9 @@ void ComputeUnit::begin_kernel() {
   busy_from_ = start;
   std::uint32_t wg = 0;
   Tick not_before = 0;
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (!dispatcher_.next(wg, not_before)) break;
+  const std::uint32_t claims = dispatcher_.first_claims(die_, static_cast<std::uint32_t>(slots_.size()));
+  for (std::size_t i = 0; i < claims; ++i) {
+    if (!dispatcher_.next(die_, wg, not_before)) break;
     start_workgroup(slots_[i], wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
     times[i] = slots_[i].time;
   }
@@ -150,7 +151,7 @@ void ComputeUnit::claim(std::size_t n) {
   Slot& slot = slots_[n];
   std::uint32_t wg = 0;
   Tick not_before = 0;
-  if (dispatcher_.next(wg, not_before)) {
+  if (dispatcher_.next(die_, wg, not_before)) {
     start_workgroup(slot, wg, std::max(slot.time + dispatcher_.dispatch_latency(), not_before));
     slot_time_[n] = slot.time;
   } else {

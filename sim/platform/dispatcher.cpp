@@ -5,9 +5,10 @@
 namespace tdmsim::sim {
 
 Dispatcher::Dispatcher(sc_core::sc_module_name name, Tick launch_overhead,
-                       Tick workgroup_dispatch, std::uint32_t cus, StatRegistry& stats)
+                       Tick workgroup_dispatch, std::uint32_t dies, std::uint32_t cus_per_die,
+                       WorkgroupOrder order, StatRegistry& stats)
     : sc_module(name), launch_overhead_(launch_overhead), workgroup_dispatch_(workgroup_dispatch),
-      cus_(cus) {
+      cus_(dies * cus_per_die), dies_(std::max(1u, dies)), order_(order), next_of_die_(dies_, 0) {
   stats.add(this->name(), "kernels", &kernels_, "count", "kernels launched");
   stats.add(this->name(), "workgroups", &workgroups_, "count", "workgroups dispatched");
 }
@@ -23,6 +24,7 @@ KernelTiming Dispatcher::launch(const isa::KernelLaunch& kernel, const DispatchP
   timing_.start = timing_.launch + delay;
   timing_.end = timing_.start;
   next_wg_ = 0;
+  std::fill(next_of_die_.begin(), next_of_die_.end(), 0u);
   cus_running_ = cus_;
   ++generation_;
   ++kernels_;
@@ -37,9 +39,25 @@ KernelTiming Dispatcher::launch(const isa::KernelLaunch& kernel, const DispatchP
   return timing_;
 }
 
-bool Dispatcher::next(std::uint32_t& wg, Tick& not_before) {
+// Host launches on a die_round_robin machine (plans, the TDM unit's, keep
+// their own order).
+static bool round_robin(WorkgroupOrder order, std::uint32_t dies, const DispatchPlan* plan) {
+  return order == WorkgroupOrder::die_round_robin && dies > 1 && plan == nullptr;
+}
+
+bool Dispatcher::next(std::uint32_t die, std::uint32_t& wg, Tick& not_before) {
   if (kernel_ == nullptr || next_wg_ >= kernel_->workgroups) return false;
-  const std::uint32_t pos = next_wg_++;
+  std::uint32_t pos = next_wg_;
+  if (round_robin(order_, dies_, plan_)) {
+    // The hardware sends flat workgroup i to XCD i mod 8 on MI300 and MI350
+    // (ROCm/composable_kernel PR 3652, XCD remapping; iree-org/wave PR 1001;
+    // Modular's chiplet_transform_chunked); each die runs its own in order.
+    const std::uint64_t i = std::uint64_t{next_of_die_[die % dies_]} * dies_ + die % dies_;
+    if (i >= kernel_->workgroups) return false;
+    ++next_of_die_[die % dies_];
+    pos = static_cast<std::uint32_t>(i);
+  }
+  ++next_wg_;
   if (progress_) {
     const std::uint32_t total = kernel_->workgroups;
     const std::uint32_t step = std::max(1u, total / 100);
@@ -49,6 +67,14 @@ bool Dispatcher::next(std::uint32_t& wg, Tick& not_before) {
   not_before = timing_.start + (plan_ != nullptr ? plan_->release[pos] : 0);
   ++workgroups_;
   return true;
+}
+
+std::uint32_t Dispatcher::first_claims(std::uint32_t die, std::uint32_t slots) const {
+  if (kernel_ == nullptr || !round_robin(order_, dies_, plan_)) return slots;
+  const std::uint32_t d = die % dies_, total = kernel_->workgroups;
+  const std::uint32_t share = total / dies_ + (d < total % dies_ ? 1 : 0);
+  const std::uint32_t per_die = cus_ / dies_;
+  return std::min(slots, std::max(1u, (share + per_die - 1) / std::max(1u, per_die)));
 }
 
 void Dispatcher::cu_done(Tick end) {

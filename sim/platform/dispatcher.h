@@ -1,6 +1,8 @@
 // The command processor / workgroup dispatcher: launches one kernel at a time
-// (after the launch overhead), hands workgroups to CUs in index order as
-// their slots free up, and knows when the last one has finished.
+// (after the launch overhead), hands workgroups to CUs as their slots free
+// up (in index order, or with launch.workgroup_order die_round_robin from one
+// queue per die: workgroup i on die i mod dies), and knows when the last one
+// has finished.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include "isa/tile_program.h"
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
+#include "workloads/specs/enums.h"
 
 namespace tdmsim::sim {
 
@@ -37,8 +40,9 @@ struct DispatchPlan {
 
 class Dispatcher : public sc_core::sc_module {
  public:
+  // `dies` x `cus_per_die` CUs; `order`: launch.workgroup_order.
   Dispatcher(sc_core::sc_module_name name, Tick launch_overhead, Tick workgroup_dispatch,
-             std::uint32_t cus, StatRegistry& stats);
+             std::uint32_t dies, std::uint32_t cus_per_die, WorkgroupOrder order, StatRegistry& stats);
 
   // Runs one kernel to completion; call from a SystemC thread. Without a
   // plan: launched by the host (launch overhead, workgroups in index order).
@@ -54,9 +58,14 @@ class Dispatcher : public sc_core::sc_module {
   const isa::KernelLaunch& kernel() const { return *kernel_; }
   Tick kernel_start() const { return timing_.start; }
   std::uint64_t generation() const { return generation_; }
-  // The next workgroup and the earliest time it may start, or false when all
-  // are handed out.
-  bool next(std::uint32_t& wg, Tick& not_before);
+  // The next workgroup for a CU of `die` and the earliest time it may start,
+  // or false when all (all of that die's, with die_round_robin) are handed out.
+  bool next(std::uint32_t die, std::uint32_t& wg, Tick& not_before);
+  // How many of its `slots` a CU of `die` fills at the kernel's start (the
+  // rest stay idle for this kernel): all of them, or with die_round_robin
+  // its share of the die's workgroups spread evenly over the die's CUs, so
+  // that a small grid takes one slot on each CU before a second on any.
+  std::uint32_t first_claims(std::uint32_t die, std::uint32_t slots) const;
   std::uint32_t cus() const { return cus_; }
   Tick dispatch_latency() const { return plan_ != nullptr ? plan_->workgroup_dispatch : workgroup_dispatch_; }
   // A CU has finished all its workgroups of this kernel, the last at `end`.
@@ -72,10 +81,13 @@ class Dispatcher : public sc_core::sc_module {
   Tick launch_overhead_;
   Tick workgroup_dispatch_;
   std::uint32_t cus_;
+  std::uint32_t dies_;
+  WorkgroupOrder order_;
   const isa::KernelLaunch* kernel_ = nullptr;
   const DispatchPlan* plan_ = nullptr;
   Progress progress_;
-  std::uint32_t next_wg_ = 0;
+  std::uint32_t next_wg_ = 0;           // workgroups handed out
+  std::vector<std::uint32_t> next_of_die_;  // die_round_robin: handed out per die
   std::uint32_t cus_running_ = 0;
   std::uint64_t generation_ = 0;
   double clock_hz_ = 0;

@@ -126,8 +126,8 @@ struct GpuModule : sc_core::sc_module {
             StatRegistry& stats, TraceWriter* trace)
       : sc_module(n) {
     dispatcher = std::make_unique<Dispatcher>("dispatcher", ticks(m.launch.kernel_launch),
-                                              ticks(m.launch.workgroup_dispatch),
-                                              m.compute.total_cus(), stats);
+                                              ticks(m.launch.workgroup_dispatch), m.compute.dies,
+                                              m.compute.cus_per_die, m.launch.workgroup_order, stats);
     if (options.progress) dispatcher->set_progress(options.progress);
     cu_scheduler = std::make_unique<CuScheduler>("cu_scheduler", time);
     hbm = std::make_unique<Hbm>("hbm", m.memory.hbm, stats, time);

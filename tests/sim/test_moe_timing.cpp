@@ -207,7 +207,7 @@ TEST_CASE("the TDM policies order jobs as documented", "[tdm]") {
   const config::Loader loader({root});
   const auto m = loader.machine(root / "machines/mi500x-tdm.yaml").spec;
   sim::StatRegistry stats;
-  sim::Dispatcher d("dispatcher", 0, 0, 1, stats);
+  sim::Dispatcher d("dispatcher", 0, 0, 1, 1, WorkgroupOrder::index, stats);
   sim::TdmScheduler unit("tdm", m, d, stats, nullptr);
   // Expert 0: 1 block x 2 N tiles; expert 1: 2 blocks x 2 N tiles (block-major).
   isa::KernelLaunch k;

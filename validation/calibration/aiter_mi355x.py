@@ -40,7 +40,7 @@ peak, compulsory bytes / HBM bandwidth), the `floor.us` of `tdmsim run`'s summar
 
 Usage:
   validation/calibration/aiter_mi355x.py [--csv PATH] [--tdmsim build/apps/tdmsim/tdmsim]
-      [--max-tokens N] [--jobs J] [--fit] [--store DIR] [--markdown FILE]
+      [--max-tokens N] [--lines L1,L2,...] [--jobs J] [--fit] [--store DIR] [--markdown FILE]
 validation/report.py writes this report as the MI355X section of docs/validation.md."""
 import argparse
 import concurrent.futures
@@ -465,6 +465,8 @@ def main():
     ap.add_argument("--csv", default=DEFAULT_CSV)
     ap.add_argument("--tdmsim", default=os.path.join(ROOT, "build/apps/tdmsim/tdmsim"))
     ap.add_argument("--max-tokens", type=int, default=32768, help="skip rows above this token count")
+    ap.add_argument("--lines", help="simulate only these rows (the data file's line numbers, comma-separated; "
+                                    "for iterating on a model change: the figures are then of those rows alone)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--fit", action="store_true",
                     help=f"fit {FIT_KEY} and kernels.matrix_efficiency on the calibration rows first")
@@ -476,6 +478,12 @@ def main():
         sys.exit(f"{args.csv}: not found (the calibration data lives in ../shared/calibration)")
     try:
         rows = [r for r in rows_of(args.csv, args.tdmsim) if r["tokens"] <= args.max_tokens]
+        if args.lines:
+            wanted = {int(x) for x in args.lines.split(",") if x.strip()}
+            unknown = wanted - {r["line"] for r in rows}
+            if unknown:
+                raise ValueError(f"{args.csv}: --lines: no row at line(s) {', '.join(map(str, sorted(unknown)))}")
+            rows = [r for r in rows if r["line"] in wanted]
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

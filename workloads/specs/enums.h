@@ -46,6 +46,11 @@ enum class MatrixInstructions { isa, mma_sync, wgmma };
 enum class Fp8Operands { native, f16 };
 // Element type the combine accumulates the layer output in.
 enum class CombineType { bf16, fp32 };
+// How the dispatcher places a kernel's workgroups: in index order on whichever
+// CU slot frees first (`index`), or AMD's multi-XCD parts' way: workgroup i to
+// die i mod dies, each die's CUs taking its workgroups in order, one CU after
+// another before any CU takes a second (`die_round_robin`).
+enum class WorkgroupOrder { index, die_round_robin };
 // Where the fp8 intermediate is quantised: in the gate/up epilogue, or by a
 // separate kernel between the stages.
 enum class Fp8Intermediate { epilogue, kernel };
@@ -116,6 +121,8 @@ TDMSIM_ENUM_NAMES(MatrixInstructions, 3, {MatrixInstructions::isa, "isa"},
                   {MatrixInstructions::mma_sync, "mma_sync"}, {MatrixInstructions::wgmma, "wgmma"});
 TDMSIM_ENUM_NAMES(Fp8Operands, 2, {Fp8Operands::native, "native"}, {Fp8Operands::f16, "f16"});
 TDMSIM_ENUM_NAMES(CombineType, 2, {CombineType::bf16, "bf16"}, {CombineType::fp32, "fp32"});
+TDMSIM_ENUM_NAMES(WorkgroupOrder, 2, {WorkgroupOrder::index, "index"},
+                  {WorkgroupOrder::die_round_robin, "die_round_robin"});
 TDMSIM_ENUM_NAMES(Fp8Intermediate, 2, {Fp8Intermediate::epilogue, "epilogue"},
                   {Fp8Intermediate::kernel, "kernel"});
 TDMSIM_ENUM_NAMES(SweepMode, 4, {SweepMode::grid, "grid"}, {SweepMode::zip, "zip"},

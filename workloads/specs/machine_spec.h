@@ -204,6 +204,7 @@ struct MemorySpec {
 struct LaunchSpec {
   Duration kernel_launch{};
   Duration workgroup_dispatch{};
+  WorkgroupOrder workgroup_order{WorkgroupOrder::index};
 
   template <class V>
   void visit(V& v) {
@@ -211,6 +212,12 @@ struct LaunchSpec {
             Required{}, Max{"10ms"});
     v.param(workgroup_dispatch, "workgroup_dispatch",
             "dispatcher time to place one workgroup on a CU", Default{"20ns"}, Max{"100us"});
+    v.param(workgroup_order, "workgroup_order",
+            "how a host-launched kernel's workgroups reach the CUs: index (in index order, to "
+            "whichever CU slot frees first) or die_round_robin (workgroup i to die i mod dies, "
+            "as AMD's multi-XCD parts dispatch; a die's CUs take its workgroups in order, each "
+            "CU one before any takes a second)",
+            Default{WorkgroupOrder::index});
   }
 };
 
