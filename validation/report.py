@@ -766,6 +766,8 @@ def main():
                     help="refit mi355x's atomic rate and matrix efficiency on the calibration rows first "
                          "(~15 min on 2 cores); without it the machine file's values are reported")
     ap.add_argument("--skip-mi355x", action="store_true")
+    ap.add_argument("--sim-h200", action="store_true",
+                    help="with --no-sim: still simulate the H200 scenarios")
     ap.add_argument("--sim-mi300x", action="store_true",
                     help="with --no-sim: still simulate the MI300X section (with its fit)")
     ap.add_argument("--sim-mi355x", action="store_true",
@@ -800,7 +802,7 @@ def main():
         h = H200(a)
         names = [r["case"] for r in h.runs]
         saved = os.path.join(a.figures, "h200-predictions.csv")
-        if a.predictions or a.no_sim:
+        if a.predictions or (a.no_sim and not a.sim_h200):
             src = a.predictions or saved
             preds = load_predictions(src)
             commits = sorted({p["commit"] for n, p in preds.items() if n in names})

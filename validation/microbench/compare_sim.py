@@ -5,7 +5,10 @@ validation/data/h200/microbench/, published MI300X figures in
 docs/published-measurements.md). Prints a Markdown table.
 Usage: validation/microbench/compare_sim.py [--tdmsim build/apps/tdmsim/tdmsim]"""
 import argparse
+import datetime
 import json
+import os
+import platform
 import subprocess
 import tempfile
 
@@ -29,16 +32,18 @@ POINTS = [
     ("mi300x", "chase", ["--footprint", "1MiB", "--hops", "100000"], 101.0, "ns", "published, SC25 artifact", "calibration (L2 hit)"),
     ("mi300x", "chase", ["--footprint", "32MiB", "--hops", "300000"], 218.0, "ns", "published, SC25 artifact", "calibration (MALL hit)"),
     ("mi300x", "chase", ["--footprint", "2GiB", "--hops", "100000"], 415.0, "ns", "published, SC25 artifact", "calibration (HBM)"),
-    ("mi300x", "gemm", ["--M", "8192", "--N", "8192", "--K", "8192"], 708.0, "TFLOP/s", "published, ROCm blog (max achievable)", "held out"),
+    ("mi300x", "gemm", ["--M", "8192", "--N", "8192", "--K", "8192"], 708.0, "TFLOP/s", "published, ROCm blog (max achievable)", "calibration (power.*: its clock and utilisation)"),
     ("mi355x", "copy", ["--bytes", "1GiB"], None, "GB/s", "no published measurement", "-"),
 ]
 
 
 def run(tdmsim, machine, kind, extra):
     with tempfile.TemporaryDirectory() as d:
-        subprocess.run([tdmsim, "microbench", kind, "--machine", machine, *extra, "--output", d,
+        # tdmsim refuses to write into an existing folder, so the run gets a fresh one inside
+        out = os.path.join(d, "run")
+        subprocess.run([tdmsim, "microbench", kind, "--machine", machine, *extra, "--output", out,
                         "--quiet"], check=True)
-        s = json.load(open(f"{d}/summary.json"))
+        s = json.load(open(os.path.join(out, "summary.json")))
     metric = next(k for k in ("bandwidth", "throughput", "latency") if k in s)
     return s[metric]["value"], s["bound"]["value"], s["simulation_wall_s"]
 
@@ -47,6 +52,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tdmsim", default="build/apps/tdmsim/tdmsim")
     args = ap.parse_args()
+    print(f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node()} "
+          f"({os.cpu_count()} CPUs), Release build: `validation/microbench/compare_sim.py`.")
+    print()
     print("| machine | benchmark | simulated | reference | error | bound | source | role | sim wall s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for machine, kind, extra, ref, unit, source, role in POINTS:
