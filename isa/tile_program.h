@@ -4,6 +4,7 @@
 // the timing model executes them with costs from the matrix tables.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -147,14 +148,17 @@ struct TileProgram {
   }
 };
 
-// What a hardware scheduler (the TDM MoE unit) needs to place a kernel's
-// workgroups: the descriptor it fetches, its policy, and per workgroup the
-// expert, token block and N tile it works on.
+// What the TDM MoE unit gets for a kernel it runs: the descriptor software
+// wrote to memory (its address and the bytes stored there; the unit fetches
+// and decodes them, and schedules from what they say), and the kernel's grid:
+// per workgroup the token block and N tile it computes. The grid is the
+// kernel's code, not the descriptor's: a slot record names a token block, and
+// how the kernel splits a block over workgroups (N tiles, K splits) depends on
+// its tile, which descriptor version 1 has no field for.
 struct HardwareDispatch {
   std::uint64_t descriptor_addr = 0;
-  std::uint32_t descriptor_bytes = 0;
-  TdmPolicy policy = TdmPolicy::load_balance;
-  std::vector<std::uint32_t> expert, block, n_tile;  // per workgroup
+  std::vector<std::byte> descriptor;  // empty: runs with no descriptor of its own (grid order)
+  std::vector<std::uint32_t> block, n_tile;  // per workgroup
 };
 
 struct KernelLaunch {

@@ -12,6 +12,7 @@
 #include "apps/tdmsim/output_dir.h"
 #include "descriptors/format/descriptor_file.h"
 #include "descriptors/format/example_descriptors.h"
+#include "descriptors/format/moe_stream.h"
 #include "workloads/util/atomic_write.h"
 #include "workloads/util/input_file.h"
 
@@ -66,16 +67,39 @@ int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err)
       err << o.file << ": " << e.reason() << "\n";
       return kExitBadInput;
     }
-    const auto decoded = format::decode_any(std::as_bytes(std::span<const char>(raw.data(), raw.size())));
-    if (!decoded) {
-      err << o.file << ": invalid descriptor: " << decoded.error().to_string() << "\n";
-      return kExitBadInput;
+    const auto bytes = std::as_bytes(std::span<const char>(raw.data(), raw.size()));
+    const auto decoded = format::decode_any(bytes);
+    std::string text;
+    if (decoded) {
+      text = std::visit(
+          [&](const auto& d) {
+            return o.format == "json" ? format::to_json(d).dump(2) + "\n" : format::to_text(d);
+          },
+          decoded.value());
+    } else {
+      // Longer than its first record: a stream of MoE descriptors back to back
+      // (`tdmsim run --write-descriptors`)? Else the single-descriptor error.
+      const auto stream = decoded.error().code == format::DescriptorErrorCode::size_mismatch
+                              ? format::decode_moe_stream(bytes)
+                              : format::Decoded<std::vector<format::StreamEntry>>(decoded.error());
+      if (!stream || stream.value().size() < 2) {
+        err << o.file << ": invalid descriptor: " << decoded.error().to_string() << "\n";
+        return kExitBadInput;
+      }
+      const auto& entries = stream.value();
+      if (o.format == "json") {
+        nlohmann::ordered_json all = nlohmann::ordered_json::array();
+        for (const auto& e : entries) all.push_back(format::to_json(e.descriptor));
+        text = all.dump(2) + "\n";
+      } else {
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+          text += fmt::format("{}descriptor {} of {} (bytes {}..{} of the stream)\n", i == 0 ? "" : "\n",
+                              i + 1, entries.size(), entries[i].offset,
+                              entries[i].offset + entries[i].bytes.size());
+          text += format::to_text(entries[i].descriptor);
+        }
+      }
     }
-    const std::string text = std::visit(
-        [&](const auto& d) {
-          return o.format == "json" ? format::to_json(d).dump(2) + "\n" : format::to_text(d);
-        },
-        decoded.value());
     if (o.output.empty() || o.output == "-")
       out << text;
     else
@@ -94,8 +118,9 @@ void add_describe_command(CLI::App& app, CommandResult& result) {
   auto opts = std::make_shared<DescribeOptions>();
   auto* cmd = app.add_subcommand(
       "describe",
-      "Decode, validate and print a MoE (TDMM) or tensor (TDMT) descriptor file, "
-      "or write an example one (docs/descriptor-format.md)");
+      "Decode, validate and print a MoE (TDMM) or tensor (TDMT) descriptor file, a stream of "
+      "MoE descriptors (run --write-descriptors), or write an example one "
+      "(docs/descriptor-format.md)");
   auto* file = cmd->add_option("file", opts->file, "Descriptor file");
   cmd->add_option("-f,--format", opts->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));

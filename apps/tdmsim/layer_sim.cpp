@@ -62,13 +62,15 @@ Json load_spread(const plan::MoePlan& p) {
 }  // namespace
 
 PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::MoePlan& p,
-                 const MachineSpec& m, const std::string& path) {
+                 const MachineSpec& m, const std::string& path,
+                 const sim::programs::DescriptorBytes* descriptors) {
   const auto before = gpu.stats().snapshot();
-  sim::programs::MoeKernels k = path == "tdm" ? sim::programs::tdm_moe(as, p, m)
+  sim::programs::MoeKernels k = path == "tdm" ? sim::programs::tdm_moe(as, p, m, descriptors)
                                               : sim::programs::software_moe(as, p, m);
   PathRun r;
   r.path = path;
   r.stages = k.stage;
+  r.descriptors = sim::programs::descriptor_bytes(k);
   // A kernel that does not fit on a CU (Gpu::submit would refuse it too):
   // said here with the scenario keys that chose it.
   for (const auto& kernel : k.kernels) {

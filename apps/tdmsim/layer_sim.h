@@ -22,14 +22,18 @@ struct PathRun {
   double total_s = 0;
   config::Json metrics;  // summary.json's paths[] entry
   config::Json stats;    // counters of this run only
+  sim::programs::DescriptorBytes descriptors;  // TDM path: the encoded descriptors the unit fetched
 };
 
 // Runs `path` ("software" or "tdm") of plan `p` on `gpu` with fresh buffers.
 // Throws std::logic_error if the prediction is below the physical floor,
 // sim::NotSimulatable if a kernel does not fit on a CU (naming the tiles),
-// sim::SimulationStalled if the run passes its watchdog limit.
+// sim::SimulationStalled if the run passes its watchdog limit. `descriptors`
+// (TDM path only): run these encoded descriptors instead of the plan-built
+// ones (checked against the plan beforehand: format::check_stream).
 PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::MoePlan& p,
-                 const MachineSpec& m, const std::string& path);
+                 const MachineSpec& m, const std::string& path,
+                 const sim::programs::DescriptorBytes* descriptors = nullptr);
 
 // summary.json's "layer" object: rows, padding, kernel choice, load spread.
 config::Json layer_summary(const plan::MoePlan& p);

@@ -9,11 +9,14 @@
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <span>
 
 #include <fmt/core.h>
 
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
+#include "descriptors/format/moe_stream.h"
+#include "descriptors/format/moe_stream_check.h"
 #include "descriptors/plan/moe_plan.h"
 #include "sim/platform/gpu.h"
 #include "sim/programs/moe_kernels.h"
@@ -34,6 +37,8 @@ struct RunOptions {
   std::string path;     // empty: the scenario's
   std::string output;
   std::string kernel_config;  // empty: the scenario's kernel.config
+  std::string descriptors;        // --descriptors: a .tdmm stream the TDM unit runs
+  std::string write_descriptors;  // --write-descriptors: the stream the TDM unit ran
   std::uint32_t repeat = 1;
   bool verbose = false;
   bool trace = false;
@@ -118,6 +123,33 @@ void apply_kernel_config_option(config::ResolvedScenario& sc, const std::string&
   diags.throw_if_any();
 }
 
+// --descriptors: the stream read, decoded and checked against the scenario's
+// layer before anything is simulated or written (exit 2 with the byte offset).
+sim::programs::DescriptorBytes read_descriptor_stream(const std::string& file,
+                                                      const config::ResolvedScenario& sc) {
+  std::string raw;
+  try {
+    raw = util::read_input_file(file, util::InputKind::descriptor);
+  } catch (const util::InputFileError& e) {
+    throw BadInput(fmt::format("--descriptors {}: {}", file, e.reason()));
+  }
+  const auto bytes = std::as_bytes(std::span<const char>(raw.data(), raw.size()));
+  const auto stream = format::decode_moe_stream(bytes);
+  if (!stream) {
+    throw BadInput(fmt::format("--descriptors {}: invalid descriptor stream: {}", file,
+                               stream.error().to_string()));
+  }
+  // The routing of the scenario's seed: the layer the stream must describe.
+  const plan::MoePlan p = plan::build_plan(sc);
+  if (auto e = format::check_stream(stream.value(), p)) {
+    throw BadInput(fmt::format("--descriptors {}: does not describe scenario {}'s layer: {}", file,
+                               sc.scenario.spec.name, e->to_string()));
+  }
+  sim::programs::DescriptorBytes out;
+  for (const auto& entry : stream.value()) out.emplace_back(entry.bytes.begin(), entry.bytes.end());
+  return out;
+}
+
 int run_command(const RunOptions& o) {
   const auto wall0 = std::chrono::steady_clock::now();
   const config::Loader loader(config::default_roots());
@@ -138,6 +170,19 @@ int run_command(const RunOptions& o) {
   }
   // Refused before anything is built or written if it would not fit in memory.
   check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), o.trace);
+  const bool tdm_runs = std::find(paths.begin(), paths.end(), "tdm") != paths.end();
+  for (const auto* opt : {&o.descriptors, &o.write_descriptors}) {
+    if (!opt->empty() && !tdm_runs) {
+      throw BadInput(fmt::format("{} needs the TDM path, and this run has only --path {}",
+                                 opt == &o.descriptors ? "--descriptors" : "--write-descriptors", path));
+    }
+  }
+  if (!o.descriptors.empty() && o.repeat > 1) {
+    throw BadInput("--descriptors runs one layer's stream (one routing draw); give --repeat 1");
+  }
+  if (!o.write_descriptors.empty()) check_output_file(o.write_descriptors, o.force);
+  sim::programs::DescriptorBytes given;
+  if (!o.descriptors.empty()) given = read_descriptor_stream(o.descriptors, sc);
   std::unique_ptr<StagedDir> dir;
   if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
 
@@ -163,7 +208,8 @@ int run_command(const RunOptions& o) {
     plan::MoePlan p = plan::build_plan(sc);
     for (std::size_t i = 0; i < paths.size(); ++i) {
       current_path = o.repeat > 1 ? fmt::format("[{}/{}] {}", rep + 1, o.repeat, paths[i]) : paths[i];
-      PathRun r = run_path(gpu, as, p, m, paths[i]);
+      PathRun r = run_path(gpu, as, p, m, paths[i],
+                           paths[i] == "tdm" && !o.descriptors.empty() ? &given : nullptr);
       totals[i].push_back(r.total_s * 1e6);
       if (rep == 0) detail.push_back(std::move(r));
     }
@@ -206,6 +252,16 @@ int run_command(const RunOptions& o) {
       }
     }
   }
+  if (!o.write_descriptors.empty()) {
+    // The stream the TDM unit fetched (of the first repeat): a .tdmm file
+    // that --descriptors reads back.
+    std::string bytes;
+    for (const auto& r : detail) {
+      for (const auto& d : r.descriptors) bytes.append(reinterpret_cast<const char*>(d.data()), d.size());
+    }
+    util::write_file_atomic(o.write_descriptors, bytes);
+    if (!o.quiet) fmt::print("\nwrote {} ({} bytes)\n", o.write_descriptors, bytes.size());
+  }
   if (dir) {
     util::write_file_atomic(dir->file("summary.json"), summary.dump(2) + "\n");
     Json stats = Json::object();
@@ -218,6 +274,7 @@ int run_command(const RunOptions& o) {
                                 {"machine", sc.machine.file.string()},
                                 {"model", sc.model.file.string()}}},
                      {"run", {{"paths", paths}, {"repeat", o.repeat}, {"trace", o.trace}}}};
+    if (!o.descriptors.empty()) resolved["files"]["descriptors"] = std::filesystem::absolute(o.descriptors).string();
     util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");
     if (gpu.trace() != nullptr) util::write_file_atomic(dir->file("trace.json"), gpu.trace()->to_json());
     dir->commit();
@@ -244,6 +301,13 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--kernel-config", o->kernel_config,
                   "tuned kernel table in AITER's CSV columns: the layer's row fixes block_m, tiles, "
                   "split_k and stages (replaces the scenario's kernel.config; docs/moe-plan.md)");
+  cmd->add_option("--descriptors", o->descriptors,
+                  "the TDM unit runs this MoE descriptor stream (.tdmm: descriptors back to back, "
+                  "as --write-descriptors writes) instead of the ones built from the plan; the "
+                  "scenario gives shapes and data, and a descriptor that disagrees with it is "
+                  "refused with its byte offset (docs/moe-timing.md)");
+  cmd->add_option("--write-descriptors", o->write_descriptors,
+                  "write the MoE descriptor stream the TDM unit ran to this .tdmm file");
   cmd->add_flag("--trace", o->trace, "record a Perfetto/Chrome trace (trace.json)");
   cmd->add_flag("-v,--verbose", o->verbose, "also print the kernel.config lookup: the key and why rows did not match");
   cmd->add_flag("-q,--quiet", o->quiet, "print nothing on success");

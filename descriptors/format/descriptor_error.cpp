@@ -85,6 +85,8 @@ std::string_view error_code_name(DescriptorErrorCode code) {
       return "lds_out_of_bounds";
     case C::unsupported_operation:
       return "unsupported_operation";
+    case C::scenario_mismatch:
+      return "scenario_mismatch";
   }
   return "unknown_error";
 }

@@ -45,7 +45,7 @@ enum class DescriptorErrorCode : std::uint8_t {
   zero_slot_length,        // a slot of length 0
   slot_address_mismatch,   // a slot's address differs from the layout-derived one
   bad_sync,                // inconsistent sync info (self-wait, duplicate ids, ...)
-  bad_policy,              // custom policy without id, or id without custom policy
+  bad_policy,              // a callback id with a policy other than custom
   // tensor (TDM) descriptor semantics
   bad_type_field,    // group0 dword3[31:30] is not 2
   bad_predicate,     // group0 pred field is 2 or 3
@@ -61,6 +61,8 @@ enum class DescriptorErrorCode : std::uint8_t {
   global_out_of_bounds,   // an in-tensor element lies outside the global memory view
   lds_out_of_bounds,      // the transfer's LDS footprint exceeds the LDS buffer
   unsupported_operation,  // e.g. padding on a store (the TDM cannot pad stores)
+  // a valid MoE descriptor stream that does not describe the scenario's layer
+  scenario_mismatch,
 };
 
 // Stable snake_case name of a code (used in messages, JSON and docs).

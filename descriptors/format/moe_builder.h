@@ -34,7 +34,7 @@ struct SlotLength {
 struct MoeBuildOptions {
   std::optional<SlotStage> stage;  // default: fused (1-stage) or gate_up (2-stage)
   std::uint32_t descriptor_id = 1;
-  std::uint32_t custom_policy_id = 0;  // required when the policy is custom
+  std::uint32_t custom_policy_id = 0;  // custom only: the routing callback (0: table order)
 };
 
 // A packed, non-overlapping placement of every buffer from `base` upwards

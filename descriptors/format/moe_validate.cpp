@@ -132,10 +132,12 @@ Result check_layer(const MoeDescriptor& d, std::uint64_t lo, std::uint64_t hdr_e
   if (l.stages != 1 && l.stages != 2) {
     return err(Code::bad_stage, lo + L::stages, "stages " + std::to_string(l.stages) + " (1 or 2)");
   }
-  if ((l.policy == TdmPolicy::custom) != (l.custom_policy_id != 0)) {
+  // custom with callback id 0 runs the slot table in the order software wrote
+  // it; a nonzero id names the routing callback that produced that table. Any
+  // other policy orders the table itself, so a callback id there is an error.
+  if (l.policy != TdmPolicy::custom && l.custom_policy_id != 0) {
     return err(Code::bad_policy, lo + L::custom_policy_id,
-               l.policy == TdmPolicy::custom ? "custom policy needs a nonzero callback id"
-                                             : "callback id set but the policy is not custom");
+               "callback id set but the policy is not custom");
   }
   return std::nullopt;
 }

@@ -11,8 +11,10 @@ target_sources(tdmsim_descriptors PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/moe_layout.cpp
   ${CMAKE_CURRENT_LIST_DIR}/moe_validate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/moe_codec.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/moe_stream.cpp
   # plan-, fmt- and JSON-dependent parts
   ${CMAKE_CURRENT_LIST_DIR}/moe_builder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/moe_stream_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/token_gather.cpp
   ${CMAKE_CURRENT_LIST_DIR}/descriptor_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/descriptor_dump.cpp

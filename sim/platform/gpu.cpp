@@ -46,6 +46,7 @@ struct Host : sc_core::sc_module {
     while (true) {
       if (!pending) wait(go);
       pending = false;
+      if (tdm != nullptr) tdm->reset_signals();  // a new layer: its descriptors' ids start afresh
       for (std::size_t i = 0; i < kernels->size(); ++i) {
         const isa::KernelLaunch& k = (*kernels)[i];
         const bool hardware = k.hardware != nullptr;

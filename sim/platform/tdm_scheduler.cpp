@@ -1,11 +1,14 @@
 #include "sim/platform/tdm_scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <variant>
 
+#include "descriptors/format/descriptor_file.h"
 #include "sim/cu/compute_unit.h"
 
 namespace tdmsim::sim {
@@ -35,6 +38,8 @@ void TdmScheduler::ring(std::vector<const isa::KernelLaunch*> kernels) {
   end_.assign(n, 0);
   prepared_.assign(n, false);
   plans_.assign(n, {});
+  decoded_.assign(n, std::nullopt);
+  slot_len_.assign(n, {});
   next_ = 0;
   doorbell_ = sc_core::sc_time_stamp().value();
   fetch_free_ = std::max(fetch_free_, doorbell_);
@@ -51,16 +56,27 @@ void TdmScheduler::prepare(std::size_t d) {
   Tick start = std::max(doorbell_, fetch_free_);
   if (d >= depth) start = std::max(start, end_[d - depth]);
   Tick fetched = start;
-  if (k.hardware->descriptor_bytes > 0) {
+  const std::vector<std::byte>& bytes = k.hardware->descriptor;
+  if (!bytes.empty()) {
     MemAccess a;
     a.addr = k.hardware->descriptor_addr;
-    a.row_bytes = k.hardware->descriptor_bytes;
+    a.row_bytes = static_cast<std::uint32_t>(bytes.size());
     const Tick now = sc_core::sc_time_stamp().value();
     start = std::max(start, now);  // never issue into the past
     const Tick read = port_.send(mem, a, start, now);
     fetched = std::max(start + ticks(spec_.descriptor_fetch_latency), read);
     fetch_bytes_ += a.bytes();
     ++descriptors_;
+    // What the unit's decoder makes of the fetched bytes: the same decoder
+    // `tdmsim describe` runs. The CLI checks a user's stream before the run
+    // (exit 2 with the offset), so a failure here is an internal error.
+    auto decoded = format::decode_any(bytes);
+    if (!decoded || !std::holds_alternative<format::MoeDescriptor>(decoded.value())) {
+      throw std::runtime_error(
+          "TDM unit: the descriptor of " + k.name + " does not decode: " +
+          (decoded ? std::string("not a MoE descriptor") : decoded.error().to_string()));
+    }
+    decoded_[d] = std::get<format::MoeDescriptor>(std::move(decoded).value());
   }
   ready_[d] = fetched + ticks(spec_.decode_latency);
   fetch_free_ = ready_[d];
@@ -68,7 +84,9 @@ void TdmScheduler::prepare(std::size_t d) {
     trace_->slice(trace_pid_, 0, k.name + " fetch+decode", start, ready_[d]);
   }
   const Occupancy occ = occupancy(machine_.compute, k.program(0));
-  plans_[d] = place(k, machine_.compute.total_cus() * std::max(1u, occ.workgroups));
+  const format::MoeDescriptor* desc = decoded_[d] ? &*decoded_[d] : nullptr;
+  const std::uint32_t per_slot = machine_.compute.total_cus() * std::max(1u, occ.workgroups);
+  plans_[d] = place_jobs(k, desc, per_slot, &slot_len_[d]);
   prepared_[d] = true;
 }
 
@@ -78,6 +96,15 @@ KernelTiming TdmScheduler::execute_next() {
   if (!prepared_[d]) throw std::logic_error("TDM scheduler: descriptor not fetched");
   const Tick now = sc_core::sc_time_stamp().value();
   const Tick could_start = d == 0 ? doorbell_ : end_[d - 1];
+  // The descriptor's wait. The unit runs descriptors one at a time in stream
+  // order, so a wait that earlier descriptors meet is met by now; one they do
+  // not would never be (the CLI refuses such a stream before the run).
+  if (decoded_[d]) {
+    if (!wait_met(*decoded_[d])) {
+      throw std::runtime_error("TDM unit: the wait of " + queue_[d]->name +
+                               "'s descriptor is never met (no earlier descriptor signals it)");
+    }
+  }
   if (ready_[d] > now) {
     decode_wait_ps_ += ready_[d] - std::max(now, could_start);
     wait(to_sc_time(ready_[d] - now));
@@ -94,7 +121,7 @@ KernelTiming TdmScheduler::execute_next() {
       if (trace_ != nullptr) {
         const Tick open = start + plan.release[i];
         trace_->slice(trace_pid_, 1, queue_[d]->name + " slot " + std::to_string(used - 1), open,
-                      open + ticks(spec_.slot_length));
+                      open + slot_len_[d].at(used - 1));
       }
     }
   }
@@ -105,52 +132,162 @@ KernelTiming TdmScheduler::execute_next() {
 void TdmScheduler::finished(Tick end) {
   if (next_ == 0) throw std::logic_error("TDM scheduler: finished() before execute_next()");
   end_[next_ - 1] = end;
+  // Its completion signals its id (a counter: the number of such signals).
+  const auto& done = decoded_[next_ - 1];
+  if (done && done->sync.signal_id != 0) signals_[done->sync.signal_id].push_back(end);
   // Its queue entry is free: the descriptor `depth` places on can be fetched.
   const std::size_t e = next_ - 1 + std::max(1u, spec_.queue_depth);
   if (e < queue_.size() && !prepared_[e]) prepare(e);
 }
 
-DispatchPlan TdmScheduler::place(const isa::KernelLaunch& k, std::uint32_t per_slot) const {
+std::optional<Tick> TdmScheduler::wait_met(const format::MoeDescriptor& d) const {
+  const format::SyncInfo& s = d.sync;
+  // The time of the n-th signal of `id` (n >= 1), if it came.
+  const auto nth = [&](std::uint32_t id, std::uint32_t n) -> std::optional<Tick> {
+    const auto it = signals_.find(id);
+    if (it == signals_.end() || it->second.size() < n) return std::nullopt;
+    return it->second[n - 1];
+  };
+  Tick met = 0;
+  switch (s.wait_mode) {
+    case format::WaitMode::none: break;
+    case format::WaitMode::all_of:
+      for (const std::uint32_t id : s.wait_ids) {
+        const auto t = nth(id, 1);
+        if (!t) return std::nullopt;
+        met = std::max(met, *t);
+      }
+      break;
+    case format::WaitMode::counter: {
+      const auto t = nth(s.wait_ids.at(0), s.counter_target);
+      if (!t) return std::nullopt;
+      met = *t;
+      break;
+    }
+  }
+  return met;
+}
+
+Tick TdmScheduler::slot_ps(const format::MoeDescriptor& d, const format::TimeSlot& s) const {
+  if (d.slot_unit == format::SlotUnit::ns) return Tick{s.length} * 1000;
+  // Cycles of the unit's clock: the machine's engine clock (compute.clock).
+  const auto hz = static_cast<double>(machine_.compute.clock.hz);
+  return static_cast<Tick>(std::llround(static_cast<double>(s.length) * 1e12 / hz));
+}
+
+DispatchPlan TdmScheduler::place(const isa::KernelLaunch& k, const format::MoeDescriptor* d,
+                                 std::uint32_t per_slot) const {
+  return place_jobs(k, d, per_slot, nullptr);
+}
+
+DispatchPlan TdmScheduler::place_jobs(const isa::KernelLaunch& k, const format::MoeDescriptor* d,
+                                      std::uint32_t per_slot,
+                                      std::vector<Tick>* slot_lengths) const {
   const isa::HardwareDispatch& hw = *k.hardware;
   const std::uint32_t n = k.workgroups;
   DispatchPlan plan;
   plan.start_delay = 0;
   plan.workgroup_dispatch = ticks(spec_.dispatch_latency);
-  plan.order.resize(n);
-  std::iota(plan.order.begin(), plan.order.end(), 0u);
-  if (hw.policy != TdmPolicy::custom) {
-    // Jobs per expert, each list N tile by N tile across the expert's blocks.
-    std::map<std::uint32_t, std::vector<std::uint32_t>> by_expert;
-    for (std::uint32_t wg = 0; wg < n; ++wg) by_expert[hw.expert[wg]].push_back(wg);
-    std::vector<std::vector<std::uint32_t>> lists;
-    for (auto& [e, jobs] : by_expert) {
-      std::stable_sort(jobs.begin(), jobs.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return hw.n_tile[a] != hw.n_tile[b] ? hw.n_tile[a] < hw.n_tile[b] : hw.block[a] < hw.block[b];
-      });
-      lists.push_back(std::move(jobs));
+  const std::uint32_t per = std::max(1u, per_slot);
+  const std::uint32_t last = std::max(1u, spec_.slots) - 1;
+  if (d == nullptr) {
+    // No descriptor of its own (the split-K reduction inside the gate/up
+    // descriptor): grid order, one machine wave per tdm.slot_length.
+    plan.order.resize(n);
+    std::iota(plan.order.begin(), plan.order.end(), 0u);
+    plan.release.resize(n);
+    for (std::uint32_t i = 0; i < n; ++i) plan.release[i] = std::min(i / per, last) * ticks(spec_.slot_length);
+    if (slot_lengths != nullptr) {
+      slot_lengths->assign(n == 0 ? 1 : std::min(last, (n - 1) / per) + 1, ticks(spec_.slot_length));
     }
-    const bool small_first = hw.policy == TdmPolicy::low_latency;
+    return plan;
+  }
+  if (hw.block.size() != n || hw.n_tile.size() != n) {
+    throw std::logic_error("TDM unit: " + k.name + " has no grid map for its workgroups");
+  }
+  // The kernel's workgroups of each token block, in grid order.
+  std::map<std::uint32_t, std::vector<std::uint32_t>> of_block;
+  for (std::uint32_t wg = 0; wg < n; ++wg) of_block[hw.block[wg]].push_back(wg);
+  // Jobs in slot-table order, each with its slot record; empty slots are skipped.
+  struct Job {
+    std::uint32_t wg, slot;
+  };
+  std::vector<Job> table;
+  table.reserve(n);
+  for (std::uint32_t s = 0; s < d->slots.size(); ++s) {
+    const format::TimeSlot& slot = d->slots[s];
+    if (slot.valid_rows == 0) continue;
+    const auto it = of_block.find(slot.block);
+    if (it == of_block.end()) {
+      throw std::runtime_error("TDM unit: slot " + std::to_string(s) + " of " + k.name +
+                               "'s descriptor names token block " + std::to_string(slot.block) +
+                               ", which the kernel has no workgroups for (or another slot took)");
+    }
+    for (const std::uint32_t wg : it->second) table.push_back({wg, s});
+    of_block.erase(it);
+  }
+  if (!of_block.empty()) {
+    throw std::runtime_error("TDM unit: " + k.name + "'s descriptor has no slot for token block " +
+                             std::to_string(of_block.begin()->first));
+  }
+  const TdmPolicy policy = d->layer.policy;
+  std::vector<Job> jobs;
+  jobs.reserve(n);
+  if (policy == TdmPolicy::custom) {
+    jobs = std::move(table);
+  } else {
+    // Jobs per expert, each list N tile by N tile across the expert's blocks.
+    std::map<std::uint32_t, std::vector<Job>> by_expert;
+    for (const Job& j : table) by_expert[d->slots[j.slot].expert].push_back(j);
+    std::vector<std::vector<Job>> lists;
+    for (auto& [e, list] : by_expert) {
+      std::stable_sort(list.begin(), list.end(), [&](const Job& a, const Job& b) {
+        return hw.n_tile[a.wg] != hw.n_tile[b.wg] ? hw.n_tile[a.wg] < hw.n_tile[b.wg]
+                                                  : hw.block[a.wg] < hw.block[b.wg];
+      });
+      lists.push_back(std::move(list));
+    }
+    const bool small_first = policy == TdmPolicy::low_latency;
     std::stable_sort(lists.begin(), lists.end(), [&](const auto& a, const auto& b) {
       return small_first ? a.size() < b.size() : a.size() > b.size();
     });
-    plan.order.clear();
-    if (hw.policy == TdmPolicy::load_balance) {
-      for (std::size_t i = 0; plan.order.size() < n; ++i) {
+    if (policy == TdmPolicy::load_balance) {
+      for (std::size_t i = 0; jobs.size() < n; ++i) {
         for (const auto& l : lists) {
-          if (i < l.size()) plan.order.push_back(l[i]);
+          if (i < l.size()) jobs.push_back(l[i]);
         }
       }
     } else {
-      for (const auto& l : lists) plan.order.insert(plan.order.end(), l.begin(), l.end());
+      for (const auto& l : lists) jobs.insert(jobs.end(), l.begin(), l.end());
     }
   }
-  plan.release.resize(n);
-  const bool sliced = hw.policy != TdmPolicy::low_latency;
-  const std::uint32_t per = std::max(1u, per_slot);
-  const std::uint32_t last = std::max(1u, spec_.slots) - 1;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint32_t slot = sliced ? std::min(i / per, last) : 0;
-    plan.release[i] = slot * ticks(spec_.slot_length);
+  plan.order.resize(n);
+  plan.release.assign(n, 0);
+  for (std::uint32_t i = 0; i < n; ++i) plan.order[i] = jobs[i].wg;
+  if (policy == TdmPolicy::low_latency) {
+    // No time slicing: every job at once (slot lengths do not apply).
+    if (slot_lengths != nullptr) {
+      Tick longest = 0;
+      for (const Job& j : jobs) longest = std::max(longest, slot_ps(*d, d->slots[j.slot]));
+      slot_lengths->assign(1, longest);
+    }
+    return plan;
+  }
+  // Machine waves of `per` jobs (the last of tdm.slots takes the rest); a wave
+  // opens when the previous one has been open for the longest slot length among
+  // the slot records it started jobs of.
+  Tick open = 0;
+  for (std::uint32_t i = 0; i < n;) {
+    const std::uint32_t wave = std::min(i / per, last);
+    const std::uint32_t end = wave == last ? n : std::min(n, (wave + 1) * per);
+    Tick longest = 0;
+    for (std::uint32_t j = i; j < end; ++j) {
+      plan.release[j] = open;
+      longest = std::max(longest, slot_ps(*d, d->slots[jobs[j].slot]));
+    }
+    if (slot_lengths != nullptr) slot_lengths->push_back(longest);
+    open += longest;
+    i = end;
   }
   return plan;
 }

@@ -5,24 +5,37 @@
 // launch. Up to `queue_depth` descriptors are held at once, so the next
 // descriptor's fetch and decode overlap the current one's execution.
 //
-// Placement (docs/moe-timing.md "TDM path"): a time slot holds one machine
-// wave of jobs (CUs x workgroups per CU) and opens `slot_length` after the
-// previous used slot (empty slots are skipped). Policies order the jobs:
-//   custom          the descriptor's own table order (what software wrote)
+// The unit schedules from the descriptor bytes it fetches: they are decoded
+// with the decoder `tdmsim describe` uses (format::decode_any), and the slot
+// table, per-slot lengths, policy and sync section of the result decide the
+// placement (docs/moe-timing.md "TDM path"). A slot record names one token
+// block of one expert; its jobs are the kernel's workgroups for that block
+// (the kernel's grid, isa::HardwareDispatch). A time slot of the machine
+// holds one machine wave of jobs (CUs x workgroups per CU); it stays open for
+// the longest length among the slot records whose jobs it starts, and the
+// next one opens after it. Policies order the jobs:
+//   custom          the slot table's order (what software wrote; a nonzero
+//                   callback id names the routing callback that produced it)
 //   capacity_first  busiest expert first; inside an expert, N tile by N tile
 //                   across its token blocks, so concurrent jobs share weight tiles
 //   load_balance    experts interleaved job by job (busiest first), each in
 //                   the capacity_first order, spreading weight streams over time
 //   low_latency     least busy expert first, no time slicing (all released at once)
+// Sync: each finished descriptor signals its signal_id (a counter per id); a
+// descriptor starts only when its wait (all_of: every listed id signalled;
+// counter: id wait_ids[0] signalled counter_target times) is met.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "descriptors/format/moe_descriptor.h"
 #include "isa/tile_program.h"
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
@@ -49,12 +62,26 @@ class TdmScheduler : public sc_core::sc_module {
   // The previous descriptor's work is complete (written back) at `end`.
   void finished(Tick end);
 
+  // A new layer starts: the signal counters are cleared.
+  void reset_signals() { signals_.clear(); }
+
   // Where the jobs of `k` go: order and slot release times, for `per_slot`
-  // jobs per time slot. Exposed for tests.
-  DispatchPlan place(const isa::KernelLaunch& k, std::uint32_t per_slot) const;
+  // jobs per time slot, from its decoded descriptor `d` (null: a kernel with
+  // no descriptor of its own, run in grid order). Throws std::runtime_error if
+  // the slot table does not cover the kernel's workgroups exactly once.
+  // Exposed for tests.
+  DispatchPlan place(const isa::KernelLaunch& k, const format::MoeDescriptor* d,
+                     std::uint32_t per_slot) const;
+  // A slot record's length in ps (ns, or cycles of compute.clock).
+  Tick slot_ps(const format::MoeDescriptor& d, const format::TimeSlot& s) const;
+  // When the wait of `d` is met by the signals so far; nullopt: not yet.
+  std::optional<Tick> wait_met(const format::MoeDescriptor& d) const;
 
  private:
   void prepare(std::size_t d);  // fetch and decode descriptor d
+  // place(), also giving each used time slot's length (for the trace).
+  DispatchPlan place_jobs(const isa::KernelLaunch& k, const format::MoeDescriptor* d,
+                          std::uint32_t per_slot, std::vector<Tick>* slot_lengths) const;
 
   const MachineSpec& machine_;
   TdmSpec spec_;
@@ -66,6 +93,9 @@ class TdmScheduler : public sc_core::sc_module {
   std::vector<Tick> ready_, end_;
   std::vector<bool> prepared_;
   std::vector<DispatchPlan> plans_;
+  std::vector<std::optional<format::MoeDescriptor>> decoded_;
+  std::vector<std::vector<Tick>> slot_len_;  // per descriptor: each used time slot's length
+  std::map<std::uint32_t, std::vector<Tick>> signals_;  // id -> when each signal came
   std::size_t next_ = 0;
   Tick doorbell_ = 0;
   Tick fetch_free_ = 0;  // the fetch/decode engine is in order

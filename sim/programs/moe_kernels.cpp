@@ -298,12 +298,10 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   return k;
 }
 
-std::shared_ptr<isa::HardwareDispatch> dispatch_of(const std::vector<TileJob>& jobs,
-                                                   TdmPolicy policy) {
+// The kernel's grid as the unit sees it: per workgroup its token block and N tile.
+std::shared_ptr<isa::HardwareDispatch> dispatch_of(const std::vector<TileJob>& jobs) {
   auto hw = std::make_shared<isa::HardwareDispatch>();
-  hw->policy = policy;
   for (const auto& j : jobs) {
-    hw->expert.push_back(j.expert);
     hw->block.push_back(j.block);
     hw->n_tile.push_back(j.n_tile);
   }
@@ -320,40 +318,61 @@ MoeKernels software_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec
   return build(as, plan, machine, false);
 }
 
-MoeKernels tdm_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec& machine) {
+MoeKernels tdm_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec& machine,
+                   const DescriptorBytes* given) {
   if (!machine.tdm) throw std::invalid_argument("machine " + machine.name + " has no TDM MoE unit");
-  const TdmPolicy policy = machine.tdm->default_policy;
   MoeKernels k = build(as, plan, machine, true);
-  // The descriptors software writes for the layer (docs/descriptor-format.md):
-  // their encoded size is what the unit fetches.
-  const auto slot_ns = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, machine.tdm->slot_length.ps / 1000));
-  const auto descriptors = format::make_moe_descriptors(
-      plan, policy, format::packed_address_map(plan, k.buffers.x), {slot_ns, format::SlotUnit::ns});
+  // The descriptors software writes for the layer (docs/descriptor-format.md).
+  DescriptorBytes stream;
+  if (given != nullptr) {
+    stream = *given;
+  } else {
+    const auto slot_ns =
+        static_cast<std::uint32_t>(std::max<std::uint64_t>(1, machine.tdm->slot_length.ps / 1000));
+    for (const auto& d : format::make_moe_descriptors(plan, machine.tdm->default_policy,
+                                                      format::packed_address_map(plan, k.buffers.x),
+                                                      {slot_ns, format::SlotUnit::ns})) {
+      stream.push_back(format::encode(d));
+    }
+  }
   std::size_t d = 0;
   for (std::size_t i = 0; i < k.kernels.size(); ++i) {
     // Software still sorts (it writes the task table), clears the output and
     // quantises between the stages.
     if (k.stage[i] == "sort" || k.stage[i] == "zero_out" || k.stage[i] == "quant_inter") continue;
-    const auto& jobs = k.stage[i] == "down" ? plan.stage2 : plan.stage1;
     std::shared_ptr<isa::HardwareDispatch> hw;
     if (k.stage[i] == "reduce") {
-      // The split-K reduction runs as part of the gate/up descriptor: no fetch.
+      // The split-K reduction runs as part of the gate/up descriptor: no
+      // fetch, one workgroup per block in grid order.
       hw = std::make_shared<isa::HardwareDispatch>();
-      hw->policy = TdmPolicy::custom;
-      hw->expert.assign(k.kernels[i].workgroups, 0);
       hw->block.resize(k.kernels[i].workgroups);
       std::iota(hw->block.begin(), hw->block.end(), 0u);
       hw->n_tile.assign(k.kernels[i].workgroups, 0);
     } else {
-      hw = dispatch_of(jobs, policy);
-      const auto bytes = format::encode(descriptors.at(d++));
-      hw->descriptor_bytes = static_cast<std::uint32_t>(bytes.size());
-      hw->descriptor_addr = as.allocate(bytes.size());
+      hw = dispatch_of(k.stage[i] == "down" ? plan.stage2 : plan.stage1);
+      if (d >= stream.size()) {
+        throw std::invalid_argument("the descriptor stream has " + std::to_string(stream.size()) +
+                                    " descriptors; the layer runs more");
+      }
+      hw->descriptor = stream[d++];
+      hw->descriptor_addr = as.allocate(hw->descriptor.size());
     }
     k.kernels[i].hardware = hw;
     k.kernels[i].name = "tdm_" + k.kernels[i].name.substr(4);  // moe_gate_up -> tdm_gate_up
   }
+  if (d != stream.size()) {
+    throw std::invalid_argument("the descriptor stream has " + std::to_string(stream.size()) +
+                                " descriptors; the layer runs " + std::to_string(d));
+  }
   return k;
+}
+
+DescriptorBytes descriptor_bytes(const MoeKernels& k) {
+  DescriptorBytes out;
+  for (const auto& kernel : k.kernels) {
+    if (kernel.hardware && !kernel.hardware->descriptor.empty()) out.push_back(kernel.hardware->descriptor);
+  }
+  return out;
 }
 
 }  // namespace tdmsim::sim::programs

@@ -6,6 +6,7 @@
 // HBM traffic follow the routing. docs/moe-timing.md describes the costs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -83,7 +84,15 @@ MoeKernels software_moe(AddressSpace& as, const plan::MoePlan& plan, const Machi
 // The TDM path: software sorts (it builds the task table), then the TDM MoE
 // unit runs the plan's stages from descriptors (no host launches), with
 // token rows gathered into LDS by the tensor data movers. The machine must
-// have a `tdm:` section; its default_policy places the jobs.
-MoeKernels tdm_moe(AddressSpace& as, const plan::MoePlan& plan, const MachineSpec& machine);
+// have a `tdm:` section. The descriptors software writes are built from the
+// plan with tdm.default_policy, or, when `descriptors` is given, are those
+// encoded records (one per descriptor-run stage, in order: a user's stream,
+// checked against the plan beforehand with format::check_stream). The unit
+// decodes whichever bytes it fetches and schedules from them.
+using DescriptorBytes = std::vector<std::vector<std::byte>>;
+MoeKernels tdm_moe(AddressSpace& as, const plan::MoePlan& plan, const MachineSpec& machine,
+                   const DescriptorBytes* descriptors = nullptr);
+// The encoded descriptors of a TDM path's kernels, in order (what the unit fetches).
+DescriptorBytes descriptor_bytes(const MoeKernels& k);
 
 }  // namespace tdmsim::sim::programs

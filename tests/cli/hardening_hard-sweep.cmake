@@ -13,10 +13,6 @@ add_test(NAME sweep.output_folder_lock
          COMMAND python3 ${HSWEEP_PY} ${TDMSIM_BIN} ${HSWEEP_WORK} lock ${CMAKE_CURRENT_SOURCE_DIR}/data/sweeps/small.yaml)
 add_test(NAME sweep.removes_stale_temporaries
          COMMAND python3 ${HSWEEP_PY} ${TDMSIM_BIN} ${HSWEEP_WORK} stale_temporaries ${CMAKE_CURRENT_SOURCE_DIR}/data/sweeps/tiny.yaml)
-add_test(NAME sweep.policy_custom_exit_2
-         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;sweep\;${CMAKE_CURRENT_SOURCE_DIR}/data/bad/sweeps/axis_policy_custom.yaml\;--output\;${HSWEEP_WORK}/custom
-                 -DEXPECT_RC=2 -DEXPECT_STDERR=axis_policy_custom.yaml:10:46:.axes.machine.tdm.default_policy:.value.'custom'
-                 -DMUST_NOT_EXIST=${HSWEEP_WORK}/custom -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 add_test(NAME sweep.point_that_cannot_run_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;sweep\;${HSWEEP_DATA}/trace_too_short.yaml\;--output\;${HSWEEP_WORK}/short
                  -DEXPECT_RC=2 -DEXPECT_STDERR=trace_too_short.yaml:7:[0-9]+:.axes.scenario.tokens:.point.1..scenario.tokens=32.:.*mixtral-8x7b-16tok.trace:21:

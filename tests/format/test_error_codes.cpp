@@ -175,8 +175,8 @@ std::vector<Case> cases() {
                moe_bytes([](B& b) { patch(b, Y + 20, 3, 4); })});
   c.push_back({"descriptor id 0", Code::bad_sync, H::descriptor_id,
                moe_struct([](MoeDescriptor& d) { d.descriptor_id = 0; })});
-  c.push_back({"custom policy without id", Code::bad_policy, L + Ly::custom_policy_id,
-               moe_bytes([](B& b) { patch(b, L + Ly::policy, 3, 1); })});
+  c.push_back({"callback id without custom policy", Code::bad_policy, L + Ly::custom_policy_id,
+               moe_bytes([](B& b) { patch(b, L + Ly::custom_policy_id, 7, 4); })});
   c.push_back({"scale base without scales", Code::reserved_nonzero, X + 16,
                moe_struct([](MoeDescriptor& d) { d.experts[0].gate_up_scale = 0x900000; })});
   // tensor descriptors

@@ -101,13 +101,17 @@ TEST_CASE("slots follow the blocks that have stage-1 tile jobs", "[builder]") {
 TEST_CASE("builder refusals", "[builder]") {
   const plan::MoePlan p = example_plan();
   const MoeAddressMap a = packed_address_map(p, 0);
+  // custom without a callback id is the table order (valid); a callback id
+  // with another policy is refused.
+  CHECK(make_moe_descriptor(p, TdmPolicy::custom, a, SlotLength{}).layer.custom_policy_id == 0);
+  MoeBuildOptions o;
+  o.custom_policy_id = 7;
   try {
-    (void)make_moe_descriptor(p, TdmPolicy::custom, a, SlotLength{});
-    FAIL("custom policy without a callback id accepted");
+    (void)make_moe_descriptor(p, TdmPolicy::load_balance, a, SlotLength{}, o);
+    FAIL("callback id with policy load_balance accepted");
   } catch (const DescriptorException& e) {
     CHECK(e.error().code == Code::bad_policy);
   }
-  MoeBuildOptions o;
   o.custom_policy_id = 7;
   CHECK(make_moe_descriptor(p, TdmPolicy::custom, a, SlotLength{}, o).layer.custom_policy_id == 7);
   CHECK_THROWS_AS(make_moe_descriptor(p, TdmPolicy::load_balance, a, SlotLength{0, SlotUnit::ns}),

@@ -213,13 +213,22 @@ TEST_CASE("the TDM policies order jobs as documented", "[tdm]") {
   isa::KernelLaunch k;
   k.workgroups = 6;
   auto hw = std::make_shared<isa::HardwareDispatch>();
-  hw->expert = {0, 0, 1, 1, 1, 1};
   hw->block = {0, 0, 1, 1, 2, 2};
   hw->n_tile = {0, 1, 0, 1, 0, 1};
+  k.hardware = hw;
+  // The decoded descriptor: one slot record per block, in block order.
+  format::MoeDescriptor desc;
+  for (std::uint32_t b = 0; b < 3; ++b) {
+    format::TimeSlot s;
+    s.expert = b == 0 ? 0 : 1;
+    s.block = b;
+    s.valid_rows = 1;
+    s.length = static_cast<std::uint32_t>(m.tdm->slot_length.ps / 1000);
+    desc.slots.push_back(s);
+  }
   auto order = [&](TdmPolicy policy) {
-    hw->policy = policy;
-    k.hardware = hw;
-    return unit.place(k, 2).order;
+    desc.layer.policy = policy;
+    return unit.place(k, &desc, 2).order;
   };
   using V = std::vector<std::uint32_t>;
   CHECK(order(TdmPolicy::custom) == V{0, 1, 2, 3, 4, 5});
@@ -228,13 +237,13 @@ TEST_CASE("the TDM policies order jobs as documented", "[tdm]") {
   CHECK(order(TdmPolicy::load_balance) == V{2, 0, 4, 1, 3, 5});
   CHECK(order(TdmPolicy::low_latency) == V{0, 1, 2, 4, 3, 5});
   // Two jobs per slot: releases step by slot_length; low_latency releases all at once.
-  hw->policy = TdmPolicy::capacity_first;
-  const auto plan = unit.place(k, 2);
+  desc.layer.policy = TdmPolicy::capacity_first;
+  const auto plan = unit.place(k, &desc, 2);
   CHECK(plan.release[1] == 0);
   CHECK(plan.release[2] == m.tdm->slot_length.ps);
   CHECK(plan.release[5] == 2 * m.tdm->slot_length.ps);
-  hw->policy = TdmPolicy::low_latency;
-  CHECK(unit.place(k, 2).release[5] == 0);
+  desc.layer.policy = TdmPolicy::low_latency;
+  CHECK(unit.place(k, &desc, 2).release[5] == 0);
 }
 
 TEST_CASE("no shipped scenario's software path beats its physical floor (small ones here)", "[moe]") {

@@ -368,8 +368,9 @@ struct TdmSpec {
     v.param(decode_latency, "decode_latency", "time to decode and validate a descriptor",
             Default{"50ns"}, Max{"100us"});
     v.param(slots, "slots", "time slots in the task table", Required{}, Min{1u}, Max{65536u});
-    v.param(slot_length, "slot_length", "length of one time slot", Required{}, Min{"1ns"},
-            Max{"1ms"});
+    v.param(slot_length, "slot_length",
+            "length of every slot record in the descriptors software writes (rounded down to whole ns)",
+            Required{}, Min{"1ns"}, Max{"1ms"});
     v.param(queue_depth, "queue_depth", "descriptors queued per scheduler", Default{4u}, Min{1u},
             Max{1024u});
     v.param(dispatch_latency, "dispatch_latency", "time to dispatch one slot's work to a CU",
@@ -379,7 +380,7 @@ struct TdmSpec {
     v.param(mover_bytes_per_clock, "mover_bytes_per_clock",
             "bytes per clock one tensor data mover writes into LDS", Default{64u}, Min{1u},
             Max{4096u});
-    v.param(default_policy, "default_policy", "routing policy when a descriptor names none",
+    v.param(default_policy, "default_policy", "policy of the descriptors software writes for the unit (custom: the slot table's order)",
             Default{TdmPolicy::load_balance});
     v.param(gather_bit_layout, "gather_bit_layout",
             "group0 gather/index-size bit positions (sources disagree)",

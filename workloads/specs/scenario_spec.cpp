@@ -125,17 +125,6 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
     c.fail("parallel.tp", "intermediate_size (" + str(model.intermediate_size) +
                               ") does not split evenly over tp=" + str(s.parallel.tp));
   }
-  // A custom policy is a callback the software registers with the unit; the
-  // timing model has none to call (issue #21), and the descriptors it would
-  // write are invalid without one. Refused here, where the path is known, so
-  // that validation fails instead of the run.
-  if (machine.tdm && machine.tdm->default_policy == TdmPolicy::custom && s.path != ExecPath::software) {
-    c.fail("machine.tdm.default_policy",
-           "machine " + machine.name + " has tdm.default_policy custom, which the simulator cannot "
-           "run yet (a custom policy needs a callback id, and none can be given); use load_balance, "
-           "capacity_first or low_latency, or path software",
-           {"machine", "path"});
-  }
   // AITER's kernels exist for CDNA3 and CDNA4 only; elsewhere the key would
   // change nothing, so it is refused.
   if (s.kernel.source == KernelCode::aiter && machine.isa != IsaFamily::cdna3 && machine.isa != IsaFamily::cdna4) {

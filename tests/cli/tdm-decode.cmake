@@ -1,0 +1,26 @@
+# ---- the descriptor-driven TDM unit (issue #21 part 1; tests/cli/tdm_decode_checks.py):
+# a stream written by `run --write-descriptors` and read back with `--descriptors`
+# gives a byte-identical summary.json (the scenario's layer, a 1-stage one, a split-K one); a corrupt or
+# disagreeing stream exits 2 with its byte offset and writes nothing; a sweep over
+# every policy, custom included, completes.
+set(TDMDEC_WORK ${CMAKE_CURRENT_BINARY_DIR}/tdm-decode)
+set(TDMDEC_PY ${CMAKE_CURRENT_SOURCE_DIR}/cli/tdm_decode_checks.py)
+set(TDMDEC_SCENARIO ${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml)
+add_test(NAME tdm.descriptors_round_trip
+         COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK}/one round_trip ${TDMDEC_SCENARIO})
+add_test(NAME tdm.descriptors_round_trip_one_stage
+         COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK}/fused round_trip ${TDMDEC_SCENARIO} stages=1)
+add_test(NAME tdm.descriptors_round_trip_split_k
+         COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK}/splitk round_trip ${TDMDEC_SCENARIO} stages=2 split_k=2)
+add_test(NAME tdm.descriptors_corrupt_exit_2
+         COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK} corrupt ${TDMDEC_SCENARIO})
+add_test(NAME tdm.descriptors_disagree_exit_2
+         COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK} disagree ${TDMDEC_SCENARIO})
+add_test(NAME tdm.sweep_all_policies
+         COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK} policies ${TDMDEC_SCENARIO})
+add_test(NAME tdm.descriptors_need_tdm_path_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${TDMDEC_SCENARIO}\;--path\;software\;--descriptors\;x.tdmm
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=--descriptors.needs.the.TDM.path -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME tdm.custom_policy_runs
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/tdm-decode/policy-custom.yaml\;--quiet
+                 -DEXPECT_RC=0 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""CLI checks of the descriptor-driven TDM unit (issue #21, part 1 and custom):
+
+  round_trip SCENARIO [KEY=VALUE...] (KEY=VALUE: kernel keys set in a copy of the scenario)
+                                     run --write-descriptors, then run --descriptors of that
+                                     file: summary.json byte-identical (simulation_wall_s, the
+                                     host's wall time, removed as bench/record-outputs.sh does);
+                                     describe prints the stream
+  corrupt SCENARIO                   a byte of the stream changed: exit 2, the byte offset in
+                                     the message, no output folder
+  disagree SCENARIO                  the stream of another token count: exit 2,
+                                     scenario_mismatch at the layer's tokens field (byte 76)
+  policies SCENARIO                  a sweep over every tdm.default_policy, custom included,
+                                     completes every point
+
+Usage: tdm_decode_checks.py TDMSIM WORKDIR MODE SCENARIO [KEY=VALUE...]"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def tdmsim(args, expect=0):
+    r = subprocess.run([TDMSIM, *args], capture_output=True, text=True)
+    if r.returncode != expect:
+        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: tdmsim {' '.join(args)}\n"
+                 f"{r.stdout}\n{r.stderr}")
+    return r
+
+
+def summary(folder):
+    with open(os.path.join(folder, "summary.json"), "rb") as f:
+        lines = f.read().split(b"\n")
+    return b"\n".join(l for l in lines if b'"simulation_wall_s"' not in l)
+
+
+def write_stream(scenario, name, extra=()):
+    path = os.path.join(WORK, name + ".tdmm")
+    tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--force", "--write-descriptors", path,
+            "--output", os.path.join(WORK, name), *extra])
+    return path
+
+
+def round_trip(scenario, kernel_keys):
+    if kernel_keys:
+        copy = os.path.join(WORK, "scenario.yaml")
+        open(copy, "w").write(open(scenario).read() + "kernel:\n" +
+                              "".join(f"  {k.replace('=', ': ')}\n" for k in kernel_keys))
+        scenario = copy
+    stream = write_stream(scenario, "plan")
+    tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--descriptors", stream,
+            "--output", os.path.join(WORK, "file")])
+    a, b = summary(os.path.join(WORK, "plan")), summary(os.path.join(WORK, "file"))
+    if a != b:
+        sys.exit("FAILED: summary.json of the plan-built stream and of the file differ")
+    with open(os.path.join(WORK, "file", "config.json")) as f:
+        cfg = json.load(f)
+    assert cfg["files"]["descriptors"] == os.path.abspath(stream), cfg["files"]
+    with open(os.path.join(WORK, "file", "summary.json")) as f:
+        stages = json.load(f)["paths"][0]["stages"]
+    print(f"identical summary.json; stages {[s['stage'] for s in stages]}")
+    # describe reads the same file: one descriptor, or a stream of several.
+    out = tdmsim(["describe", stream]).stdout
+    n = sum(1 for s in stages if s["stage"] in ("fused", "gate_up", "down"))
+    if n > 1 and f"descriptor {n} of {n}" not in out:
+        sys.exit(f"FAILED: describe did not list {n} descriptors:\n{out[:400]}")
+
+
+def corrupt(scenario):
+    stream = write_stream(scenario, "good")
+    bad = os.path.join(WORK, "bad.tdmm")
+    data = bytearray(open(stream, "rb").read())
+    data[100] ^= 0x01
+    open(bad, "wb").write(bytes(data))
+    out = os.path.join(WORK, "corrupt-out")
+    r = tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--descriptors", bad, "--output", out],
+               expect=2)
+    if not re.search(r"bad\.tdmm: invalid descriptor stream: checksum_mismatch at byte 12", r.stderr):
+        sys.exit(f"FAILED: message without the offset: {r.stderr}")
+    assert not os.path.exists(out), "output folder written"
+    # A truncated stream.
+    open(bad, "wb").write(bytes(data[: len(data) - 8]))
+    r = tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--descriptors", bad, "--output", out],
+               expect=2)
+    assert re.search(r"at byte [0-9]+", r.stderr), r.stderr
+    assert not os.path.exists(out), "output folder written"
+    print(r.stderr.strip())
+
+
+def disagree(scenario):
+    text = open(scenario).read()
+    other = os.path.join(WORK, "other-tokens.yaml")
+    tokens = int(re.search(r"^tokens: *([0-9]+)", text, re.M).group(1))
+    open(other, "w").write(re.sub(r"^tokens: *[0-9]+", f"tokens: {tokens * 2}", text, flags=re.M)
+                           .replace("name: ", "name: other-", 1))
+    stream = write_stream(other, "other")
+    out = os.path.join(WORK, "disagree-out")
+    r = tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--descriptors", stream, "--output", out],
+               expect=2)
+    # The layer section starts at byte 64; tokens is its field at 12.
+    want = f"scenario_mismatch at byte 76: descriptor 1 (id 1): layer tokens is {tokens * 2}"
+    if want not in r.stderr:
+        sys.exit(f"FAILED: expected '{want}' in: {r.stderr}")
+    assert not os.path.exists(out), "output folder written"
+    print(r.stderr.strip())
+
+
+def policies(scenario):
+    sweep = os.path.join(WORK, "policies.yaml")
+    open(sweep, "w").write(
+        "name: tdm-policies\n"
+        f"scenario: {os.path.abspath(scenario)}\n"
+        "axes:\n"
+        "  scenario.tokens: [4]\n"
+        "  machine.tdm.default_policy: [load_balance, capacity_first, low_latency, custom]\n")
+    out = os.path.join(WORK, "policies-out")
+    tdmsim(["sweep", sweep, "--output", out, "--force"])
+    rows = [json.loads(l) for l in open(os.path.join(out, "results.jsonl"))]
+    tdm = {r["inputs"]["machine.tdm.default_policy"]: r["metrics"]["total_us"]
+           for r in rows if r["path"] == "tdm"}
+    if sorted(tdm) != ["capacity_first", "custom", "load_balance", "low_latency"]:
+        sys.exit(f"FAILED: TDM points {tdm}")
+    print(f"TDM total_us by policy: {tdm}")
+
+
+TDMSIM, WORK, MODE, SCENARIO = sys.argv[1:5]
+shutil.rmtree(os.path.join(WORK, MODE), ignore_errors=True)
+WORK = os.path.join(WORK, MODE)
+os.makedirs(WORK)
+{"round_trip": lambda: round_trip(SCENARIO, sys.argv[5:]), "corrupt": lambda: corrupt(SCENARIO),
+ "disagree": lambda: disagree(SCENARIO), "policies": lambda: policies(SCENARIO)}[MODE]()
