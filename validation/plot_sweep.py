@@ -192,8 +192,10 @@ def tornado(rows, a):
     bars.reverse()  # rank 1 on top
     fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.42 * len(bars)))
     for i, (name, lv, ls, hv, hs, mn, mx) in enumerate(bars):
-        ax.barh(i, ls - base, left=base, color="tab:blue", height=0.6, label="low value" if i == 0 else None)
-        ax.barh(i, hs - base, left=base, color="tab:orange", height=0.6, label="high value" if i == 0 else None)
+        # The farther value first, so that both show when they lie on the same side of the base.
+        both = [(ls, "tab:blue", "low value"), (hs, "tab:orange", "high value")]
+        for s_, color, name_ in sorted(both, key=lambda b: -abs(b[0] - base)):
+            ax.barh(i, s_ - base, left=base, color=color, height=0.6, label=name_ if i == 0 else None)
         if mn < min(ls, hs) or mx > max(ls, hs):  # values between low and high reach further
             ax.plot([mn, mx], [i, i], color="black", linewidth=0.8)
         for v, s in ((lv, ls), (hv, hs)):
@@ -205,7 +207,9 @@ def tornado(rows, a):
     ax.set_xlabel(f"TDM speedup over software (x); base {base:.3f}")
     ax.margins(x=0.25)
     ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda k: labels[k])
+    ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=8, loc="lower right")
     if a.title:
         ax.set_title(a.title, fontsize=10)
     fig.tight_layout()
