@@ -4,13 +4,20 @@
   plot_sweep.py results.csv --x tokens --y total_us --hue path --facet model --output fig.png
   plot_sweep.py results.csv --x tokens --speedup --hue model --output speedup.svg
   plot_sweep.py results.csv --x zipf_s --hue path,tokens --facet model --output skew.png
+  plot_sweep.py sensitivity.csv --output tornado.png
+
 
 Columns are named as in results.csv; an axis column may be named by its last part
 (`bandwidth` for `machine.memory.hbm.bandwidth`). Values with units (4TB/s, 2100MHz)
 are plotted as numbers in their unit, which labels the axis. Logarithmic axes are
 chosen when the values span a factor of 16 or more (force with --logx/--logy,
 --linx/--liny). --speedup plots the software path's time over the TDM path's for
-rows that differ only in their path. `tdmsim plot ...` runs this script.
+rows that differ only in their path. A sweep with `repeat: N` has each point's mean
+and 95% confidence interval: the line is the mean and a shaded band the interval
+(columns Y_ci95_low and Y_ci95_high beside Y; tdm_speedup_ci95_* for --speedup).
+A one-at-a-time sweep's sensitivity.csv is drawn as a tornado: one bar per
+parameter from its low value's speedup to its high value's, around the base's,
+largest swing on top. `tdmsim plot ...` runs this script.
 Exit codes: 0 ok, 2 bad input (unknown column, nothing to plot)."""
 import argparse
 import csv
@@ -128,7 +135,8 @@ def use_log(values, force_log, force_lin):
 
 
 def speedup_rows(rows, header):
-    """One row per configuration: software total / tdm total."""
+    """One row per configuration: software total / tdm total. With repeated draws
+    (a tdm_speedup column), the mean of the per-draw ratios and its interval."""
     inputs = header[header.index("point") + 1:header.index("path")]
     key_cols = [c for c in inputs] + ["machine", "model", "tokens", "dtype"]
     groups = defaultdict(dict)
@@ -142,17 +150,77 @@ def speedup_rows(rows, header):
         g = groups[k]
         if "software" in g and "tdm" in g and g["tdm"] > 0:
             r = dict(r)
-            r["speedup"] = str(g["software"] / g["tdm"])
+            if r.get("tdm_speedup", "") != "":
+                r["speedup"] = r["tdm_speedup"]
+                r["speedup_ci95_low"] = r["tdm_speedup_ci95_low"]
+                r["speedup_ci95_high"] = r["tdm_speedup_ci95_high"]
+            else:
+                r["speedup"] = str(g["software"] / g["tdm"])
             out.append(r)
     if not out:
         fail("--speedup needs rows of both the software and the tdm path")
     return out
 
 
+def import_pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        # Debian's python3-matplotlib belongs to /usr/bin/python3; a python3
+        # earlier on PATH (a virtualenv, pyenv) may lack it.
+        system = "/usr/bin/python3"
+        if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system):
+            os.execv(system, [system, *sys.argv])
+        print("plot_sweep: error: matplotlib is missing: install python3-matplotlib "
+              "(scripts/install-deps.sh)", file=sys.stderr)
+        sys.exit(1)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def tornado(rows, a):
+    """sensitivity.csv (a `mode: oat` sweep): one horizontal bar per parameter from the
+    speedup at its low value to the one at its high value, the base speedup as a line."""
+    try:
+        base = float(rows[0]["base_speedup"])
+        bars = [(r["parameter"], r["low_value"], float(r["low_speedup"]), r["high_value"],
+                 float(r["high_speedup"]), float(r["min_speedup"]), float(r["max_speedup"])) for r in rows]
+    except (KeyError, ValueError) as e:
+        fail(f"{a.results} is not a well-formed sensitivity.csv: {e}")
+    plt = import_pyplot()
+    bars.reverse()  # rank 1 on top
+    fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.42 * len(bars)))
+    for i, (name, lv, ls, hv, hs, mn, mx) in enumerate(bars):
+        # The farther value first, so that both show when they lie on the same side of the base.
+        both = [(ls, "tab:blue", "low value"), (hs, "tab:orange", "high value")]
+        for s_, color, name_ in sorted(both, key=lambda b: -abs(b[0] - base)):
+            ax.barh(i, s_ - base, left=base, color=color, height=0.6, label=name_ if i == 0 else None)
+        if mn < min(ls, hs) or mx > max(ls, hs):  # values between low and high reach further
+            ax.plot([mn, mx], [i, i], color="black", linewidth=0.8)
+        for v, s in ((lv, ls), (hv, hs)):
+            ax.annotate(v, (s, i), xytext=(3 if s >= base else -3, 0), textcoords="offset points",
+                        ha="left" if s >= base else "right", va="center", fontsize=7)
+    ax.axvline(base, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_yticks(range(len(bars)))
+    ax.set_yticklabels([b[0] for b in bars], fontsize=8)
+    ax.set_xlabel(f"TDM speedup over software (x); base {base:.3f}")
+    ax.margins(x=0.25)
+    ax.grid(True, axis="x", alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda k: labels[k])
+    ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=8, loc="lower right")
+    if a.title:
+        ax.set_title(a.title, fontsize=10)
+    fig.tight_layout()
+    save_whole(fig, a.output)
+    print(f"wrote {a.output}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="results.csv of tdmsim sweep")
-    ap.add_argument("--x", required=True)
+    ap.add_argument("results", help="results.csv of tdmsim sweep, or the sensitivity.csv of a mode: oat sweep")
+    ap.add_argument("--x", help="x-axis column (results.csv)")
     ap.add_argument("--y", default="total_us")
     ap.add_argument("--hue", help="one line per value of this column")
     ap.add_argument("--facet", help="one panel per value of this column")
@@ -176,6 +244,10 @@ def main():
         fail(str(e))
     if not rows:
         fail(f"{a.results} has no rows")
+    if "parameter" in header and "base_speedup" in header:
+        return tornado(rows, a)
+    if not a.x:
+        fail("--x is required (a results.csv column)")
     x = resolve(a.x, header)
     # --hue and --facet may name several columns (a,b): one line / panel per combination.
     hue_cols = [resolve(h, header) for h in a.hue.split(",")] if a.hue else []
@@ -195,19 +267,7 @@ def main():
     if not rows:
         fail(f"column {y} is empty")
 
-    try:
-        import matplotlib
-    except ImportError:
-        # Debian's python3-matplotlib belongs to /usr/bin/python3; a python3
-        # earlier on PATH (a virtualenv, pyenv) may lack it.
-        system = "/usr/bin/python3"
-        if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system):
-            os.execv(system, [system, *sys.argv])
-        print("plot_sweep: error: matplotlib is missing: install python3-matplotlib "
-              "(scripts/install-deps.sh)", file=sys.stderr)
-        sys.exit(1)
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = import_pyplot()
     from matplotlib.ticker import FuncFormatter
 
     xs, xunit = numeric([r[x] for r in rows])
@@ -220,6 +280,12 @@ def main():
         fail(f"column {y} is not numeric")
     for r, xv, yv in zip(rows, xs, ys):
         r["_x"], r["_y"] = xv, yv
+    # Repeated draws: the interval of the mean, in y's unit (the CI columns are
+    # plain numbers in the metric's own unit, as y is).
+    band = all(r.get(f"{y}_ci95_low", "") != "" and r.get(f"{y}_ci95_high", "") != "" for r in rows)
+    if band:
+        for r in rows:
+            r["_lo"], r["_hi"] = float(r[f"{y}_ci95_low"]), float(r[f"{y}_ci95_high"])
 
     facets = list(OrderedDict.fromkeys(r[facet] for r in rows)) if facet else [None]
     cols = min(3, len(facets))
@@ -233,9 +299,12 @@ def main():
         sub = [r for r in rows if facet is None or r[facet] == fv]
         hues = list(OrderedDict.fromkeys(r[hue] for r in sub)) if hue else [None]
         for hv in hues:
-            pts = sorted((r["_x"], r["_y"]) for r in sub if hue is None or r[hue] == hv)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3.5, linewidth=1.4,
-                    label=hv if hue else None)
+            pts = sorted((r["_x"], r["_y"], r.get("_lo"), r.get("_hi")) for r in sub if hue is None or r[hue] == hv)
+            line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3.5, linewidth=1.4,
+                            label=hv if hue else None)
+            if band:
+                ax.fill_between([p[0] for p in pts], [p[2] for p in pts], [p[3] for p in pts],
+                                color=line.get_color(), alpha=0.2, linewidth=0)
         if logx:
             pow2 = all(v > 0 and float(v).is_integer() and (int(v) & (int(v) - 1)) == 0 for v in xs)
             ax.set_xscale("log", base=2 if pow2 else 10)

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -25,6 +26,8 @@
 #include "apps/tdmsim/sweep_lock.h"
 #include "apps/tdmsim/sweep_mpi.h"
 #include "apps/tdmsim/sweep_results.h"
+#include "apps/tdmsim/sweep_sensitivity.h"
+#include "apps/tdmsim/sweep_stats.h"
 #include "apps/tdmsim/sweep_worker.h"
 #include "workloads/config/sweep_points.h"
 #include "workloads/util/atomic_write.h"
@@ -74,6 +77,9 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
                         std::to_string(spec.seed), std::to_string(spec.samples)}) {
     def.add(s);
   }
+  // Draws are part of which runs the sweep has; left out at 1 so that folders
+  // of sweeps from before `repeat:` existed are still resumed.
+  if (spec.repeat > 1) def.add("repeat=" + std::to_string(spec.repeat));
   fp.add(kFormat);
   FileHashes files;
   p.inputs_hash.resize(p.points.size());
@@ -111,6 +117,7 @@ Json manifest(const Prepared& p) {
           {"fingerprint", p.fingerprint},
           {"mode", config::enum_name(s.mode)},
           {"seed", s.seed},
+          {"repeat", s.repeat},
           {"points", p.points.size()},
           {"rows", p.rows},
           {"axes", axes},
@@ -181,7 +188,8 @@ std::vector<Json> rows_of(const Prepared& p, const PointOutcome& o) {
   for (const auto& [k, v] : config::point_values(p.sweep.sweep.spec, pt)) inputs[k] = v;
   const Json& r = o.result;
   std::vector<Json> rows;
-  for (const auto& m : r.at("paths")) {
+  for (std::size_t i = 0; i < r.at("paths").size(); ++i) {
+    const Json& m = r["paths"][i];
     rows.push_back({{"point", o.point},
                     {"rows_in_point", r.at("paths").size()},
                     {"inputs_hash", r.at("inputs_hash")},
@@ -194,6 +202,18 @@ std::vector<Json> rows_of(const Prepared& p, const PointOutcome& o) {
                     {"dtype", r.at("dtype")},
                     {"layer", r.at("layer")},
                     {"metrics", m}});
+    if (r.contains("repeat")) {
+      // Mean and interval of this path, the point's speedup, and every draw.
+      const Json& rep = r["repeat"];
+      rows.back()["repeat"] = {{"n", rep.at("n")}, {"seeds", rep.at("seeds")},
+                               {"total_us", rep.at("total_us").at(i)}, {"tdm_speedup", rep.at("tdm_speedup")}};
+      Json draws = Json::array();
+      for (const auto& d : r.at("draws")) {
+        draws.push_back({{"draw", d.at("draw")}, {"seed", d.at("seed")}, {"layer", d.at("layer")},
+                         {"metrics", d.at("paths").at(i)}});
+      }
+      rows.back()["draws"] = std::move(draws);
+    }
   }
   return rows;
 }
@@ -201,7 +221,8 @@ std::vector<Json> rows_of(const Prepared& p, const PointOutcome& o) {
 // One self-overwriting line on a terminal: bar, counts, elapsed, ETA.
 class Progress {
  public:
-  Progress(bool on, std::size_t total) : on_(on), total_(total), t0_(std::chrono::steady_clock::now()) {
+  Progress(bool on, std::size_t total, std::string unit = "points")
+      : on_(on), total_(total), unit_(std::move(unit)), t0_(std::chrono::steady_clock::now()) {
     draw();
   }
   void point_done(bool ok) {
@@ -226,13 +247,14 @@ class Progress {
     const std::size_t width = 30;
     const std::size_t fill = total_ > 0 ? done_ * width / total_ : width;
     const std::string eta = done_ > 0 && done_ < total_ ? clock(el / static_cast<double>(done_) * static_cast<double>(total_ - done_)) : "--:--";
-    fmt::print(stderr, "\r[{}{}] {}/{} points{} {} elapsed, ETA {}   ", std::string(fill, '#'),
-               std::string(width - fill, '.'), done_, total_,
+    fmt::print(stderr, "\r[{}{}] {}/{} {}{} {} elapsed, ETA {}   ", std::string(fill, '#'),
+               std::string(width - fill, '.'), done_, total_, unit_,
                failed_ > 0 ? fmt::format(" ({} failed)", failed_) : std::string(), clock(el), eta);
     std::fflush(stderr);
   }
   bool on_;
   std::size_t total_, done_ = 0, failed_ = 0;
+  std::string unit_;
   std::chrono::steady_clock::time_point t0_;
   std::mutex mu_;
 };
@@ -245,17 +267,20 @@ int sweep_command(const SweepOptions& o) {
   const config::Loader loader(config::default_roots());
   const fs::path file = fs::absolute(o.sweep);
   const Prepared p = prepare(loader, file);  // bad input: ConfigError on every rank alike
+  const std::uint32_t repeat = p.sweep.sweep.spec.repeat;
 
   if (o.dry_run) {
     if (root) {
-      fmt::print("sweep {}: {} points, {} rows, fingerprint {}\n", p.sweep.sweep.spec.name, p.points.size(),
-                 p.rows, p.fingerprint);
+      fmt::print("sweep {}: {} points, {} rows, fingerprint {}{}\n", p.sweep.sweep.spec.name, p.points.size(),
+                 p.rows, p.fingerprint,
+                 repeat > 1 ? fmt::format("; {} routing draws each ({} runs)", repeat, p.points.size() * repeat)
+                            : std::string());
       for (const auto& pt : p.points) {
         std::string what;
         for (const auto& [k, v] : config::point_values(p.sweep.sweep.spec, pt)) {
           what += (what.empty() ? "" : ", ") + k + "=" + v;
         }
-        fmt::print("{:>6}  {}\n", pt.index, what);
+        fmt::print("{:>6}  {}\n", pt.index, what.empty() ? "(base)" : what);
       }
     }
     return kExitOk;
@@ -277,7 +302,7 @@ int sweep_command(const SweepOptions& o) {
       journal = std::make_unique<ResultsJournal>(dir, p.axis_columns, [&p](const Json& row) {
         const auto i = row.value("point", std::uint64_t{0});
         return i < p.inputs_hash.size() && row.value("inputs_hash", "") == p.inputs_hash[i];
-      });
+      }, repeat > 1);
       if (journal->stale_points() > 0 && !o.quiet) {
         fmt::print(stderr, "{} finished point(s) run again: their inputs changed since they ran\n",
                    journal->stale_points());
@@ -296,19 +321,26 @@ int sweep_command(const SweepOptions& o) {
     return code;
   }
 
-  auto request_for = [&](std::uint64_t i) {
-    return PointRequest{file.string(), i, p.points.at(i).choice};
+  // The work handed out is runs: run u is draw u % repeat of point u / repeat
+  // (with repeat 1, run u is point u), so the draws of one point spread over
+  // threads and ranks like points do.
+  auto request_for = [&](std::uint64_t u) {
+    const std::uint64_t i = u / repeat;
+    return PointRequest{file.string(), i, p.points.at(i).choice, static_cast<std::uint32_t>(u % repeat)};
   };
   if (!root) {
     mpi_work(mpi, jobs, request_for);
     return kExitOk;
   }
 
-  std::vector<std::uint64_t> todo;
+  std::vector<std::uint64_t> todo;  // runs
+  std::size_t todo_points = 0;
   for (const auto& pt : p.points) {
-    if (!journal->done().contains(pt.index)) todo.push_back(pt.index);
+    if (journal->done().contains(pt.index)) continue;
+    ++todo_points;
+    for (std::uint32_t d = 0; d < repeat; ++d) todo.push_back(pt.index * repeat + d);
   }
-  const std::size_t already = p.points.size() - todo.size();
+  const std::size_t already = p.points.size() - todo_points;
   std::mutex mu;
   std::size_t cursor = 0;
   auto next_point = [&]() -> std::optional<std::uint64_t> {
@@ -316,10 +348,10 @@ int sweep_command(const SweepOptions& o) {
     if (cursor == todo.size()) return std::nullopt;
     return todo[cursor++];
   };
-  Progress progress(!o.quiet && isatty(STDERR_FILENO) != 0, todo.size());
+  Progress progress(!o.quiet && isatty(STDERR_FILENO) != 0, todo.size(), repeat > 1 ? "runs" : "points");
   std::vector<PointOutcome> failures;
   std::mutex fail_mu;
-  auto done = [&](const PointOutcome& out) {
+  auto point_done = [&](const PointOutcome& out) {
     if (out.ok) {
       try {
         journal->append(rows_of(p, out));
@@ -335,7 +367,45 @@ int sweep_command(const SweepOptions& o) {
       std::lock_guard<std::mutex> lock(fail_mu);
       failures.push_back(out);
     }
+  };
+  // A point is written once all its draws are in: merged (mean, interval,
+  // every draw kept) or, if any draw failed, failed with the first failure.
+  std::mutex draws_mu;
+  std::map<std::uint64_t, std::vector<PointOutcome>> draws;  // points with draws in flight
+  auto done = [&](const PointOutcome& out) {
     progress.point_done(out.ok);
+    if (repeat == 1) return point_done(out);
+    std::vector<PointOutcome> all;
+    {
+      std::lock_guard<std::mutex> lock(draws_mu);
+      auto& got = draws[out.point];
+      got.push_back(out);
+      if (got.size() < repeat) return;
+      all = std::move(got);
+      draws.erase(out.point);
+    }
+    std::sort(all.begin(), all.end(), [](const PointOutcome& a, const PointOutcome& b) { return a.draw < b.draw; });
+    PointOutcome merged;
+    merged.point = out.point;
+    merged.ok = true;
+    std::vector<Json> results;
+    for (const auto& d : all) {
+      merged.wall_s += d.wall_s;
+      if (!d.ok && merged.ok) {
+        merged.ok = false;
+        merged.error = fmt::format("draw {}: {}", d.draw, d.error);
+      }
+      results.push_back(d.result);
+    }
+    if (merged.ok) {
+      try {
+        merged.result = merge_draws(results);
+      } catch (const std::exception& e) {
+        merged.ok = false;
+        merged.error = std::string("bad result: ") + e.what();
+      }
+    }
+    point_done(merged);
   };
   std::signal(SIGPIPE, SIG_IGN);  // a child that dies early must not take the sweep with it
   if (mpi.size() > 1) mpi_coordinate(mpi, jobs, next_point, request_for, done);
@@ -346,6 +416,16 @@ int sweep_command(const SweepOptions& o) {
   progress.clear();
 
   journal->finish();
+  // A one-at-a-time sweep ranks its parameters once every point is in; until
+  // then (or without both paths) there is no ranking, and none from before.
+  bool ranked = false;
+  if (p.sweep.sweep.spec.mode == SweepMode::oat) {
+    if (failures.empty()) ranked = write_sensitivity(dir, p.sweep.sweep.spec);
+    if (!ranked) {
+      fs::remove(dir / "sensitivity.json");
+      fs::remove(dir / "sensitivity.csv");
+    }
+  }
   std::sort(failures.begin(), failures.end(),
             [](const PointOutcome& a, const PointOutcome& b) { return a.point < b.point; });
   const fs::path failed_file = dir / "failed.jsonl";
@@ -365,11 +445,17 @@ int sweep_command(const SweepOptions& o) {
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   if (!o.quiet) {
-    fmt::print("sweep {}: {} points ({} rows) in {}: {} run now, {} already done, {} failed; "
+    fmt::print("sweep {}: {} points ({} rows{}) in {}: {} run now, {} already done, {} failed; "
                "{:.1f} s with -j {}{}\n",
-               p.sweep.sweep.spec.name, p.points.size(), p.rows, dir.string(), todo.size() - failures.size(),
+               p.sweep.sweep.spec.name, p.points.size(), p.rows,
+               repeat > 1 ? fmt::format(", {} routing draws each", repeat) : std::string(), dir.string(),
+               todo_points - failures.size(),
                already, failures.size(), wall, jobs,
                mpi.size() > 1 ? fmt::format(" on {} MPI ranks", mpi.size()) : std::string());
+    if (ranked) {
+      fmt::print("parameters ranked by their effect on the TDM speedup: {} (tdmsim plot {} --output tornado.png)\n",
+                 (dir / "sensitivity.csv").string(), (dir / "sensitivity.csv").string());
+    }
   }
   if (!failures.empty()) {
     std::cerr << fmt::format("{} of {} points failed (see {}); re-run the same command to retry them\n",
@@ -396,13 +482,20 @@ int sweep_point_command() {
   const config::ResolvedSweep sweep = loader.resolve_sweep(req.at("sweep").get<std::string>());
   config::SweepPoint point{req.at("point").get<std::uint64_t>(),
                            req.at("choice").get<std::vector<std::uint32_t>>()};
+  const auto draw = req.value("draw", 0u);
   config::Diagnostics diags;
   const auto r = config::PointResolver(loader, sweep).resolve(point, diags);
   diags.throw_if_any();
-  const auto& sc = r->scenario;
   FileHashes files;
+  const std::string inputs_hash = point_inputs_hash(*r, files);  // the point's, whatever the draw
+  // Draw r routes with the point's seed + r (wrapping), as `tdmsim run --repeat`
+  // numbers its draws: a draw is reproducible with `tdmsim run` at that seed.
+  config::ResolvedScenario sc = r->scenario;
+  sc.scenario.spec.seed += draw;
   Json out = {{"point", point.index},
-              {"inputs_hash", point_inputs_hash(*r, files)},
+              {"draw", draw},
+              {"seed", sc.scenario.spec.seed},
+              {"inputs_hash", inputs_hash},
               {"scenario", sc.scenario.spec.name},
               {"machine", sc.machine.spec.name},
               {"model", sc.model.spec.name},

@@ -76,7 +76,7 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
     const std::string point = "point " + std::to_string(pt.index) + " (" + what + "): ";
     // A problem of the point as a whole: reported at its last axis value, as
     // the resolver reports one.
-    const config::Location& last = axes.back().value_where.at(pt.choice.back());
+    const config::Location& last = config::value_location(axes.back(), pt.choice.back());
     const std::string last_key = "axes." + axes.back().key;
     try {
       check_runnable(*r);

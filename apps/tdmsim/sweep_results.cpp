@@ -61,6 +61,19 @@ constexpr Column kColumns[] = {
     {"kernel_config_line", "/layer/kernel_source/config/line"},
 };
 
+// With repeat: N > 1, after the stage columns: the draws, the spread of the
+// layer time (total_us is then the mean), and the point's TDM speedup (mean of
+// software / tdm per draw) with its interval, on every row of a point that ran both paths.
+constexpr Column kRepeatColumns[] = {
+    {"repeat", "/repeat/n"},
+    {"total_us_sd", "/repeat/total_us/sd"},
+    {"total_us_ci95_low", "/repeat/total_us/ci95_low"},
+    {"total_us_ci95_high", "/repeat/total_us/ci95_high"},
+    {"tdm_speedup", "/repeat/tdm_speedup/mean"},
+    {"tdm_speedup_ci95_low", "/repeat/tdm_speedup/ci95_low"},
+    {"tdm_speedup_ci95_high", "/repeat/tdm_speedup/ci95_high"},
+};
+
 std::string csv_field(std::string s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
@@ -110,8 +123,11 @@ void append_whole(int fd, const std::string& text, const fs::path& what) {
 }
 
 ResultsJournal::ResultsJournal(fs::path dir, std::vector<std::string> axis_columns,
-                               std::function<bool(const Json&)> current)
-    : dir_(std::move(dir)), axis_columns_(std::move(axis_columns)), current_(std::move(current)) {
+                               std::function<bool(const Json&)> current, bool repeat_columns)
+    : dir_(std::move(dir)),
+      axis_columns_(std::move(axis_columns)),
+      current_(std::move(current)),
+      repeat_columns_(repeat_columns) {
   load();
   open_for_append();
 }
@@ -138,6 +154,9 @@ std::string ResultsJournal::csv_header() const {
   for (const auto& a : axis_columns_) h += "," + csv_field(a);
   for (const auto& c : kColumns) h += std::string(",") + c.name;
   for (const auto* s : kStages) h += std::string(",") + s + "_us";
+  if (repeat_columns_) {
+    for (const auto& c : kRepeatColumns) h += std::string(",") + c.name;
+  }
   return h;
 }
 
@@ -156,6 +175,18 @@ std::string ResultsJournal::csv_row(const Json& row) const {
     t = t.is_null() ? st.at("time_us") : Json(t.get<double>() + st.at("time_us").get<double>());
   }
   for (const auto* s : kStages) r += "," + (stage_us.count(s) ? scalar_text(stage_us[s]) : std::string());
+  if (repeat_columns_) {
+    for (const auto& c : kRepeatColumns) {
+      // tdm_speedup is null on a point without both paths: an empty cell.
+      const Json::json_pointer ptr(c.pointer);
+      const Json* v = nullptr;
+      try {
+        v = &row.at(ptr);
+      } catch (const Json::exception&) {
+      }
+      r += "," + csv_field(v != nullptr ? scalar_text(*v) : std::string());
+    }
+  }
   return r;
 }
 

@@ -28,8 +28,10 @@ class ResultsJournal {
   // columns holding the axis values (axis keys). `current`, if given, says
   // whether a journal row still holds its point's result (its inputs are
   // unchanged); a point with a row that is not is dropped, to run again.
+  // `repeat_columns`: the sweep has repeat > 1, and the CSV the columns of
+  // the draws' statistics (rows with "repeat").
   ResultsJournal(fs::path dir, std::vector<std::string> axis_columns,
-                 std::function<bool(const config::Json&)> current = {});
+                 std::function<bool(const config::Json&)> current = {}, bool repeat_columns = false);
   ~ResultsJournal();
   ResultsJournal(const ResultsJournal&) = delete;
   ResultsJournal& operator=(const ResultsJournal&) = delete;
@@ -61,6 +63,7 @@ class ResultsJournal {
   fs::path dir_;
   std::vector<std::string> axis_columns_;
   std::function<bool(const config::Json&)> current_;
+  bool repeat_columns_ = false;
   std::set<std::uint64_t> done_;
   std::size_t stale_ = 0;
   std::vector<config::Json> rows_;  // every complete row, in journal order

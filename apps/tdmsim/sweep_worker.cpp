@@ -51,12 +51,13 @@ struct Pipe {
 }  // namespace
 
 Json PointOutcome::to_json() const {
-  return {{"point", point}, {"ok", ok}, {"result", result}, {"error", error}, {"wall_s", wall_s}};
+  return {{"point", point}, {"draw", draw}, {"ok", ok}, {"result", result}, {"error", error}, {"wall_s", wall_s}};
 }
 
 PointOutcome PointOutcome::from_json(const Json& j) {
   PointOutcome o;
   o.point = j.at("point").get<std::uint64_t>();
+  o.draw = j.value("draw", 0u);
   o.ok = j.at("ok").get<bool>();
   o.result = j.at("result");
   o.error = j.at("error").get<std::string>();
@@ -78,8 +79,10 @@ PointOutcome run_point_process(const std::string& exe, const PointRequest& reque
   const auto t0 = std::chrono::steady_clock::now();
   PointOutcome out;
   out.point = request.point;
+  out.draw = request.draw;
   const std::string input = Json{{"sweep", request.sweep_file},
                                  {"point", request.point},
+                                 {"draw", request.draw},
                                  {"choice", request.choice},
                                  {"parent", static_cast<std::int64_t>(::getpid())}}
                                 .dump() + "\n";

@@ -17,6 +17,7 @@ namespace tdmsim::cli {
 // What became of one point.
 struct PointOutcome {
   std::uint64_t point = 0;
+  std::uint32_t draw = 0;  // which routing draw of the point (repeat: N), 0..N-1
   bool ok = false;
   config::Json result;  // sweep-point's output when ok
   std::string error;    // why not, when !ok
@@ -31,6 +32,7 @@ struct PointRequest {
   std::string sweep_file;  // absolute
   std::uint64_t point = 0;
   std::vector<std::uint32_t> choice;
+  std::uint32_t draw = 0;  // routing draw: the point runs with its scenario seed + draw
 };
 
 // Runs one point in a child process of `exe` (normally /proc/self/exe).

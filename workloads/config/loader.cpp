@@ -1,11 +1,16 @@
 #include "workloads/config/loader.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <set>
 #include <system_error>
 
+#include <fmt/core.h>
+
+#include "workloads/config/writer.h"
 #include "workloads/config/yaml_parse.h"
 #include "workloads/util/input_file.h"
 
@@ -322,14 +327,62 @@ fs::path kernel_config_path(const Loaded<ScenarioSpec>& scenario) {
   return relative_to_setter(scenario, scenario.spec.kernel.config, "kernel.config");
 }
 
+namespace {
+
+// "x0.8" -> 0.8: a value relative to the parameter's current one.
+std::optional<double> relative_factor(const std::string& value) {
+  if (value.size() < 2 || value[0] != 'x') return std::nullopt;
+  double f = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data() + 1, end, f);
+  if (ec != std::errc{} || ptr != end || !std::isfinite(f) || f <= 0) return std::nullopt;
+  return f;
+}
+
+// The parameter's current value times `factor`, as a value text with the
+// parameter's unit ("2100MHz" x0.8 -> "1680MHz"); an integer parameter is
+// rounded to the nearest integer. Empty, with `why` set, if it has no number.
+std::string scaled_value(const Json& current, double factor, std::string& why) {
+  const auto text = [](double v) { return fmt::format("{:.9g}", v); };
+  if (current.is_number_integer() || current.is_number_unsigned()) {
+    return text(std::round(current.get<double>() * factor));
+  }
+  if (current.is_number_float()) return text(current.get<double>() * factor);
+  if (current.is_string()) {
+    const std::string& s = current.get_ref<const std::string&>();
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc{} && ptr != s.data()) return text(v * factor) + std::string(ptr, s.data() + s.size());
+  }
+  why = "a relative value (xF) needs a numeric parameter, and this one is " + current.dump();
+  return {};
+}
+
+}  // namespace
+
 template <class S>
-void apply_override(S& spec, std::string_view subpath, const std::string& value,
+void apply_override(S& spec, std::string_view subpath, const std::string& value_text,
                     const Location& where, const std::string& key, Diagnostics& diags) {
   const auto keys = all_keys<S>();
   if (std::find(keys.begin(), keys.end(), subpath) == keys.end()) {
     diags.add(where, key, "no such parameter '" + std::string(subpath) + "'" +
                               did_you_mean(subpath, keys));
     return;
+  }
+  // "xF": F times the value the parameter has before this override (so a
+  // sensitivity study can state its perturbations relative to the base).
+  std::string value = value_text;
+  if (const auto factor = relative_factor(value_text)) {
+    std::string ptr = "/" + std::string(subpath);
+    std::replace(ptr.begin(), ptr.end(), '.', '/');
+    const Json current = to_json(spec);
+    const Json::json_pointer jp(ptr);
+    std::string why = current.contains(jp) ? "" : "the parameter has no value to scale";
+    if (why.empty()) value = scaled_value(current[jp], *factor, why);
+    if (!why.empty()) {
+      diags.add(where, key, "value '" + value_text + "': " + why);
+      return;
+    }
   }
   // Build {a: {b: {c: value}}} and read it like an overlay file.
   YAML::Node root(YAML::NodeType::Map);
@@ -362,7 +415,9 @@ void apply_override(S& spec, std::string_view subpath, const std::string& value,
     check(spec, c);
   }
   // Report against the axis value's own line, whatever the synthetic tree said.
-  for (const auto& d : local.items()) diags.add(where, key, "value '" + value + "': " + d.message);
+  const std::string shown =
+      "value '" + value_text + "'" + (value == value_text ? std::string() : " (= '" + value + "')");
+  for (const auto& d : local.items()) diags.add(where, key, shown + ": " + d.message);
 }
 
 template void apply_override(MachineSpec&, std::string_view, const std::string&,

@@ -73,6 +73,15 @@ std::string display(const fs::path& p) { return p.lexically_normal().string(); }
 
 }  // namespace
 
+const Location& value_location(const SweepAxis& axis, std::uint32_t choice) {
+  // An axis left at the base (mode oat) has no value: its key stands for it.
+  return choice == kAxisAtBase ? axis.where : axis.value_where.at(choice);
+}
+
+namespace {
+
+}  // namespace
+
 std::vector<SweepPoint> expand_points(const SweepSpec& s) {
   const auto& axes = s.axes;
   if (axes.items.empty()) return {};
@@ -107,6 +116,18 @@ std::vector<SweepPoint> expand_points(const SweepSpec& s) {
       return out;
     }
     case SweepMode::lhs: return lhs_points(axes, s.samples, rng);
+    case SweepMode::oat: {
+      // Point 0 is the base; then each axis's values in turn, the others at the base.
+      std::vector<SweepPoint> out(1, SweepPoint{0, std::vector<std::uint32_t>(axes.items.size(), kAxisAtBase)});
+      for (std::size_t a = 0; a < axes.items.size(); ++a) {
+        for (std::size_t v = 0; v < axes.items[a].values.size(); ++v) {
+          SweepPoint pt{out.size(), std::vector<std::uint32_t>(axes.items.size(), kAxisAtBase)};
+          pt.choice[a] = static_cast<std::uint32_t>(v);
+          out.push_back(std::move(pt));
+        }
+      }
+      return out;
+    }
   }
   return {};
 }
@@ -115,6 +136,7 @@ std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& s
                                                                const SweepPoint& p) {
   std::vector<std::pair<std::string, std::string>> out;
   for (std::size_t a = 0; a < s.axes.items.size(); ++a) {
+    if (p.choice.at(a) == kAxisAtBase) continue;
     out.emplace_back(s.axes.items[a].key, s.axes.items[a].values.at(p.choice.at(a)));
   }
   return out;
@@ -164,7 +186,7 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const auto& axis = axes[a];
       const auto ref = axis_ref(axis.key);
-      if (!ref) continue;
+      if (!ref || p.choice[a] == kAxisAtBase) continue;
       fn(axis.values.at(p.choice[a]), axis.value_where.at(p.choice[a]), "axes." + axis.key, *ref);
     }
   };
@@ -237,7 +259,7 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
   // value of the axis that sets the key at fault, else at its last axis value.
   Diagnostics whole;
   const SetMap no_origins;
-  Checker c(no_origins, axes.back().value_where.at(p.choice.back()), whole);
+  Checker c(no_origins, value_location(axes.back(), p.choice.back()), whole);
   check(r.scenario.scenario.spec, r.scenario.model.spec, r.scenario.machine.spec, c);
   if (!whole.empty()) {
     std::string what;
@@ -252,7 +274,7 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
       for (std::size_t a = 0; a < axes.size(); ++a) {
         if (axes[a].key == axis_key) at = a;
       }
-      diags.add(axes[at].value_where.at(p.choice[at]), "axes." + axes[at].key,
+      diags.add(value_location(axes[at], p.choice[at]), "axes." + axes[at].key,
                 "point " + std::to_string(p.index) + " (" + what + "): " +
                     (d.key.empty() ? "" : d.key + ": ") + d.message);
     }

@@ -26,12 +26,18 @@ struct SweepPoint {
 //   zip     the i-th value of every axis together (axes of equal length);
 //   random  `samples` points, each axis value drawn uniformly (with replacement);
 //   lhs     `samples` points of a Latin hypercube: each axis's range is cut into
-//           `samples` strata, each stratum used once, mapped onto the axis's values.
+//           `samples` strata, each stratum used once, mapped onto the axis's values;
+//   oat     point 0 the base (no axis applied), then every value of every axis
+//           on its own, axis by axis (choice kAxisAtBase: the axis keeps the base).
 // random and lhs depend only on `seed` (a fixed SplitMix64 generator and integer
 // arithmetic), so the points are the same on every machine and every run.
 std::vector<SweepPoint> expand_points(const SweepSpec& sweep);
 
-// The point's values as (axis key, value text), in axis order.
+// Where the value a point takes on `axis` is written (choice kAxisAtBase: the axis key).
+const Location& value_location(const SweepAxis& axis, std::uint32_t choice);
+
+// The point's values as (axis key, value text), in axis order; axes a point
+// leaves at the base (mode oat) are left out.
 std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& sweep,
                                                                const SweepPoint& point);
 

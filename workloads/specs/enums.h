@@ -36,7 +36,8 @@ enum class ExecPath { software, tdm, both };
 enum class TdmPolicy { load_balance, capacity_first, low_latency, custom };
 // Which dword0 bit of a TDM group0 is gather-enable: sources disagree (hardware.md 1.3).
 enum class GatherBitLayout { mlir, triton };
-enum class SweepMode { grid, zip, random, lhs };
+// oat: one parameter at a time around the base (a sensitivity study).
+enum class SweepMode { grid, zip, random, lhs, oat };
 // Matrix instructions the software kernels use: the ISA's fastest, or (Hopper)
 // the warp-level mma.sync that our HIP kernels compile to on NVIDIA, or wgmma
 // for the tiles our sm_90a kernels run with it and mma.sync for the others.
@@ -125,8 +126,8 @@ TDMSIM_ENUM_NAMES(WorkgroupOrder, 2, {WorkgroupOrder::index, "index"},
                   {WorkgroupOrder::die_round_robin, "die_round_robin"});
 TDMSIM_ENUM_NAMES(Fp8Intermediate, 2, {Fp8Intermediate::epilogue, "epilogue"},
                   {Fp8Intermediate::kernel, "kernel"});
-TDMSIM_ENUM_NAMES(SweepMode, 4, {SweepMode::grid, "grid"}, {SweepMode::zip, "zip"},
-                  {SweepMode::random, "random"}, {SweepMode::lhs, "lhs"});
+TDMSIM_ENUM_NAMES(SweepMode, 5, {SweepMode::grid, "grid"}, {SweepMode::zip, "zip"},
+                  {SweepMode::random, "random"}, {SweepMode::lhs, "lhs"}, {SweepMode::oat, "oat"});
 
 TDMSIM_ENUM_NAMES(KernelHeuristic, 2, {KernelHeuristic::tdmsim, "tdmsim"},
                   {KernelHeuristic::aiter, "aiter"});

@@ -102,6 +102,12 @@ std::uint64_t sweep_point_count(const SweepSpec& s) {
     }
     case SweepMode::random:
     case SweepMode::lhs: return s.samples;
+    case SweepMode::oat: {
+      // The base, then every axis value on its own.
+      std::uint64_t n = 1;
+      for (const auto& a : s.axes.items) n = std::min<std::uint64_t>(n + a.values.size(), kMaxSweepPoints + 1);
+      return n;
+    }
   }
   return 0;
 }
@@ -116,6 +122,18 @@ void check(const SweepSpec& s, config::Checker& c) {
                    "axis lengths, " + lengths + ", exceeds the limit of " +
                        std::to_string(kMaxSweepPoints) +
                        " points; use fewer values, or mode: random or lhs with samples");
+  }
+  if (s.mode == SweepMode::oat && sweep_point_count(s) > kMaxSweepPoints) {
+    c.fail("axes", "mode oat has one point per axis value plus the base, more than the limit of " +
+                       std::to_string(kMaxSweepPoints) + " points");
+  }
+  // Every draw is a run as costly as a point: the runs are limited too.
+  if (const std::uint64_t pts = sweep_point_count(s);
+      pts <= kMaxSweepPoints && pts * s.repeat > kMaxSweepRuns) {
+    c.fail("repeat", "the sweep's " + std::to_string(pts) + " points times repeat " +
+                         std::to_string(s.repeat) + " make " + std::to_string(pts * s.repeat) +
+                         " runs, more than the limit of " + std::to_string(kMaxSweepRuns) +
+                         "; use fewer points or draws");
   }
   if (s.mode == SweepMode::zip) {
     for (const auto& a : s.axes.items) {

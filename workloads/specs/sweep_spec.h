@@ -55,6 +55,14 @@ struct AxisRef {
 // sweep this size already takes days of core time.
 inline constexpr std::uint64_t kMaxSweepPoints = 100000;
 
+// The most routing draws per point (`repeat:`), and the most runs (points times
+// draws) a sweep may have: each draw is a run of its own, as costly as a point.
+inline constexpr std::uint32_t kMaxSweepRepeat = 1000;
+inline constexpr std::uint64_t kMaxSweepRuns = 1000000;
+
+// The choice of an axis a point leaves at the base's value (mode oat).
+inline constexpr std::uint32_t kAxisAtBase = 0xffffffffu;
+
 // The number of points a sweep's mode and axes give, computed without
 // expanding them and without overflow: a product (grid) that exceeds
 // kMaxSweepPoints is returned as kMaxSweepPoints + 1.
@@ -72,6 +80,7 @@ struct SweepSpec {
   SweepMode mode{};
   std::uint32_t samples{};
   std::uint64_t seed{};
+  std::uint32_t repeat{};
   SweepAxes axes;
 
   template <class V>
@@ -80,11 +89,15 @@ struct SweepSpec {
     v.param(description, "description", "one line on what the sweep studies");
     v.param(scenario, "scenario", "base scenario: name (workloads/scenarios) or path", Required{});
     v.param(machine, "machine", "machine replacing the scenario's (name or path; empty = keep)");
-    v.param(mode, "mode", "how axes combine: full grid, zipped, random or Latin-hypercube samples",
+    v.param(mode, "mode", "how axes combine: full grid, zipped, random or Latin-hypercube samples, or one at a time around the base (oat)",
             Default{SweepMode::grid});
     v.param(samples, "samples", "points drawn in random/lhs mode", Default{100u}, Min{1u},
             Max{static_cast<std::uint32_t>(kMaxSweepPoints)});
     v.param(seed, "seed", "seed of random/lhs sampling", Default{1u});
+    v.param(repeat, "repeat",
+            "routing draws per point: draw r runs with scenario seed + r; results give the mean and a "
+            "95% Student-t confidence interval (docs/sweeps.md)",
+            Default{1u}, Min{1u}, Max{kMaxSweepRepeat});
     v.node(axes, "axes",
            "key path (machine.*, model.*, scenario.*, or path / machine / model to swap the "
            "whole thing) -> list of values or range()",

@@ -1,0 +1,147 @@
+#include "apps/tdmsim/sweep_sensitivity.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include <fmt/core.h>
+
+#include "workloads/util/atomic_write.h"
+
+namespace tdmsim::cli {
+
+using config::Json;
+
+namespace {
+
+// One point's TDM speedup: with draws, the mean of software / tdm per draw
+// and its interval; else the ratio of the two rows' times.
+struct PointSpeedup {
+  double speedup = 0, low = 0, high = 0, software_us = 0, tdm_us = 0;
+};
+
+std::map<std::uint64_t, PointSpeedup> speedups(const std::vector<Json>& rows, bool& complete) {
+  std::map<std::uint64_t, std::map<std::string, const Json*>> by_point;
+  for (const auto& r : rows) by_point[r.at("point").get<std::uint64_t>()][r.at("path").get<std::string>()] = &r;
+  std::map<std::uint64_t, PointSpeedup> out;
+  complete = true;
+  for (const auto& [point, paths] : by_point) {
+    if (!paths.contains("software") || !paths.contains("tdm")) {
+      complete = false;
+      continue;
+    }
+    const Json& sw = *paths.at("software");
+    const Json& tdm = *paths.at("tdm");
+    PointSpeedup s;
+    s.software_us = sw.at("metrics").at("total_us").get<double>();
+    s.tdm_us = tdm.at("metrics").at("total_us").get<double>();
+    if (tdm.contains("repeat") && tdm["repeat"].at("tdm_speedup").is_object()) {
+      const Json& ci = tdm["repeat"]["tdm_speedup"];
+      s.speedup = ci.at("mean").get<double>();
+      s.low = ci.at("ci95_low").get<double>();
+      s.high = ci.at("ci95_high").get<double>();
+    } else {
+      s.speedup = s.low = s.high = s.software_us / s.tdm_us;
+    }
+    out[point] = s;
+  }
+  return out;
+}
+
+Json value_json(const std::string& value, const PointSpeedup& s) {
+  return {{"value", value},          {"speedup", s.speedup}, {"ci95_low", s.low},
+          {"ci95_high", s.high},     {"software_us", s.software_us}, {"tdm_us", s.tdm_us}};
+}
+
+std::string csv_text(std::string s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+Json sensitivity_ranking(const SweepSpec& spec, const std::vector<Json>& rows) {
+  bool complete = false;
+  const auto sp = speedups(rows, complete);
+  if (!complete || !sp.contains(0)) return nullptr;
+  const PointSpeedup& base = sp.at(0);
+  Json params = Json::array();
+  // Points follow expand_points' oat order: the base, then each axis's values.
+  std::uint64_t point = 1;
+  for (const auto& axis : spec.axes.items) {
+    Json values = Json::array();
+    double lo = base.speedup, hi = base.speedup;
+    bool first = true;
+    for (const auto& v : axis.values) {
+      const auto it = sp.find(point++);
+      if (it == sp.end()) return nullptr;
+      values.push_back(value_json(v, it->second));
+      lo = first ? it->second.speedup : std::min(lo, it->second.speedup);
+      hi = first ? it->second.speedup : std::max(hi, it->second.speedup);
+      first = false;
+    }
+    params.push_back({{"parameter", axis.key},
+                      {"swing", hi - lo},
+                      {"swing_fraction", (hi - lo) / base.speedup},
+                      {"min_speedup", lo},
+                      {"max_speedup", hi},
+                      {"values", values}});
+  }
+  std::vector<std::size_t> order(params.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return params[a]["swing"].get<double>() > params[b]["swing"].get<double>();
+  });
+  Json ranked = Json::array();
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    Json p = params[order[r]];
+    p["rank"] = r + 1;
+    ranked.push_back(std::move(p));
+  }
+  return {{"sweep", spec.name},
+          {"metric", "tdm_speedup"},
+          {"metric_definition", "software path time / TDM path time"},
+          {"repeat", spec.repeat},
+          {"base", value_json("base", base)},
+          {"parameters", ranked}};
+}
+
+std::string sensitivity_csv(const Json& ranking) {
+  std::string out =
+      "rank,parameter,base_speedup,low_value,low_speedup,high_value,high_speedup,min_speedup,max_speedup,"
+      "swing,swing_fraction\n";
+  const double base = ranking.at("base").at("speedup").get<double>();
+  for (const auto& p : ranking.at("parameters")) {
+    // low / high: the parameter's first and last values as the sweep lists them.
+    const Json& lo = p.at("values").front();
+    const Json& hi = p.at("values").back();
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", p.at("rank").get<std::size_t>(),
+                       csv_text(p.at("parameter").get<std::string>()), base,
+                       csv_text(lo.at("value").get<std::string>()), lo.at("speedup").get<double>(),
+                       csv_text(hi.at("value").get<std::string>()), hi.at("speedup").get<double>(),
+                       p.at("min_speedup").get<double>(), p.at("max_speedup").get<double>(),
+                       p.at("swing").get<double>(), p.at("swing_fraction").get<double>());
+  }
+  return out;
+}
+
+bool write_sensitivity(const std::filesystem::path& dir, const SweepSpec& spec) {
+  std::vector<Json> rows;
+  std::ifstream in(dir / "results.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) rows.push_back(Json::parse(line));
+  }
+  const Json ranking = sensitivity_ranking(spec, rows);
+  if (ranking.is_null()) return false;
+  util::write_file_atomic(dir / "sensitivity.json", ranking.dump(2) + "\n");
+  util::write_file_atomic(dir / "sensitivity.csv", sensitivity_csv(ranking));
+  return true;
+}
+
+}  // namespace tdmsim::cli

@@ -1,0 +1,188 @@
+// Repeated draws and one-at-a-time sensitivity sweeps: Student-t quantiles and
+// intervals (apps/tdmsim/sweep_stats.*), the mean of draws' results, mode oat
+// expansion and its base point, relative axis values (xF), the repeat: limits,
+// and the sensitivity ranking (apps/tdmsim/sweep_sensitivity.*).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "apps/tdmsim/sweep_sensitivity.h"
+#include "apps/tdmsim/sweep_stats.h"
+#include "workloads/config/sweep_points.h"
+
+using namespace tdmsim;
+using namespace tdmsim::config;
+using tdmsim::cli::mean_ci95;
+using tdmsim::cli::student_t_975;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kWorkloads = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+
+struct SweepFile {
+  fs::path path;
+  explicit SweepFile(const std::string& name, const std::string& text) {
+    const fs::path dir = fs::temp_directory_path() / ("tdmsim_sweep_repeat_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    path = dir / (name + ".yaml");
+    std::ofstream(path) << "kind: sweep\nname: " << name << "\n" << text;
+  }
+  ~SweepFile() { fs::remove(path); }
+};
+
+}  // namespace
+
+TEST_CASE("Student t 0.975 quantiles match the published table", "[sweep][repeat]") {
+  // Quantiles to 4 decimals (any statistics table, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
+  const std::pair<std::uint64_t, double> table[] = {{1, 12.7062}, {2, 4.3027}, {3, 3.1824}, {4, 2.7764},
+                                                    {9, 2.2622},  {19, 2.0930}, {30, 2.0423}, {100, 1.9840}};
+  for (const auto& [df, t] : table) {
+    INFO("df " << df);
+    CHECK(student_t_975(df) == Approx(t).margin(1e-4));
+  }
+  CHECK(student_t_975(100000) == Approx(1.95996).margin(1e-4));  // the normal quantile
+}
+
+TEST_CASE("mean and 95% interval of draws", "[sweep][repeat]") {
+  const auto one = mean_ci95({5.0});
+  CHECK(one.mean == 5.0);
+  CHECK(one.low == 5.0);
+  CHECK(one.high == 5.0);
+  const auto r = mean_ci95({1.0, 2.0, 3.0, 6.0});
+  CHECK(r.mean == Approx(3.0));
+  CHECK(r.sd == Approx(std::sqrt(14.0 / 3.0)));
+  const double half = student_t_975(3) * std::sqrt(14.0 / 3.0) / 2.0;
+  CHECK(r.low == Approx(3.0 - half));
+  CHECK(r.high == Approx(3.0 + half));
+  const auto flat = mean_ci95({2.0, 2.0, 2.0});
+  CHECK(flat.sd == 0.0);
+  CHECK(flat.low == flat.high);
+}
+
+TEST_CASE("the mean of draws averages numbers that differ and keeps the rest", "[sweep][repeat]") {
+  const Json a = {{"total_us", 10.0}, {"block_m", 32}, {"bound", "memory"}, {"stages", {{{"time_us", 1.0}}}}};
+  const Json b = {{"total_us", 14.0}, {"block_m", 32}, {"bound", "compute"}, {"stages", {{{"time_us", 3.0}}}}};
+  const Json m = cli::mean_of({&a, &b});
+  CHECK(m["total_us"].get<double>() == 12.0);
+  CHECK(m["block_m"].is_number_integer());
+  CHECK(m["block_m"].get<int>() == 32);
+  CHECK(m["bound"] == "memory");  // a text that differs: draw 0's
+  CHECK(m["stages"][0]["time_us"].get<double>() == 2.0);
+}
+
+TEST_CASE("merge_draws: seeds, per-path intervals, the paired speedup, every draw kept", "[sweep][repeat]") {
+  std::vector<Json> draws;
+  const double sw[] = {10, 12, 14}, tdm[] = {5, 5, 7};
+  for (int r = 0; r < 3; ++r) {
+    draws.push_back({{"point", 4}, {"seed", 7 + r}, {"layer", {{"padding_waste", 0.1 * r}}},
+                     {"paths", {{{"path", "software"}, {"total_us", sw[r]}}, {{"path", "tdm"}, {"total_us", tdm[r]}}}}});
+  }
+  const Json m = cli::merge_draws(draws);
+  CHECK(m["repeat"]["n"] == 3);
+  CHECK(m["repeat"]["seeds"] == Json({7, 8, 9}));
+  CHECK(m["paths"][0]["total_us"].get<double>() == Approx(12.0));
+  CHECK(m["repeat"]["total_us"][1]["mean"].get<double>() == Approx(17.0 / 3));
+  // The speedup is the mean of per-draw ratios (2, 2.4, 2), not a ratio of means.
+  CHECK(m["repeat"]["tdm_speedup"]["mean"].get<double>() == Approx((2.0 + 2.4 + 2.0) / 3));
+  CHECK(m["repeat"]["tdm_speedup"]["ci95_low"].get<double>() < m["repeat"]["tdm_speedup"]["mean"].get<double>());
+  REQUIRE(m["draws"].size() == 3);
+  CHECK(m["draws"][2]["paths"][1]["total_us"].get<double>() == 7.0);
+  CHECK(m["draws"][1]["seed"] == 8);
+}
+
+TEST_CASE("oat: the base, then each axis's values alone; relative values scale the base", "[sweep][oat]") {
+  const Loader loader({kWorkloads});
+  SweepFile f("oat", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
+                     "mode: oat\n"
+                     "axes:\n"
+                     "  machine.compute.clock: [x0.8, x1.2]\n"
+                     "  machine.tdm.queue_depth: [x1.2]\n"
+                     "  machine.memory.hbm.bandwidth: [10TB/s, x0.5, 30TB/s]\n");
+  const auto sweep = loader.resolve_sweep(f.path);
+  const auto points = expand_points(sweep.sweep.spec);
+  REQUIRE(points.size() == 7);
+  REQUIRE(sweep_point_count(sweep.sweep.spec) == 7);
+  CHECK(point_values(sweep.sweep.spec, points[0]).empty());
+  CHECK(point_values(sweep.sweep.spec, points[3]) ==
+        std::vector<std::pair<std::string, std::string>>{{"machine.tdm.queue_depth", "x1.2"}});
+  std::vector<ResolvedPoint> r;
+  resolve_all_points(loader, sweep, points, [&](const SweepPoint&, const ResolvedPoint& p) { r.push_back(p); });
+  REQUIRE(r.size() == 7);
+  const Json base = to_json(r[0].scenario.machine.spec);
+  CHECK(base == to_json(sweep.base.machine.spec));  // point 0 is the base, untouched
+  CHECK(to_json(r[1].scenario.machine.spec)["compute"]["clock"] == "1.92GHz");  // 2400MHz x0.8
+  CHECK(to_json(r[2].scenario.machine.spec)["compute"]["clock"] == "2.88GHz");
+  CHECK(to_json(r[2].scenario.machine.spec)["memory"] == base["memory"]);  // one parameter at a time
+  CHECK(r[3].scenario.machine.spec.tdm->queue_depth == 5);  // 4 x1.2 = 4.8, rounded
+  CHECK(to_json(r[5].scenario.machine.spec)["memory"]["hbm"]["bandwidth"] == "9.8TB/s");  // 19.6 x0.5
+}
+
+TEST_CASE("a relative value on a non-numeric parameter is refused at its line", "[sweep][oat]") {
+  const Loader loader({kWorkloads});
+  SweepFile f("oat_bad", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
+                         "mode: oat\n"
+                         "axes:\n"
+                         "  machine.tdm.default_policy: [x2]\n");
+  try {
+    loader.resolve_sweep(f.path);
+    FAIL("accepted");
+  } catch (const ConfigError& e) {
+    const auto& d = e.diagnostics().front();
+    CHECK(d.where.line == 6);
+    CHECK(d.key == "axes.machine.tdm.default_policy");
+    CHECK_THAT(d.message, Catch::Contains("needs a numeric parameter"));
+  }
+}
+
+TEST_CASE("repeat: points times draws over the run limit is refused at repeat", "[sweep][repeat]") {
+  const Loader loader({kWorkloads});
+  SweepFile f("too_many_runs", "scenario: qwen3-30b-decode-h200\n"
+                               "repeat: 1000\n"
+                               "axes:\n"
+                               "  scenario.tokens: range(1, 1001, +1)\n");
+  try {
+    loader.resolve_sweep(f.path);
+    FAIL("accepted");
+  } catch (const ConfigError& e) {
+    const auto& d = e.diagnostics().front();
+    CHECK(d.key == "repeat");
+    CHECK(d.where.line == 4);
+    CHECK_THAT(d.message, Catch::Contains("more than the limit of 1000000"));
+  }
+}
+
+TEST_CASE("sensitivity ranking: by swing of the speedup, largest first", "[sweep][oat]") {
+  SweepSpec spec;
+  spec.name = "t";
+  spec.mode = SweepMode::oat;
+  spec.repeat = 1;
+  for (const auto& [key, vals] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"machine.a", {"x0.8", "x1.2"}}, {"machine.b", {"x0.8", "x1.2"}}}) {
+    SweepAxis ax;
+    ax.key = key;
+    ax.values = vals;
+    spec.axes.items.push_back(ax);
+  }
+  // speedups: base 2.0; a: 1.9, 2.1 (swing 0.2); b: 1.0, 2.5 (swing 1.5)
+  const double sw[] = {20, 19, 21, 10, 25};
+  std::vector<Json> rows;
+  for (std::uint64_t p = 0; p < 5; ++p) {
+    rows.push_back({{"point", p}, {"path", "software"}, {"metrics", {{"total_us", sw[p]}}}});
+    rows.push_back({{"point", p}, {"path", "tdm"}, {"metrics", {{"total_us", 10.0}}}});
+  }
+  const Json rank = cli::sensitivity_ranking(spec, rows);
+  REQUIRE(rank.is_object());
+  CHECK(rank["base"]["speedup"].get<double>() == Approx(2.0));
+  CHECK(rank["parameters"][0]["parameter"] == "machine.b");
+  CHECK(rank["parameters"][0]["swing"].get<double>() == Approx(1.5));
+  CHECK(rank["parameters"][1]["rank"] == 2);
+  const std::string csv = cli::sensitivity_csv(rank);
+  CHECK(csv.rfind("rank,parameter,base_speedup,low_value,low_speedup,high_value,high_speedup", 0) == 0);
+  CHECK_THAT(csv, Catch::Contains("\n1,machine.b,2,x0.8,1,x1.2,2.5,"));
+  rows.pop_back();  // a point without its TDM row: nothing to rank
+  CHECK(cli::sensitivity_ranking(spec, rows).is_null());
+}
