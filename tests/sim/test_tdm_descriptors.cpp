@@ -63,7 +63,8 @@ struct Unit {
   explicit Unit(const std::string& name) {
     const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
     m = config::Loader({root}).machine(root / "machines/mi500x-tdm.yaml").spec;
-    dispatcher = std::make_unique<sim::Dispatcher>((name + "_dispatcher").c_str(), 0, 0, 1, stats);
+    dispatcher = std::make_unique<sim::Dispatcher>((name + "_dispatcher").c_str(), 0, 0, 1, 1,
+                                                   WorkgroupOrder::index, stats);
     unit = std::make_unique<sim::TdmScheduler>((name + "_tdm").c_str(), m, *dispatcher, stats, nullptr);
   }
 };
