@@ -13,6 +13,7 @@
 
 #include <fmt/core.h>
 
+#include "apps/tdmsim/csv_field.h"
 #include "workloads/util/atomic_write.h"
 
 namespace tdmsim::cli {
@@ -74,15 +75,6 @@ constexpr Column kRepeatColumns[] = {
     {"tdm_speedup_ci95_high", "/repeat/tdm_speedup/ci95_high"},
 };
 
-std::string csv_field(std::string s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string scalar_text(const Json& v) {
   if (v.is_null()) return "";
@@ -281,5 +273,6 @@ void ResultsJournal::finish() {
   ::close(csv_fd_);
   open_for_append();
 }
+
 
 }  // namespace tdmsim::cli

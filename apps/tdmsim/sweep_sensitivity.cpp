@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "apps/tdmsim/csv_field.h"
 #include "workloads/util/atomic_write.h"
 
 namespace tdmsim::cli {
@@ -52,16 +53,6 @@ std::map<std::uint64_t, PointSpeedup> speedups(const std::vector<Json>& rows, bo
 Json value_json(const std::string& value, const PointSpeedup& s) {
   return {{"value", value},          {"speedup", s.speedup}, {"ci95_low", s.low},
           {"ci95_high", s.high},     {"software_us", s.software_us}, {"tdm_us", s.tdm_us}};
-}
-
-std::string csv_text(std::string s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -122,9 +113,9 @@ std::string sensitivity_csv(const Json& ranking) {
     const Json& lo = p.at("values").front();
     const Json& hi = p.at("values").back();
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", p.at("rank").get<std::size_t>(),
-                       csv_text(p.at("parameter").get<std::string>()), base,
-                       csv_text(lo.at("value").get<std::string>()), lo.at("speedup").get<double>(),
-                       csv_text(hi.at("value").get<std::string>()), hi.at("speedup").get<double>(),
+                       csv_field(p.at("parameter").get<std::string>()), base,
+                       csv_field(lo.at("value").get<std::string>()), lo.at("speedup").get<double>(),
+                       csv_field(hi.at("value").get<std::string>()), hi.at("speedup").get<double>(),
                        p.at("min_speedup").get<double>(), p.at("max_speedup").get<double>(),
                        p.at("swing").get<double>(), p.at("swing_fraction").get<double>());
   }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "workloads/config/sweep_points.h"
+#include "sweep_test_util.h"
 
 using namespace tdmsim;
 using namespace tdmsim::config;
@@ -20,17 +21,7 @@ namespace {
 
 const fs::path kWorkloads = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
 
-// Writes `text` as a sweep file in a scratch folder and resolves it.
-struct SweepFile {
-  fs::path path;
-  explicit SweepFile(const std::string& name, const std::string& text) {
-    const fs::path dir = fs::temp_directory_path() / ("tdmsim_sweep_points_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    path = dir / (name + ".yaml");
-    std::ofstream(path) << "kind: sweep\nname: " << name << "\n" << text;
-  }
-  ~SweepFile() { fs::remove(path); }
-};
+using tdmsim::test::SweepFile;
 
 SweepSpec spec_with(SweepMode mode, std::vector<std::size_t> sizes, std::uint32_t samples = 100,
                     std::uint64_t seed = 1) {

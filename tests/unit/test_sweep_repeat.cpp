@@ -12,6 +12,7 @@
 #include "apps/tdmsim/sweep_sensitivity.h"
 #include "apps/tdmsim/sweep_stats.h"
 #include "workloads/config/sweep_points.h"
+#include "sweep_test_util.h"
 
 using namespace tdmsim;
 using namespace tdmsim::config;
@@ -23,16 +24,7 @@ namespace {
 
 const fs::path kWorkloads = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
 
-struct SweepFile {
-  fs::path path;
-  explicit SweepFile(const std::string& name, const std::string& text) {
-    const fs::path dir = fs::temp_directory_path() / ("tdmsim_sweep_repeat_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    path = dir / (name + ".yaml");
-    std::ofstream(path) << "kind: sweep\nname: " << name << "\n" << text;
-  }
-  ~SweepFile() { fs::remove(path); }
-};
+using tdmsim::test::SweepFile;
 
 }  // namespace
 

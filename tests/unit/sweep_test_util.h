@@ -1,0 +1,28 @@
+// Test helper: a sweep file written from text into a scratch folder, removed
+// when it goes out of scope.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+namespace tdmsim::test {
+
+struct SweepFile {
+  std::filesystem::path path;
+  // `name` is the sweep's name and the file's stem; `text` follows the
+  // `kind: sweep` and `name:` lines.
+  SweepFile(const std::string& name, const std::string& text) {
+    const auto dir = std::filesystem::temp_directory_path() / ("tdmsim_sweep_tests_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    path = dir / (name + ".yaml");
+    std::ofstream(path) << "kind: sweep\nname: " << name << "\n" << text;
+  }
+  ~SweepFile() { std::filesystem::remove(path); }
+  SweepFile(const SweepFile&) = delete;
+  SweepFile& operator=(const SweepFile&) = delete;
+};
+
+}  // namespace tdmsim::test
