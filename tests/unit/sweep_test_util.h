@@ -2,11 +2,15 @@
 // when it goes out of scope.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <unistd.h>
+
+#include "workloads/config/diagnostics.h"
 
 namespace tdmsim::test {
 
@@ -24,5 +28,18 @@ struct SweepFile {
   SweepFile(const SweepFile&) = delete;
   SweepFile& operator=(const SweepFile&) = delete;
 };
+
+// The first diagnostic of the ConfigError that `resolve` throws; a failed test
+// (and an empty diagnostic) when it throws none.
+template <class F>
+config::Diagnostic first_config_error(F&& resolve) {
+  try {
+    resolve();
+  } catch (const config::ConfigError& e) {
+    return e.diagnostics().front();
+  }
+  FAIL("accepted: expected a ConfigError");
+  return {};
+}
 
 }  // namespace tdmsim::test

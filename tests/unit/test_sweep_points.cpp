@@ -21,6 +21,7 @@ namespace {
 
 const fs::path kWorkloads = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
 
+using tdmsim::test::first_config_error;
 using tdmsim::test::SweepFile;
 
 SweepSpec spec_with(SweepMode mode, std::vector<std::size_t> sizes, std::uint32_t samples = 100,
@@ -131,30 +132,20 @@ TEST_CASE("a machine axis: both keeps each machine's paths, tdm on a machine wit
   SweepFile bad("machines_tdm", "scenario: qwen3-30b-decode-h200\naxes:\n"
                                 "  machine: [h200, mi500x-tdm]\n  path: [tdm]\n");
   const auto sweep2 = loader.resolve_sweep(bad.path);
-  try {
-    resolve_all_points(loader, sweep2, expand_points(sweep2.sweep.spec), [](auto&, auto&) {});
-    FAIL("expected an error");
-  } catch (const ConfigError& e) {
-    const auto& d = e.diagnostics().front();
-    CHECK(d.key == "axes.path");
-    CHECK(d.where.line == 6);
-    CHECK_THAT(d.message, Catch::Contains("machine h200 has no tdm: section"));
-  }
+  const auto d = first_config_error([&] { resolve_all_points(loader, sweep2, expand_points(sweep2.sweep.spec), [](auto&, auto&) {}); });
+  CHECK(d.key == "axes.path");
+  CHECK(d.where.line == 6);
+  CHECK_THAT(d.message, Catch::Contains("machine h200 has no tdm: section"));
 }
 
 TEST_CASE("a tdm axis on a machine without a TDM unit names the key and line", "[sweep]") {
   const Loader loader({kWorkloads});
   SweepFile f("tdm_on_h200", "scenario: qwen3-30b-decode-h200\naxes:\n"
                              "  scenario.tokens: [1, 2]\n  machine.tdm.slots: [4, 8]\n");
-  try {
-    loader.resolve_sweep(f.path);
-    FAIL("expected an error");
-  } catch (const ConfigError& e) {
-    const auto& d = e.diagnostics().front();
-    CHECK(d.key == "axes.machine.tdm.slots");
-    CHECK(d.where.line == 6);
-    CHECK_THAT(d.message, Catch::Contains("has no tdm: section"));
-  }
+  const auto d = first_config_error([&] { loader.resolve_sweep(f.path); });
+  CHECK(d.key == "axes.machine.tdm.slots");
+  CHECK(d.where.line == 6);
+  CHECK_THAT(d.message, Catch::Contains("has no tdm: section"));
 }
 
 TEST_CASE("a point invalid only as a combination is reported at its line", "[sweep]") {
@@ -164,15 +155,10 @@ TEST_CASE("a point invalid only as a combination is reported at its line", "[swe
   SweepFile f("combo", "scenario: qwen3-30b-decode-h200\naxes:\n"
                        "  model: [qwen3-30b-a3b, deepseek-v3]\n  scenario.tokens: [1, 2000000]\n");
   const auto sweep = loader.resolve_sweep(f.path);
-  try {
-    resolve_all_points(loader, sweep, expand_points(sweep.sweep.spec), [](auto&, auto&) {});
-    FAIL("expected an error");
-  } catch (const ConfigError& e) {
-    const auto& d = e.diagnostics().front();
-    CHECK(d.key == "axes.scenario.tokens");
-    CHECK(d.where.line == 6);
-    CHECK_THAT(d.message, Catch::Contains("point 3 (model=deepseek-v3, scenario.tokens=2000000)"));
-  }
+  const auto d = first_config_error([&] { resolve_all_points(loader, sweep, expand_points(sweep.sweep.spec), [](auto&, auto&) {}); });
+  CHECK(d.key == "axes.scenario.tokens");
+  CHECK(d.where.line == 6);
+  CHECK_THAT(d.message, Catch::Contains("point 3 (model=deepseek-v3, scenario.tokens=2000000)"));
 }
 
 TEST_CASE("every point of every shipped sweep resolves", "[sweep][shipped]") {
