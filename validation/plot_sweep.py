@@ -17,10 +17,16 @@ and 95% confidence interval: the line is the mean and a shaded band the interval
 (columns Y_ci95_low and Y_ci95_high beside Y; tdm_speedup_ci95_* for --speedup).
 A one-at-a-time sweep's sensitivity.csv is drawn as a tornado: one bar per
 parameter from its low value's speedup to its high value's, around the base's,
-largest swing on top. `tdmsim plot ...` runs this script.
+largest swing on top. A run folder of `tdmsim run --path both --output DIR` (or
+its summary.json) is drawn as a waterfall from the software path's time, cause by
+cause (summary.json's tdm_vs_software), to the TDM path's.
+`tdmsim plot ...` runs this script.
+
+  plot_sweep.py out-run --output causes.png
 Exit codes: 0 ok, 2 bad input (unknown column, nothing to plot)."""
 import argparse
 import csv
+import json
 import math
 import os
 import re
@@ -217,9 +223,76 @@ def tornado(rows, a):
     print(f"wrote {a.output}")
 
 
+def waterfall(summary_path, a):
+    """A run's tdm_vs_software (tdmsim run --path both): the software total, one
+    floating bar per cause from the running total by its delta (TDM - software),
+    then the TDM total; the bars end exactly where the TDM total is."""
+    try:
+        with open(summary_path) as f:
+            summary = json.load(f)
+    except OSError as e:
+        fail(str(e))
+    except ValueError as e:
+        fail(f"{summary_path} is not JSON: {e}")
+    tvs = summary.get("tdm_vs_software") if isinstance(summary, dict) else None
+    if not isinstance(tvs, dict):
+        fail(f"{summary_path} has no tdm_vs_software: run both paths (tdmsim run --path both "
+             "on a machine with a tdm: section)")
+    try:
+        sw, tdm = float(tvs["software_us"]), float(tvs["tdm_us"])
+        causes = [(c["label"], float(c["delta_us"])) for c in tvs["causes"]]
+    except (KeyError, TypeError, ValueError) as e:
+        fail(f"{summary_path}: malformed tdm_vs_software: {e}")
+    plt = import_pyplot()
+    names = ["software"] + [n for n, _ in causes] + ["TDM"]
+    fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.42 * len(names)))
+    y = list(range(len(names)))[::-1]  # software on top
+    ax.barh(y[0], sw, color="tab:grey", height=0.6)
+    ax.annotate(f"{sw:.2f}", (sw, y[0]), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+    run = sw
+    for i, (name, d) in enumerate(causes, start=1):
+        ax.barh(y[i], d, left=run, height=0.6,
+                color="tab:green" if d < 0 else "tab:red",
+                label=("TDM saves" if d < 0 else "TDM costs") if d != 0 else None)
+        end = max(run, run + d)
+        ax.annotate(f"{d:+.2f}", (end, y[i]), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+        ax.plot([run + d, run + d], [y[i] - 0.3, y[i] - 0.7], color="black", linewidth=0.6)
+        run += d
+    ax.barh(y[-1], tdm, color="tab:blue", height=0.6)
+    ax.annotate(f"{tdm:.2f}", (tdm, y[-1]), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+    ax.set_yticks(y)
+    ax.set_yticklabels(names, fontsize=8)
+    # The axis starts near the running totals (the totals' bars are cut there), so
+    # that causes of a few percent of the total are visible.
+    run = sw
+    levels = [sw, tdm]
+    for _, d in causes:
+        run += d
+        levels.append(run)
+    lo, hi = min(levels), max(levels)
+    left = max(0.0, lo - 1.5 * max(hi - lo, 0.02 * hi))
+    ax.set_xlim(left, hi + 0.35 * max(hi - left, 1e-9))
+    ax.set_xlabel("layer time (us)" + (f", axis from {left:.4g}" if left > 0 else "") +
+                  "; causes: TDM - software")
+    ax.grid(True, axis="x", alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    seen = OrderedDict()
+    for h, l in zip(handles, labels):
+        seen.setdefault(l, h)
+    if seen:
+        ax.legend(list(seen.values()), list(seen.keys()), fontsize=8, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.14), ncol=len(seen), frameon=False)
+    speed = f", TDM speedup {sw / tdm:.2f}x" if tdm > 0 else ""
+    ax.set_title(a.title or f"{summary.get('scenario', '')} on {summary.get('machine', '')}{speed}", fontsize=10)
+    fig.tight_layout()
+    save_whole(fig, a.output)
+    print(f"wrote {a.output}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="results.csv of tdmsim sweep, or the sensitivity.csv of a mode: oat sweep")
+    ap.add_argument("results", help="results.csv of tdmsim sweep, the sensitivity.csv of a mode: oat sweep, "
+                    "or a tdmsim run --path both output folder (or its summary.json): a waterfall of the causes")
     ap.add_argument("--x", help="x-axis column (results.csv)")
     ap.add_argument("--y", default="total_us")
     ap.add_argument("--hue", help="one line per value of this column")
@@ -234,6 +307,10 @@ def main():
     ap.add_argument("--liny", action="store_true")
     a = ap.parse_args()
     check_output(a.output, a.force)
+    if os.path.isdir(a.results):
+        return waterfall(os.path.join(a.results, "summary.json"), a)
+    if a.results.endswith(".json"):
+        return waterfall(a.results, a)
 
     try:
         with open(a.results, newline="") as f:

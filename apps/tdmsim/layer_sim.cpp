@@ -1,5 +1,7 @@
 #include "apps/tdmsim/layer_sim.h"
 
+#include "apps/tdmsim/attribution.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -149,6 +151,7 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
       {"mall_hit_rate", m.memory.mall ? Json(ratio(mall_hits, mall_hits + mall_miss)) : Json()},
       {"hbm_row_hit_rate", ratio(row_hits, row_hits + row_misses)},
   };
+  r.metrics["time_by_cause"] = causes_json(path_causes(r, m));
   return r;
 }
 

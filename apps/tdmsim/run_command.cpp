@@ -13,6 +13,7 @@
 
 #include <fmt/core.h>
 
+#include "apps/tdmsim/attribution.h"
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
 #include "descriptors/format/moe_stream.h"
@@ -157,16 +158,21 @@ int run_command(const RunOptions& o) {
   if (!o.kernel_config.empty()) apply_kernel_config_option(sc, o.kernel_config);
   const MachineSpec& m = sc.machine.spec;
   std::string path = o.path.empty() ? std::string(config::enum_name(sc.scenario.spec.path)) : o.path;
-  std::vector<std::string> paths = path == "both" ? std::vector<std::string>{"software", "tdm"}
-                                                  : std::vector<std::string>{path};
-  if (std::find(paths.begin(), paths.end(), "tdm") != paths.end() && !m.tdm) {
-    if (o.path.empty() && path == "both") {
-      paths = {"software"};  // the scenario's default: only what this machine has
-    } else {
-      throw BadInput(fmt::format("--path {}: machine {} has no tdm: section (no TDM MoE unit); "
-                                 "use --path software or a TDM machine such as mi500x-tdm",
-                                 path, m.name));
-    }
+  // `both` is every path the machine has, whether the scenario's `path:` or
+  // --path says it (as in sweeps); the path left out is said, not dropped
+  // silently. An explicit `tdm` on a machine without the unit is refused.
+  const std::vector<std::string> paths = paths_for(m, path);
+  if (paths.empty()) {
+    const std::string where = o.path.empty() ? fmt::format("scenario {}: path", sc.scenario.file.string())
+                                             : std::string("--path");
+    throw BadInput(fmt::format("{} tdm: machine {} ({}) has no tdm: section (no TDM MoE unit); "
+                               "use path software or both, or a TDM machine such as mi500x-tdm",
+                               where, m.name, sc.machine.file.string()));
+  }
+  std::string not_run;  // why `both` runs one path
+  if (path == "both" && paths.size() == 1) {
+    not_run = fmt::format("machine {} ({}) has no tdm: section, so path both runs the software path only",
+                          m.name, sc.machine.file.string());
   }
   // Refused before anything is built or written if it would not fit in memory.
   check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), o.trace);
@@ -224,7 +230,11 @@ int run_command(const RunOptions& o) {
                   {"model", sc.model.spec.name}, {"seed", seed0}, {"layer", layer},
                   {"paths", Json::array()}};
   for (const auto& r : detail) summary["paths"].push_back(r.metrics);
-  if (detail.size() == 2) summary["tdm_speedup"] = detail[0].total_s / detail[1].total_s;
+  if (!not_run.empty()) summary["paths_not_run"] = {{"tdm", not_run}};
+  if (detail.size() == 2) {
+    summary["tdm_speedup"] = detail[0].total_s / detail[1].total_s;
+    summary["tdm_vs_software"] = tdm_vs_software(path_causes(detail[0], m), path_causes(detail[1], m));
+  }
   if (o.repeat > 1) {
     Json reps = Json::object();
     for (std::size_t i = 0; i < paths.size(); ++i) {
@@ -242,6 +252,11 @@ int run_command(const RunOptions& o) {
 
   if (!o.quiet) {
     print_summary(sc, p, detail, layer, o.verbose);
+    if (summary.contains("tdm_vs_software")) {
+      fmt::print("\n");
+      print_tdm_vs_software(summary["tdm_vs_software"]);
+    }
+    if (!not_run.empty()) fmt::print("\nnote: {}\n", not_run);
     if (o.repeat > 1) {
       fmt::print("\nover {} repeats with fresh routing draws (seeds {}..{}):\n", o.repeat, seed0,
                  seed0 + o.repeat - 1);

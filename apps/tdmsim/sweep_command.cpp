@@ -537,7 +537,8 @@ void add_sweep_commands(CLI::App& app, CommandResult& result) {
   // `tdmsim plot`: the plotting script, with every argument passed through.
   auto* plot = app.add_subcommand(
       "plot", "Plot a sweep's results.csv: tdmsim plot results.csv --x tokens --y total_us --hue path "
-              "--facet model --output fig.png (runs validation/plot_sweep.py; --help there)");
+              "--facet model --output fig.png; or a run folder's TDM-vs-software causes as a waterfall: "
+              "tdmsim plot RUN_DIR --output causes.png (runs validation/plot_sweep.py; --help there)");
   plot->prefix_command();
   plot->set_help_flag();
   plot->callback([plot, &result] {

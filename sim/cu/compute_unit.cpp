@@ -68,6 +68,18 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
   stats.add(me, "loads", &loads_, "count", "memory load requests issued");
   stats.add(me, "load_bytes", &load_bytes_, "bytes", "bytes loaded");
   stats.add(me, "store_bytes", &store_bytes_, "bytes", "bytes stored");
+  // The slots' time by cause (sim/core/slot_time.h), summed over its slots:
+  // what `tdmsim run` attributes a layer's time with.
+  static constexpr const char* kCauseStats[kSlotCauses][2] = {
+      {"slot_dispatch_time", "slot time waiting out the dispatch latency before a workgroup"},
+      {"slot_release_wait_time", "slot time with a workgroup held back until its release (TDM time slots)"},
+      {"slot_compute_time", "slot time in main-loop iterations' matrix and vector work and epilogues"},
+      {"slot_memory_wait_time", "slot time waiting for operands (not token gathers), prologue loads, stores"},
+      {"slot_gather_wait_time", "slot time waiting for operands whose last to arrive are gathered token rows"},
+      {"slot_idle_time", "slot time with nothing left to run before the unit's last workgroup of a kernel ends"}};
+  for (std::size_t c = 0; c < kSlotCauses; ++c) {
+    stats.add(me, kCauseStats[c][0], &account_.ps[c], "ps", std::string(kCauseStats[c][1]) + ", summed over slots");
+  }
 }
 
 void ComputeUnit::run() {
@@ -142,7 +154,7 @@ void ComputeUnit::begin_kernel() {
   const std::uint32_t claims = dispatcher_.first_claims(die_, static_cast<std::uint32_t>(slots_.size()));
   for (std::size_t i = 0; i < claims; ++i) {
     if (!dispatcher_.next(die_, wg, not_before)) break;
-    start_workgroup(slots_[i], wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
+    start_counted(slots_[i], wg, start, std::max(start + dispatcher_.dispatch_latency(), not_before));
     times[i] = slots_[i].time;
   }
 }
@@ -152,7 +164,7 @@ void ComputeUnit::claim(std::size_t n) {
   std::uint32_t wg = 0;
   Tick not_before = 0;
   if (dispatcher_.next(die_, wg, not_before)) {
-    start_workgroup(slot, wg, std::max(slot.time + dispatcher_.dispatch_latency(), not_before));
+    start_counted(slot, wg, slot.time, std::max(slot.time + dispatcher_.dispatch_latency(), not_before));
     slot_time_[n] = slot.time;
   } else {
     slot_time_[n] = kNotBusy;
@@ -220,6 +232,14 @@ Tick ComputeUnit::resume() {
     claim(n);
   }
   busy_ps_ += last_end_ > busy_from_ ? last_end_ - busy_from_ : 0;
+  // Every slot idles from its last workgroup's end (a slot never used: from
+  // the kernel's start) to the unit's last: the slots' causes then add up
+  // to slots x this unit's window.
+  for (const Slot& s : slots_) {
+    const Tick free = std::max(s.time, busy_from_);
+    account_[SlotCause::idle] += last_end_ > free ? last_end_ - free : 0;
+  }
+  account_.window_ps += last_end_ > busy_from_ ? last_end_ - busy_from_ : 0;
   dispatcher_.cu_done(last_end_);
   return kDone;
 }
@@ -363,6 +383,15 @@ void CuScheduler::run() {
   }
 }
 
+void ComputeUnit::start_counted(Slot& s, std::uint32_t wg, Tick free, Tick at) {
+  // `at` is the later of free + the dispatch latency and the release time.
+  const Tick gap = at > free ? at - free : 0;
+  const Tick dispatch = std::min(gap, dispatcher_.dispatch_latency());
+  account_[SlotCause::dispatch] += dispatch;
+  account_[SlotCause::slot_wait] += gap - dispatch;
+  start_workgroup(s, wg, at);
+}
+
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   Slot fresh;
   fresh.iter.swap(s.iter);  // keep the rings' and tables' storage
@@ -476,6 +505,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   const auto [loop, first] = loop_of(p, s.issued);
   const std::uint32_t g = group_size(*loop, loop->iterations - first);
   Tick done = at, first_back = at, unloaded = 0;
+  Tick gather_done = 0, rest_done = 0;  // when the gathered token rows, and the rest, are in
   for (const auto& r : loop->loads) {
     MemAccess a = access_at(r, first);
     a.die = die_;
@@ -486,11 +516,12 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
     }
     contiguous(a);
     loads_ += g;
-    Tick issued = at;
+    Tick issued = at, moved = 0;
     if (r.tensor_mover) {
       // The tensor data movers stream the rows into LDS from a descriptor:
       // no wave time, but their own bandwidth bounds when the data is there.
-      done = std::max(done, movers_.reserve(at, transfer_ticks(a.bytes(), mover_bw_)));
+      moved = movers_.reserve(at, transfer_ticks(a.bytes(), mover_bw_));
+      done = std::max(done, moved);
     } else if (r.gather) {
       // Waves gather rows themselves (gather_lane_ops); the vector pipe
       // does this first. The group's loads go out once the first
@@ -501,7 +532,10 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
       issued = vector_pipe_.reserve(at, all) - all + one;
     }
     Tick back = 0, lat = 0;
-    done = std::max(done, send(a, issued, &back, &lat));
+    const Tick sent = send(a, issued, &back, &lat);
+    done = std::max(done, sent);
+    Tick& mine = r.gather ? gather_done : rest_done;
+    mine = std::max({mine, sent, moved});
     first_back = std::max(first_back, back);
     unloaded = std::max(unloaded, issued - at + lat);
   }
@@ -518,7 +552,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   first_back = std::clamp(first_back, at + unloaded, done);
   if (l2_ != nullptr) count_group(s, *loop, first, g);
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
-  group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded};
+  group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded, gather_done > rest_done};
   s.issued += g;
 }
 
@@ -782,7 +816,7 @@ inline bool ComputeUnit::step(Slot& s) {
     const std::uint32_t end =
         std::min<std::uint32_t>(static_cast<std::uint32_t>(p.chase.size()), s.next_iter + kChaseBatch);
     for (; s.next_iter < end; ++s.next_iter) {
-      s.time = issue(isa::strided(p.chase[s.next_iter], 4), 0, false, s.time);
+      move_to(s, issue(isa::strided(p.chase[s.next_iter], 4), 0, false, s.time), SlotCause::memory);
     }
     return s.next_iter >= p.chase.size();
   }
@@ -801,9 +835,13 @@ inline bool ComputeUnit::step(Slot& s) {
       // (A step that waited for iteration i's operands came back at the time
       // they are ready: nothing of the slot's changed since, so they still are.)
       if (s.waited != i) {
-        const Tick ready = std::max(s.prologue_done, operands_ready(s, i));
+        const Tick operands = operands_ready(s, i);
+        const Tick ready = std::max(s.prologue_done, operands);
         if (ready > s.time) {  // operands not here yet: come back when they are
-          s.time = ready;
+          // Token gather when the last of the K group's loads to complete is
+          // a gather of token rows (and the prologue is in), else memory.
+          const bool gather = operands > s.prologue_done && s.groups[s.group_next & s.group_mask].gather_bound;
+          move_to(s, ready, gather ? SlotCause::gather : SlotCause::memory);
           s.waited = i;
           return false;
         }
@@ -819,14 +857,15 @@ inline bool ComputeUnit::step(Slot& s) {
                                                            loop.vector_issue_bound ? p.threads : 0)
                                               : vector_from;
       const Tick waves = loop.wave_issue.instructions > 0 ? wave_issue(s.time, loop.wave_issue, p.threads) : s.time;
-      s.time = std::max({math, vector, issue_floor(s.time, loop.issue_instructions), waves}) + loop.wait_ps +
-               p.iteration_overhead_ps;
+      move_to(s, std::max({math, vector, issue_floor(s.time, loop.issue_instructions), waves}) + loop.wait_ps +
+                     p.iteration_overhead_ps,
+              SlotCause::compute);
       ++s.next_iter;
     }
     return false;
   }
   if (s.prologue_done > s.time) {
-    s.time = s.prologue_done;
+    move_to(s, s.prologue_done, SlotCause::memory);
     return false;
   }
   // Epilogue: vector work, then stores; the workgroup ends when they land.
@@ -843,13 +882,13 @@ inline bool ComputeUnit::step(Slot& s) {
       t = vector_work(t, static_cast<double>(p.epilogue_vector_ops), p.epilogue_issue_bound ? issuing : 0);
     }
     if (t > s.time) {
-      s.time = t;
+      move_to(s, t, SlotCause::compute);
       return false;
     }
   }
   Tick done = s.time;
   for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, s.time));
-  s.time = done;
+  move_to(s, done, SlotCause::memory);
   return true;
 }
 

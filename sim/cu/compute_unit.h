@@ -25,6 +25,7 @@
 
 #include "isa/tile_program.h"
 #include "sim/core/sim_time.h"
+#include "sim/core/slot_time.h"
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
 #include "sim/mem/l2_cache.h"
@@ -86,6 +87,11 @@ class ComputeUnit : public sc_core::sc_module {
   void set_hot(Hot* hot) { hot_ = hot; }
   const Hot* hot() const { return hot_; }
 
+  // Where its slots' time went, over every kernel so far (slot_time.h), and
+  // the slots the last kernel had.
+  const SlotTime& slot_time() const { return account_; }
+  std::size_t slots() const { return slots_.size(); }
+
  private:
   struct Slot {
     // The K groups in flight (loads are issued a group at a time, see
@@ -98,6 +104,7 @@ class ComputeUnit : public sc_core::sc_module {
       Tick first_back = 0;      // its transfer's first and last bytes back
       Tick span = 0;
       Tick latency = 0;         // its unloaded round trip
+      bool gather_bound = false;  // its last load to complete is a gather of token rows
     };
     // Per iteration, in a ring (iteration i at i & iter_mask): at most
     // 2 x pipeline_depth + 1 are in use (math starts back to next_iter -
@@ -261,6 +268,14 @@ class ComputeUnit : public sc_core::sc_module {
   Tick last_end_ = 0;            // the kernel's last workgroup end so far
   Tick busy_from_ = 0;
   std::vector<bool> trace_named_;  // slots whose trace track has a name
+  // Moves slot `s` on to `t`, the time between counted as cause `c`.
+  void move_to(Slot& s, Tick t, SlotCause c) {
+    account_[c] += t > s.time ? t - s.time : 0;
+    s.time = t;
+  }
+  // Starts workgroup `wg` in slot `s`, free since `free`, at `at`.
+  void start_counted(Slot& s, std::uint32_t wg, Tick free, Tick at);
+  SlotTime account_;
   std::uint64_t workgroups_ = 0, busy_ps_ = 0, matrix_busy_ps_ = 0, loads_ = 0,
                 load_bytes_ = 0, store_bytes_ = 0;
 };

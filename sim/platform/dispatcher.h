@@ -14,6 +14,7 @@
 
 #include "isa/tile_program.h"
 #include "sim/core/sim_time.h"
+#include "sim/core/slot_time.h"
 #include "sim/core/stats.h"
 #include "workloads/specs/enums.h"
 
@@ -27,6 +28,11 @@ struct KernelTiming {
   std::uint32_t workgroups = 0;
   double clock_hz = 0;  // the engine clock it ran at (sim/platform/power.h)
   double hbm_bytes = 0;  // read and written at HBM from its launch to its write-back's end
+  // For the attribution of its time (slot_time.h): its last workgroup's end
+  // (`end` less the write-back), its CUs' slot time by cause and slots per CU.
+  Tick work_end = 0;
+  SlotTime slots;
+  std::uint32_t slots_per_cu = 0;
 };
 
 // How a hardware scheduler wants a kernel's workgroups handed out: in

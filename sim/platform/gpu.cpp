@@ -33,6 +33,7 @@ struct Host : sc_core::sc_module {
   std::vector<KernelTiming> timings;
   const Hbm* hbm = nullptr;
   std::vector<L2Cache*> l2s;
+  std::vector<const ComputeUnit*> cus;  // for each kernel's slot time by cause
   TdmScheduler* tdm = nullptr;  // null on machines without a TDM MoE unit
   sc_core::sc_event go;
   bool pending = false;  // run() asked for work before this thread first waited
@@ -64,8 +65,14 @@ struct Host : sc_core::sc_module {
         // The clock this kernel holds under the board's power limit.
         dispatcher.set_clock(i < clocks.size() ? clocks[i] : static_cast<double>(machine.compute.clock.hz));
         const std::uint64_t hbm_before = hbm->bytes();
+        const SlotTime slots_before = slot_time();
         KernelTiming t = hardware ? tdm->execute_next() : dispatcher.launch(k);
         t.clock_hz = dispatcher.clock_hz();
+        t.work_end = t.end;
+        t.slots = slot_time();
+        for (std::size_t c = 0; c < kSlotCauses; ++c) t.slots.ps[c] -= slots_before.ps[c];
+        t.slots.window_ps -= slots_before.window_ps;
+        t.slots_per_cu = cus.empty() ? 0 : static_cast<std::uint32_t>(cus.front()->slots());
         // A kernel is complete when its writes are in memory: the L2s write
         // their dirty lines back (AMD does so between kernels, hardware.md
         // 2.1; without it a copy smaller than L2 would "beat" the HBM peak,
@@ -82,6 +89,12 @@ struct Host : sc_core::sc_module {
       // Nothing left to do: sc_start() returns by starvation, and a later
       // run() continues the same simulation where it stopped.
     }
+  }
+  // Every CU's slot time by cause so far.
+  SlotTime slot_time() const {
+    SlotTime sum;
+    for (const auto* cu : cus) sum += cu->slot_time();
+    return sum;
   }
 };
 
@@ -149,6 +162,9 @@ struct GpuModule : sc_core::sc_module {
     host = std::make_unique<Host>("host", *dispatcher, m);
     host->hbm = hbm.get();
     for (auto& d : dies) host->l2s.push_back(d->l2.get());
+    for (auto& d : dies) {
+      for (auto& cu : d->cus) host->cus.push_back(cu.get());
+    }
     if (m.tdm) {
       // The unit sits beside the command processor and reads descriptors
       // from the memory side.

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""CLI checks of the TDM-vs-software attribution (issue #21 part 4; docs/moe-timing.md,
+"Where the time goes") and of `path both` on a machine without a TDM unit:
+
+  sum SCENARIO       run --path both: each path's time_by_cause adds up to its total, no
+                     cause is negative, and tdm_vs_software's per-cause deltas add up to the
+                     difference of the totals exactly (in whole ps; in us to rounding); the
+                     text summary prints the table; `tdmsim plot DIR` draws the waterfall
+                     (skipped, exit 77, where matplotlib is missing)
+  both_no_tdm SCENARIO  a scenario on a machine without a tdm: section: its own `path: both`
+                     and `--path both` run the same (the software path), both say so in the
+                     text and in summary.json (paths_not_run), and `--path tdm` exits 2 naming
+                     the machine and its file, writing nothing
+  plot_needs_both SCENARIO  `tdmsim plot` on a software-only run folder: exit 2, nothing written
+
+Usage: attribution_checks.py TDMSIM WORKDIR MODE SCENARIO"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def tdmsim(args, expect=0):
+    r = subprocess.run([TDMSIM, *args], capture_output=True, text=True)
+    if r.returncode != expect:
+        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: tdmsim {' '.join(args)}\n"
+                 f"{r.stdout}\n{r.stderr}")
+    return r
+
+
+def load(folder):
+    with open(os.path.join(folder, "summary.json")) as f:
+        return json.load(f)
+
+
+def have_matplotlib():
+    for py in ("python3", "/usr/bin/python3"):
+        if shutil.which(py) and subprocess.run([py, "-c", "import matplotlib"],
+                                               capture_output=True).returncode == 0:
+            return True
+    return False
+
+
+def check_sum(scenario):
+    out = os.path.join(WORK, "run")
+    r = tdmsim(["run", scenario, "--path", "both", "--output", out, "--force"])
+    s = load(out)
+    keys = None
+    for p in s["paths"]:
+        causes = p["time_by_cause"]
+        parts = {k: v for k, v in causes.items() if k.endswith("_us")}
+        keys = keys or sorted(parts)
+        assert sorted(parts) == keys, (parts, keys)
+        assert len(parts) == 7, parts
+        for k, v in parts.items():
+            assert v >= 0, f"{p['path']}: {k} is negative: {v}"
+        total = sum(parts.values())
+        # Whole ps each: the sum is the total to the rounding of the us values.
+        assert abs(total - p["total_us"]) <= 1e-6, f"{p['path']}: causes add up to {total}, total {p['total_us']}"
+    tvs = s["tdm_vs_software"]
+    sw, tdm = s["paths"][0]["total_us"], s["paths"][1]["total_us"]
+    assert abs(tvs["software_us"] - sw) <= 1e-6 and abs(tvs["tdm_us"] - tdm) <= 1e-6, tvs
+    assert sum(c["delta_ps"] for c in tvs["causes"]) == tvs["delta_ps"], "per-cause deltas do not add up (ps)"
+    assert abs(sum(c["delta_us"] for c in tvs["causes"]) - tvs["delta_us"]) <= 1e-6, tvs
+    assert abs(tvs["delta_us"] - (tdm - sw)) <= 1e-6, (tvs["delta_us"], tdm - sw)
+    for c in tvs["causes"]:
+        by_path = [p["time_by_cause"][c["cause"] + "_us"] for p in s["paths"]]
+        assert abs(c["software_us"] - by_path[0]) <= 1e-9 and abs(c["tdm_us"] - by_path[1]) <= 1e-9, c
+        assert abs(c["delta_us"] - (c["tdm_us"] - c["software_us"])) <= 1e-6, c
+    assert "by cause:" in r.stdout and "wave quantisation and bubbles" in r.stdout, r.stdout
+    print(f"{s['scenario']}: software {sw:.2f} us, TDM {tdm:.2f} us, delta {tvs['delta_us']:+.2f} us:")
+    for c in tvs["causes"]:
+        print(f"  {c['label']:<44} {c['software_us']:9.2f} {c['tdm_us']:9.2f} {c['delta_us']:+9.2f}")
+    if not have_matplotlib():
+        print("matplotlib missing: the waterfall is not drawn")
+        sys.exit(77)
+    png = os.path.join(WORK, "causes.png")
+    tdmsim(["plot", out, "--output", png, "--force"])
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n", "not a PNG"
+
+
+def check_both_no_tdm(scenario):
+    runs = {}
+    for name, extra in (("scenario", []), ("cli", ["--path", "both"])):
+        out = os.path.join(WORK, name)
+        r = tdmsim(["run", scenario, "--output", out, "--force", *extra])
+        assert "has no tdm: section, so path both runs the software path only" in r.stdout, r.stdout
+        s = load(out)
+        assert [p["path"] for p in s["paths"]] == ["software"], s["paths"]
+        assert "tdm" in s["paths_not_run"] and "mi355x" in s["paths_not_run"]["tdm"], s.get("paths_not_run")
+        assert "tdm_vs_software" not in s and "tdm_speedup" not in s
+        s.pop("simulation_wall_s")
+        runs[name] = s
+    assert runs["scenario"] == runs["cli"], "the scenario's path: both and --path both differ"
+    out = os.path.join(WORK, "tdm")
+    shutil.rmtree(out, ignore_errors=True)
+    r = tdmsim(["run", scenario, "--path", "tdm", "--output", out], expect=2)
+    assert "--path tdm: machine mi355x" in r.stderr and "mi355x.yaml" in r.stderr, r.stderr
+    assert not os.path.exists(out), "output written despite the error"
+    # A scenario whose own path is tdm, on a machine without the unit: the key named.
+    copy = os.path.join(WORK, "path-tdm.yaml")
+    text = open(scenario).read().replace("path: both", "path: tdm")
+    assert "path: tdm" in text
+    open(copy, "w").write(text)  # its machine and model are named, not relative paths
+    r = tdmsim(["run", copy, "--output", out], expect=2)
+    assert f"scenario {copy}: path tdm: machine mi355x" in r.stderr, r.stderr
+    assert not os.path.exists(out), "output written despite the error"
+
+
+def check_plot_needs_both(scenario):
+    out = os.path.join(WORK, "sw")
+    tdmsim(["run", scenario, "--path", "software", "--quiet", "--output", out, "--force"])
+    png = os.path.join(WORK, "sw.png")
+    if os.path.exists(png):
+        os.remove(png)
+    r = tdmsim(["plot", out, "--output", png], expect=2)
+    assert "has no tdm_vs_software" in r.stderr, r.stderr
+    assert not os.path.exists(png)
+
+
+if __name__ == "__main__":
+    TDMSIM, WORK, MODE, SCENARIO = sys.argv[1:5]
+    os.makedirs(WORK, exist_ok=True)
+    {"sum": check_sum, "both_no_tdm": check_both_no_tdm, "plot_needs_both": check_plot_needs_both}[MODE](SCENARIO)
+    print("ok")
