@@ -163,8 +163,11 @@ int run_command(const RunOptions& o) {
   // silently. An explicit `tdm` on a machine without the unit is refused.
   const std::vector<std::string> paths = paths_for(m, path);
   if (paths.empty()) {
-    const std::string where = o.path.empty() ? fmt::format("scenario {}: path", sc.scenario.file.string())
-                                             : std::string("--path");
+    // The scenario's own `path: tdm`: named at its line, as the loader names keys.
+    const config::Location at =
+        config::nearest_location(sc.scenario.set_at, "path", {sc.scenario.file.string(), 1, 1});
+    const std::string where =
+        o.path.empty() ? fmt::format("{}:{}:{}: path", at.file, at.line, at.column) : std::string("--path");
     throw BadInput(fmt::format("{} tdm: machine {} ({}) has no tdm: section (no TDM MoE unit); "
                                "use path software or both, or a TDM machine such as mi500x-tdm",
                                where, m.name, sc.machine.file.string()));

@@ -12,6 +12,10 @@
                      text and in summary.json (paths_not_run), and `--path tdm` exits 2 naming
                      the machine and its file, writing nothing
   plot_needs_both SCENARIO  `tdmsim plot` on a software-only run folder: exit 2, nothing written
+  responds SCENARIO  the causes follow their parameters: the software path's host launches are
+                     its kernels x launch.kernel_launch, at the machine's value and at twice it;
+                     a 5x longer tdm.slot_length shows as TDM slot waiting (release waits), at
+                     least half of what it adds to the TDM total
 
 Usage: attribution_checks.py TDMSIM WORKDIR MODE SCENARIO"""
 import json
@@ -105,7 +109,8 @@ def check_both_no_tdm(scenario):
     assert "path: tdm" in text
     open(copy, "w").write(text)  # its machine and model are named, not relative paths
     r = tdmsim(["run", copy, "--output", out], expect=2)
-    assert f"scenario {copy}: path tdm: machine mi355x" in r.stderr, r.stderr
+    line = next(i for i, l in enumerate(text.split("\n"), 1) if l.startswith("path:"))
+    assert f"{copy}:{line}:7: path tdm: machine mi355x" in r.stderr, r.stderr
     assert not os.path.exists(out), "output written despite the error"
 
 
@@ -120,8 +125,52 @@ def check_plot_needs_both(scenario):
     assert not os.path.exists(png)
 
 
+def us_of(text):
+    units = {"ns": 1e-3, "us": 1.0, "ms": 1e3}
+    for u, f in units.items():
+        if text.endswith(u):
+            return float(text[:-len(u)]) * f
+    raise ValueError(text)
+
+
+def overlay(name, base, body):
+    path = os.path.join(WORK, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(f"base: {base}\nname: {name}\n{body}")
+    return path
+
+
+def check_responds(scenario):
+    base = os.path.join(os.path.dirname(os.path.dirname(scenario)), "machines", "mi500x-tdm.yaml")
+    runs = {}
+    for name, machine in (("base", base),
+                          ("launch", overlay("launch-x2", base, "launch:\n  kernel_launch: 12us\n")),
+                          ("slot", overlay("slot-x5", base, "tdm:\n  slot_length: 20us\n"))):
+        out = os.path.join(WORK, name)
+        tdmsim(["run", scenario, "--machine", machine, "--path", "both", "--quiet", "--output", out, "--force"])
+        with open(os.path.join(out, "config.json")) as f:
+            launch = us_of(json.load(f)["machine"]["launch"]["kernel_launch"])
+        runs[name] = (load(out), launch)
+    for name, (s, launch) in runs.items():
+        sw = s["paths"][0]
+        want = len(sw["stages"]) * launch
+        got = sw["time_by_cause"]["launch_us"]
+        assert abs(got - want) <= 1e-6, f"{name}: software host launches {got} us, {len(sw['stages'])} x {launch} = {want}"
+    assert runs["launch"][1] == 2 * runs["base"][1]
+    tdm0, tdm1 = runs["base"][0]["paths"][1], runs["slot"][0]["paths"][1]
+    grew = tdm1["total_us"] - tdm0["total_us"]
+    wait0 = tdm0["time_by_cause"]["detail"]["slot_release_wait_us"]
+    wait1 = tdm1["time_by_cause"]["detail"]["slot_release_wait_us"]
+    waiting = (tdm1["time_by_cause"]["dispatch_and_slot_waiting_us"] -
+               tdm0["time_by_cause"]["dispatch_and_slot_waiting_us"])
+    print(f"slot_length 4 -> 20 us: TDM total +{grew:.2f} us, release waits {wait0:.2f} -> {wait1:.2f} us")
+    assert grew > 1.0, grew
+    assert waiting >= 0.5 * grew and wait1 - wait0 >= 0.5 * grew, (waiting, wait0, wait1, grew)
+
+
 if __name__ == "__main__":
     TDMSIM, WORK, MODE, SCENARIO = sys.argv[1:5]
     os.makedirs(WORK, exist_ok=True)
-    {"sum": check_sum, "both_no_tdm": check_both_no_tdm, "plot_needs_both": check_plot_needs_both}[MODE](SCENARIO)
+    {"sum": check_sum, "both_no_tdm": check_both_no_tdm, "plot_needs_both": check_plot_needs_both,
+     "responds": check_responds}[MODE](SCENARIO)
     print("ok")
