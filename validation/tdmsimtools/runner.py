@@ -22,13 +22,26 @@ class RunError(RuntimeError):
         self.stderr = stderr
 
 
-def tdmsim(binary, *args, check=False, label=None, env=None, timeout=None):
-    """Runs `binary args...` capturing text stdout and stderr; returns the
-    CompletedProcess. With check, a non-zero exit raises RunError (label names the run;
-    by default the command's words)."""
-    p = subprocess.run([binary, *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout)
+def tdmsim(binary, *args, check=False, label=None, env=None, timeout=None, stdout=True):
+    """Runs `binary args...` capturing text stderr and stdout (stdout=False discards
+    stdout; an open file receives it); returns the CompletedProcess. With check, a
+    non-zero exit raises RunError (label names the run; by default the command's first
+    two words)."""
+    out = subprocess.PIPE if stdout is True else subprocess.DEVNULL if stdout is False else stdout
+    p = subprocess.run([binary, *map(str, args)], stdout=out, stderr=subprocess.PIPE, text=True, env=env,
+                       timeout=timeout)
     if check and p.returncode != 0:
         raise RunError(label or " ".join(map(str, args[:2])), p.returncode, p.stderr)
+    return p
+
+
+def expect_exit(binary, *args, rc=0, env=None, timeout=None):
+    """For tests: runs tdmsim like tdmsim() and stops the test (SystemExit, with the
+    command, stdout and stderr) unless it exits with `rc`."""
+    p = tdmsim(binary, *args, env=env, timeout=timeout)
+    if p.returncode != rc:
+        raise SystemExit(f"FAILED: exit {p.returncode}, expected {rc}: {os.path.basename(binary)} "
+                         f"{' '.join(map(str, args))}\n{p.stdout}\n{p.stderr}")
     return p
 
 
@@ -73,6 +86,19 @@ def gpu_case(binary, scenario, out):
     tdmsim(binary, "gpu-case", scenario, "--output", out, "-q", check=True,
            label=f"gpu-case {os.path.basename(scenario)}")
     return out
+
+
+def gpu_run(runner, case, out, args=()):
+    """The GPU runner (`tdmsim-gpu CASE --output OUT ARGS`, on a GPU machine) on a case
+    folder from gpu_case(); returns its run.json. The runner writes into an existing
+    folder, so OUT is created first."""
+    os.makedirs(out, exist_ok=True)
+    p = subprocess.run([runner, case, "--output", out, *map(str, args)], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RunError(f"{os.path.basename(runner)} {os.path.basename(case)}", p.returncode, p.stderr)
+    with open(os.path.join(out, "run.json")) as f:
+        return json.load(f)
 
 
 def kernel_us(stage):
