@@ -6,7 +6,6 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config git ca-certificates
   libsystemc-dev libyaml-cpp-dev
-  libboost-dev libboost-program-options-dev libboost-mpi-dev
   catch2 libbenchmark-dev nlohmann-json3-dev libfmt-dev libcli11-dev libtbb-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev

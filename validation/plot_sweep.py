@@ -25,13 +25,15 @@ cause (summary.json's tdm_vs_software), to the TDM path's.
   plot_sweep.py out-run --output causes.png
 Exit codes: 0 ok, 2 bad input (unknown column, nothing to plot)."""
 import argparse
-import csv
 import json
 import math
 import os
 import re
 import sys
 from collections import OrderedDict, defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tdmsimtools import outputs  # noqa: E402
 
 LABELS = {
     "total_us": "layer time (us)", "floor_us": "physical floor (us)", "over_floor": "time / floor",
@@ -313,15 +315,12 @@ def main():
         return waterfall(a.results, a)
 
     try:
-        with open(a.results, newline="") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            rows = list(reader)
+        header, rows = outputs.read_table(a.results)
     except OSError as e:
         fail(str(e))
     if not rows:
         fail(f"{a.results} has no rows")
-    if "parameter" in header and "base_speedup" in header:
+    if outputs.is_sensitivity(header):
         return tornado(rows, a)
     if not a.x:
         fail("--x is required (a results.csv column)")

@@ -12,11 +12,13 @@ under load"). CTest runs each mode as its own test.
   peak MACHINE        a machine without one runs every stage at compute.clock
 
 Usage: clocks2_checks.py TDMSIM WORKDIR MODE MACHINE_FILE PEAK_MHZ (its compute.clock)"""
-import json
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 
 SCENARIO = """name: clocks-{tokens}tok
 description: "Qwen3-30B-A3B bf16, {tokens} tokens, for the clock governor's checks"
@@ -35,11 +37,8 @@ def run(tdmsim, work, tokens, machine):
         f.write(SCENARIO.format(tokens=tokens, machine=machine))
     out = os.path.join(work, f"out-{tokens}")
     shutil.rmtree(out, ignore_errors=True)
-    r = subprocess.run([tdmsim, "run", scen, "--output", out], capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"FAILED ({r.returncode}): run {scen}\n{r.stderr}")
-    with open(os.path.join(out, "summary.json")) as f:
-        stages = {s["stage"]: s for s in json.load(f)["paths"][0]["stages"]}
+    r = tdmsimtools.expect_exit(tdmsim, "run", scen, "--output", out)
+    stages = {s["stage"]: s for s in tdmsimtools.read_summary(out)["paths"][0]["stages"]}
     for s in stages.values():
         assert s["clock_mhz"] == int(s["clock_mhz"]), f"{s['stage']}: {s['clock_mhz']} MHz is not whole"
     assert "MHz" in r.stdout, "no MHz column in the text table"

@@ -4,19 +4,18 @@
 good share of the HBM peak while using a small share of the matrix peak.
 
 Usage: gemm_regime.py TDMSIM WORKDIR MACHINE HBM_PEAK_TBPS MATRIX_PEAK_TFLOPS"""
-import json
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 
 tdmsim, work, machine, hbm_peak, mma_peak = sys.argv[1:6]
 m, n, k = 16, 16384, 16384
 shutil.rmtree(work, ignore_errors=True)
-subprocess.run([tdmsim, "microbench", "gemm", "--machine", machine, "--M", str(m), "--N", str(n),
-                "--K", str(k), "--quiet", "--output", work], check=True)
-with open(os.path.join(work, "summary.json")) as f:
-    s = json.load(f)
+s = tdmsimtools.microbench(tdmsim, "gemm", machine, ["--M", m, "--N", n, "--K", k], work)
 secs = s["kernel_time_us"] * 1e-6
 tbps = (n * k * 2 + m * k * 2 + m * n * 2) / secs / 1e12
 tflops = s["throughput"]["value"]

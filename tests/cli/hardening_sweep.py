@@ -24,16 +24,17 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
+
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 
 
 def run(cmd, expect=0, env=None, timeout=300):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
-    if r.returncode != expect:
-        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
-    return r
+    return tdmsimtools.expect_exit(cmd[0], *cmd[1:], rc=expect, env=env, timeout=timeout)
 
 
 def read(path):
@@ -42,7 +43,7 @@ def read(path):
 
 
 def rows(out):
-    return [json.loads(l) for l in open(os.path.join(out, "results.jsonl"))]
+    return tdmsimtools.outputs.read_results_jsonl(out)
 
 
 def dead_pid():

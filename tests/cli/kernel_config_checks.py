@@ -20,11 +20,13 @@ mode as its own test.
 Usage: kernel_config_checks.py TDMSIM WORKDIR MODE"""
 import concurrent.futures
 import csv
-import json
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -35,19 +37,14 @@ MACHINE_OF_CUS = {256: "mi355x", 304: "mi300x"}
 
 
 def run(tdmsim, args, out=None, expect=0):
-    cmd = [tdmsim, "run", *args, "--quiet"]
+    cmd = ["run", *args, "--quiet"]
     if out:
         shutil.rmtree(out, ignore_errors=True)
         cmd += ["--output", out]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != expect:
-        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
-    return r
+    return tdmsimtools.expect_exit(tdmsim, *cmd, rc=expect)
 
 
-def summary(out):
-    with open(os.path.join(out, "summary.json")) as f:
-        return json.load(f)
+summary = tdmsimtools.read_summary
 
 
 def check(cond, what):
@@ -76,8 +73,8 @@ def good(tdmsim, work):
     for k in ("block_m", "split_k", "stages", "gate_up_tile", "down_tile"):
         check(layer2[k] == layer[k], f"--kernel-config {k}: {layer2[k]} vs {layer[k]}")
     # 64 tokens: line 4, run_1stage 1.
-    r = subprocess.run([tdmsim, "run", os.path.join(DATA, "tiny-fp8-no-config.yaml"), "--kernel-config",
-                        os.path.join(DATA, "short_tiles.csv"), "--verbose"], capture_output=True, text=True)
+    r = tdmsimtools.tdmsim(tdmsim, "run", os.path.join(DATA, "tiny-fp8-no-config.yaml"), "--kernel-config",
+                           os.path.join(DATA, "short_tiles.csv"), "--verbose")
     check(r.returncode == 0, r.stderr)
     check("kernel.config: looked up cu_num 256, token 32 (padded from 20)" in r.stdout, r.stdout)
     # No row (ck_names.csv is for other layers): the project's rule, recorded.
@@ -103,11 +100,10 @@ def good(tdmsim, work):
 def sweep(tdmsim, work):
     out = os.path.join(work, "sweep")
     shutil.rmtree(out, ignore_errors=True)
-    r = subprocess.run([tdmsim, "sweep", os.path.join(DATA, "tiny-sweep.yaml"), "--output", out, "-j", "1",
-                        "--quiet"], capture_output=True, text=True)
+    r = tdmsimtools.tdmsim(tdmsim, "sweep", os.path.join(DATA, "tiny-sweep.yaml"), "--output", out, "-j", "1",
+                           "--quiet")
     check(r.returncode == 0, f"sweep exit {r.returncode}\n{r.stderr}")
-    with open(os.path.join(out, "results.csv")) as f:
-        rows = list(csv.DictReader(f))
+    rows = tdmsimtools.outputs.read_results_csv(out)
     check(len(rows) == 4, f"{len(rows)} rows")
     got = {(r["scenario.tokens"], os.path.basename(r["scenario.kernel.config"])):
            (r["kernel_chosen_by"], r["kernel_config_line"]) for r in rows}
@@ -203,9 +199,8 @@ def one_config(tdmsim, work, n, name, header, line, row):
                 f"tokens: {row['token']}\ndtype: {fmt[0]}\nquant: {fmt[1]}\npath: software\n"
                 f"routing: {{source: uniform}}\n")
     out = os.path.join(folder, "out")
-    cmd = [tdmsim, "run", os.path.join(folder, "scenario.yaml"), "--kernel-config", table, "--quiet",
-           "--output", out]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = tdmsimtools.tdmsim(tdmsim, "run", os.path.join(folder, "scenario.yaml"), "--kernel-config", table,
+                           "--quiet", "--output", out)
     what = f"{name}:{line} tiles '{row[t1]}' / '{row[t2]}' block_m {row['block_m']} run_1stage {row['run_1stage']}{note}"
     if "uncaught" in r.stderr or "E549" in r.stderr:
         return f"{what}: uncaught exception reached the user: {r.stderr.strip()}"

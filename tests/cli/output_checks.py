@@ -29,6 +29,9 @@ import sys
 import time
 
 TDMSIM, WORK, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCEN = os.path.join(ROOT, "validation/gpu/scenarios/qwen3-30b-64tok.yaml")
 RUN_SCEN = os.path.join(ROOT, "workloads/scenarios/qwen3-30b-decode-h200.yaml")
@@ -40,11 +43,10 @@ def fail(msg):
     sys.exit(1)
 
 
-def run(args, env=None, stdout=subprocess.PIPE):
+def run(args, env=None, stdout=True):
     e = dict(os.environ)
     e.update(env or {})
-    p = subprocess.run([TDMSIM] + args, stdout=stdout, stderr=subprocess.PIPE, text=True, env=e,
-                       timeout=300)
+    p = tdmsimtools.tdmsim(TDMSIM, *args, env=e, timeout=300, stdout=stdout)
     return p.returncode, p.stderr
 
 

@@ -12,18 +12,17 @@ Usage: run_checks.py TDMSIM WORKDIR MODE SCENARIO [MACHINE_FILE]"""
 import json
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 
 
 def run(tdmsim, args, out):
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [tdmsim, "run", *args, "--quiet", "--output", out]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"FAILED ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
-    with open(os.path.join(out, "summary.json")) as f:
-        return json.load(f)
+    tdmsimtools.expect_exit(tdmsim, "run", *args, "--quiet", "--output", out)
+    return tdmsimtools.read_summary(out)
 
 
 def total(summary, path):
@@ -63,8 +62,7 @@ def main():
             names = {e.get("name", "") for e in json.load(f)["traceEvents"]}
         assert any(n.startswith("moe_gate_up wg ") for n in names), "no software workgroup slices"
         assert "read GB/s" in names, "no HBM traffic counter"
-        with open(os.path.join(a, "summary.json")) as f:
-            paths = [p["path"] for p in json.load(f)["paths"]]
+        paths = [p["path"] for p in tdmsimtools.read_summary(a)["paths"]]
         if "tdm" in paths:
             assert any(n.startswith("tdm_gate_up wg ") for n in names), "no TDM workgroup slices"
             assert any(n.endswith(" fetch+decode") for n in names), "no descriptor fetch slices"

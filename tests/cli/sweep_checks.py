@@ -20,15 +20,15 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
+
 SKIP = 77
 
 
 def sweep(tdmsim, args, env=None, expect=0):
-    cmd = [tdmsim, "sweep", *args]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if r.returncode != expect:
-        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
-    return r
+    return tdmsimtools.expect_exit(tdmsim, "sweep", *args, rc=expect, env=env)
 
 
 def read(path):
@@ -139,7 +139,7 @@ def main():
         env = dict(os.environ, TDMSIM_TEST_CRASH_POINT="1")
         r = sweep(tdmsim, [spec, "--output", out, "-j", "2"], env=env, expect=1)
         assert "point 1 failed" in r.stderr and "signal" in r.stderr, r.stderr
-        points = {json.loads(l)["point"] for l in open(os.path.join(out, "results.jsonl"))}
+        points = {r["point"] for r in tdmsimtools.outputs.read_results_jsonl(out)}
         n = json.load(open(os.path.join(out, "sweep.json")))["points"]
         assert points == set(range(n)) - {1}, points
         failed = [json.loads(l) for l in open(os.path.join(out, "failed.jsonl"))]
@@ -155,15 +155,11 @@ def main():
         for args, name in ((["--x", "tokens", "--y", "total_us", "--hue", "path", "--facet", "bandwidth"], "time.png"),
                            (["--x", "tokens", "--speedup", "--hue", "bandwidth"], "speedup.svg")):
             fig = os.path.join(out, name)
-            cmd = [tdmsim, "plot", csv, *args, "--output", fig]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit(f"FAILED: exit {r.returncode}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+            tdmsimtools.expect_exit(tdmsim, "plot", csv, *args, "--output", fig)
             data = read(fig)
             assert data.startswith(b"\x89PNG") if name.endswith(".png") else b"<svg" in data[:2000], name
             assert len(data) > 5000, f"{name} is suspiciously small"
-        r = subprocess.run([tdmsim, "plot", csv, "--x", "no_such_column", "--output", os.path.join(out, "x.png")],
-                           capture_output=True, text=True)
+        r = tdmsimtools.tdmsim(tdmsim, "plot", csv, "--x", "no_such_column", "--output", os.path.join(out, "x.png"))
         assert r.returncode == 2 and "no column" in r.stderr, r.stderr
         print("tdmsim plot wrote a PNG and an SVG")
     else:

@@ -17,18 +17,18 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 
 # Student's t 0.975 quantiles (any statistics table): the fixture has 3 draws, df = 2.
 T975 = {1: 12.7062047, 2: 4.30265273, 3: 3.18244631, 4: 2.77644511}
 
 
 def run(cmd, expect=0):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != expect:
-        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
-    return r
+    return tdmsimtools.expect_exit(cmd[0], *cmd[1:], rc=expect)
 
 
 def close(a, b, rel=1e-9):
@@ -37,8 +37,8 @@ def close(a, b, rel=1e-9):
 
 def stats(tdmsim, work):
     ref = os.path.join(work, "ref")
-    rows = [json.loads(l) for l in open(os.path.join(ref, "results.jsonl"))]
-    table = list(csv.DictReader(open(os.path.join(ref, "results.csv"))))
+    rows = tdmsimtools.outputs.read_results_jsonl(ref)
+    table = tdmsimtools.outputs.read_results_csv(ref)
     assert len(rows) == len(table) == 8, (len(rows), len(table))
     header = list(table[0].keys())
     assert header[-7:] == ["repeat", "total_us_sd", "total_us_ci95_low", "total_us_ci95_high", "tdm_speedup",
@@ -82,7 +82,7 @@ def stats(tdmsim, work):
     out = os.path.join(work, "draw2-run")
     shutil.rmtree(out, ignore_errors=True)
     run([tdmsim, "run", scen, "--quiet", "--output", out])
-    summary = json.load(open(os.path.join(out, "summary.json")))
+    summary = tdmsimtools.read_summary(out)
     tdm_us = next(p["total_us"] for p in summary["paths"] if p["path"] == "tdm")
     assert close(tdm_us, row["draws"][2]["metrics"]["total_us"]), (tdm_us, row["draws"][2]["metrics"]["total_us"])
     print(f"8 rows of 3 draws: means, sd and Student-t intervals agree; draw 2 of point "
@@ -121,7 +121,7 @@ def sensitivity(tdmsim, work, spec):
     shutil.rmtree(out, ignore_errors=True)
     r = run([tdmsim, "sweep", spec, "--output", out, "-j", "2", "--quiet"])
     assert r.stdout == "" and r.stderr == "", f"--quiet printed: {r.stdout!r} {r.stderr!r}"
-    rows = list(csv.DictReader(open(os.path.join(out, "sensitivity.csv"))))
+    rows = tdmsimtools.outputs.read_sensitivity(out)
     ranking = json.load(open(os.path.join(out, "sensitivity.json")))
     params = ["machine.tdm.descriptor_fetch_latency", "machine.compute.clock", "machine.tdm.decode_latency"]
     assert sorted(r["parameter"] for r in rows) == sorted(params), rows

@@ -18,16 +18,15 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 
 
 def tdmsim(args, expect=0):
-    r = subprocess.run([TDMSIM, *args], capture_output=True, text=True)
-    if r.returncode != expect:
-        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: tdmsim {' '.join(args)}\n"
-                 f"{r.stdout}\n{r.stderr}")
-    return r
+    return tdmsimtools.expect_exit(TDMSIM, *args, rc=expect)
 
 
 def summary(folder):
@@ -58,8 +57,7 @@ def round_trip(scenario, kernel_keys):
     with open(os.path.join(WORK, "file", "config.json")) as f:
         cfg = json.load(f)
     assert cfg["files"]["descriptors"] == os.path.abspath(stream), cfg["files"]
-    with open(os.path.join(WORK, "file", "summary.json")) as f:
-        stages = json.load(f)["paths"][0]["stages"]
+    stages = tdmsimtools.read_summary(os.path.join(WORK, "file"))["paths"][0]["stages"]
     print(f"identical summary.json; stages {[s['stage'] for s in stages]}")
     # describe reads the same file: one descriptor, or a stream of several.
     out = tdmsim(["describe", stream]).stdout
@@ -117,7 +115,7 @@ def policies(scenario):
         "  machine.tdm.default_policy: [load_balance, capacity_first, low_latency, custom]\n")
     out = os.path.join(WORK, "policies-out")
     tdmsim(["sweep", sweep, "--output", out, "--force"])
-    rows = [json.loads(l) for l in open(os.path.join(out, "results.jsonl"))]
+    rows = tdmsimtools.outputs.read_results_jsonl(out)
     tdm = {r["inputs"]["machine.tdm.default_policy"]: r["metrics"]["total_us"]
            for r in rows if r["path"] == "tdm"}
     if sorted(tdm) != ["capacity_first", "custom", "load_balance", "low_latency"]:

@@ -34,25 +34,19 @@ Usage:
   validation/calibration/aiter_mi300x.py [--csv PATH] [--tdmsim build/apps/tdmsim/tdmsim]
       [--max-tokens N] [--jobs J] [--fit] [--markdown FILE]
 Progress goes to stderr; the Markdown report to --markdown (or stdout)."""
-import argparse
-import concurrent.futures
 import csv
-import hashlib
-import json
-import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 
-# One Spearman (average ranks for ties) for every accuracy report: validation/gpu/h200_data.py.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
-from h200_data import spearman  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
+from tdmsimtools import ROOT, err, mape, spearman  # noqa: E402,F401 (err, mape: aiter_mi355x uses them from here)
+from tdmsimtools import report  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_CSV = os.path.join(os.path.dirname(ROOT), "shared", "calibration",
                            "mi300x_fused_moe_qwen3_235b_bf16.csv")
 TILE = re.compile(r"gemm[12]_(\d+)x(\d+)x(\d+)x(\d+)_")
@@ -72,8 +66,7 @@ def aiter_format(tdmsim, q_dtype_a, q_dtype_w, q_type, memo={}):
     one place AITER's names meet the simulator's, so this script keeps no table of its own."""
     key = (tdmsim, q_dtype_a, q_dtype_w, q_type)
     if key not in memo:
-        p = subprocess.run([tdmsim, "config", "aiter-format", q_dtype_a, q_dtype_w, q_type],
-                           capture_output=True, text=True)
+        p = tdmsimtools.tdmsim(tdmsim, "config", "aiter-format", q_dtype_a, q_dtype_w, q_type)
         if p.returncode == 0:
             kv = dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
             memo[key] = (kv["dtype"], kv["weight_dtype"], kv["quant"], kv["label"])
@@ -136,26 +129,14 @@ def fit_label(value):
 
 
 def machine_overlay(folder, value):
-    atomic, eff = value
-    path = os.path.join(folder, f"mi300x_fit_{atomic}_{eff}.yaml")
-    with open(path, "w") as f:
-        f.write(f"kind: machine\nbase: {os.path.join(ROOT, 'workloads/machines/mi300x.yaml')}\n"
-                f"name: mi300x\nmemory: {{l2: {{{FIT_KEY}: {atomic}}}}}\n"
-                f"kernels: {{matrix_efficiency: {eff}}}\n")
-    return path
+    return report.fit_overlay(folder, "mi300x", FIT_KEY, value)
 
 
 def store_key(tdmsim, sc, machine):
     """What a simulation depends on: the binary (size, mtime), the scenario, the model and the
     machine (overlay and the shipped file it is based on)."""
-    h = hashlib.sha1()
-    st = os.stat(tdmsim)
-    h.update(f"{os.path.realpath(tdmsim)} {st.st_size} {st.st_mtime_ns}".encode())
-    for path in [sc, os.path.join(ROOT, "workloads/models/qwen3-235b-a22b.yaml"),
-                 os.path.join(ROOT, "workloads/machines/mi300x.yaml")] + ([machine] if machine else []):
-        with open(path, "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()
+    return report.store_key(tdmsim, [sc, os.path.join(ROOT, "workloads/models/qwen3-235b-a22b.yaml"),
+                                      report.shipped_machine("mi300x")] + ([machine] if machine else []))
 
 
 def simulate(tdmsim, folder, r, machine=None, store=None):
@@ -165,35 +146,22 @@ def simulate(tdmsim, folder, r, machine=None, store=None):
     with open(sc, "w") as f:
         f.write(scenario_yaml(r))
     out = os.path.join(folder, name)
-    key = os.path.join(store, "mi300x-" + store_key(tdmsim, sc, machine) + ".json") if store else None
-    if key and os.path.exists(key):
-        with open(key) as f:
-            return dict(r, **json.load(f))
+    results = report.ResultStore(store, "mi300x-")
+    key = store_key(tdmsim, sc, machine) if store else None
+    saved = results.get(key) if key else None
+    if saved is not None:
+        return dict(r, **saved)
     t0 = time.time()
-    cmd = [tdmsim, "run", sc, "--path", "software", "--quiet", "--force", "--output", out]
-    if machine:
-        cmd += ["--machine", machine]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{name}: tdmsim run failed ({p.returncode}): {p.stderr.strip()}")
-    with open(os.path.join(out, "summary.json")) as f:
-        s = json.load(f)
+    s = tdmsimtools.run(tdmsim, sc, out, path="software", machine=machine, label=name)
     stages = {st["stage"]: st for st in s["paths"][0]["stages"]}
-    kernel_us = lambda st: st["time_us"] - st["launch_overhead_us"]
+    kernel_us = tdmsimtools.kernel_us
     r = dict(r)
     r["sim1"] = kernel_us(stages["gate_up"]) + (kernel_us(stages["reduce"]) if "reduce" in stages else 0)
     r["sim2"] = kernel_us(stages["down"])
     r["wall"] = time.time() - t0
     if key:
-        os.makedirs(store, exist_ok=True)
-        with open(key + ".tmp", "w") as f:
-            json.dump({k: r[k] for k in ("sim1", "sim2", "wall")}, f)
-        os.replace(key + ".tmp", key)
+        results.put(key, {k: r[k] for k in ("sim1", "sim2", "wall")})
     return r
-
-
-def err(sim, ref):
-    return sim / ref - 1.0
 
 
 def table(rows):
@@ -209,12 +177,6 @@ def table(rows):
                      f"{r['sim2']:.1f} | {100 * err(r['sim2'], r['us2']):+.0f}% | "
                      f"{100 * tot:+.0f}% | {r['role']} |")
     return "\n".join(lines)
-
-
-def mape(rows, key_sim, key_ref):
-    if not rows:
-        return float("nan")
-    return 100 * sum(abs(err(r[key_sim], r[key_ref])) for r in rows) / len(rows)
 
 
 def summary(rows):
@@ -255,20 +217,11 @@ def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None, store=None):
         return simulate(tdmsim, folder, r, machine, store)
 
     def run_all(folder, selection, value, label):
-        done = []
         machine = machine_overlay(folder, value) if value and cache is None else None
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(one, folder, r, value, machine) for r in selection]
-            for f in concurrent.futures.as_completed(futures):
-                done.append(f.result())
-                sims.append(dict(value=value or (0, 0), tp=done[-1]["tp"], tokens=done[-1]["tokens"],
-                                 sim1=done[-1]["sim1"], sim2=done[-1]["sim2"], wall=done[-1]["wall"]))
-                if not quiet:
-                    print(f"\r{label}: {len(done)}/{len(selection)} rows simulated, "
-                          f"{time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
-        if not quiet:
-            print(file=sys.stderr)
-        return done
+        return report.parallel(
+            lambda r: one(folder, r, value, machine), selection, jobs, label, t0=t0, quiet=quiet,
+            on_result=lambda d: sims.append(dict(value=value or (0, 0), tp=d["tp"], tokens=d["tokens"],
+                                                 sim1=d["sim1"], sim2=d["sim2"], wall=d["wall"])))
 
     fit_lines = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -328,37 +281,21 @@ def section(done, fit_lines):
 
 
 def skipped_section(path):
-    return ("## MI300X, AITER CK 2-stage fused MoE, Qwen3-235B-A22B bf16 (TP4, TP8)\n\n"
-            f"**Skipped:** the measured file `{path}` is not present on this machine (it lives in\n"
-            f"`{SHARED_CSV_NAME}`, outside the project, and is never copied into it).\n")
+    return report.skipped_section("MI300X, AITER CK 2-stage fused MoE, Qwen3-235B-A22B bf16 (TP4, TP8)",
+                                  path, SHARED_CSV_NAME)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--csv", default=DEFAULT_CSV)
-    ap.add_argument("--tdmsim", default=os.path.join(ROOT, "build/apps/tdmsim/tdmsim"))
-    ap.add_argument("--max-tokens", type=int, default=32768, help="skip rows above this token count")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--fit", action="store_true",
-                    help=f"fit {FIT_KEY} on the calibration rows before reporting")
-    ap.add_argument("--markdown", help="write the report here instead of stdout")
-    ap.add_argument("--store", help="folder keeping each simulation's result, so that a rerun simulates "
-                                    "only what changed")
+    ap = report.calibration_arguments(
+        __doc__.splitlines()[0], DEFAULT_CSV, os.cpu_count() or 1,
+        fit_help=f"fit {FIT_KEY} on the calibration rows before reporting",
+        store_help="folder keeping each simulation's result, so that a rerun simulates only what changed")
     args = ap.parse_args()
-    if not os.path.exists(args.csv):
-        sys.exit(f"{args.csv}: not found (the calibration data lives in ../shared/calibration)")
+    report.require_csv(args.csv)
     rows = [r for r in rows_of(args.csv, args.tdmsim) if r["tokens"] <= args.max_tokens]
     done, fit_lines, _ = collect(rows, args.tdmsim, args.jobs, args.fit, store=args.store)
-    command = "validation/calibration/aiter_mi300x.py " + " ".join(sys.argv[1:])
-    report = (TITLE + "Generated by the command below; do not edit by hand.\n\n"
-              f"    {command}\n\n"
-              f"Run {time.strftime('%Y-%m-%d')} on {os.uname().nodename} ({os.cpu_count()} CPUs).\n\n"
-              + section(done, fit_lines))
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(report)
-    else:
-        print(report)
+    command = report.script_command("validation/calibration/aiter_mi300x.py")
+    report.emit(TITLE + report.generated_header(command) + section(done, fit_lines), args.markdown)
 
 
 if __name__ == "__main__":

@@ -42,22 +42,19 @@ Usage:
   validation/calibration/aiter_mi355x.py [--csv PATH] [--tdmsim build/apps/tdmsim/tdmsim]
       [--max-tokens N] [--lines L1,L2,...] [--jobs J] [--fit] [--store DIR] [--markdown FILE]
 validation/report.py writes this report as the MI355X section of docs/validation.md."""
-import argparse
-import concurrent.futures
 import csv
-import hashlib
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 import aiter_mi300x
-from aiter_mi300x import err
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
+from tdmsimtools import ROOT, err  # noqa: E402
+from tdmsimtools import report  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_CSV = os.path.join(os.path.dirname(ROOT), "shared", "calibration",
                            "mi355x_fused_moe_aiter_tuned.csv")
 SHARED_CSV_NAME = "../shared/calibration/mi355x_fused_moe_aiter_tuned.csv"
@@ -177,7 +174,7 @@ def expressible(tdmsim, folder, rows):
             ok[r["format"]] = r["why"]
             continue
         _, sc = write_case(folder, r)
-        p = subprocess.run([tdmsim, "config", "validate", sc], capture_output=True, text=True)
+        p = tdmsimtools.tdmsim(tdmsim, "config", "validate", sc)
         ok[r["format"]] = "" if p.returncode == 0 else p.stderr.strip().splitlines()[0]
     return ok
 
@@ -187,29 +184,16 @@ def fit_label(value):
 
 
 def machine_overlay(folder, value):
-    atomic, eff = value
-    path = os.path.join(folder, f"{MACHINE}_fit_{atomic}_{eff}.yaml")
-    with open(path, "w") as f:
-        f.write(f"kind: machine\nbase: {os.path.join(ROOT, 'workloads/machines', MACHINE + '.yaml')}\n"
-                f"name: {MACHINE}\nmemory: {{l2: {{{FIT_KEY}: {atomic}}}}}\n"
-                f"kernels: {{matrix_efficiency: {eff}}}\n")
-    return path
+    return report.fit_overlay(folder, MACHINE, FIT_KEY, value)
 
 
 def store_key(tdmsim, sc, machine):
     """What a simulation depends on: the binary (size, mtime), the scenario and model files
     (with the temporary folder's name taken out) and the machine (the shipped file and the
     overlay)."""
-    h = hashlib.sha1()
-    st = os.stat(tdmsim)
-    h.update(f"{os.path.realpath(tdmsim)} {st.st_size} {st.st_mtime_ns}".encode())
-    folder = os.path.dirname(sc)
     paths = [sc, sc.replace(".yaml", "-model.yaml"),
-             os.path.join(ROOT, "workloads/machines", MACHINE + ".yaml")] + ([machine] if machine else [])
-    for path in paths:
-        with open(path) as f:
-            h.update(f.read().replace(folder, "").encode())
-    return h.hexdigest()
+             report.shipped_machine(MACHINE)] + ([machine] if machine else [])
+    return report.store_key(tdmsim, paths, strip=os.path.dirname(sc))
 
 
 def simulate(tdmsim, folder, r, machine=None, tag="", store=None):
@@ -217,24 +201,15 @@ def simulate(tdmsim, folder, r, machine=None, tag="", store=None):
     grid point's rows are simulated once (a temporary folder: --store)."""
     name, sc = write_case(folder, r)
     out = os.path.join(folder, name + tag)
-    key = os.path.join(store, store_key(tdmsim, sc, machine) + ".json") if store else None
-    if key and os.path.exists(key):
-        with open(key) as f:
-            return dict(r, **json.load(f))
+    results = report.ResultStore(store)
+    key = store_key(tdmsim, sc, machine) if store else None
+    saved = results.get(key) if key else None
+    if saved is not None:
+        return dict(r, **saved)
     t0 = time.time()
-    cmd = [tdmsim, "run", sc, "--path", "software", "--quiet", "--force", "--output", out]
-    if machine:
-        cmd += ["--machine", machine]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"line {r['line']}: tdmsim run failed ({p.returncode}): {p.stderr.strip()}")
-    with open(os.path.join(out, "summary.json")) as f:
-        s = json.load(f)
+    s = tdmsimtools.run(tdmsim, sc, out, path="software", machine=machine, label=f"line {r['line']}")
     path = s["paths"][0]
-    kernel_us = lambda st: st["time_us"] - st["launch_overhead_us"]
-    by = {}
-    for st in path["stages"]:
-        by[st["stage"]] = by.get(st["stage"], 0.0) + kernel_us(st)
+    by = tdmsimtools.stage_times(s, kernel_only=True)
     r = dict(r)
     # Stage 1: gate/up (with its split-K reduction), or the fused kernel; stage 2: down.
     # The sort is not in AITER's us1/us2 (its tuner times the GEMM kernels alone).
@@ -244,10 +219,7 @@ def simulate(tdmsim, folder, r, machine=None, tag="", store=None):
     r["roof"] = path["floor"]["us"]
     r["wall"] = time.time() - t0
     if key:
-        os.makedirs(store, exist_ok=True)
-        with open(key + ".tmp", "w") as f:
-            json.dump({k: r[k] for k in ("sim1", "sim2", "simt", "roof", "wall")}, f)
-        os.replace(key + ".tmp", key)
+        results.put(key, {k: r[k] for k in ("sim1", "sim2", "simt", "roof", "wall")})
     return r
 
 
@@ -281,21 +253,11 @@ def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None, store=None):
             return simulate(tdmsim, tmp, r, machine, f"-{value[0]}-{value[1]}" if value else "", store)
 
         def run_all(selection, value, label):
-            done = []
             machine = machine_overlay(tmp, value) if value and cache is None else None
-            with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                futures = [pool.submit(one, r, value, machine) for r in selection]
-                for f in concurrent.futures.as_completed(futures):
-                    d = f.result()
-                    done.append(d)
-                    sims.append(dict(value=value or (0, 0), line=d["line"], sim1=d["sim1"], sim2=d["sim2"],
-                                     roof=d["roof"], wall=d["wall"]))
-                    if not quiet:
-                        print(f"\r{label}: {len(done)}/{len(selection)} rows simulated, "
-                              f"{time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
-            if not quiet:
-                print(file=sys.stderr)
-            return done
+            return report.parallel(
+                lambda r: one(r, value, machine), selection, jobs, label, t0=t0, quiet=quiet,
+                on_result=lambda d: sims.append(dict(value=value or (0, 0), line=d["line"], sim1=d["sim1"],
+                                                     sim2=d["sim2"], roof=d["roof"], wall=d["wall"])))
 
         fit_lines, value = [], None
         if fit:
@@ -333,7 +295,7 @@ def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None, store=None):
     return done, missing, fit_lines, value, sims
 
 
-spearman = aiter_mi300x.spearman
+spearman = tdmsimtools.spearman
 
 
 def stats(sel, key_sim="simt", key_ref="us"):
@@ -455,27 +417,20 @@ def section(done, missing, fit_lines, value):
 
 
 def skipped_section(path):
-    return ("## MI355X, AITER fused MoE (five tuned tables: fp8 block-scale, MXFP4, MXFP8, bf16)\n\n"
-            f"**Skipped:** the measured file `{path}` is not present on this machine (it lives in\n"
-            f"`{SHARED_CSV_NAME}`, outside the project, and is never copied into it).\n")
+    return report.skipped_section("MI355X, AITER fused MoE (five tuned tables: fp8 block-scale, MXFP4, MXFP8, bf16)",
+                                  path, SHARED_CSV_NAME)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--csv", default=DEFAULT_CSV)
-    ap.add_argument("--tdmsim", default=os.path.join(ROOT, "build/apps/tdmsim/tdmsim"))
-    ap.add_argument("--max-tokens", type=int, default=32768, help="skip rows above this token count")
+    ap = report.calibration_arguments(
+        __doc__.splitlines()[0], DEFAULT_CSV, 2,
+        fit_help=f"fit {FIT_KEY} and kernels.matrix_efficiency on the calibration rows first",
+        store_help="folder keeping each simulation's result (by binary, scenario and machine), so that a rerun "
+                   "simulates only what changed")
     ap.add_argument("--lines", help="simulate only these rows (the data file's line numbers, comma-separated; "
                                     "for iterating on a model change: the figures are then of those rows alone)")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--fit", action="store_true",
-                    help=f"fit {FIT_KEY} and kernels.matrix_efficiency on the calibration rows first")
-    ap.add_argument("--markdown", help="write the report here instead of stdout")
-    ap.add_argument("--store", help="folder keeping each simulation's result (by binary, scenario and "
-                                    "machine), so that a rerun simulates only what changed")
     args = ap.parse_args()
-    if not os.path.exists(args.csv):
-        sys.exit(f"{args.csv}: not found (the calibration data lives in ../shared/calibration)")
+    report.require_csv(args.csv)
     try:
         rows = [r for r in rows_of(args.csv, args.tdmsim) if r["tokens"] <= args.max_tokens]
         if args.lines:
@@ -488,15 +443,8 @@ def main():
         print(f"error: {e}", file=sys.stderr)
         return 2
     done, missing, fit_lines, value, _ = collect(rows, args.tdmsim, args.jobs, args.fit, store=args.store)
-    command = "validation/calibration/aiter_mi355x.py " + " ".join(sys.argv[1:])
-    report = ("Generated by the command below; do not edit by hand.\n\n"
-              f"    {command}\n\nRun {time.strftime('%Y-%m-%d')} on {os.uname().nodename} "
-              f"({os.cpu_count()} CPUs).\n\n" + section(done, missing, fit_lines, value))
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(report)
-    else:
-        print(report)
+    command = report.script_command("validation/calibration/aiter_mi355x.py")
+    report.emit(report.generated_header(command) + section(done, missing, fit_lines, value), args.markdown)
     return 0
 
 

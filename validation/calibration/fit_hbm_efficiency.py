@@ -11,10 +11,11 @@ records the result and this command."""
 import argparse
 import itertools
 import os
-import re
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
 
 # Per machine: calibration points (used by the fit), held-out points (only
 # reported) and the grid searched. One calibration point fits one parameter,
@@ -40,9 +41,10 @@ SETS = {
 
 
 def simulate(tdmsim, machine_file, kind, size):
-    out = subprocess.run([tdmsim, "microbench", kind, "--machine", machine_file, "--bytes", size],
-                         check=True, capture_output=True, text=True).stdout
-    return float(re.search(r": ([0-9.]+) GB/s", out).group(1))
+    """The simulated bandwidth in GB/s (summary.json, not the console line)."""
+    s = tdmsimtools.microbench(tdmsim, kind, machine_file, ["--bytes", size])
+    assert s["bandwidth"]["unit"] == "GB/s", s["bandwidth"]
+    return s["bandwidth"]["value"]
 
 
 def variant(base, refresh, turnaround, folder):

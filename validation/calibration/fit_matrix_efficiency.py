@@ -8,11 +8,12 @@ held-out grid of validation/microbench/compare_gemm.py (M, N, K in
 Usage: validation/calibration/fit_matrix_efficiency.py [--tdmsim build/apps/tdmsim/tdmsim]"""
 import argparse
 import csv
-import json
 import os
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
 
 MEASURED = "validation/data/h200/microbench/gemm_graph.csv"
 CALIBRATION = [(d, 8192, 8192, k) for d in ("bf16", "fp8_e4m3") for k in (1024, 4096, 8192)]
@@ -27,10 +28,8 @@ def measured():
 
 
 def simulate(tdmsim, machine, dtype, m, n, k):
-    with tempfile.TemporaryDirectory() as d:
-        subprocess.run([tdmsim, "microbench", "gemm", "--machine", machine, "--M", str(m), "--N", str(n),
-                        "--K", str(k), "--dtype", dtype, "--output", d, "--quiet"], check=True)
-        return json.load(open(f"{d}/summary.json"))["kernel_time_us"]
+    return tdmsimtools.microbench(tdmsim, "gemm", machine,
+                                  ["--M", m, "--N", n, "--K", k, "--dtype", dtype])["kernel_time_us"]
 
 
 def main():

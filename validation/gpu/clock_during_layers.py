@@ -18,23 +18,19 @@ Usage (GPU machine, repository root):
 Writes OUTDIR/clock_during_layers.csv (scenario, mode, layer us median, SM clock median /
 p10 / p90 and power median over the span's samples) and OUTDIR/clock_during_layers_samples.csv."""
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "microbench"))
 from clock_vs_load import Sampler  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
 
 
 def run(runner, case, out, warmup, repeats):
-    os.makedirs(out, exist_ok=True)  # the runner writes into an existing folder
-    subprocess.run([runner, case, "--output", out, "--warmup", str(warmup), "--repeats", str(repeats)],
-                   check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(out, "run.json")) as f:
-        return json.load(f)["timing"]["total_us_median"]
+    return tdmsimtools.gpu_run(runner, case, out, ["--warmup", warmup, "--repeats", repeats])["timing"]["total_us_median"]
 
 
 def main():
@@ -52,7 +48,7 @@ def main():
     for scen in a.scenarios:
         name = os.path.splitext(os.path.basename(scen))[0]
         case = os.path.join(work, "case", name)
-        subprocess.run([a.tdmsim, "gpu-case", scen, "--output", case, "-q"], check=True)
+        tdmsimtools.gpu_case(a.tdmsim, scen, case)
         for mode in ("validation", "sustained"):
             sampler.label = "rest"
             time.sleep(3.0)

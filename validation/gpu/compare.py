@@ -4,11 +4,13 @@
 compare.py NAME EMULATOR_Y.npy GPU_Y.npy
 rel_frobenius = ||y_gpu - y_emu|| / ||y_emu|| over finite values; non-finite GPU
 values are counted separately (any is a failure)."""
-import json
 import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
 
 
 def main():
@@ -25,7 +27,7 @@ def main():
     summary = os.path.join(os.path.dirname(ref_path), "summary.json")
     dtype = quant = tokens = ""
     if os.path.exists(summary):
-        s = json.load(open(summary))
+        s = tdmsimtools.read_summary(os.path.dirname(ref_path))
         dtype, quant, tokens = s["shape"]["dtype"], s["shape"]["quant"], s["shape"]["tokens"]
     rms = float(np.sqrt(np.mean(ref * ref))) if ref.size else 0.0
     print(f"{name},{dtype},{quant},{tokens},{rel:.6e},{float(np.abs(d).max()) if d.size else 0:.6e},"

@@ -9,12 +9,13 @@ over 150 W, i.e. while kernels ran; blank where the burst was too short to sampl
 Usage: validation/gpu/compare_layer_clocks.py TDMSIM [--measured CSV] [--output CSV]"""
 import argparse
 import csv
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -23,9 +24,7 @@ DATA = os.path.join(ROOT, "validation", "data", "h200", "microbench")
 
 def simulated_clock(tdmsim, scenario, work):
     out = os.path.join(work, os.path.basename(scenario))
-    subprocess.run([tdmsim, "run", scenario, "--output", out, "--quiet", "--force"], check=True)
-    with open(os.path.join(out, "summary.json")) as f:
-        stages = json.load(f)["paths"][0]["stages"]
+    stages = tdmsimtools.run(tdmsim, scenario, out)["paths"][0]["stages"]
     total = sum(s["time_us"] for s in stages)
     return sum(s["time_us"] * s["clock_mhz"] for s in stages) / total, total
 

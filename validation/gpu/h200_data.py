@@ -10,14 +10,17 @@ the simulator models. When the simulator models another kernel (`zero_y`,
 import csv
 import glob
 import json
-import math
 import os
 import sys
 import re
-import subprocess
+import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
+from tdmsimtools import ROOT, spearman  # noqa: E402,F401 (spearman: compare_timing.py, report.py)
+from tdmsimtools import report  # noqa: E402
+
 DATA_DIR = os.path.join(ROOT, "validation", "data", "h200", "moe")
 SCENARIO_DIR = os.path.join(ROOT, "validation", "gpu", "scenarios")
 INDEX_CSV = os.path.join(SCENARIO_DIR, "index.csv")
@@ -120,31 +123,6 @@ def device_value(key, at_most=None):
     return None, None
 
 
-def spearman(a, b):
-    """Spearman rank correlation (average ranks for ties)."""
-    def ranks(x):
-        order = sorted(range(len(x)), key=lambda i: x[i])
-        r = [0.0] * len(x)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and x[order[j + 1]] == x[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2.0
-            i = j + 1
-        return r
-    if len(a) < 2:
-        return float("nan")
-    ra, rb = ranks(a), ranks(b)
-    n = len(a)
-    ma, mb = sum(ra) / n, sum(rb) / n
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
-    va = math.sqrt(sum((x - ma) ** 2 for x in ra))
-    vb = math.sqrt(sum((y - mb) ** 2 for y in rb))
-    return cov / (va * vb) if va > 0 and vb > 0 else float("nan")
-
-
 def predict(tdmsim, name, outdir, machine=None):
     """Simulates scenario `name` on its machine (`tdmsim run --path software`), or
     on the machine YAML `machine` instead, and returns predicted_us (the layer's
@@ -153,19 +131,10 @@ def predict(tdmsim, name, outdir, machine=None):
     wall time."""
     out = os.path.join(outdir, name)
     t0 = time.time()
-    cmd = [tdmsim, "run", os.path.join(SCENARIO_DIR, name + ".yaml"), "--path", "software",
-           "--quiet", "--force", "--output", out]
-    if machine:
-        cmd += ["--machine", machine]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{name}: tdmsim run failed (exit {p.returncode}): {p.stderr.strip()}")
-    with open(os.path.join(out, "summary.json")) as f:
-        s = json.load(f)
+    s = tdmsimtools.run(tdmsim, os.path.join(SCENARIO_DIR, name + ".yaml"), out, path="software",
+                        machine=machine, label=name)
     path = s["paths"][0]
-    stages = {}
-    for st in path["stages"]:
-        stages[st["stage"]] = stages.get(st["stage"], 0.0) + st["time_us"]
+    stages = tdmsimtools.stage_times(s)
     layer = s["layer"]
     kernel = {k: layer.get(k) for k in KERNEL_KEYS}
     return dict(name=name, predicted_us=path["total_us"], weight_bytes=path["floor"]["weight_bytes"],
@@ -189,23 +158,12 @@ def kernel_mismatch(run, pred):
 
 def predict_many(tdmsim, names, jobs=2, machine=None, label="H200", quiet=False):
     """predict() for every name, `jobs` at a time; {name: result}. Progress on stderr."""
-    import concurrent.futures
-    import tempfile
     if not (os.path.isfile(tdmsim) and os.access(tdmsim, os.X_OK)):
         raise DataError(f"{tdmsim}: no tdmsim executable")
-    out, t0 = {}, time.time()
-    with tempfile.TemporaryDirectory() as tmp, \
-            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(predict, tdmsim, n, tmp, machine) for n in names]
-        for f in concurrent.futures.as_completed(futures):
-            r = f.result()
-            out[r["name"]] = r
-            if not quiet:
-                print(f"\r{label}: {len(out)}/{len(names)} scenarios simulated, {time.time() - t0:.0f} s",
-                      end="", file=sys.stderr, flush=True)
-    if not quiet:
-        print(file=sys.stderr)
-    return out
+    with tempfile.TemporaryDirectory() as tmp:
+        done = report.parallel(lambda n: predict(tdmsim, n, tmp, machine), names, jobs, label,
+                               noun="scenarios", quiet=quiet)
+    return {r["name"]: r for r in done}
 
 
 def error_stats(rows):

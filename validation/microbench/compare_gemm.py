@@ -11,9 +11,11 @@ dtype and per regime (bandwidth-bound vs compute-bound by the roofline).
 Usage: validation/microbench/compare_gemm.py [--tdmsim build/apps/tdmsim/tdmsim] [--points]"""
 import argparse
 import csv
-import json
-import subprocess
-import tempfile
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
 
 SIZES = [16, 256, 1024, 4096]
 MEASURED = "validation/data/h200/microbench/gemm_graph.csv"
@@ -22,11 +24,8 @@ HBM = 4.8e12
 
 
 def simulate(tdmsim, dtype, m, n, k):
-    with tempfile.TemporaryDirectory() as d:
-        subprocess.run([tdmsim, "microbench", "gemm", "--machine", "h200", "--M", str(m), "--N", str(n),
-                        "--K", str(k), "--dtype", dtype, "--output", d, "--quiet"], check=True)
-        s = json.load(open(f"{d}/summary.json"))
-        return s["kernel_time_us"] + s["launch_overhead_us"]
+    s = tdmsimtools.microbench(tdmsim, "gemm", "h200", ["--M", m, "--N", n, "--K", k, "--dtype", dtype])
+    return s["kernel_time_us"] + s["launch_overhead_us"]
 
 
 def main():

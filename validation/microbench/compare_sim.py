@@ -6,11 +6,12 @@ docs/published-measurements.md). Prints a Markdown table.
 Usage: validation/microbench/compare_sim.py [--tdmsim build/apps/tdmsim/tdmsim]"""
 import argparse
 import datetime
-import json
 import os
 import platform
-import subprocess
-import tempfile
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
 
 # (machine, kind, extra args, reference value, unit, source, role)
 POINTS = [
@@ -38,12 +39,7 @@ POINTS = [
 
 
 def run(tdmsim, machine, kind, extra):
-    with tempfile.TemporaryDirectory() as d:
-        # tdmsim refuses to write into an existing folder, so the run gets a fresh one inside
-        out = os.path.join(d, "run")
-        subprocess.run([tdmsim, "microbench", kind, "--machine", machine, *extra, "--output", out,
-                        "--quiet"], check=True)
-        s = json.load(open(os.path.join(out, "summary.json")))
+    s = tdmsimtools.microbench(tdmsim, kind, machine, extra)
     metric = next(k for k in ("bandwidth", "throughput", "latency") if k in s)
     return s[metric]["value"], s["bound"]["value"], s["simulation_wall_s"]
 
