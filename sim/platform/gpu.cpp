@@ -12,6 +12,7 @@
 #include "sim/mem/l2_cache.h"
 #include "sim/mem/mall.h"
 #include "sim/platform/power.h"
+#include "sim/platform/tdm_router.h"
 #include "sim/platform/tdm_scheduler.h"
 
 namespace tdmsim::sim {
@@ -34,6 +35,7 @@ struct Host : sc_core::sc_module {
   const Hbm* hbm = nullptr;
   std::vector<L2Cache*> l2s;
   TdmScheduler* tdm = nullptr;  // null on machines without a TDM MoE unit
+  TdmRoutingIf* router = nullptr;  // the unit's routing stage (the same machines)
   sc_core::sc_event go;
   bool pending = false;  // run() asked for work before this thread first waited
 
@@ -50,7 +52,8 @@ struct Host : sc_core::sc_module {
       for (std::size_t i = 0; i < kernels->size(); ++i) {
         const isa::KernelLaunch& k = (*kernels)[i];
         const bool hardware = k.hardware != nullptr;
-        if (hardware && tdm == nullptr) {
+        const bool routing = k.routing != nullptr;
+        if ((hardware && tdm == nullptr) || (routing && router == nullptr)) {
           throw std::runtime_error("kernel " + k.name + " needs a TDM MoE unit; machine has none");
         }
         if (hardware && (i == 0 || (*kernels)[i - 1].hardware == nullptr)) {
@@ -64,7 +67,7 @@ struct Host : sc_core::sc_module {
         // The clock this kernel holds under the board's power limit.
         dispatcher.set_clock(i < clocks.size() ? clocks[i] : static_cast<double>(machine.compute.clock.hz));
         const std::uint64_t hbm_before = hbm->bytes();
-        KernelTiming t = hardware ? tdm->execute_next() : dispatcher.launch(k);
+        KernelTiming t = hardware ? tdm->execute_next() : routing ? router->route(k) : dispatcher.launch(k);
         t.clock_hz = dispatcher.clock_hz();
         // A kernel is complete when its writes are in memory: the L2s write
         // their dirty lines back (AMD does so between kernels, hardware.md
@@ -121,6 +124,7 @@ struct GpuModule : sc_core::sc_module {
   std::unique_ptr<Mall> mall;
   std::vector<std::unique_ptr<Die>> dies;
   std::unique_ptr<TdmScheduler> tdm;
+  std::unique_ptr<TdmRouter> router;
   std::unique_ptr<Host> host;
 
   GpuModule(sc_core::sc_module_name n, const MachineSpec& m, const SimOptions& options,
@@ -156,6 +160,10 @@ struct GpuModule : sc_core::sc_module {
       if (mall) tdm->mem.bind(mall->target);
       else tdm->mem.bind(hbm->target);
       host->tdm = tdm.get();
+      router = std::make_unique<TdmRouter>("tdm_router", *m.tdm, *dispatcher, stats, trace);
+      if (mall) router->mem.bind(mall->target);
+      else router->mem.bind(hbm->target);
+      host->router = router.get();
     }
   }
 };
@@ -210,6 +218,10 @@ Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::Ke
       fixed_ps += static_cast<double>(ticks(m.tdm->descriptor_fetch_latency) + ticks(m.tdm->decode_latency)) +
                   static_cast<double>(ticks(m.tdm->slot_length)) * m.tdm->slots +
                   static_cast<double>(ticks(m.tdm->dispatch_latency)) * k.workgroups;
+    }
+    if (k.routing && m.tdm) {  // the unit's routing stage, at the slowest clock the model uses (1 MHz)
+      fixed_ps += static_cast<double>(ticks(m.tdm->routing_latency)) +
+                  static_cast<double>(k.routing->items) / std::max(1u, m.tdm->routing_scores_per_clock) * 1e6;
     }
   }
   const double limit = kStallFactor * (floor_s * 1e12 + fixed_ps) + 1e9;  // + 1 ms
