@@ -105,7 +105,7 @@ TEST_CASE("the unit's routing items: scores, the kept groups again, and the rows
   CHECK(sim::programs::unit_routing_items(s) == 100 * 8);
 }
 
-TEST_CASE("software router time grows with tokens and experts; grouped and sigmoid top-k cost less",
+TEST_CASE("software router time grows with tokens and experts, grouped and sigmoid top-k cost less",
           "[router]") {
   sim::Gpu gpu(machine("mi300x"));
   const auto small = router_times(gpu, dsv3(64));
@@ -128,7 +128,7 @@ TEST_CASE("software router time grows with tokens and experts; grouped and sigmo
   CHECK(router_times(gpu, flat).second > large.second);
 }
 
-TEST_CASE("software path: the router's kernels run before the sort; given: none", "[router]") {
+TEST_CASE("software path: the router's kernels run before the sort, given: none", "[router]") {
   auto sc = scenario("qwen3-30b-decode-h200.yaml");
   sim::programs::AddressSpace as;
   const auto timed = sim::programs::software_moe(as, plan::build_plan(sc), sc.machine.spec);
@@ -144,7 +144,7 @@ TEST_CASE("software path: the router's kernels run before the sort; given: none"
   CHECK(given.kernels.size() == timed.kernels.size() - 2);
 }
 
-TEST_CASE("TDM path: the unit dispatches the gate GEMM and routes and sorts; no sort kernel",
+TEST_CASE("TDM path: the unit dispatches the gate GEMM and routes and sorts, no sort kernel",
           "[router][tdm]") {
   auto sc = scenario("qwen3-30b-a3b-decode-mi500x-tdm.yaml");
   sim::programs::AddressSpace as;
