@@ -161,6 +161,20 @@ struct HardwareDispatch {
   std::vector<std::uint32_t> block, n_tile;  // per workgroup
 };
 
+// Set on the TDM path's routing stage: the TDM MoE unit scores, ranks and
+// sorts in hardware (sim/platform/tdm_router.h), with no grid of its own.
+// `items` pass its pipeline (tdm.routing_scores_per_clock a cycle); it
+// streams `reads` in and writes `writes` (the task table) when it is done.
+struct HardwareRouting {
+  std::uint64_t items = 0;
+  struct Range {
+    std::uint64_t addr = 0;
+    std::uint32_t row_bytes = 0;
+    std::uint32_t rows = 1;  // contiguous rows of row_bytes
+  };
+  std::vector<Range> reads, writes;
+};
+
 struct KernelLaunch {
   std::string name;
   std::uint32_t workgroups = 0;
@@ -169,6 +183,8 @@ struct KernelLaunch {
   // Set when the TDM MoE unit runs the kernel from a descriptor instead of
   // the host launching a grid.
   std::shared_ptr<const HardwareDispatch> hardware;
+  // Set (and `workgroups` 0) when the TDM unit's routing stage does the work.
+  std::shared_ptr<const HardwareRouting> routing;
   // The kernel's useful matrix work (FLOPs of real rows, not padding) and
   // the dtype its matrix instructions multiply, for the clock governor
   // (sim/platform/power.h): over the kernel's modelled time, its matrix-pipe

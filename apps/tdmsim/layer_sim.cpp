@@ -121,6 +121,28 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
   // HBM row buffers, over every pseudo-channel.
   const double row_hits = sum_matching(r.stats, "gpu.hbm.ch[", ".row_hits");
   const double row_misses = sum_matching(r.stats, "gpu.hbm.ch[", ".row_misses");
+  // Each stage's span (routing, sort): first launch to last end.
+  const auto span_of = [&r](const std::string& stage) {
+    sim::Tick first = 0, last = 0;
+    bool any = false;
+    for (std::size_t i = 0; i < r.timings.size(); ++i) {
+      if (r.stages[i] != stage) continue;
+      if (!any) first = r.timings[i].launch;
+      last = r.timings[i].end;
+      any = true;
+    }
+    return any ? ticks_s(last - first) : 0.0;
+  };
+  r.routing_s = span_of("routing");
+  r.sort_s = span_of("sort");
+  if (auto* trace = gpu.trace()) {
+    // A track of the layer's stages per path, beside the CUs' workgroups.
+    const std::uint32_t pid = trace->process("stages " + path);
+    trace->thread_name(pid, 0, path);
+    for (std::size_t i = 0; i < r.timings.size(); ++i) {
+      trace->slice(pid, 0, r.stages[i] + ": " + r.timings[i].name, r.timings[i].launch, r.timings[i].end);
+    }
+  }
   Json stages = Json::array();
   for (std::size_t i = 0; i < r.timings.size(); ++i) {
     const auto& t = r.timings[i];
@@ -133,6 +155,8 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
       {"path", path},
       {"stages", stages},
       {"total_us", r.total_s * 1e6},
+      {"routing_us", r.routing_s * 1e6},
+      {"sort_us", r.sort_s * 1e6},
       {"floor", {{"us", floor.seconds() * 1e6},
                  {"memory_us", floor.memory_s * 1e6},
                  {"compute_us", floor.compute_s * 1e6},

@@ -20,6 +20,12 @@ struct PathRun {
   std::vector<sim::KernelTiming> timings;
   std::vector<std::string> stages;
   double total_s = 0;
+  // The routing stage (stage "routing": the router's kernels on the software
+  // path; the unit's gate GEMM and routing stage on the TDM path), from the
+  // first such kernel's launch to the last one's end; 0 when the scenario's
+  // router output is given. The sort is its own stage ("sort", software only).
+  double routing_s = 0;
+  double sort_s = 0;
   config::Json metrics;  // summary.json's paths[] entry
   config::Json stats;    // counters of this run only
   sim::programs::DescriptorBytes descriptors;  // TDM path: the encoded descriptors the unit fetched

@@ -90,6 +90,11 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
     fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11.2f}   floor {:.2f} us ({}), {:.2f}x the floor\n", "", "total", "", "",
                mt["total_us"].get<double>(), mt["floor"]["us"].get<double>(),
                mt["floor"]["bound"].get<std::string>(), mt["over_floor"].get<double>());
+    fmt::print("          routing {:.2f} us, sort {:.2f} us{}\n", mt["routing_us"].get<double>(),
+               mt["sort_us"].get<double>(),
+               sc.scenario.spec.routing.router_stage == RouterStage::given
+                   ? " (routing.router_stage given: the router's output is in memory at the start)"
+                   : r.path == "tdm" ? " (the unit routes and sorts in hardware)" : "");
     std::string mall = mt["mall_hit_rate"].is_null()
                            ? std::string()
                            : fmt::format(", MALL {:.0f}%", 100.0 * mt["mall_hit_rate"].get<double>());

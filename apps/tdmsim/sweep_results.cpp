@@ -25,7 +25,7 @@ constexpr const char* kJsonl = "results.jsonl";
 constexpr const char* kCsv = "results.csv";
 
 // The stages a layer can have, in kernel order (see sim/programs/moe_kernels.h).
-constexpr const char* kStages[] = {"sort", "gate_up", "reduce", "down", "fused"};
+constexpr const char* kStages[] = {"routing", "sort", "gate_up", "reduce", "down", "fused"};
 
 // The CSV's fixed columns after the axis columns: name and where in a journal row.
 struct Column {

@@ -29,6 +29,12 @@ LayerShape layer_shape(const config::ResolvedScenario& r) {
   shape.activation = m.activation;
   shape.activation_limit = m.activation_limit;
   shape.weight_on_input = m.gating.weight_on_input;
+  shape.scoring = m.gating.scoring;
+  shape.correction_bias = m.gating.correction_bias;
+  shape.router_bias = m.gating.router_bias;
+  shape.n_group = m.gating.n_group;
+  shape.topk_group = m.gating.topk_group;
+  shape.router_timed = s.routing.router_stage == RouterStage::timed;
   return shape;
 }
 

@@ -41,6 +41,16 @@ struct LayerShape {
   Activation activation = Activation::silu;
   double activation_limit = 0.0;
   bool weight_on_input = false;
+  // The router (model `gating:`), for timing it (sim/programs/moe_router.h):
+  // its scores, the selection-only correction bias and grouped top-k, the
+  // bias of its linear layer; `router_timed` false when the scenario's
+  // routing.router_stage is `given` (its output is in memory at the start).
+  Scoring scoring = Scoring::softmax;
+  bool correction_bias = false;
+  bool router_bias = false;
+  std::uint32_t n_group = 1;
+  std::uint32_t topk_group = 1;
+  bool router_timed = true;
 
   // Fused top-k: routed picks plus shared experts as always-selected extra experts.
   std::uint32_t slots() const { return top_k + shared; }

@@ -12,6 +12,7 @@
 #include "sim/mem/l2_cache.h"
 #include "sim/mem/mall.h"
 #include "sim/platform/power.h"
+#include "sim/platform/tdm_router.h"
 #include "sim/platform/tdm_scheduler.h"
 
 namespace tdmsim::sim {
@@ -35,6 +36,7 @@ struct Host : sc_core::sc_module {
   std::vector<L2Cache*> l2s;
   std::vector<const ComputeUnit*> cus;  // for each kernel's slot time by cause
   TdmScheduler* tdm = nullptr;  // null on machines without a TDM MoE unit
+  TdmRoutingIf* router = nullptr;  // the unit's routing stage (the same machines)
   sc_core::sc_event go;
   bool pending = false;  // run() asked for work before this thread first waited
 
@@ -51,7 +53,8 @@ struct Host : sc_core::sc_module {
       for (std::size_t i = 0; i < kernels->size(); ++i) {
         const isa::KernelLaunch& k = (*kernels)[i];
         const bool hardware = k.hardware != nullptr;
-        if (hardware && tdm == nullptr) {
+        const bool routing = k.routing != nullptr;
+        if ((hardware && tdm == nullptr) || (routing && router == nullptr)) {
           throw std::runtime_error("kernel " + k.name + " needs a TDM MoE unit; machine has none");
         }
         if (hardware && (i == 0 || (*kernels)[i - 1].hardware == nullptr)) {
@@ -66,7 +69,7 @@ struct Host : sc_core::sc_module {
         dispatcher.set_clock(i < clocks.size() ? clocks[i] : static_cast<double>(machine.compute.clock.hz));
         const std::uint64_t hbm_before = hbm->bytes();
         const SlotTime slots_before = slot_time();
-        KernelTiming t = hardware ? tdm->execute_next() : dispatcher.launch(k);
+        KernelTiming t = hardware ? tdm->execute_next() : routing ? router->route(k) : dispatcher.launch(k);
         t.clock_hz = dispatcher.clock_hz();
         t.work_end = t.end;
         t.slots = slot_time();
@@ -134,6 +137,7 @@ struct GpuModule : sc_core::sc_module {
   std::unique_ptr<Mall> mall;
   std::vector<std::unique_ptr<Die>> dies;
   std::unique_ptr<TdmScheduler> tdm;
+  std::unique_ptr<TdmRouter> router;
   std::unique_ptr<Host> host;
 
   GpuModule(sc_core::sc_module_name n, const MachineSpec& m, const SimOptions& options,
@@ -172,6 +176,10 @@ struct GpuModule : sc_core::sc_module {
       if (mall) tdm->mem.bind(mall->target);
       else tdm->mem.bind(hbm->target);
       host->tdm = tdm.get();
+      router = std::make_unique<TdmRouter>("tdm_router", *m.tdm, *dispatcher, stats, trace);
+      if (mall) router->mem.bind(mall->target);
+      else router->mem.bind(hbm->target);
+      host->router = router.get();
     }
   }
 };
@@ -226,6 +234,10 @@ Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::Ke
       fixed_ps += static_cast<double>(ticks(m.tdm->descriptor_fetch_latency) + ticks(m.tdm->decode_latency)) +
                   static_cast<double>(ticks(m.tdm->slot_length)) * m.tdm->slots +
                   static_cast<double>(ticks(m.tdm->dispatch_latency)) * k.workgroups;
+    }
+    if (k.routing && m.tdm) {  // the unit's routing stage, at the slowest clock the model uses (1 MHz)
+      fixed_ps += static_cast<double>(ticks(m.tdm->routing_latency)) +
+                  static_cast<double>(k.routing->items) / std::max(1u, m.tdm->routing_scores_per_clock) * 1e6;
     }
   }
   const double limit = kStallFactor * (floor_s * 1e12 + fixed_ps) + 1e9;  // + 1 ms

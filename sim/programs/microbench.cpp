@@ -86,6 +86,14 @@ isa::KernelLaunch gemm(AddressSpace& as, const GemmShape& g, const MachineSpec& 
   const std::uint64_t a = as.allocate(std::uint64_t(g.m) * g.k * elem);
   const std::uint64_t b = as.allocate(std::uint64_t(g.n) * g.k * elem);
   const std::uint64_t c = as.allocate(std::uint64_t(g.m) * g.n * 2);
+  return gemm_at({a, b, c}, g, machine);
+}
+
+isa::KernelLaunch gemm_at(const GemmBuffers& at, const GemmShape& g, const MachineSpec& machine,
+                          const GemmEpilogue& epi) {
+  const std::uint32_t elem = std::max(1u, dtype_bits(g.dtype) / 8);
+  const std::uint64_t a = at.a, b = at.b, c = at.c;
+  const std::uint32_t c_elem = std::max(1u, epi.c_bytes);
   auto fit = [](std::uint32_t dim, std::uint32_t big) {
     std::uint32_t t = 16;
     while (t < big && t < dim) t *= 2;
@@ -141,9 +149,10 @@ isa::KernelLaunch gemm(AddressSpace& as, const GemmShape& g, const MachineSpec& 
     loop.n = rows_b;
     loop.k = tk;
     p.loops.push_back(std::move(loop));
-    p.epilogue_vector_ops = std::uint64_t(rows_a) * rows_b;  // convert/scale the accumulators
-    p.stores.push_back(isa::strided(c + (std::uint64_t(bm) * tm * g.n + std::uint64_t(bn) * tn) * 2,
-                                    rows_b * 2, rows_a, std::uint64_t(g.n) * 2));
+    // Convert/scale the accumulators, and whatever else the epilogue does per output.
+    p.epilogue_vector_ops = std::uint64_t(rows_a) * rows_b * (1 + epi.ops_per_output);
+    p.stores.push_back(isa::strided(c + (std::uint64_t(bm) * tm * g.n + std::uint64_t(bn) * tn) * c_elem,
+                                    rows_b * c_elem, rows_a, std::uint64_t(g.n) * c_elem));
     return p;
   };
   return k;

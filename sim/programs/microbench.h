@@ -44,4 +44,17 @@ struct GemmShape {
 // small M or N, and split-K when the output grid cannot fill the machine.
 isa::KernelLaunch gemm(AddressSpace& as, const GemmShape& g, const MachineSpec& machine);
 
+// The same GEMM on buffers already placed (A, B, C), with its epilogue's
+// output element size (bf16 by default; 4: fp32) and extra vector element
+// operations per output (a bias add: 1).
+struct GemmBuffers {
+  std::uint64_t a = 0, b = 0, c = 0;
+};
+struct GemmEpilogue {
+  std::uint32_t c_bytes = 2;
+  std::uint32_t ops_per_output = 0;
+};
+isa::KernelLaunch gemm_at(const GemmBuffers& at, const GemmShape& g, const MachineSpec& machine,
+                          const GemmEpilogue& epilogue = {});
+
 }  // namespace tdmsim::sim::programs

@@ -11,6 +11,7 @@
 #include "workloads/specs/quant_formats.h"
 
 #include "sim/programs/moe_program_common.h"
+#include "sim/programs/moe_router.h"
 
 namespace tdmsim::sim::programs {
 
@@ -186,9 +187,38 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     }
   }
   b.out = as.allocate(std::uint64_t{s.tokens} * l->out_row);
+  // The router's buffers (moe_router.h) when the scenario times it: placed
+  // after the layer's, so a layer whose router output is given keeps the
+  // addresses, hence the cache behaviour, it has with no router.
+  RouterBuffers rb;
+  rb.topk_ids = b.topk_ids;
+  if (s.router_timed) {
+    const std::uint64_t e = s.experts_total;
+    rb.hidden = dtype_bits(s.dtype) == 16 ? b.x : as.allocate(std::uint64_t{s.tokens} * s.hidden * 2);
+    rb.gate_weight = as.allocate(e * s.hidden * 2);
+    rb.logits = as.allocate(std::uint64_t{s.tokens} * e * 4);
+    if (s.correction_bias) rb.correction_bias = as.allocate(e * 4);
+    rb.topk_weights = as.allocate(std::max<std::uint64_t>(1, rows) * 4);
+    l->topk_weights = rb.topk_weights;  // our sort reads the weights the top-k kernel wrote
+  }
 
   MoeKernels k;
   k.buffers = b;
+  // The router first: the software path launches its two kernels; on the TDM
+  // path the unit dispatches the gate GEMM and its routing stage scores,
+  // ranks and sorts (so the TDM path runs no sort kernel below).
+  if (s.router_timed) {
+    k.kernels.push_back(router_gemm(s, rb, machine));
+    k.stage.push_back("routing");
+    if (!tdm) {
+      k.kernels.push_back(router_topk(s, rb));
+      k.stage.push_back("routing");
+    }
+  }
+  if (tdm) {
+    k.kernels.push_back(unit_routing(s, rb, {b.sorted_ids, b.sorted_weights, b.block_experts, l->padded_rows, l->blocks}));
+    k.stage.push_back("routing");
+  }
   if (machine.kernels.combine == CombineType::fp32) {
     const std::uint32_t zero_wgs =
         std::max(1u, ceil_div(std::uint64_t{s.tokens} * l->out_row, kZeroBytesPerWorkgroup));
@@ -197,13 +227,15 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     }));
     k.stage.push_back("zero_out");
   }
-  if (l->mma_sync) {
+  if (tdm) {
+    // No sort kernel: the unit's routing stage wrote the task table.
+  } else if (l->mma_sync) {
     // Our sort (kernels/moe/sort.hip launch_sort): one kernel when the rows
     // fit one chunk, else fuse, count, scan, place.
     const std::uint32_t capacity = plan.layout.capacity;
     const std::uint32_t chunks = std::max(1u, ceil_div(rows, kSortChunk));
     l->l2_hit_ps = machine.memory.l2.hit_latency.ps;
-    l->topk_weights = as.allocate(std::max<std::uint64_t>(1, rows) * 4);
+    if (l->topk_weights == 0) l->topk_weights = as.allocate(std::max<std::uint64_t>(1, rows) * 4);
     if (sort_one_kernel(rows, s.experts_fused())) {
       l->chunk_counts = as.allocate(std::max<std::uint64_t>(1, s.experts_fused()) * 4);  // expert_rows
       l->first_block = as.allocate((std::uint64_t{s.experts_fused()} + 1) * 4);
@@ -337,13 +369,18 @@ MoeKernels tdm_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec& mac
   }
   std::size_t d = 0;
   for (std::size_t i = 0; i < k.kernels.size(); ++i) {
-    // Software still sorts (it writes the task table), clears the output and
-    // quantises between the stages.
-    if (k.stage[i] == "sort" || k.stage[i] == "zero_out" || k.stage[i] == "quant_inter") continue;
+    // Software still clears the output and quantises between the stages.
+    if (k.stage[i] == "zero_out" || k.stage[i] == "quant_inter") continue;
+    if (k.kernels[i].routing) {  // the unit's routing stage (sim/platform/tdm_router.h)
+      k.kernels[i].name = "tdm_routing";
+      continue;
+    }
     std::shared_ptr<isa::HardwareDispatch> hw;
-    if (k.stage[i] == "reduce") {
-      // The split-K reduction runs as part of the gate/up descriptor: no
-      // fetch, one workgroup per block in grid order.
+    if (k.stage[i] == "reduce" || k.stage[i] == "routing") {
+      // The router's gate GEMM, which the unit dispatches to the CUs itself,
+      // and 
+      // the split-K reduction, which runs as part of the gate/up
+      // descriptor: no fetch, in grid order.
       hw = std::make_shared<isa::HardwareDispatch>();
       hw->block.resize(k.kernels[i].workgroups);
       std::iota(hw->block.begin(), hw->block.end(), 0u);

@@ -74,15 +74,19 @@ bool sort_one_kernel(std::uint64_t rows, std::uint32_t experts_fused);
 struct MoeKernels {
   MoeBuffers buffers;
   std::vector<isa::KernelLaunch> kernels;  // in launch order
-  // Per kernel: "zero_out", "sort", "gate_up", "reduce", "quant_inter", "down", "fused".
+  // Per kernel: "routing", "zero_out", "sort", "gate_up", "reduce", "quant_inter", "down", "fused".
   std::vector<std::string> stage;
 };
 
-// The software path: sort, then the plan's fused-MoE kernel(s).
+// The software path: the router's kernels (moe_router.h; none when the
+// scenario's routing.router_stage is `given`), the sort, then the plan's
+// fused-MoE kernel(s).
 MoeKernels software_moe(AddressSpace& as, const plan::MoePlan& plan, const MachineSpec& machine);
 
-// The TDM path: software sorts (it builds the task table), then the TDM MoE
-// unit runs the plan's stages from descriptors (no host launches), with
+// The TDM path: the TDM MoE unit dispatches the router's gate GEMM and its
+// routing stage scores, ranks and sorts in hardware (it writes the task
+// table; no sort kernel), then it runs the plan's stages from descriptors
+// (no host launches), with
 // token rows gathered into LDS by the tensor data movers. The machine must
 // have a `tdm:` section. The descriptors software writes are built from the
 // plan with tdm.default_policy, or, when `descriptors` is given, are those

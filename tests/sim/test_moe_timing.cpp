@@ -83,6 +83,9 @@ config::ResolvedScenario tiny_scenario() {
   k.gate_up_tile = {256, 16, 64, 64};
   k.down_tile = {256, 16, 64, 64};
   k.split_k = 1;
+  // The fused-MoE kernels alone, timed by hand below: the router's output is
+  // given (its kernels: tests/sim/test_moe_router.cpp).
+  sc.scenario.spec.routing.router_stage = RouterStage::given;
   return sc;
 }
 

@@ -32,6 +32,10 @@ enum class Activation { silu, gelu, swiglu_oai };
 // one fp32 scale per 32 / 128 weights along K of an output channel (INT4).
 enum class Quant { none, per_tensor, per_token, block_128, per_1x32, group_32, group_128 };
 enum class RoutingSource { uniform, zipf, lognormal, hot, router, trace };
+// Whether a layer's router (gate GEMM, scoring, top-k) is timed before the
+// sort, or its output is already in memory when the layer starts (as in
+// fused-MoE kernel benchmarks, which time from the top-k ids on).
+enum class RouterStage { timed, given };
 enum class ExecPath { software, tdm, both };
 enum class TdmPolicy { load_balance, capacity_first, low_latency, custom };
 // Which dword0 bit of a TDM group0 is gather-enable: sources disagree (hardware.md 1.3).
@@ -111,6 +115,7 @@ TDMSIM_ENUM_NAMES(RoutingSource, 6, {RoutingSource::uniform, "uniform"},
                   {RoutingSource::zipf, "zipf"}, {RoutingSource::lognormal, "lognormal"},
                   {RoutingSource::hot, "hot"}, {RoutingSource::router, "router"},
                   {RoutingSource::trace, "trace"});
+TDMSIM_ENUM_NAMES(RouterStage, 2, {RouterStage::timed, "timed"}, {RouterStage::given, "given"});
 TDMSIM_ENUM_NAMES(ExecPath, 3, {ExecPath::software, "software"}, {ExecPath::tdm, "tdm"},
                   {ExecPath::both, "both"});
 TDMSIM_ENUM_NAMES(TdmPolicy, 4, {TdmPolicy::load_balance, "load_balance"},

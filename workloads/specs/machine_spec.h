@@ -360,6 +360,8 @@ struct TdmSpec {
   std::uint32_t mover_bytes_per_clock{};
   TdmPolicy default_policy{};
   GatherBitLayout gather_bit_layout{};
+  std::uint32_t routing_scores_per_clock{};
+  Duration routing_latency{};
 
   template <class V>
   void visit(V& v) {
@@ -385,6 +387,15 @@ struct TdmSpec {
     v.param(gather_bit_layout, "gather_bit_layout",
             "group0 gather/index-size bit positions (sources disagree)",
             Default{GatherBitLayout::mlir});
+    // The unit's routing stage (sim/platform/tdm_router.h): ASSUMED, what-if
+    // figures (docs/calibration.md "TDM unit: routing stage").
+    v.param(routing_scores_per_clock, "routing_scores_per_clock",
+            "router scores (one token x one expert) the unit's routing stage scores, biases and ranks per "
+            "compute.clock cycle; each routed row it places in the task table counts as one more",
+            Default{64u}, Min{1u}, Max{65536u});
+    v.param(routing_latency, "routing_latency",
+            "fixed time of the unit's routing stage from start to its task table (pipeline fill and drain)",
+            Default{"100ns"}, Max{"100us"});
   }
 };
 

@@ -30,6 +30,7 @@ struct RoutingSpec {
   std::vector<std::uint32_t> hot_experts;
   double hot_fraction{};
   std::string trace;
+  RouterStage router_stage{};
 
   template <class V>
   void visit(V& v) {
@@ -43,6 +44,10 @@ struct RoutingSpec {
     v.param(hot_fraction, "hot_fraction", "share of picks going to hot_experts (source: hot)",
             Default{0.5}, Min{0.0}, Max{1.0});
     v.param(trace, "trace", "routing trace file, relative to this file (source: trace)");
+    v.param(router_stage, "router_stage",
+            "timed: the router (gate GEMM, scoring, top-k) runs before the sort, on both paths; "
+            "given: its top-k ids are in memory when the layer starts (fused-MoE kernel benchmarks)",
+            Default{RouterStage::timed});
   }
 };
 
