@@ -141,8 +141,13 @@ void ComputeUnit::begin_kernel() {
   Tick not_before = 0;
   const std::uint32_t claims = dispatcher_.first_claims(die_, static_cast<std::uint32_t>(slots_.size()));
   for (std::size_t i = 0; i < claims; ++i) {
-    if (!dispatcher_.next(die_, wg, not_before)) break;
-    start_workgroup(slots_[i], wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
+    if (!dispatcher_.next(die_, wg, not_before, start)) break;
+    if (wg == Dispatcher::kRetry) {  // the TDM unit holds it back: ask again then
+      slots_[i].awaiting = true;
+      slots_[i].time = not_before;
+    } else {
+      start_workgroup(slots_[i], wg, std::max(start + dispatcher_.dispatch_latency(), not_before));
+    }
     times[i] = slots_[i].time;
   }
 }
@@ -151,8 +156,13 @@ void ComputeUnit::claim(std::size_t n) {
   Slot& slot = slots_[n];
   std::uint32_t wg = 0;
   Tick not_before = 0;
-  if (dispatcher_.next(die_, wg, not_before)) {
-    start_workgroup(slot, wg, std::max(slot.time + dispatcher_.dispatch_latency(), not_before));
+  if (dispatcher_.next(die_, wg, not_before, slot.time)) {
+    if (wg == Dispatcher::kRetry) {  // the TDM unit holds it back: ask again then
+      slot.awaiting = true;
+      slot.time = not_before;
+    } else {
+      start_workgroup(slot, wg, std::max(slot.time + dispatcher_.dispatch_latency(), not_before));
+    }
     slot_time_[n] = slot.time;
   } else {
     slot_time_[n] = kNotBusy;
@@ -194,6 +204,7 @@ Tick ComputeUnit::resume() {
     next->busy = false;
     times[n] = kNotBusy;
     ++workgroups_;
+    dispatcher_.workgroup_done(next->wg, next->start, next->time);  // a run-time scheduler's feedback
     last_end_ = std::max(last_end_, next->time);
     if (trace_ != nullptr) {
       const auto slot = static_cast<std::uint32_t>(next - slots_.data());
