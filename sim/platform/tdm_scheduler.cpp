@@ -125,7 +125,7 @@ void TdmScheduler::prepare(std::size_t d) {
   runtimes_[d] = std::make_unique<TdmSlotRuntime>(std::move(placed.jobs), rp);
   per_slot_[d] = per_slot;
   plans_[d] = {};
-  plans_[d].workgroup_dispatch = rp.dispatch;
+  plans_[d].workgroup_dispatch = 0;  // in the runtime's release times (pipelined dispatch)
   plans_[d].runtime = runtimes_[d].get();
   prepared_[d] = true;
 }
@@ -238,7 +238,6 @@ DispatchPlan TdmScheduler::place(const isa::KernelLaunch& k, const format::MoeDe
   const Jobs placed = order_jobs(k, d);
   const std::uint32_t n = static_cast<std::uint32_t>(placed.jobs.size());
   DispatchPlan plan;
-  plan.workgroup_dispatch = ticks(spec_.dispatch_latency);
   plan.order.resize(n);
   plan.release.assign(n, 0);
   for (std::uint32_t i = 0; i < n; ++i) plan.order[i] = placed.jobs[i].wg;

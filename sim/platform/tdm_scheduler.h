@@ -70,8 +70,9 @@ class TdmScheduler : public sc_core::sc_module {
   // A new layer starts: the signal counters are cleared.
   void reset_signals() { signals_.clear(); }
 
-  // Where the jobs of `k` go under wave_synchronous slots: order and slot
-  // release times, for `per_slot` jobs per time slot, from its decoded
+  // Where the jobs of `k` go under wave_synchronous slots: order and the
+  // opening time of each job's time slot (the unit adds tdm.dispatch_latency
+  // at run time), for `per_slot` jobs per time slot, from its decoded
   // descriptor `d` (null: a kernel with no descriptor of its own, run in grid
   // order). Policy dynamic: its experts' jobs one expert after the other (the
   // order at run time is TdmSlotRuntime's). Throws std::runtime_error if the

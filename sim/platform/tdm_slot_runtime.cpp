@@ -100,11 +100,16 @@ TdmSlotRuntime::Pick TdmSlotRuntime::pick(Tick kernel_start, Tick free_at, std::
   wave_of_.at(j.wg) = w;
   job_of_.at(j.wg) = i;
   wg = j.wg;
-  at = kernel_start + open;
+  // The unit queues each CU's next job ahead of need: the dispatch latency
+  // runs from when the job became dispatchable (the kernel's start, its time
+  // slot's opening), not from when the CU slot frees, so back-to-back jobs
+  // on a CU follow each other with no gap.
+  at = kernel_start + open + p_.dispatch;
   ++counters_.jobs;
-  counters_.dispatch_ps += p_.dispatch;
-  const Tick ready = free_at + p_.dispatch;
-  if (at > ready) counters_.slot_wait_ps += at - ready;
+  const Tick wait = at > free_at ? at - free_at : 0;
+  const Tick on_dispatch = std::min(wait, p_.dispatch);
+  counters_.dispatch_ps += on_dispatch;
+  counters_.slot_wait_ps += wait - on_dispatch;
   kernel_start_ = kernel_start;
   return Pick::job;
 }
