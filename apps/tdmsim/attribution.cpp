@@ -16,9 +16,10 @@ __extension__ using U128 = unsigned __int128;
 
 enum Index : std::size_t { kLaunch, kRouting, kGather, kDispatch, kIdle, kMemory, kCompute };
 
-// Stages whose time (after their launch) is all "routing and sort": today the
-// sort kernels of both paths. The router stage (router GEMM and top-k) adds
-// its stage name here when it lands, so its time is this cause too.
+// Stages whose time (after their launch) is all "routing and sort": the sort
+// kernels (software path) and the routing stage (the router GEMM and top-k
+// kernels on the software path; the unit's gate GEMM and routing stage on the
+// TDM path).
 bool routing_stage(const std::string& stage) { return stage == "sort" || stage == "routing"; }
 
 // Splits `scaled` (a stage's time in units of 1/`denominator` ps) into whole
@@ -45,7 +46,7 @@ std::array<std::int64_t, kCauses> whole_ps(const std::array<U128, kCauses>& scal
 
 const std::array<Cause, kCauses> kCauseList = {{
     {"launch", "host launches (TDM: descriptor fetch)"},
-    {"routing_and_sort", "routing and sort (TDM: descriptor decode)"},
+    {"routing_and_sort", "routing and sort (TDM: routing stage, descriptor decode)"},
     {"token_gather", "token gather"},
     {"dispatch_and_slot_waiting", "dispatch and slot waiting"},
     {"wave_quantisation_and_bubbles", "wave quantisation and bubbles"},

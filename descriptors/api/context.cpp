@@ -62,7 +62,7 @@ Capabilities Context::capabilities() const {
                      Quant::per_1x32, Quant::group_32,   Quant::group_128};
   c.activations = {Activation::silu, Activation::gelu, Activation::swiglu_oai};
   c.policies = {TdmPolicy::load_balance, TdmPolicy::capacity_first, TdmPolicy::low_latency,
-                TdmPolicy::custom};
+                TdmPolicy::custom, TdmPolicy::dynamic};
   c.block_sizes = {16, 32, 64, 128, 256};
   c.max_experts = format::kMoeMaxExperts;
   c.max_experts_per_token = format::kMoeMaxExpertsPerToken;

@@ -12,6 +12,7 @@
 #include "descriptors/format/descriptor_error.h"
 #include "descriptors/format/moe_builder.h"
 #include "descriptors/plan/routing.h"
+#include "workloads/config/schema.h"
 
 namespace tdmsim::api {
 namespace {
@@ -45,6 +46,35 @@ plan::MoePlan make_plan(const config::ResolvedScenario& scenario, plan::Routing 
   return p;
 }
 
+// The slot table in the order a slot-order callback gives. Throws
+// std::invalid_argument unless it returns a permutation of the records.
+std::vector<format::TimeSlot> ordered_slots(const SlotOrderCallback& order,
+                                            const std::vector<format::TimeSlot>& slots) {
+  std::vector<SlotView> view;
+  view.reserve(slots.size());
+  for (const auto& s : slots) {
+    view.push_back({s.expert, s.block, s.valid_rows, static_cast<std::uint8_t>(s.stage)});
+  }
+  const std::vector<std::uint32_t> perm = order(view);
+  if (perm.size() != slots.size()) {
+    throw std::invalid_argument(fmt::format("slot-order callback returned {} indices for {} slots",
+                                            perm.size(), slots.size()));
+  }
+  std::vector<bool> seen(slots.size(), false);
+  std::vector<format::TimeSlot> out;
+  out.reserve(slots.size());
+  for (const std::uint32_t i : perm) {
+    if (i >= slots.size() || seen[i]) {
+      throw std::invalid_argument(fmt::format(
+          "slot-order callback: index {} is {} (each of 0..{} exactly once)", i,
+          i >= slots.size() ? "out of range" : "repeated", slots.size() - 1));
+    }
+    seen[i] = true;
+    out.push_back(slots[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 MoeDescriptor::MoeDescriptor(config::ResolvedScenario scenario, TdmPolicy policy)
@@ -67,9 +97,18 @@ ForwardResult MoeDescriptor::forward(std::span<const float> x, std::uint32_t tok
                    fmt::format("x has {} values, expected tokens ({}) x hidden ({})", x.size(),
                                tokens, model.hidden_size));
   }
-  if (policy_ == TdmPolicy::custom && !routing_) {
+  if (policy_ == TdmPolicy::custom && !routing_ && !slot_order_) {
     return failure(std::move(r), Status::routing_missing,
-                   "policy custom needs a routing callback (set_routing)");
+                   "policy custom needs a routing callback (set_routing or set_slot_order)");
+  }
+  if (slot_order_ && policy_ != TdmPolicy::custom) {
+    return failure(std::move(r), Status::invalid_argument,
+                   fmt::format("set_slot_order needs policy custom; this descriptor's is {}",
+                               config::enum_name(policy_)));
+  }
+  if (slot_order_ && slot_order_id_ == 0) {
+    return failure(std::move(r), Status::invalid_argument,
+                   "set_slot_order needs a nonzero callback id (0 means the table's own order)");
   }
 
   // Backend selection and the documented fallback.
@@ -105,8 +144,16 @@ ForwardResult MoeDescriptor::forward(std::span<const float> x, std::uint32_t tok
   // descriptors, encoded, and read back as the unit would (decode validates).
   try {
     const auto map = format::packed_address_map(r.plan, kDeviceBase);
-    const std::uint32_t custom_id = policy_ == TdmPolicy::custom ? 1 : 0;
-    for (const auto& d : format::make_moe_descriptors(r.plan, policy_, map, {}, 1, custom_id)) {
+    const std::uint32_t custom_id =
+        policy_ != TdmPolicy::custom ? 0 : (slot_order_ ? slot_order_id_ : 1);
+    for (auto& d : format::make_moe_descriptors(r.plan, policy_, map, {}, 1, custom_id)) {
+      if (slot_order_) {
+        try {
+          d.slots = ordered_slots(slot_order_, d.slots);
+        } catch (const std::invalid_argument& e) {
+          return failure(std::move(r), Status::invalid_argument, e.what());
+        }
+      }
       auto bytes = format::encode(d);
       (void)format::decode_moe(bytes).value();
       r.descriptors.push_back(std::move(bytes));

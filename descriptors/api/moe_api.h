@@ -116,6 +116,19 @@ struct TokenRoute {
 using RoutingCallback =
     std::function<TokenRoute(std::uint32_t token, std::span<const float> x_row)>;
 
+// One slot record of a descriptor as the driver would write it (block order),
+// shown to a slot-order callback.
+struct SlotView {
+  std::uint32_t expert = 0;      // global expert id
+  std::uint32_t block = 0;       // token block of the sorted layout
+  std::uint32_t valid_rows = 0;  // real rows in the block (0: an empty slot)
+  std::uint8_t stage = 0;        // 1 gate_up (or the 1-stage kernel), 2 down
+};
+// A routing callback that orders the slot table of a `custom` descriptor: it
+// returns the records' indices in the order the unit is to run them (a
+// permutation of 0..slots-1). Called once per descriptor of each forward().
+using SlotOrderCallback = std::function<std::vector<std::uint32_t>(std::span<const SlotView> slots)>;
+
 struct ForwardResult {
   Status status = Status::ok;
   std::string message;  // the error, or the fallback note
@@ -140,6 +153,14 @@ class MoeDescriptor {
   // Replaces the scenario's routing for every forward (any policy); required
   // for TdmPolicy::custom. An empty callback clears it.
   void set_routing(RoutingCallback callback) { routing_ = std::move(callback); }
+  // Registers the callback that orders the slot table under `id` (nonzero:
+  // the descriptors carry it as custom_policy_id). Policy custom only: with
+  // it, set_routing is not required (the scenario's routing is used). An
+  // empty callback clears it.
+  void set_slot_order(std::uint32_t id, SlotOrderCallback callback) {
+    slot_order_id_ = callback ? id : 0;
+    slot_order_ = std::move(callback);
+  }
   TdmPolicy policy() const { return policy_; }
   const config::ResolvedScenario& scenario() const { return scenario_; }
 
@@ -154,6 +175,8 @@ class MoeDescriptor {
   TdmPolicy policy_;
   std::shared_ptr<Stream> stream_;
   RoutingCallback routing_;
+  std::uint32_t slot_order_id_ = 0;
+  SlotOrderCallback slot_order_;
 };
 
 }  // namespace tdmsim::api

@@ -15,7 +15,8 @@ constexpr Quant kQuants[] = {Quant::none,      Quant::per_tensor, Quant::per_tok
                              Quant::block_128, Quant::per_1x32,   Quant::group_32,
                              Quant::group_128};
 constexpr TdmPolicy kPolicies[] = {TdmPolicy::load_balance, TdmPolicy::capacity_first,
-                                   TdmPolicy::low_latency, TdmPolicy::custom};
+                                   TdmPolicy::low_latency, TdmPolicy::custom,
+                                   TdmPolicy::dynamic};
 
 template <class E, std::size_t N>
 std::uint8_t code_of(const E (&table)[N], E v) {

@@ -153,8 +153,12 @@ void ComputeUnit::begin_kernel() {
   Tick not_before = 0;
   const std::uint32_t claims = dispatcher_.first_claims(die_, static_cast<std::uint32_t>(slots_.size()));
   for (std::size_t i = 0; i < claims; ++i) {
-    if (!dispatcher_.next(die_, wg, not_before)) break;
-    start_counted(slots_[i], wg, start, std::max(start + dispatcher_.dispatch_latency(), not_before));
+    if (!dispatcher_.next(die_, wg, not_before, start)) break;
+    if (wg == Dispatcher::kRetry) {  // the TDM unit holds it back: ask again then
+      hold_back(slots_[i], start, not_before);
+    } else {
+      start_counted(slots_[i], wg, start, std::max(start + dispatcher_.dispatch_latency(), not_before));
+    }
     times[i] = slots_[i].time;
   }
 }
@@ -163,8 +167,12 @@ void ComputeUnit::claim(std::size_t n) {
   Slot& slot = slots_[n];
   std::uint32_t wg = 0;
   Tick not_before = 0;
-  if (dispatcher_.next(die_, wg, not_before)) {
-    start_counted(slot, wg, slot.time, std::max(slot.time + dispatcher_.dispatch_latency(), not_before));
+  if (dispatcher_.next(die_, wg, not_before, slot.time)) {
+    if (wg == Dispatcher::kRetry) {  // the TDM unit holds it back: ask again then
+      hold_back(slot, slot.time, not_before);
+    } else {
+      start_counted(slot, wg, slot.time, std::max(slot.time + dispatcher_.dispatch_latency(), not_before));
+    }
     slot_time_[n] = slot.time;
   } else {
     slot_time_[n] = kNotBusy;
@@ -206,6 +214,7 @@ Tick ComputeUnit::resume() {
     next->busy = false;
     times[n] = kNotBusy;
     ++workgroups_;
+    dispatcher_.workgroup_done(next->wg, next->start, next->time);  // a run-time scheduler's feedback
     last_end_ = std::max(last_end_, next->time);
     if (trace_ != nullptr) {
       const auto slot = static_cast<std::uint32_t>(next - slots_.data());
@@ -390,6 +399,14 @@ void ComputeUnit::start_counted(Slot& s, std::uint32_t wg, Tick free, Tick at) {
   account_[SlotCause::dispatch] += dispatch;
   account_[SlotCause::slot_wait] += gap - dispatch;
   start_workgroup(s, wg, at);
+}
+
+void ComputeUnit::hold_back(Slot& s, Tick free, Tick until) {
+  // The slot has nothing to run until `until` (a run-time slot model holds
+  // its job back): that wait is slot waiting, so the causes still add up.
+  account_[SlotCause::slot_wait] += until > free ? until - free : 0;
+  s.awaiting = true;
+  s.time = std::max(free, until);
 }
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {

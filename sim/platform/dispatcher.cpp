@@ -45,17 +45,28 @@ static bool round_robin(WorkgroupOrder order, std::uint32_t dies, const Dispatch
   return order == WorkgroupOrder::die_round_robin && dies > 1 && plan == nullptr;
 }
 
-bool Dispatcher::next(std::uint32_t die, std::uint32_t& wg, Tick& not_before) {
+bool Dispatcher::next(std::uint32_t die, std::uint32_t& wg, Tick& not_before, Tick free_at) {
   if (kernel_ == nullptr || next_wg_ >= kernel_->workgroups) return false;
-  std::uint32_t pos = next_wg_;
-  if (round_robin(order_, dies_, plan_)) {
-    // The hardware sends flat workgroup i to XCD i mod 8 on MI300 and MI350
-    // (ROCm/composable_kernel PR 3652, XCD remapping; iree-org/wave PR 1001;
-    // Modular's chiplet_transform_chunked); each die runs its own in order.
-    const std::uint64_t i = std::uint64_t{next_of_die_[die % dies_]} * dies_ + die % dies_;
-    if (i >= kernel_->workgroups) return false;
-    ++next_of_die_[die % dies_];
-    pos = static_cast<std::uint32_t>(i);
+  if (plan_ != nullptr && plan_->runtime != nullptr) {
+    // The hardware scheduler decides now, from what has run so far.
+    switch (plan_->runtime->pick(timing_.start, std::max(free_at, timing_.start), wg, not_before)) {
+      case RuntimeDispatch::Pick::none: return false;
+      case RuntimeDispatch::Pick::retry: wg = kRetry; return true;
+      case RuntimeDispatch::Pick::job: break;
+    }
+  } else {
+    std::uint32_t pos = next_wg_;
+    if (round_robin(order_, dies_, plan_)) {
+      // The hardware sends flat workgroup i to XCD i mod 8 on MI300 and MI350
+      // (ROCm/composable_kernel PR 3652, XCD remapping; iree-org/wave PR 1001;
+      // Modular's chiplet_transform_chunked); each die runs its own in order.
+      const std::uint64_t i = std::uint64_t{next_of_die_[die % dies_]} * dies_ + die % dies_;
+      if (i >= kernel_->workgroups) return false;
+      ++next_of_die_[die % dies_];
+      pos = static_cast<std::uint32_t>(i);
+    }
+    wg = plan_ != nullptr ? plan_->order[pos] : pos;
+    not_before = timing_.start + (plan_ != nullptr ? plan_->release[pos] : 0);
   }
   ++next_wg_;
   if (progress_) {
@@ -63,8 +74,6 @@ bool Dispatcher::next(std::uint32_t die, std::uint32_t& wg, Tick& not_before) {
     const std::uint32_t step = std::max(1u, total / 100);
     if (next_wg_ % step == 0 || next_wg_ == total) progress_(kernel_->name, next_wg_, total);
   }
-  wg = plan_ != nullptr ? plan_->order[pos] : pos;
-  not_before = timing_.start + (plan_ != nullptr ? plan_->release[pos] : 0);
   ++workgroups_;
   return true;
 }

@@ -35,13 +35,32 @@ struct KernelTiming {
   std::uint32_t slots_per_cu = 0;
 };
 
+// A hardware scheduler that decides at run time which workgroup a free CU
+// slot gets and when it may start (the TDM unit's slot models and dynamic
+// policy, sim/platform/tdm_slot_runtime.h). The CUs report each finished
+// workgroup back, so its choices can follow completions.
+class RuntimeDispatch {
+ public:
+  enum class Pick : std::uint8_t { job, retry, none };
+  virtual ~RuntimeDispatch() = default;
+  // A CU slot of the kernel that started at `kernel_start` is free at
+  // `free_at` (both absolute). job: run workgroup `wg`, not before `at`;
+  // retry: nothing may start yet, ask again at `at` (> free_at); none: every
+  // workgroup is handed out.
+  virtual Pick pick(Tick kernel_start, Tick free_at, std::uint32_t& wg, Tick& at) = 0;
+  // Workgroup `wg` ran from `start` to `end`.
+  virtual void done(std::uint32_t wg, Tick start, Tick end) = 0;
+};
+
 // How a hardware scheduler wants a kernel's workgroups handed out: in
-// `order`, none before its release time (relative to the kernel's start).
+// `order`, none before its release time (relative to the kernel's start);
+// or, with `runtime`, as that object decides while the kernel runs.
 struct DispatchPlan {
   std::vector<std::uint32_t> order;  // workgroup ids, each once
   std::vector<Tick> release;         // per position in `order`
   Tick start_delay = 0;              // replaces the host launch overhead
   Tick workgroup_dispatch = 0;       // replaces the per-workgroup dispatch latency
+  RuntimeDispatch* runtime = nullptr;  // not owned; replaces order and release
 };
 
 class Dispatcher : public sc_core::sc_module {
@@ -64,9 +83,17 @@ class Dispatcher : public sc_core::sc_module {
   const isa::KernelLaunch& kernel() const { return *kernel_; }
   Tick kernel_start() const { return timing_.start; }
   std::uint64_t generation() const { return generation_; }
-  // The next workgroup for a CU of `die` and the earliest time it may start,
-  // or false when all (all of that die's, with die_round_robin) are handed out.
-  bool next(std::uint32_t die, std::uint32_t& wg, Tick& not_before);
+  // The next workgroup for a CU of `die` whose slot is free at `free_at`, and
+  // the earliest time it may start, or false when all (all of that die's,
+  // with die_round_robin) are handed out. wg == kRetry: none may start yet;
+  // the slot asks again at `not_before` (a plan with a runtime only).
+  static constexpr std::uint32_t kRetry = ~0u;
+  bool next(std::uint32_t die, std::uint32_t& wg, Tick& not_before, Tick free_at = 0);
+  // A CU finished workgroup `wg` (started at `start`) at `end`: passed on to
+  // the plan's runtime, if any.
+  void workgroup_done(std::uint32_t wg, Tick start, Tick end) {
+    if (plan_ != nullptr && plan_->runtime != nullptr) plan_->runtime->done(wg, start, end);
+  }
   // How many of its `slots` a CU of `die` fills at the kernel's start (the
   // rest stay idle for this kernel): all of them, or with die_round_robin
   // its share of the die's workgroups spread evenly over the die's CUs, so

@@ -29,6 +29,29 @@ TdmScheduler::TdmScheduler(sc_core::sc_module_name name, const MachineSpec& mach
   stats.add(me, "workgroups", &workgroups_, "count", "tile jobs dispatched to CUs");
   stats.add(me, "decode_wait_time", &decode_wait_ps_, "ps",
             "time the CUs waited for a descriptor to be fetched and decoded");
+  for (std::size_t d = 0; d < kStatDescriptors; ++d) {
+    register_stats(stats, me + ".desc[" + std::to_string(d) + "]", per_desc_[d]);
+  }
+}
+
+void TdmScheduler::register_stats(StatRegistry& stats, const std::string& owner, DescStats& s) {
+  stats.add(owner, "jobs", &s.slots.jobs, "count", "tile jobs the unit dispatched");
+  stats.add(owner, "dispatch_time", &s.slots.dispatch_ps, "ps",
+            "CU-slot time spent on tdm.dispatch_latency, summed over jobs");
+  stats.add(owner, "slot_wait_time", &s.slots.slot_wait_ps, "ps",
+            "CU-slot time a free slot waited for its next job's time slot to open (beyond the "
+            "dispatch latency), summed over jobs");
+  stats.add(owner, "job_busy_time", &s.slots.busy_ps, "ps", "jobs' run time, start to end, summed");
+  stats.add(owner, "idle_cu_time", &s.idle_cu_ps, "ps",
+            "CU-slot time with no job between the first job's dispatch and the last job's end "
+            "(bubbles: CU slots x span - job_busy_time)");
+  stats.add(owner, "span", &s.span_ps, "ps", "from the descriptor's dispatch start to its last job's end");
+  stats.add(owner, "slot_retries", &s.slots.retries, "count",
+            "skip_drained: free CU slots told to look again for a drained time slot");
+  stats.add(owner, "drained_slots", &s.slots.drained_slots, "count",
+            "skip_drained: time slots opened early because the previous one drained");
+  stats.add(owner, "skipped_slot_time", &s.slots.skipped_ps, "ps",
+            "skip_drained: slot length skipped that way (wall time)");
 }
 
 void TdmScheduler::ring(std::vector<const isa::KernelLaunch*> kernels) {
@@ -39,7 +62,9 @@ void TdmScheduler::ring(std::vector<const isa::KernelLaunch*> kernels) {
   prepared_.assign(n, false);
   plans_.assign(n, {});
   decoded_.assign(n, std::nullopt);
-  slot_len_.assign(n, {});
+  runtimes_.clear();
+  runtimes_.resize(n);
+  per_slot_.assign(n, 1);
   next_ = 0;
   doorbell_ = sc_core::sc_time_stamp().value();
   fetch_free_ = std::max(fetch_free_, doorbell_);
@@ -86,7 +111,22 @@ void TdmScheduler::prepare(std::size_t d) {
   const Occupancy occ = occupancy(machine_.compute, k.program(0));
   const format::MoeDescriptor* desc = decoded_[d] ? &*decoded_[d] : nullptr;
   const std::uint32_t per_slot = machine_.compute.total_cus() * std::max(1u, occ.workgroups);
-  plans_[d] = place_jobs(k, desc, per_slot, &slot_len_[d]);
+  Jobs placed = order_jobs(k, desc);
+  TdmSlotRuntime::Params rp;
+  rp.model = spec_.slot_model;
+  rp.dynamic = placed.dynamic;
+  rp.timed = placed.timed;
+  rp.per_slot = per_slot;
+  rp.slots = spec_.slots;
+  rp.dispatch = ticks(spec_.dispatch_latency);
+  // A CU slot waiting for a drained time slot looks again once a dispatch
+  // latency (the unit's own dispatch cycle), at least every nanosecond.
+  rp.poll = std::max<Tick>(rp.dispatch, 1000);
+  runtimes_[d] = std::make_unique<TdmSlotRuntime>(std::move(placed.jobs), rp);
+  per_slot_[d] = per_slot;
+  plans_[d] = {};
+  plans_[d].workgroup_dispatch = 0;  // in the runtime's release times (pipelined dispatch)
+  plans_[d].runtime = runtimes_[d].get();
   prepared_[d] = true;
 }
 
@@ -114,18 +154,34 @@ KernelTiming TdmScheduler::execute_next() {
   KernelTiming t = dispatcher_.launch(*queue_[d], &plan);
   t.launch = could_start;
   workgroups_ += queue_[d]->workgroups;
-  std::uint64_t used = 0;
-  for (std::size_t i = 0; i < plan.release.size(); ++i) {
-    if (i == 0 || plan.release[i] != plan.release[i - 1]) {
-      ++used;
-      if (trace_ != nullptr) {
-        const Tick open = start + plan.release[i];
-        trace_->slice(trace_pid_, 1, queue_[d]->name + " slot " + std::to_string(used - 1), open,
-                      open + slot_len_[d].at(used - 1));
-      }
+  const TdmSlotRuntime& rt = *runtimes_[d];
+  const auto opened = rt.opened();
+  for (std::size_t i = 0; i < opened.size(); ++i) {
+    if (trace_ != nullptr) {
+      const Tick open = start + opened[i].open;
+      trace_->slice(trace_pid_, 1, queue_[d]->name + " slot " + std::to_string(i), open,
+                    open + opened[i].length);
     }
   }
-  slots_used_ += used;
+  slots_used_ += opened.size();
+  // The counters the attribution reads: the descriptor's own and the totals.
+  DescStats run;
+  run.slots = rt.counters();
+  run.span_ps = t.end > start ? t.end - start : 0;
+  const std::uint64_t capacity = std::uint64_t{per_slot_[d]} * run.span_ps;
+  run.idle_cu_ps = capacity > run.slots.busy_ps ? capacity - run.slots.busy_ps : 0;
+  const auto add = [](DescStats& to, const DescStats& from) {
+    to.slots.jobs += from.slots.jobs;
+    to.slots.dispatch_ps += from.slots.dispatch_ps;
+    to.slots.slot_wait_ps += from.slots.slot_wait_ps;
+    to.slots.busy_ps += from.slots.busy_ps;
+    to.slots.retries += from.slots.retries;
+    to.slots.drained_slots += from.slots.drained_slots;
+    to.slots.skipped_ps += from.slots.skipped_ps;
+    to.span_ps += from.span_ps;
+    to.idle_cu_ps += from.idle_cu_ps;
+  };
+  add(per_desc_[std::min(d, kStatDescriptors - 1)], run);
   return t;
 }
 
@@ -177,30 +233,46 @@ Tick TdmScheduler::slot_ps(const format::MoeDescriptor& d, const format::TimeSlo
 
 DispatchPlan TdmScheduler::place(const isa::KernelLaunch& k, const format::MoeDescriptor* d,
                                  std::uint32_t per_slot) const {
-  return place_jobs(k, d, per_slot, nullptr);
-}
-
-DispatchPlan TdmScheduler::place_jobs(const isa::KernelLaunch& k, const format::MoeDescriptor* d,
-                                      std::uint32_t per_slot,
-                                      std::vector<Tick>* slot_lengths) const {
-  const isa::HardwareDispatch& hw = *k.hardware;
-  const std::uint32_t n = k.workgroups;
+  // The wave-synchronous schedule, worked out ahead: what TdmSlotRuntime
+  // hands out when nothing is decided by completions.
+  const Jobs placed = order_jobs(k, d);
+  const std::uint32_t n = static_cast<std::uint32_t>(placed.jobs.size());
   DispatchPlan plan;
-  plan.start_delay = 0;
-  plan.workgroup_dispatch = ticks(spec_.dispatch_latency);
+  plan.order.resize(n);
+  plan.release.assign(n, 0);
+  for (std::uint32_t i = 0; i < n; ++i) plan.order[i] = placed.jobs[i].wg;
+  if (!placed.timed) return plan;
+  // Machine waves of `per` jobs (the last of tdm.slots takes the rest); a wave
+  // opens when the previous one has been open for the longest slot length among
+  // the slot records it started jobs of.
   const std::uint32_t per = std::max(1u, per_slot);
   const std::uint32_t last = std::max(1u, spec_.slots) - 1;
+  Tick open = 0;
+  for (std::uint32_t i = 0; i < n;) {
+    const std::uint32_t wave = std::min(i / per, last);
+    const std::uint32_t end = wave == last ? n : std::min(n, (wave + 1) * per);
+    Tick longest = 0;
+    for (std::uint32_t j = i; j < end; ++j) {
+      plan.release[j] = open;
+      longest = std::max(longest, placed.jobs[j].length);
+    }
+    open += longest;
+    i = end;
+  }
+  return plan;
+}
+
+TdmScheduler::Jobs TdmScheduler::order_jobs(const isa::KernelLaunch& k,
+                                            const format::MoeDescriptor* d) const {
+  const isa::HardwareDispatch& hw = *k.hardware;
+  const std::uint32_t n = k.workgroups;
+  Jobs out;
+  out.jobs.reserve(n);
   if (d == nullptr) {
     // No descriptor of its own (the split-K reduction inside the gate/up
-    // descriptor): grid order, one machine wave per tdm.slot_length.
-    plan.order.resize(n);
-    std::iota(plan.order.begin(), plan.order.end(), 0u);
-    plan.release.resize(n);
-    for (std::uint32_t i = 0; i < n; ++i) plan.release[i] = std::min(i / per, last) * ticks(spec_.slot_length);
-    if (slot_lengths != nullptr) {
-      slot_lengths->assign(n == 0 ? 1 : std::min(last, (n - 1) / per) + 1, ticks(spec_.slot_length));
-    }
-    return plan;
+    // descriptor): grid order, every slot tdm.slot_length long.
+    for (std::uint32_t i = 0; i < n; ++i) out.jobs.push_back({i, 0, ticks(spec_.slot_length)});
+    return out;
   }
   if (hw.block.size() != n || hw.n_tile.size() != n) {
     throw std::logic_error("TDM unit: " + k.name + " has no grid map for its workgroups");
@@ -231,65 +303,44 @@ DispatchPlan TdmScheduler::place_jobs(const isa::KernelLaunch& k, const format::
                              std::to_string(of_block.begin()->first));
   }
   const TdmPolicy policy = d->layer.policy;
-  std::vector<Job> jobs;
-  jobs.reserve(n);
+  out.timed = policy != TdmPolicy::low_latency;  // low_latency: every job at once
+  out.dynamic = policy == TdmPolicy::dynamic;
+  const auto job = [&](const Job& j, std::uint32_t group) {
+    return TdmSlotRuntime::Job{j.wg, group, slot_ps(*d, d->slots[j.slot])};
+  };
   if (policy == TdmPolicy::custom) {
-    jobs = std::move(table);
-  } else {
-    // Jobs per expert, each list N tile by N tile across the expert's blocks.
-    std::map<std::uint32_t, std::vector<Job>> by_expert;
-    for (const Job& j : table) by_expert[d->slots[j.slot].expert].push_back(j);
-    std::vector<std::vector<Job>> lists;
-    for (auto& [e, list] : by_expert) {
-      std::stable_sort(list.begin(), list.end(), [&](const Job& a, const Job& b) {
-        return hw.n_tile[a.wg] != hw.n_tile[b.wg] ? hw.n_tile[a.wg] < hw.n_tile[b.wg]
-                                                  : hw.block[a.wg] < hw.block[b.wg];
-      });
-      lists.push_back(std::move(list));
-    }
-    const bool small_first = policy == TdmPolicy::low_latency;
-    std::stable_sort(lists.begin(), lists.end(), [&](const auto& a, const auto& b) {
-      return small_first ? a.size() < b.size() : a.size() > b.size();
+    for (const Job& j : table) out.jobs.push_back(job(j, 0));
+    return out;
+  }
+  // Jobs per expert, each list N tile by N tile across the expert's blocks.
+  std::map<std::uint32_t, std::vector<Job>> by_expert;
+  for (const Job& j : table) by_expert[d->slots[j.slot].expert].push_back(j);
+  std::vector<std::vector<Job>> lists;
+  for (auto& [e, list] : by_expert) {
+    std::stable_sort(list.begin(), list.end(), [&](const Job& a, const Job& b) {
+      return hw.n_tile[a.wg] != hw.n_tile[b.wg] ? hw.n_tile[a.wg] < hw.n_tile[b.wg]
+                                                : hw.block[a.wg] < hw.block[b.wg];
     });
-    if (policy == TdmPolicy::load_balance) {
-      for (std::size_t i = 0; jobs.size() < n; ++i) {
-        for (const auto& l : lists) {
-          if (i < l.size()) jobs.push_back(l[i]);
-        }
+    lists.push_back(std::move(list));
+  }
+  const bool small_first = policy == TdmPolicy::low_latency;
+  std::stable_sort(lists.begin(), lists.end(), [&](const auto& a, const auto& b) {
+    return small_first ? a.size() < b.size() : a.size() > b.size();
+  });
+  if (policy == TdmPolicy::load_balance) {
+    for (std::size_t i = 0; out.jobs.size() < n; ++i) {
+      for (const auto& l : lists) {
+        if (i < l.size()) out.jobs.push_back(job(l[i], 0));
       }
-    } else {
-      for (const auto& l : lists) jobs.insert(jobs.end(), l.begin(), l.end());
+    }
+  } else {
+    // capacity_first, low_latency; dynamic: each expert its own group (busiest
+    // first), chosen among at run time.
+    for (std::uint32_t g = 0; g < lists.size(); ++g) {
+      for (const Job& j : lists[g]) out.jobs.push_back(job(j, out.dynamic ? g : 0));
     }
   }
-  plan.order.resize(n);
-  plan.release.assign(n, 0);
-  for (std::uint32_t i = 0; i < n; ++i) plan.order[i] = jobs[i].wg;
-  if (policy == TdmPolicy::low_latency) {
-    // No time slicing: every job at once (slot lengths do not apply).
-    if (slot_lengths != nullptr) {
-      Tick longest = 0;
-      for (const Job& j : jobs) longest = std::max(longest, slot_ps(*d, d->slots[j.slot]));
-      slot_lengths->assign(1, longest);
-    }
-    return plan;
-  }
-  // Machine waves of `per` jobs (the last of tdm.slots takes the rest); a wave
-  // opens when the previous one has been open for the longest slot length among
-  // the slot records it started jobs of.
-  Tick open = 0;
-  for (std::uint32_t i = 0; i < n;) {
-    const std::uint32_t wave = std::min(i / per, last);
-    const std::uint32_t end = wave == last ? n : std::min(n, (wave + 1) * per);
-    Tick longest = 0;
-    for (std::uint32_t j = i; j < end; ++j) {
-      plan.release[j] = open;
-      longest = std::max(longest, slot_ps(*d, d->slots[jobs[j].slot]));
-    }
-    if (slot_lengths != nullptr) slot_lengths->push_back(longest);
-    open += longest;
-    i = end;
-  }
-  return plan;
+  return out;
 }
 
 }  // namespace tdmsim::sim

@@ -39,7 +39,7 @@ TEST_CASE("capabilities report what this build runs", "[api]") {
   CHECK_FALSE(ctx.available(Backend::gpu));
   CHECK(c.dtypes.size() == 9);  // incl. fp8_e4m3_fnuz and int4
   CHECK(c.quant_schemes.size() == 7);  // incl. per_1x32, group_32, group_128
-  CHECK(c.policies.size() == 4);
+  CHECK(c.policies.size() == 5);  // incl. dynamic
   CHECK(c.max_experts == format::kMoeMaxExperts);
   CHECK(c.descriptor_version == format::kMoeVersion);
   CHECK(c.custom_routing);

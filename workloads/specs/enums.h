@@ -37,7 +37,14 @@ enum class RoutingSource { uniform, zipf, lognormal, hot, router, trace };
 // fused-MoE kernel benchmarks, which time from the top-k ids on).
 enum class RouterStage { timed, given };
 enum class ExecPath { software, tdm, both };
-enum class TdmPolicy { load_balance, capacity_first, low_latency, custom };
+// dynamic: the unit picks each next job at run time from the completions so far
+// (sim/platform/tdm_slot_runtime.h); appended last (descriptor wire code 4).
+enum class TdmPolicy { load_balance, capacity_first, low_latency, custom, dynamic };
+// What a time slot of the TDM unit means at run time (docs/moe-timing.md "Slot models"):
+// one machine wave opening after the previous slot's length; an in-flight budget
+// refilled as CUs free up; or wave-synchronous with a slot closing as soon as its
+// jobs have all finished.
+enum class TdmSlotModel { wave_synchronous, continuous, skip_drained };
 // Which dword0 bit of a TDM group0 is gather-enable: sources disagree (hardware.md 1.3).
 enum class GatherBitLayout { mlir, triton };
 // oat: one parameter at a time around the base (a sensitivity study).
@@ -118,9 +125,13 @@ TDMSIM_ENUM_NAMES(RoutingSource, 6, {RoutingSource::uniform, "uniform"},
 TDMSIM_ENUM_NAMES(RouterStage, 2, {RouterStage::timed, "timed"}, {RouterStage::given, "given"});
 TDMSIM_ENUM_NAMES(ExecPath, 3, {ExecPath::software, "software"}, {ExecPath::tdm, "tdm"},
                   {ExecPath::both, "both"});
-TDMSIM_ENUM_NAMES(TdmPolicy, 4, {TdmPolicy::load_balance, "load_balance"},
+TDMSIM_ENUM_NAMES(TdmPolicy, 5, {TdmPolicy::load_balance, "load_balance"},
                   {TdmPolicy::capacity_first, "capacity_first"},
-                  {TdmPolicy::low_latency, "low_latency"}, {TdmPolicy::custom, "custom"});
+                  {TdmPolicy::low_latency, "low_latency"}, {TdmPolicy::custom, "custom"},
+                  {TdmPolicy::dynamic, "dynamic"});
+TDMSIM_ENUM_NAMES(TdmSlotModel, 3, {TdmSlotModel::wave_synchronous, "wave_synchronous"},
+                  {TdmSlotModel::continuous, "continuous"},
+                  {TdmSlotModel::skip_drained, "skip_drained"});
 TDMSIM_ENUM_NAMES(GatherBitLayout, 2, {GatherBitLayout::mlir, "mlir"},
                   {GatherBitLayout::triton, "triton"});
 TDMSIM_ENUM_NAMES(MatrixInstructions, 3, {MatrixInstructions::isa, "isa"},

@@ -359,6 +359,7 @@ struct TdmSpec {
   std::uint32_t movers_per_cu{};
   std::uint32_t mover_bytes_per_clock{};
   TdmPolicy default_policy{};
+  TdmSlotModel slot_model{};
   GatherBitLayout gather_bit_layout{};
   std::uint32_t routing_scores_per_clock{};
   Duration routing_latency{};
@@ -369,21 +370,42 @@ struct TdmSpec {
             "time to fetch a MoE descriptor from memory", Required{}, Max{"100us"});
     v.param(decode_latency, "decode_latency", "time to decode and validate a descriptor",
             Default{"50ns"}, Max{"100us"});
-    v.param(slots, "slots", "time slots in the task table", Required{}, Min{1u}, Max{65536u});
+    v.param(slots, "slots",
+            "time slots in the task table: jobs beyond this many machine waves share the last slot "
+            "(binds only when a descriptor has more machine waves of jobs than this, as prefill "
+            "layers do; no effect with slot_model continuous or policy low_latency)",
+            Required{}, Min{1u}, Max{65536u});
     v.param(slot_length, "slot_length",
             "length of every slot record in the descriptors software writes (rounded down to whole ns)",
             Required{}, Min{"1ns"}, Max{"1ms"});
-    v.param(queue_depth, "queue_depth", "descriptors queued per scheduler", Default{4u}, Min{1u},
-            Max{1024u});
-    v.param(dispatch_latency, "dispatch_latency", "time to dispatch one slot's work to a CU",
+    v.param(queue_depth, "queue_depth",
+            "descriptors queued per scheduler: the next one is fetched and decoded while the current "
+            "runs (binds only below the descriptors rung at once: a MoE layer rings 1 or 2, so only "
+            "1 changes its time)",
+            Default{4u}, Min{1u}, Max{1024u});
+    v.param(dispatch_latency, "dispatch_latency",
+            "time from a job becoming dispatchable (its descriptor started, its time slot open) to "
+            "its CU starting it; the unit queues each CU's next job ahead, so it is not paid again "
+            "between a CU's back-to-back jobs",
             Required{}, Max{"100us"});
-    v.param(movers_per_cu, "movers_per_cu", "tensor data movers per CU", Default{1u}, Min{1u},
-            Max{16u});
+    v.param(movers_per_cu, "movers_per_cu",
+            "tensor data movers per CU; with mover_bytes_per_clock they bound how fast gathered "
+            "token rows reach LDS on the TDM path (binds only when that is slower than the rows' "
+            "memory reads: few rows per job, as in decode, leave it idle)",
+            Default{1u}, Min{1u}, Max{16u});
     v.param(mover_bytes_per_clock, "mover_bytes_per_clock",
-            "bytes per clock one tensor data mover writes into LDS", Default{64u}, Min{1u},
-            Max{4096u});
-    v.param(default_policy, "default_policy", "policy of the descriptors software writes for the unit (custom: the slot table's order)",
+            "bytes per clock one tensor data mover writes into LDS (binds as movers_per_cu does)",
+            Default{64u}, Min{1u}, Max{4096u});
+    v.param(default_policy, "default_policy",
+            "policy of the descriptors software writes for the unit (custom: the slot table's order; "
+            "dynamic: each free CU slot takes the next job of the expert with the most estimated "
+            "work left, from the completions so far)",
             Default{TdmPolicy::load_balance});
+    v.param(slot_model, "slot_model",
+            "what a time slot is at run time: wave_synchronous (one machine wave, opens after the "
+            "previous slot's length), continuous (an in-flight budget, jobs dispatch as CUs free up), "
+            "skip_drained (wave_synchronous, a slot closes once its jobs have all finished)",
+            Default{TdmSlotModel::wave_synchronous});
     v.param(gather_bit_layout, "gather_bit_layout",
             "group0 gather/index-size bit positions (sources disagree)",
             Default{GatherBitLayout::mlir});
