@@ -32,6 +32,10 @@ enum class Activation { silu, gelu, swiglu_oai };
 // one fp32 scale per 32 / 128 weights along K of an output channel (INT4).
 enum class Quant { none, per_tensor, per_token, block_128, per_1x32, group_32, group_128 };
 enum class RoutingSource { uniform, zipf, lognormal, hot, router, trace };
+// What happens to a token-expert pick above its expert's capacity
+// (routing.capacity_factor): dropped, or moved to the token's next-best
+// expert that still has room (docs/moe-plan.md "Expert capacity").
+enum class CapacityOverflow { drop, reroute };
 enum class ExecPath { software, tdm, both };
 enum class TdmPolicy { load_balance, capacity_first, low_latency, custom };
 // Which dword0 bit of a TDM group0 is gather-enable: sources disagree (hardware.md 1.3).
@@ -111,6 +115,8 @@ TDMSIM_ENUM_NAMES(RoutingSource, 6, {RoutingSource::uniform, "uniform"},
                   {RoutingSource::zipf, "zipf"}, {RoutingSource::lognormal, "lognormal"},
                   {RoutingSource::hot, "hot"}, {RoutingSource::router, "router"},
                   {RoutingSource::trace, "trace"});
+TDMSIM_ENUM_NAMES(CapacityOverflow, 2, {CapacityOverflow::drop, "drop"},
+                  {CapacityOverflow::reroute, "reroute"});
 TDMSIM_ENUM_NAMES(ExecPath, 3, {ExecPath::software, "software"}, {ExecPath::tdm, "tdm"},
                   {ExecPath::both, "both"});
 TDMSIM_ENUM_NAMES(TdmPolicy, 4, {TdmPolicy::load_balance, "load_balance"},
