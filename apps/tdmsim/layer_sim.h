@@ -43,6 +43,8 @@ PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::Moe
 
 // summary.json's "layer" object: rows, padding, kernel choice, load spread.
 config::Json layer_summary(const plan::MoePlan& p);
+// What routing.capacity_factor did (the layer summary's "capacity" object).
+config::Json capacity_summary(const plan::CapacityReport& c);
 
 // The paths to run for a requested path ("software", "tdm", "both") on machine
 // `m`: "both" keeps only what the machine has. An explicit "tdm" on a machine

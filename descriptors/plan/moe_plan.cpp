@@ -42,7 +42,7 @@ MoePlan build_plan(const config::ResolvedScenario& scenario) {
   MoePlan plan;
   plan.shape = layer_shape(scenario);
   plan.seed = scenario.scenario.spec.seed;
-  plan.routing = route(scenario);
+  plan.routing = route(scenario, &plan.capacity);
   plan.fused = fuse_routing(plan.shape, plan.routing);
   // A tuned table's row (kernel.config) or AITER's rule (kernel.heuristic)
   // fixes what the scenario leaves open; choose_kernel decides the rest.

@@ -75,6 +75,24 @@ struct Routing {
   std::vector<float> weights;      // [tokens][top_k], after renormalisation and scaling
 };
 
+// What the expert capacity (routing.capacity_factor) did to the routing;
+// all zero when the scenario sets no capacity. Counts are over the whole
+// batch and all routed experts (before expert parallelism).
+struct CapacityReport {
+  bool enabled = false;
+  double factor = 0.0;
+  CapacityOverflow overflow = CapacityOverflow::drop;
+  std::uint32_t capacity = 0;        // picks per expert
+  std::uint64_t pairs = 0;           // token-expert picks: tokens * top_k
+  std::uint64_t overflowed = 0;      // picks above their first expert's capacity
+  std::uint64_t dropped = 0;         // picks that run nowhere
+  std::uint64_t rerouted = 0;        // picks moved to another expert
+  std::uint32_t tokens_with_drops = 0;  // tokens that lost at least one pick
+  std::uint32_t tokens_dropped = 0;     // tokens that lost every routed pick
+  std::uint32_t experts_over = 0;       // experts whose demand exceeded capacity
+  std::uint32_t max_demand = 0;         // most picks any expert was asked for
+};
+
 // The routing as the fused kernels see it on this GPU: per token `slots()`
 // entries; a routed pick holds its fused local expert id (or kRemoteExpert),
 // shared experts sit at slots [top_k, top_k + shared) with weight 1.
@@ -172,7 +190,8 @@ inline constexpr std::uint32_t kWgmmaMinStages = rules::kWgmmaMinStages;
 struct MoePlan {
   LayerShape shape;
   std::uint64_t seed = 0;
-  Routing routing;
+  Routing routing;  // after the expert capacity, if any
+  CapacityReport capacity;
   FusedRouting fused;
   BlockLayout layout;
   KernelChoice kernel;

@@ -7,6 +7,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "descriptors/plan/capacity.h"
 #include "descriptors/plan/router_accumulate.h"
 #include "descriptors/plan/tensor_fill.h"
 #include "workloads/util/input_file.h"
@@ -70,16 +71,74 @@ std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
   return logits;
 }
 
-Routing route_router(const ModelSpec& model, std::uint32_t tokens, std::uint64_t seed) {
+namespace {
+
+std::vector<float> correction_bias(const ModelSpec& model, std::uint64_t seed) {
+  std::vector<float> correction;
+  if (model.gating.correction_bias) {
+    correction.resize(model.experts);
+    for (std::uint32_t e = 0; e < model.experts; ++e) correction[e] = correction_bias_value(seed, e);
+  }
+  return correction;
+}
+
+// The router's own ranking for overflow: reroute: the expert with the next
+// highest selection score (score + correction bias; the grouped top-k's group
+// limit is not applied, as it only narrows the first choices), weighted with
+// its unbiased score on the token's original scale: divided by the sum of
+// the token's original picks' scores when the model renormalises, then
+// routed_scaling, so the token's kept picks keep their weights unchanged.
+class RouterRanking final : public RerouteRanking {
+ public:
+  RouterRanking(const ModelSpec& model, const std::vector<float>& logits, std::uint64_t seed,
+                std::vector<std::uint32_t> original)
+      : gate_(Gate::from_model(model)),
+        experts_(model.experts),
+        logits_(logits),
+        correction_(correction_bias(model, seed)),
+        original_(std::move(original)) {}
+
+  Choice next(std::uint32_t token, std::uint32_t, std::span<const std::uint32_t> held,
+              std::span<const std::uint32_t> load, std::uint32_t capacity) const override {
+    std::vector<double> scores(experts_);
+    score_logits(gate_.scoring, std::span(logits_).subspan(std::size_t(token) * experts_, experts_),
+                 scores);
+    Choice c;
+    double best = 0.0;
+    for (std::uint32_t e = 0; e < experts_; ++e) {
+      if (load[e] >= capacity || std::find(held.begin(), held.end(), e) != held.end()) continue;
+      const double select = correction_.empty() ? scores[e] : scores[e] + correction_[e];
+      // Strictly greater: equal scores go to the lower expert id, as in gating.
+      if (c.expert == kDroppedPick || select > best) {
+        c.expert = e;
+        best = select;
+      }
+    }
+    if (c.expert == kDroppedPick) return c;
+    double sum = 0.0;
+    for (std::uint32_t j = 0; j < gate_.top_k; ++j) {
+      sum += scores[original_[std::size_t(token) * gate_.top_k + j]];
+    }
+    // finish_weights' arithmetic, for one more expert on the same scale.
+    const double w = gate_.renormalize && sum > 0.0 ? scores[c.expert] / sum : scores[c.expert];
+    c.weight = static_cast<float>(w * gate_.routed_scaling);
+    return c;
+  }
+
+ private:
+  Gate gate_;
+  std::uint32_t experts_;
+  const std::vector<float>& logits_;
+  std::vector<float> correction_;
+  std::vector<std::uint32_t> original_;
+};
+
+Routing gate_tokens(const ModelSpec& model, const std::vector<float>& logits, std::uint32_t tokens,
+                    std::uint64_t seed) {
   const Gate gate = Gate::from_model(model);
   const std::uint32_t experts = model.experts;
   const std::uint32_t k = model.top_k;
-  const std::vector<float> logits = router_logits(model, tokens, seed);
-  std::vector<float> correction;
-  if (model.gating.correction_bias) {
-    correction.resize(experts);
-    for (std::uint32_t e = 0; e < experts; ++e) correction[e] = correction_bias_value(seed, e);
-  }
+  const std::vector<float> correction = correction_bias(model, seed);
   Routing r;
   r.ids.resize(std::size_t(tokens) * k);
   r.weights.resize(std::size_t(tokens) * k);
@@ -94,6 +153,12 @@ Routing route_router(const ModelSpec& model, std::uint32_t tokens, std::uint64_t
     }
   });
   return r;
+}
+
+}  // namespace
+
+Routing route_router(const ModelSpec& model, std::uint32_t tokens, std::uint64_t seed) {
+  return gate_tokens(model, router_logits(model, tokens, seed), tokens, seed);
 }
 
 std::filesystem::path trace_path(const config::ResolvedScenario& scenario) {
@@ -116,17 +181,38 @@ Routing load_trace(const config::ResolvedScenario& scenario) {
   return parse_trace(in, path.string(), scenario.model.spec, s.tokens, s.seed);
 }
 
-Routing route(const config::ResolvedScenario& scenario) {
+Routing route(const config::ResolvedScenario& scenario, CapacityReport* report) {
   const ScenarioSpec& s = scenario.scenario.spec;
-  switch (s.routing.source) {
-    case RoutingSource::router: return route_router(scenario.model.spec, s.tokens, s.seed);
-    case RoutingSource::trace: return load_trace(scenario);
+  const ModelSpec& model = scenario.model.spec;
+  const RoutingSpec& spec = s.routing;
+  const auto capped = [&](Routing r, const RerouteRanking* ranking) {
+    const CapacityReport rep = apply_capacity(spec.capacity_factor, spec.overflow, s.tokens,
+                                              model.top_k, model.experts, r, ranking);
+    if (report) *report = rep;
+    return r;
+  };
+  // Only a reroute needs the source's ranking of the other experts.
+  const bool rank = !spec.capacity_factor.none() && spec.overflow == CapacityOverflow::reroute;
+  switch (spec.source) {
+    case RoutingSource::router: {
+      const std::vector<float> logits = router_logits(model, s.tokens, s.seed);
+      Routing r = gate_tokens(model, logits, s.tokens, s.seed);
+      if (!rank) return capped(std::move(r), nullptr);
+      const RouterRanking ranking(model, logits, s.seed, r.ids);
+      return capped(std::move(r), &ranking);
+    }
+    case RoutingSource::trace:
+      // (check() refuses reroute with a trace: it ranks no other expert.)
+      return capped(load_trace(scenario), nullptr);
     case RoutingSource::uniform:
     case RoutingSource::zipf:
     case RoutingSource::lognormal:
     case RoutingSource::hot: break;
   }
-  return route_synthetic(scenario.model.spec, s.routing, s.tokens, s.seed);
+  Routing r = route_synthetic(model, spec, s.tokens, s.seed);
+  if (!rank) return capped(std::move(r), nullptr);
+  const auto ranking = synthetic_ranking(model, spec, s.seed);
+  return capped(std::move(r), ranking.get());
 }
 
 }  // namespace tdmsim::plan

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <istream>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "descriptors/plan/capacity.h"
 #include "descriptors/plan/gating.h"
 #include "descriptors/plan/moe_plan.h"
 #include "descriptors/plan/synthetic_tensors.h"
@@ -27,6 +29,10 @@ enum class DrawPart : std::uint64_t {
   pick = 2,         // expert draws (index: (t*top_k + j) * kPickStride + attempt)
   hot_coin = 3,     // hot source: hot set or the rest (index: t*top_k + j)
   logits = 4,       // logits of the chosen experts for their weights (index: t*top_k + j)
+  // overflow: reroute (index: t*top_k + j of the overflowing pick)
+  reroute_pick = 5,   // the next expert (index * kPickStride + attempt)
+  reroute_coin = 6,   // hot source: hot set or the rest
+  reroute_logit = 7,  // the new expert's logit, for its weight
 };
 // Draw attempts per pick before the exact (rejection-free) fallback, plus one
 // index for the fallback itself.
@@ -79,7 +85,14 @@ std::filesystem::path trace_path(const config::ResolvedScenario& scenario);
 // scenario's routing.trace key.
 Routing load_trace(const config::ResolvedScenario& scenario);
 
-// The scenario's routing, whatever its source.
-Routing route(const config::ResolvedScenario& scenario);
+// The ranking a synthetic source gives a token's overflowing pick under
+// routing.overflow: reroute (capacity.h): its next draw from the source.
+std::unique_ptr<RerouteRanking> synthetic_ranking(const ModelSpec& model, const RoutingSpec& spec,
+                                                  std::uint64_t seed);
+
+// The scenario's routing, whatever its source, after its expert capacity
+// (routing.capacity_factor, capacity.h); what the capacity did goes to
+// `report` when given.
+Routing route(const config::ResolvedScenario& scenario, CapacityReport* report = nullptr);
 
 }  // namespace tdmsim::plan

@@ -6,6 +6,7 @@ target_sources(tdmsim_descriptors PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/tensor_fill.cpp
   ${CMAKE_CURRENT_LIST_DIR}/synthetic_routing.cpp
   ${CMAKE_CURRENT_LIST_DIR}/routing_trace.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/capacity.cpp
   ${CMAKE_CURRENT_LIST_DIR}/block_layout.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernel_heuristic.cpp
   ${CMAKE_CURRENT_LIST_DIR}/aiter_names.cpp

@@ -123,9 +123,13 @@ std::vector<double> expert_popularity(const RoutingSpec& spec, std::uint32_t exp
   return p;
 }
 
-void synthetic_weights(const Gate& gate, std::uint32_t experts, std::uint64_t seed,
-                       std::uint32_t token, std::span<float> weights) {
-  const auto k = static_cast<std::uint32_t>(weights.size());
+namespace {
+
+// The scores of a token's k chosen experts under the synthetic weight model
+// (below), in `score`; returns the softmax denominator (1 for sigmoid).
+double synthetic_scores(const Gate& gate, std::uint32_t experts, std::uint64_t seed,
+                        std::uint32_t token, std::span<double> score) {
+  const auto k = static_cast<std::uint32_t>(score.size());
   // The chosen experts get logits uniform in [0, 2); the experts not chosen
   // are taken to lie uniformly in [-2, 0), entering a softmax denominator by
   // their expected exp, (1 - e^-2) / 2 each. That gives no-renormalisation
@@ -134,19 +138,144 @@ void synthetic_weights(const Gate& gate, std::uint32_t experts, std::uint64_t se
   for (std::uint32_t j = 0; j < k; ++j) {
     logit[j] = 2.0 * draw_unit(seed, DrawPart::logits, std::uint64_t(token) * k + j);
   }
-  std::vector<double> score(k);
   if (gate.scoring == Scoring::sigmoid) {
     for (std::uint32_t j = 0; j < k; ++j) score[j] = 1.0 / (1.0 + std::exp(-logit[j]));
-  } else {
-    const double rest_mass = (1.0 - std::exp(-2.0)) / 2.0;
-    double sum = static_cast<double>(experts - k) * rest_mass;
-    for (std::uint32_t j = 0; j < k; ++j) {
-      score[j] = std::exp(logit[j]);
-      sum += score[j];
-    }
-    for (double& s : score) s /= sum;
+    return 1.0;
   }
+  const double rest_mass = (1.0 - std::exp(-2.0)) / 2.0;
+  double sum = static_cast<double>(experts - k) * rest_mass;
+  for (std::uint32_t j = 0; j < k; ++j) {
+    score[j] = std::exp(logit[j]);
+    sum += score[j];
+  }
+  for (double& v : score) v /= sum;
+  return sum;
+}
+
+// overflow: reroute for the synthetic sources: a token's next-best expert is
+// its next draw from the source, among the experts it does not hold that have
+// room (popularity-weighted; hot: the hot set with probability hot_fraction,
+// falling back to the other set). An expert not chosen has a logit uniform in
+// [-2, 0) in the weight model, so the new expert draws one there; its score
+// goes on the token's original scale (softmax: the token's denominator;
+// renormalising models: divided by the sum of the original picks' scores),
+// then routed_scaling, so the kept picks keep their weights unchanged.
+class SyntheticRanking final : public RerouteRanking {
+ public:
+  SyntheticRanking(const ModelSpec& model, const RoutingSpec& spec, std::uint64_t seed)
+      : gate_(Gate::from_model(model)),
+        experts_(model.experts),
+        seed_(seed),
+        hot_(spec.source == RoutingSource::hot),
+        hot_fraction_(spec.hot_fraction) {
+    if (hot_) {
+      is_hot_.assign(experts_, 0);
+      for (const std::uint32_t e : spec.hot_experts) {
+        if (e < experts_) is_hot_[e] = 1;
+      }
+    } else {
+      popularity_ = expert_popularity(spec, experts_, seed);
+      cdf_.resize(experts_);
+      std::partial_sum(popularity_.begin(), popularity_.end(), cdf_.begin());
+    }
+  }
+
+  Choice next(std::uint32_t token, std::uint32_t j, std::span<const std::uint32_t> held,
+              std::span<const std::uint32_t> load, std::uint32_t capacity) const override {
+    const std::uint32_t k = gate_.top_k;
+    const std::uint64_t pick = std::uint64_t(token) * k + j;
+    const auto open = [&](std::uint32_t e) { return load[e] < capacity && !contains(held, e); };
+    Choice c;
+    c.expert = hot_ ? next_hot(pick, open) : next_weighted(pick, open);
+    if (c.expert == kDroppedPick) return c;
+    std::vector<double> score(k);
+    const double denominator = synthetic_scores(gate_, experts_, seed_, token, score);
+    const double logit = -2.0 + 2.0 * draw_unit(seed_, DrawPart::reroute_logit, pick);
+    const double s = gate_.scoring == Scoring::sigmoid ? 1.0 / (1.0 + std::exp(-logit))
+                                                       : std::exp(logit) / denominator;
+    double sum = 0.0;
+    for (const double v : score) sum += v;
+    // finish_weights' arithmetic, for one more expert on the same scale.
+    const double w = gate_.renormalize && sum > 0.0 ? s / sum : s;
+    c.weight = static_cast<float>(w * gate_.routed_scaling);
+    return c;
+  }
+
+ private:
+  // Popularity-weighted among the open experts: rejection from the full
+  // distribution first (cheap while most mass is open), then an exact scan.
+  template <class Open>
+  std::uint32_t next_weighted(std::uint64_t pick, const Open& open) const {
+    const double total = cdf_.back();
+    for (std::uint64_t a = 0; a < kPickAttempts; ++a) {
+      const double target = draw_unit(seed_, DrawPart::reroute_pick, pick * kPickStride + a) * total;
+      const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), target);
+      const auto e = static_cast<std::uint32_t>(
+          std::min<std::ptrdiff_t>(it - cdf_.begin(), std::ptrdiff_t(experts_) - 1));
+      if (popularity_[e] > 0.0 && open(e)) return e;
+    }
+    double remaining = 0.0;
+    std::uint32_t any = kDroppedPick;
+    for (std::uint32_t e = 0; e < experts_; ++e) {
+      if (!open(e)) continue;
+      remaining += popularity_[e];
+      if (any == kDroppedPick) any = e;
+    }
+    if (!(remaining > 0.0)) return any;  // only zero-popularity experts (or none) are open
+    double target =
+        draw_unit(seed_, DrawPart::reroute_pick, pick * kPickStride + kPickAttempts) * remaining;
+    std::uint32_t last = any;
+    for (std::uint32_t e = 0; e < experts_; ++e) {
+      if (!open(e) || popularity_[e] <= 0.0) continue;
+      last = e;
+      if (target < popularity_[e]) return e;
+      target -= popularity_[e];
+    }
+    return last;  // rounding left the target just past the end
+  }
+
+  // Uniform within the hot set (with probability hot_fraction) or the rest,
+  // among its open members; the other set if this one has none open.
+  template <class Open>
+  std::uint32_t next_hot(std::uint64_t pick, const Open& open) const {
+    const bool want_hot = draw_unit(seed_, DrawPart::reroute_coin, pick) < hot_fraction_;
+    const double u = draw_unit(seed_, DrawPart::reroute_pick, pick * kPickStride);
+    for (const bool hot : {want_hot, !want_hot}) {
+      std::uint64_t n = 0;
+      for (std::uint32_t e = 0; e < experts_; ++e) n += (is_hot_[e] != 0) == hot && open(e) ? 1 : 0;
+      if (n == 0) continue;
+      auto r = std::min<std::uint64_t>(static_cast<std::uint64_t>(u * static_cast<double>(n)), n - 1);
+      for (std::uint32_t e = 0; e < experts_; ++e) {
+        if ((is_hot_[e] != 0) != hot || !open(e)) continue;
+        if (r == 0) return e;
+        --r;
+      }
+    }
+    return kDroppedPick;
+  }
+
+  Gate gate_;
+  std::uint32_t experts_;
+  std::uint64_t seed_;
+  bool hot_;
+  double hot_fraction_;
+  std::vector<char> is_hot_;
+  std::vector<double> popularity_;
+  std::vector<double> cdf_;
+};
+
+}  // namespace
+
+void synthetic_weights(const Gate& gate, std::uint32_t experts, std::uint64_t seed,
+                       std::uint32_t token, std::span<float> weights) {
+  std::vector<double> score(weights.size());
+  synthetic_scores(gate, experts, seed, token, score);
   finish_weights(gate, score, weights);
+}
+
+std::unique_ptr<RerouteRanking> synthetic_ranking(const ModelSpec& model, const RoutingSpec& spec,
+                                                  std::uint64_t seed) {
+  return std::make_unique<SyntheticRanking>(model, spec, seed);
 }
 
 Routing route_synthetic(const ModelSpec& model, const RoutingSpec& spec, std::uint32_t tokens,

@@ -36,6 +36,10 @@ enum class RoutingSource { uniform, zipf, lognormal, hot, router, trace };
 // sort, or its output is already in memory when the layer starts (as in
 // fused-MoE kernel benchmarks, which time from the top-k ids on).
 enum class RouterStage { timed, given };
+// What happens to a token-expert pick above its expert's capacity
+// (routing.capacity_factor): dropped, or moved to the token's next-best
+// expert that still has room (docs/moe-plan.md "Expert capacity").
+enum class CapacityOverflow { drop, reroute };
 enum class ExecPath { software, tdm, both };
 // dynamic: the unit picks each next job at run time from the completions so far
 // (sim/platform/tdm_slot_runtime.h); appended last (descriptor wire code 4).
@@ -123,6 +127,8 @@ TDMSIM_ENUM_NAMES(RoutingSource, 6, {RoutingSource::uniform, "uniform"},
                   {RoutingSource::hot, "hot"}, {RoutingSource::router, "router"},
                   {RoutingSource::trace, "trace"});
 TDMSIM_ENUM_NAMES(RouterStage, 2, {RouterStage::timed, "timed"}, {RouterStage::given, "given"});
+TDMSIM_ENUM_NAMES(CapacityOverflow, 2, {CapacityOverflow::drop, "drop"},
+                  {CapacityOverflow::reroute, "reroute"});
 TDMSIM_ENUM_NAMES(ExecPath, 3, {ExecPath::software, "software"}, {ExecPath::tdm, "tdm"},
                   {ExecPath::both, "both"});
 TDMSIM_ENUM_NAMES(TdmPolicy, 5, {TdmPolicy::load_balance, "load_balance"},

@@ -35,6 +35,14 @@ void check(const ScenarioSpec& s, config::Checker& c) {
     c.fail("routing.trace", "routing.source is trace but no trace file is given",
            {"routing.source"});
   }
+  // A trace records each token's picks only, not its ranking of the other
+  // experts, so it has no next-best expert to reroute to.
+  if (r.overflow == CapacityOverflow::reroute && r.source == RoutingSource::trace) {
+    c.fail("routing.overflow",
+           "reroute needs each token's ranking of the experts, which a routing trace does not "
+           "record; use overflow: drop with source: trace",
+           {"routing.source"});
+  }
   if (r.source == RoutingSource::hot && r.hot_experts.empty()) {
     c.fail("routing.hot_experts", "routing.source is hot but hot_experts is empty",
            {"routing.source"});
@@ -155,6 +163,27 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
 }  // namespace tdmsim
 
 namespace tdmsim::config {
+
+units::Parsed<CapacityFactor> ValueTraits<CapacityFactor>::parse(std::string_view t) {
+  units::Parsed<CapacityFactor> out;
+  if (t == "none") return out;
+  const units::Parsed<double> v = parse_real(t);
+  if (!v) {
+    out.error = "expected a capacity factor > 0 (e.g. 1.25) or none: " + v.error;
+  } else if (!(v.value > 0.0)) {
+    // 0 would mean "no room at all" rather than "no limit": refused, so the
+    // two can never be confused.
+    out.error = "capacity factor must be greater than 0 (or none for no limit), got '" +
+                std::string(t) + "'";
+  } else {
+    out.value.factor = v.value;
+  }
+  return out;
+}
+
+std::string ValueTraits<CapacityFactor>::text(const CapacityFactor& v) {
+  return v.none() ? "none" : format_real(v.factor);
+}
 
 units::Parsed<KernelTile> ValueTraits<KernelTile>::parse(std::string_view t) {
   units::Parsed<KernelTile> out;

@@ -23,6 +23,16 @@ struct KernelTile {
   auto operator<=>(const KernelTile&) const = default;
 };
 
+// An expert's capacity as a multiple of its even share of the batch's picks:
+// capacity = ceil(factor * tokens * top_k / experts) (GShard, Switch
+// Transformer). `none` (factor 0) sets no limit; any given factor is a finite
+// number > 0.
+struct CapacityFactor {
+  double factor = 0.0;
+  bool none() const { return factor == 0.0; }
+  auto operator<=>(const CapacityFactor&) const = default;
+};
+
 struct RoutingSpec {
   RoutingSource source{};
   double zipf_s{};
@@ -31,6 +41,8 @@ struct RoutingSpec {
   double hot_fraction{};
   std::string trace;
   RouterStage router_stage{};
+  CapacityFactor capacity_factor{};
+  CapacityOverflow overflow{};
 
   template <class V>
   void visit(V& v) {
@@ -48,6 +60,14 @@ struct RoutingSpec {
             "timed: the router (gate GEMM, scoring, top-k) runs before the sort, on both paths; "
             "given: its top-k ids are in memory when the layer starts (fused-MoE kernel benchmarks)",
             Default{RouterStage::timed});
+    v.param(capacity_factor, "capacity_factor",
+            "expert capacity as a multiple of the even share: ceil(factor * tokens * top_k / "
+            "experts) picks per expert, picks above it overflow (none = no limit)",
+            Default{"none"});
+    v.param(overflow, "overflow",
+            "what happens to a pick above its expert's capacity: drop (it adds nothing to the "
+            "output) or reroute (to the token's next-best expert with room; dropped if none has)",
+            Default{CapacityOverflow::drop});
   }
 };
 
@@ -168,6 +188,12 @@ std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model)
 }  // namespace tdmsim
 
 namespace tdmsim::config {
+template <>
+struct ValueTraits<CapacityFactor> {
+  static constexpr std::string_view type_name = "number > 0 (e.g. 1.25) or none";
+  static units::Parsed<CapacityFactor> parse(std::string_view t);
+  static std::string text(const CapacityFactor& v);
+};
 template <>
 struct ValueTraits<KernelTile> {
   static constexpr std::string_view type_name = "tile 'THREADSxMxNxK' (e.g. 256x32x64x128) or auto";

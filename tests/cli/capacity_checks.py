@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Expert capacity through the CLI (tests/cli/capacity.cmake).
+
+  capacity_checks.py TDMSIM run  WORK SCENARIO   tdmsim run: summary.json's layer.capacity
+                                                 and the text summary agree with each other
+                                                 and with the layout, both paths
+  capacity_checks.py TDMSIM sweep WORK SWEEP     tdmsim sweep: results.csv's capacity columns
+"""
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p.stdout
+
+
+def check_run(tdmsim, work, scenario):
+    shutil.rmtree(work, ignore_errors=True)
+    out = run([tdmsim, "run", scenario, "--output", work, "--quiet"])
+    capped = json.load(open(os.path.join(work, "summary.json")))
+    c = capped["layer"]["capacity"]
+    if not c["enabled"] or c["overflow"] != "drop" or c["capacity_factor"] != 1.0:
+        fail(f"capacity object does not describe the scenario: {c}")
+    tokens, top_k, experts = capped["layer"]["tokens"], 8, 128  # qwen3-30b-a3b
+    if c["capacity"] != math.ceil(1.0 * tokens * top_k / experts):
+        fail(f"capacity {c['capacity']} != ceil(1.0 * {tokens} * {top_k} / {experts})")
+    if c["pairs"] != tokens * top_k or c["dropped_pairs"] <= 0:
+        fail(f"expected dropped pairs in a skewed layer at factor 1: {c}")
+    if c["dropped_pairs"] + c["rerouted_pairs"] != c["overflowed_pairs"] or c["rerouted_pairs"] != 0:
+        fail(f"drop: every overflowing pick must be dropped: {c}")
+    if abs(c["dropped_fraction"] - c["dropped_pairs"] / c["pairs"]) > 1e-12:
+        fail(f"dropped_fraction is not dropped / pairs: {c}")
+    # The layout holds exactly the kept picks (qwen3-30b-a3b has no shared experts).
+    if capped["layer"]["rows"] != c["pairs"] - c["dropped_pairs"]:
+        fail(f"layout rows {capped['layer']['rows']} != pairs - dropped {c}")
+    if [p["path"] for p in capped["paths"]] != ["software", "tdm"]:
+        fail("both paths must run the capped layer")
+
+    # The same layer without the capacity: more rows, never less time, and a
+    # disabled capacity object.
+    free_dir = work + "-free"
+    shutil.rmtree(free_dir, ignore_errors=True)
+    free_yaml = work + "-free.yaml"
+    text = open(scenario).read().replace("capacity_factor: 1.0", "capacity_factor: none")
+    text = text.replace("name: capacity-drop", "name: capacity-free")
+    with open(free_yaml, "w") as f:
+        f.write(text)
+    run([tdmsim, "run", free_yaml, "--output", free_dir, "--quiet"])
+    free = json.load(open(os.path.join(free_dir, "summary.json")))
+    fc = free["layer"]["capacity"]
+    if fc["enabled"] or fc["dropped_pairs"] != 0 or fc["capacity_factor"] is not None:
+        fail(f"no capacity must report nothing dropped: {fc}")
+    if free["layer"]["rows"] != c["pairs"]:
+        fail("the uncapped layout must hold every pick")
+    if c["max_expert_demand"] <= c["capacity"] or c["experts_over_capacity"] <= 0:
+        fail(f"a skewed layer that drops must have asked some expert for more than capacity: {c}")
+
+    # The text summary states the same figures.
+    text_out = run([tdmsim, "run", scenario])
+    want = (f"{c['dropped_pairs']} of {c['pairs']} token-expert picks dropped "
+            f"({100.0 * c['dropped_fraction']:.1f}%)")
+    if want not in text_out:
+        fail(f"text summary lacks '{want}':\n{text_out}")
+    print(f"ok: capacity {c['capacity']}, dropped {c['dropped_pairs']}/{c['pairs']}, rows "
+          f"{capped['layer']['rows']} vs {free['layer']['rows']}")
+
+
+def check_sweep(tdmsim, work, sweep):
+    shutil.rmtree(work, ignore_errors=True)
+    run([tdmsim, "sweep", sweep, "--output", work, "-j", "2", "--quiet"])
+    rows = list(csv.DictReader(open(os.path.join(work, "results.csv"))))
+    if len(rows) != 4:
+        fail(f"expected 4 rows, got {len(rows)}")
+    for col in ("scenario.routing.capacity_factor", "scenario.routing.overflow", "capacity", "dropped_pairs", "dropped_fraction",
+                "rerouted_pairs", "rerouted_fraction"):
+        if col not in rows[0]:
+            fail(f"results.csv lacks column {col}: {list(rows[0])}")
+    by = {(r["scenario.routing.overflow"], r["scenario.routing.capacity_factor"]): r for r in rows}
+    for policy in ("drop", "reroute"):
+        none = by[(policy, "none")]
+        if none["capacity"] != "" or int(none["dropped_pairs"]) != 0 or int(none["rerouted_pairs"]) != 0:
+            fail(f"capacity_factor none must drop and reroute nothing: {none}")
+    drop, reroute = by[("drop", "1.0")], by[("reroute", "1.0")]
+    if int(drop["capacity"]) != 1 or int(drop["dropped_pairs"]) <= 0 or int(drop["rerouted_pairs"]) != 0:
+        fail(f"drop at factor 1 (capacity ceil(16*8/128) = 1) must drop: {drop}")
+    if int(reroute["rerouted_pairs"]) != int(drop["dropped_pairs"]) - int(reroute["dropped_pairs"]):
+        fail(f"reroute moves what drop drops, less what finds no room: {drop} {reroute}")
+    if int(reroute["rerouted_pairs"]) <= 0:
+        fail(f"reroute must move picks: {reroute}")
+    if abs(float(drop["dropped_fraction"]) - int(drop["dropped_pairs"]) / 128) > 1e-9:
+        fail(f"dropped_fraction != dropped_pairs / 128: {drop}")
+    print(f"ok: drop {drop['dropped_pairs']}, reroute {reroute['rerouted_pairs']} moved "
+          f"{reroute['dropped_pairs']} dropped")
+
+
+if __name__ == "__main__":
+    tdmsim, mode, work, spec = sys.argv[1:5]
+    {"run": check_run, "sweep": check_sweep}[mode](tdmsim, work, spec)
