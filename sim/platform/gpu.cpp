@@ -83,6 +83,11 @@ struct Host : sc_core::sc_module {
         const Tick now = sc_core::sc_time_stamp().value();
         Tick done = now;
         for (auto* l2 : l2s) done = std::max(done, l2->flush(now));
+        // The command processor's fixed work at the kernel's boundaries (its
+        // cache acquire and release, the completion signal), which a
+        // profiler's kernel duration holds: host launches only (the TDM unit
+        // starts its stages itself).
+        if (!hardware) done += ticks(machine.launch.kernel_boundary);
         wait(to_sc_time(done - now));
         t.end = std::max(t.end, done);
         t.hbm_bytes = static_cast<double>(hbm->bytes() - hbm_before);
@@ -229,6 +234,7 @@ Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::Ke
   double fixed_ps = 0;
   for (const auto& k : kernels) {
     fixed_ps += static_cast<double>(ticks(m.launch.kernel_launch)) +
+                static_cast<double>(ticks(m.launch.kernel_boundary)) +
                 static_cast<double>(ticks(m.launch.workgroup_dispatch)) * k.workgroups;
     if (m.tdm) {
       fixed_ps += static_cast<double>(ticks(m.tdm->descriptor_fetch_latency) + ticks(m.tdm->decode_latency)) +

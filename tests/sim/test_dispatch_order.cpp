@@ -86,3 +86,27 @@ TEST_CASE("die_round_robin puts workgroup i on die i mod dies, one a CU before a
   CHECK(used_b == 11);
   CHECK(most_b == 4);
 }
+
+TEST_CASE("launch.kernel_boundary adds its time to each host-launched kernel's end", "[dispatch]") {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  MachineSpec with = loader.machine(root / "machines/mi355x.yaml").spec;
+  with.launch.kernel_boundary = units::Duration{4'000'000};  // 4 us in ps
+  MachineSpec without = with;
+  without.launch.kernel_boundary = units::Duration{0};
+  sim::Gpu a(with), b(without);
+  const std::vector<isa::KernelLaunch> k{small_grid(43), small_grid(43)};
+  a.submit(k);
+  b.submit(k);
+  sc_core::sc_start();
+  const auto ta = a.collect();
+  const auto tb = b.collect();
+  REQUIRE(ta.size() == 2);
+  REQUIRE(tb.size() == 2);
+  // The first kernel's workgroups run alike; its end (and so its duration in
+  // the summary) is 4 us later, and the second kernel is launched that much later.
+  CHECK(ta[0].start == tb[0].start);
+  CHECK(ta[0].end - tb[0].end == 4'000'000);
+  CHECK(ta[1].launch - tb[1].launch == 4'000'000);
+  CHECK(ta[1].end - ta[1].start >= tb[1].end - tb[1].start + 4'000'000 - 50'000);
+}

@@ -205,6 +205,7 @@ struct LaunchSpec {
   Duration kernel_launch{};
   Duration workgroup_dispatch{};
   WorkgroupOrder workgroup_order{WorkgroupOrder::index};
+  Duration kernel_boundary{};
 
   template <class V>
   void visit(V& v) {
@@ -218,6 +219,12 @@ struct LaunchSpec {
             "as AMD's multi-XCD parts dispatch; a die's CUs take its workgroups in order, each "
             "CU one before any takes a second)",
             Default{WorkgroupOrder::index});
+    v.param(kernel_boundary, "kernel_boundary",
+            "device-side fixed time of every host-launched kernel beyond its workgroups and its "
+            "write-back: the command processor's cache acquire before the first workgroup and "
+            "release after the last, and the completion signal, all inside a profiler's kernel "
+            "duration (launch.kernel_launch is not)",
+            Default{"0ns"}, Max{"1ms"});
   }
 };
 
