@@ -105,7 +105,7 @@ TEST_CASE("the unit's routing items: scores, the kept groups again, and the rows
   CHECK(sim::programs::unit_routing_items(s) == 100 * 8);
 }
 
-TEST_CASE("software router time grows with tokens and experts, grouped and sigmoid top-k cost less",
+TEST_CASE("software router time grows with tokens and experts",
           "[router]") {
   sim::Gpu gpu(machine("mi300x"));
   const auto small = router_times(gpu, dsv3(64));
@@ -118,14 +118,23 @@ TEST_CASE("software router time grows with tokens and experts, grouped and sigmo
   const auto t256 = router_times(gpu, dsv3(1024));
   CHECK(t256.first > t64.first);
   CHECK(t256.second > t64.second);
-  // The top-k kernel: softmax has one op per score more than sigmoid, and
-  // ungrouped top-k ranks all 256 experts instead of the kept 128.
+}
+
+// The top-k kernel is issue-bound at this size on the H200 (one warp per
+// token): softmax has one op per score more than sigmoid, and ungrouped top-k
+// ranks all 256 experts instead of the kept 128. (On mi300x, with workgroups
+// spread round-robin over the XCDs, the 4096-token top-k time moves by +-4%
+// between back-to-back runs with the caches' state, more than the softmax's
+// 7% more ops, so the comparison is made where the kernel's cost is its ops.)
+TEST_CASE("software router top-k: softmax and ungrouped top-k cost more", "[router]") {
+  sim::Gpu gpu(machine("h200"));
+  const auto base = router_times(gpu, dsv3(4096));
   plan::LayerShape soft = dsv3(4096);
   soft.scoring = Scoring::softmax;
-  CHECK(router_times(gpu, soft).second > large.second);
+  CHECK(router_times(gpu, soft).second > base.second);
   plan::LayerShape flat = dsv3(4096);
   flat.n_group = flat.topk_group = 1;
-  CHECK(router_times(gpu, flat).second > large.second);
+  CHECK(router_times(gpu, flat).second > base.second);
 }
 
 TEST_CASE("software path: the router's kernels run before the sort, given: none", "[router]") {
