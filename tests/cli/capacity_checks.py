@@ -7,12 +7,14 @@
   capacity_checks.py TDMSIM sweep WORK SWEEP     tdmsim sweep: results.csv's capacity columns
 """
 import csv
-import json
 import math
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 
 
 def fail(msg):
@@ -21,16 +23,13 @@ def fail(msg):
 
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        fail(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-    return p.stdout
+    return tdmsimtools.expect_exit(cmd[0], *cmd[1:]).stdout
 
 
 def check_run(tdmsim, work, scenario):
     shutil.rmtree(work, ignore_errors=True)
     out = run([tdmsim, "run", scenario, "--output", work, "--quiet"])
-    capped = json.load(open(os.path.join(work, "summary.json")))
+    capped = tdmsimtools.read_summary(work)
     c = capped["layer"]["capacity"]
     if not c["enabled"] or c["overflow"] != "drop" or c["capacity_factor"] != 1.0:
         fail(f"capacity object does not describe the scenario: {c}")
@@ -59,7 +58,7 @@ def check_run(tdmsim, work, scenario):
     with open(free_yaml, "w") as f:
         f.write(text)
     run([tdmsim, "run", free_yaml, "--output", free_dir, "--quiet"])
-    free = json.load(open(os.path.join(free_dir, "summary.json")))
+    free = tdmsimtools.read_summary(free_dir)
     fc = free["layer"]["capacity"]
     if fc["enabled"] or fc["dropped_pairs"] != 0 or fc["capacity_factor"] is not None:
         fail(f"no capacity must report nothing dropped: {fc}")

@@ -19,16 +19,14 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 
 
 def tdmsim(args, expect=0):
-    r = subprocess.run([TDMSIM, *args], capture_output=True, text=True)
-    if r.returncode != expect:
-        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: tdmsim {' '.join(args)}\n"
-                 f"{r.stdout}\n{r.stderr}")
-    return r
+    return tdmsimtools.expect_exit(TDMSIM, *args, rc=expect)
 
 
 def fail(msg):

@@ -16,18 +16,16 @@ that bind only on some layers (issue #21, part 3; docs/moe-timing.md, docs/yaml-
 Usage: slot_models_checks.py TDMSIM WORKDIR MODE ARGS..."""
 import json
 import os
-import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "validation"))
+import tdmsimtools  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def tdmsim(args, expect=0):
-    r = subprocess.run([TDMSIM, *args], capture_output=True, text=True)
-    if r.returncode != expect:
-        sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: tdmsim {' '.join(args)}\n"
-                 f"{r.stdout}\n{r.stderr}")
-    return r
+    return tdmsimtools.expect_exit(TDMSIM, *args, rc=expect)
 
 
 def machine(name, tdm_keys):
