@@ -48,7 +48,7 @@ TEST_CASE("our AMD kernels' LDS: padded rows, C tile, conversion buffer, static 
         110592 + 6208);
 }
 
-TEST_CASE("on MI300X our kernels' heuristic tiles fit 64 KiB; AITER's keep theirs", "[kernel][amd]") {
+TEST_CASE("on MI300X our kernels' heuristic tiles fit 64 KiB - AITER's keep theirs", "[kernel][amd]") {
   const LayerShape s = prefill();
   const MachineSpec m = shipped_machine("mi300x");
   KernelSpec ours = config::defaults<KernelSpec>();

@@ -64,7 +64,7 @@ TEST_CASE("no capacity factor leaves the routing alone", "[capacity]") {
   CHECK(r.weights == crowded().weights);
 }
 
-TEST_CASE("drop: first choices of earlier tokens keep their place; the rest run nowhere",
+TEST_CASE("drop: first choices of earlier tokens keep their place - the rest run nowhere",
           "[capacity]") {
   Routing r = crowded();
   // capacity = ceil(1 * 4 * 2 / 4) = 2: expert 0 keeps tokens 0 and 1.

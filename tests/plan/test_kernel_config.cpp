@@ -78,7 +78,7 @@ TEST_CASE("AITER's padded token count: the next power of two to 32768, then 3276
   CHECK(aiter_padded_m(16777216) == 131072);
 }
 
-TEST_CASE("AITER format names map to tdmsim formats; others map to nothing", "[kernel_config]") {
+TEST_CASE("AITER format names map to tdmsim formats - others map to nothing", "[kernel_config]") {
   CHECK(aiter_format("torch.bfloat16", "torch.bfloat16", "QuantType.No") == kBf16);
   CHECK(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_1x128") == kFp8Block);
   CHECK(aiter_format("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_128x128") == kFp8Block);

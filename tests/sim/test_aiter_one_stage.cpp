@@ -42,7 +42,7 @@ TEST_CASE("AITER 1-stage tile: subGU_n by fewest rounds over the CUs, 256 when i
   CHECK(p.stage1.size() == p.layout.block_expert.size());
 }
 
-TEST_CASE("AITER 1-stage tile: 128 where 256 does not divide I; K of 128 bytes", "[moe][aiter]") {
+TEST_CASE("AITER 1-stage tile: 128 where 256 does not divide I - K of 128 bytes", "[moe][aiter]") {
   // Qwen3-235B TP4 (I 384), bf16: 384 % 256 != 0, so 128 (3 slices), K 64 bf16.
   const auto sc = scenario("tests/data/aiter/one-stage-qwen3-tp4-mi355x.yaml");
   const plan::MoePlan p = plan::build_plan(sc);

@@ -162,7 +162,7 @@ TEST_CASE("stale staging siblings of dead processes are removed, live ones kept"
   CHECK_FALSE(fs::exists(tmp.path / (".f.json.tmp." + dead)));
 }
 
-TEST_CASE("check_output_file: existing file needs --force; folders and bad parents are bad input",
+TEST_CASE("check_output_file: existing file needs --force - folders and bad parents are bad input",
           "[output]") {
   TempDir tmp;
   const fs::path file = tmp.path / "f.yaml";

@@ -87,7 +87,7 @@ TEST_CASE("merge_draws: seeds, per-path intervals, the paired speedup, every dra
   CHECK(m["draws"][1]["seed"] == 8);
 }
 
-TEST_CASE("oat: the base, then each axis's values alone; relative values scale the base", "[sweep][oat]") {
+TEST_CASE("oat: the base, then each axis's values alone - relative values scale the base", "[sweep][oat]") {
   const Loader loader({kWorkloads});
   SweepFile f("oat", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
                      "mode: oat\n"
