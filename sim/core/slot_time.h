@@ -41,6 +41,12 @@ struct SlotTime {
     window_ps += o.window_ps;
     return *this;
   }
+  // Counts only grow, so a later total minus an earlier one is what happened between.
+  SlotTime& operator-=(const SlotTime& o) {
+    for (std::size_t i = 0; i < kSlotCauses; ++i) ps[i] -= o.ps[i];
+    window_ps -= o.window_ps;
+    return *this;
+  }
 };
 
 }  // namespace tdmsim::sim

@@ -149,34 +149,28 @@ void ComputeUnit::begin_kernel() {
   const Tick start = dispatcher_.kernel_start();
   last_end_ = start;
   busy_from_ = start;
-  std::uint32_t wg = 0;
-  Tick not_before = 0;
   const std::uint32_t claims = dispatcher_.first_claims(die_, static_cast<std::uint32_t>(slots_.size()));
   for (std::size_t i = 0; i < claims; ++i) {
-    if (!dispatcher_.next(die_, wg, not_before, start)) break;
-    if (wg == Dispatcher::kRetry) {  // the TDM unit holds it back: ask again then
-      hold_back(slots_[i], start, not_before);
-    } else {
-      start_counted(slots_[i], wg, start, std::max(start + dispatcher_.dispatch_latency(), not_before));
-    }
+    if (!take_next(slots_[i], start)) break;
     times[i] = slots_[i].time;
   }
 }
 
 void ComputeUnit::claim(std::size_t n) {
   Slot& slot = slots_[n];
+  slot_time_[n] = take_next(slot, slot.time) ? slot.time : kNotBusy;
+}
+
+bool ComputeUnit::take_next(Slot& s, Tick free) {
   std::uint32_t wg = 0;
   Tick not_before = 0;
-  if (dispatcher_.next(die_, wg, not_before, slot.time)) {
-    if (wg == Dispatcher::kRetry) {  // the TDM unit holds it back: ask again then
-      hold_back(slot, slot.time, not_before);
-    } else {
-      start_counted(slot, wg, slot.time, std::max(slot.time + dispatcher_.dispatch_latency(), not_before));
-    }
-    slot_time_[n] = slot.time;
+  if (!dispatcher_.next(die_, wg, not_before, free)) return false;
+  if (wg == Dispatcher::kRetry) {  // the TDM unit holds it back: ask again then
+    hold_back(s, free, not_before);
   } else {
-    slot_time_[n] = kNotBusy;
+    start_counted(s, wg, free, std::max(free + dispatcher_.dispatch_latency(), not_before));
   }
+  return true;
 }
 
 Tick ComputeUnit::resume() {

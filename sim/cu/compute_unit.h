@@ -277,6 +277,9 @@ class ComputeUnit : public sc_core::sc_module {
   void start_counted(Slot& s, std::uint32_t wg, Tick free, Tick at);
   // Slot `s`, free since `free`, is told to ask again at `until`.
   void hold_back(Slot& s, Tick free, Tick until);
+  // Asks the dispatcher for slot `s`'s next workgroup (free since `free`) and
+  // starts it, or holds the slot back; false when the kernel has none left.
+  bool take_next(Slot& s, Tick free);
   SlotTime account_;
   std::uint64_t workgroups_ = 0, busy_ps_ = 0, matrix_busy_ps_ = 0, loads_ = 0,
                 load_bytes_ = 0, store_bytes_ = 0;

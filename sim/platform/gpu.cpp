@@ -73,8 +73,7 @@ struct Host : sc_core::sc_module {
         t.clock_hz = dispatcher.clock_hz();
         t.work_end = t.end;
         t.slots = slot_time();
-        for (std::size_t c = 0; c < kSlotCauses; ++c) t.slots.ps[c] -= slots_before.ps[c];
-        t.slots.window_ps -= slots_before.window_ps;
+        t.slots -= slots_before;
         t.slots_per_cu = cus.empty() ? 0 : static_cast<std::uint32_t>(cus.front()->slots());
         // A kernel is complete when its writes are in memory: the L2s write
         // their dirty lines back (AMD does so between kernels, hardware.md
