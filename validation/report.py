@@ -20,7 +20,9 @@ can regenerate the document in seconds.
 
   validation/report.py                      # everything (~4 min on 2 cores)
   validation/report.py --no-sim             # reuse the saved predictions
-Progress goes to stderr. Exit 2 on a missing or malformed input.
+Progress goes to stderr. Exit 2 on a missing or malformed input. The document and the
+predictions record the commit they were made at (HEAD, "+wip" with local changes); run
+from a copy of the tree outside its repository, set TDMSIM_COMMIT=REV to record REV.
 """
 import argparse
 import concurrent.futures
@@ -72,8 +74,16 @@ def fail(msg):
 
 def git_commit():
     """HEAD's short hash, with +wip when tracked files other than the report's own outputs
-    (docs/validation.md, docs/validation/) differ from it."""
+    (docs/validation.md, docs/validation/) differ from it. TDMSIM_COMMIT overrides it, for a
+    copy of the tree outside its repository (an archive, a copy on another machine); a tree
+    that is not the top of its own repository is "unknown" rather than the enclosing one's."""
+    if os.environ.get("TDMSIM_COMMIT"):
+        return os.environ["TDMSIM_COMMIT"]
     try:
+        top = subprocess.run(["git", "-C", ROOT, "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        if os.path.realpath(top) != os.path.realpath(ROOT):
+            return "unknown"
         sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "--", ".",

@@ -6,7 +6,8 @@
                     every section, one time row per measured scenario, the PASS/FAIL lines,
                     the four figures, no temporary file left, the MI300X section skipped
                     when its measured file is absent, the item-7 rows of the scenarios
-                    run as the plan configures them (no `kernel:` key) counted right
+                    run as the plan configures them (no `kernel:` key) counted right, the
+                    commit stamp taken from TDMSIM_COMMIT
   errors WORKDIR    a missing timing file, a missing prediction and a bad --filter exit 2
                     naming the problem and leave no document behind
 
@@ -31,9 +32,9 @@ FIGURES = ("h200-predicted-vs-measured.png", "h200-error-by-tokens.png", "h200-e
            "h200-kernels-vs-floor.png")
 
 
-def report(args, expect):
+def report(args, expect, env=None):
     cmd = [sys.executable, REPORT, "--quiet", *args]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=None if env is None else {**os.environ, **env})
     if r.returncode != expect:
         sys.exit(f"FAILED: exit {r.returncode}, expected {expect}: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
     return r
@@ -53,8 +54,10 @@ def full(work):
     os.makedirs(figs)
     shutil.copy(PREDICTIONS, figs)
     report(["--no-sim", "--output", out, "--mi300x-csv", os.path.join(work, "absent.csv"),
-            "--mi355x-csv", os.path.join(work, "absent.csv")], 0)
+            "--mi355x-csv", os.path.join(work, "absent.csv")], 0, env={"TDMSIM_COMMIT": "cafe123"})
     text = open(out).read()
+    if "commit cafe123" not in text:
+        sys.exit("FAILED: the document does not record the commit given in TDMSIM_COMMIT")
     for s in SECTIONS:
         if s not in text:
             sys.exit(f"FAILED: {out} lacks {s!r}")
