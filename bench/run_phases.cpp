@@ -3,8 +3,8 @@
 // with the process's CPU clock (every thread counted, so a phase that runs on
 // several threads costs what it costs the machine) and the wall clock.
 //   tdmsim_run_phases SCENARIO [software|tdm|both] [--trace]
-// The per-phase figures of docs/performance.md ("MoE layers") come from
-// this tool; `bench/run-cpu-time.sh` times the real command.
+// docs/performance.md points here for the per-phase split;
+// `bench/measure_performance.py` and `bench/run-cpu-time.sh` time the real command.
 #include <sys/resource.h>
 #include <time.h>
 

@@ -29,7 +29,7 @@ struct MemRange {
   std::shared_ptr<const std::vector<std::uint64_t>> gather;
   // Who moves the data into LDS: the waves themselves (per-row address
   // arithmetic and load issue on the vector pipe, for gathers), or the CU's
-  // tensor data movers (TDM), which take a descriptor and cost no wave time.
+  // tensor movers (gfx1250 Tensor Data Movers), which take a descriptor and cost no wave time.
   bool tensor_mover = false;
   // Stores only: an atomic add (read-modify-write in L2), as the MoE combine
   // scatter-adds partial outputs into token rows.

@@ -158,7 +158,7 @@ void Run::prepare() {
   // The token-row gather of every block (one per tile job on the GPU): the
   // rows up to the block's last real one; the tile's remaining rows are
   // zero-filled, and a padding row inside that range names source.rows, one
-  // past the end, which the TDM zero-fills too.
+  // past the end, which the tensor mover zero-fills too.
   r_.gathered.assign(std::size_t{layout_.padded_rows} * h, 0.0f);
   std::atomic<std::uint64_t> instructions{0};
   tbb::parallel_for(std::uint32_t{0}, blocks(), [&](std::uint32_t b) {

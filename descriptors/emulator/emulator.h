@@ -50,7 +50,7 @@ struct EmulatorResult {
   // keep_intermediates only, both in sorted order, padding rows zero:
   std::vector<float> gate_up;       // [padded_rows][2I]: gate at [0, I), up at [I, 2I)
   std::vector<float> intermediate;  // [padded_rows][I]: activation output as the down GEMM reads it
-  std::uint64_t gather_instructions = 0;  // TDM gather instructions of the row gathers
+  std::uint64_t gather_instructions = 0;  // tensor-mover gather instructions of the row gathers
   EmulatorTimings timings;
 };
 

@@ -5,13 +5,13 @@
 #include <stdexcept>
 
 #include "descriptors/format/row_gather.h"
-#include "descriptors/format/tdm_engine.h"
+#include "descriptors/format/tensor_mover.h"
 
 namespace tdmsim::emu {
 namespace {
 
 // Where the emulated global memory view of the source starts: any 256-byte
-// aligned address inside the TDM's 57-bit space would do.
+// aligned address inside the tensor mover's 57-bit space would do.
 constexpr std::uint64_t kGlobalBase = 0x10000000ull;
 // tile_dim0 is a 16-bit field: rows wider than this are gathered in column
 // slices of this many elements (a power of two keeps slices 4-byte aligned).
@@ -49,7 +49,7 @@ GatherStats gather_rows(const RowSource& src, std::span<const std::uint32_t> ind
     const std::span<std::byte> lds(reinterpret_cast<std::byte*>(lds_tile),
                                    index.size() * width * sizeof(float));
     for (const format::TensorDescriptor& d : format::make_row_gather(spec, index)) {
-      (void)format::tdm_load(d, global, kGlobalBase, lds);
+      (void)format::tensor_mover_load(d, global, kGlobalBase, lds);
       ++stats.instructions;
     }
     if (width != cols) {

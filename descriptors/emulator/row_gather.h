@@ -1,9 +1,9 @@
 // The token-row gather of a fused-MoE tile job: the rows of one sorted block
 // are copied from the activation tensor into the workgroup's A tile (LDS on
-// the GPU), padding rows zero-filled. It runs through the gfx1250 Tensor Data
-// Mover model: the row list becomes TDM gather descriptors
-// (format::make_row_gather, 16 rows per instruction with 16-bit indices, 8
-// with 32-bit) executed by the functional engine (format::tdm_load) into an
+// the GPU), padding rows zero-filled. It runs through the tensor mover model
+// (gfx1250 Tensor Data Mover): the row list becomes tensor-mover gather
+// descriptors (format::make_row_gather, 16 rows per instruction with 16-bit
+// indices, 8 with 32-bit) executed by format::tensor_mover_load into an
 // emulated LDS, so the emulator exercises the same descriptors the TDM path
 // of the simulator and the GPU kernels use (docs/emulator.md, "Gather").
 #pragma once
@@ -22,7 +22,7 @@ struct RowSource {
 
 // What one gather did, for statistics and tests.
 struct GatherStats {
-  std::uint32_t instructions = 0;  // TDM gather instructions issued
+  std::uint32_t instructions = 0;  // tensor-mover gather instructions issued
   std::uint32_t rows_loaded = 0;   // rows read from the source
 };
 

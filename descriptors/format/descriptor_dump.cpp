@@ -178,7 +178,7 @@ Json to_json(const MoeDescriptor& d) {
 }
 
 std::string to_text(const TensorDescriptor& d, GatherBitLayout layout) {
-  const TdmDwords w = pack(d, layout);
+  const TensorDwords w = pack(d, layout);
   std::string o;
   auto line = [&o](const std::string& s) { o += "  " + s + "\n"; };
   const unsigned rank = d.gather ? 2 : (d.tensor_dim[2] == 0 ? 2 : (d.iterate ? 3 : 5));
@@ -219,8 +219,8 @@ std::string to_text(const TensorDescriptor& d, GatherBitLayout layout) {
   static constexpr const char* kGroup[] = {"group0", "group1", "group2", "group3"};
   for (unsigned g = 0; g < 4; ++g) {
     std::string s = fmt::format("{}:", kGroup[g]);
-    const unsigned end = g == 3 ? kTdmDwords : kTdmGroupDword[g + 1];
-    for (unsigned k = kTdmGroupDword[g]; k < end; ++k) s += fmt::format(" {:08x}", w[k]);
+    const unsigned end = g == 3 ? kTensorDwords : kTensorGroupDword[g + 1];
+    for (unsigned k = kTensorGroupDword[g]; k < end; ++k) s += fmt::format(" {:08x}", w[k]);
     line(s);
   }
   return o;
@@ -237,7 +237,7 @@ std::string to_text(const TensorDescriptorFile& f) {
 }
 
 Json to_json(const TensorDescriptor& d, GatherBitLayout layout) {
-  const TdmDwords w = pack(d, layout);
+  const TensorDwords w = pack(d, layout);
   Json j;
   j["pred"] = d.pred;
   j["gather"] = d.gather;

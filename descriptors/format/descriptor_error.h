@@ -3,7 +3,7 @@
 // a truncated file from a checksum failure from an overlapping weight region,
 // and every error names the byte offset of the offending field. Decoding
 // returns errors as values (Decoded<T>); APIs that cannot sensibly return one
-// (pack(), the TDM functional model) throw DescriptorException carrying the
+// (pack(), the tensor mover's functional model) throw DescriptorException carrying the
 // same record. See docs/descriptor-format.md for the table of codes.
 #pragma once
 
@@ -46,7 +46,7 @@ enum class DescriptorErrorCode : std::uint8_t {
   slot_address_mismatch,   // a slot's address differs from the layout-derived one
   bad_sync,                // inconsistent sync info (self-wait, duplicate ids, ...)
   bad_policy,              // a callback id with a policy other than custom
-  // tensor (TDM) descriptor semantics
+  // tensor-mover descriptor semantics
   bad_type_field,    // group0 dword3[31:30] is not 2
   bad_predicate,     // group0 pred field is 2 or 3
   bad_element_size,  // element size not 1, 2, 4 or 8 bytes
@@ -57,10 +57,10 @@ enum class DescriptorErrorCode : std::uint8_t {
   bad_stride,        // a stride exceeds 48 bits
   gather_rank,       // gather mode with a tensor/tile of rank > 2
   index_count,       // gather index count 0 or above 16 (i16) / 8 (i32)
-  // TDM functional model
+  // tensor mover functional model
   global_out_of_bounds,   // an in-tensor element lies outside the global memory view
   lds_out_of_bounds,      // the transfer's LDS footprint exceeds the LDS buffer
-  unsupported_operation,  // e.g. padding on a store (the TDM cannot pad stores)
+  unsupported_operation,  // e.g. padding on a store (the tensor mover cannot pad stores)
   // a valid MoE descriptor stream that does not describe the scenario's layer
   scenario_mismatch,
 };

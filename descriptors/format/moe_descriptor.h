@@ -29,7 +29,7 @@ inline constexpr std::uint32_t kMoeMaxTokens = 1U << 24;
 inline constexpr std::uint32_t kMoeMaxBlockM = 1024;
 inline constexpr std::uint64_t kMoeWeightAlign = 256;     // weight and scale bases
 inline constexpr std::uint64_t kMoeActivationAlign = 16;  // activations and row tables
-inline constexpr std::uint64_t kMoeAddressLimit = std::uint64_t{1} << 57;  // TDM global address
+inline constexpr std::uint64_t kMoeAddressLimit = std::uint64_t{1} << 57;  // the tensor mover's global address space
 
 enum class SlotStage : std::uint8_t { fused = 0, gate_up = 1, down = 2 };
 enum class SlotUnit : std::uint8_t { ns = 0, cycles = 1 };

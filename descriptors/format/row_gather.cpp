@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "descriptors/format/tdm_engine.h"
+#include "descriptors/format/tensor_mover.h"
 
 namespace tdmsim::format {
 

@@ -1,4 +1,4 @@
-// Builds the TDM gather descriptors that bring a list of rows of a 2-D tensor
+// Builds the tensor-mover gather descriptors that bring a list of rows of a 2-D tensor
 // into LDS (the MoE token-row gather): one instruction per chunk of 16 rows
 // (16-bit indices) or 8 rows (32-bit indices), as Triton and the MLIR
 // lowering split them (shared/hardware.md 1.6). Rows land contiguously in LDS

@@ -5,7 +5,7 @@ target_sources(tdmsim_descriptors PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/descriptor_error.cpp
   ${CMAKE_CURRENT_LIST_DIR}/crc32.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tensor_descriptor.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/tdm_engine.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tensor_mover.cpp
   ${CMAKE_CURRENT_LIST_DIR}/row_gather.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tensor_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/moe_layout.cpp

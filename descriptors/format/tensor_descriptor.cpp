@@ -48,13 +48,13 @@ std::array<std::uint32_t, 8> pack_groups23(const TensorDescriptor& d) {
 }
 
 std::optional<DescriptorError> check_gather(const TensorDescriptor& d) {
-  const auto cnt_off = tdm_field_offset(1, 4);
+  const auto cnt_off = tensor_field_offset(1, 4);
   if (d.iterate)
     return err(Code::bad_iterate, 0,
                "iterate mode cannot be combined with gather (group2 holds indices)");
-  for (unsigned i = 2; i < kTdmMaxDims; ++i) {
+  for (unsigned i = 2; i < kTensorMaxDims; ++i) {
     if (d.tensor_dim[i] != 0) {
-      return err(Code::gather_rank, tdm_field_offset(2, 0),
+      return err(Code::gather_rank, tensor_field_offset(2, 0),
                  "gather mode is 2-D only, but tensor_dim" + std::to_string(i) + " is set");
     }
   }
@@ -71,7 +71,7 @@ std::optional<DescriptorError> check_gather(const TensorDescriptor& d) {
                    "-bit indices");
   }
   for (unsigned i = 0; i < d.indices.size(); ++i) {
-    const auto off = tdm_field_offset(2, 0) + i * (d.index_size == IndexSize::i32 ? 4U : 2U);
+    const auto off = tensor_field_offset(2, 0) + i * (d.index_size == IndexSize::i32 ? 4U : 2U);
     if (i >= d.tile_dim[1] && d.indices[i] != 0) {
       return err(Code::reserved_nonzero, off,
                  "row index slot " + std::to_string(i) + " beyond the index count must be 0");
@@ -85,24 +85,24 @@ std::optional<DescriptorError> check_gather(const TensorDescriptor& d) {
 }
 
 std::optional<DescriptorError> check_iterate(const TensorDescriptor& d) {
-  const auto g2 = tdm_field_offset(2, 0);
+  const auto g2 = tensor_field_offset(2, 0);
   if (!d.iterate) {
     if (d.iterate_count != 0 || d.iterate_lds_increment != 0 || d.iterate_global_increment != 0) {
       return err(Code::bad_iterate, g2, "iterate fields set while iterate mode is off");
     }
     return std::nullopt;
   }
-  if (d.iterate_count == 0 || d.iterate_count > kTdmMaxIterations) {
-    return err(Code::bad_iterate, tdm_field_offset(2, 3),
+  if (d.iterate_count == 0 || d.iterate_count > kTensorMaxIterations) {
+    return err(Code::bad_iterate, tensor_field_offset(2, 3),
                "iterate count " + std::to_string(d.iterate_count) + " outside 1..256");
   }
-  if (d.iterate_global_increment >= kTdmStrideLimit) {
-    return err(Code::bad_iterate, tdm_field_offset(2, 2),
+  if (d.iterate_global_increment >= kTensorStrideLimit) {
+    return err(Code::bad_iterate, tensor_field_offset(2, 2),
                "iterate global increment exceeds 48 bits");
   }
   if (d.tensor_dim[3] != 0 || d.tensor_dim[4] != 0 || d.tile_dim[3] != 0 || d.tile_dim[4] != 0 ||
       d.stride[2] != 0 || d.stride[3] != 0) {
-    return err(Code::bad_iterate, tdm_field_offset(2, 1),
+    return err(Code::bad_iterate, tensor_field_offset(2, 1),
                "iterate mode reuses group2: tensor rank must be at most 3 (dims 3 and 4 unset)");
   }
   return std::nullopt;
@@ -110,14 +110,14 @@ std::optional<DescriptorError> check_iterate(const TensorDescriptor& d) {
 
 // Non-gather dims 2..4: all absent (2-D, d2 form) or all present (d4 form).
 std::optional<DescriptorError> check_rank(const TensorDescriptor& d) {
-  const auto g2 = tdm_field_offset(2, 0);
+  const auto g2 = tensor_field_offset(2, 0);
   if (d.iterate) {
     if (d.tensor_dim[2] == 0 && d.tile_dim[2] > 1) {
-      return err(Code::bad_dimension, tdm_field_offset(1, 4),
+      return err(Code::bad_dimension, tensor_field_offset(1, 4),
                  "tile_dim2 > 1 on a tensor without dim 2");
     }
     if (d.tensor_dim[2] != 0 && d.tile_dim[2] == 0) {
-      return err(Code::bad_dimension, tdm_field_offset(1, 4), "tile_dim2 is 0 on a 3-D tensor");
+      return err(Code::bad_dimension, tensor_field_offset(1, 4), "tile_dim2 is 0 on a 3-D tensor");
     }
     return std::nullopt;
   }
@@ -134,9 +134,9 @@ std::optional<DescriptorError> check_rank(const TensorDescriptor& d) {
     return err(Code::bad_dimension, g2,
                "tensor dims 2..4 must be all absent (2-D) or all at least 1 (3-D..5-D)");
   }
-  for (unsigned i = 2; i < kTdmMaxDims; ++i) {
+  for (unsigned i = 2; i < kTensorMaxDims; ++i) {
     if (d.tile_dim[i] == 0) {
-      return err(Code::bad_dimension, i == 2 ? tdm_field_offset(1, 4) : g2,
+      return err(Code::bad_dimension, i == 2 ? tensor_field_offset(1, 4) : g2,
                  "tile_dim" + std::to_string(i) + " is 0 on a tensor of rank > 2");
     }
   }
@@ -154,7 +154,7 @@ bool TensorDescriptor::uses_four_groups() const {
 
 std::uint64_t TensorDescriptor::tile_elements() const {
   std::uint64_t n = 1;
-  for (unsigned i = 0; i < kTdmMaxDims; ++i)
+  for (unsigned i = 0; i < kTensorMaxDims; ++i)
     n *= tile_extent(i);  // <= 65535^5 < 2^80: see validate
   return n;
 }
@@ -162,27 +162,27 @@ std::uint64_t TensorDescriptor::tile_elements() const {
 std::optional<DescriptorError> validate(const TensorDescriptor& d) {
   if (d.pred > 1)
     return err(Code::bad_predicate, 0, "pred field is " + std::to_string(d.pred) + " (0 or 1)");
-  if (d.global_addr >= kTdmGlobalAddressLimit) {
-    return err(Code::address_out_of_range, tdm_field_offset(0, 2),
+  if (d.global_addr >= kTensorGlobalAddressLimit) {
+    return err(Code::address_out_of_range, tensor_field_offset(0, 2),
                "global address exceeds 57 bits");
   }
   if (!d.gather && d.index_size != IndexSize::i16) {
     return err(Code::reserved_nonzero, 0, "index size set without gather mode");
   }
-  const auto g1 = tdm_field_offset(1, 0);
+  const auto g1 = tensor_field_offset(1, 0);
   if (d.element_bytes != 1 && d.element_bytes != 2 && d.element_bytes != 4 &&
       d.element_bytes != 8) {
     return err(Code::bad_element_size, g1,
                "element size " + std::to_string(d.element_bytes) + " bytes (1, 2, 4 or 8)");
   }
   if (d.atomic_barrier) {
-    if (d.barrier_addr % 8 != 0 || d.barrier_addr >= kTdmBarrierAddressLimit) {
-      return err(Code::bad_barrier, tdm_field_offset(1, 1),
+    if (d.barrier_addr % 8 != 0 || d.barrier_addr >= kTensorBarrierAddressLimit) {
+      return err(Code::bad_barrier, tensor_field_offset(1, 1),
                  "atomic barrier LDS address " + std::to_string(d.barrier_addr) +
                      " must be 8-byte aligned and below 512 KiB");
     }
   } else if (d.barrier_addr != 0) {
-    return err(Code::bad_barrier, tdm_field_offset(1, 1),
+    return err(Code::bad_barrier, tensor_field_offset(1, 1),
                "barrier address set while the atomic barrier is off");
   }
   if (d.pad) {
@@ -199,15 +199,16 @@ std::optional<DescriptorError> validate(const TensorDescriptor& d) {
     return err(Code::bad_padding, g1, "pad interval/amount set while padding is off");
   }
   if (d.tensor_dim[0] == 0)
-    return err(Code::bad_dimension, tdm_field_offset(1, 1), "tensor_dim0 is 0");
+    return err(Code::bad_dimension, tensor_field_offset(1, 1), "tensor_dim0 is 0");
   if (d.tensor_dim[1] == 0)
-    return err(Code::bad_dimension, tdm_field_offset(1, 2), "tensor_dim1 is 0");
-  if (d.tile_dim[0] == 0) return err(Code::bad_dimension, tdm_field_offset(1, 3), "tile_dim0 is 0");
+    return err(Code::bad_dimension, tensor_field_offset(1, 2), "tensor_dim1 is 0");
+  if (d.tile_dim[0] == 0)
+    return err(Code::bad_dimension, tensor_field_offset(1, 3), "tile_dim0 is 0");
   if (!d.gather && d.tile_dim[1] == 0)
-    return err(Code::bad_dimension, tdm_field_offset(1, 4), "tile_dim1 is 0");
+    return err(Code::bad_dimension, tensor_field_offset(1, 4), "tile_dim1 is 0");
   static constexpr std::uint64_t kStrideOffset[4] = {4 * 9, 4 * 10 + 2, 4 * 14, 4 * 16};
   for (unsigned i = 0; i < d.stride.size(); ++i) {
-    if (d.stride[i] >= kTdmStrideLimit) {
+    if (d.stride[i] >= kTensorStrideLimit) {
       return err(Code::bad_stride, kStrideOffset[i],
                  "tensor_dim" + std::to_string(i) + "_stride exceeds 48 bits");
     }
@@ -215,12 +216,12 @@ std::optional<DescriptorError> validate(const TensorDescriptor& d) {
   if (d.gather) {
     if (auto e = check_gather(d)) return e;
     if (d.iterate_count != 0 || d.iterate_lds_increment != 0 || d.iterate_global_increment != 0) {
-      return err(Code::bad_iterate, tdm_field_offset(2, 0), "iterate fields set in gather mode");
+      return err(Code::bad_iterate, tensor_field_offset(2, 0), "iterate fields set in gather mode");
     }
   } else {
     for (auto ix : d.indices) {
       if (ix != 0)
-        return err(Code::reserved_nonzero, tdm_field_offset(2, 0),
+        return err(Code::reserved_nonzero, tensor_field_offset(2, 0),
                    "row indices set without gather mode");
     }
     if (auto e = check_iterate(d)) return e;
@@ -229,22 +230,23 @@ std::optional<DescriptorError> validate(const TensorDescriptor& d) {
   // The tile (with padding) must fit the 32-bit LDS address space. 65535^5
   // elements would overflow 64 bits, hence the checked product.
   std::optional<std::uint64_t> bytes = d.element_bytes;
-  for (unsigned i = 0; i < kTdmMaxDims && bytes; ++i) bytes = checked_mul(*bytes, d.tile_extent(i));
+  for (unsigned i = 0; i < kTensorMaxDims && bytes; ++i)
+    bytes = checked_mul(*bytes, d.tile_extent(i));
   if (bytes && d.pad) {
     const std::uint64_t pads = (*bytes - 1) / (4ULL * d.pad_interval);
     bytes = checked_mul_add(pads, 4ULL * d.pad_amount, *bytes);
   }
   if (!bytes || *bytes > (std::uint64_t{1} << 32)) {
-    return err(Code::bad_dimension, tdm_field_offset(1, 3),
+    return err(Code::bad_dimension, tensor_field_offset(1, 3),
                "tile does not fit the 32-bit LDS address space");
   }
   return std::nullopt;
 }
 
-TdmDwords pack(const TensorDescriptor& d, GatherBitLayout layout) {
+TensorDwords pack(const TensorDescriptor& d, GatherBitLayout layout) {
   if (auto e = validate(d)) throw DescriptorException(*e);
   const GatherBits gb = gather_bits(layout);
-  TdmDwords w{};
+  TensorDwords w{};
   // group0
   w[0] = d.pred | (d.gather ? 1U << gb.gather : 0U) |
          (d.gather && d.index_size == IndexSize::i32 ? 1U << gb.index32 : 0U);
@@ -271,7 +273,7 @@ TdmDwords pack(const TensorDescriptor& d, GatherBitLayout layout) {
   return w;
 }
 
-Decoded<TensorDescriptor> unpack(std::span<const std::uint32_t, kTdmDwords> w,
+Decoded<TensorDescriptor> unpack(std::span<const std::uint32_t, kTensorDwords> w,
                                  GatherBitLayout layout) {
   const GatherBits gb = gather_bits(layout);
   TensorDescriptor d;
@@ -334,7 +336,7 @@ Decoded<TensorDescriptor> unpack(std::span<const std::uint32_t, kTdmDwords> w,
     d.iterate_count = (g[3] >> 16) + 1;
     for (unsigned k = 4; k < 8; ++k) {
       if (g[k] != 0)
-        return err(Code::reserved_nonzero, tdm_field_offset(3, k - 4),
+        return err(Code::reserved_nonzero, tensor_field_offset(3, k - 4),
                    "group3 must be 0 in iterate mode");
     }
   } else {
@@ -346,7 +348,7 @@ Decoded<TensorDescriptor> unpack(std::span<const std::uint32_t, kTdmDwords> w,
     d.tensor_dim[4] = g[5] >> 16 | (g[6] & 0xFFFFU) << 16;
     d.tile_dim[4] = static_cast<std::uint16_t>(g[6] >> 16);
     if (g[7] != 0)
-      return err(Code::reserved_nonzero, tdm_field_offset(3, 3), "group3 dword3 is reserved");
+      return err(Code::reserved_nonzero, tensor_field_offset(3, 3), "group3 dword3 is reserved");
   }
   if (auto e = validate(d)) return *e;
   return d;

@@ -1,8 +1,8 @@
-// The tensor descriptor, modelled on the gfx1250 Tensor Data Mover (TDM)
-// descriptor (shared/hardware.md section 1): a typed struct, pack() to the
+// The tensor descriptor, modelled on the gfx1250 Tensor Data Mover (the
+// "tensor mover" here; TDM in this project is the MoE unit) descriptor (shared/hardware.md section 1): a typed struct, pack() to the
 // exact 20-dword SGPR image (group0 4 dwords, group1 8, group2 4, group3 4),
 // unpack() that trusts nothing, and validate(). The functional model that
-// executes a descriptor lives in tdm_engine.h. Layout tables:
+// executes a descriptor lives in tensor_mover.h. Layout tables:
 // docs/descriptor-format.md, "Tensor descriptor".
 #pragma once
 
@@ -30,22 +30,22 @@ constexpr GatherBits gather_bits(GatherBitLayout layout) {
   return layout == GatherBitLayout::triton ? GatherBits{31, 30} : GatherBits{30, 31};
 }
 
-inline constexpr unsigned kTdmMaxDims = 5;
-inline constexpr unsigned kTdmDwords = 20;                     // 4 + 8 + 4 + 4
-inline constexpr unsigned kTdmGroupDword[4] = {0, 4, 12, 16};  // first dword of each group
-inline constexpr std::uint64_t kTdmGlobalAddressLimit = std::uint64_t{1} << 57;
-inline constexpr std::uint64_t kTdmStrideLimit = std::uint64_t{1} << 48;
-inline constexpr std::uint32_t kTdmBarrierAddressLimit = 1U << 19;  // 16 bits of addr >> 3
-inline constexpr std::uint32_t kTdmMaxIterations = 256;  // documented range (hardware.md 1.5)
+inline constexpr unsigned kTensorMaxDims = 5;
+inline constexpr unsigned kTensorDwords = 20;                     // 4 + 8 + 4 + 4
+inline constexpr unsigned kTensorGroupDword[4] = {0, 4, 12, 16};  // first dword of each group
+inline constexpr std::uint64_t kTensorGlobalAddressLimit = std::uint64_t{1} << 57;
+inline constexpr std::uint64_t kTensorStrideLimit = std::uint64_t{1} << 48;
+inline constexpr std::uint32_t kTensorBarrierAddressLimit = 1U << 19;  // 16 bits of addr >> 3
+inline constexpr std::uint32_t kTensorMaxIterations = 256;  // documented range (hardware.md 1.5)
 
-using TdmDwords = std::array<std::uint32_t, kTdmDwords>;
+using TensorDwords = std::array<std::uint32_t, kTensorDwords>;
 
 enum class IndexSize : std::uint8_t { i16, i32 };
 
 // Rows a single gather instruction can carry: 16 at 16 bits, 8 at 32 bits.
 constexpr std::uint32_t gather_capacity(IndexSize s) { return s == IndexSize::i32 ? 8 : 16; }
 
-// One TDM instruction's descriptor. Fields hold decoded values (element bytes,
+// One tensor-mover instruction's descriptor. Fields hold decoded values (element bytes,
 // pad interval in dwords, iterate count), not the biased hardware encodings;
 // pack()/unpack() convert. Unused fields must be zero so that pack/unpack is a
 // bijection on valid descriptors (checked by validate()).
@@ -68,12 +68,12 @@ struct TensorDescriptor {
   std::uint32_t pad_amount = 0;    // dwords skipped per pad: 1..128
   // dim 0 is innermost (contiguous). Dims 2..4 live in group2/3: raw value 0
   // means "absent" (the 2-group d2 form); all three present means the d4 form.
-  std::array<std::uint32_t, kTdmMaxDims> tensor_dim{};
+  std::array<std::uint32_t, kTensorMaxDims> tensor_dim{};
   // tile_dim[1] is the number of valid row indices in gather mode.
-  std::array<std::uint16_t, kTdmMaxDims> tile_dim{};
+  std::array<std::uint16_t, kTensorMaxDims> tile_dim{};
   // stride[d] = elements between consecutive coordinates of dim d+1
   // (hardware "tensor_dim{d}_stride"); the innermost stride is implicitly 1.
-  std::array<std::uint64_t, kTdmMaxDims - 1> stride{};
+  std::array<std::uint64_t, kTensorMaxDims - 1> stride{};
   // ---- group2 in iterate mode (replaces tensor_dim3, tensor_dim2_stride, tile_dim3)
   std::uint32_t iterate_lds_increment = 0;     // bytes added to lds_addr per iteration
   std::uint64_t iterate_global_increment = 0;  // bytes added to global_addr (48-bit)
@@ -94,19 +94,19 @@ struct TensorDescriptor {
 };
 
 // Byte offset, in the 80-byte SGPR image, of dword `dword` of group `group`.
-constexpr std::uint64_t tdm_field_offset(unsigned group, unsigned dword) {
-  return 4ULL * (kTdmGroupDword[group] + dword);
+constexpr std::uint64_t tensor_field_offset(unsigned group, unsigned dword) {
+  return 4ULL * (kTensorGroupDword[group] + dword);
 }
 
 // The first rule the descriptor breaks (offsets point into the packed image).
 std::optional<DescriptorError> validate(const TensorDescriptor& d);
 
 // The 20 dwords the instruction takes. Throws DescriptorException if invalid.
-TdmDwords pack(const TensorDescriptor& d, GatherBitLayout layout);
+TensorDwords pack(const TensorDescriptor& d, GatherBitLayout layout);
 
 // Fields from dwords: reserved bits and the type field are checked here, the
 // remaining rules by validate(), which unpack() runs before returning.
-Decoded<TensorDescriptor> unpack(std::span<const std::uint32_t, kTdmDwords> dwords,
+Decoded<TensorDescriptor> unpack(std::span<const std::uint32_t, kTensorDwords> dwords,
                                  GatherBitLayout layout);
 
 }  // namespace tdmsim::format

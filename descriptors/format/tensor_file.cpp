@@ -100,7 +100,7 @@ Decoded<TensorDescriptorFile> decode_tensor_file(std::span<const std::byte> byte
   f.descriptors.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i) {
     const std::uint64_t rec = kTensorFileHeader + std::uint64_t{i} * kTensorFileRecord;
-    TdmDwords w{};
+    TensorDwords w{};
     r.seek(rec);
     for (auto& v : w) v = r.u32("tensor descriptor dword").value_or(0);
     if (r.failed()) return r.error();

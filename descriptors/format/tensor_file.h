@@ -1,4 +1,4 @@
-// A file of TDM tensor descriptors ("TDMT"): a small versioned, checksummed
+// A file of tensor-mover descriptors (magic "TDMT", kept from before the rename): a small versioned, checksummed
 // container around the raw 20-dword SGPR images (tensor_descriptor.h), so a
 // descriptor sequence (e.g. the gather chunks of a token block) can be stored,
 // fuzzed and shown by `tdmsim describe`. Layout: docs/descriptor-format.md.
@@ -15,7 +15,7 @@ namespace tdmsim::format {
 
 inline constexpr std::uint16_t kTensorFileVersion = 1;
 inline constexpr std::uint32_t kTensorFileHeader = 32;
-inline constexpr std::uint32_t kTensorFileRecord = 4 * kTdmDwords;  // 80 bytes
+inline constexpr std::uint32_t kTensorFileRecord = 4 * kTensorDwords;  // 80 bytes
 inline constexpr std::uint32_t kTensorFileMaxRecords = 4096;
 
 struct TensorDescriptorFile {

@@ -1,7 +1,7 @@
-// The token-row gather of one token block of the MoE plan as TDM gather
+// The token-row gather of one token block of the MoE plan as tensor-mover gather
 // descriptors: the block's sorted rows (token * slots + slot) become token
 // indices into the activation tensor x, padding rows (the sentinel) become
-// index `tokens`, one past the last row, which the TDM zero-fills.
+// index `tokens`, one past the last row, which the tensor mover zero-fills.
 #pragma once
 
 #include <cstdint>

@@ -6,8 +6,8 @@
 // cp.async took one per 16 bytes per thread, which kept the producer warps
 // issue-bound (epilogue-2026-11-30/ncu: consumers waited on a full buffer in
 // 45% of their samples while the producer rarely waited for an empty one).
-// It is the NVIDIA counterpart of the gfx1250 Tensor Data Mover the TDM
-// model describes (docs/hardware.md); the A rows are a gather by token and
+// It is the NVIDIA counterpart of the gfx1250 Tensor Data Mover (the tensor
+// mover, docs/descriptor-format.md); the A rows are a gather by token and
 // stay on cp.async (Hopper's TMA has no row gather).
 //
 // The 128B swizzle writes byte address bits [4, 7) XORed with bits [7, 10):

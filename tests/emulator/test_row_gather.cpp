@@ -1,4 +1,4 @@
-// The token-row gather through the TDM gather descriptors.
+// The token-row gather through the tensor-mover gather descriptors.
 #include <cstdint>
 #include <vector>
 
@@ -8,7 +8,7 @@
 
 namespace tdmsim::emu {
 
-TEST_CASE("the TDM row gather copies listed rows and zero-fills the rest", "[emulator][gather]") {
+TEST_CASE("the tensor-mover row gather copies listed rows and zero-fills the rest", "[emulator][gather]") {
   for (std::uint32_t rows : {5u, 70000u}) {  // 16-bit and 32-bit row indices
     const std::uint32_t cols = 40;
     std::vector<float> src(std::size_t{rows} * cols);

@@ -31,13 +31,13 @@ inline TensorDescriptor random_tensor_descriptor(Rng& rng) {
   const int kind = static_cast<int>(uniform(rng, 0, 4));
   d.pred = static_cast<std::uint8_t>(uniform(rng, 0, 3) == 0 ? 0 : 1);
   d.lds_addr = static_cast<std::uint32_t>(uniform(rng, 0, 0xFFFFFFFFULL));
-  d.global_addr = uniform(rng, 0, kTdmGlobalAddressLimit - 1);
+  d.global_addr = uniform(rng, 0, kTensorGlobalAddressLimit - 1);
   d.workgroup_mask = static_cast<std::uint16_t>(uniform(rng, 0, 0xFFFF));
   d.element_bytes = pick<std::uint32_t>(rng, {1, 2, 4, 8});
   if (uniform(rng, 0, 1)) {
     d.atomic_barrier = true;
     d.barrier_addr =
-        static_cast<std::uint32_t>(uniform(rng, 0, kTdmBarrierAddressLimit / 8 - 1) * 8);
+        static_cast<std::uint32_t>(uniform(rng, 0, kTensorBarrierAddressLimit / 8 - 1) * 8);
   }
   d.early_timeout = uniform(rng, 0, 1) != 0;
   if (uniform(rng, 0, 1)) {
@@ -48,8 +48,8 @@ inline TensorDescriptor random_tensor_descriptor(Rng& rng) {
   for (unsigned i = 0; i < 2; ++i)
     d.tensor_dim[i] = static_cast<std::uint32_t>(uniform(rng, 1, 0xFFFFFFFFULL));
   d.tile_dim[0] = static_cast<std::uint16_t>(uniform(rng, 1, 256));
-  d.stride[0] = uniform(rng, 0, kTdmStrideLimit - 1);
-  d.stride[1] = uniform(rng, 0, kTdmStrideLimit - 1);
+  d.stride[0] = uniform(rng, 0, kTensorStrideLimit - 1);
+  d.stride[1] = uniform(rng, 0, kTensorStrideLimit - 1);
   switch (kind) {
     case 0:  // 2-D
       d.tile_dim[1] = static_cast<std::uint16_t>(uniform(rng, 1, 256));
@@ -61,8 +61,8 @@ inline TensorDescriptor random_tensor_descriptor(Rng& rng) {
         d.tensor_dim[i] = static_cast<std::uint32_t>(uniform(rng, 1, 0xFFFFFFFFULL));
         d.tile_dim[i] = static_cast<std::uint16_t>(uniform(rng, 1, 8));
       }
-      d.stride[2] = uniform(rng, 0, kTdmStrideLimit - 1);
-      d.stride[3] = uniform(rng, 0, kTdmStrideLimit - 1);
+      d.stride[2] = uniform(rng, 0, kTensorStrideLimit - 1);
+      d.stride[3] = uniform(rng, 0, kTensorStrideLimit - 1);
       break;
     case 2:  // iterate, 2-D or 3-D
       d.iterate = true;
@@ -71,9 +71,9 @@ inline TensorDescriptor random_tensor_descriptor(Rng& rng) {
         d.tensor_dim[2] = static_cast<std::uint32_t>(uniform(rng, 1, 1000));
         d.tile_dim[2] = static_cast<std::uint16_t>(uniform(rng, 1, 4));
       }
-      d.iterate_count = static_cast<std::uint32_t>(uniform(rng, 1, kTdmMaxIterations));
+      d.iterate_count = static_cast<std::uint32_t>(uniform(rng, 1, kTensorMaxIterations));
       d.iterate_lds_increment = static_cast<std::uint32_t>(uniform(rng, 0, 0xFFFFFFFFULL));
-      d.iterate_global_increment = uniform(rng, 0, kTdmStrideLimit - 1);
+      d.iterate_global_increment = uniform(rng, 0, kTensorStrideLimit - 1);
       break;
     default: {  // gather
       d.gather = true;

@@ -6,7 +6,7 @@
 #include <functional>
 #include <map>
 
-#include "descriptors/format/tdm_engine.h"
+#include "descriptors/format/tensor_mover.h"
 #include "descriptors/format/tensor_file.h"
 #include "format_generators.h"
 #include "small_moe.h"
@@ -196,7 +196,7 @@ std::vector<Case> cases() {
   c.push_back({"tensor_dim0 0", Code::bad_dimension, 20,
                tensor_struct([](TensorDescriptor& d) { d.tensor_dim[0] = 0; })});
   c.push_back({"stride 2^48", Code::bad_stride, 36,
-               tensor_struct([](TensorDescriptor& d) { d.stride[0] = kTdmStrideLimit; })});
+               tensor_struct([](TensorDescriptor& d) { d.stride[0] = kTensorStrideLimit; })});
   c.push_back({"3-D gather", Code::gather_rank, 48, tensor_struct([](TensorDescriptor& d) {
                  d.gather = true, d.indices[0] = 1, d.tensor_dim[2] = 2;
                })});
@@ -208,17 +208,17 @@ std::vector<Case> cases() {
        })});
   c.push_back({"load past the global view", Code::global_out_of_bounds, 8, engine([] {
                  std::vector<std::byte> g(64), lds(1024);
-                 tdm_load(plain_tile(), g, 0, lds);
+                 tensor_mover_load(plain_tile(), g, 0, lds);
                })});
   c.push_back({"load past LDS", Code::lds_out_of_bounds, 4, engine([] {
                  std::vector<std::byte> g(1024), lds(64);
-                 tdm_load(plain_tile(), g, 0, lds);
+                 tensor_mover_load(plain_tile(), g, 0, lds);
                })});
   c.push_back({"padded store", Code::unsupported_operation, 16, engine([] {
                  std::vector<std::byte> g(1024), lds(1024);
                  TensorDescriptor d = plain_tile();
                  d.pad = true, d.pad_interval = 2, d.pad_amount = 1;
-                 tdm_store(d, lds, g, 0);
+                 tensor_mover_store(d, lds, g, 0);
                })});
   return c;
 }

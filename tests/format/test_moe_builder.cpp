@@ -7,7 +7,7 @@
 
 #include "descriptors/format/example_descriptors.h"
 #include "descriptors/format/moe_builder.h"
-#include "descriptors/format/tdm_engine.h"
+#include "descriptors/format/tensor_mover.h"
 #include "descriptors/format/token_gather.h"
 
 using namespace tdmsim;
@@ -150,7 +150,7 @@ TEST_CASE("token gather of a plan block: sorted rows become token rows, padding 
     const auto descs = make_token_gather(p.layout, b, slots, tokens, spec);
     CHECK(descs.size() == 1);  // block_m 16 = one i16 instruction
     std::vector<std::byte> lds(16 * hidden * 2, std::byte{0xAA});
-    for (const auto& d : descs) tdm_load(d, x, 0x4000, lds);
+    for (const auto& d : descs) tensor_mover_load(d, x, 0x4000, lds);
     for (std::uint32_t i = 0; i < p.layout.block_m; ++i) {
       const std::uint32_t row = p.layout.sorted_rows[b * p.layout.block_m + i];
       std::uint16_t v;

@@ -1,4 +1,4 @@
-// Tensor (TDM) descriptor: pack() against dwords computed by hand from the
+// Tensor-mover descriptor: pack() against dwords computed by hand from the
 // tables of shared/hardware.md 1.3-1.6, pack/unpack round trips, the
 // gather-bit layout switch, and every validation rule.
 #include <catch2/catch.hpp>
@@ -43,7 +43,7 @@ TEST_CASE("gather bit layout constants follow the two public sources", "[tensor]
 }
 
 TEST_CASE("pack: gather of 13 i16 indices matches hand-computed dwords", "[tensor]") {
-  const TdmDwords expect = {
+  const TensorDwords expect = {
       // group0: pred | gather(bit 30); LDS; global low; global high | type 2
       0x40000001, 0x00000400, 0x23456780, 0x80000001,
       // group1: data size log2 = 1 at bit 16; dim0 low16 at [31:16] of dword1;
@@ -56,7 +56,7 @@ TEST_CASE("pack: gather of 13 i16 indices matches hand-computed dwords", "[tenso
       0x00000000};
   const TensorDescriptor d = gather13();
   CHECK(pack(d, GatherBitLayout::mlir) == expect);
-  TdmDwords triton = expect;
+  TensorDwords triton = expect;
   triton[0] = 0x80000001;  // gather at bit 31
   CHECK(pack(d, GatherBitLayout::triton) == triton);
   CHECK(d.uses_four_groups());
@@ -70,7 +70,7 @@ TEST_CASE("pack: 32-bit indices set the index-size bit and one index per dword",
   d.indices[0] = 0x00012345;
   d.indices[1] = 7;
   d.indices[2] = 0xFFFFFFFF;
-  const TdmDwords w = pack(d, GatherBitLayout::mlir);
+  const TensorDwords w = pack(d, GatherBitLayout::mlir);
   CHECK(w[0] == 0xC0000001);  // bit 30 gather + bit 31 index32
   CHECK(w[8] == 3);
   CHECK(w[12] == 0x00012345);
@@ -95,7 +95,7 @@ TEST_CASE("pack: 2-D tile with padding and atomic barrier", "[tensor]") {
   d.tensor_dim = {4096, 512, 0, 0, 0};
   d.tile_dim = {128, 64, 0, 0, 0};
   d.stride = {0xABCD00001111ULL, 0x123456789ABCULL, 0, 0};
-  const TdmDwords w = pack(d, GatherBitLayout::mlir);
+  const TensorDwords w = pack(d, GatherBitLayout::mlir);
   CHECK(w[0] == 0x00000001);
   CHECK(w[3] == 0x80000000);
   CHECK(w[4] == (0x0005U | 1U << 16 | 1U << 18 | 1U << 20 | 5U << 22 | 1U << 25));
@@ -117,7 +117,7 @@ TEST_CASE("pack: 5-D descriptor fills groups 2 and 3", "[tensor]") {
   d.tensor_dim = {10, 20, 30, 40, 0x12345};
   d.tile_dim = {1, 2, 3, 4, 5};
   d.stride = {10, 200, 0x000100000002ULL, 0xFFFFFFFFFFFFULL};
-  const TdmDwords w = pack(d, GatherBitLayout::mlir);
+  const TensorDwords w = pack(d, GatherBitLayout::mlir);
   CHECK(w[8] == (2U | 3U << 16));
   CHECK(w[12] == 30);
   CHECK(w[13] == 40);
@@ -139,7 +139,7 @@ TEST_CASE("pack: iterate mode reuses group2", "[tensor]") {
   d.iterate_count = 4;
   d.iterate_lds_increment = 0x800;
   d.iterate_global_increment = 0x100000000ULL;
-  const TdmDwords w = pack(d, GatherBitLayout::mlir);
+  const TensorDwords w = pack(d, GatherBitLayout::mlir);
   CHECK(w[4] == (1U << 19));
   CHECK(w[12] == 0);
   CHECK(w[13] == 0x800);
@@ -156,7 +156,7 @@ TEST_CASE("pack/unpack round trip on 500 random valid descriptors, both layouts"
     INFO("case " << i);
     REQUIRE_FALSE(validate(d).has_value());
     for (auto layout : {GatherBitLayout::mlir, GatherBitLayout::triton}) {
-      const TdmDwords w = pack(d, layout);
+      const TensorDwords w = pack(d, layout);
       const auto back = unpack(w, layout);
       REQUIRE(back.ok());
       CHECK(back.value() == d);
@@ -167,7 +167,7 @@ TEST_CASE("pack/unpack round trip on 500 random valid descriptors, both layouts"
 
 TEST_CASE("unpack with the other gather-bit layout misreads gather descriptors", "[tensor]") {
   const TensorDescriptor d = gather13();
-  const TdmDwords mlir = pack(d, GatherBitLayout::mlir);
+  const TensorDwords mlir = pack(d, GatherBitLayout::mlir);
   // Under Triton's layout bit 30 is "32-bit indices" and bit 31 (gather) is clear.
   const auto wrong = unpack(mlir, GatherBitLayout::triton);
   REQUIRE_FALSE(wrong.ok());
@@ -184,9 +184,9 @@ TEST_CASE("unpack rejects reserved bits and a wrong type field", "[tensor]") {
   TensorDescriptor plain;
   plain.tensor_dim = {8, 8, 0, 0, 0};
   plain.tile_dim = {8, 8, 0, 0, 0};
-  const TdmDwords good = pack(plain, GatherBitLayout::mlir);
+  const TensorDwords good = pack(plain, GatherBitLayout::mlir);
   auto with = [&](unsigned k, std::uint32_t v) {
-    TdmDwords w = good;
+    TensorDwords w = good;
     w[k] = v;
     return unpack(w, GatherBitLayout::mlir);
   };
@@ -213,7 +213,8 @@ TEST_CASE("validate: each rule has its own error code", "[tensor]") {
     return code_of(d);
   };
   CHECK(mod([](auto& d) { d.pred = 2; }) == Code::bad_predicate);
-  CHECK(mod([](auto& d) { d.global_addr = kTdmGlobalAddressLimit; }) == Code::address_out_of_range);
+  CHECK(mod([](auto& d) { d.global_addr = kTensorGlobalAddressLimit; }) ==
+        Code::address_out_of_range);
   CHECK(mod([](auto& d) { d.element_bytes = 3; }) == Code::bad_element_size);
   CHECK(mod([](auto& d) { d.element_bytes = 16; }) == Code::bad_element_size);
   CHECK(mod([](auto& d) { d.pad = true, d.pad_interval = 3, d.pad_amount = 1; }) ==
@@ -228,14 +229,14 @@ TEST_CASE("validate: each rule has its own error code", "[tensor]") {
         Code::bad_padding);
   CHECK(mod([](auto& d) { d.pad_amount = 4; }) == Code::bad_padding);
   CHECK(mod([](auto& d) { d.atomic_barrier = true, d.barrier_addr = 4; }) == Code::bad_barrier);
-  CHECK(mod([](auto& d) { d.atomic_barrier = true, d.barrier_addr = kTdmBarrierAddressLimit; }) ==
+  CHECK(mod([](auto& d) { d.atomic_barrier = true, d.barrier_addr = kTensorBarrierAddressLimit; }) ==
         Code::bad_barrier);
   CHECK(mod([](auto& d) { d.barrier_addr = 8; }) == Code::bad_barrier);
   CHECK(mod([](auto& d) { d.tensor_dim[0] = 0; }) == Code::bad_dimension);
   CHECK(mod([](auto& d) { d.tile_dim[1] = 0; }) == Code::bad_dimension);
   CHECK(mod([](auto& d) { d.tensor_dim[2] = 4; }) == Code::bad_dimension);  // dims 3, 4 absent
   CHECK(mod([](auto& d) { d.tile_dim[2] = 2; }) == Code::bad_dimension);    // on a 2-D tensor
-  CHECK(mod([](auto& d) { d.stride[1] = kTdmStrideLimit; }) == Code::bad_stride);
+  CHECK(mod([](auto& d) { d.stride[1] = kTensorStrideLimit; }) == Code::bad_stride);
   CHECK(mod([](auto& d) { d.iterate = true; }) == Code::bad_iterate);  // count 0
   CHECK(mod([](auto& d) { d.iterate = true, d.iterate_count = 257; }) == Code::bad_iterate);
   CHECK(mod([](auto& d) { d.iterate_count = 2; }) == Code::bad_iterate);    // without iterate

@@ -4,8 +4,8 @@
 //  1. decode_moe and decode_tensor_file as given;
 //  2. both again with the CRC-32 at byte 12 recomputed, so that mutations get
 //     past the checksum and reach the structural and semantic checks;
-//  3. unpack() of its first 80 bytes as a TDM SGPR image under both gather-bit
-//     layouts, and, when that is a valid descriptor, tdm_load/tdm_store on
+//  3. unpack() of its first 80 bytes as a tensor-mover SGPR image under both gather-bit
+//     layouts, and, when that is a valid descriptor, tensor_mover_load/tensor_mover_store on
 //     small buffers placed at its global address.
 // Properties checked (a violation traps, which libFuzzer reports as a crash):
 // decoding never reads out of bounds (ASan) or hits UB (UBSan); an accepted
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "descriptors/format/moe_descriptor.h"
-#include "descriptors/format/tdm_engine.h"
+#include "descriptors/format/tensor_mover.h"
 #include "descriptors/format/tensor_file.h"
 #include "tests/format/format_generators.h"
 #include "tests/format/small_moe.h"
@@ -61,21 +61,21 @@ void run_engine(const TensorDescriptor& d) {
   std::vector<std::byte> lds(2048, std::byte{0xA5});
   const std::uint64_t base = d.global_addr & ~std::uint64_t{0x7FF};
   try {
-    (void)tdm_load(d, global, base, lds);
+    (void)tensor_mover_load(d, global, base, lds);
   } catch (const DescriptorException& e) {
     check_error(e.error());
   }
   try {
-    (void)tdm_store(d, lds, global, base);
+    (void)tensor_mover_store(d, lds, global, base);
   } catch (const DescriptorException& e) {
     check_error(e.error());
   }
 }
 
-void check_tdm(std::span<const std::byte> b) {
-  if (b.size() < 4 * kTdmDwords) return;
-  TdmDwords w{};
-  for (unsigned k = 0; k < kTdmDwords; ++k) {
+void check_tensor_mover(std::span<const std::byte> b) {
+  if (b.size() < 4 * kTensorDwords) return;
+  TensorDwords w{};
+  for (unsigned k = 0; k < kTensorDwords; ++k) {
     std::uint32_t v = 0;
     for (unsigned i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(b[4 * k + i]) << (8 * i);
     w[k] = v;
@@ -112,7 +112,7 @@ void write_seeds(const std::string& dir) {
       f.descriptors.push_back(testing::random_tensor_descriptor(rng));
     write_seed(dir, "tensor-" + std::to_string(n), encode(f));
     // A bare SGPR image, for the unpack/engine path.
-    const TdmDwords w = pack(f.descriptors[0], f.layout);
+    const TensorDwords w = pack(f.descriptors[0], f.layout);
     std::vector<std::byte> raw(sizeof(w));
     std::memcpy(raw.data(), w.data(), raw.size());
     write_seed(dir, "sgpr-" + std::to_string(n), raw);
@@ -141,6 +141,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_moe(fixed);
     check_tensor_file(fixed);
   }
-  check_tdm(b);
+  check_tensor_mover(b);
   return 0;
 }

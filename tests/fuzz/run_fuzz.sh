@@ -40,7 +40,7 @@ case "$target" in
     # The format sources that depend on nothing but the enums header (see
     # descriptors/format/sources.cmake).
     sources=()
-    for s in descriptor_error crc32 tensor_descriptor tdm_engine tensor_file moe_layout moe_validate moe_codec; do
+    for s in descriptor_error crc32 tensor_descriptor tensor_mover tensor_file moe_layout moe_validate moe_codec; do
       sources+=("$root/descriptors/format/$s.cpp")
     done
     defines=()

@@ -1,4 +1,4 @@
-// Functional model of the TDM: 2-D tiles, out-of-bounds zero fill, LDS
+// Functional model of the tensor mover: 2-D tiles, out-of-bounds zero fill, LDS
 // padding, row gather in both index sizes and both bit layouts, scatter,
 // iterate, and the memory-safety errors. Expected bytes are computed here
 // element by element, independently of the engine's row/segment logic.
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "descriptors/format/row_gather.h"
-#include "descriptors/format/tdm_engine.h"
+#include "descriptors/format/tensor_mover.h"
 
 using namespace tdmsim;
 using namespace tdmsim::format;
@@ -61,11 +61,11 @@ TensorDescriptor tile_at(const Matrix& m, std::uint32_t r0, std::uint32_t c0, st
 
 }  // namespace
 
-TEST_CASE("tdm_load: in-bounds 2-D tile lands row-major in LDS", "[tdm]") {
+TEST_CASE("tensor_mover_load: in-bounds 2-D tile lands row-major in LDS", "[tensor_mover]") {
   const Matrix m(8, 10);
   const TensorDescriptor d = tile_at(m, 2, 5, 4, 3);
   std::vector<std::byte> lds(256, std::byte{0xAA});
-  const TdmResult r = tdm_load(d, m.bytes, kBase, lds);
+  const TensorMoveResult r = tensor_mover_load(d, m.bytes, kBase, lds);
   CHECK(r.executed);
   CHECK(r.elements == 12);
   CHECK(r.oob_elements == 0);
@@ -77,12 +77,12 @@ TEST_CASE("tdm_load: in-bounds 2-D tile lands row-major in LDS", "[tdm]") {
   CHECK(lds[24] == std::byte{0xAA});  // nothing past the tile
 }
 
-TEST_CASE("tdm_load: elements outside the tensor are zero-filled", "[tdm]") {
+TEST_CASE("tensor_mover_load: elements outside the tensor are zero-filled", "[tensor_mover]") {
   const Matrix m(8, 10);
   const TensorDescriptor d =
       tile_at(m, 6, 5, 4, 8);  // rows 6..9 (8, 9 missing), cols 5..12 (10.. missing)
   std::vector<std::byte> lds(256, std::byte{0xAA});
-  const TdmResult r = tdm_load(d, m.bytes, kBase, lds);
+  const TensorMoveResult r = tensor_mover_load(d, m.bytes, kBase, lds);
   CHECK(r.oob_elements == 32 - 2 * 5);
   for (std::uint32_t i = 0; i < 4; ++i) {
     for (std::uint32_t j = 0; j < 8; ++j) {
@@ -92,14 +92,15 @@ TEST_CASE("tdm_load: elements outside the tensor are zero-filled", "[tdm]") {
   }
 }
 
-TEST_CASE("tdm_load: padding skips pad_amount dwords after every pad_interval dwords", "[tdm]") {
+TEST_CASE("tensor_mover_load: padding skips pad_amount dwords after every pad_interval dwords",
+          "[tensor_mover]") {
   const Matrix m(8, 16);
   TensorDescriptor d = tile_at(m, 0, 0, 4, 8);  // 16-byte rows = 4 dwords
   d.pad = true;
   d.pad_interval = 2;  // 8 bytes
   d.pad_amount = 1;    // skip 4 bytes
   std::vector<std::byte> lds(256, std::byte{0xAA});
-  const TdmResult r = tdm_load(d, m.bytes, kBase, lds);
+  const TensorMoveResult r = tensor_mover_load(d, m.bytes, kBase, lds);
   CHECK(r.lds_end == 64 + 7 * 4);  // 64 payload bytes + 7 interior pads
   for (std::uint64_t p = 0; p < 64; p += 2) {
     const std::uint64_t elem = p / 2;
@@ -112,7 +113,8 @@ TEST_CASE("tdm_load: padding skips pad_amount dwords after every pad_interval dw
   CHECK(padded_lds_offset(d, 8) == 12);
 }
 
-TEST_CASE("tdm_load: gather of rows with 16- and 32-bit indices, both layouts", "[tdm]") {
+TEST_CASE("tensor_mover_load: gather of rows with 16- and 32-bit indices, both layouts",
+          "[tensor_mover]") {
   const Matrix m(70000, 4);  // rows beyond 65535 need 32-bit indices
   for (auto size : {IndexSize::i16, IndexSize::i32}) {
     for (auto layout : {GatherBitLayout::mlir, GatherBitLayout::triton}) {
@@ -130,7 +132,7 @@ TEST_CASE("tdm_load: gather of rows with 16- and 32-bit indices, both layouts", 
       // The descriptor travels through its packed form under the layout.
       const TensorDescriptor back = unpack(pack(d, layout), layout).value();
       std::vector<std::byte> lds(64, std::byte{0xAA});
-      const TdmResult r = tdm_load(back, m.bytes, kBase, lds);
+      const TensorMoveResult r = tensor_mover_load(back, m.bytes, kBase, lds);
       for (unsigned i = 0; i < 5; ++i) {
         for (std::uint32_t j = 0; j < 3; ++j) {
           const bool in = rows[i] < m.rows;
@@ -142,7 +144,8 @@ TEST_CASE("tdm_load: gather of rows with 16- and 32-bit indices, both layouts", 
   }
 }
 
-TEST_CASE("tdm_store: scatter writes listed rows and skips out-of-bounds ones", "[tdm]") {
+TEST_CASE("tensor_mover_store: scatter writes listed rows and skips out-of-bounds ones",
+          "[tensor_mover]") {
   Matrix m(6, 4);
   const Matrix before = m;
   std::vector<std::byte> lds(64);
@@ -160,7 +163,7 @@ TEST_CASE("tdm_store: scatter writes listed rows and skips out-of-bounds ones", 
   d.indices[0] = 4;
   d.indices[1] = 9;  // out of bounds: skipped
   d.indices[2] = 1;
-  const TdmResult r = tdm_store(d, lds, m.bytes, kBase);
+  const TensorMoveResult r = tensor_mover_store(d, lds, m.bytes, kBase);
   CHECK(r.oob_elements == 4);
   CHECK(r.global_bytes == 16);
   for (std::uint32_t row = 0; row < 6; ++row) {
@@ -173,7 +176,7 @@ TEST_CASE("tdm_store: scatter writes listed rows and skips out-of-bounds ones", 
   }
 }
 
-TEST_CASE("tdm: iterate mode, 3-D tiles, and pred = 0", "[tdm]") {
+TEST_CASE("tensor mover: iterate mode, 3-D tiles, and pred = 0", "[tensor_mover]") {
   const Matrix m(16, 8);
   TensorDescriptor d = tile_at(m, 0, 0, 2, 8);
   d.iterate = true;
@@ -181,7 +184,7 @@ TEST_CASE("tdm: iterate mode, 3-D tiles, and pred = 0", "[tdm]") {
   d.iterate_lds_increment = 64;
   d.iterate_global_increment = 2 * 8 * 2 * 2;  // advance 4 rows per iteration
   std::vector<std::byte> lds(256, std::byte{0xAA});
-  const TdmResult r = tdm_load(d, m.bytes, kBase, lds);
+  const TensorMoveResult r = tensor_mover_load(d, m.bytes, kBase, lds);
   CHECK(r.iterations == 3);
   for (std::uint32_t k = 0; k < 3; ++k) {
     for (std::uint32_t i = 0; i < 2; ++i) {
@@ -199,7 +202,7 @@ TEST_CASE("tdm: iterate mode, 3-D tiles, and pred = 0", "[tdm]") {
   t.tile_dim = {8, 2, 3, 1, 1};
   t.stride = {8, 32, 0, 0};
   std::vector<std::byte> l3(256, std::byte{0xAA});
-  tdm_load(t, m.bytes, kBase, l3);
+  tensor_mover_load(t, m.bytes, kBase, l3);
   for (std::uint32_t b = 0; b < 3; ++b) {
     for (std::uint32_t i = 0; i < 2; ++i) {
       for (std::uint32_t j = 0; j < 8; ++j)
@@ -210,11 +213,11 @@ TEST_CASE("tdm: iterate mode, 3-D tiles, and pred = 0", "[tdm]") {
   TensorDescriptor off = tile_at(m, 0, 0, 2, 2);
   off.pred = 0;
   std::vector<std::byte> l0(16, std::byte{0xAA});
-  CHECK_FALSE(tdm_load(off, m.bytes, kBase, l0).executed);
+  CHECK_FALSE(tensor_mover_load(off, m.bytes, kBase, l0).executed);
   CHECK(l0[0] == std::byte{0xAA});
 }
 
-TEST_CASE("tdm: faults are reported before any byte is written", "[tdm]") {
+TEST_CASE("tensor mover: faults are reported before any byte is written", "[tensor_mover]") {
   const Matrix m(4, 4);
   auto code = [](auto&& f) {
     try {
@@ -230,13 +233,13 @@ TEST_CASE("tdm: faults are reported before any byte is written", "[tdm]") {
   TensorDescriptor d = tile_at(m, 0, 0, 8, 4);
   d.tensor_dim[1] = 8;
   std::vector<std::byte> big(64, std::byte{0xAA});
-  CHECK(code([&] { tdm_load(d, m.bytes, kBase, big); }) == Code::global_out_of_bounds);
+  CHECK(code([&] { tensor_mover_load(d, m.bytes, kBase, big); }) == Code::global_out_of_bounds);
   CHECK(big[0] == std::byte{0xAA});
   // Tile larger than LDS.
-  CHECK(code([&] { tdm_load(tile_at(m, 0, 0, 4, 8), m.bytes, kBase, lds); }) ==
+  CHECK(code([&] { tensor_mover_load(tile_at(m, 0, 0, 4, 8), m.bytes, kBase, lds); }) ==
         Code::lds_out_of_bounds);
   // Global view that starts after the tile origin.
-  CHECK(code([&] { tdm_load(tile_at(m, 0, 0, 1, 1), m.bytes, kBase + 2, lds); }) ==
+  CHECK(code([&] { tensor_mover_load(tile_at(m, 0, 0, 1, 1), m.bytes, kBase + 2, lds); }) ==
         Code::global_out_of_bounds);
   // Padding on a store.
   TensorDescriptor p = tile_at(m, 0, 0, 2, 4);
@@ -244,23 +247,23 @@ TEST_CASE("tdm: faults are reported before any byte is written", "[tdm]") {
   p.pad_interval = 2;
   p.pad_amount = 1;
   std::vector<std::byte> g = m.bytes;
-  CHECK(code([&] { tdm_store(p, lds, g, kBase); }) == Code::unsupported_operation);
+  CHECK(code([&] { tensor_mover_store(p, lds, g, kBase); }) == Code::unsupported_operation);
   // Invalid descriptor.
   TensorDescriptor bad = tile_at(m, 0, 0, 2, 2);
   bad.element_bytes = 3;
-  CHECK(code([&] { tdm_load(bad, m.bytes, kBase, lds); }) == Code::bad_element_size);
+  CHECK(code([&] { tensor_mover_load(bad, m.bytes, kBase, lds); }) == Code::bad_element_size);
   // Address arithmetic that overflows 64 bits is a fault, not a wrap.
   TensorDescriptor wrap = tile_at(m, 0, 0, 2, 1);
   wrap.tensor_dim[1] = 0xFFFFFFFF;
-  wrap.stride[0] = kTdmStrideLimit - 1;
+  wrap.stride[0] = kTensorStrideLimit - 1;
   wrap.gather = true;
   wrap.index_size = IndexSize::i32;
   wrap.indices[1] = 0xFFFFFFFE;
-  CHECK(code([&] { tdm_load(wrap, m.bytes, kBase, lds); }) == Code::global_out_of_bounds);
+  CHECK(code([&] { tensor_mover_load(wrap, m.bytes, kBase, lds); }) == Code::global_out_of_bounds);
 }
 
 TEST_CASE("make_row_gather: chunks of 16 (i16) or 8 (i32) rows equal one big gather",
-          "[tdm][gather]") {
+          "[tensor_mover][gather]") {
   const Matrix m(70000, 8);
   RowGatherSpec s;
   s.global_addr = m.addr(0, 2);
@@ -283,7 +286,7 @@ TEST_CASE("make_row_gather: chunks of 16 (i16) or 8 (i32) rows equal one big gat
     const IndexSize used = width ? *width : IndexSize::i32;
     CHECK(descs.size() == (used == IndexSize::i32 ? 5U : 3U));
     std::vector<std::byte> lds(2048, std::byte{0xAA});
-    for (const auto& d : descs) tdm_load(d, m.bytes, kBase, lds);
+    for (const auto& d : descs) tensor_mover_load(d, m.bytes, kBase, lds);
     for (std::uint32_t i = 0; i < rows.size(); ++i) {
       for (std::uint32_t j = 0; j < 4; ++j) {
         const std::uint64_t p = (std::uint64_t{i} * 4 + j) * 2;

@@ -30,7 +30,7 @@
 
 namespace tdmsim::format {
 
-struct TdmResult {
+struct TensorMoveResult {
   bool executed = false;           // false when pred == 0
   std::uint32_t iterations = 0;    // transfers performed (iterate_count, else 1)
   std::uint64_t elements = 0;      // tile elements handled, all iterations
@@ -47,12 +47,12 @@ std::uint64_t lds_footprint(const TensorDescriptor& d);
 // `global` holds the bytes at global addresses [global_base, global_base + size);
 // `lds` is the workgroup's LDS from address 0. Throws DescriptorException for
 // an invalid descriptor or a transfer outside either buffer.
-TdmResult tdm_load(const TensorDescriptor& d, std::span<const std::byte> global,
+TensorMoveResult tensor_mover_load(const TensorDescriptor& d, std::span<const std::byte> global,
                    std::uint64_t global_base, std::span<std::byte> lds);
 
 // The reverse transfer (scatter in gather mode). Padding on a store is an
 // unsupported_operation, as on the hardware (hardware.md 1.4).
-TdmResult tdm_store(const TensorDescriptor& d, std::span<const std::byte> lds,
+TensorMoveResult tensor_mover_store(const TensorDescriptor& d, std::span<const std::byte> lds,
                     std::span<std::byte> global, std::uint64_t global_base);
 
 }  // namespace tdmsim::format

@@ -1,4 +1,4 @@
-#include "descriptors/format/tdm_engine.h"
+#include "descriptors/format/tensor_mover.h"
 
 #include <algorithm>
 #include <cstring>
@@ -68,20 +68,21 @@ void check_bounds(const TensorDescriptor& d, std::uint64_t global_size, std::uin
     const auto lds_base = checked_mul_add(k, d.iterate_lds_increment, d.lds_addr);
     const auto lds_end = lds_base ? checked_add(*lds_base, foot) : std::nullopt;
     if (!lds_end || *lds_end > lds_size) {
-      fail(Code::lds_out_of_bounds, tdm_field_offset(0, 1),
+      fail(Code::lds_out_of_bounds, tensor_field_offset(0, 1),
            "transfer " + std::to_string(k) + " spans LDS bytes [" +
                std::to_string(lds_base.value_or(0)) + ", +" + std::to_string(foot) +
                ") beyond the " + std::to_string(lds_size) + "-byte LDS");
     }
     const auto gaddr = checked_mul_add(k, d.iterate_global_increment, d.global_addr);
     if (!gaddr)
-      fail(Code::global_out_of_bounds, tdm_field_offset(2, 2), "iterate global address overflows");
+      fail(Code::global_out_of_bounds, tensor_field_offset(2, 2),
+           "iterate global address overflows");
     for_each_row(d, *gaddr, [&](std::uint64_t, std::uint64_t addr, std::uint64_t n, bool overflow) {
       if (n == 0) return;
       const std::uint64_t bytes = n * d.element_bytes;
       if (overflow || addr < global_base || addr - global_base > global_size ||
           global_size - (addr - global_base) < bytes) {
-        fail(Code::global_out_of_bounds, tdm_field_offset(0, 2),
+        fail(Code::global_out_of_bounds, tensor_field_offset(0, 2),
              "in-tensor row at global address " +
                  (overflow ? std::string("(overflow)") : std::to_string(addr)) + " (" +
                  std::to_string(bytes) + " bytes) lies outside the global view [" +
@@ -123,7 +124,7 @@ namespace {
 // (lds_base: the iteration's LDS base; p, addr, n as for_each_row), and keeps
 // the accounting a load and a store share.
 template <class Row>
-void for_each_tile_row(const TensorDescriptor& d, TdmResult& res, Row row) {
+void for_each_tile_row(const TensorDescriptor& d, TensorMoveResult& res, Row row) {
   res.executed = true;
   res.iterations = d.iterate ? d.iterate_count : 1;
   const std::uint64_t eb = d.element_bytes;
@@ -143,10 +144,10 @@ void for_each_tile_row(const TensorDescriptor& d, TdmResult& res, Row row) {
 
 }  // namespace
 
-TdmResult tdm_load(const TensorDescriptor& d, std::span<const std::byte> global,
+TensorMoveResult tensor_mover_load(const TensorDescriptor& d, std::span<const std::byte> global,
                    std::uint64_t global_base, std::span<std::byte> lds) {
   require_valid(d);
-  TdmResult res;
+  TensorMoveResult res;
   if (d.pred == 0) return res;
   check_bounds(d, global.size(), global_base, lds.size());
   const std::uint64_t eb = d.element_bytes;
@@ -166,13 +167,13 @@ TdmResult tdm_load(const TensorDescriptor& d, std::span<const std::byte> global,
   return res;
 }
 
-TdmResult tdm_store(const TensorDescriptor& d, std::span<const std::byte> lds,
+TensorMoveResult tensor_mover_store(const TensorDescriptor& d, std::span<const std::byte> lds,
                     std::span<std::byte> global, std::uint64_t global_base) {
   require_valid(d);
-  TdmResult res;
+  TensorMoveResult res;
   if (d.pred == 0) return res;
   if (d.pad) {
-    fail(Code::unsupported_operation, tdm_field_offset(1, 0),
+    fail(Code::unsupported_operation, tensor_field_offset(1, 0),
          "tensor_store_from_lds does not support LDS padding");
   }
   check_bounds(d, global.size(), global_base, lds.size());
