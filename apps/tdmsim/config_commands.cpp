@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include "apps/tdmsim/output_dir.h"

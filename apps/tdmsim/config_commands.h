@@ -2,7 +2,9 @@
 
 #include <string>
 
-#include <CLI/CLI.hpp>
+namespace CLI {
+class App;  // CLI11; only the .cpp files include it
+}
 
 namespace tdmsim::cli {
 

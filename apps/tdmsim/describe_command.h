@@ -2,11 +2,14 @@
 // validate it and print it as text or JSON; or write an example file.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <iosfwd>
 #include <string>
 
 #include "apps/tdmsim/config_commands.h"
+
+namespace CLI {
+class App;  // CLI11; only the .cpp files include it
+}
 
 namespace tdmsim::cli {
 

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <thread>
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <unistd.h>
 

@@ -6,9 +6,11 @@
 
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "apps/tdmsim/config_commands.h"
+
+namespace CLI {
+class App;  // CLI11; only the .cpp files include it
+}
 
 namespace tdmsim::cli {
 

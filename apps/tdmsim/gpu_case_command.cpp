@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include "apps/tdmsim/output_dir.h"

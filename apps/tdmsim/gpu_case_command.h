@@ -3,9 +3,11 @@
 // tdmsim-gpu, which needs neither SystemC nor the YAML libraries.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include "apps/tdmsim/config_commands.h"
+
+namespace CLI {
+class App;  // CLI11; only the .cpp files include it
+}
 
 namespace tdmsim::cli {
 

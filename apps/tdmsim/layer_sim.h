@@ -9,7 +9,7 @@
 #include "descriptors/plan/moe_plan.h"
 #include "sim/platform/gpu.h"
 #include "sim/programs/moe_kernels.h"
-#include "workloads/config/loader.h"
+#include "workloads/config/resolved.h"
 #include "workloads/config/writer.h"
 
 namespace tdmsim::cli {

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <span>
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include "apps/tdmsim/attribution.h"

@@ -1,8 +1,10 @@
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include "apps/tdmsim/config_commands.h"
+
+namespace CLI {
+class App;  // CLI11; only the .cpp files include it
+}
 
 namespace tdmsim::cli {
 

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include "apps/tdmsim/output_dir.h"

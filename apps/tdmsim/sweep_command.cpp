@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <sys/prctl.h>
 #include <unistd.h>

@@ -24,7 +24,7 @@
 
 #include "descriptors/emulator/emulator.h"
 #include "descriptors/plan/moe_plan.h"
-#include "workloads/config/loader.h"
+#include "workloads/config/resolved.h"
 
 namespace tdmsim::api {
 

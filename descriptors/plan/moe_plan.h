@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "descriptors/plan/kernel_rules.h"
-#include "workloads/config/loader.h"
+#include "workloads/config/resolved.h"
 
 namespace tdmsim::plan {
 

@@ -1,5 +1,7 @@
 #include "sim/core/stats.h"
 
+#include <nlohmann/json.hpp>
+
 namespace tdmsim::sim {
 
 void StatRegistry::add(const std::string& owner, const std::string& name,

@@ -1,10 +1,10 @@
 # Output handling (issue 19, item 9): unit tests of the writer and the staged
 # folder, and CLI checks over every command that writes output
 # (tests/cli/output_checks.py documents each mode).
-add_executable(tdmsim_output_tests unit/main.cpp unit/test_output_dir.cpp)
-target_link_libraries(tdmsim_output_tests PRIVATE tdmsim_cli tdmsim_workloads Catch2::Catch2)
+add_executable(tdmsim_output_tests unit/test_output_dir.cpp)
+target_link_libraries(tdmsim_output_tests PRIVATE tdmsim_cli tdmsim_workloads tdmsim_catch_main)
 tdmsim_set_warnings(tdmsim_output_tests)
-catch_discover_tests(tdmsim_output_tests TEST_PREFIX "output.")
+list(APPEND tdmsim_catch_targets tdmsim_output_tests)
 
 set(OUTPUT_WORK ${CMAKE_CURRENT_BINARY_DIR}/output_checks)
 foreach(mode refuse badpath enospc stale signal stdout plot)

@@ -11,6 +11,7 @@
 #include "descriptors/format/moe_descriptor.h"
 #include "descriptors/plan/routing.h"
 #include "tests/emulator/scenario_files.h"
+#include "workloads/config/loader.h"
 
 namespace tdmsim::api {
 namespace {

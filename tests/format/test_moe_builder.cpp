@@ -9,6 +9,7 @@
 #include "descriptors/format/moe_builder.h"
 #include "descriptors/format/tensor_mover.h"
 #include "descriptors/format/token_gather.h"
+#include "workloads/config/loader.h"
 
 using namespace tdmsim;
 using namespace tdmsim::format;

@@ -6,17 +6,14 @@
 #include <string>
 
 #include "descriptors/plan/moe_plan.h"
-#include "workloads/config/loader.h"
+#include "workloads/config/resolved.h"
 
 namespace tdmsim::plan::test {
 
 inline const std::filesystem::path kWorkloads =
     std::filesystem::path(TDMSIM_SOURCE_DIR) / "workloads";
 
-inline MachineSpec shipped_machine(const std::string& name) {
-  const config::Loader loader({kWorkloads});
-  return loader.machine(kWorkloads / "machines" / (name + ".yaml")).spec;
-}
+MachineSpec shipped_machine(const std::string& name);  // workloads/machines/<name>.yaml
 
 inline ModelSpec make_model(std::uint32_t experts, std::uint32_t top_k,
                             std::uint32_t hidden = 256, std::uint32_t inter = 128) {

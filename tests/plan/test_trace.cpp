@@ -7,6 +7,7 @@
 
 #include "descriptors/plan/routing.h"
 #include "plan_test_util.h"
+#include "workloads/config/loader.h"
 
 using namespace tdmsim;
 using namespace tdmsim::plan;

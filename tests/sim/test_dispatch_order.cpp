@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/platform/gpu.h"
 #include "workloads/config/loader.h"
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "workloads/config/loader.h"
+#include "workloads/config/writer.h"
 
 using namespace tdmsim;
 using namespace tdmsim::config;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -17,6 +18,12 @@ struct Location {
   int line = 0;
   int column = 0;
 };
+
+// Where each key path got its value, across all layers of a file read so far.
+using SetMap = std::map<std::string, Location>;
+
+// The nearest recorded location for `path` or one of its parents.
+Location nearest_location(const SetMap& set_at, std::string path, const Location& fallback);
 
 struct Diagnostic {
   Location where;

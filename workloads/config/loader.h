@@ -10,9 +10,7 @@
 #include <vector>
 
 #include "workloads/config/reader.h"
-#include "workloads/specs/machine_spec.h"
-#include "workloads/specs/model_spec.h"
-#include "workloads/specs/scenario_spec.h"
+#include "workloads/config/resolved.h"
 #include "workloads/specs/sweep_spec.h"
 
 namespace tdmsim::config {
@@ -23,23 +21,6 @@ enum class SpecKind { machine, model, scenario, sweep };
 
 std::string_view kind_name(SpecKind k);     // "machine"
 std::string_view kind_folder(SpecKind k);   // "machines"
-
-// A spec plus where it came from: the file, its base chain (file first) and
-// where every key got its final value.
-template <class S>
-struct Loaded {
-  S spec;
-  fs::path file;
-  std::vector<fs::path> chain;
-  SetMap set_at;
-};
-
-// A scenario with the machine and model it names, all cross-checked.
-struct ResolvedScenario {
-  Loaded<ScenarioSpec> scenario;
-  Loaded<MachineSpec> machine;
-  Loaded<ModelSpec> model;
-};
 
 // A sweep with its base scenario resolved and every axis value checked.
 struct ResolvedSweep {
@@ -86,13 +67,6 @@ class Loader {
 template <class S>
 void apply_override(S& spec, std::string_view subpath, const std::string& value,
                     const Location& where, const std::string& key, Diagnostics& diags);
-
-// The routing trace file a scenario names (routing.trace), resolved relative
-// to the file that set the key (a base scenario may set it); absolute paths
-// stay as they are.
-fs::path routing_trace_path(const Loaded<ScenarioSpec>& scenario);
-// The same for the tuned kernel table (kernel.config).
-fs::path kernel_config_path(const Loaded<ScenarioSpec>& scenario);
 
 // Default search roots: $TDMSIM_WORKLOADS if set, then the source tree's workloads/.
 std::vector<fs::path> default_roots();

@@ -18,9 +18,6 @@
 
 namespace tdmsim::config {
 
-// Where each key path got its value, across all layers read so far.
-using SetMap = std::map<std::string, Location>;
-
 struct ReadContext {
   std::string file;
   Diagnostics* diags = nullptr;
@@ -29,9 +26,6 @@ struct ReadContext {
 
 Location location_of(const std::string& file, const YAML::Node& node);
 std::string node_kind(const YAML::Node& node);  // "a mapping", "a sequence", ...
-
-// The nearest recorded location for `path` or one of its parents.
-Location nearest_location(const SetMap& set_at, std::string path, const Location& fallback);
 
 class Reader {
  public:

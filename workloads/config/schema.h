@@ -23,9 +23,12 @@
 #include <utility>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "workloads/config/units.h"
+
+// Only the reader and writer need yaml-cpp itself; specs include this header.
+namespace YAML {
+class Node;
+}
 
 namespace tdmsim::config {
 

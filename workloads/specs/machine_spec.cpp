@@ -1,5 +1,7 @@
 #include "workloads/specs/machine_spec.h"
 
+#include "workloads/config/reader.h"
+
 #include <algorithm>
 #include <bit>
 

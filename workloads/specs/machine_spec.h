@@ -7,8 +7,12 @@
 #include <optional>
 #include <string>
 
-#include "workloads/config/reader.h"
+#include "workloads/config/schema.h"
 #include "workloads/specs/enums.h"
+
+namespace tdmsim::config {
+class Checker;  // reader.h
+}
 
 namespace tdmsim {
 

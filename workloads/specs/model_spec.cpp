@@ -1,5 +1,7 @@
 #include "workloads/specs/model_spec.h"
 
+#include "workloads/config/reader.h"
+
 namespace tdmsim {
 
 void check(const ModelSpec& m, config::Checker& c) {

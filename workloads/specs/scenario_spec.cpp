@@ -1,5 +1,7 @@
 #include "workloads/specs/scenario_spec.h"
 
+#include "workloads/config/reader.h"
+
 #include <charconv>
 
 #include <fmt/core.h>

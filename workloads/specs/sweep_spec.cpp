@@ -1,5 +1,8 @@
 #include "workloads/specs/sweep_spec.h"
 
+#include "workloads/config/reader.h"
+#include "workloads/config/writer.h"
+
 #include <charconv>
 #include <algorithm>
 #include <cmath>

@@ -7,8 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "workloads/config/writer.h"
+#include <nlohmann/json_fwd.hpp>
+
+#include "workloads/config/diagnostics.h"
 #include "workloads/specs/machine_spec.h"
+
+namespace tdmsim::config {
+struct ReadContext;  // reader.h
+}
 
 namespace tdmsim {
 
@@ -116,6 +122,6 @@ struct NodeTraits<SweepAxes> {
       "mapping: key path -> list of values or 'range(A, B, xF|+S)'";
   static bool read(const YAML::Node& node, const std::string& path, ReadContext& ctx,
                    SweepAxes& out);
-  static Json to_json(const SweepAxes& axes);
+  static nlohmann::ordered_json to_json(const SweepAxes& axes);
 };
 }  // namespace tdmsim::config
