@@ -46,14 +46,6 @@ void ReservationBatch::count_chunk(const L2Cache& l2, std::uint32_t j0) {
   chunk_counted_ = true;
 }
 
-Tick ReservationBatch::reserve(L2Cache& l2, std::uint32_t j, Tick at) {
-  if (!counted_) return reserve_reference(l2, j, at);
-  const std::size_t channels = l2.channels();
-  if (!chunk_counted_ || j - chunk_first_ >= kChunk) count_chunk(l2, j);
-  const std::size_t row = j - chunk_first_;
-  return l2.reserve_runs(&lines_[row * channels], kChunk * channels, run_at_.data(), run_at_.size(), at);
-}
-
 Tick ReservationBatch::reserve_reference(L2Cache& l2, std::uint32_t j, Tick at) const {
   // Loads issued at the same time are reserved at once: one reservation per
   // channel of all their lines ends where one per load would, and their data
@@ -70,16 +62,6 @@ Tick ReservationBatch::reserve_reference(L2Cache& l2, std::uint32_t j, Tick at) 
   }
   if (counted) back = std::max(back, l2.reserve_counted(counted_at));
   return back;
-}
-
-std::size_t ReservationBatch::rows_read(std::uint32_t j, std::size_t channels, const void** at,
-                                        std::size_t room) const {
-  if (!chunk_counted_ || lines_.empty()) return 0;
-  const std::size_t row = j - chunk_first_;
-  if (row >= kChunk) return 0;
-  std::size_t k = 0;
-  for (std::size_t run = 0; run < run_at_.size() && k < room; ++run) at[k++] = &lines_[(run * kChunk + row) * channels];
-  return k;
 }
 
 }  // namespace tdmsim::sim

@@ -60,8 +60,15 @@ class ReservationBatch {
   }
   // Reserves the L2 channel time of iteration `j` of the group (in order:
   // every iteration once, from 0), whose loads would have gone out at `at`;
-  // returns when their data that hit is back.
-  Tick reserve(L2Cache& l2, std::uint32_t j, Tick at);
+  // returns when their data that hit is back. (Inline: it runs once per
+  // main-loop iteration, where a call's set-up costs as much as its work.)
+  Tick reserve(L2Cache& l2, std::uint32_t j, Tick at) {
+    if (!counted_) return reserve_reference(l2, j, at);
+    const std::size_t channels = l2.channels();
+    if (!chunk_counted_ || j - chunk_first_ >= kChunk) count_chunk(l2, j);
+    const std::size_t row = j - chunk_first_;
+    return l2.reserve_runs(&lines_[row * channels], kChunk * channels, run_at_.data(), run_at_.size(), at);
+  }
   // The same, load by load (what reserve() does when the counts do not fit
   // 16 bits).
   Tick reserve_reference(L2Cache& l2, std::uint32_t j, Tick at) const;
@@ -69,7 +76,16 @@ class ReservationBatch {
   // The host addresses of the table rows that reserving iteration `j` reads
   // (at most `room`, into `at`); returns how many. (For the CU's note of the
   // addresses it reads first when resumed: no effect on results.)
-  std::size_t rows_read(std::uint32_t j, std::size_t channels, const void** at, std::size_t room) const;
+  std::size_t rows_read(std::uint32_t j, std::size_t channels, const void** at, std::size_t room) const {
+    if (!chunk_counted_ || lines_.empty()) return 0;
+    const std::size_t row = j - chunk_first_;
+    if (row >= kChunk) return 0;
+    std::size_t k = 0;
+    for (std::size_t run = 0; run < run_at_.size() && k < room; ++run) {
+      at[k++] = &lines_[(run * kChunk + row) * channels];
+    }
+    return k;
+  }
   // Keeps `old`'s storage (its contents are not used).
   void take_storage(ReservationBatch& old) {
     lines_.swap(old.lines_);

@@ -25,36 +25,6 @@ ChannelCounter::ChannelCounter(std::size_t channels, std::uint64_t line_bytes, P
   paths_.bmi2 = paths_.bmi2 && host_has_bmi2();
 }
 
-void ChannelCounter::count_lines_any(std::uint64_t line, std::uint64_t n, std::uint32_t* per_channel,
-                                     std::uint64_t& every) const {
-  std::uint32_t* const pc = per_channel;
-  if (pow2_) {
-    // With c = 2^s channels, line c*q + j (j < c) goes to channel j ^ g(q),
-    // g(q) = (q ^ q >> s ^ q >> 2s) mod c: an aligned group of c lines
-    // touches every channel once, and part of a group touches distinct
-    // channels, with one g for all of them.
-    const std::uint32_t s = shift_;
-    const std::uint64_t c = mask_ + 1;
-    while (n > 0) {
-      const std::uint64_t j0 = line & mask_;
-      if (j0 == 0 && n >= c) {  // whole groups
-        every += n / c;
-        line += n / c * c;
-        n %= c;
-        continue;
-      }
-      const std::uint64_t q = line >> s;
-      const std::uint64_t g = (q ^ (q >> s) ^ (q >> 2 * s)) & mask_;
-      const std::uint64_t end = std::min(c, j0 + n);
-      for (std::uint64_t j = j0; j < end; ++j) ++pc[j ^ g];
-      n -= end - j0;
-      line += end - j0;
-    }
-    return;
-  }
-  for (; n > 0; --n) ++pc[channel_of(line++)];
-}
-
 namespace {
 #if defined(__SSE2__)
 // Row c: a 1 in 16-bit lane c. Adding row c to a pair of registers counts a

@@ -7,6 +7,7 @@
 // with the same results (tests/sim/test_host_variants.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -58,6 +59,7 @@ class ChannelCounter {
     }
     count_lines_any(line, n, per_channel, every);
   }
+  // (Inline: the L2's tag walk calls it for every run that is not whole groups.)
   void count_lines_any(std::uint64_t line, std::uint64_t n, std::uint32_t* per_channel, std::uint64_t& every) const;
 
   // Adds the lines of every row of `a` to count[channel] (or to `every`,
@@ -133,5 +135,35 @@ class ChannelCounter {
   std::uint64_t line_ = 128;  // line bytes (a power of two)
   std::uint32_t line_shift_ = 7;
 };
+
+inline void ChannelCounter::count_lines_any(std::uint64_t line, std::uint64_t n, std::uint32_t* per_channel,
+                                            std::uint64_t& every) const {
+  std::uint32_t* const pc = per_channel;
+  if (pow2_) {
+    // With c = 2^s channels, line c*q + j (j < c) goes to channel j ^ g(q),
+    // g(q) = (q ^ q >> s ^ q >> 2s) mod c: an aligned group of c lines
+    // touches every channel once, and part of a group touches distinct
+    // channels, with one g for all of them.
+    const std::uint32_t s = shift_;
+    const std::uint64_t c = mask_ + 1;
+    while (n > 0) {
+      const std::uint64_t j0 = line & mask_;
+      if (j0 == 0 && n >= c) {  // whole groups
+        every += n / c;
+        line += n / c * c;
+        n %= c;
+        continue;
+      }
+      const std::uint64_t q = line >> s;
+      const std::uint64_t g = (q ^ (q >> s) ^ (q >> 2 * s)) & mask_;
+      const std::uint64_t end = std::min(c, j0 + n);
+      for (std::uint64_t j = j0; j < end; ++j) ++pc[j ^ g];
+      n -= end - j0;
+      line += end - j0;
+    }
+    return;
+  }
+  for (; n > 0; --n) ++pc[channel_of(line++)];
+}
 
 }  // namespace tdmsim::sim
