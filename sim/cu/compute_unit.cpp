@@ -21,10 +21,6 @@ constexpr std::uint32_t kMaxStepsPerLoop = 32;
 // caches and HBM instead of line by line. Each iteration keeps its own
 // arrival time (see issue_group), so pipelining is modelled as before.
 constexpr std::uint64_t kGroupRowBytes = 8192;
-// Iterations of a K group whose L2 lines are counted at once (a table of
-// this many iterations x channels per run of loads, per slot: small enough
-// that the slots of 256 compute units stay in the host's caches).
-constexpr std::uint32_t kChunk = 16;
 // Dependent loads processed per step of a pointer chase.
 constexpr std::uint32_t kChaseBatch = 64;
 // Vector operations per gathered row before its loads issue (read the row
@@ -269,14 +265,9 @@ void ComputeUnit::note_hot(std::size_t n) {
   // (loop_of): the vector's header in the slot's program and its first loop.
   h.at[k++] = &s.program.loops;
   if (!s.program.loops.empty()) h.at[k++] = s.program.loops.data();
-  if (s.chunk_counted && !s.lines.empty()) {
-    const std::size_t row = s.reserved - s.groups[(s.groups_issued - 1) & s.group_mask].first - s.chunk_first;
-    if (row < kChunk) {
-      const std::size_t channels = l2_->channels();
-      for (std::size_t run = 0; run < s.run_at.size() && k < Hot::kMax; ++run) {
-        h.at[k++] = &s.lines[(run * kChunk + row) * channels];
-      }
-    }
+  if (l2_ != nullptr && !s.groups.empty()) {
+    const std::uint32_t j = s.reserved - s.groups[(s.groups_issued - 1) & s.group_mask].first;
+    k += static_cast<std::uint32_t>(s.batch.rows_read(j, l2_->channels(), h.at + k, Hot::kMax - k));
   }
   h.n = k;
 }
@@ -407,11 +398,7 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   Slot fresh;
   fresh.iter.swap(s.iter);  // keep the rings' and tables' storage
   fresh.groups.swap(s.groups);
-  fresh.lines.swap(s.lines);
-  fresh.run_at.swap(s.run_at);
-  fresh.run_of.swap(s.run_of);
-  fresh.terms.swap(s.terms);
-  fresh.in_terms.swap(s.in_terms);
+  fresh.batch.take_storage(s.batch);
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -426,17 +413,6 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
 }
 
 namespace {
-// Operand range `r` as loaded by iteration `iter` of its loop.
-MemAccess access_at(const isa::MemRange& r, std::uint32_t iter) {
-  MemAccess a;
-  a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(iter) * r.iter_stride);
-  a.row_bytes = r.row_bytes;
-  a.rows = r.rows;
-  a.row_stride = r.row_stride;
-  a.gather = r.gather ? r.gather->data() : nullptr;
-  return a;
-}
-
 // Vector-lane operations of one iteration's software gather of `r`: per row,
 // read the index and compute the address, then one op per 16-byte load.
 double gather_lane_ops(const isa::MemRange& r) {
@@ -561,7 +537,9 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   // over fewer, larger reservations.)
   unloaded = std::min(unloaded, done - at);
   first_back = std::clamp(first_back, at + unloaded, done);
-  if (l2_ != nullptr) count_group(s, *loop, first, g);
+  if (l2_ != nullptr) {
+    s.batch.begin_group(*l2_, *loop, first, g, [&](const isa::MemRange& r) { return issue_offset(r); });
+  }
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
   group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded, gather_done > rest_done};
   s.issued += g;
@@ -573,84 +551,14 @@ Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
   return cycle_ticks(gather_lane_ops(r) / vector_lanes(), clock_);
 }
 
-void ComputeUnit::count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g) {
-  // Runs of consecutive loads with the same offset, and whether each run's
-  // counts fit 16 bits (a table cell counts one iteration's lines on one
-  // channel, at most the run's lines per iteration).
-  s.run_at.clear();
-  s.run_of.clear();
-  std::uint64_t most = 0, run_lines = 0;
-  for (const auto& r : loop.loads) {
-    const Tick at = issue_offset(r);
-    if (s.run_at.empty() || s.run_at.back() != at) {
-      s.run_at.push_back(at);
-      run_lines = 0;
-    }
-    s.run_of.push_back(static_cast<std::uint32_t>(s.run_at.size() - 1));
-    run_lines += l2_->iteration_lines(access_at(r, first));
-    most = std::max(most, run_lines);
-  }
-  s.counted = most <= 0xFFFF;
-  s.chunk_counted = false;
-  if (!s.counted) return;
-  if (s.terms.size() < s.run_at.size()) s.terms.resize(s.run_at.size());
-  for (std::size_t run = 0; run < s.run_at.size(); ++run) l2_->reset_terms(s.terms[run], g);
-  s.in_terms.resize(loop.loads.size());
-  for (std::size_t k = 0; k < loop.loads.size(); ++k) {
-    const auto& r = loop.loads[k];
-    s.in_terms[k] = l2_->add_terms(access_at(r, first), r.iter_stride, s.terms[s.run_of[k]]) ? 1 : 0;
-  }
-}
-
-void ComputeUnit::count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0) {
-  const auto [loop, iter] = loop_of(s.program, group.first + j0);
-  const std::size_t channels = l2_->channels();
-  const std::uint32_t n = std::min(kChunk, group.g - j0);
-  s.lines.assign(s.run_at.size() * kChunk * channels, 0);
-  for (std::size_t k = 0; k < loop->loads.size(); ++k) {
-    if (s.in_terms[k] != 0) continue;  // counted for the group, below
-    const auto& r = loop->loads[k];
-    l2_->count_iterations(access_at(r, iter), r.iter_stride, n, &s.lines[s.run_of[k] * kChunk * channels]);
-  }
-  for (std::size_t run = 0; run < s.run_at.size(); ++run) {
-    if (s.terms[run].offsets > 0) l2_->terms_rows(s.terms[run], j0, n, &s.lines[run * kChunk * channels]);
-  }
-  s.chunk_first = j0;
-  s.chunk_counted = true;
-}
-
 void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
   if (l2_ == nullptr) {
     s.iter[i & s.iter_mask].hits_back = 0;
     return;
   }
-  // Loads issued at the same time are reserved at once: one reservation per
-  // channel of all their lines ends where one per load would, and their data
-  // is back when the last is. Loads issued at another time, in load order.
-  Tick back = at;
-  if (s.counted) {
-    // The group being reserved is the last issued (see advance).
-    const Slot::Group& group = s.groups[(s.groups_issued - 1) & s.group_mask];
-    const std::size_t channels = l2_->channels();
-    const std::uint32_t j = i - group.first;
-    if (!s.chunk_counted || j - s.chunk_first >= kChunk) count_chunk(s, group, j);
-    const std::size_t row = j - s.chunk_first;
-    back = l2_->reserve_runs(&s.lines[row * channels], kChunk * channels, s.run_at.data(), s.run_at.size(), at);
-    s.iter[i & s.iter_mask].hits_back = back;
-    return;
-  }
-  const auto [loop, iter] = loop_of(s.program, i);
-  Tick counted_at = 0;
-  bool counted = false;
-  for (const auto& r : loop->loads) {
-    const Tick issued = at + issue_offset(r);
-    if (counted && issued != counted_at) back = std::max(back, l2_->reserve_counted(counted_at));
-    l2_->count_for_reserve(access_at(r, iter));
-    counted = true;
-    counted_at = issued;
-  }
-  if (counted) back = std::max(back, l2_->reserve_counted(counted_at));
-  s.iter[i & s.iter_mask].hits_back = back;
+  // The group being reserved is the last issued (see advance).
+  const Slot::Group& group = s.groups[(s.groups_issued - 1) & s.group_mask];
+  s.iter[i & s.iter_mask].hits_back = s.batch.reserve(*l2_, i - group.first, at);
 }
 
 void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {

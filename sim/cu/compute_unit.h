@@ -28,6 +28,7 @@
 #include "sim/core/slot_time.h"
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
+#include "sim/cu/reservation_batch.h"
 #include "sim/mem/l2_cache.h"
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
@@ -127,14 +128,11 @@ class ComputeUnit : public sc_core::sc_module {
     std::uint32_t groups_issued = 0;
     std::uint32_t group_next = 0;  // the group holding next_iter
     std::uint32_t iter_mask = 0;
-    std::uint32_t chunk_first = 0;     // the table's first iteration in the group
     std::uint32_t waited = ~0u;        // the iteration whose operands the slot waits for
     bool busy = false;
     bool started = false;     // prologue and first loads issued
     bool awaiting = false;    // finished; claims its next workgroup at `time`
     bool epilogue_done = false;  // its vector work charged; the stores are next
-    bool chunk_counted = false;        // the table holds the group's chunk_first..
-    bool counted = false;
     // The matrix cost of the slot's loop `cost_loop` (of its own program, so
     // the pointer stays valid while the workgroup runs): looked up once.
     const isa::Loop* cost_loop = nullptr;
@@ -142,27 +140,16 @@ class ComputeUnit : public sc_core::sc_module {
     Tick cost_dur = 0;
     std::vector<Group> groups;
     std::vector<Iteration> iter;
-    // The L2 lines of the last K group issued, per iteration and channel,
-    // counted kChunk iterations at a time (L2Cache::count_iterations): one
-    // table per run of its loads issued at the same time after the
-    // iteration's start (a software gather goes after its address work), in
-    // load order. Without it (`counted` false: a group too large for 16-bit
-    // counts) each iteration counts its own lines.
-    std::vector<std::uint16_t> lines;  // [run][iteration - chunk_first][channel]
-    std::vector<Tick> run_at;          // per run: its loads' issue offset
+    // The L2 channel time of the last K group issued, reserved iteration by
+    // iteration (its first ReservationBatch::kHotBytes are read every step).
+    ReservationBatch batch;
     // (The rest is read once per K group or workgroup.)
-    std::vector<std::uint32_t> run_of; // per load of the loop: its run
-    // Per run: its loads of one line per row and iteration, counted once
-    // for the whole group (L2Cache::add_terms); per load: whether it is
-    // counted there (else count_chunk counts it chunk by chunk).
-    std::vector<L2Cache::LineTerms> terms;
-    std::vector<std::uint8_t> in_terms;
     std::uint32_t wg = 0;
     Tick start = 0;
     isa::TileProgram program;
   };
   // The bytes of a Slot that every step reads (from its start).
-  static constexpr std::size_t kSlotHotBytes = offsetof(Slot, run_of);
+  static constexpr std::size_t kSlotHotBytes = offsetof(Slot, batch) + ReservationBatch::kHotBytes;
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
   // Notes the addresses of slot n's and the unit's state in *hot_.
@@ -186,13 +173,6 @@ class ComputeUnit : public sc_core::sc_module {
   void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
   // When load `r` of an iteration issued at t would go out on its own: t + this.
   Tick issue_offset(const isa::MemRange& r) const;
-  // Prepares the counting of the L2 lines of a new K group of `g`
-  // iterations of `loop` from its iteration `first`: its runs of loads,
-  // whether 16 bits hold the counts, and the loads counted for the whole
-  // group at once.
-  void count_group(Slot& s, const isa::Loop& loop, std::uint32_t first, std::uint32_t g);
-  // Counts the lines of the group's iterations from j0 (kChunk of them at most) into s.lines.
-  void count_chunk(Slot& s, const Slot::Group& group, std::uint32_t j0);
   // Issues the K groups and reserves the channel time of the iterations
   // before `upto` (at most the program's), all at `at`.
   void advance(Slot& s, std::uint32_t upto, Tick at);

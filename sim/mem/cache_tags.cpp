@@ -6,10 +6,6 @@
 #include <string>
 #include <type_traits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace tdmsim::sim {
 
 void CacheTags::beyond_range(std::uint64_t addr) {
@@ -72,6 +68,11 @@ CacheTags::Walker::Streak CacheTags::Walker::miss_streak(std::uint64_t addr, std
 #if defined(__x86_64__) && defined(__GNUC__)
   if (g_.bmi2) return miss_streak_bmi2(addr, count, write);
 #endif
+  return miss_streak_loop(addr, count, write);  // (as miss_streak_base, without a second call)
+}
+
+CacheTags::Walker::Streak CacheTags::Walker::miss_streak_base(std::uint64_t addr, std::uint64_t count,
+                                                              bool write) const {
   return miss_streak_loop(addr, count, write);
 }
 
@@ -100,6 +101,18 @@ __attribute__((target("bmi2"))) CacheTags::Walker::Streak CacheTags::Walker::mis
     return Streak{n, false, Run{}};
   };
   return w.common_shape() ? walk(std::true_type{}) : walk(std::false_type{});
+}
+
+CacheTags::Walker::Streak CacheTags::Walker::miss_streak_reference(std::uint64_t addr, std::uint64_t count,
+                                                                   bool write) const {
+  // A block that misses whole and evicts nothing dirty is one miss_whole()
+  // allocates; any other is looked up in full, and the streak stops there.
+  const std::uint32_t whole = g_.block_lines >= 32 ? ~0u : (1u << g_.block_lines) - 1;
+  for (std::uint64_t n = 0; n < count; ++n, addr += block_bytes()) {
+    const Run r = access_block<true>(rec_, addr, write);
+    if (r.missed != whole || r.dirty_victim()) return Streak{n, true, r};
+  }
+  return Streak{count, false, Run{}};
 }
 
 std::uint64_t CacheTags::set_of(std::uint64_t addr) const {

@@ -25,28 +25,10 @@
 #include <cstdint>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "sim/mem/run_merge.h"
+#include "sim/mem/tag_search.h"
 
 namespace tdmsim::sim {
-
-// Calls f(first, length) for each run of consecutive set bits of `mask`, low
-// bits first: the runs of lines a tag lookup reports.
-template <class F>
-void for_each_bit_run(std::uint32_t mask, F f) {
-  // One run from bit 0 (a run lookup that missed whole: the common case).
-  if ((mask & (mask + 1)) == 0) {
-    if (mask != 0) f(0u, static_cast<std::uint32_t>(std::countr_one(mask)));
-    return;
-  }
-  while (mask != 0) {
-    const auto first = static_cast<std::uint32_t>(std::countr_zero(mask));
-    const auto len = static_cast<std::uint32_t>(std::countr_one(mask >> first));
-    f(first, len);
-    mask = len + first >= 32 ? 0 : mask & ~(((1u << len) - 1) << first);
-  }
-}
 
 class CacheTags {
  public:
@@ -147,6 +129,17 @@ class CacheTags {
       Run next;
     };
     [[gnu::noinline]] Streak miss_streak(std::uint64_t addr, std::uint64_t count, bool write) const;
+    // miss_streak() as compiled for the baseline target and (where the
+    // build has it: TDMSIM_X86_VARIANTS, and the host runs it) for BMI2, which
+    // miss_streak() takes where the host has it; and the same, block by block
+    // through access_block(). The same results and records
+    // (tests/sim/test_host_variants.cpp).
+    [[gnu::noinline]] Streak miss_streak_base(std::uint64_t addr, std::uint64_t count, bool write) const;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __attribute__((target("bmi2"))) Streak miss_streak_bmi2(std::uint64_t addr, std::uint64_t count,
+                                                             bool write) const;
+#endif
+    Streak miss_streak_reference(std::uint64_t addr, std::uint64_t count, bool write) const;
     bool bmi2() const { return g_.bmi2; }
     // Lines from the one holding `addr` to the end of its block.
     std::uint32_t lines_to_block_end(std::uint64_t addr) const {
@@ -216,12 +209,8 @@ class CacheTags {
     // access_block(), with Dirty false for arrays no access ever wrote.
     template <bool Dirty>
     Run access_block(std::uint32_t* records, std::uint64_t addr, bool write) const;
-    // miss_streak()'s loop, and its copy compiled for BMI2.
+    // miss_streak()'s loop, compiled into each version.
     [[gnu::always_inline]] Streak miss_streak_loop(std::uint64_t addr, std::uint64_t count, bool write) const;
-#if defined(__x86_64__) && defined(__GNUC__)
-    __attribute__((target("bmi2"))) Streak miss_streak_bmi2(std::uint64_t addr, std::uint64_t count,
-                                                             bool write) const;
-#endif
 
     Geometry g_;
     std::uint32_t* rec_;  // sets records of 3 x ways + 1 words
@@ -240,16 +229,8 @@ class CacheTags {
   // addresses, in ascending order, for the caller to write back.
   std::vector<std::uint64_t> clean();
 
-  // Set bits of a mask (lines of a run). Without relying on the host's
-  // popcnt instruction (the baseline x86-64 target has none, and the library
-  // call shows in profiles); inline, as it runs once per run lookup.
-  static std::uint32_t count(std::uint32_t m) {
-    // A run's lines from bit 0 (all missed, the common case), or none.
-    if ((m & (m + 1)) == 0) return static_cast<std::uint32_t>(std::countr_one(m));
-    m = m - ((m >> 1) & 0x55555555u);
-    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
-    return (((m + (m >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
-  }
+  // Set bits of a mask (lines of a run): run_merge.h.
+  static std::uint32_t count(std::uint32_t m) { return count_bits(m); }
 
   std::uint32_t line_bytes() const { return line_; }
   std::uint32_t block_lines() const { return g_.block_lines; }
@@ -277,31 +258,10 @@ class CacheTags {
 };
 
 // Inlined into access(), where it runs for every lookup (a call there made
-// the lookup save and restore its registers).
+// the lookup save and restore its registers). The search: tag_search.h.
 [[gnu::always_inline]] inline std::uint32_t CacheTags::Walker::find(const std::uint32_t* set,
                                                                     std::uint32_t key) const {
-  const std::uint32_t ways = g_.ways;
-  std::uint32_t i = 0;
-#if defined(__SSE2__)
-  const __m128i want = _mm_set1_epi32(static_cast<int>(key));
-  if (ways == 16) {  // the common geometry: all four compares, one branch
-    const auto eq = [&](std::uint32_t w) {
-      const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + w));
-      return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want))));
-    };
-    const unsigned mask = eq(0) | eq(4) << 4 | eq(8) << 8 | eq(12) << 12;
-    return mask != 0 ? static_cast<std::uint32_t>(std::countr_zero(mask)) : ways;
-  }
-  for (; i + 4 <= ways; i += 4) {
-    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(set + i));
-    const int mask = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(k, want)));
-    if (mask != 0) return i + static_cast<std::uint32_t>(std::countr_zero(static_cast<unsigned>(mask)));
-  }
-#endif
-  for (; i < ways; ++i) {
-    if (set[i] == key) return i;
-  }
-  return ways;
+  return find_way(set, g_.ways, key);
 }
 
 template <bool Dirty>
@@ -364,17 +324,8 @@ template <bool Dirty, bool Common>
     if (key64 >= kEmpty) beyond_range(addr);
     set = records + (h & g_.set_mask) * (3 * kCommonWays + 1);
     key = static_cast<std::uint32_t>(key64);
-#if defined(__SSE2__)
-    const __m128i want = _mm_set1_epi32(static_cast<int>(key));
-    const auto* k = reinterpret_cast<const __m128i*>(set);
-    const __m128i eq = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(_mm_loadu_si128(k), want),
-                                                 _mm_cmpeq_epi32(_mm_loadu_si128(k + 1), want)),
-                                    _mm_or_si128(_mm_cmpeq_epi32(_mm_loadu_si128(k + 2), want),
-                                                 _mm_cmpeq_epi32(_mm_loadu_si128(k + 3), want)));
-    present = _mm_movemask_epi8(eq) != 0;
-#else
-    present = find(set, key) != ways;
-#endif
+    static_assert(kCommonWays == 16);
+    present = has_key16(set, key);
   } else {
     const auto w = where(records, addr >> g_.line_shift >> g_.block_shift, addr);
     set = w.set;

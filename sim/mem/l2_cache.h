@@ -11,10 +11,11 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "sim/core/divisor.h"
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
 #include "sim/mem/cache_tags.h"
+#include "sim/mem/channel_count.h"
+#include "sim/mem/channel_reserve.h"
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -31,16 +32,9 @@ class L2Cache : public sc_core::sc_module {
           Tick miss_latency, StatRegistry& stats, const SimClock& time);
 
   // The channel serving a line: the line number XOR-folded with its higher
-  // bits, so that power-of-two strides (a tile's rows) spread over channels.
-  std::size_t channel_of(std::uint64_t line) const {
-    if (channels_pow2_) {  // the same fold by shifts (runs per line: keep it branch-light)
-      const std::uint32_t s = channel_shift_;
-      return static_cast<std::size_t>((line ^ (line >> s) ^ (line >> 2 * s) ^ (line >> 3 * s)) &
-                                      channel_mask_);
-    }
-    const std::uint64_t a = channels_.div(line), b = channels_.div(a), c = channels_.div(b);
-    return static_cast<std::size_t>(channels_.mod(line ^ a ^ b ^ c));
-  }
+  // bits, so that power-of-two strides (a tile's rows) spread over channels
+  // (ChannelCounter::channel_of).
+  std::size_t channel_of(std::uint64_t line) const { return count_.channel_of(line); }
 
   // The channels' time of a loop iteration's loads, reserved without
   // looking the lines up (the lookup went earlier, in an access with
@@ -51,68 +45,56 @@ class L2Cache : public sc_core::sc_module {
   // max(arrive, free), so loads arriving together may be counted together:
   // one reservation per channel of all their lines ends where line-by-line
   // reservations would, and their data is back when the last is.
-  void count_for_reserve(const MemAccess& a);
+  // (The counting and the reserving: channel_count.h, channel_reserve.h.)
+  void count_for_reserve(const MemAccess& a) { count_.count_rows(a, reserve_count_.data(), reserve_every_); }
   Tick reserve_counted(Tick arrive);
   // The same counts for a whole K group at once: adds the lines of `g`
   // iterations of a load, iteration j being `a` moved by j x iter_stride,
-  // to table[j x channels() + channel]. A row's lines over consecutive
-  // iterations are consecutive lines, so the channel hash is redone only
-  // when a row enters the next aligned group of `channels` lines (whose
-  // lines share one hash term, see count_lines). reserve_lines() then
-  // reserves one iteration's row of the table, as reserve_counted() would.
-  // Each entry counts at most iteration_lines(a) lines.
+  // to table[j x channels() + channel]. reserve_lines() then reserves one
+  // iteration's row of the table, as reserve_counted() would. Each entry
+  // counts at most iteration_lines(a) lines.
   void count_iterations(const MemAccess& a, std::int64_t iter_stride, std::uint32_t g,
-                        std::uint16_t* table) const;
+                        std::uint16_t* table) const {
+    count_.count_iterations(a, iter_stride, g, table);
+  }
   Tick reserve_lines(const std::uint16_t* lines, Tick arrive);
   // reserve_lines() for `runs` rows in turn, row k at rows + k x stride
   // arriving at at + offsets[k] (an iteration's runs of loads); returns when
   // the data of them all is back (`at` when there are none).
   Tick reserve_runs(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
                     Tick at) {
-#if defined(__x86_64__) && defined(__GNUC__)
+    if (runs == 0) return at;
+#if TDMSIM_X86_VARIANTS
     // (Inline, and straight to the AVX2 steps: this runs once per main-loop
     // iteration, where one call more cost a fifth of the work.)
-    if (avx2_ && runs > 0) {
-      return reserve_runs_avx2(rows, stride, offsets, runs, at, line_time_, channel_.data(), channel_.size()) +
+    if (avx2_) {
+      return channel_reserve::runs_avx2(rows, stride, offsets, runs, at, line_time_, channel_.data(),
+                                        channel_.size()) +
              hit_latency_;
     }
 #endif
-    return reserve_runs_any(rows, stride, offsets, runs, at);
+    return channel_reserve::runs_scalar(rows, stride, offsets, runs, at, line_time_, channel_.data(),
+                                        channel_.size()) +
+           hit_latency_;
   }
 
   // The same counts for loads of one whole line per row and iteration (a K
-  // step of one line, the common fp8 case), made once per K group instead
-  // of once per chunk of it: iteration j of a row whose first line is l
-  // reads line l + j, on channel ((o + j) mod c) ^ term(q + (o + j) / c)
-  // with o = l mod c, q = l / c and term() the hash term of a group of c
-  // lines (count_lines). So a row is counted once per term it reaches, by
-  // its offset o; the table rows of any chunk of the group are then built
-  // from those counts (terms_rows). The loads of one run (reserved at once)
+  // step of one line, the common fp8 case), made once per K group
+  // (ChannelCounter::LineTerms). The loads of one run (reserved at once)
   // share one LineTerms.
-  struct LineTerms {
-    static constexpr std::size_t kOffsets = 4;  // distinct offsets kept
-    std::uint32_t g = 0;        // the group's iterations
-    std::uint32_t terms = 0;    // terms per offset: every (o + j) / c for j < g
-    std::uint32_t offsets = 0;  // offsets in use
-    std::uint64_t offset[kOffsets] = {};
-    std::vector<std::uint16_t> counts;  // [offset][term][channel]: rows
-  };
+  using LineTerms = ChannelCounter::LineTerms;
   // Empties `t` for a group of `g` iterations.
-  void reset_terms(LineTerms& t, std::uint32_t g) const;
-  // Adds the rows of `a` (iteration 0 of a group whose iterations move it by
-  // `iter_stride`) to `t`, if its loads are one whole line per row and
-  // iteration, its rows many (at least twice the channels; fewer are
-  // cheaper counted line by line) and they bring at most kOffsets offsets
-  // in all; else returns false with `t` unchanged.
+  void reset_terms(LineTerms& t, std::uint32_t g) const { count_.reset_terms(t, g); }
+  // Adds the rows of `a` to `t` if they are of that kind, else returns false
+  // with `t` unchanged (ChannelCounter::add_terms).
   bool add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (bmi2_) return add_terms_bmi2(a, iter_stride, t);
-#endif
-    return add_terms_base(a, iter_stride, t);
+    return count_.add_terms(a, iter_stride, t);
   }
   // Adds iterations j0 .. j0 + n - 1 of the group counted in `t` to table
   // rows 0 .. n - 1 (as count_iterations would for those loads).
-  void terms_rows(const LineTerms& t, std::uint32_t j0, std::uint32_t n, std::uint16_t* table) const;
+  void terms_rows(const LineTerms& t, std::uint32_t j0, std::uint32_t n, std::uint16_t* table) const {
+    count_.terms_rows(t, j0, n, table);
+  }
 
   std::uint64_t iteration_lines(const MemAccess& a) const {
     return std::uint64_t{a.rows} * ((a.row_bytes + spec_.line.bytes - 1) / spec_.line.bytes + 1);
@@ -126,43 +108,10 @@ class L2Cache : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  // add_terms(), as compiled for the baseline target and for hosts with
-  // BMI2 (bmi2_: its shifts by the channel bits, a count in a register, need
-  // no move to CL first; a row's counting is a handful of instructions).
-  [[gnu::always_inline]] bool add_terms_rows(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const;
-  bool add_terms_base(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const;
-#if defined(__x86_64__) && defined(__GNUC__)
-  __attribute__((target("bmi2"))) bool add_terms_bmi2(const MemAccess& a, std::int64_t iter_stride,
-                                                      LineTerms& t) const;
-#endif
-  // reserve_runs() without AVX2.
-  Tick reserve_runs_any(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
-                        Tick at);
-#if defined(__x86_64__) && defined(__GNUC__)
-  // reserve_runs() four channels at a time (avx2_), without the hit latency.
-  __attribute__((target("avx2"))) static Tick reserve_runs_avx2(const std::uint16_t* rows, std::size_t stride,
-                                                               const Tick* offsets, std::size_t runs, Tick at0,
-                                                               Tick line_time, BusyUntil* busy,
-                                                               std::size_t channels);
-#endif
 
   // Lines sharing one tag (sector block, cache_tags.h): a 4 KiB block, so a
   // tile row streamed in a K group is a handful of tag operations.
   static constexpr std::uint32_t kBlockLines = 32;
-  // Adds `n` consecutive lines from line number `line` to their channels'
-  // counts (`every`: lines that fell on every channel alike).
-  void count_lines(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
-                   std::uint64_t& every) const {
-    // Whole aligned groups of `channels` lines (a 4 KiB block on 16 channels
-    // of 128 B lines, the common run) touch every channel alike.
-    if (channels_pow2_ && ((line | n) & channel_mask_) == 0) {
-      every += n >> channel_shift_;
-      return;
-    }
-    count_lines_any(line, n, per_channel, every);
-  }
-  void count_lines_any(std::uint64_t line, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
-                       std::uint64_t& every) const;
 
   MemPort port_;  // reused request payload
   const SimClock& time_;
@@ -170,23 +119,16 @@ class L2Cache : public sc_core::sc_module {
   CacheTags tags_;
   units::Bandwidth channel_bw_;
   Tick mshr_hold_per_line_;
-  Divisor channels_;
+  ChannelCounter count_;  // the channel hash, and lines counted per channel
   std::vector<BusyUntil> channel_;
   std::vector<BusyUntil> mshr_;
   std::vector<BusyUntil> atomic_unit_;  // per channel: read-modify-writes
   Tick line_time_ = 0;
   Tick hit_latency_ = 0;
-  bool channels_pow2_ = true;
-  std::uint32_t channel_shift_ = 0;     // log2(channels) when channels_pow2_
-  std::uint64_t channel_mask_ = 0;      // channels - 1 when channels_pow2_
   std::uint32_t line_shift_ = 7;
-  // reserve_lines() four channels at a time (the host has AVX2, the channels
-  // come in fours and a line's time fits 32 bits).
+  // Channel reservations four channels at a time (the host has AVX2, the
+  // channels come in fours and a line's time fits 32 bits).
   bool avx2_ = false;
-  // count_iterations() builds 16-channel table rows a whole row at a time
-  // (the host has AVX2).
-  bool avx2_rows_ = false;
-  bool bmi2_ = false;  // the host has BMI2 (add_terms)
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   // count_for_reserve(): lines per channel not reserved yet (zero between

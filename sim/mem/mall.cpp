@@ -4,95 +4,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "sim/mem/mall_streak.h"
+#include "sim/mem/run_merge.h"
+
 namespace tdmsim::sim {
-
-namespace {
-// What chunk_streak() found.
-struct ChunkStreak {
-  std::uint64_t missed_whole = 0;
-  bool stopped = false;
-  std::uint32_t slice = 0;  // of the chunk it stopped at
-  CacheTags::Run next;      // that chunk's lookup
-};
-
-// Reads of whole interleave chunks, each one tag block, from `addr` on, at
-// most `count`, each looked up in its slice's tags, for as long as each
-// misses whole (CacheTags::Walker::miss_whole: a stream the MALL has not
-// seen, nearly every chunk of a weight tile). `missed_whole` of them did; if it `stopped`
-// before `count`, the chunk after them was looked up too (in slice `slice`,
-// with result `next`) for the caller's general case. (A loop of its own, not
-// inlined: inside the run loop the decode's shifts and the counters did not
-// fit the registers and were reloaded from the stack for every chunk.)
-template <bool Pow2>
-[[gnu::always_inline]] inline ChunkStreak chunk_streak_loop(const HbmAddressMap& map_in, const Divisor& per_stack_in,
-                                                            const CacheTags::Walker& tags_in,
-                                                            std::uint32_t* const* records, std::uint64_t addr,
-                                                            std::uint64_t count) {
-  // Copies in locals: the lookups' stores could alias the originals as far
-  // as the compiler knows (and the count too: the result goes back through memory).
-  const HbmAddressMap map = map_in;
-  const Divisor per_stack = per_stack_in;
-  const CacheTags::Walker tags = tags_in;
-  const std::uint64_t chunk = tags.block_bytes();
-  // The tag set of the chunk kAhead chunks on is asked for while this one is
-  // looked up, so that their host cache misses overlap (a stream's chunks
-  // fall on sets all over the tags, and these lookups waited on the host's
-  // memory for most of their time; no effect on results). Each chunk is
-  // decoded once, when it is asked for, and kept in a ring until its lookup.
-  constexpr std::uint64_t kAhead = 4;
-  struct Place {
-    std::uint32_t slice;
-    std::uint64_t local;
-  };
-  Place ring[kAhead];
-  const auto ask = [&](std::uint64_t n) __attribute__((always_inline)) {
-    const auto [channel, local] = map.channel_and_group_local<Pow2>(addr + n * chunk, per_stack);
-    const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
-    tags.prefetch(records[slice], local);
-    ring[n % kAhead] = {slice, local};
-  };
-  for (std::uint64_t n = 0; n < kAhead && n < count; ++n) ask(n);
-  const auto walk = [&](auto common) __attribute__((always_inline)) {
-    for (std::uint64_t n = 0; n < count; ++n) {
-      const Place at = ring[n % kAhead];
-      if (n + kAhead < count) ask(n + kAhead);
-      // (Reads only: writes pass the MALL by, so its lines are never dirty.)
-      if (!tags.miss_whole<false, decltype(common)::value>(records[at.slice], at.local, false)) {
-        return ChunkStreak{n, true, at.slice, tags.read_block_never_written(records[at.slice], at.local)};
-      }
-    }
-    return ChunkStreak{count, false, 0, {}};
-  };
-  return tags.common_shape() ? walk(std::true_type{}) : walk(std::false_type{});
-}
-
-// The loop as compiled for the baseline target, and for hosts with BMI2
-// (CacheTags::Geometry::bmi2: its shifts by a count in a register need no
-// move to CL first).
-template <bool Pow2>
-[[gnu::noinline]] ChunkStreak chunk_streak_base(const HbmAddressMap& map, const Divisor& per_stack,
-                                                const CacheTags::Walker& tags, std::uint32_t* const* records,
-                                                std::uint64_t addr, std::uint64_t count) {
-  return chunk_streak_loop<Pow2>(map, per_stack, tags, records, addr, count);
-}
-#if defined(__x86_64__) && defined(__GNUC__)
-template <bool Pow2>
-[[gnu::noinline]] __attribute__((target("bmi2"))) ChunkStreak
-chunk_streak_bmi2(const HbmAddressMap& map, const Divisor& per_stack, const CacheTags::Walker& tags,
-                  std::uint32_t* const* records, std::uint64_t addr, std::uint64_t count) {
-  return chunk_streak_loop<Pow2>(map, per_stack, tags, records, addr, count);
-}
-#endif
-
-template <bool Pow2>
-ChunkStreak chunk_streak(const HbmAddressMap& map, const Divisor& per_stack, const CacheTags::Walker& tags,
-                         std::uint32_t* const* records, std::uint64_t addr, std::uint64_t count) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (tags.bmi2()) return chunk_streak_bmi2<Pow2>(map, per_stack, tags, records, addr, count);
-#endif
-  return chunk_streak_base<Pow2>(map, per_stack, tags, records, addr, count);
-}
-}  // namespace
 
 Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressMap& map,
            std::uint32_t stacks, StatRegistry& stats, const SimClock& time)
@@ -193,19 +108,10 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
           // cost 3.6% of a 64-token layer's instructions and saved no time
           // measurably on the development machine, 2026-11-30.)
           std::uint64_t count = chunk_div.div_as<Pow2>(last - l);
-          // The misses' last run, kept out of misses_v_ while it grows.
-          std::uint64_t run_addr = 0, run_bytes = 0;
           // Missed whole chunks, one by one or many at once, extend the
-          // misses' last run.
-          const auto missed_whole = [&](std::uint64_t bytes) __attribute__((always_inline)) {
-            if (run_bytes != 0 && run_addr + run_bytes == l) {
-              run_bytes += bytes;
-            } else {
-              if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
-              run_addr = l;
-              run_bytes = bytes;
-            }
-          };
+          // misses' last run, kept out of misses_v_ while it grows.
+          RunAppender runs(misses_v_);
+          const auto missed_whole = [&](std::uint64_t bytes) __attribute__((always_inline)) { runs.add(l, bytes); };
           bool streak = true;  // (the next chunk likely misses whole: the last one did)
           while (count > 0) {
             CacheTags::Run res;
@@ -238,8 +144,7 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
               missed_lines += block_lines;
               missed_whole(chunk);
             } else {
-              if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
-              run_bytes = 0;
+              runs.flush();
               const auto missed = CacheTags::count(res.missed);
               missed_lines += missed;
               per_slice[slice] += block_lines - missed;
@@ -250,7 +155,7 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
             l += chunk;
             --count;
           }
-          if (run_bytes != 0) append_run(misses_v_, run_addr, run_bytes);
+          runs.flush();
           continue;
         }
         const std::uint64_t in_chunk = chunk_div.mod_as<Pow2>(l);

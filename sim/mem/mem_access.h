@@ -9,6 +9,7 @@
 #include <tlm>
 
 #include "sim/core/sim_time.h"
+#include "sim/mem/run_merge.h"  // ByteRun, append_run
 
 namespace tdmsim::sim {
 
@@ -43,22 +44,6 @@ struct MemAccess {
     return true;
   }
 };
-
-// A run of consecutive bytes (whole lines, as the caches move them).
-struct ByteRun {
-  std::uint64_t addr = 0;
-  std::uint64_t bytes = 0;
-};
-
-// Appends a run, merging it into the last one when they touch: the caches
-// collect their misses and write-backs this way, in address order.
-inline void append_run(std::vector<ByteRun>& runs, std::uint64_t addr, std::uint64_t bytes) {
-  if (!runs.empty() && runs.back().addr + runs.back().bytes == addr) {
-    runs.back().bytes += bytes;
-  } else {
-    runs.push_back({addr, bytes});
-  }
-}
 
 // Runs (sorted by address) sent on as single-row accesses, touching runs
 // merged: what a cache sends below for its misses and write-backs. `write`
