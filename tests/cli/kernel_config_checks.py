@@ -193,7 +193,7 @@ def one_config(tdmsim, work, n, name, header, line, row):
         f.write(f"kind: model\nname: cal-{n}\nsource: {name} line {line}\nhidden_size: {row['model_dim']}\nintermediate_size: {row['inter_dim']}\n"
                 f"experts: {row['expert']}\ntop_k: {row['topk']}\ngating: {{scoring: softmax, renormalize: true}}\n"
                 f"activation: {act}\n" + ("activation_limit: 7.0\n" if act == "swiglu_oai" else "") +
-                "layers: {moe: 1, total: 1}\nweight_dtype: bf16\nweight_quant: none\n")
+                "layers: {moe: 1, total: 1}\n")
     with open(os.path.join(folder, "scenario.yaml"), "w") as f:
         f.write(f"kind: scenario\nname: cal-{n}\nmachine: {MACHINE_OF_CUS[int(row['cu_num'])]}\nmodel: model.yaml\n"
                 f"tokens: {row['token']}\ndtype: {fmt[0]}\nquant: {fmt[1]}\npath: software\n"

@@ -125,7 +125,6 @@ def model_yaml(r):
     """A model file of the row's shape. 257 experts top-9: DeepSeek-V3's 256 routed + 1
     shared expert, fused into the routing (every token's ninth row goes to it)."""
     routed, top, shared = r["expert"], r["topk"], 0
-    wdt = r["dtype"] if r["weight_dtype"] == "same" else r["weight_dtype"]
     if r["expert"] == 257 and r["topk"] == 9:
         routed, top, shared = 256, 8, 1
     return (f"kind: model\nname: aiter-shape-{r['hidden']}-{r['inter_dim']}-{r['expert']}-{r['topk']}\n"
@@ -135,7 +134,7 @@ def model_yaml(r):
             f"experts: {routed}\ntop_k: {top}\nshared_experts: {shared}\n"
             f"shared_intermediate_size: {r['inter_dim'] if shared else 0}\n"
             f"gating: {{scoring: softmax, renormalize: true}}\nactivation: silu\n"
-            f"layers: {{moe: 1, total: 1}}\nweight_dtype: {wdt}\nweight_quant: {r['quant']}\n")
+            f"layers: {{moe: 1, total: 1}}\n")
 
 
 def scenario_yaml(r, model_path):

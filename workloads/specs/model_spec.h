@@ -46,8 +46,10 @@ struct LayersSpec {
 
   template <class V>
   void visit(V& v) {
-    v.param(moe, "moe", "MoE layers in the model", Required{}, Min{1u}, Max{10000u});
-    v.param(total, "total", "all transformer layers", Required{}, Min{1u}, Max{10000u});
+    v.param(moe, "moe", "MoE layers in the model (descriptive, not modelled: tdmsim times one layer)",
+            Required{}, Min{1u}, Max{10000u});
+    v.param(total, "total", "all transformer layers (descriptive, not modelled: tdmsim times one layer)",
+            Required{}, Min{1u}, Max{10000u});
   }
 };
 
@@ -65,8 +67,6 @@ struct ModelSpec {
   Activation activation{};
   double activation_limit{};
   LayersSpec layers;
-  DType weight_dtype{};
-  Quant weight_quant{};
 
   template <class V>
   void visit(V& v) {
@@ -89,11 +89,7 @@ struct ModelSpec {
     v.param(activation_limit, "activation_limit",
             "clamp limit of swiglu_oai (gpt-oss swiglu_limit; 0 = none)", Default{0.0},
             Min{0.0}, Max{1e6});
-    v.section(layers, "layers", "layer counts (for whole-model estimates)");
-    v.param(weight_dtype, "weight_dtype", "expert weight dtype commonly served",
-            Default{DType::bf16});
-    v.param(weight_quant, "weight_quant", "expert weight quantisation commonly served",
-            Default{Quant::none});
+    v.section(layers, "layers", "layer counts of the whole model (descriptive)");
   }
 };
 
