@@ -47,7 +47,7 @@ plan::LayerShape dsv3(std::uint32_t tokens) {
   return s;
 }
 
-RouterBuffers buffers(sim::programs::AddressSpace& as, const plan::LayerShape& s) {
+RouterBuffers buffers(sim::AddressSpace& as, const plan::LayerShape& s) {
   RouterBuffers b;
   b.hidden = as.allocate(std::uint64_t{s.tokens} * s.hidden * 2);
   b.gate_weight = as.allocate(std::uint64_t{s.experts_total} * s.hidden * 2);
@@ -60,7 +60,7 @@ RouterBuffers buffers(sim::programs::AddressSpace& as, const plan::LayerShape& s
 
 // The software router's two kernels on fresh buffers: (gate GEMM, top-k) times in ps.
 std::pair<double, double> router_times(sim::Gpu& gpu, const plan::LayerShape& s) {
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const RouterBuffers b = buffers(as, s);
   const auto t = gpu.run({sim::programs::router_gemm(s, b, gpu.machine()), sim::programs::router_topk(s, b)});
   REQUIRE(t.size() == 2);
@@ -139,7 +139,7 @@ TEST_CASE("software router top-k: softmax and ungrouped top-k cost more", "[rout
 
 TEST_CASE("software path: the router's kernels run before the sort, given: none", "[router]") {
   auto sc = scenario("qwen3-30b-decode-h200.yaml");
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto timed = sim::programs::software_moe(as, plan::build_plan(sc), sc.machine.spec);
   REQUIRE(timed.stage.size() >= 3);
   CHECK(timed.stage[0] == "routing");
@@ -156,7 +156,7 @@ TEST_CASE("software path: the router's kernels run before the sort, given: none"
 TEST_CASE("TDM path: the unit dispatches the gate GEMM and routes and sorts, no sort kernel",
           "[router][tdm]") {
   auto sc = scenario("qwen3-30b-a3b-decode-mi500x-tdm.yaml");
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::tdm_moe(as, plan::build_plan(sc), sc.machine.spec);
   CHECK(std::count(k.stage.begin(), k.stage.end(), std::string("sort")) == 0);
   REQUIRE(k.stage.size() >= 3);
@@ -192,7 +192,7 @@ TEST_CASE("the unit's routing stage: items at routing_scores_per_clock plus rout
 namespace {
 // The TDM path's routing stage span (gate GEMM and unit) of a layer on `m`.
 double tdm_routing_ps(const config::ResolvedScenario& sc, const MachineSpec& m, sim::Gpu& gpu) {
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::tdm_moe(as, plan::build_plan(sc), m);
   const auto t = gpu.run(k.kernels);
   double unit = 0;
