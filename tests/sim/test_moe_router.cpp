@@ -62,7 +62,7 @@ RouterBuffers buffers(sim::AddressSpace& as, const plan::LayerShape& s) {
 std::pair<double, double> router_times(sim::Gpu& gpu, const plan::LayerShape& s) {
   sim::AddressSpace as;
   const RouterBuffers b = buffers(as, s);
-  const auto t = gpu.run({sim::programs::router_gemm(s, b, gpu.machine()), sim::programs::router_topk(s, b)});
+  const auto t = gpu.run({sim::programs::router_gemm(s, b, gpu.machine()), sim::programs::router_topk(s, b, gpu.machine().kernels.router)});
   REQUIRE(t.size() == 2);
   return {static_cast<double>(t[0].end - t[0].launch), static_cast<double>(t[1].end - t[1].launch)};
 }
@@ -75,20 +75,26 @@ TEST_CASE("router top-k work follows the model's gating", "[router]") {
   plan::LayerShape s = dsv3(1);
   // Grouped: the kept 4 groups of 32 experts are the candidates.
   CHECK(sim::programs::router_candidates(s) == 128);
-  // 256 x (sigmoid 3 + bias 1) + 256 x 2 group + 4 x 8 x 2 group pick
-  // + 8 picks x 128 candidates x 2 + 8 x 3 weights (docs/calibration.md).
-  CHECK(sim::programs::router_topk_ops_per_token(s) == 1024 + 512 + 64 + 2048 + 24);
-  const auto grouped = sim::programs::router_topk_ops_per_token(s);
-  s.scoring = Scoring::softmax;  // one more op per score
-  CHECK(sim::programs::router_topk_ops_per_token(s) == grouped + 256);
+  // The shipped estimates (workloads/kernel-profiles/common.yaml), which
+  // every machine's profile bases: 256 x (sigmoid + bias) + 256 x group +
+  // 4 x 8 group picks + 8 picks x 128 candidates x select + 8 weights.
+  const RouterCosts c = machine("mi300x").kernels.router;
+  CHECK(sim::programs::router_topk_ops_per_token(s, c) ==
+        256 * (c.sigmoid_ops_per_score + c.bias_ops_per_score) + 256 * c.group_ops_per_score +
+            4 * 8 * c.group_pick_ops + 8 * 128 * c.select_ops + 8 * c.weight_ops);
+  const auto grouped = sim::programs::router_topk_ops_per_token(s, c);
+  s.scoring = Scoring::softmax;  // softmax's ops per score instead of sigmoid's
+  CHECK(sim::programs::router_topk_ops_per_token(s, c) ==
+        grouped + 256 * (c.softmax_ops_per_score - c.sigmoid_ops_per_score));
   s.scoring = Scoring::sigmoid;
-  s.correction_bias = false;  // one op less per score
-  CHECK(sim::programs::router_topk_ops_per_token(s) == grouped - 256);
+  s.correction_bias = false;  // no bias op per score
+  CHECK(sim::programs::router_topk_ops_per_token(s, c) == grouped - 256 * c.bias_ops_per_score);
   s.correction_bias = true;
   s.n_group = 1;  // ungrouped: no group work, all 256 experts ranked 8 times
   s.topk_group = 1;
   CHECK(sim::programs::router_candidates(s) == 256);
-  CHECK(sim::programs::router_topk_ops_per_token(s) == 1024 + 8 * 256 * 2 + 24);
+  CHECK(sim::programs::router_topk_ops_per_token(s, c) ==
+        256 * (c.sigmoid_ops_per_score + c.bias_ops_per_score) + 8 * 256 * c.select_ops + 8 * c.weight_ops);
   // topk_group == n_group keeps every group: the same as ungrouped.
   s.n_group = 8;
   s.topk_group = 8;

@@ -59,6 +59,17 @@ isa::KernelLaunch issue_loop(std::uint32_t threads, std::uint32_t iterations, st
   return k;
 }
 
+// The knobs at their defaults (AITER-style kernels) with the costs every
+// family shares (workloads/kernel-profiles/common.yaml), and our NVIDIA
+// kernels' counts from `m`'s profile, for the tests that switch to them.
+KernelsSpec aiter_style_kernels(const MachineSpec& m) {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
+  const config::Loader loader({root / "workloads"});
+  KernelsSpec k = loader.kernel_profile(root / "workloads/kernel-profiles/common.yaml").spec.kernels;
+  k.nvidia = m.kernels.nvidia;
+  return k;
+}
+
 config::ResolvedScenario tiny_scenario() {
   auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   auto& m = sc.machine.spec;
@@ -71,7 +82,7 @@ config::ResolvedScenario tiny_scenario() {
   m.memory.hbm.refresh_time = units::Duration{0};
   m.memory.hbm.row_miss_penalty = units::Duration{0};
   m.memory.hbm.turnaround = units::Duration{0};
-  m.kernels = KernelsSpec{};  // AITER-style kernels (the h200 file describes ours)
+  m.kernels = aiter_style_kernels(m);  // AITER-style kernels (the h200 file describes ours)
   auto& model = sc.model.spec;
   model.experts = 1;
   model.top_k = 1;
@@ -698,7 +709,7 @@ TEST_CASE("our NVIDIA main loops keep stages - 2 K tiles in flight (warp-special
   CHECK(depths(64, wgmma, 4) == 2);
   CHECK(depths(128, ws, 4) == 3);
   // Other kernels (kernels.matrix_instructions isa): one per buffer, as before.
-  m.kernels = KernelsSpec{};
+  m.kernels = aiter_style_kernels(m);
   CHECK(depths(16, mma, 3) == 3);
 }
 
