@@ -115,12 +115,14 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->mma_sync = machine.kernels.matrix_instructions != MatrixInstructions::isa;
   l->epilogue = machine.kernels.epilogue;
   l->sort = machine.kernels.sort;
-  if (l->mma_sync) {
-    if (!machine.kernels.nvidia) {
-      throw std::invalid_argument("machine " + machine.name + " runs our NVIDIA kernels (kernels.matrix_instructions " +
-                                  "not isa) but its kernel profile has no nvidia: section of their instruction counts");
-    }
+  // Our NVIDIA kernels (and our quantisation kernel between the stages) are
+  // charged their counted instructions.
+  if (machine.kernels.nvidia) {
     l->nv = *machine.kernels.nvidia;
+  } else if (l->mma_sync || machine.kernels.fp8_intermediate == Fp8Intermediate::kernel) {
+    throw std::invalid_argument("machine " + machine.name + " runs our NVIDIA kernels (kernels.matrix_instructions " +
+                                "or fp8_intermediate: kernel) but its kernel profile has no nvidia: section of their "
+                                "instruction counts");
   }
   if (!l->mma_sync && plan.kernel.code == KernelCode::tdmsim) l->amd_target = plan::mix_target(machine.isa);
   if (l->amd_target) {  // the tiles the programs run: gate/up's (and the fused kernel's), down's
