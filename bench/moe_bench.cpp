@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 struct Fixture {
   config::ResolvedScenario decode, prefill;
   std::unique_ptr<sim::Gpu> gpu;
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
 };
 
 Fixture& fixture() {

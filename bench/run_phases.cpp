@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   opts.trace = trace;
   sim::Gpu gpu(m, opts);
   t.mark("elaboration (sim::Gpu)");
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   config::Json summary = {{"layer", cli::layer_summary(p)}, {"paths", config::Json::array()}};
   config::Json stats = config::Json::object();
   for (const std::string& pa : cli::paths_for(m, path)) {

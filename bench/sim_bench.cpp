@@ -19,7 +19,7 @@ using namespace tdmsim;
 struct Fixture {
   MachineSpec machine;
   std::unique_ptr<sim::Gpu> gpu;
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
 };
 
 Fixture& fixture() {

@@ -67,6 +67,7 @@ Json resolve(const Loader& loader, const fs::path& file, bool show_origin) {
       return j;
     }
     case SpecKind::model: return with_origin(loader.model(file), show_origin);
+    case SpecKind::kernel_profile: return with_origin(loader.kernel_profile(file), show_origin);
     case SpecKind::scenario: {
       auto r = loader.resolve_scenario(file);
       Json j = Json::object();
@@ -159,8 +160,8 @@ std::string reference_document() {
       "times `1.5us`, `120ns`. Values are exact: `2.1GHz` is 2100000000 Hz.\n"
       "- `base: other.yaml` (path relative to this file) reads that file first; this file "
       "then overrides only the keys it names. `~` removes an optional section.\n"
-      "- `kind: machine|model|scenario|sweep` is optional inside machines/, models/, "
-      "scenarios/ and sweeps/ folders and required elsewhere.\n"
+      "- `kind: machine|model|scenario|sweep|kernel_profile` is optional inside machines/, "
+      "models/, scenarios/, sweeps/ and kernel-profiles/ folders and required elsewhere.\n"
       "- Unknown keys, missing required keys, values out of range and wrong units are "
       "errors naming file:line:column and the key path.\n";
   // The input limits, from their declarations (workloads/util/input_file.h,
@@ -174,6 +175,15 @@ std::string reference_document() {
                                    "One GPU: compute units, caches, HBM, fabric, launch "
                                    "overheads and the optional TDM MoE descriptor unit.",
                                    config::reference_rows<MachineSpec>());
+  md += config::reference_markdown(
+      "Kernel profile (`workloads/kernel-profiles/*.yaml`)",
+      "What a machine family's software fused-MoE kernels cost: the knobs and the instructions "
+      "each construct of the kernels issues, each value with its source as a comment "
+      "(docs/calibration.md \"Kernel profiles\"). A machine names its profile with "
+      "`kernel_profile:` (absent: the profile named after its `isa`); the loader reads it into "
+      "the machine's `kernels.*` keys above, which a machine file may override. A profile may "
+      "`base:` another (the family profiles base `common.yaml`, the estimates they share).",
+      config::reference_rows<KernelProfileSpec>());
   md += config::reference_markdown("Model (`workloads/models/*.yaml`)",
                                    "The MoE layer shape and gating of one model.",
                                    config::reference_rows<ModelSpec>());
@@ -301,10 +311,11 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
     result.exit_code = kExitOk;
   });
 
-  auto* list = cfg->add_subcommand("list", "List the shipped machines, models, scenarios and sweeps");
+  auto* list = cfg->add_subcommand("list", "List the shipped machines, models, scenarios, sweeps and kernel profiles");
   list->callback([&result] {
     const Loader loader(config::default_roots());
-    for (SpecKind k : {SpecKind::machine, SpecKind::model, SpecKind::scenario, SpecKind::sweep}) {
+    for (SpecKind k : {SpecKind::machine, SpecKind::model, SpecKind::scenario, SpecKind::sweep,
+                       SpecKind::kernel_profile}) {
       fmt::print("{}:\n", config::kind_folder(k));
       for (const auto& n : loader.names(k)) fmt::print("  {}\n", n);
     }

@@ -63,7 +63,7 @@ Json load_spread(const plan::MoePlan& p) {
 
 }  // namespace
 
-PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::MoePlan& p,
+PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
                  const MachineSpec& m, const std::string& path,
                  const sim::programs::DescriptorBytes* descriptors) {
   const auto before = gpu.stats().snapshot();
@@ -245,7 +245,7 @@ Json simulate_layer(const config::ResolvedScenario& sc, const std::vector<std::s
   const MachineSpec& m = sc.machine.spec;
   check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), false);
   sim::Gpu gpu(m, sim::SimOptions{});
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const plan::MoePlan p = plan::build_plan(sc);
   Json out = {{"layer", layer_summary(p)}, {"paths", Json::array()}};
   for (const auto& path : paths) out["paths"].push_back(run_path(gpu, as, p, m, path).metrics);

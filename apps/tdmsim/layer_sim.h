@@ -37,7 +37,7 @@ struct PathRun {
 // sim::SimulationStalled if the run passes its watchdog limit. `descriptors`
 // (TDM path only): run these encoded descriptors instead of the plan-built
 // ones (checked against the plan beforehand: format::check_stream).
-PathRun run_path(sim::Gpu& gpu, sim::programs::AddressSpace& as, const plan::MoePlan& p,
+PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
                  const MachineSpec& m, const std::string& path,
                  const sim::programs::DescriptorBytes* descriptors = nullptr);
 

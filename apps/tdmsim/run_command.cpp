@@ -224,7 +224,7 @@ int run_command(const RunOptions& o) {
     };
   }
   sim::Gpu gpu(m, opts);
-  sim::programs::AddressSpace as;  // shared by every run: each run's buffers are fresh (cold)
+  sim::AddressSpace as;  // shared by every run: each run's buffers are fresh (cold)
   const std::uint64_t seed0 = sc.scenario.spec.seed;
   std::vector<PathRun> detail;
   std::vector<std::vector<double>> totals(paths.size());

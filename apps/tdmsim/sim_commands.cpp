@@ -84,7 +84,7 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   sim::SimOptions opts;
   opts.trace = o.trace;
   sim::Gpu gpu(m, opts);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   std::vector<isa::KernelLaunch> kernels;  // the last one is measured
   double work = 0;  // bytes or FLOPs, for the achieved rate
   double roofline_s = 0;  // its roofline, for the watchdog

@@ -53,7 +53,7 @@ void check_runnable(const config::ResolvedPoint& point) {
   const plan::MoePlan p = plan::build_plan(point.scenario);
   const MachineSpec& m = point.scenario.machine.spec;
   for (const auto& path : point.paths) {
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     (void)(path == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m));
   }
 }

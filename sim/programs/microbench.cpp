@@ -8,13 +8,6 @@
 
 namespace tdmsim::sim::programs {
 
-std::uint64_t AddressSpace::allocate(std::uint64_t bytes) {
-  constexpr std::uint64_t kAlign = 2ull << 20;
-  const std::uint64_t at = next_;
-  next_ += (bytes + kAlign - 1) / kAlign * kAlign;
-  return at;
-}
-
 namespace {
 isa::KernelLaunch stream(AddressSpace& as, std::uint64_t bytes, std::uint64_t chunk, bool copy) {
   const std::uint64_t src = as.allocate(bytes);

@@ -7,18 +7,10 @@
 #include <vector>
 
 #include "isa/tile_program.h"
+#include "sim/mem/address_space.h"
 #include "workloads/specs/machine_spec.h"
 
 namespace tdmsim::sim::programs {
-
-// Simulated device addresses: buffers are placed at 2 MiB-aligned offsets.
-class AddressSpace {
- public:
-  std::uint64_t allocate(std::uint64_t bytes);
-
- private:
-  std::uint64_t next_ = 1ull << 32;
-};
 
 // dst <- src over `bytes`, each workgroup one `chunk` (16-byte accesses
 // coalesced into whole rows).

@@ -6,6 +6,11 @@
 
 namespace tdmsim::sim::programs::moe_detail {
 
+// LDS of a 1-stage workgroup (fused_moe.hip fused_kernel): the larger of
+// phase 1's GEMM buffers (`gemm_lds`, with the wgmma alignment slack) and
+// phase 2's (3 buffers of N down-row slices, their bf16 conversion for 8-bit
+// layers, the fp32 product tile), plus the static arrays: the tile's row
+// sources and scales (TileInfo), tokens and weights, the bf16 slice.
 std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t gemm_lds) {
   const std::uint64_t bm = l.block_m, bn = tile.n, ks = tile.n / 2;
   const std::uint64_t eb = bytes_of(1, l.shape.weight_dtype);  // phase 2 buffers down-weight rows
@@ -19,7 +24,7 @@ std::uint32_t fused_lds(const Layer& l, const KernelTile& tile, std::uint32_t ge
 }
 
 // Instructions per thread of one chunk of the 1-stage kernel's down phase
-// besides its conversion and scan (fused_moe.hip fused_kernel; kFused* above):
+// besides its conversion and scan (fused_moe.hip fused_kernel; the profile's nvidia.fused counts):
 // the copies of the next chunk's N down-row slices of N/2 columns, the loop's
 // wait and barriers, and a multiplying warp's wmma work over K = N/2.
 std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
@@ -27,8 +32,8 @@ std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
   const std::uint64_t copies = ceil_div(tile.n * ceil_div(bytes_of(ks, l.shape.weight_dtype), 16), tile.threads);
   const Fragments f = fragments(l.block_m, tile.n);
   const std::uint64_t tm = f.tm, tn = f.tn;
-  return copies * kFusedCopyOps + kFusedChunkLoopOps +
-         ks / 16 * ((tm + tn) * kFusedFragmentLoadOps + tm * tn * 2) + tm * tn * kFusedFragmentOps;
+  return copies * l.nv.fused.copy_ops + l.nv.fused.chunk_loop_ops +
+         ks / 16 * ((tm + tn) * l.nv.fused.fragment_load_ops + tm * tn * 2) + tm * tn * l.nv.fused.fragment_ops;
 }
 
 // The 1-stage kernel: gate and up for the job's N/2 intermediate columns
@@ -97,22 +102,22 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   // scanned (padding rows too) and the real rows' ones added into y.
   // (Our kernel, fused_moe.hip fused_kernel; other kernels: the combine in
   // the epilogue.)
-  std::uint64_t combine_ops = std::uint64_t{h} * kCombineOps;
+  std::uint64_t combine_ops = std::uint64_t{h} * l.epilogue.combine_ops;
   if (l.mma_sync) {
     down.vector_after_matrix = true;
     down.vector_issue_bound = true;
-    down.vector_ops = std::uint64_t{tile.n} * (std::uint64_t{l.block_m} * (kFusedScanOps + kFusedProductOps) +
-                                               std::uint64_t{j.valid_rows} * kFusedAddOps +
-                                               (dtype_bits(dt) == 8 ? std::uint64_t{cols} * kFusedConvertOps : 0)) +
+    down.vector_ops = std::uint64_t{tile.n} * (std::uint64_t{l.block_m} * (l.nv.fused.scan_ops + l.nv.fused.product_ops) +
+                                               std::uint64_t{j.valid_rows} * l.nv.fused.add_ops +
+                                               (dtype_bits(dt) == 8 ? std::uint64_t{cols} * l.nv.fused.convert_ops : 0)) +
                       std::uint64_t{p.threads} * fused_chunk_ops(l, tile);
     combine_ops = 0;
   }
   p.loops.push_back(std::move(up));
   p.loops.push_back(std::move(down));
-  p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * kActivationOps + combine_ops);
+  p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * l.epilogue.activation_ops + combine_ops);
   if (l.mma_sync) {  // our kernel's phase-1 epilogue, counted (its combine is in the down phase)
-    p.epilogue_vector_ops = std::uint64_t{cols} * (std::uint64_t{j.valid_rows} * kFusedActivationOps +
-                                                   std::uint64_t{l.block_m - j.valid_rows} * kFusedActivationSkipOps);
+    p.epilogue_vector_ops = std::uint64_t{cols} * (std::uint64_t{j.valid_rows} * l.nv.fused.activation_ops +
+                                                   std::uint64_t{l.block_m - j.valid_rows} * l.nv.fused.activation_skip_ops);
   }
   p.epilogue_issue_bound = l.mma_sync;
   p.stores.push_back(gathered(l.buf.out, static_cast<std::uint32_t>(l.out_row), j.valid_rows,

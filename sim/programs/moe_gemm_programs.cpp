@@ -41,10 +41,10 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   if (l.kernel.split_k > 1) {
     // fp32 partial sums of gate and up; activation waits for the reduction.
     if (l.ws_gate_up) {
-      p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kWsGateUpPartialOps;
+      p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * l.nv.epilogue.ws_gate_up_partial_ops;
       p.epilogue_issue_bound = true;
     } else if (l.mma_sync) {
-      p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kGateUpPartialOps + skip;
+      p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * l.nv.epilogue.gate_up_partial_ops + skip;
       p.epilogue_issue_bound = true;
     } else {
       p.epilogue_vector_ops = std::uint64_t{l.block_m} * 2 * cols;
@@ -56,14 +56,14 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   } else {
     const DType it = l.inter_dtype;
     if (l.ws_gate_up) {
-      p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kWsGateUpEpilogueOps;
+      p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * l.nv.epilogue.ws_gate_up_ops;
       p.epilogue_issue_bound = true;
     } else if (l.mma_sync) {
-      p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kGateUpEpilogueOps + skip;
+      p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * l.nv.epilogue.gate_up_ops + skip;
       p.epilogue_issue_bound = true;
     } else {
       p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols *
-                              (kActivationOps + (dtype_bits(it) <= 8 ? kQuantOps : 0));
+                              (l.epilogue.activation_ops + (dtype_bits(it) <= 8 ? l.epilogue.quant_ops : 0));
     }
     const std::uint64_t i_row = bytes_of(l.shape.inter, it);
     p.stores.push_back(strided(l.buf.inter + first_row * i_row + bytes_of(n.begin, it),
@@ -86,8 +86,8 @@ isa::TileProgram reduce_program(const Layer& l, std::uint32_t block, std::uint32
         static_cast<std::uint32_t>(row), valid, row));
   }
   const std::uint64_t elems = std::uint64_t{valid} * l.shape.inter;
-  p.epilogue_vector_ops = elems * (2 * l.kernel.split_k * kReduceOps + kActivationOps +
-                                   (dtype_bits(l.inter_dtype) <= 8 ? kQuantOps : 0));
+  p.epilogue_vector_ops = elems * (2 * l.kernel.split_k * l.epilogue.reduce_ops + l.epilogue.activation_ops +
+                                   (dtype_bits(l.inter_dtype) <= 8 ? l.epilogue.quant_ops : 0));
   const std::uint64_t i_row = bytes_of(l.shape.inter, l.inter_dtype);
   p.stores.push_back(strided(l.buf.inter + first_row * i_row, static_cast<std::uint32_t>(i_row),
                              valid, i_row));
@@ -103,7 +103,7 @@ isa::TileProgram reduce_program(const Layer& l, std::uint32_t block, std::uint32
 // scale, converted and stored. Each pass's loads wait for the one before
 // (a chain of 2 x groups round trips, each carrying half a group's bytes: the
 // second pass reads what the first brought on chip), and the vector work is
-// the kernel's own instruction count (kQuant*Ops).
+// the kernel's own instruction count (the profile's nvidia.quant).
 isa::TileProgram quant_program(const Layer& l, std::uint32_t row, bool real) {
   isa::TileProgram p;
   p.threads = 256;
@@ -120,8 +120,8 @@ isa::TileProgram quant_program(const Layer& l, std::uint32_t row, bool real) {
   isa::Loop passes;
   passes.iterations = 2 * scales;
   passes.loads.push_back(strided(l.buf.inter + row * in_row, half, 1, 0, half));
-  passes.vector_ops = (std::uint64_t{group} * (kQuantAmaxOps + kQuantRoundOps) +
-                       std::uint64_t{p.threads} * kQuantGroupOpsPerThread) / 2;
+  passes.vector_ops = (std::uint64_t{group} * (l.nv.quant.amax_ops + l.nv.quant.round_ops) +
+                       std::uint64_t{p.threads} * l.nv.quant.group_ops_per_thread) / 2;
   passes.vector_issue_bound = true;  // its own instructions, a row per workgroup
   p.loops.push_back(std::move(passes));
   p.stores.push_back(strided(l.buf.inter_q + row * q_row, static_cast<std::uint32_t>(q_row), 1, 0));
@@ -171,10 +171,10 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.k = tile.k;
   p.loops.push_back(std::move(loop));
   if (l.mma_sync) {
-    p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * kDownEpilogueOps + epilogue_skip_ops(l, j, cols);
+    p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * l.nv.epilogue.down_ops + epilogue_skip_ops(l, j, cols);
     p.epilogue_issue_bound = true;
   } else {
-    p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * kCombineOps;
+    p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * l.epilogue.combine_ops;
   }
   // Combine: atomic adds into the tokens' output rows (each split adds its
   // part); the L2's atomic units do the read-modify-write.
@@ -183,10 +183,5 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   p.stores.back().atomic = true;
   return p;
 }
-
-// LDS of a 1-stage workgroup (fused_moe.hip fused_kernel): the larger of
-// phase 1's GEMM buffers (`gemm_lds`, with the wgmma alignment slack) and
-// phase 2's (3 buffers of N down-row slices, their bf16 conversion for 8-bit
-// layers, the fp32 product tile), plus the static arrays: the tile's row
 
 }  // namespace tdmsim::sim::programs::moe_detail

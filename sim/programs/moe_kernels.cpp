@@ -31,15 +31,6 @@ std::shared_ptr<const std::vector<std::uint64_t>> row_offsets(const MoePlan& pla
   return v;
 }
 
-isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
-                         std::function<isa::TileProgram(std::uint32_t)> program) {
-  isa::KernelLaunch k;
-  k.name = std::move(name);
-  k.workgroups = workgroups;
-  k.program = std::move(program);
-  return k;
-}
-
 }  // namespace
 
 double element_bytes(DType t) { return dtype_bits(t) / 8.0; }
@@ -62,27 +53,19 @@ DType widened(DType t, Has has) {
 }
 }  // namespace
 
-// In-register weight dequantisation of the mixed pairs (dequant_ops_per_weight),
-// vector element operations per weight element. ESTIMATES (docs/calibration.md,
-// "Mixed-precision dequantisation"), not measured: fp4 on CDNA4/gfx1250 one
-// (v_cvt_scalef32_pk_bf16_fp4 converts two e2m1 and applies the E8M0 scale,
-// plus the operand shuffle); fp4 elsewhere two (nibble extraction and a
-// table or bit-manipulation conversion); int4 two (nibble extraction with
-// sign, and the convert-and-scale multiply-add).
-constexpr double kDequantOpsFp4Cvt = 1.0;
-constexpr double kDequantOpsFp4 = 2.0;
-constexpr double kDequantOpsInt4 = 2.0;
-
+// In-register weight dequantisation of the mixed pairs: the kernel
+// profile's dequant costs (estimates, docs/calibration.md "Mixed-precision
+// dequantisation"), none where the matrix instruction takes the pair.
 double dequant_ops_per_weight(const MachineSpec& m, DType activation, DType weight) {
   if (weight == activation) return 0.0;
-  const bool scaled_mfma = m.isa == IsaFamily::cdna4 || m.isa == IsaFamily::gfx1250;
   if (weight == DType::mxfp4) {
     // CDNA4's f8f6f4 MFMA takes fp8 A and fp4 B as they are (a8w4: no
     // conversion; ROCm blog "Matrix Core Programming on CDNA3 and CDNA4").
+    const bool scaled_mfma = m.isa == IsaFamily::cdna4 || m.isa == IsaFamily::gfx1250;
     if (scaled_mfma && activation == DType::fp8_e4m3) return 0.0;
-    return scaled_mfma ? kDequantOpsFp4Cvt : kDequantOpsFp4;
+    return m.kernels.dequant.fp4_ops;
   }
-  if (weight == DType::int4) return kDequantOpsInt4;
+  if (weight == DType::int4) return m.kernels.dequant.int4_ops;
   return 0.0;
 }
 
@@ -130,6 +113,17 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->mma = kernel_matrix_dtype(machine, s.dtype);
   l->mma_wgmma = matrix_dtype(machine, s.dtype);
   l->mma_sync = machine.kernels.matrix_instructions != MatrixInstructions::isa;
+  l->epilogue = machine.kernels.epilogue;
+  l->sort = machine.kernels.sort;
+  // Our NVIDIA kernels (and our quantisation kernel between the stages) are
+  // charged their counted instructions.
+  if (machine.kernels.nvidia) {
+    l->nv = *machine.kernels.nvidia;
+  } else if (l->mma_sync || machine.kernels.fp8_intermediate == Fp8Intermediate::kernel) {
+    throw std::invalid_argument("machine " + machine.name + " runs our NVIDIA kernels (kernels.matrix_instructions " +
+                                "or fp8_intermediate: kernel) but its kernel profile has no nvidia: section of their "
+                                "instruction counts");
+  }
   if (!l->mma_sync && plan.kernel.code == KernelCode::tdmsim) l->amd_target = plan::mix_target(machine.isa);
   if (l->amd_target) {  // the tiles the programs run: gate/up's (and the fused kernel's), down's
     using plan::LoopKernel;
@@ -211,7 +205,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     k.kernels.push_back(router_gemm(s, rb, machine));
     k.stage.push_back("routing");
     if (!tdm) {
-      k.kernels.push_back(router_topk(s, rb));
+      k.kernels.push_back(router_topk(s, rb, machine.kernels.router));
       k.stage.push_back("routing");
     }
   }
@@ -221,59 +215,15 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   }
   if (machine.kernels.combine == CombineType::fp32) {
     const std::uint32_t zero_wgs =
-        std::max(1u, ceil_div(std::uint64_t{s.tokens} * l->out_row, kZeroBytesPerWorkgroup));
+        std::max(1u, ceil_div(std::uint64_t{s.tokens} * l->out_row, machine.kernels.clear.bytes_per_workgroup.bytes));
     k.kernels.push_back(launch("moe_zero_out", zero_wgs, [l, zero_wgs](std::uint32_t wg) {
       return zero_program(*l, wg, zero_wgs);
     }));
     k.stage.push_back("zero_out");
   }
-  if (tdm) {
-    // No sort kernel: the unit's routing stage wrote the task table.
-  } else if (l->mma_sync) {
-    // Our sort (kernels/moe/sort.hip launch_sort): one kernel when the rows
-    // fit one chunk, else fuse, count, scan, place.
-    const std::uint32_t capacity = plan.layout.capacity;
-    const std::uint32_t chunks = std::max(1u, ceil_div(rows, kSortChunk));
-    l->l2_hit_ps = machine.memory.l2.hit_latency.ps;
-    if (l->topk_weights == 0) l->topk_weights = as.allocate(std::max<std::uint64_t>(1, rows) * 4);
-    if (sort_one_kernel(rows, s.experts_fused())) {
-      l->chunk_counts = as.allocate(std::max<std::uint64_t>(1, s.experts_fused()) * 4);  // expert_rows
-      l->first_block = as.allocate((std::uint64_t{s.experts_fused()} + 1) * 4);
-      k.kernels.push_back(launch("moe_sort_one", 1, [l, capacity](std::uint32_t) {
-        return sort_one_program(*l, capacity);
-      }));
-      k.stage.push_back("sort");
-    } else {
-      l->fused_rows = as.allocate(std::max<std::uint64_t>(1, rows) * 8);
-      l->chunk_counts = as.allocate(std::uint64_t{chunks} * std::max(1u, s.experts_fused()) * 4);
-      l->first_block = as.allocate((std::uint64_t{s.experts_fused()} + 1) * 4);
-      // Per chunk, the first local row of each warp that has one (a remote
-      // pick, under expert parallelism, skips the load).
-      l->chunk_warp_rows.assign(chunks, {});
-      std::vector<bool> local(rows, false);
-      for (std::uint32_t r = 0; r < plan.layout.padded_rows; ++r) {
-        if (plan.layout.sorted_rows[r] != plan.layout.sentinel) local[plan.layout.sorted_rows[r]] = true;
-      }
-      for (std::uint64_t r = 0; r < rows; ++r) {
-        auto& warps = l->chunk_warp_rows[r / kSortChunk];
-        if (local[r] && (warps.empty() || warps.back() / 32 != r / 32)) warps.push_back(static_cast<std::uint32_t>(r));
-      }
-      const std::uint32_t fuse_wgs = std::max(1u, ceil_div(std::max<std::uint64_t>(rows, capacity), kSortThreads));
-      k.kernels.push_back(launch("moe_sort_fuse", fuse_wgs, [l, capacity](std::uint32_t wg) {
-        return sort_fuse_program(*l, wg, capacity);
-      }));
-      k.kernels.push_back(launch("moe_sort_count", chunks, [l](std::uint32_t c) { return sort_count_program(*l, c); }));
-      k.kernels.push_back(launch("moe_sort_scan", 1, [l, chunks](std::uint32_t) { return sort_scan_program(*l, chunks); }));
-      k.kernels.push_back(launch("moe_sort_place", chunks, [l](std::uint32_t c) { return sort_place_program(*l, c); }));
-      for (int i = 0; i < 4; ++i) k.stage.push_back("sort");
-    }
-  } else {
-    const std::uint32_t sort_wgs = std::max(1u, ceil_div(rows, kSortRowsPerWorkgroup));
-    k.kernels.push_back(launch("moe_sort", sort_wgs, [l, sort_wgs](std::uint32_t wg) {
-      return sort_program(*l, wg, sort_wgs);
-    }));
-    k.stage.push_back("sort");
-  }
+  // The sort kernels, on the software path (the TDM unit's routing stage
+  // wrote the task table).
+  if (!tdm) add_sort_kernels(l, as, plan, machine, k);
   // The expert GEMMs' matrix work, for the clock governor
   // (sim/platform/power.h: the kernel's matrix-pipe occupancy is this over
   // its modelled time). The work counts the routed rows only: a block's

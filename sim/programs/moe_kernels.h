@@ -13,7 +13,7 @@
 
 #include "descriptors/plan/moe_plan.h"
 #include "isa/tile_program.h"
-#include "sim/programs/microbench.h"
+#include "sim/mem/address_space.h"
 #include "workloads/specs/machine_spec.h"
 
 namespace tdmsim::sim::programs {

@@ -8,6 +8,15 @@
 
 namespace tdmsim::sim::programs::moe_detail {
 
+isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
+                         std::function<isa::TileProgram(std::uint32_t)> program) {
+  isa::KernelLaunch k;
+  k.name = std::move(name);
+  k.workgroups = workgroups;
+  k.program = std::move(program);
+  return k;
+}
+
 // A gather of token rows into LDS: by the waves (software), or by the CU's
 // tensor data movers from a gather descriptor (TDM path).
 isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
@@ -99,12 +108,13 @@ std::uint64_t fp8_conversions(const KernelTile& t) {
 // Our epilogues' instructions for the padding rows of job `j`: each passes
 // only the loop's row test, per four of its `cols` columns.
 std::uint64_t epilogue_skip_ops(const Layer& l, const TileJob& j, std::uint32_t cols) {
-  return std::uint64_t{l.block_m - j.valid_rows} * ceil_div(cols, 4) * kEpilogueSkipOpsPer4;
+  return std::uint64_t{l.block_m - j.valid_rows} * ceil_div(cols, 4) * l.nv.epilogue.skip_ops_per_4;
 }
 
 // Instructions one multiplying warp of gemm_core_mma (our NVIDIA mma.sync main
-// loop, kernels/moe/fused_moe.hip) issues per K tile of `tile` (the k* counts
-// above), or one warp of gemm_core_wgmma (kWgmma*); 0 for the warp-specialized
+// loop, kernels/moe/fused_moe.hip) issues per K tile of `tile` (the profile's
+// nvidia.main_loop counts), or one warp of gemm_core_wgmma (its wgmma_* counts
+// besides the shared ones); 0 for the warp-specialized
 // loop and other machines' kernels (docs/moe-timing.md "Per-K-tile
 // instructions"). The copies are the thread's
 // share of the tile's A and B rows in 16-byte chunks (TileCopy: the first
@@ -119,7 +129,7 @@ std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgm
   const std::uint64_t tile_bytes = bytes_of(std::uint64_t{tile.m} * tile.k, l.shape.dtype) +
                                    bytes_of(std::uint64_t{tile.n} * tile.k, l.shape.weight_dtype);
   const std::uint32_t copies = ceil_div(tile_bytes / 16, tile.threads);
-  const std::uint32_t fixed = kTileLoopOps + 2 * kStageDivisionOps + kCopyIssueOps + copies * kCopyOps;
+  const std::uint32_t fixed = l.nv.main_loop.tile_loop_ops + 2 * l.nv.main_loop.stage_division_ops + l.nv.main_loop.copy_issue_ops + copies * l.nv.main_loop.copy_ops;
   // Hopper has no block-scaled MMA: K-group scales (1x128, MX 1x32) are
   // applied to the fp32 partial sums.
   const bool block = l.shape.quant == Quant::block_128 || l.shape.quant == Quant::per_1x32;
@@ -127,8 +137,14 @@ std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgm
     // Two warpgroups: 64-row halves of the tile, or N halves of a 64-row one.
     const std::uint32_t cols = tile.m >= 128 ? tile.n : tile.n / 2;
     const std::uint32_t acc = cols / 2;  // fp32 accumulators per thread
-    std::uint32_t n = fixed + steps * kWgmmaStepOps + kWgmmaSyncOps;
-    if (bytes == 1) n += block ? acc + acc / 4 + (2 + acc / 8) * kScaleLoadOps : acc;
+    // 8-bit tiles promote each fp32 accumulator (an add; block_128 an FFMA).
+    // block_128 also loads its scales: the thread's two rows' activation
+    // scales and one weight scale per 16-column fragment (gemm_core_wgmma
+    // loads b_scale per group of 8 columns, but a fragment's two groups read
+    // one address, which the compiler loads once: accumulators / 8 loads),
+    // and multiplies each distinct pair once (2 x accumulators / 8 FMUL).
+    std::uint32_t n = fixed + steps * l.nv.main_loop.wgmma_step_ops + l.nv.main_loop.wgmma_sync_ops;
+    if (bytes == 1) n += block ? acc + acc / 4 + (2 + acc / 8) * l.nv.main_loop.scale_load_ops : acc;
     return n;
   }
   const Fragments f = fragments(tile.m, tile.n);
@@ -137,9 +153,9 @@ std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgm
   // m16n8k16 (k32 for e4m3 as it is): two per 16 x 16 fragment pair per step,
   // four when e4m3 goes through f16 (two K halves).
   const std::uint32_t mmas = tm * tn * (via_f16 ? 4 : 2);
-  std::uint32_t n = fixed + kMmaStageOps + steps * ((tm + tn) * kFragmentLoadOps + mmas);
-  if (via_f16) n += steps * (tm + tn) * kFragmentConvertOps;
-  if (block) n += (2 * tm + tn) * kScaleLoadOps + 1 + tm * tn * kScaleApplyOps;
+  std::uint32_t n = fixed + l.nv.main_loop.mma_stage_ops + steps * ((tm + tn) * l.nv.main_loop.fragment_load_ops + mmas);
+  if (via_f16) n += steps * (tm + tn) * l.nv.main_loop.fragment_convert_ops;
+  if (block) n += (2 * tm + tn) * l.nv.main_loop.scale_load_ops + 1 + tm * tn * l.nv.main_loop.scale_apply_ops;
   return n;
 }
 

@@ -7,14 +7,17 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "descriptors/plan/amd_kernels.h"
 #include "descriptors/plan/moe_plan.h"
 #include "isa/tile_program.h"
 #include "sim/programs/moe_kernels.h"
+#include "workloads/specs/kernel_profile.h"
 
 namespace tdmsim::sim::programs::moe_detail {
 
@@ -24,193 +27,21 @@ using plan::TileJob;
 using isa::gathered;
 using isa::strided;
 
-// Vector work per element of the epilogues (our estimates, docs/moe-timing.md):
-// SwiGLU is exp, add, reciprocal and two multiplies plus a conversion.
-inline constexpr std::uint64_t kActivationOps = 8;
-// Re-quantising the intermediate to fp8: amax reduction, scale, convert.
-inline constexpr std::uint64_t kQuantOps = 4;
-// Down epilogue: routed-weight multiply, conversion for the atomic add.
-inline constexpr std::uint64_t kCombineOps = 2;
-// Split-K reduction: one add per partial per element.
-inline constexpr std::uint64_t kReduceOps = 1;
-// Our NVIDIA kernels' epilogues (kernels/moe/fused_moe.hip), issued by each
-// thread in turn and so bound by the warps' issue rate (kernels.warp_issue_cycles),
-// not by the vector pipe. gate_up_kernel, per element of a real row: 67
-// thread instructions, counted by Nsight Compute on Mixtral-8x7B 4096 tokens
-// (validation/data/h200/moe/epilogue-2026-11-30/ncu: the C reads, scales, two
-// bf16 roundings, SwiGLU with its IEEE division, packing and the store);
-// with split-K, per element of a real row, the partial sums' path instead
-// (~12 from the source: per four columns the loop and tests ~10, two float4 C
-// reads, ten scale loads, sixteen multiplies, the address, two float4
-// stores); per four columns of a padding row, the loop step and row test
-// (~8, from the source). down_kernel, per element of a real row: ~14, from the source (per
-// four columns: the loop step, index split and bounds and token tests ~10, a
-// float4 C read, six scale loads, twelve multiplies, four bf16 roundings ~20,
-// the address and one vector atomic ~5).
-inline constexpr std::uint64_t kGateUpEpilogueOps = 67;
-inline constexpr std::uint64_t kGateUpPartialOps = 12;
-// The persistent warp-specialized gate/up kernel (gate_up_ws_kernel) applies
-// its epilogue from the consumers' accumulators (256 threads; the producer
-// warpgroup meanwhile copies the next job's first K tiles), on every element
-// of the BM x N/2 tile, padding rows included (only the store is
-// predicated): 19 thread instructions an element, counted by Nsight Compute
-// on Mixtral-8x7B 4096 tokens (validation/data/h200/moe/persistent-2026-11-30/
-// ncu: two bf16x2 conversions, SwiGLU with the fast logistic, the packing and
-// a 4-byte store per two columns); with split-K, per two columns the column,
-// its bound, the row address and the two float2 stores of gate and up
-// partials (~7, so ~4 an element, from the source).
-inline constexpr std::uint64_t kWsGateUpEpilogueOps = 19;
-inline constexpr std::uint64_t kWsGateUpPartialOps = 4;
-inline constexpr std::uint32_t kWsConsumerThreads = 256;
-inline constexpr std::uint64_t kDownEpilogueOps = 14;
-inline constexpr std::uint64_t kEpilogueSkipOpsPer4 = 8;
-// The fp8 intermediate's quantisation kernel (quant_inter_kernel in
-// kernels/moe/fused_moe.hip), instructions counted from its source: per
-// element, the amax pass (address, load, widen, abs, max, loop step: 8) and
-// the quantising pass (address, load, widen, fp32 division ~10, e4m3_bits ~25
-// integer operations, address and byte store, loop step: 43); per scale group
-// and thread, the reduction (5 shuffles and maxima, partial store, 2
-// barriers, 8 partial loads and maxima, the scale's division and store, loop
-// set-up: ~50).
-inline constexpr std::uint64_t kQuantAmaxOps = 8;
-inline constexpr std::uint64_t kQuantRoundOps = 43;
-inline constexpr std::uint64_t kQuantGroupOpsPerThread = 50;
-// The 1-stage kernel's down phase (fused_kernel), per chunk of N output
-// columns, counted from its source: the e4m3 -> bf16 conversion of the chunk's
-// down rows in LDS, per element (loop step, index split, LDS byte load,
-// e4m3_to_bf16_fast, LDS store: 17); the scan of the BM x N product that adds
-// it into y, per element, padding rows included (loop step, index split,
-// bounds test, LDS token load and test: 12); per element of a real row, the
-// add itself (scale load, product load, two multiplies, address, atomic: 10).
-inline constexpr std::uint64_t kFusedConvertOps = 17;
-inline constexpr std::uint64_t kFusedScanOps = 12;
-inline constexpr std::uint64_t kFusedAddOps = 10;
-// What those counts from the source leave out, per element of the BM x N
-// product of a chunk (per thread: BM x N / threads a chunk): Nsight Compute
-// executed 931.7 M warp instructions in the calibration scenario
-// dsv3-fp8-4tok-1stage-pt (validation/data/h200/moe/ncu-2026-11-30: 1024
-// workgroups of 8 warps, 113.7 k a warp) where every count of this file for
-// that kernel gives 83.5 k (phase 1's K tiles 13.4 k, its epilogue 0.2 k, the
-// down phase's chunks 69.9 k); the 30.2 k left, over its 56 chunks of 64 x 128
-// products (32 elements a thread), is 16.8 a thread per element. It is put on
-// the product's element because everything of a chunk that is not per
-// converted weight or per copy scales with it (the product's wmma fragment
-// loads and stores, with K = N / 2, and the scan), so the same count holds for
-// other tiles. Fitted to that instruction count (not to any time), on a
-// calibration scenario; docs/calibration.md.
-inline constexpr std::uint64_t kFusedProductOps = 17;
-// The 1-stage kernel's phase-1 epilogue (fused_kernel), per element of the
-// BM x N/2 slice: a real row's activation as gate_up_kernel's counted
-// kGateUpEpilogueOps (67) less its two bf16 roundings of gate and up (~5
-// each), which the 1-stage kernel does not do: 57; a padding row's element
-// (loop step, index split, the column and token tests, the zero's LDS
-// store): 12. Both from the source.
-inline constexpr std::uint64_t kFusedActivationOps = 57;
-inline constexpr std::uint64_t kFusedActivationSkipOps = 12;
-// And per chunk and thread, the rest of the chunk's loop (our count, as the
-// main loops' below): per 16-byte cp.async of the down rows 21 (the index
-// split, the K-tail bounds, a 64-bit row address, LDGSTS); the wait, three
-// barriers and the loop (8); per wmma K step and fragment of a multiplying
-// warp a 16 x 16 load from LDS (8 loads, 2 addresses) and per fragment pair
-// 2 mma; per fragment pair its zeroing (8) and store to LDS (10).
-inline constexpr std::uint64_t kFusedCopyOps = 21;
-inline constexpr std::uint64_t kFusedChunkLoopOps = 8;
-inline constexpr std::uint64_t kFusedFragmentLoadOps = 10;
-inline constexpr std::uint64_t kFusedFragmentOps = 18;
-// One K tile of our NVIDIA main loops (kernels/moe/fused_moe.hip), in
-// instructions of one warp, counted from the source per construct; the
-// counts per construct are those of the SASS of one instance (the 16x64x128
-// e4m3 block_128 gate/up tile, gemm_core_mma: Nsight Compute's executed
-// instructions per warp and K tile, validation/data/h200/moe/ws-2026-11-30/ncu,
-// 316 for a multiplying warp). Every warp: the loop's own control, the jump
-// table of async_wait_at_most (its LDC and BRX), the cp.async wait, the
-// barrier and the group commit (25).
-inline constexpr std::uint32_t kTileLoopOps = 25;
-// `tile % stages` by the run-time buffer count: an unsigned division
-// (I2F, MUFU.RCP, F2I and the correction steps: 17), paid by the copy issue
-// and again for the stage being read.
-inline constexpr std::uint32_t kStageDivisionOps = 17;
-// Per 16-byte cp.async a thread issues (TileCopy::copy: source or zero-fill,
-// byte count of the K tail, address, LDGSTS: 19), plus 3 for the issue.
-inline constexpr std::uint32_t kCopyOps = 19;
-inline constexpr std::uint32_t kCopyIssueOps = 3;
-// gemm_core_mma, a multiplying warp: the stage's swizzled ldmatrix addresses
-// (29 besides the division); per 32-byte K step, per A or B fragment, one
-// ldmatrix and 2 address operations; per fragment and step of an e4m3 tile
-// converted to f16 (TDMSIM_FP8_VIA_F16), 8 cvt and 4 shifts; block_128: per
-// scale loaded (2 per A fragment, 1 per B fragment) 7 (its row's pointer
-// from LDS, the address, the load), and per pair of fragments the scaled
-// add of the partial sums (8 FFMA, 2 FMUL).
-inline constexpr std::uint32_t kMmaStageOps = 29;
-inline constexpr std::uint32_t kFragmentLoadOps = 3;
-inline constexpr std::uint32_t kFragmentConvertOps = 12;
-inline constexpr std::uint32_t kScaleLoadOps = 7;
-inline constexpr std::uint32_t kScaleApplyOps = 10;
-// gemm_core_wgmma (the wgmma loop of tiles of 64+ rows), one warp per K tile,
-// besides the loop, divisions and copies it shares with gemm_core_mma: per
-// 32-byte K step two LDS descriptors and the wgmma (7); the fences, commit and
-// wait (4); 8-bit tiles promote each fp32 accumulator (an add; block_128 an
-// FFMA). block_128 also loads its scales: the thread's two rows' activation
-// scales and one weight scale per 16-column fragment (gemm_core_wgmma loads
-// sw[j] = b_scale[(col0 + 8 j) / 16][kb] for each group of 8 columns, but the
-// two groups of a fragment read the same address, which the compiler loads
-// once: accumulators / 8 distinct loads, not / 4), each of kScaleLoadOps; and
-// multiplies each distinct pair of them once (2 x accumulators / 8 FMUL: the
-// accumulators of one row and fragment share their scale product).
-// Our estimates per construct from the source, not read off its SASS; they
-// give 240 per warp for e4m3 64x128x128, 290 with block_128, and 396 for e4m3
-// block_128 128x128x128 (310 per_token).
-inline constexpr std::uint32_t kWgmmaStepOps = 7;
-inline constexpr std::uint32_t kWgmmaSyncOps = 4;
-// The sort kernel (moe_align_block_size): histogram, prefix sum, scatter.
-inline constexpr std::uint64_t kSortOpsPerRow = 8;
-inline constexpr std::uint32_t kSortRowsPerWorkgroup = 4096;  // 256 threads x 16 rows
-// Our sort (kernels/moe/sort.hip launch_sort), four kernels; counts read off
-// the source. fuse_kernel: a thread per row or capacity entry (256 a
-// workgroup): index and slot split, two loads, up to four stores (~12).
-// count_kernel and place_kernel: a workgroup of kSortChunk threads per chunk
-// of kSortChunk rows. count: a load, a test and an LDS atomic per row, a
-// clear and a store per expert (~8). place: the rank among equal experts by
-// 32 shuffles (shuffle, compare, two adds: 128), then 32 warp steps (test,
-// barrier, loop: 96); the warp whose turn it is loads its rows' weights,
-// which its stores wait for, so the chunk's warps with a row each wait one
-// round trip in turn. scan_kernel: one workgroup of 256 threads, a thread per
-// expert (ceil(E / 256) passes): the expert's count in every chunk loaded,
-// added and stored back in turn (a load the next store waits for: a chain of
-// `chunks` round trips per pass), then the blocks per expert, two shuffle
-// scans and the block -> expert map (~40 per expert).
+// What each construct of the kernels costs in instructions is the machine's
+// kernel profile (MachineSpec::kernels: workloads/kernel-profiles/*.yaml,
+// each value with its source; docs/calibration.md "Kernel profiles"), kept
+// in Layer. What stays here is the kernels' shape, read off their source.
+//
+// Our sort's chunk (kernels/moe/sort.hip) and the workgroup of its fuse and
+// scan kernels.
 inline constexpr std::uint32_t kSortChunk = plan::rules::kSortChunk;
 inline constexpr std::uint32_t kSortThreads = 256;
-inline constexpr std::uint64_t kSortFuseOps = 12;
-inline constexpr std::uint64_t kSortCountOps = 8;
-inline constexpr std::uint64_t kSortPlaceOps = 128 + 96;
-inline constexpr std::uint64_t kSortScanOpsPerExpert = 40;
-// Our sort in one kernel (sort.hip sort_one_kernel), when the rows fit one
-// chunk: one workgroup of plan::rules::sort_one_threads() threads, a thread per row and per
-// expert, its phases serial between barriers; counts per thread read off the
-// source (its PTX), in the four kernels' convention (a shuffle step 4).
-// Fused routing of its row (index split by a division, two loads, the
-// choice) and the counter cleared (~30); each pass of the padding fill (~8);
-// the LDS atomic and a barrier (~8); the scan: its expert's count, blocks by a
-// division, two five-step shuffle scans, three barriers, the stores and the
-// cursor (~140); the block -> expert map, per block of the busiest expert
-// (~4); the rank among equal experts (128, as place_kernel's); per warp with
-// rows a turn (test, barrier, loop: ~5), and its own turn (cursor load, two
-// stores, the cursor moved: ~18). The weights stay in registers, so no turn
-// waits for a load (place_kernel's does).
-inline constexpr std::uint64_t kSortOneFuseOps = 30;
-inline constexpr std::uint64_t kSortOneFillOpsPerPass = 8;
-inline constexpr std::uint64_t kSortOneCountOps = 8;
-inline constexpr std::uint64_t kSortOneScanOps = 140;
-inline constexpr std::uint64_t kSortOneMapOpsPerBlock = 4;
-inline constexpr std::uint64_t kSortOneRankOps = 128;
-inline constexpr std::uint64_t kSortOneTurnOps = 5;
-inline constexpr std::uint64_t kSortOneOwnTurnOps = 18;
+// The persistent warp-specialized gate/up kernel's consumer warpgroups
+// (gate_up_ws_kernel), which apply its epilogue.
+inline constexpr std::uint32_t kWsConsumerThreads = 256;
 inline constexpr std::uint32_t kVgprs = 128;  // per thread, for the MFMA/WGMMA kernels
 // Threads of AITER's 1-stage assembly kernels (asm_fmoe.cu: bdx = 256).
 inline constexpr std::uint32_t kAiterOneStageThreads = 256;
-// Bytes one workgroup of the output-clearing kernel writes (a memset's grid).
-inline constexpr std::uint64_t kZeroBytesPerWorkgroup = 64 * 1024;
 
 inline std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint32_t>((a + b - 1) / b);
@@ -235,6 +66,12 @@ struct Layer {
   // whose main-loop mix and LDS they are charged (plan::mix_target); none for
   // AITER's kernels and other machines.
   std::optional<plan::CdnaTarget> amd_target;
+  // The kernel profile's costs (MachineSpec::kernels): the AITER-style
+  // kernels' epilogues and sort, and, with mma_sync, our NVIDIA kernels'
+  // counted instructions.
+  EpilogueCosts epilogue;
+  SortCosts sort;
+  NvidiaKernelCosts nv;
   // What amd_loop_of charges a main loop of each plan::LoopKernel (indexed by
   // it) for the tile it was looked up with: looked up once per layer in
   // build() (amd_loop_lookup), since every workgroup's program needs it and
@@ -291,6 +128,9 @@ struct Fragments {
 };
 
 // Shared helpers (moe_program_common.cpp; each is described there).
+// A host-launched grid of `workgroups` programs.
+isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
+                         std::function<isa::TileProgram(std::uint32_t)> program);
 isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
                          std::shared_ptr<const std::vector<std::uint64_t>> offsets,
                          std::int64_t iter_stride = 0);
@@ -328,7 +168,10 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j);
 // The 1-stage kernel (moe_fused_program.cpp).
 isa::TileProgram fused_program(const Layer& l, const TileJob& j);
 
-// The sort kernels (moe_sort_programs.cpp).
+// The sort kernels (moe_sort_programs.cpp), and the software path's sort
+// appended to `k`, its scratch allocated from `as`.
+void add_sort_kernels(const std::shared_ptr<Layer>& l, AddressSpace& as, const MoePlan& plan,
+                      const MachineSpec& machine, MoeKernels& k);
 isa::TileProgram sort_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs);
 isa::TileProgram sort_fuse_program(const Layer& l, std::uint32_t wg, std::uint32_t capacity);
 isa::TileProgram sort_count_program(const Layer& l, std::uint32_t chunk);

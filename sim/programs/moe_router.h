@@ -33,13 +33,14 @@ std::uint32_t router_candidates(const plan::LayerShape& s);
 // Vector element operations the software top-k kernel spends on one token:
 // scoring every expert, the correction bias, the group scores and group pick,
 // top_k argmax passes over the candidates, and the weights.
-std::uint64_t router_topk_ops_per_token(const plan::LayerShape& s);
+// Costs per construct: the machine's kernel profile (kernels.router).
+std::uint64_t router_topk_ops_per_token(const plan::LayerShape& s, const RouterCosts& c);
 
 // The software router's kernels, in launch order: "moe_router_gemm" (bf16
 // operands, fp32 logits; the linear layer's bias added in its epilogue when
 // gating.router_bias) and "moe_router_topk".
 isa::KernelLaunch router_gemm(const plan::LayerShape& s, const RouterBuffers& b, const MachineSpec& m);
-isa::KernelLaunch router_topk(const plan::LayerShape& s, const RouterBuffers& b);
+isa::KernelLaunch router_topk(const plan::LayerShape& s, const RouterBuffers& b, const RouterCosts& c);
 
 // The task table the TDM unit's routing stage writes (what the sort writes on
 // the software path).

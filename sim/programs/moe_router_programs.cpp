@@ -11,32 +11,6 @@ namespace tdmsim::sim::programs {
 
 namespace {
 
-// The top-k kernel's work, in vector element operations. ESTIMATES
-// (docs/calibration.md "Router kernels"), not measured: no router kernel
-// is among our measured kernels.
-// Per score: softmax takes the max (a reduction step), subtracts and
-// exponentiates, sums (a reduction step) and multiplies by the reciprocal;
-// sigmoid negates and exponentiates, adds one and takes the reciprocal.
-constexpr std::uint64_t kSoftmaxOpsPerScore = 4;
-constexpr std::uint64_t kSigmoidOpsPerScore = 3;
-// The selection-only correction bias: one add per score.
-constexpr std::uint64_t kBiasOpsPerScore = 1;
-// Grouped top-k: a group's two best scores kept as the scores go by (a
-// compare and a select per score), then topk_group argmax passes over the
-// group scores, and each candidate masked in or out by its group.
-constexpr std::uint64_t kGroupOpsPerScore = 2;
-constexpr std::uint64_t kGroupPickOps = 2;
-// The final top-k: top_k argmax passes over the candidates, a compare and a
-// select per candidate each (the vLLM/SGLang top-k kernels' loop: the best
-// of the candidates, then it is masked out).
-constexpr std::uint64_t kSelectOps = 2;
-// Per pick: its unbiased score gathered, renormalised and scaled.
-constexpr std::uint64_t kWeightOps = 3;
-// Tokens per workgroup of the top-k kernel (a warp of 32 threads each, as
-// the serving stacks' top-k kernels give a token).
-constexpr std::uint32_t kTopkTokensPerWorkgroup = 8;
-constexpr std::uint32_t kTopkThreads = 256;
-
 bool grouped(const plan::LayerShape& s) { return s.n_group > 1 && s.topk_group < s.n_group; }
 
 std::uint32_t ceil_div32(std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); }
@@ -48,14 +22,18 @@ std::uint32_t router_candidates(const plan::LayerShape& s) {
   return s.experts_total / s.n_group * s.topk_group;
 }
 
-std::uint64_t router_topk_ops_per_token(const plan::LayerShape& s) {
+// The top-k kernel's work, in vector element operations: scoring every
+// expert (softmax or sigmoid, the correction bias), under grouped top-k each
+// group's two best scores and topk_group argmax passes over the group scores,
+// then top_k argmax passes over the candidates, and the picks' weights.
+std::uint64_t router_topk_ops_per_token(const plan::LayerShape& s, const RouterCosts& c) {
   const std::uint64_t e = s.experts_total;
-  std::uint64_t per_score = s.scoring == Scoring::sigmoid ? kSigmoidOpsPerScore : kSoftmaxOpsPerScore;
-  if (s.correction_bias) per_score += kBiasOpsPerScore;
+  std::uint64_t per_score = s.scoring == Scoring::sigmoid ? c.sigmoid_ops_per_score : c.softmax_ops_per_score;
+  if (s.correction_bias) per_score += c.bias_ops_per_score;
   std::uint64_t ops = e * per_score;
-  if (grouped(s)) ops += e * kGroupOpsPerScore + std::uint64_t{s.topk_group} * s.n_group * kGroupPickOps;
-  ops += std::uint64_t{s.top_k} * router_candidates(s) * kSelectOps;
-  ops += std::uint64_t{s.top_k} * kWeightOps;
+  if (grouped(s)) ops += e * c.group_ops_per_score + std::uint64_t{s.topk_group} * s.n_group * c.group_pick_ops;
+  ops += std::uint64_t{s.top_k} * router_candidates(s) * c.select_ops;
+  ops += std::uint64_t{s.top_k} * c.weight_ops;
   return ops;
 }
 
@@ -69,18 +47,19 @@ isa::KernelLaunch router_gemm(const plan::LayerShape& s, const RouterBuffers& b,
   return k;
 }
 
-isa::KernelLaunch router_topk(const plan::LayerShape& s, const RouterBuffers& b) {
+isa::KernelLaunch router_topk(const plan::LayerShape& s, const RouterBuffers& b, const RouterCosts& c) {
   isa::KernelLaunch k;
   k.name = "moe_router_topk";
-  k.workgroups = std::max(1u, ceil_div32(s.tokens, kTopkTokensPerWorkgroup));
-  const std::uint64_t per_token = router_topk_ops_per_token(s);
+  const std::uint32_t tokens_per_wg = c.tokens_per_workgroup, threads = c.threads;
+  k.workgroups = std::max(1u, ceil_div32(s.tokens, tokens_per_wg));
+  const std::uint64_t per_token = router_topk_ops_per_token(s, c);
   const std::uint32_t e = s.experts_total, slots = s.slots(), top_k = s.top_k, tokens = s.tokens;
   const bool bias = s.correction_bias;
   k.program = [=](std::uint32_t wg) {
-    const std::uint32_t first = wg * kTopkTokensPerWorkgroup;
-    const std::uint32_t n = std::min(kTopkTokensPerWorkgroup, tokens - std::min(tokens, first));
+    const std::uint32_t first = wg * tokens_per_wg;
+    const std::uint32_t n = std::min(tokens_per_wg, tokens - std::min(tokens, first));
     isa::TileProgram p;
-    p.threads = kTopkThreads;
+    p.threads = threads;
     p.vgprs_per_thread = 32;
     p.lds_bytes = 0;
     if (n > 0) {

@@ -70,7 +70,7 @@ TEST_CASE("AITER 1-stage kernels: tg_num_perCU workgroups per CU, the combine on
                                        std::pair{"tests/data/aiter/one-stage-qwen3-tp4-mi355x.yaml", 2u}}) {
       const auto sc = scenario(file, machine);
       const plan::MoePlan p = plan::build_plan(sc);
-      sim::programs::AddressSpace as;
+      sim::AddressSpace as;
       const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
       const isa::KernelLaunch& fused = fused_of(k);
       const isa::TileProgram prog = fused.program(0);

@@ -92,7 +92,7 @@ TEST_CASE("weights stream at their own dtype, plus scales", "[moe][formats]") {
   // The gate/up tile's loads: x in the activation dtype, weights in theirs.
   const auto gate_up = [](const config::ResolvedScenario& sc) {
     const plan::MoePlan p = plan::build_plan(sc);
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
     return std::pair{k.kernels[kernel_of(k, "gate_up")].program(0), p.kernel.gate_up_tile};
   };
@@ -125,7 +125,7 @@ TEST_CASE("the gate/up kernel streams half the weight bytes per halving of the w
   // process, so the programs are compared, not simulated.
   const auto weight_bytes = [](const config::ResolvedScenario& sc) {
     const plan::MoePlan p = plan::build_plan(sc);
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
     const auto& launch = k.kernels[kernel_of(k, "gate_up")];
     std::uint64_t bytes = 0;

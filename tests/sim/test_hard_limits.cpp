@@ -63,7 +63,7 @@ TEST_CASE("a kernel that does not fit on a CU is refused before the run and name
 TEST_CASE("the watchdog ends a run still going at its time limit", "[limits]") {
   const MachineSpec m = shipped("mi300x");
   sim::Gpu gpu(m);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const std::vector<isa::KernelLaunch> k{sim::programs::stream_copy(as, 256ull << 20)};
   // 256 MiB copied takes ~100 us; stop it 1 us after the launch overhead,
   // while the compute units are running it.
@@ -84,7 +84,7 @@ TEST_CASE("the watchdog ends a run still going at its time limit", "[limits]") {
 TEST_CASE("the watchdog's limit leaves a normal run alone", "[limits]") {
   const MachineSpec m = shipped("mi300x");
   sim::Gpu gpu(m);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const std::vector<isa::KernelLaunch> k{sim::programs::stream_copy(as, 64ull << 20)};
   const double floor_s = 2.0 * (64ull << 20) / static_cast<double>(m.memory.hbm.bandwidth.bytes_per_s);
   const auto limited = gpu.run(k, sim::stall_limit(m, floor_s, k));

@@ -47,7 +47,7 @@ plan::LayerShape dsv3(std::uint32_t tokens) {
   return s;
 }
 
-RouterBuffers buffers(sim::programs::AddressSpace& as, const plan::LayerShape& s) {
+RouterBuffers buffers(sim::AddressSpace& as, const plan::LayerShape& s) {
   RouterBuffers b;
   b.hidden = as.allocate(std::uint64_t{s.tokens} * s.hidden * 2);
   b.gate_weight = as.allocate(std::uint64_t{s.experts_total} * s.hidden * 2);
@@ -60,9 +60,9 @@ RouterBuffers buffers(sim::programs::AddressSpace& as, const plan::LayerShape& s
 
 // The software router's two kernels on fresh buffers: (gate GEMM, top-k) times in ps.
 std::pair<double, double> router_times(sim::Gpu& gpu, const plan::LayerShape& s) {
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const RouterBuffers b = buffers(as, s);
-  const auto t = gpu.run({sim::programs::router_gemm(s, b, gpu.machine()), sim::programs::router_topk(s, b)});
+  const auto t = gpu.run({sim::programs::router_gemm(s, b, gpu.machine()), sim::programs::router_topk(s, b, gpu.machine().kernels.router)});
   REQUIRE(t.size() == 2);
   return {static_cast<double>(t[0].end - t[0].launch), static_cast<double>(t[1].end - t[1].launch)};
 }
@@ -75,20 +75,26 @@ TEST_CASE("router top-k work follows the model's gating", "[router]") {
   plan::LayerShape s = dsv3(1);
   // Grouped: the kept 4 groups of 32 experts are the candidates.
   CHECK(sim::programs::router_candidates(s) == 128);
-  // 256 x (sigmoid 3 + bias 1) + 256 x 2 group + 4 x 8 x 2 group pick
-  // + 8 picks x 128 candidates x 2 + 8 x 3 weights (docs/calibration.md).
-  CHECK(sim::programs::router_topk_ops_per_token(s) == 1024 + 512 + 64 + 2048 + 24);
-  const auto grouped = sim::programs::router_topk_ops_per_token(s);
-  s.scoring = Scoring::softmax;  // one more op per score
-  CHECK(sim::programs::router_topk_ops_per_token(s) == grouped + 256);
+  // The shipped estimates (workloads/kernel-profiles/common.yaml), which
+  // every machine's profile bases: 256 x (sigmoid + bias) + 256 x group +
+  // 4 x 8 group picks + 8 picks x 128 candidates x select + 8 weights.
+  const RouterCosts c = machine("mi300x").kernels.router;
+  CHECK(sim::programs::router_topk_ops_per_token(s, c) ==
+        256 * (c.sigmoid_ops_per_score + c.bias_ops_per_score) + 256 * c.group_ops_per_score +
+            4 * 8 * c.group_pick_ops + 8 * 128 * c.select_ops + 8 * c.weight_ops);
+  const auto grouped = sim::programs::router_topk_ops_per_token(s, c);
+  s.scoring = Scoring::softmax;  // softmax's ops per score instead of sigmoid's
+  CHECK(sim::programs::router_topk_ops_per_token(s, c) ==
+        grouped + 256 * (c.softmax_ops_per_score - c.sigmoid_ops_per_score));
   s.scoring = Scoring::sigmoid;
-  s.correction_bias = false;  // one op less per score
-  CHECK(sim::programs::router_topk_ops_per_token(s) == grouped - 256);
+  s.correction_bias = false;  // no bias op per score
+  CHECK(sim::programs::router_topk_ops_per_token(s, c) == grouped - 256 * c.bias_ops_per_score);
   s.correction_bias = true;
   s.n_group = 1;  // ungrouped: no group work, all 256 experts ranked 8 times
   s.topk_group = 1;
   CHECK(sim::programs::router_candidates(s) == 256);
-  CHECK(sim::programs::router_topk_ops_per_token(s) == 1024 + 8 * 256 * 2 + 24);
+  CHECK(sim::programs::router_topk_ops_per_token(s, c) ==
+        256 * (c.sigmoid_ops_per_score + c.bias_ops_per_score) + 8 * 256 * c.select_ops + 8 * c.weight_ops);
   // topk_group == n_group keeps every group: the same as ungrouped.
   s.n_group = 8;
   s.topk_group = 8;
@@ -139,7 +145,7 @@ TEST_CASE("software router top-k: softmax and ungrouped top-k cost more", "[rout
 
 TEST_CASE("software path: the router's kernels run before the sort, given: none", "[router]") {
   auto sc = scenario("qwen3-30b-decode-h200.yaml");
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto timed = sim::programs::software_moe(as, plan::build_plan(sc), sc.machine.spec);
   REQUIRE(timed.stage.size() >= 3);
   CHECK(timed.stage[0] == "routing");
@@ -156,7 +162,7 @@ TEST_CASE("software path: the router's kernels run before the sort, given: none"
 TEST_CASE("TDM path: the unit dispatches the gate GEMM and routes and sorts, no sort kernel",
           "[router][tdm]") {
   auto sc = scenario("qwen3-30b-a3b-decode-mi500x-tdm.yaml");
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::tdm_moe(as, plan::build_plan(sc), sc.machine.spec);
   CHECK(std::count(k.stage.begin(), k.stage.end(), std::string("sort")) == 0);
   REQUIRE(k.stage.size() >= 3);
@@ -192,7 +198,7 @@ TEST_CASE("the unit's routing stage: items at routing_scores_per_clock plus rout
 namespace {
 // The TDM path's routing stage span (gate GEMM and unit) of a layer on `m`.
 double tdm_routing_ps(const config::ResolvedScenario& sc, const MachineSpec& m, sim::Gpu& gpu) {
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::tdm_moe(as, plan::build_plan(sc), m);
   const auto t = gpu.run(k.kernels);
   double unit = 0;

@@ -59,6 +59,17 @@ isa::KernelLaunch issue_loop(std::uint32_t threads, std::uint32_t iterations, st
   return k;
 }
 
+// The knobs at their defaults (AITER-style kernels) with the costs every
+// family shares (workloads/kernel-profiles/common.yaml), and our NVIDIA
+// kernels' counts from `m`'s profile, for the tests that switch to them.
+KernelsSpec aiter_style_kernels(const MachineSpec& m) {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
+  const config::Loader loader({root / "workloads"});
+  KernelsSpec k = loader.kernel_profile(root / "workloads/kernel-profiles/common.yaml").spec.kernels;
+  k.nvidia = m.kernels.nvidia;
+  return k;
+}
+
 config::ResolvedScenario tiny_scenario() {
   auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   auto& m = sc.machine.spec;
@@ -71,7 +82,7 @@ config::ResolvedScenario tiny_scenario() {
   m.memory.hbm.refresh_time = units::Duration{0};
   m.memory.hbm.row_miss_penalty = units::Duration{0};
   m.memory.hbm.turnaround = units::Duration{0};
-  m.kernels = KernelsSpec{};  // AITER-style kernels (the h200 file describes ours)
+  m.kernels = aiter_style_kernels(m);  // AITER-style kernels (the h200 file describes ours)
   auto& model = sc.model.spec;
   model.experts = 1;
   model.top_k = 1;
@@ -133,7 +144,7 @@ TEST_CASE("one CU, one expert, one tile: the layer time is the analytic sum", "[
   REQUIRE(p.stage1.size() == 1);  // one block x one slice of I
 
   sim::Gpu gpu(m);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, m);
   REQUIRE(k.kernels.size() == 2);  // sort, fused
   const auto t = gpu.run(k.kernels);
@@ -179,7 +190,7 @@ TEST_CASE("one CU, one expert, one tile on the TDM path: descriptor fetch and de
   m.tdm = tdm;
   const plan::MoePlan p = plan::build_plan(sc);
   sim::Gpu gpu(m);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::tdm_moe(as, p, m);
   REQUIRE(k.kernels.size() == 2);
   REQUIRE(k.kernels[1].hardware != nullptr);
@@ -261,7 +272,7 @@ TEST_CASE("no shipped scenario's software path beats its physical floor (small o
   CHECK(f.flops == Approx(6.0 * 8 * 2048 * 768));
   CHECK(f.memory_s == Approx((weights + 2048.0 * (2 + 2)) / 4.8e12));
   sim::Gpu gpu(sc.machine.spec);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto t = gpu.run(sim::programs::software_moe(as, p, sc.machine.spec).kernels);
   CHECK(static_cast<double>(t.back().end - t.front().launch) * 1e-12 > f.seconds());
 }
@@ -273,7 +284,7 @@ TEST_CASE("kernels.sort_overhead adds exactly its time to the sort", "[moe]") {
   m.kernels.sort_overhead = units::Duration{5'000'000};
   const plan::MoePlan p = plan::build_plan(sc);
   sim::Gpu gpu(m);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, m);
   REQUIRE(k.stage == std::vector<std::string>{"sort", "fused"});
   const auto t = gpu.run(k.kernels);
@@ -297,7 +308,7 @@ TEST_CASE("our sort's overhead sits on its single workgroup, mma_sync charges th
   CHECK(isa::kernel_matrix_flops_per_clock_per_simd(m, DType::bf16) == Approx(mma_rate));
   const plan::MoePlan p = plan::build_plan(sc);
   sim::Gpu gpu(m);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, m);
   REQUIRE(k.stage == std::vector<std::string>{"sort", "fused"});
   CHECK(k.kernels[0].name == "moe_sort_one");
@@ -325,7 +336,7 @@ TEST_CASE("our sort (sort.hip) grows with the rows: a serial scan over chunks of
   for (std::uint32_t tokens : {16u, 512u, 4096u, 16384u}) {
     sc.scenario.spec.tokens = tokens;
     const plan::MoePlan p = plan::build_plan(sc);
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     const auto all = sim::programs::software_moe(as, p, m);
     const std::size_t s = kernel_of(all, "sort");
     if (tokens == 16) {  // 128 rows: the one-kernel sort (the test below)
@@ -370,7 +381,7 @@ TEST_CASE("our sort is one kernel up to 1024 rows and four beyond, the one kerne
     sc.scenario.spec.tokens = tokens;
     const plan::MoePlan p = plan::build_plan(sc);
     const std::uint64_t rows = std::uint64_t{tokens} * p.shape.slots();  // 8 slots: 8 .. 32768
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     const auto k = sim::programs::software_moe(as, p, m);
     const auto sorts = std::count(k.stage.begin(), k.stage.end(), std::string("sort"));
     INFO("tokens " << tokens << ", rows " << rows);
@@ -421,7 +432,7 @@ TEST_CASE("kernels.combine fp32: a clearing kernel first, 4-byte output elements
   MachineSpec& m = sc.machine.spec;
   m.kernels.combine = CombineType::fp32;
   const plan::MoePlan p = plan::build_plan(sc);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, m);
   REQUIRE(k.stage == std::vector<std::string>{"zero_out", "sort", "fused"});
   std::uint64_t cleared = 0;
@@ -444,7 +455,7 @@ TEST_CASE("kernels.fp8_intermediate kernel: gate/up stores bf16, one workgroup p
   sc.scenario.spec.kernel.stages = 2;
   m.kernels.fp8_intermediate = Fp8Intermediate::kernel;
   const plan::MoePlan p = plan::build_plan(sc);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, m);
   REQUIRE(k.stage == std::vector<std::string>{"sort", "gate_up", "quant_inter", "down"});
   CHECK(k.kernels[2].workgroups == p.layout.padded_rows);
@@ -463,7 +474,7 @@ TEST_CASE("kernels.fp8_intermediate kernel: gate/up stores bf16, one workgroup p
   CHECK(gate_up.stores.at(0).row_bytes == gate_up.loops.at(0).n / 2 * 2);  // bf16 columns
   // Without the kernel the epilogue quantises: gate/up stores e4m3, no kernel between.
   m.kernels.fp8_intermediate = Fp8Intermediate::epilogue;
-  sim::programs::AddressSpace as2;
+  sim::AddressSpace as2;
   const auto k2 = sim::programs::software_moe(as2, p, m);
   CHECK(k2.stage == std::vector<std::string>{"sort", "gate_up", "down"});
   CHECK(k2.kernels[1].program(0).stores.at(0).row_bytes == gate_up.loops.at(0).n / 2);
@@ -482,7 +493,7 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   CHECK(p.kernel.pipeline_stages >= plan::kWgmmaMinStages);
   m.kernels.wgmma_efficiency = 0.5;
   sim::Gpu gpu(m);
-  sim::programs::AddressSpace as0;
+  sim::AddressSpace as0;
   const auto kernels = sim::programs::software_moe(as0, p, m);
   REQUIRE(kernels.stage == std::vector<std::string>{"sort", "fused"});  // one-kernel sort
   const auto prog0 = kernels.kernels[1].program(0);
@@ -508,7 +519,7 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   sc.scenario.spec.quant = Quant::per_token;
   k.gate_up_tile = k.down_tile = {256, 64, 64, 128};  // 128-byte rows of e4m3
   const plan::MoePlan p8 = plan::build_plan(sc);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k8 = sim::programs::software_moe(as, p8, m);
   const auto prog = k8.kernels[kernel_of(k8, "fused")].program(0);
   CHECK(prog.loops[0].wgmma);
@@ -518,12 +529,12 @@ TEST_CASE("kernels.matrix_instructions wgmma: 64-row tiles run wgmma at the ISA'
   // down phase (mma.sync) and bf16 wgmma loops do not.
   CHECK(prog.loops[0].wait_ps == 0);
   m.kernels.wgmma_fp8_tile_wait = units::Duration{250'000};
-  sim::programs::AddressSpace as3;
+  sim::AddressSpace as3;
   const auto k3 = sim::programs::software_moe(as3, p8, m);
   const auto prog3 = k3.kernels[kernel_of(k3, "fused")].program(0);
   CHECK(prog3.loops[0].wait_ps == 250'000);
   CHECK(prog3.loops[1].wait_ps == 0);
-  sim::programs::AddressSpace as4;
+  sim::AddressSpace as4;
   const auto k4 = sim::programs::software_moe(as4, p, m);
   CHECK(k4.kernels[kernel_of(k4, "fused")].program(0).loops[0].wait_ps == 0);
 }
@@ -545,7 +556,7 @@ TEST_CASE("kernels.warp_specialized: 384-thread tiles run wgmma at wgmma_ws_effi
   REQUIRE_FALSE(plan::ws_tile(m, plain, DType::bf16));
   // The same layer twice in one run (one simulation a process), once on each
   // tile, at distinct addresses so that both start cold.
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   std::vector<sim::programs::MoeKernels> layers;
   for (const KernelTile& tile : {ws, plain}) {
     k.gate_up_tile = k.down_tile = tile;
@@ -606,7 +617,7 @@ TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 c
   // A 16 x 4 warps + B 64 x 1 = 128 rows x 64 pairs = 8192 conversions, at
   // 32 per clock on 128 vector lanes = 4 lane operations each.
   const double lanes = m.compute.simds_per_cu * (m.compute.wave_size == 64 ? 16.0 : 32.0);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto kf = sim::programs::software_moe(as, p, m);
   const auto prog = kf.kernels[kernel_of(kf, "fused")].program(0);
   REQUIRE(prog.loops.size() == 2);
@@ -624,7 +635,7 @@ TEST_CASE("kernels.fp8_conversions_per_clock: fp8 mma.sync loops put their f16 c
   CHECK(prog.loops[1].vector_after_matrix);
   // Not modelled when the rate is 0 (the default), nor for bf16.
   m.kernels.fp8_conversions_per_clock = 0;
-  sim::programs::AddressSpace as2;
+  sim::AddressSpace as2;
   const auto k2 = sim::programs::software_moe(as2, p, m);
   CHECK(k2.kernels[kernel_of(k2, "fused")].program(0).loops[0].vector_ops == 0);
 }
@@ -681,7 +692,7 @@ TEST_CASE("our NVIDIA main loops keep stages - 2 K tiles in flight (warp-special
     k.gate_up_tile = k.down_tile = tile;
     k.pipeline_stages = stages;
     const plan::MoePlan p = plan::build_plan(sc);
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     const auto ks = sim::programs::software_moe(as, p, m);
     const auto gu = ks.kernels[kernel_of(ks, "gate_up")].program(0).pipeline_depth;
     CHECK(ks.kernels[kernel_of(ks, "down")].program(0).pipeline_depth == gu);
@@ -698,7 +709,7 @@ TEST_CASE("our NVIDIA main loops keep stages - 2 K tiles in flight (warp-special
   CHECK(depths(64, wgmma, 4) == 2);
   CHECK(depths(128, ws, 4) == 3);
   // Other kernels (kernels.matrix_instructions isa): one per buffer, as before.
-  m.kernels = KernelsSpec{};
+  m.kernels = aiter_style_kernels(m);
   CHECK(depths(16, mma, 3) == 3);
 }
 
@@ -714,7 +725,7 @@ TEST_CASE("a latency-bound mma.sync main loop with 3 buffers waits one round tri
   sc.model.spec.hidden_size = 8 * 64;
   auto& k = sc.scenario.spec.kernel;
   k.stages = 2;
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   std::vector<sim::programs::MoeKernels> layers;
   std::vector<std::uint32_t> depth;
   for (const std::uint32_t stages : {3u, 5u}) {
@@ -815,7 +826,7 @@ TEST_CASE("the main loops' instructions per K tile are counted from the kernel (
   const auto loops = [&](std::uint32_t block_m, const KernelTile& tile) {
     k.block_m = block_m;
     k.gate_up_tile = k.down_tile = tile;
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     const auto ks = sim::programs::software_moe(as, plan::build_plan(sc), m);
     const auto gu = ks.kernels[kernel_of(ks, "gate_up")].program(0).loops.at(0);
     CHECK(ks.kernels[kernel_of(ks, "down")].program(0).loops.at(0).issue_instructions == gu.issue_instructions);
@@ -885,7 +896,7 @@ TEST_CASE("the 1-stage kernel's instructions add up to Nsight Compute's count of
   const plan::MoePlan p = plan::build_plan(sc);
   REQUIRE(p.kernel.stages == 1);
   REQUIRE(p.stage1.size() == 1024);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, m);
   const double counted = fused_warp_instructions(k);
   CHECK(counted == Approx(931'696'289.0).epsilon(0.01));
@@ -907,7 +918,7 @@ TEST_CASE("the 1-stage kernel's issue costs follow its counted instructions", "[
   const MachineSpec& m = sc.machine.spec;
   const plan::MoePlan p = plan::build_plan(sc);
   REQUIRE(p.kernel.stages == 1);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, m);
   const isa::TileProgram prog = k.kernels[kernel_of(k, "fused")].program(0);
   const std::uint64_t v = p.stage1[0].valid_rows;

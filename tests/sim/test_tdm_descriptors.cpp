@@ -106,7 +106,7 @@ std::vector<std::pair<sim::Tick, sim::Tick>> run_stream(const config::ResolvedSc
                                                         const plan::MoePlan& p,
                                                         const sim::programs::DescriptorBytes* bytes) {
   sim::Gpu gpu(sc.machine.spec);
-  sim::programs::AddressSpace as;
+  sim::AddressSpace as;
   const auto k = sim::programs::tdm_moe(as, p, sc.machine.spec, bytes);
   std::vector<std::pair<sim::Tick, sim::Tick>> out;
   for (const auto& t : gpu.run(k.kernels)) out.emplace_back(t.launch, t.end);
@@ -173,7 +173,7 @@ TEST_CASE("a stream read back from its bytes runs as the plan-built one", "[tdm]
     const plan::MoePlan p = plan::build_plan(sc);
     REQUIRE(p.kernel.stages == stages);
     // The bytes the plan-built run fetches, through the stream container and back.
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     const auto built = sim::programs::descriptor_bytes(sim::programs::tdm_moe(as, p, sc.machine.spec));
     REQUIRE(built.size() == stages);
     const std::vector<std::byte> file = concat(built);

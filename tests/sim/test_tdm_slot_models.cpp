@@ -91,7 +91,7 @@ PathRun run_plan(const config::ResolvedScenario& sc, const plan::MoePlan& p, boo
                  const sim::programs::DescriptorBytes* bytes = nullptr) {
   return isolated([&] {
     sim::Gpu gpu(sc.machine.spec);
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     const auto k = tdm ? sim::programs::tdm_moe(as, p, sc.machine.spec, bytes)
                        : sim::programs::software_moe(as, p, sc.machine.spec);
     const auto t = gpu.run(k.kernels);
@@ -347,7 +347,7 @@ TEST_CASE("custom: a slot order given by a callback through the descriptor API i
   CHECK(run.jobs > 0);
   // The unit decodes the bytes and runs the jobs block by block in that order.
   const auto k = [&] {
-    sim::programs::AddressSpace as;
+    sim::AddressSpace as;
     return sim::programs::tdm_moe(as, r.plan, sc.machine.spec, &r.descriptors);
   }();
   sim::StatRegistry stats;

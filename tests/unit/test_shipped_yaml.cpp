@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "workloads/config/loader.h"
 
@@ -71,24 +72,77 @@ TEST_CASE("the named parts exist and the TDM part is an overlay with a tdm secti
   CHECK(loader.machine(kWorkloads / "machines/mi355x.yaml").spec.compute.total_cus() == 256u);
 }
 
-TEST_CASE("every value in shipped machine and model files carries a source comment",
-          "[shipped]") {
-  // A `key: value` line (not a section header, not name/description/source/base).
-  const std::regex value_line(R"(^\s*([A-Za-z_]+):\s*([^#\s][^#]*?)\s*(#.*)?$)");
-  for (const char* folder : {"machines", "models"}) {
-    for (const auto& f : yaml_files(folder)) {
-      std::ifstream in(f);
-      std::string line;
-      int n = 0;
-      while (std::getline(in, line)) {
-        ++n;
-        std::smatch m;
-        if (!std::regex_match(line, m, value_line)) continue;
-        const std::string key = m[1];
-        if (key == "name" || key == "description" || key == "source" || key == "base") continue;
-        INFO(f.string() << ":" << n << ": " << line);
-        CHECK(m[3].matched);
+// Calls fn(file, line number, line, comment or "") for each `key: value`
+// line of the folder's files (not a section header, not
+// name/description/source/base/kind).
+template <class Fn>
+void each_value_line(const std::string& folder, Fn fn) {
+  const std::regex value_line(R"(^\s*([A-Za-z_0-9]+):\s*([^#\s][^#]*?)\s*(#.*)?$)");
+  for (const auto& f : yaml_files(folder)) {
+    std::ifstream in(f);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      std::smatch m;
+      if (!std::regex_match(line, m, value_line)) continue;
+      const std::string key = m[1];
+      if (key == "name" || key == "description" || key == "source" || key == "base" || key == "kind") {
+        continue;
       }
+      fn(f, n, line, m[3].matched ? m[3].str() : std::string());
     }
   }
+}
+
+TEST_CASE("every value in shipped machine and model files carries a source comment",
+          "[shipped]") {
+  for (const char* folder : {"machines", "models"}) {
+    each_value_line(folder, [](const fs::path& f, int n, const std::string& line, const std::string& comment) {
+      INFO(f.string() << ":" << n << ": " << line);
+      CHECK_FALSE(comment.empty());
+    });
+  }
+}
+
+TEST_CASE("every shipped kernel profile loads and every machine's profile is one of them",
+          "[shipped][kernel_profile]") {
+  const Loader loader({kWorkloads});
+  const auto profiles = yaml_files("kernel-profiles");
+  std::set<std::string> names;
+  for (const auto& f : profiles) {
+    INFO(f);
+    CHECK(loader.kind_of(f) == SpecKind::kernel_profile);
+    const auto p = loader.kernel_profile(f);
+    CHECK(p.spec.name == f.stem().string());  // a machine names it by its file name
+    names.insert(p.spec.name);
+  }
+  // One per machine family, and the default of each isa exists.
+  for (IsaFamily isa : {IsaFamily::cdna3, IsaFamily::cdna4, IsaFamily::gfx1250, IsaFamily::hopper}) {
+    CHECK(names.count(default_kernel_profile(isa)) == 1);
+  }
+  for (const auto& f : yaml_files("machines")) {
+    INFO(f);
+    const auto m = loader.machine(f);
+    CHECK(names.count(m.spec.kernel_profile) == 1);
+    // The profile's values arrive with the profile file's locations.
+    const auto at = m.set_at.find("kernels.epilogue.activation_ops");
+    REQUIRE(at != m.set_at.end());
+    CHECK(at->second.file.find("kernel-profiles") != std::string::npos);
+    // Our NVIDIA kernels come with their counted instructions.
+    if (m.spec.kernels.matrix_instructions != MatrixInstructions::isa) {
+      CHECK(m.spec.kernels.nvidia.has_value());
+    }
+  }
+}
+
+TEST_CASE("every value in a shipped kernel profile names its kind of source", "[shipped][kernel_profile]") {
+  // docs/calibration.md "Kernel profiles": a value's comment starts with one
+  // of these words.
+  const std::regex sourced(R"(^#\s*(MEASURED|COUNTED|FITTED|ASSUMED|CODE)\b.*)");
+  each_value_line("kernel-profiles", [&](const fs::path& f, int n, const std::string& line,
+                                         const std::string& comment) {
+    INFO(f.string() << ":" << n << ": " << line);
+    CHECK(std::regex_match(comment, sourced));
+  });
 }

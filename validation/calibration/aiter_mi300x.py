@@ -136,7 +136,7 @@ def store_key(tdmsim, sc, machine):
     """What a simulation depends on: the binary (size, mtime), the scenario, the model and the
     machine (overlay and the shipped file it is based on)."""
     return report.store_key(tdmsim, [sc, os.path.join(ROOT, "workloads/models/qwen3-235b-a22b.yaml"),
-                                      report.shipped_machine("mi300x")] + ([machine] if machine else []))
+                                      *report.shipped_machine_inputs("mi300x")] + ([machine] if machine else []))
 
 
 def simulate(tdmsim, folder, r, machine=None, store=None):

@@ -192,7 +192,7 @@ def store_key(tdmsim, sc, machine):
     (with the temporary folder's name taken out) and the machine (the shipped file and the
     overlay)."""
     paths = [sc, sc.replace(".yaml", "-model.yaml"),
-             report.shipped_machine(MACHINE)] + ([machine] if machine else [])
+             *report.shipped_machine_inputs(MACHINE)] + ([machine] if machine else [])
     return report.store_key(tdmsim, paths, strip=os.path.dirname(sc))
 
 

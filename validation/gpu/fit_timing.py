@@ -31,10 +31,11 @@ time minus the simulated sort stage; the clear overhead likewise on zero_y again
 the simulated zero_out stage.
 Then for each (efficiency, wgmma efficiency, wgmma fp8 efficiency, wgmma ws
 efficiency, fp8 tile wait, iteration overhead) of the grid it
-simulates every calibration scenario on a copy of workloads/machines/h200.yaml
-with those values and the fitted sort overhead; the point with the lowest
-calibration MAPE of the layer time wins. --write puts
-them into h200.yaml (tagged FITTED, with this command) and writes
+simulates every calibration scenario on the h200 machine with a copy of its
+kernel profile (workloads/kernel-profiles/hopper.yaml) holding those values and
+the fitted sort overhead; the point with the lowest calibration MAPE of the
+layer time wins. --write puts them into hopper.yaml (tagged FITTED, with this
+command) and writes
 validation/data/h200/moe/fit-vN.json with the grid. docs/calibration.md says how.
 """
 import argparse
@@ -48,19 +49,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h200_data  # noqa: E402
 
 MACHINE = os.path.join(h200_data.ROOT, "workloads", "machines", "h200.yaml")
+PROFILE = os.path.join(h200_data.ROOT, "workloads", "kernel-profiles", "hopper.yaml")
 
 
 def set_key(text, key, value, comment):
     """Replaces the value (and comment) of the single `key:` line in the YAML text."""
     pat = re.compile(rf"^(\s*){re.escape(key)}:.*$", re.M)
     if len(pat.findall(text)) != 1:
-        raise h200_data.DataError(f"{MACHINE}: expected exactly one `{key}:` line")
+        raise h200_data.DataError(f"{PROFILE}: expected exactly one `{key}:` line")
     return pat.sub(lambda m: f"{m.group(1)}{key}: {value}  # {comment}", text)
 
 
-def machine_with(efficiency, wgmma, wgmma_fp8, wgmma_ws, sort_us, iter_ns, wait_ns, comment="fit candidate",
+def profile_with(efficiency, wgmma, wgmma_fp8, wgmma_ws, sort_us, iter_ns, wait_ns, comment="FITTED: fit candidate",
                  clear_us=0.0, sort_one_us=0.0):
-    text = open(MACHINE).read()
+    """hopper.yaml's text with these values."""
+    text = open(PROFILE).read()
     text = set_key(text, "sort_one_overhead", f"{sort_one_us:g}us", comment)
     text = set_key(text, "matrix_efficiency", f"{efficiency:g}", comment)
     text = set_key(text, "wgmma_efficiency", f"{wgmma:g}", comment)
@@ -70,6 +73,18 @@ def machine_with(efficiency, wgmma, wgmma_fp8, wgmma_ws, sort_us, iter_ns, wait_
     text = set_key(text, "iteration_overhead", f"{iter_ns:g}ns", comment)
     text = set_key(text, "clear_overhead", f"{clear_us:g}us", comment)
     return set_key(text, "sort_overhead", f"{sort_us:g}us", comment)
+
+
+def candidate(path, text):
+    """Writes `text` (a copy of hopper.yaml) beside `path` and, at `path`, a machine over
+    h200.yaml that names it as its kernel profile."""
+    def absolute(m):
+        return f"base: {os.path.join(os.path.dirname(PROFILE), m.group(1))}"
+    profile = path[:-len(".yaml")] + "-profile.yaml"
+    with open(profile, "w") as f:
+        f.write(re.sub(r"^base: (\S+)", absolute, text, count=1, flags=re.M))
+    with open(path, "w") as f:
+        f.write(f"kind: machine\nbase: {MACHINE}\nkernel_profile: {profile}\n")
 
 
 def main():
@@ -83,7 +98,7 @@ def main():
     ap.add_argument("--wgmma-fp8-tile-wait", default="0", help="ns, comma-separated")
     ap.add_argument("--iteration-overhead", default="0", help="ns, comma-separated")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--write", action="store_true", help="write the fitted values into h200.yaml")
+    ap.add_argument("--write", action="store_true", help="write the fitted values into hopper.yaml")
     a = ap.parse_args()
     index = h200_data.load_index()
     measured = {}
@@ -108,9 +123,8 @@ def main():
                   for i in iters for t in waits]
         for eff, wg, w8, wws, it, wt in points:
             path = os.path.join(tmp, f"h200-{eff:g}-{wg:g}-{w8:g}-{wws:g}-{it:g}-{wt:g}.yaml")
-            with open(path, "w") as f:
-                f.write(machine_with(eff, wg, w8, wws, sort_us or 0, it, wt, clear_us=clear_us,
-                                     sort_one_us=sort_one_us))
+            candidate(path, profile_with(eff, wg, w8, wws, sort_us or 0, it, wt, clear_us=clear_us,
+                                         sort_one_us=sort_one_us))
             label = (f"efficiency {eff:g}, wgmma {wg:g}, wgmma fp8 {w8:g}, wgmma ws {wws:g}, "
                      f"fp8 tile wait {wt:g} ns, iteration {it:g} ns")
             preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=label)
@@ -136,9 +150,8 @@ def main():
                       f"(range {gaps[0]:.1f} .. {gaps[-1]:.1f})", flush=True)
                 # Simulated again with it, as every other point is (added after
                 # the fact, the layer's other kernels would not shift with it).
-                with open(path, "w") as f:
-                    f.write(machine_with(eff, wg, w8, wws, sort_us, it, wt, clear_us=clear_us,
-                                         sort_one_us=sort_one_us))
+                candidate(path, profile_with(eff, wg, w8, wws, sort_us, it, wt, clear_us=clear_us,
+                                             sort_one_us=sort_one_us))
                 preds = h200_data.predict_many(a.tdmsim, names, a.jobs, machine=path, label=label)
             st = h200_data.error_stats([(measured[n], preds[n]["predicted_us"]) for n in names])
             grid.append(dict(efficiency=eff, wgmma_efficiency=wg, wgmma_fp8_efficiency=w8, wgmma_ws_efficiency=wws,
@@ -159,16 +172,16 @@ def main():
         version = h200_data.version_of(a.runs)
         rel = os.path.relpath(a.runs, h200_data.ROOT)
         comment = f"FITTED on the calibration half of {os.path.basename(a.runs)} (validation/gpu/fit_timing.py)"
-        text = machine_with(win["efficiency"], win["wgmma_efficiency"], win["wgmma_fp8_efficiency"],
+        text = profile_with(win["efficiency"], win["wgmma_efficiency"], win["wgmma_fp8_efficiency"],
                             win["wgmma_ws_efficiency"], win["sort_overhead_us"], win["iteration_overhead_ns"],
                             win["wgmma_fp8_tile_wait_ns"], comment, clear_us=win["clear_overhead_us"],
                             sort_one_us=win["sort_one_overhead_us"])
         if len(iters) == 1:  # given, not fitted
             text = set_key(text, "iteration_overhead", f"{iters[0]:g}ns",
-                           "not fitted: one value given to fit_timing.py (docs/calibration.md)")
-        with open(MACHINE + ".tmp", "w") as f:
+                           "ASSUMED, not fitted: one value given to fit_timing.py (docs/calibration.md)")
+        with open(PROFILE + ".tmp", "w") as f:
             f.write(text)
-        os.replace(MACHINE + ".tmp", MACHINE)
+        os.replace(PROFILE + ".tmp", PROFILE)
         record = dict(runs=rel, scenarios=names, grid=grid, chosen=win,
                       command=f"validation/gpu/fit_timing.py TDMSIM --runs {rel} --efficiency {a.efficiency} "
                               f"--wgmma-efficiency {a.wgmma_efficiency} "
@@ -180,7 +193,7 @@ def main():
         with open(out + ".tmp", "w") as f:
             json.dump(record, f, indent=1)
         os.replace(out + ".tmp", out)
-        print(f"wrote {os.path.relpath(MACHINE, h200_data.ROOT)} and {os.path.relpath(out, h200_data.ROOT)}")
+        print(f"wrote {os.path.relpath(PROFILE, h200_data.ROOT)} and {os.path.relpath(out, h200_data.ROOT)}")
     return 0
 
 

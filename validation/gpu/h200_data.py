@@ -28,7 +28,7 @@ INDEX_CSV = os.path.join(SCENARIO_DIR, "index.csv")
 # Measured kernels (run.json timing.kernels_us_median keys) summed into the time
 # compared with the simulator: all of them, since the simulator models the
 # output clearing (`zero_y`, its `zero_out`) and the fp8 intermediate's
-# quantisation kernel too (machine `kernels:` section, docs/moe-timing.md).
+# quantisation kernel too (the machine's kernel profile, workloads/kernel-profiles/hopper.yaml; docs/moe-timing.md).
 COMPARED_KERNELS = ("zero_y", "sort", "gate_up", "splitk_reduce", "quant_inter", "down", "fused")
 ALL_KERNELS = ("zero_y", "sort", "gate_up", "splitk_reduce", "quant_inter", "down", "fused")
 

@@ -68,6 +68,14 @@ def shipped_machine(name):
     return os.path.join(ROOT, "workloads", "machines", name + ".yaml")
 
 
+def shipped_machine_inputs(name):
+    """The files a shipped machine's values come from: its file and the kernel profiles
+    (workloads/kernel-profiles/, which it or its base names, and their bases)."""
+    folder = os.path.join(ROOT, "workloads", "kernel-profiles")
+    return [shipped_machine(name)] + sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                                            if f.endswith(".yaml"))
+
+
 def fit_overlay(folder, machine, l2_key, value):
     """A machine file over the shipped `machine` with memory.l2.<l2_key> and
     kernels.matrix_efficiency set to the pair `value` (one fit grid point)."""

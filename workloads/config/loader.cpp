@@ -26,6 +26,7 @@ std::string_view kind_name(SpecKind k) {
     case SpecKind::model: return "model";
     case SpecKind::scenario: return "scenario";
     case SpecKind::sweep: return "sweep";
+    case SpecKind::kernel_profile: return "kernel_profile";
   }
   return "?";
 }
@@ -36,6 +37,7 @@ std::string_view kind_folder(SpecKind k) {
     case SpecKind::model: return "models";
     case SpecKind::scenario: return "scenarios";
     case SpecKind::sweep: return "sweeps";
+    case SpecKind::kernel_profile: return "kernel-profiles";
   }
   return "?";
 }
@@ -52,7 +54,7 @@ std::vector<fs::path> default_roots() {
 namespace {
 
 constexpr SpecKind kAllKinds[] = {SpecKind::machine, SpecKind::model, SpecKind::scenario,
-                                  SpecKind::sweep};
+                                  SpecKind::sweep, SpecKind::kernel_profile};
 
 [[noreturn]] void fail_now(const Location& where, const std::string& key, std::string msg) {
   throw ConfigError({Diagnostic{where, key, std::move(msg)}});
@@ -151,8 +153,9 @@ SpecKind Loader::kind_of(const fs::path& file) const {
   }
   if (by_folder) return *by_folder;
   fail_now({display(file), 1, 1}, "kind",
-           "cannot tell what this file describes: add 'kind: machine|model|scenario|sweep' "
-           "or keep it in a machines/, models/, scenarios/ or sweeps/ folder");
+           "cannot tell what this file describes: add "
+           "'kind: machine|model|scenario|sweep|kernel_profile' or keep it in a machines/, "
+           "models/, scenarios/, sweeps/ or kernel-profiles/ folder");
 }
 
 template <class S>
@@ -194,6 +197,7 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
     }
     current = next;
   }
+  if constexpr (std::is_same_v<S, MachineSpec>) attach_profile(out, pending);
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
     ReadContext ctx{display(it->first), &diags, &out.set_at};
     Reader reader(it->second, "", ctx, {"base", "kind"});
@@ -209,8 +213,47 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
   return out;
 }
 
+template <class Layers>
+void Loader::attach_profile(Loaded<MachineSpec>& out, const Layers& layers) const {
+  // The file nearest the machine's that names a profile; else its isa's.
+  fs::path profile;
+  for (const auto& [file, root] : layers) {
+    const YAML::Node ref = root["kernel_profile"];
+    if (!ref) continue;
+    const Location at = location_of(display(file), ref);
+    if (!ref.IsScalar() || ref.Scalar().empty()) {
+      fail_now(at, "kernel_profile", "expected a kernel profile's name or path, got " + node_kind(ref));
+    }
+    profile = find(ref.Scalar(), SpecKind::kernel_profile, file, at, "kernel_profile");
+    break;
+  }
+  if (profile.empty()) {
+    for (const auto& [file, root] : layers) {
+      const YAML::Node isa = root["isa"];
+      if (!isa) continue;
+      // A bad isa is reported when the machine itself is read.
+      if (!isa.IsScalar()) return;
+      const auto parsed = ValueTraits<IsaFamily>::parse(isa.Scalar());
+      if (!parsed) return;
+      profile = find(default_kernel_profile(parsed.value), SpecKind::kernel_profile, file,
+                     location_of(display(file), isa), "isa");
+      break;
+    }
+  }
+  if (profile.empty()) return;  // no isa: reported as a missing required key
+  const Loaded<KernelProfileSpec> p = kernel_profile(profile);
+  out.spec.kernels = p.spec.kernels;
+  out.spec.kernel_profile = p.spec.name;
+  for (const auto& [key, at] : p.set_at) {
+    if (key != "name" && key != "description") out.set_at["kernels." + key] = at;
+  }
+}
+
 Loaded<MachineSpec> Loader::machine(const fs::path& f) const {
   return load<MachineSpec>(f, SpecKind::machine);
+}
+Loaded<KernelProfileSpec> Loader::kernel_profile(const fs::path& f) const {
+  return load<KernelProfileSpec>(f, SpecKind::kernel_profile);
 }
 Loaded<ModelSpec> Loader::model(const fs::path& f) const {
   return load<ModelSpec>(f, SpecKind::model);

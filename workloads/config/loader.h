@@ -11,16 +11,17 @@
 
 #include "workloads/config/reader.h"
 #include "workloads/config/resolved.h"
+#include "workloads/specs/kernel_profile.h"
 #include "workloads/specs/sweep_spec.h"
 
 namespace tdmsim::config {
 
 namespace fs = std::filesystem;
 
-enum class SpecKind { machine, model, scenario, sweep };
+enum class SpecKind { machine, model, scenario, sweep, kernel_profile };
 
-std::string_view kind_name(SpecKind k);     // "machine"
-std::string_view kind_folder(SpecKind k);   // "machines"
+std::string_view kind_name(SpecKind k);     // "machine", "kernel_profile"
+std::string_view kind_folder(SpecKind k);   // "machines", "kernel-profiles"
 
 // A sweep with its base scenario resolved and every axis value checked.
 struct ResolvedSweep {
@@ -34,7 +35,12 @@ class Loader {
   // searched, in order, for references by name.
   explicit Loader(std::vector<fs::path> roots) : roots_(std::move(roots)) {}
 
+  // A machine with its kernel profile (the file its `kernel_profile:` names,
+  // else the one named after its isa) read into `kernels` under the
+  // machine's own `kernels:` keys; the profile's keys keep their locations
+  // (as kernels.<key>), so an error in one is reported in the profile file.
   Loaded<MachineSpec> machine(const fs::path& file) const;
+  Loaded<KernelProfileSpec> kernel_profile(const fs::path& file) const;
   Loaded<ModelSpec> model(const fs::path& file) const;
   Loaded<ScenarioSpec> scenario(const fs::path& file) const;
   Loaded<SweepSpec> sweep(const fs::path& file) const;
@@ -59,6 +65,9 @@ class Loader {
  private:
   template <class S>
   Loaded<S> load(const fs::path& file, SpecKind kind) const;
+  // Reads the profile a machine's chain (`layers`, file first) names into `out`.
+  template <class Layers>
+  void attach_profile(Loaded<MachineSpec>& out, const Layers& layers) const;
   std::vector<fs::path> roots_;
 };
 

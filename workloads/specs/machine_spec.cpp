@@ -49,12 +49,7 @@ void check(const MachineSpec& m, config::Checker& c) {
            std::string(config::enum_name(m.kernels.matrix_instructions)) +
                " is a Hopper instruction; this machine's isa is " + std::string(config::enum_name(m.isa)));
   }
-  if (m.kernels.warp_specialized && m.kernels.matrix_instructions != MatrixInstructions::wgmma) {
-    c.fail("kernels.warp_specialized", "the warp-specialized loop runs wgmma: needs matrix_instructions: wgmma");
-  }
-  if (m.kernels.min_block_m != 16 && m.kernels.min_block_m != 32) {
-    c.fail("kernels.min_block_m", "must be 16 or 32, got " + std::to_string(m.kernels.min_block_m));
-  }
+  check_kernels(m.kernels, c, "kernels.");
   const auto& l2 = m.memory.l2;
   require_pow2(c, "memory.l2.line", l2.line);
   const std::uint64_t set_bytes =

@@ -9,6 +9,7 @@
 
 #include "workloads/config/schema.h"
 #include "workloads/specs/enums.h"
+#include "workloads/specs/kernel_profile.h"
 
 namespace tdmsim::config {
 class Checker;  // reader.h
@@ -232,132 +233,6 @@ struct LaunchSpec {
   }
 };
 
-// The software fused-MoE kernels this machine runs (the software path), where
-// they differ from AITER-style defaults: on the `h200` machine, our HIP
-// kernels as compiled for NVIDIA (docs/gpu-kernels.md, docs/moe-timing.md).
-struct KernelsSpec {
-  // Member defaults equal the YAML defaults below, so KernelsSpec{} is the
-  // AITER-like default a machine file without the section gets.
-  MatrixInstructions matrix_instructions{MatrixInstructions::isa};
-  double matrix_efficiency{1.0};
-  double wgmma_efficiency{1.0};
-  double wgmma_fp8_efficiency{1.0};
-  bool warp_specialized{false};
-  double wgmma_ws_efficiency{1.0};
-  Fp8Operands fp8_operands{Fp8Operands::native};
-  CombineType combine{CombineType::bf16};
-  Fp8Intermediate fp8_intermediate{Fp8Intermediate::epilogue};
-  Duration sort_overhead{};
-  Duration sort_one_overhead{};
-  Duration clear_overhead{};
-  Duration iteration_overhead{};
-  Duration wgmma_fp8_tile_wait{};
-  std::uint32_t one_stage_blocks{2};
-  std::uint32_t min_block_m{32};
-  std::uint32_t pipeline_stages{2};
-  std::uint32_t wgmma_pipeline_stages{4};
-  double fp8_conversions_per_clock{0.0};
-  double warp_issue_cycles{0.0};
-  double warp_issue_cycles_per_warp{0.0};
-
-  template <class V>
-  void visit(V& v) {
-    v.param(matrix_instructions, "matrix_instructions",
-            "matrix instructions of the kernels: isa (the fastest in the isa/ table), mma_sync "
-            "(Hopper warp-level MMA, measured rates) or wgmma (Hopper warpgroup MMA at the isa/ "
-            "rate for tiles of 64+ rows whose K rows are 32, 64 or 128 bytes, mma_sync for the "
-            "rest; docs/gpu-kernels.md)",
-            Default{MatrixInstructions::isa});
-    v.param(matrix_efficiency, "matrix_efficiency",
-            "fraction of those instructions' rate the MoE kernels' main loops sustain, on top "
-            "of compute.matrix_efficiency (fitted per machine, docs/calibration.md)",
-            Default{1.0}, Min{0.05}, Max{1.0});
-    v.param(wgmma_efficiency, "wgmma_efficiency",
-            "the same for the main loops that run wgmma (matrix_instructions: wgmma)",
-            Default{1.0}, Min{0.05}, Max{1.0});
-    v.param(wgmma_fp8_efficiency, "wgmma_fp8_efficiency",
-            "the same for 8-bit wgmma loops, which wait for each K tile's partial sums and add "
-            "them up in fp32 (fitted)",
-            Default{1.0}, Min{0.05}, Max{1.0});
-    v.param(warp_specialized, "warp_specialized",
-            "with matrix_instructions wgmma: the kernels also have the warp-specialized wgmma "
-            "loop (384 threads: a copying warpgroup and two multiplying ones; bf16 tiles "
-            "384x128x128x64 and 384x128x256x64, plan::rules::ws_tile), and the heuristic gives "
-            "bf16 layers of 128-row blocks 384x128x256x64",
-            Default{false});
-    v.param(wgmma_ws_efficiency, "wgmma_ws_efficiency",
-            "the same as wgmma_efficiency for the warp-specialized loops (fitted)",
-            Default{1.0}, Min{0.05}, Max{1.0});
-    v.param(fp8_operands, "fp8_operands",
-            "8-bit operands to the matrix pipe as they are (native) or converted to f16 first",
-            Default{Fp8Operands::native});
-    v.param(fp8_conversions_per_clock, "fp8_conversions_per_clock",
-            "with fp8_operands f16: conversions of two 8-bit values to f16 a CU does per clock; "
-            "each warp converts the fragments it multiplies, so the vector pipe works beside "
-            "the matrix pipe (0: not modelled)",
-            Default{0.0}, Min{0.0}, Max{4096.0});
-    v.param(combine, "combine",
-            "element type the output is accumulated in by the combine's atomic adds; fp32 also "
-            "clears the output with a kernel of its own first",
-            Default{CombineType::bf16});
-    v.param(fp8_intermediate, "fp8_intermediate",
-            "where an fp8 layer's intermediate is quantised: gate/up epilogue, or a kernel "
-            "between the stages (gate/up then writes bf16)",
-            Default{Fp8Intermediate::epilogue});
-    v.param(iteration_overhead, "iteration_overhead",
-            "fixed time of each GEMM main-loop iteration beyond its matrix work (barrier, "
-            "waiting on and issuing the copies)",
-            Default{"0ns"}, Max{"10us"});
-    v.param(wgmma_fp8_tile_wait, "wgmma_fp8_tile_wait",
-            "time each K tile of an 8-bit wgmma main loop waits for its products before adding "
-            "them to the fp32 accumulators, with no matrix work of its own in flight (fitted)",
-            Default{"0ns"}, Max{"10us"});
-    v.param(one_stage_blocks, "one_stage_blocks",
-            "the kernel heuristic picks the fused 1-stage kernel when this GPU's routed rows fit "
-            "in this many blocks of block_m (0: never)",
-            Default{2u}, Max{64u});
-    v.param(min_block_m, "min_block_m",
-            "smallest token block (16 or 32) the kernel heuristic weighs when the scenario "
-            "does not give one; decode layers, where every M ties, take it",
-            Default{32u}, Min{16u}, Max{32u});
-    v.param(pipeline_stages, "pipeline_stages",
-            "LDS buffers of the GEMM loops when the scenario does not say (the heuristic uses "
-            "fewer, down to 2, where the tiles would not fit in LDS)",
-            Default{2u}, Min{1u}, Max{8u});
-    v.param(wgmma_pipeline_stages, "wgmma_pipeline_stages",
-            "the same for layers whose tiles run wgmma (matrix_instructions: wgmma; at least 3)",
-            Default{4u}, Min{3u}, Max{6u});
-    v.param(warp_issue_cycles, "warp_issue_cycles",
-            "cycles between two instructions of one warp in the kernels' non-matrix code (the "
-            "epilogues, the 1-stage kernel's down phase, the quantisation kernel): their vector "
-            "work takes at least its instructions per thread times this, however idle the SIMDs "
-            "are (latency-bound at low occupancy), and each K tile of the mma.sync main loops "
-            "at least its multiplying warp's instructions times this (0: not modelled); with "
-            "warp_issue_cycles_per_warp, the value at no warps resident",
-            Default{0.0}, Min{0.0}, Max{64.0});
-    v.param(warp_issue_cycles_per_warp, "warp_issue_cycles_per_warp",
-            "cycles per instruction added to warp_issue_cycles per warp resident on each "
-            "scheduler (SIMD): a warp issues every warp_issue_cycles + this x (warps per "
-            "scheduler) cycles, the warps per scheduler being a kernel's workgroups resident "
-            "on a CU (occupancy, at most the grid spread over the CUs) x its warps / SIMDs "
-            "(0: the same rate at any occupancy)",
-            Default{0.0}, Min{0.0}, Max{16.0});
-    v.param(clear_overhead, "clear_overhead",
-            "with combine fp32: fixed time of clearing the output beyond its stores (a memset "
-            "node costs more than a kernel launch; fitted)",
-            Default{"0ns"}, Max{"1ms"});
-    v.param(sort_overhead, "sort_overhead",
-            "fixed time of the sorting step beyond its modelled work (its serial scans and "
-            "extra launches); with our kernels (matrix_instructions not isa), of the "
-            "four-kernel sort of layers of more than 1024 rows",
-            Default{"0ns"}, Max{"1ms"});
-    v.param(sort_one_overhead, "sort_one_overhead",
-            "with our kernels (matrix_instructions not isa): the same for the one-kernel sort "
-            "of layers of up to 1024 rows (one launch, one workgroup; fitted on its own)",
-            Default{"0ns"}, Max{"1ms"});
-  }
-};
-
 // The hypothetical hardware TDM MoE descriptor unit. No public figures exist:
 // every value in a machine file is an assumption and says so.
 struct TdmSpec {
@@ -468,6 +343,7 @@ struct MachineSpec {
   std::string description;
   Vendor vendor{};
   IsaFamily isa{};
+  std::string kernel_profile;
   ComputeSpec compute;
   MemorySpec memory;
   LaunchSpec launch;
@@ -481,10 +357,16 @@ struct MachineSpec {
     v.param(description, "description", "one line on what this machine is");
     v.param(vendor, "vendor", "GPU vendor", Required{});
     v.param(isa, "isa", "instruction-set family (picks the isa/ matrix table)", Required{});
+    v.param(kernel_profile, "kernel_profile",
+            "the kernel profile of its software kernels: a name in kernel-profiles/ or a path "
+            "relative to this file (absent: the profile named after `isa`: cdna3, cdna4, "
+            "gfx1250, hopper); loaded into `kernels`");
     v.section(compute, "compute", "compute units, waves, registers and LDS");
     v.section(memory, "memory", "caches, HBM and fabric");
     v.section(launch, "launch", "kernel launch and workgroup dispatch overheads");
-    v.section(kernels, "kernels", "the software fused-MoE kernels this machine runs");
+    v.section(kernels, "kernels",
+              "the software fused-MoE kernels this machine runs: its kernel profile's values; "
+              "keys given here override the profile's (a variant's overlay, a fit candidate)");
     v.section(tdm, "tdm", "hardware TDM MoE descriptor unit (hypothetical)");
     v.section(power, "power", "sustained clock under load (absent: always compute.clock)");
   }

@@ -176,6 +176,13 @@ bool NodeTraits<SweepAxes>::read(const YAML::Node& node, const std::string& path
                 "or model" + did_you_mean(root, roots));
       continue;
     }
+    if (axis.key == "machine.kernel_profile") {
+      // The profile is read when the machine is loaded; the name alone changes nothing.
+      ok = fail(it->first, key_path,
+                "the kernel profile is read with the machine: sweep `machine` over machine files "
+                "that name the profiles, or sweep machine.kernels.<key>");
+      continue;
+    }
     for (const auto& prev : out.items) {
       if (prev.key == axis.key) ok = fail(it->first, key_path, "axis given twice");
     }
