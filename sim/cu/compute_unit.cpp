@@ -235,6 +235,10 @@ Tick ComputeUnit::resume() {
   // the kernel's start) to the unit's last: the slots' causes then add up
   // to slots x this unit's window.
   for (const Slot& s : slots_) {
+    // A slot held back (hold_back) to a time past the unit's last end found
+    // no job left when it asked again: its wait, counted from when it freed
+    // (no later than that end), stops at the end of the unit's window.
+    if (s.time > last_end_) account_[SlotCause::slot_wait] -= s.time - last_end_;
     const Tick free = std::max(s.time, busy_from_);
     account_[SlotCause::idle] += last_end_ > free ? last_end_ - free : 0;
   }

@@ -9,6 +9,10 @@ that bind only on some layers (issue #21, part 3; docs/moe-timing.md, docs/yaml-
                        the TDM path's total differs between tdm.PARAM: LOW and HIGH
                        (with the other tdm keys KEY=VALUE set in both): the parameter
                        changes the result on this layer
+  partition SCENARIO LENGTH...
+                       tdm.slot_model skip_drained at each tdm.slot_length runs (the run's
+                       own check that every kernel's CU-slot causes partition its window
+                       passes) and the TDM path's causes add up to its total
   inert SCENARIO PARAM LOW HIGH
                        the TDM path's total is the same for both values (the parameter
                        does not bind on this layer, as docs/yaml-reference.md says)
@@ -80,6 +84,16 @@ def models(scenario):
             print(f"{model:17s} {policy:13s} tdm {t:9.3f} us  speedup {sw / t:.3f}")
 
 
+def partition(scenario, lengths):
+    for length in lengths:
+        s, _ = run(scenario, f"skip_drained-{length}", {"slot_model": "skip_drained", "slot_length": length})
+        p = next(p for p in s["paths"] if p["path"] == "tdm")
+        causes = sum(v for k, v in p["time_by_cause"].items() if k != "detail")
+        print(f"skip_drained slot_length {length}: tdm {p['total_us']:.3f} us, causes {causes:.3f} us")
+        if abs(causes - p["total_us"]) > 1e-6 * p["total_us"]:
+            sys.exit(f"FAILED: slot_length {length}: the causes do not add up to the TDM total")
+
+
 def kv(pairs):
     return dict(p.split("=", 1) for p in pairs)
 
@@ -101,6 +115,8 @@ if __name__ == "__main__":
     os.makedirs(WORK, exist_ok=True)
     if MODE == "models":
         models(sys.argv[4])
+    elif MODE == "partition":
+        partition(sys.argv[4], sys.argv[5:])
     elif MODE in ("binds", "inert"):
         binds(sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8:], MODE == "inert")
     else:
