@@ -60,7 +60,7 @@ struct Harness {
   L2Cache l2;
   StubMemory mem;
   Requester cpu;
-  Harness() : l2("l2", spec, clock, below, 0, stats, time), mem("mem", below), cpu("cpu") {
+  Harness() : l2("l2", spec, clock, below, stats, time), mem("mem", below), cpu("cpu") {
     cpu.socket.bind(l2.target);
     l2.initiator.bind(mem.target);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration (binds multi-sockets)
