@@ -1,11 +1,14 @@
 #include "apps/tdmsim/layer_sim.h"
 
 #include "apps/tdmsim/attribution.h"
+#include "apps/tdmsim/child_process.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -59,6 +62,60 @@ Json load_spread(const plan::MoePlan& p) {
   for (std::uint32_t e = 0; e < n; ++e) idle += rows[e] == 0 ? 1 : 0;
   return {{"max_over_mean", ratio(mx, mean)}, {"cv", ratio(std::sqrt(var), mean)},
           {"experts_without_tokens", idle}, {"experts", n}};
+}
+
+// A PathRun as it crosses from a child process (run_path_fresh): every
+// field the summary, the attribution and the text report read.
+Json timing_to_json(const sim::KernelTiming& t) {
+  return {{"name", t.name},         {"launch", t.launch},         {"start", t.start},
+          {"end", t.end},           {"workgroups", t.workgroups}, {"clock_hz", t.clock_hz},
+          {"hbm_bytes", t.hbm_bytes}, {"work_end", t.work_end},   {"slot_ps", t.slots.ps},
+          {"window_ps", t.slots.window_ps}, {"slots_per_cu", t.slots_per_cu}};
+}
+sim::KernelTiming timing_from_json(const Json& j) {
+  sim::KernelTiming t;
+  t.name = j.at("name").get<std::string>();
+  t.launch = j.at("launch").get<sim::Tick>();
+  t.start = j.at("start").get<sim::Tick>();
+  t.end = j.at("end").get<sim::Tick>();
+  t.workgroups = j.at("workgroups").get<std::uint32_t>();
+  t.clock_hz = j.at("clock_hz").get<double>();
+  t.hbm_bytes = j.at("hbm_bytes").get<double>();
+  t.work_end = j.at("work_end").get<sim::Tick>();
+  t.slots.ps = j.at("slot_ps").get<decltype(t.slots.ps)>();
+  t.slots.window_ps = j.at("window_ps").get<std::uint64_t>();
+  t.slots_per_cu = j.at("slots_per_cu").get<std::uint32_t>();
+  return t;
+}
+Json path_run_to_json(const PathRun& r) {
+  Json timings = Json::array();
+  for (const auto& t : r.timings) timings.push_back(timing_to_json(t));
+  Json descriptors = Json::array();
+  for (const auto& d : r.descriptors) {
+    descriptors.push_back(Json::binary(std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t*>(d.data()),
+                                                                 reinterpret_cast<const std::uint8_t*>(d.data()) + d.size())));
+  }
+  return {{"path", r.path},         {"timings", timings},     {"stages", r.stages},
+          {"total_s", r.total_s},   {"routing_s", r.routing_s}, {"sort_s", r.sort_s},
+          {"metrics", r.metrics},   {"stats", r.stats},       {"descriptors", descriptors}};
+}
+PathRun path_run_from_json(const Json& j) {
+  PathRun r;
+  r.path = j.at("path").get<std::string>();
+  for (const auto& t : j.at("timings")) r.timings.push_back(timing_from_json(t));
+  r.stages = j.at("stages").get<std::vector<std::string>>();
+  r.total_s = j.at("total_s").get<double>();
+  r.routing_s = j.at("routing_s").get<double>();
+  r.sort_s = j.at("sort_s").get<double>();
+  r.metrics = j.at("metrics");
+  r.stats = j.at("stats");
+  for (const auto& d : j.at("descriptors")) {
+    const auto& b = d.get_binary();
+    std::vector<std::byte> bytes(b.size());
+    std::memcpy(bytes.data(), b.data(), b.size());
+    r.descriptors.push_back(std::move(bytes));
+  }
+  return r;
 }
 
 }  // namespace
@@ -241,14 +298,53 @@ void check_layer_memory(const config::ResolvedScenario& sc, std::uint32_t paths,
                     fmt::format("scenario {} on machine {}", sc.scenario.file.string(), sc.machine.file.string()));
 }
 
+PathRun run_path_fresh(const plan::MoePlan& p, const MachineSpec& m, const std::string& path,
+                       const sim::SimOptions& opts, const sim::programs::DescriptorBytes* descriptors,
+                       std::string* trace_json) {
+  Json j = run_in_child(fmt::format("the {} path", path), [&] {
+    sim::Gpu gpu(m, opts);
+    sim::AddressSpace as;
+    Json out = {{"run", path_run_to_json(run_path(gpu, as, p, m, path, descriptors))}};
+    if (gpu.trace() != nullptr) out["trace"] = gpu.trace()->to_json();
+    return out;
+  });
+  if (trace_json != nullptr && j.contains("trace")) *trace_json = j["trace"].get<std::string>();
+  return path_run_from_json(j["run"]);
+}
+
+std::string combined_trace(const std::vector<std::pair<std::string, std::string>>& traces) {
+  if (traces.size() == 1) return traces.front().second;
+  // Each path's track groups are numbered from 1; the next path's follow on.
+  Json events = Json::array();
+  std::uint64_t base = 0;
+  for (const auto& [path, text] : traces) {
+    Json doc = Json::parse(text);
+    std::uint64_t top = 0;
+    for (auto& e : doc["traceEvents"]) {
+      const auto pid = e["pid"].get<std::uint64_t>();
+      top = std::max(top, pid);
+      e["pid"] = base + pid;
+      if (e["ph"] == "M" && e["name"] == "process_name") {
+        const auto name = e["args"]["name"].get<std::string>();
+        // The stages track already names its path.
+        if (name.rfind("stages ", 0) != 0) e["args"]["name"] = path + ": " + name;
+      }
+      events.push_back(std::move(e));
+    }
+    base += top;
+  }
+  Json doc;
+  doc["traceEvents"] = std::move(events);
+  doc["displayTimeUnit"] = "ns";
+  return doc.dump() + "\n";
+}
+
 Json simulate_layer(const config::ResolvedScenario& sc, const std::vector<std::string>& paths) {
   const MachineSpec& m = sc.machine.spec;
   check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), false);
-  sim::Gpu gpu(m, sim::SimOptions{});
-  sim::AddressSpace as;
   const plan::MoePlan p = plan::build_plan(sc);
   Json out = {{"layer", layer_summary(p)}, {"paths", Json::array()}};
-  for (const auto& path : paths) out["paths"].push_back(run_path(gpu, as, p, m, path).metrics);
+  for (const auto& path : paths) out["paths"].push_back(run_path_fresh(p, m, path, sim::SimOptions{}).metrics);
   return out;
 }
 

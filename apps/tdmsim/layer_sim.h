@@ -41,6 +41,18 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
                  const MachineSpec& m, const std::string& path,
                  const sim::programs::DescriptorBytes* descriptors = nullptr);
 
+// run_path on a machine of its own, in a child process (child_process.h):
+// the result a standalone run of `path` gives, whatever this process ran
+// before. With opts.trace, `trace_json` receives the run's trace.json text.
+PathRun run_path_fresh(const plan::MoePlan& p, const MachineSpec& m, const std::string& path,
+                       const sim::SimOptions& opts, const sim::programs::DescriptorBytes* descriptors = nullptr,
+                       std::string* trace_json = nullptr);
+
+// One trace.json of several paths' traces (path name, trace.json text), each
+// from its own run starting at time 0: with more than one, every track
+// group's name starts with its path ("tdm: gpu.xcd[0]").
+std::string combined_trace(const std::vector<std::pair<std::string, std::string>>& traces);
+
 // summary.json's "layer" object: rows, padding, kernel choice, load spread.
 config::Json layer_summary(const plan::MoePlan& p);
 // What routing.capacity_factor did (the layer summary's "capacity" object).
@@ -55,8 +67,8 @@ std::vector<std::string> paths_for(const MachineSpec& m, const std::string& path
 // trace if `trace`) would take more host memory than sim::memory_limit().
 void check_layer_memory(const config::ResolvedScenario& sc, std::uint32_t paths, bool trace);
 
-// One scenario, once, on `paths` (a fresh process's Gpu): {"layer": ...,
-// "paths": [metrics, ...]}, as summary.json has them.
+// One scenario, once, on `paths`, each on a fresh machine (run_path_fresh):
+// {"layer": ..., "paths": [metrics, ...]}, as summary.json has them.
 config::Json simulate_layer(const config::ResolvedScenario& sc, const std::vector<std::string>& paths);
 
 }  // namespace tdmsim::cli

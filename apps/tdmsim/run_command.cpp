@@ -223,8 +223,10 @@ int run_command(const RunOptions& o) {
                  100.0 * done / total);
     };
   }
-  sim::Gpu gpu(m, opts);
-  sim::AddressSpace as;  // shared by every run: each run's buffers are fresh (cold)
+  // Every path of every repeat runs on a fresh machine in a child process
+  // (run_path_fresh), so `both` and `--repeat` give each run the result it
+  // gives on its own; the trace is the first repeat's.
+  std::vector<std::pair<std::string, std::string>> traces;
   const std::uint64_t seed0 = sc.scenario.spec.seed;
   std::vector<PathRun> detail;
   std::vector<std::vector<double>> totals(paths.size());
@@ -234,8 +236,13 @@ int run_command(const RunOptions& o) {
     plan::MoePlan p = plan::build_plan(sc);
     for (std::size_t i = 0; i < paths.size(); ++i) {
       current_path = o.repeat > 1 ? fmt::format("[{}/{}] {}", rep + 1, o.repeat, paths[i]) : paths[i];
-      PathRun r = run_path(gpu, as, p, m, paths[i],
-                           paths[i] == "tdm" && !o.descriptors.empty() ? &given : nullptr);
+      std::string trace;
+      sim::SimOptions run_opts = opts;
+      run_opts.trace = o.trace && rep == 0;
+      PathRun r = run_path_fresh(p, m, paths[i], run_opts,
+                                 paths[i] == "tdm" && !o.descriptors.empty() ? &given : nullptr,
+                                 run_opts.trace ? &trace : nullptr);
+      if (run_opts.trace) traces.emplace_back(paths[i], std::move(trace));
       totals[i].push_back(r.total_s * 1e6);
       if (rep == 0) detail.push_back(std::move(r));
     }
@@ -311,7 +318,7 @@ int run_command(const RunOptions& o) {
                      {"run", {{"paths", paths}, {"repeat", o.repeat}, {"trace", o.trace}}}};
     if (!o.descriptors.empty()) resolved["files"]["descriptors"] = std::filesystem::absolute(o.descriptors).string();
     util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");
-    if (gpu.trace() != nullptr) util::write_file_atomic(dir->file("trace.json"), gpu.trace()->to_json());
+    if (!traces.empty()) util::write_file_atomic(dir->file("trace.json"), combined_trace(traces));
     dir->commit();
     if (!o.quiet) fmt::print("\nwrote {}\n", dir->target().string());
   }

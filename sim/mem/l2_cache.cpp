@@ -9,12 +9,14 @@
 namespace tdmsim::sim {
 
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
-                 Tick miss_latency, StatRegistry& stats, const SimClock& time)
+                 Tick miss_latency, Tick near_miss_latency, StatRegistry& stats, const SimClock& time)
     : sc_module(name), target("target"), initiator("initiator"), time_(time), spec_(spec),
       tags_(spec.size_per_die.bytes, static_cast<std::uint32_t>(spec.line.bytes), spec.ways,
             kBlockLines),
       channel_bw_{static_cast<std::uint64_t>(spec.bytes_per_clock_per_channel) * clock.hz},
-      mshr_hold_per_line_(miss_latency / spec.mshrs_per_channel),
+      mshr_hold_per_line_((near_miss_latency > 0 ? near_miss_latency : miss_latency) / spec.mshrs_per_channel),
+      far_hold_per_line_(near_miss_latency > 0 ? miss_latency / spec.mshrs_per_channel - mshr_hold_per_line_ : 0),
+      near_miss_latency_(near_miss_latency),
       count_(spec.channels_per_die, spec.line.bytes), channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
       lines_per_channel_(spec.channels_per_die), misses_per_channel_(spec.channels_per_die),
       atomic_bytes_per_channel_(spec.channels_per_die) {
@@ -246,12 +248,14 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   }
   Tick done = served + hit_latency;
   Tick unloaded = hit_latency + line_time_;
+  Tick below = 0;  // the unloaded round trip below the L2 of this access's misses
   if (!a.write && missed_lines * line == a.bytes() && a.line_aligned(line)) {
     // Everything missed (a tile streamed for the first time): forward the
     // access whole rather than row by row.
     MemAccess m = a;
     done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
     unloaded = std::max(unloaded, hit_latency + port_.unloaded());
+    below = std::max(below, port_.unloaded());
     wait = std::max(wait, miss_ready - arrive + port_.wait());
     misses_.clear();
   }
@@ -259,8 +263,19 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   for_each_run(misses_, false, a.die, [&](const MemAccess& m) {
     done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
     unloaded = std::max(unloaded, hit_latency + port_.unloaded());
+    below = std::max(below, port_.unloaded());
     wait = std::max(wait, miss_ready - arrive + port_.wait());
   });
+  if (far_hold_per_line_ > 0 && below > near_miss_latency_) {
+    // Some of the misses went on to HBM: their MSHRs were held for the HBM
+    // round trip, not the MALL's (a MALL-served miss frees its MSHR sooner,
+    // which is what lets several XCDs read one expert's weights through the
+    // MALL at its rate). Added after the fact: the channels' next misses wait.
+    for (std::size_t ch = 0; ch < mshr_.size(); ++ch) {
+      const std::uint64_t misses = misses_per_channel_[ch] + every_misses;
+      if (misses > 0) mshr_[ch].free_at += far_hold_per_line_ * misses;
+    }
+  }
   if (a.atomic) {
     // Read-modify-write: each channel's atomic unit works through its bytes
     // once the old data is there (hit or fetched).

@@ -26,10 +26,12 @@ class L2Cache : public sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<L2Cache> target;
   tlm_utils::simple_initiator_socket<L2Cache> initiator;
 
-  // `miss_latency` is the expected round trip of a miss below the L2 (used to
-  // size how long a miss holds an MSHR); `time` is the GPU's global time.
+  // `miss_latency` is the round trip of a miss that goes to HBM (used to size
+  // how long a miss holds an MSHR); `near_miss_latency`, where a memory-side
+  // cache (MALL) sits below, the round trip of a miss it serves (0: none).
+  // `time` is the GPU's global time.
   L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Frequency clock,
-          Tick miss_latency, StatRegistry& stats, const SimClock& time);
+          Tick miss_latency, Tick near_miss_latency, StatRegistry& stats, const SimClock& time);
 
   // The channel serving a line: the line number XOR-folded with its higher
   // bits, so that power-of-two strides (a tile's rows) spread over channels
@@ -119,6 +121,11 @@ class L2Cache : public sc_core::sc_module {
   CacheTags tags_;
   units::Bandwidth channel_bw_;
   Tick mshr_hold_per_line_;
+  // With a MALL below: an MSHR is held for the MALL's round trip
+  // (mshr_hold_per_line_ is then that share), and for far_hold_per_line_
+  // longer per line when the access went on to HBM (known once it returns).
+  Tick far_hold_per_line_ = 0;
+  Tick near_miss_latency_ = 0;
   ChannelCounter count_;  // the channel hash, and lines counted per channel
   std::vector<BusyUntil> channel_;
   std::vector<BusyUntil> mshr_;

@@ -162,7 +162,10 @@ def check_responds(scenario):
     waiting = (tdm1["time_by_cause"]["dispatch_and_slot_waiting_us"] -
                tdm0["time_by_cause"]["dispatch_and_slot_waiting_us"])
     print(f"slot_length 4 -> 20 us: TDM total +{grew:.2f} us, release waits {wait0:.2f} -> {wait1:.2f} us")
-    assert grew > 1.0, grew
+    # Longer slots make the unit's path measurably slower (the model is
+    # deterministic, so 0.2% of the layer is far above any noise) ...
+    assert grew > 0.002 * tdm0["total_us"], grew
+    # ... and the slots' release waits account for at least half of it.
     assert waiting >= 0.5 * grew and wait1 - wait0 >= 0.5 * grew, (waiting, wait0, wait1, grew)
 
 

@@ -3,6 +3,8 @@
 
   floor SCENARIO        every path's predicted time is at or above its physical floor
   deterministic SCENARIO  two runs write byte-identical stats.json and trace.json
+  fresh SCENARIO        each path of --path both and each draw of --repeat gives exactly what a run
+                        of that path alone (at that draw's seed) gives: runs do not share a machine
   repeat SCENARIO       --repeat 6: one total per draw, p50/p99 by nearest rank, draws differ
   bandwidth SCENARIO MACHINE_FILE  more HBM bandwidth is never slower (3 values over MACHINE_FILE)
   skew SCENARIO         more routing skew is never faster for the software path, on the GPU
@@ -99,6 +101,22 @@ def main():
         print(", ".join(f"hot {f:.0%}: {t:.2f} us" for f, t in times))
         for (_, less), (_, more) in zip(times, times[1:]):
             assert more >= less, "more routing skew made the software path faster"
+    elif mode == "fresh":
+        both = run(tdmsim, [scenario, "--path", "both", "--repeat", "2"], os.path.join(work, "both"))
+        seed = both["seed"]
+        for path in ("software", "tdm"):
+            alone = run(tdmsim, [scenario, "--path", path], os.path.join(work, path))
+            got = next(p for p in both["paths"] if p["path"] == path)
+            want = alone["paths"][0]
+            print(f"{path}: --path both {got['total_us']!r} us, alone {want['total_us']!r} us")
+            assert got == want, f"{path}: --path both differs from --path {path} (first difference: " + \
+                next(k for k in want if got.get(k) != want[k]) + ")"
+            reseeded = write(os.path.join(work, "seed1.yaml"), f"base: {scenario}\nname: fresh-seed1\nseed: {seed + 1}\n")
+            second = run(tdmsim, [reseeded, "--path", path], os.path.join(work, path + "1"))
+            draws = both["repeats"][path]["total_us"]
+            print(f"{path}: second draw {draws[1]!r} us, alone at seed {seed + 1}: {second['paths'][0]['total_us']!r} us")
+            assert draws[0] == want["total_us"] and draws[1] == second["paths"][0]["total_us"], \
+                f"{path}: a --repeat draw differs from a run alone at its seed"
     elif mode == "repeat":
         s = run(tdmsim, [scenario, "--repeat", "6"], os.path.join(work, "out"))
         for path, r in s["repeats"].items():

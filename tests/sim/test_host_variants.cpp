@@ -367,7 +367,7 @@ TEST_CASE("reservation batches: counted tables reserve what load-by-load countin
   StatRegistry stats;
   SimClock time;
   const units::Frequency clock{2'000'000'000};
-  L2Cache a("l2_batched", spec, clock, 300'000, stats, time), b("l2_by_load", spec, clock, 300'000, stats, time);
+  L2Cache a("l2_batched", spec, clock, 300'000, 0, stats, time), b("l2_by_load", spec, clock, 300'000, 0, stats, time);
   std::mt19937_64 rng(7);
   auto rows = std::make_shared<std::vector<std::uint64_t>>();
   for (std::uint64_t r = 0; r < 256; ++r) rows->push_back(((r * 37) % 64) * 7168 + (r % 3) * 128);
