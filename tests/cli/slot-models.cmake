@@ -21,7 +21,7 @@ add_test(NAME slot_models.dsv3_decode_queue_depth_inert_from_2
 add_test(NAME slot_models.queue_depth_binds_at_1
          COMMAND python3 ${SLOTM_PY} ${TDMSIM_BIN} ${SLOTM_WORK}/dsv3-qd1 binds ${SLOTM_DSV3} queue_depth 1 2)
 add_test(NAME slot_models.dsv3_decode_movers_inert
-         COMMAND python3 ${SLOTM_PY} ${TDMSIM_BIN} ${SLOTM_WORK}/dsv3-mv inert ${SLOTM_DSV3} movers_per_cu 1 2)
+         COMMAND python3 ${SLOTM_PY} ${TDMSIM_BIN} ${SLOTM_WORK}/dsv3-mv inert ${SLOTM_DSV3} movers_per_cu 2 8)
 add_test(NAME slot_models.movers_bind_when_slow
          COMMAND python3 ${SLOTM_PY} ${TDMSIM_BIN} ${SLOTM_WORK}/dsv3-mv1 binds ${SLOTM_DSV3} movers_per_cu 1 4 mover_bytes_per_clock=1)
 add_test(NAME slot_models.mover_bytes_bind_when_slow
