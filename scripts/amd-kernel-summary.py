@@ -11,7 +11,7 @@ instruction mix of the GEMM main loop from the disassembly. Checks:
   * no kernel uses scratch memory (private segment 0, no VGPR/SGPR spills),
     but the two untimed ones of EXEMPT;
   * every 256-thread GEMM kernel (gate_up_kernel, down_kernel, fused_kernel)
-    has a main loop (the first innermost loop with MFMAs) whose MFMAs are all
+    has a main loop (the first innermost natural loop with MFMAs) whose MFMAs are all
     of the expected type (fp8 x fp8 on targets with the fp8 MFMA for e4m3
     tiles of K bytes a multiple of 64, bf16 otherwise) and whose count per
     iteration is the tile's: TM x TN fragments per wavefront (the wave grid of
@@ -148,12 +148,9 @@ def branch_target(insts, i, index):
     return index.get(addr + 4 + 4 * imm)
 
 
-def loops(insts):
-    """Natural loops of the control-flow graph, as sorted lists of instruction
-    indices: basic blocks split at branches and their targets; an edge to a
-    block at a lower or equal address is a back edge (the compiler's loops are
-    structured); the body is the header plus every block that reaches the
-    back edge's source without passing the header. Bodies of one header merge."""
+def cfg(insts):
+    """Basic blocks (split at branches and their targets) as (first, end)
+    instruction indices, and each block's successors."""
     index = {addr: i for i, (addr, _, _) in enumerate(insts)}
     n = len(insts)
     leaders = {0}
@@ -182,14 +179,91 @@ def loops(insts):
             succ[bi].append(block_of[t])
         if mn != "s_branch" and mn != "s_endpgm" and end < n:
             succ[bi].append(bi + 1)
+    return blocks, succ
+
+
+def dominators(succ):
+    """Immediate dominator of every block reachable from block 0 (the entry),
+    {block: idom}, the entry its own (Cooper, Harvey and Kennedy, "A Simple,
+    Fast Dominance Algorithm", 2001)."""
+    order, seen = [], {0}
+    stack = [(0, iter(succ[0]))]
+    while stack:  # reverse postorder by an iterative depth-first walk
+        b, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            order.append(b)
+            stack.pop()
+        elif nxt not in seen:
+            seen.add(nxt)
+            stack.append((nxt, iter(succ[nxt])))
+    order.reverse()
+    rpo = {b: i for i, b in enumerate(order)}
+    pred = {b: [] for b in order}
+    for u in order:
+        for v in succ[u]:
+            pred[v].append(u)
+    idom = {0: 0}
+
+    def meet(a, b):
+        while a != b:
+            while rpo[a] > rpo[b]:
+                a = idom[a]
+            while rpo[b] > rpo[a]:
+                b = idom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for b in order[1:]:
+            done = [p for p in pred[b] if p in idom]
+            new = done[0]
+            for p in done[1:]:
+                new = meet(p, new)
+            if idom.get(b) != new:
+                idom[b] = new
+                changed = True
+    return idom
+
+
+def dominates(idom, a, b):
+    """Whether block a dominates block b (both reachable)."""
+    while True:
+        if a == b:
+            return True
+        if b == idom[b]:
+            return False
+        b = idom[b]
+
+
+def loops(insts):
+    """Natural loops of the control-flow graph, as sorted lists of instruction
+    indices: an edge to a block that dominates its source is a back edge (an
+    edge merely to a lower address is not: the compiler places some blocks of
+    a branchy region, such as the unrolled byte copy of copy16_async's K tail,
+    before the blocks that branch to them); the body is the header plus every
+    block that reaches the back edge's source without passing the header.
+    Bodies of one header merge."""
+    blocks, _, bodies = _loop_blocks(insts)
+    return [sorted(i for b in body for i in range(*blocks[b])) for body in bodies]
+
+
+def _loop_blocks(insts):
+    """The basic blocks, their immediate dominators and the body (a set of
+    blocks) of each natural loop, by header address."""
+    blocks, succ = cfg(insts)
+    idom = dominators(succ)
     pred = [[] for _ in blocks]
     for u, vs in enumerate(succ):
         for v in vs:
             pred[v].append(u)
     bodies = {}
     for u, vs in enumerate(succ):
+        if u not in idom:
+            continue  # unreachable code
         for h in vs:
-            if h > u:
+            if not dominates(idom, h, u):
                 continue
             body = bodies.setdefault(h, {h})
             stack = [u]
@@ -199,7 +273,7 @@ def loops(insts):
                     continue
                 body.add(x)
                 stack.extend(pred[x])
-    return [sorted(i for b in body for i in range(*blocks[b])) for h, body in sorted(bodies.items())]
+    return blocks, idom, [body for h, body in sorted(bodies.items())]
 
 
 def is_mfma(mn):
@@ -227,20 +301,40 @@ def mix(insts):
     return c
 
 
+# A global or flat load of one byte: in our GEMM kernels' main loops only the
+# K-tail path of copy16_async (kernels/hip/async_copy.h), which assembles a
+# chunk of 1-15 bytes byte by byte.
+BYTE_LOAD = re.compile(r"^(global|flat|buffer)_load_(u|s)byte$")
+
+
 def main_loop(insts):
-    """The first (by header address) innermost loop that holds MFMAs, as its
-    instructions (static: every path of the body once), or None."""
-    with_mfma = [set(body) for body in loops(insts) if any(is_mfma(insts[i][1]) for i in body)]
+    """The first (by header address) innermost natural loop that holds MFMAs,
+    as (charged, tail) instruction lists, or None. `charged` is what an
+    iteration over whole 16-byte chunks runs, counted statically (every path
+    of the body once): the body less `tail`, the blocks dominated by a byte
+    load, which run only for a K tile whose rows end inside a chunk (a K that
+    is not a multiple of 16 bytes; a wavefront skips them, s_cbranch_execz,
+    when none of its lanes has such a chunk)."""
+    blocks, idom, bodies = _loop_blocks(insts)
+
+    def has(body, pred):
+        return any(pred(insts[i][1]) for b in body for i in range(*blocks[b]))
+
+    with_mfma = [body for body in bodies if has(body, is_mfma)]
     inner = [body for body in with_mfma if not any(o < body for o in with_mfma)]
     if not inner:
         return None
-    first = min(inner, key=min)
-    return [insts[i] for i in sorted(first)]
+    body = min(inner, key=lambda bb: min(blocks[b][0] for b in bb))
+    byte_blocks = [b for b in body if has([b], BYTE_LOAD.match)]
+    tail = {b for b in body if any(dominates(idom, c, b) for c in byte_blocks)}
+    pick = lambda bs: [insts[i] for b in sorted(bs) for i in range(*blocks[b])]
+    return pick(body - tail), pick(tail)
 
 
 COLUMNS = ["kernel", "vgprs", "agprs", "sgprs", "lds_static_bytes", "scratch_bytes", "spills",
            "waves_per_simd", "mfma_type", "mfma_total", "loop_mfma", "loop_ds_read", "loop_ds_write",
-           "loop_vmem_load", "loop_valu", "loop_salu", "loop_barrier", "loop_instructions"]
+           "loop_vmem_load", "loop_valu", "loop_salu", "loop_barrier", "loop_instructions",
+           "loop_tail_instructions"]
 
 
 def summarise(objects, target, problems):
@@ -288,7 +382,7 @@ def summarise(objects, target, problems):
                     problems.append(f"{target} {name}: scratch {scratch} bytes, {spills} spills")
                 mfmas = [mn for _, mn, _ in insts if is_mfma(mn)]
                 types = sorted({"fp8" if MFMA_FP8.match(mn) else "bf16" if MFMA_BF16.match(mn) else mn for mn in mfmas})
-                loop = main_loop(insts)
+                loop, tail = main_loop(insts) or (None, [])
                 lm = mix(loop or [])
                 exp = gemm_expectation(name, target)
                 if exp:
@@ -309,6 +403,7 @@ def summarise(objects, target, problems):
                     "waves_per_simd": waves_per_simd(vg, lds, k.get(".max_flat_workgroup_size", 256)),
                     "mfma_type": "+".join(types) if types else "-", "mfma_total": len(mfmas),
                     **{f"loop_{key}": v for key, v in lm.items()},
+                    "loop_tail_instructions": len(tail),
                 })
     rows.sort(key=lambda r: r["kernel"])
     out = io.StringIO()

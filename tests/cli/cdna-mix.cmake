@@ -24,3 +24,9 @@ add_test(NAME cdna_mix.heuristic_tiles_fit_amd_lds
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/cdna-mix/auto-mi300x.yaml
                  -DEXPECT_RC=0 "-DEXPECT_STDOUT=gate_up tile 256x128x64x64 .our AMD kernel.s [0-9]+ B of LDS > 64 KiB.; down tile 256x128x64x64"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+
+# The summary script's main-loop finder on a synthetic disassembly shaped like our
+# kernels' (a rotated K loop, an out-of-order K-tail byte copy): the natural loop,
+# without the kernel's entry code, less the K tail (tests/cli/amd_loop_checks.py).
+add_test(NAME cdna_mix.main_loop_finder
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/amd_loop_checks.py)
