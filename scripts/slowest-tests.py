@@ -20,6 +20,7 @@ import argparse
 import os
 import re
 import sys
+import time
 
 from generated_block import replace_block
 
@@ -87,7 +88,8 @@ def table(logs, build, top):
     for path in logs:
         found, start = read_log(path)
         times.update(found)
-        starts.append(f"{os.path.relpath(path, ROOT)} (started {start or 'unknown'})")
+        written = time.strftime("%Y-%m-%d", time.gmtime(os.path.getmtime(path)))
+        starts.append(f"{os.path.relpath(path, ROOT)} (started {start or 'unknown'}, written {written})")
     if not times:
         raise SystemExit(f"no test times in {', '.join(logs)}")
     label_of = labels(build)
