@@ -8,6 +8,8 @@ import os
 import re
 import sys
 
+from generated_block import replace_block
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLDER = os.path.join(ROOT, "workloads", "kernel-profiles")
 DOC = os.path.join(ROOT, "docs", "calibration.md")
@@ -56,22 +58,8 @@ def table():
 
 
 def main():
-    text = open(DOC).read()
-    if BEGIN not in text or END not in text:
-        print(f"{DOC}: no kernel-profile-table markers", file=sys.stderr)
-        return 2
-    new = text[:text.index(BEGIN)] + table() + text[text.index(END) + len(END):]
-    if "--check" in sys.argv[1:]:
-        if new != text:
-            print(f"{DOC}: the kernel profile table differs from the profiles; run {sys.argv[0]}",
-                  file=sys.stderr)
-            return 1
-        return 0
-    if new != text:
-        with open(DOC + ".tmp", "w") as f:
-            f.write(new)
-        os.replace(DOC + ".tmp", DOC)
-    return 0
+    return replace_block(DOC, BEGIN, END, table(), check="--check" in sys.argv[1:],
+                         regenerate=sys.argv[0])
 
 
 if __name__ == "__main__":

@@ -171,17 +171,27 @@ std::string reference_document() {
       "with YAML's core tags only (`!!str`, `!!int`, ...), at most {} levels of nesting and "
       "at most {} values with its aliases expanded.\n\n",
       util::kMaxYamlBytes >> 20, config::kMaxYamlDepth, config::kMaxYamlNodes);
-  md += config::reference_markdown("Machine (`workloads/machines/*.yaml`)",
-                                   "One GPU: compute units, caches, HBM, fabric, launch "
-                                   "overheads and the optional TDM MoE descriptor unit.",
-                                   config::reference_rows<MachineSpec>());
+  // A machine's `kernels` keys are its kernel profile's: listed once, in the
+  // profile's table, which the machine's `kernels` row points to.
+  md += config::reference_markdown(
+      "Machine (`workloads/machines/*.yaml`)",
+      "One GPU: compute units, caches, HBM, fabric, launch overheads and the optional TDM MoE "
+      "descriptor unit.",
+      config::fold_section(
+          config::reference_rows<MachineSpec>(), "kernels",
+          "the software fused-MoE kernels this machine runs: its kernel profile's values, read "
+          "from the profile `kernel_profile` names. The keys are the profile's, listed once in "
+          "\"Kernel profile\" below (a profile's `KEY` is the machine's `kernels.KEY`); keys "
+          "given here override the profile's (a variant's overlay, a fit candidate)"));
   md += config::reference_markdown(
       "Kernel profile (`workloads/kernel-profiles/*.yaml`)",
       "What a machine family's software fused-MoE kernels cost: the knobs and the instructions "
       "each construct of the kernels issues, each value with its source as a comment "
       "(docs/calibration.md \"Kernel profiles\"). A machine names its profile with "
       "`kernel_profile:` (absent: the profile named after its `isa`); the loader reads it into "
-      "the machine's `kernels.*` keys above, which a machine file may override. A profile may "
+      "the machine's `kernels` section: the key `KEY` below is the machine's `kernels.KEY` "
+      "(for example `kernels.matrix_efficiency`, `kernels.nvidia.sort.count_ops`), which a "
+      "machine file may override. A profile may "
       "`base:` another (the family profiles base `common.yaml`, the estimates they share).",
       config::reference_rows<KernelProfileSpec>());
   md += config::reference_markdown("Model (`workloads/models/*.yaml`)",

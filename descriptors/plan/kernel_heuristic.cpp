@@ -172,7 +172,7 @@ KernelTile aiter_one_stage_tile(const LayerShape& shape, std::uint32_t block_m, 
 // LDS of plan::amd_kernel_lds_bytes (padded rows, the fp32 C tile, the e4m3
 // conversion buffer where there is one, their static LDS), which a
 // workgroup may take up to the CU's whole LDS (compute.lds_per_cu: 64 KiB on
-// MI300X, 160 KiB on MI355X; docs/moe-plan.md "LDS on AMD"). What the
+// MI300X, 160 KiB on MI355X; docs/moe-plan.md "Kernel heuristic", item LDS on AMD). What the
 // scenario leaves open is chosen to fit: fewer buffers first (down to 2, the
 // fewest our AMD loop runs with), then, for a tile of the heuristic's, N
 // halved down to 64 and then K halved down to 32, taking the first of those

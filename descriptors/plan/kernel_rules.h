@@ -36,7 +36,7 @@ inline constexpr std::uint32_t kCTilePad = 8;
 // (`convert`: gfx90a, or a K tile of less than 64 bytes), (m + n) bf16 rows of
 // k + 8; the fp32 C tile (m rows of n + kCTilePad) reuses them and needs
 // that much at least. The host code asks for exactly this, the plan checks it
-// against the machine's LDS per workgroup (docs/moe-plan.md "LDS on AMD").
+// against the machine's LDS per workgroup (docs/moe-plan.md "Kernel heuristic", item LDS on AMD).
 constexpr std::uint32_t amd_gemm_lds_bytes(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                            std::uint32_t elem_bytes, std::uint32_t stages, bool convert) {
   const std::uint32_t row = k * elem_bytes + 16;

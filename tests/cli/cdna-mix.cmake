@@ -1,8 +1,9 @@
 # Our AMD kernels' main-loop instruction mix in the model, kernel.source, and
-# their LDS in the plan (docs/moe-timing.md "CDNA main-loop issue",
-# docs/moe-plan.md "LDS on AMD"). The fast check that the model's table is the
-# committed summaries' is the Catch2 case sim."the model's AMD main-loop table
-# is the disassembly summaries'" (no hipcc needed).
+# their LDS in the plan (docs/moe-timing.md "CDNA main-loop issue";
+# docs/moe-plan.md "Kernel heuristic", its item **LDS on AMD**). The fast check
+# that the model's table is the committed summaries' is the Catch2 case
+# sim."the model's AMD main-loop table is the disassembly summaries'" (no hipcc
+# needed).
 
 # The model's table against summaries made from freshly compiled code objects
 # (after kernels.compile_for_amd; skipped, 77, where it was).

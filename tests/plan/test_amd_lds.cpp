@@ -1,4 +1,4 @@
-// Our AMD kernels' LDS in the plan (docs/moe-plan.md "LDS on AMD"): the
+// Our AMD kernels' LDS in the plan (docs/moe-plan.md "Kernel heuristic", item LDS on AMD): the
 // heuristic picks only tiles and buffer counts that fit a workgroup's LDS
 // on the machine; AITER's kernels keep the generic rule.
 #include <catch2/catch.hpp>

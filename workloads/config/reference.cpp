@@ -13,6 +13,18 @@ std::string cell(std::string s) {
 }
 }  // namespace
 
+std::vector<ReferenceRow> fold_section(std::vector<ReferenceRow> rows, std::string_view key,
+                                       std::string_view doc) {
+  const std::string inside = std::string(key) + ".";
+  std::vector<ReferenceRow> out;
+  for (auto& r : rows) {
+    if (r.key.compare(0, inside.size(), inside) == 0) continue;
+    if (r.key == key) r.doc = std::string(doc);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 std::string reference_markdown(std::string_view title, std::string_view intro,
                                const std::vector<ReferenceRow>& rows) {
   std::string md = "## " + std::string(title) + "\n\n" + std::string(intro) + "\n\n";

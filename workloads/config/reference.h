@@ -96,6 +96,12 @@ std::vector<ReferenceRow> reference_rows() {
   return std::move(w.rows);
 }
 
+// `rows` without the rows inside section `key` (its own row kept, with `doc` as
+// its description): for a section whose keys another table documents, so that
+// each key is listed once (a machine's `kernels`, the kernel profile's keys).
+std::vector<ReferenceRow> fold_section(std::vector<ReferenceRow> rows, std::string_view key,
+                                       std::string_view doc);
+
 // One Markdown table for a spec kind.
 std::string reference_markdown(std::string_view title, std::string_view intro,
                                const std::vector<ReferenceRow>& rows);
