@@ -6,14 +6,12 @@
 #include <memory>
 #include <vector>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "sim/mem/l2_cache.h"
+#include "tests/sim/fork_run.h"
 #include "workloads/config/loader.h"
 
 using namespace tdmsim;
@@ -29,7 +27,9 @@ struct StubMemory : sc_core::sc_module {
     target.register_b_transport(this, &StubMemory::b_transport);
   }
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-    bytes += p.get_extension<MemAccessExt>()->access.bytes();
+    auto* ext = p.get_extension<MemAccessExt>();
+    bytes += ext->access.bytes();
+    ext->unloaded = latency;  // as the fabric, MALL and HBM report their round trip
     delay += sc_core::sc_time(static_cast<double>(latency), sc_core::SC_PS);
   }
 };
@@ -267,37 +267,12 @@ TEST_CASE("counted lines are reserved per channel, as a plain load reserves them
   CHECK(h.l2.reserve_lines(table.data(), t4) - t4 == plain);
 }
 
-namespace {
-// One harness's figure, from a child process of its own (SystemC elaborates
-// once per process, and this case compares three machines).
-template <class F>
-Tick in_child(F f) {
-  int fd[2];
-  REQUIRE(::pipe(fd) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fd[0]);
-    const Tick t = f();
-    ::_exit(::write(fd[1], &t, sizeof t) == static_cast<ssize_t>(sizeof t) ? 0 : 1);
-  }
-  ::close(fd[1]);
-  Tick t = 0;
-  const ssize_t got = ::read(fd[0], &t, sizeof t);
-  ::close(fd[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-  REQUIRE(got == static_cast<ssize_t>(sizeof t));
-  return t;
-}
-}  // namespace
 
 TEST_CASE("a miss the memory-side cache serves holds its MSHR for that round trip only", "[l2]") {
   // Two streams of misses issued at once: the second waits for MSHRs, so its
   // end measures how long the first held them.
   const auto second_done = [](Tick near, Tick memory) {
-    return in_child([=] {
+    return test::in_child<Tick>([=] {
       Harness h(near, memory);
       const std::uint32_t bytes = 4 << 20;
       h.cpu.access(0, bytes, 0);

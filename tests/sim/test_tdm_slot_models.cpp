@@ -26,6 +26,7 @@
 #include "sim/platform/tdm_scheduler.h"
 #include "sim/platform/tdm_slot_runtime.h"
 #include "sim/programs/moe_kernels.h"
+#include "tests/sim/fork_run.h"
 #include "workloads/config/loader.h"
 
 using namespace tdmsim;
@@ -54,38 +55,10 @@ struct PathRun {
   sim::Tick total = 0;
   double slot_wait = 0, drained = 0, jobs = 0;
 };
-// SystemC elaborates once per process: each run is simulated in a child
-// process (forked before this process elaborates anything) and sends back
-// its figures.
+// Each run is simulated in a child process (tests/sim/fork_run.h).
 template <class F>
 PathRun isolated(F run) {
-  int fd[2];
-  REQUIRE(::pipe(fd) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fd[0]);
-    int rc = 0;
-    PathRun r;
-    try {
-      r = run();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "run failed: %s\n", e.what());
-      rc = 3;
-    }
-    const bool sent = ::write(fd[1], &r, sizeof r) == static_cast<ssize_t>(sizeof r);
-    ::_exit(sent ? rc : 4);
-  }
-  ::close(fd[1]);
-  PathRun r;
-  const ssize_t got = ::read(fd[0], &r, sizeof r);
-  ::close(fd[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  REQUIRE(got == static_cast<ssize_t>(sizeof r));
-  return r;
+  return test::in_child<PathRun>(run);
 }
 PathRun run_plan(const config::ResolvedScenario& sc, const plan::MoePlan& p, bool tdm,
                  const sim::programs::DescriptorBytes* bytes = nullptr) {
