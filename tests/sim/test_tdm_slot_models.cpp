@@ -14,11 +14,6 @@
 #include <random>
 #include <variant>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-
 #include "descriptors/api/moe_api.h"
 #include "descriptors/format/descriptor_file.h"
 #include "descriptors/plan/moe_plan.h"
@@ -55,14 +50,10 @@ struct PathRun {
   sim::Tick total = 0;
   double slot_wait = 0, drained = 0, jobs = 0;
 };
-// Each run is simulated in a child process (tests/sim/fork_run.h).
-template <class F>
-PathRun isolated(F run) {
-  return test::in_child<PathRun>(run);
-}
 PathRun run_plan(const config::ResolvedScenario& sc, const plan::MoePlan& p, bool tdm,
                  const sim::programs::DescriptorBytes* bytes = nullptr) {
-  return isolated([&] {
+  // Each run is simulated in a child process (tests/sim/fork_run.h).
+  return test::in_child<PathRun>([&] {
     sim::Gpu gpu(sc.machine.spec);
     sim::AddressSpace as;
     const auto k = tdm ? sim::programs::tdm_moe(as, p, sc.machine.spec, bytes)
