@@ -26,7 +26,7 @@ struct MemAccess {
   bool atomic = false;  // a write done as an atomic read-modify-write (at L2)
   // Loads only: the L2 looks the lines up and sends the misses on, but does
   // not reserve its channels' time for them; the requester reserves that
-  // later, one loop iteration at a time (L2Cache::count_iterations and
+  // later, one loop iteration at a time (DeferredChannels::count_iterations and
   // reserve_lines, or count_for_reserve and reserve_counted), when each
   // iteration's loads would have been issued on their own.
   bool channel_time_later = false;

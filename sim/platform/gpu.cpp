@@ -124,7 +124,7 @@ struct Die : sc_core::sc_module {
       cus.push_back(std::make_unique<ComputeUnit>(cu.c_str(), m, index, c, dispatcher,
                                                   options.quantum, stats, trace, pid, time));
       cus.back()->mem.bind(l2->target);
-      cus.back()->set_l2(l2.get());
+      cus.back()->set_deferred_channels(l2->deferred_channels());
       cus.back()->set_scheduler(&scheduler);
     }
   }
