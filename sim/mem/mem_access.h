@@ -3,6 +3,7 @@
 // so the sockets stay standard TLM-2.0 (b_transport with annotated delay).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -112,6 +113,31 @@ class MemPort {
  private:
   tlm::tlm_generic_payload payload_;
   MemAccessExt ext_;
+};
+
+// What a block that sends one request's lines on below (misses, write-
+// throughs) answers its requester: the latest completion, and the longest
+// unloaded round trip and queueing wait, over what it sent.
+struct BelowResponse {
+  Tick done = 0;
+  Tick unloaded = 0;
+  Tick wait = 0;
+  // Sends `a` through `port` on `socket` arriving at `arrive` (global time
+  // `now`), adding `extra` to its completion and unloaded round trip and
+  // `queued` to its wait, and folds its response in.
+  template <class Socket>
+  void send(MemPort& port, Socket& socket, const MemAccess& a, Tick arrive, Tick now, Tick extra = 0,
+            Tick queued = 0) {
+    done = std::max(done, port.send(socket, a, arrive, now) + extra);
+    unloaded = std::max(unloaded, extra + port.unloaded());
+    wait = std::max(wait, queued + port.wait());
+  }
+  // Writes the response into the requester's payload extension and delay.
+  void answer(MemAccessExt& ext, sc_core::sc_time& delay, Tick now) const {
+    ext.unloaded = unloaded;
+    ext.wait = wait;
+    delay = to_sc_time(done - now);
+  }
 };
 
 // Convenience for one-off requests (tests): a fresh port per call.

@@ -7,10 +7,9 @@
 #include <vector>
 
 #include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "sim/mem/l2_cache.h"
+#include "tests/sim/mem_stubs.h"
 #include "workloads/config/loader.h"
 
 using namespace tdmsim;
@@ -18,28 +17,8 @@ using namespace tdmsim::sim;
 
 namespace {
 
-struct StubMemory : sc_core::sc_module {
-  tlm_utils::simple_target_socket<StubMemory> target;
-  Tick latency;
-  std::uint64_t bytes = 0;
-  StubMemory(sc_core::sc_module_name n, Tick l) : sc_module(n), target("target"), latency(l) {
-    target.register_b_transport(this, &StubMemory::b_transport);
-  }
-  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-    bytes += p.get_extension<MemAccessExt>()->access.bytes();
-    delay += sc_core::sc_time(static_cast<double>(latency), sc_core::SC_PS);
-  }
-};
-
-struct Requester : sc_core::sc_module {
-  tlm_utils::simple_initiator_socket<Requester> socket;
-  explicit Requester(sc_core::sc_module_name n) : sc_module(n), socket("socket") {}
-  // Latency of one access issued now (outside the scheduler: b_transport is
-  // untimed, all timing is in the annotated delay).
-  Tick access(std::uint64_t addr, std::uint32_t bytes, Tick at) {
-    return transport(socket, MemAccess{addr, bytes, 1, 0, false, 0}, at, 0) - at;
-  }
-};
+using test::Requester;
+using test::StubMemory;
 
 L2Spec l2_spec() {
   L2Spec s = config::defaults<L2Spec>();
