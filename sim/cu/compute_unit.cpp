@@ -49,7 +49,7 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
                          std::uint32_t trace_pid, const SimClock& time)
     : sc_module(name), mem("mem"), machine_(machine), die_(die), index_(index),
       dispatcher_(dispatcher), time_(time), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
-      matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu) {
+      matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu), lds_(machine.compute) {
   matrix_rate_.fill(-1.0);
   kernel_rate_.fill(-1.0);
   wgmma_rate_.fill(-1.0);
@@ -694,6 +694,7 @@ inline Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threa
     s.cost_loop = &p;
     s.cost_used = c.used;
     s.cost_dur = c.dur;
+    s.cost_lds = lds_.transfer(Lds::iteration_bytes(p), clock_);
   }
   const std::uint32_t used = s.cost_used;
   const Tick dur = s.cost_dur;
@@ -775,12 +776,14 @@ inline bool ComputeUnit::step(Slot& s) {
       advance(s, i + depth + 1, s.time);
       const isa::Loop& loop = *loop_of(p, i).first;
       const Tick math = matrix(s, loop, p.threads, s.time);
+      // Its tiles written into the LDS and its operands read out, beside the math.
+      const Tick lds = loop.m > 0 ? lds_.reserve(s.time, s.cost_lds) : s.time;
       const Tick vector_from = loop.vector_after_matrix ? math : s.time;
       const Tick vector = loop.vector_ops > 0 ? vector_work(vector_from, static_cast<double>(loop.vector_ops),
                                                            loop.vector_issue_bound ? p.threads : 0)
                                               : vector_from;
       const Tick waves = loop.wave_issue.instructions > 0 ? wave_issue(s.time, loop.wave_issue, p.threads) : s.time;
-      move_to(s, std::max({math, vector, issue_floor(s.time, loop.issue_instructions), waves}) + loop.wait_ps +
+      move_to(s, std::max({math, lds, vector, issue_floor(s.time, loop.issue_instructions), waves}) + loop.wait_ps +
                      p.iteration_overhead_ps,
               SlotCause::compute);
       ++s.next_iter;

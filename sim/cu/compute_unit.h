@@ -30,6 +30,7 @@
 #include "sim/core/slot_time.h"
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
+#include "sim/cu/lds.h"
 #include "sim/cu/reservation_batch.h"
 #include "sim/mem/deferred_channels.h"
 #include "sim/mem/mem_access.h"
@@ -141,6 +142,7 @@ class ComputeUnit : public sc_core::sc_module {
     const isa::Loop* cost_loop = nullptr;
     std::uint32_t cost_used = 0;
     Tick cost_dur = 0;
+    Tick cost_lds = 0;  // the loop's LDS time per iteration (Lds::iteration_bytes)
     std::vector<Group> groups;
     std::vector<Iteration> iter;
     // The L2 channel time of the last K group issued, reserved iteration by
@@ -240,6 +242,7 @@ class ComputeUnit : public sc_core::sc_module {
   std::array<MatrixCost, 4> matrix_costs_{};
   std::size_t next_matrix_cost_ = 0;
   BusyUntil vector_pipe_;
+  Lds lds_;
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Frequency clock_{};      // this kernel's engine clock (begin_kernel)
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)

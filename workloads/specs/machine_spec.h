@@ -64,8 +64,13 @@ struct ComputeSpec {
             Min{"1KiB"}, Max{"64MiB"});
     v.param(lds_per_cu, "lds_per_cu", "LDS (shared memory) per CU", Required{}, Min{"1KiB"},
             Max{"16MiB"});
-    v.param(lds_banks, "lds_banks", "LDS banks (4 bytes wide)", Required{}, Min{1u}, Max{256u});
-    v.param(lds_bytes_per_clock, "lds_bytes_per_clock", "LDS read bandwidth per CU, bytes/clock",
+    v.param(lds_banks, "lds_banks",
+            "LDS banks (4 bytes wide): one 4-byte word per bank and clock, so the LDS moves at most "
+            "min(lds_bytes_per_clock, 4 x lds_banks) bytes a clock",
+            Required{}, Min{1u}, Max{256u});
+    v.param(lds_bytes_per_clock, "lds_bytes_per_clock",
+            "LDS bandwidth per CU, bytes/clock: a main loop's operand reads and tile writes per K step "
+            "share it (sim/cu/lds.h)",
             Required{}, Min{1u}, Max{4096u});
     v.param(l1_per_cu, "l1_per_cu",
             "L1 vector data cache per CU (0B: none); K-grouped main-loop tile loads stream past it",
