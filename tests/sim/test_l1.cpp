@@ -18,7 +18,7 @@ namespace {
 using test::Requester;
 using test::StubMemory;
 
-// 4 KiB, 128-byte lines, 4 ways: 8 sets, so lines 1 KiB apart share a set.
+// 4 KiB, 128-byte lines, 4 ways: 8 sets of 4 lines.
 ComputeSpec l1_spec() {
   ComputeSpec c = config::defaults<ComputeSpec>();
   c.clock = units::Frequency{2'000'000'000};
@@ -48,7 +48,7 @@ struct Harness {
 
 }  // namespace
 
-TEST_CASE("an L1 miss goes below as it came; the same load then hits", "[l1]") {
+TEST_CASE("an L1 miss goes below as it came, and the same load then hits", "[l1]") {
   Harness h;
   CHECK(h.cu.access(0x1000, 256, 0) == h.below);
   CHECK(h.mem.bytes == 256);
@@ -59,17 +59,19 @@ TEST_CASE("an L1 miss goes below as it came; the same load then hits", "[l1]") {
   CHECK(h.cu.access(0x1010, 4, 2 * t) == h.hit(4));
 }
 
-TEST_CASE("an L1 set evicts its least recently used line", "[l1]") {
+TEST_CASE("an L1 evicts its least recently used lines", "[l1]") {
   Harness h;
-  // Five lines of one set (1 KiB apart) in a 4-way set: the fifth evicts the first.
-  for (std::uint64_t i = 0; i < 5; ++i) h.cu.access(i * 1024, 128, i * 1'000'000);
+  // 64 lines, one after another, through a 32-line L1 (consecutive lines
+  // spread over its sets evenly): each set sees eight, keeps the last four.
+  for (std::uint64_t i = 0; i < 64; ++i) h.cu.access(i * 128, 128, i * 1'000'000);
   const std::uint64_t fetched = h.mem.bytes;
-  CHECK(h.cu.access(1024, 128, 10'000'000) == h.hit(128));  // still there
-  CHECK(h.cu.access(0, 128, 11'000'000) == h.below);       // evicted
+  CHECK(fetched == 64 * 128);
+  CHECK(h.cu.access(63 * 128, 128, 100'000'000) == h.hit(128));  // the most recent: still there
+  CHECK(h.cu.access(0, 128, 101'000'000) == h.below);            // the least recent: evicted
   CHECK(h.mem.bytes == fetched + 128);
-  // A line of another set was never disturbed by them.
-  h.cu.access(128, 128, 12'000'000);
-  CHECK(h.cu.access(128, 128, 13'000'000) == h.hit(128));
+  // A hit makes a line the most recent of its set: 63 survives 0's refill, and 0 is now held.
+  CHECK(h.cu.access(63 * 128, 128, 102'000'000) == h.hit(128));
+  CHECK(h.cu.access(0, 128, 103'000'000) == h.hit(128));
 }
 
 TEST_CASE("an L1 port serves hits one after another at its bandwidth", "[l1]") {
@@ -95,7 +97,7 @@ TEST_CASE("an L1 partly hit sends only its missing lines below", "[l1]") {
   CHECK(h.cu.access(0, 512, 2 * t) == h.hit(512));
 }
 
-TEST_CASE("stores and streamed tile loads pass an L1 unlooked-up; a kernel's start empties it", "[l1]") {
+TEST_CASE("stores and streamed tile loads pass an L1 unlooked-up, and a kernel start empties it", "[l1]") {
   Harness h;
   MemAccess store{0, 128, 1, 0, true, 0};
   transport(h.cu.socket, store, 0, 0);
