@@ -14,7 +14,7 @@ CacheTags make_tags(const ComputeSpec& cu) {
 
 L1Cache::L1Cache(sc_core::sc_module_name name, const ComputeSpec& cu, StatRegistry& stats, const SimClock& time)
     : sc_module(name), target("target"), initiator("initiator"), time_(time), spec_(cu), tags_(make_tags(cu)),
-      line_(cu.l1_line.bytes), hit_latency_(ticks(cu.l1_hit_latency)),
+      line_(cu.l1_line.bytes), capacity_(cu.l1_per_cu.bytes), hit_latency_(ticks(cu.l1_hit_latency)),
       bandwidth_{std::uint64_t{cu.l1_bytes_per_clock} * cu.clock.hz} {
   target.register_b_transport(this, &L1Cache::b_transport);
   const std::string me = this->name();
@@ -22,7 +22,7 @@ L1Cache::L1Cache(sc_core::sc_module_name name, const ComputeSpec& cu, StatRegist
   stats.add(me, "misses", &misses_count_, "lines", "L1 line misses (loads looked up)");
   stats.add(me, "hit_bytes", &hit_bytes_, "bytes", "bytes served by the L1");
   stats.add(me, "passed_bytes", &passed_bytes_, "bytes",
-            "bytes sent below unlooked-up (stores, K-grouped main-loop tile loads)");
+            "bytes sent below unlooked-up (stores, K-grouped main-loop tile loads, loads of at least the L1's capacity)");
   stats.share(me, "hit_rate", &hits_, &misses_count_, "L1 hits / line lookups");
 }
 
@@ -31,7 +31,9 @@ void L1Cache::invalidate() { tags_ = make_tags(spec_); }
 void L1Cache::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const MemAccess& a = ext->access;
-  if (a.write || a.channel_time_later) {  // write-through, no allocation; streamed tiles
+  // Write-through without allocation; streamed tiles; and loads of at least
+  // the L1's capacity (a stream, whose own lines would evict each other).
+  if (a.write || a.channel_time_later || a.bytes() >= capacity_) {
     passed_bytes_ += a.bytes();
     initiator->b_transport(p, delay);
     return;

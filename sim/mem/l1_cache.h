@@ -7,9 +7,11 @@
 // served by the L1 (its port's time, then `compute.l1_hit_latency`), lines
 // that miss go below as runs of lines, and an access that misses whole goes
 // below unchanged (the level below's load-to-use already holds the L1's
-// lookup: `memory.l2.hit_latency` is measured through it). Stores and the
+// lookup: `memory.l2.hit_latency` is measured through it). Stores, the
 // K-grouped main-loop tile loads (MemAccess::channel_time_later: each tile is
-// read once per workgroup and streams past) go below unchanged.
+// read once per workgroup and streams past) and loads of at least the L1's
+// capacity (streams: their own lines would evict each other) go below
+// unchanged, without allocating.
 //
 // Sits between the compute unit's `mem` socket and the die's L2, wired by the
 // platform builder (sim/platform/gpu.cpp); absent when compute.l1_per_cu is 0.
@@ -52,6 +54,7 @@ class L1Cache : public sc_core::sc_module {
   ComputeSpec spec_;
   CacheTags tags_;
   std::uint64_t line_ = 128;
+  std::uint64_t capacity_ = 0;
   Tick hit_latency_ = 0;
   units::Bandwidth bandwidth_{};
   BusyUntil port_busy_;  // the port that serves hits

@@ -97,14 +97,17 @@ TEST_CASE("an L1 partly hit sends only its missing lines below", "[l1]") {
   CHECK(h.cu.access(0, 512, 2 * t) == h.hit(512));
 }
 
-TEST_CASE("stores and streamed tile loads pass an L1 unlooked-up, and a kernel start empties it", "[l1]") {
+TEST_CASE("stores, streamed tile loads and loads as large as an L1 pass it unlooked-up, and a kernel start empties it", "[l1]") {
   Harness h;
   MemAccess store{0, 128, 1, 0, true, 0};
   transport(h.cu.socket, store, 0, 0);
   MemAccess streamed{128, 128, 1, 0, false, 0};
   streamed.channel_time_later = true;
   transport(h.cu.socket, streamed, 0, 0);
-  CHECK(h.mem.accesses == 2);
+  MemAccess stream{8192, 4096, 1, 0, false, 0};  // the L1's capacity at once
+  transport(h.cu.socket, stream, 0, 0);
+  CHECK(h.mem.accesses == 3);
+  CHECK(h.cu.access(8192, 128, 500'000) == h.below);  // not allocated either
   // Neither allocated its line.
   CHECK(h.cu.access(0, 128, 1'000'000) == h.below);
   CHECK(h.cu.access(128, 128, 2'000'000) == h.below);
