@@ -48,14 +48,17 @@ PROBES = {
     # H200 layers of validation/gpu/scenarios (our kernels' fp8, 1-stage and bf16 wgmma paths)
     "h200_fp8": ("run", f"{GPU_SC}/dsv3-fp8-64tok.yaml", "h200", None, ["--path", "software"]),
     "h200_1stage": ("run", f"{GPU_SC}/dsv3-fp8-4tok-1stage-pt.yaml", "h200", None, ["--path", "software"]),
+    "h200_splitk": ("run", f"{GPU_SC}/qwen3-30b-64tok-t16x64x128k2.yaml", "h200", None, ["--path", "software"]),
     "h200_bf16": ("run", f"{GPU_SC}/dsv2-lite-1024tok.yaml", "h200", None, ["--path", "software"]),
     # the functional emulator: the numerics of a layer (model keys that shape values, not time)
     "emulate_qwen": ("emulate", f"{SC}/qwen3-30b-decode-h200.yaml", "h200", "qwen3-30b-a3b", []),
     "emulate_gptoss": ("emulate", f"{GPU_SC}/gpt-oss-20b-1tok.yaml", "h200", "gpt-oss-20b", []),
     # a GEMM long and wide enough that the H200's power limit holds its clock down
     "gemm_h200": ("microbench", "gemm", "h200", None, ["--M", "4096", "--N", "4096", "--K", "4096"]),
+    "gemm_h200_fp8": ("microbench", "gemm", "h200", None,
+                      ["--M", "4096", "--N", "4096", "--K", "4096", "--dtype", "fp8_e4m3"]),
 }
-DEFAULT_PROBES = ["h200", "mi300x", "tdm", "mi355x", "chase_l1", "h200_fp8", "h200_1stage", "h200_bf16"]
+DEFAULT_PROBES = ["h200", "mi300x", "tdm", "mi355x", "chase_l1", "h200_fp8", "h200_1stage", "h200_bf16", "h200_splitk"]
 
 # Keys that bind only on some machine or layer: the probe that shows them, other keys
 # set alongside in both runs (machine keys, as in tests/cli/slot-models.cmake), and the
@@ -76,7 +79,8 @@ KEY_PROBES = {
     "activation_limit": {"probe": "emulate_gptoss"},
     "power.sustained_clock": {"probe": "gemm_h200"},
     "power.reference_utilisation": {"probe": "gemm_h200"},
-    "power.narrow_matrix_activity": {"probe": "gemm_h200"},
+    "power.narrow_matrix_activity": {"probe": "gemm_h200_fp8"},
+    "tdm.routing_latency": {"probe": "tdm", "values": ["20us"]},
     "tdm.slots": {"probe": "tdm", "with": {"tdm.slot_length": "50us"}, "values": [1, 16]},
     "tdm.movers_per_cu": {"probe": "tdm_dsv3", "with": {"tdm.mover_bytes_per_clock": 1}},
     "tdm.queue_depth": {"probe": "tdm_dsv3", "values": [1]},
@@ -88,12 +92,15 @@ KEY_PROBES = {
 # is checked like the others and reported, but its failure does not fail the test until
 # a probe is added above. Not a declaration that it is inert: the list is work to do.
 PENDING = {
-    "memory.hbm.capacity": "used by the loader's tag-reach check; no run reads it (declare or probe)",
-    "kernels.fp8_conversions_per_clock": "needs a layer with fp8 operands converted for mma.sync",
-    "kernels.wgmma_pipeline_stages": "needs a layer whose wgmma loop's stage count is not fixed by its kernel config",
-    "kernels.epilogue.reduce_ops": "needs an AMD layer with split-K partials",
-    "kernels.dequant.fp4_ops": "needs an AMD layer of 4-bit weights with wider activations",
-    "kernels.dequant.int4_ops": "needs an AMD layer of int4 weights with wider activations",
+    "memory.hbm.capacity": "tried: the default probes at x0.5 and x2",
+    "kernels.fp8_conversions_per_clock": "tried: the default probes; h200_fp8 with matrix_instructions mma_sync",
+    "kernels.wgmma_pipeline_stages": "tried: the default probes (the H200 fp8, 1-stage and bf16 layers among them)",
+    "kernels.epilogue.reduce_ops": "tried: the default probes; mi300x_splitk",
+    "kernels.dequant.fp4_ops": "tried: the default probes",
+    "kernels.dequant.int4_ops": "tried: the default probes",
+    "kernels.nvidia.epilogue.ws_gate_up_partial_ops": "tried: the default probes (h200_splitk among them)",
+    "kernels.nvidia.main_loop.fragment_convert_ops": "tried: the default probes; h200_fp8 with matrix_instructions mma_sync",
+    "kernels.nvidia.main_loop.scale_apply_ops": "tried: the default probes; h200_fp8 with matrix_instructions mma_sync",
 }
 
 
