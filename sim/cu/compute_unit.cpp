@@ -49,7 +49,7 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machin
                          std::uint32_t trace_pid, const SimClock& time)
     : sc_module(name), mem("mem"), machine_(machine), die_(die), index_(index),
       dispatcher_(dispatcher), time_(time), quantum_(quantum), trace_(trace), trace_pid_(trace_pid),
-      matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu) {
+      matrix_pipes_(machine.compute.simds_per_cu), pipe_order_(machine.compute.simds_per_cu), lds_(machine.compute) {
   matrix_rate_.fill(-1.0);
   kernel_rate_.fill(-1.0);
   wgmma_rate_.fill(-1.0);
@@ -269,9 +269,9 @@ void ComputeUnit::note_hot(std::size_t n) {
   // (loop_of): the vector's header in the slot's program and its first loop.
   h.at[k++] = &s.program.loops;
   if (!s.program.loops.empty()) h.at[k++] = s.program.loops.data();
-  if (l2_ != nullptr && !s.groups.empty()) {
+  if (deferred_.valid() && !s.groups.empty()) {
     const std::uint32_t j = s.reserved - s.groups[(s.groups_issued - 1) & s.group_mask].first;
-    k += static_cast<std::uint32_t>(s.batch.rows_read(j, l2_->channels(), h.at + k, Hot::kMax - k));
+    k += static_cast<std::uint32_t>(s.batch.rows_read(j, deferred_.channels(), h.at + k, Hot::kMax - k));
   }
   h.n = k;
 }
@@ -500,7 +500,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   for (const auto& r : loop->loads) {
     MemAccess a = access_at(r, first);
     a.die = die_;
-    a.channel_time_later = l2_ != nullptr;
+    a.channel_time_later = deferred_.valid();
     if (g > 1) {
       if (merge_of(r) == Merge::along_rows) a.row_bytes *= g;
       else a.rows *= g;
@@ -541,8 +541,8 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   // over fewer, larger reservations.)
   unloaded = std::min(unloaded, done - at);
   first_back = std::clamp(first_back, at + unloaded, done);
-  if (l2_ != nullptr) {
-    s.batch.begin_group(*l2_, *loop, first, g, [&](const isa::MemRange& r) { return issue_offset(r); });
+  if (deferred_.valid()) {
+    s.batch.begin_group(deferred_, *loop, first, g, [&](const isa::MemRange& r) { return issue_offset(r); });
   }
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
   group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded, gather_done > rest_done};
@@ -556,13 +556,13 @@ Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
 }
 
 void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
-  if (l2_ == nullptr) {
+  if (!deferred_.valid()) {
     s.iter[i & s.iter_mask].hits_back = 0;
     return;
   }
   // The group being reserved is the last issued (see advance).
   const Slot::Group& group = s.groups[(s.groups_issued - 1) & s.group_mask];
-  s.iter[i & s.iter_mask].hits_back = s.batch.reserve(*l2_, i - group.first, at);
+  s.iter[i & s.iter_mask].hits_back = s.batch.reserve(deferred_, i - group.first, at);
 }
 
 void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
@@ -694,6 +694,7 @@ inline Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threa
     s.cost_loop = &p;
     s.cost_used = c.used;
     s.cost_dur = c.dur;
+    s.cost_lds = lds_.transfer(Lds::iteration_bytes(p), clock_);
   }
   const std::uint32_t used = s.cost_used;
   const Tick dur = s.cost_dur;
@@ -775,12 +776,14 @@ inline bool ComputeUnit::step(Slot& s) {
       advance(s, i + depth + 1, s.time);
       const isa::Loop& loop = *loop_of(p, i).first;
       const Tick math = matrix(s, loop, p.threads, s.time);
+      // Its tiles written into the LDS and its operands read out, beside the math.
+      const Tick lds = loop.m > 0 ? lds_.reserve(s.time, s.cost_lds) : s.time;
       const Tick vector_from = loop.vector_after_matrix ? math : s.time;
       const Tick vector = loop.vector_ops > 0 ? vector_work(vector_from, static_cast<double>(loop.vector_ops),
                                                            loop.vector_issue_bound ? p.threads : 0)
                                               : vector_from;
       const Tick waves = loop.wave_issue.instructions > 0 ? wave_issue(s.time, loop.wave_issue, p.threads) : s.time;
-      move_to(s, std::max({math, vector, issue_floor(s.time, loop.issue_instructions), waves}) + loop.wait_ps +
+      move_to(s, std::max({math, lds, vector, issue_floor(s.time, loop.issue_instructions), waves}) + loop.wait_ps +
                      p.iteration_overhead_ps,
               SlotCause::compute);
       ++s.next_iter;

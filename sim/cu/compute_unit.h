@@ -1,7 +1,9 @@
 // One compute unit (an SM on NVIDIA): resident workgroup slots limited by
 // wave slots, LDS and registers; matrix pipes (one per SIMD) costed from the
 // isa/ tables; a vector pipe for epilogues; memory requests with real
-// addresses through its L2 socket. Loads of the next `pipeline_depth`
+// addresses through its memory port (the `mem` socket and a DeferredChannels
+// view, both wired by the platform builder: the unit never names the level
+// below it). Loads of the next `pipeline_depth`
 // iterations overlap the current iteration's math.
 //
 // Execution is temporally decoupled: the CU runs its resident workgroups'
@@ -28,8 +30,9 @@
 #include "sim/core/slot_time.h"
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
+#include "sim/cu/lds.h"
 #include "sim/cu/reservation_batch.h"
-#include "sim/mem/l2_cache.h"
+#include "sim/mem/deferred_channels.h"
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -53,10 +56,11 @@ class ComputeUnit : public sc_core::sc_module {
   ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine, std::uint32_t die,
               std::uint32_t index, Dispatcher& dispatcher, Tick quantum, StatRegistry& stats,
               TraceWriter* trace, std::uint32_t trace_pid, const SimClock& time);
-  // The L2 that `mem` is bound to. With it, K-grouped loads look their lines
-  // up once per group but reserve the L2 channels iteration by iteration
-  // (without it, once per group).
-  void set_l2(L2Cache* l2) { l2_ = l2; }
+  // The channel time of the level that looks up the loads `mem` sends (the
+  // rest of the memory port). With it, K-grouped loads look their lines up
+  // once per group but reserve that level's channels iteration by iteration
+  // (without it, once per group, at the lookup).
+  void set_deferred_channels(const DeferredChannels& channels) { deferred_ = channels; }
   // With a scheduler, the unit's thread only starts each kernel and the
   // scheduler's one thread runs the rest (see CuScheduler); without, the
   // unit's own thread waits out each quantum.
@@ -138,6 +142,7 @@ class ComputeUnit : public sc_core::sc_module {
     const isa::Loop* cost_loop = nullptr;
     std::uint32_t cost_used = 0;
     Tick cost_dur = 0;
+    Tick cost_lds = 0;  // the loop's LDS time per iteration (Lds::iteration_bytes)
     std::vector<Group> groups;
     std::vector<Iteration> iter;
     // The L2 channel time of the last K group issued, reserved iteration by
@@ -225,7 +230,7 @@ class ComputeUnit : public sc_core::sc_module {
   TraceWriter* trace_;
   std::uint32_t trace_pid_;
   MemPort port_;  // reused request payload
-  L2Cache* l2_ = nullptr;  // the die's L2 that `mem` is bound to (set_l2)
+  DeferredChannels deferred_;  // the port's channel time (set_deferred_channels)
   std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
   std::vector<BusyUntil*> pipe_order_;   // scratch for matrix(): pipes by free time
   // Matrix FLOPs per clock per SIMD by dtype, looked up on first use (< 0: not yet).
@@ -237,6 +242,7 @@ class ComputeUnit : public sc_core::sc_module {
   std::array<MatrixCost, 4> matrix_costs_{};
   std::size_t next_matrix_cost_ = 0;
   BusyUntil vector_pipe_;
+  Lds lds_;
   BusyUntil movers_;              // the CU's tensor data movers, as one pipe
   units::Frequency clock_{};      // this kernel's engine clock (begin_kernel)
   units::Bandwidth mover_bw_{};   // their combined bandwidth (0: none, free)

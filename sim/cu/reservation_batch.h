@@ -1,14 +1,15 @@
-// A compute unit's reservations of L2 channel time for a K group of
-// main-loop iterations: host-speed machinery beside the compute unit
-// (compute_unit.h). The group's loads go out as one access whose lookup
-// reserves no channel time (MemAccess::channel_time_later); each iteration's
-// lines are then reserved when its loads would have gone out on their own.
-// Rather than counting each iteration's lines when it is reserved
-// (reserve_reference(): L2Cache::count_for_reserve, load by load), the lines
-// of kChunk iterations are counted per channel at once into a table
-// (L2Cache::count_iterations, or once per group by hash term:
-// L2Cache::add_terms), and an iteration's runs of loads are reserved from
-// its rows in one call (L2Cache::reserve_runs). The same reservations and
+// A compute unit's reservations of channel time (the L2's, through its
+// port's DeferredChannels view) for a K group of main-loop iterations:
+// host-speed machinery beside the compute unit (compute_unit.h). The group's
+// loads go out as one access whose lookup reserves no channel time
+// (MemAccess::channel_time_later); each iteration's lines are then reserved
+// when its loads would have gone out on their own. Rather than counting each
+// iteration's lines when it is reserved (reserve_reference():
+// DeferredChannels::count_for_reserve, load by load), the lines of kChunk
+// iterations are counted per channel at once into a table
+// (DeferredChannels::count_iterations, or once per group by hash term:
+// DeferredChannels::add_terms), and an iteration's runs of loads are reserved
+// from its rows in one call (DeferredChannels::reserve_runs). The same reservations and
 // the same times (tests/sim/test_host_variants.cpp); no effect on any
 // simulated time.
 #pragma once
@@ -19,7 +20,7 @@
 
 #include "isa/tile_program.h"
 #include "sim/core/sim_time.h"
-#include "sim/mem/l2_cache.h"
+#include "sim/mem/deferred_channels.h"
 #include "sim/mem/mem_access.h"
 
 namespace tdmsim::sim {
@@ -48,7 +49,7 @@ class ReservationBatch {
   // iteration's start), whether 16 bits hold the counts, and the loads
   // counted for the whole group at once.
   template <class Offset>
-  void begin_group(const L2Cache& l2, const isa::Loop& loop, std::uint32_t first, std::uint32_t g, Offset offset) {
+  void begin_group(const DeferredChannels& ch, const isa::Loop& loop, std::uint32_t first, std::uint32_t g, Offset offset) {
     run_at_.clear();
     run_of_.clear();
     for (const auto& r : loop.loads) {
@@ -56,22 +57,22 @@ class ReservationBatch {
       if (run_at_.empty() || run_at_.back() != at) run_at_.push_back(at);
       run_of_.push_back(static_cast<std::uint32_t>(run_at_.size() - 1));
     }
-    count_group(l2, loop, first, g);
+    count_group(ch, loop, first, g);
   }
   // Reserves the L2 channel time of iteration `j` of the group (in order:
   // every iteration once, from 0), whose loads would have gone out at `at`;
   // returns when their data that hit is back. (Inline: it runs once per
   // main-loop iteration, where a call's set-up costs as much as its work.)
-  Tick reserve(L2Cache& l2, std::uint32_t j, Tick at) {
-    if (!counted_) return reserve_reference(l2, j, at);
-    const std::size_t channels = l2.channels();
-    if (!chunk_counted_ || j - chunk_first_ >= kChunk) count_chunk(l2, j);
+  Tick reserve(const DeferredChannels& ch, std::uint32_t j, Tick at) {
+    if (!counted_) return reserve_reference(ch, j, at);
+    const std::size_t channels = ch.channels();
+    if (!chunk_counted_ || j - chunk_first_ >= kChunk) count_chunk(ch, j);
     const std::size_t row = j - chunk_first_;
-    return l2.reserve_runs(&lines_[row * channels], kChunk * channels, run_at_.data(), run_at_.size(), at);
+    return ch.reserve_runs(&lines_[row * channels], kChunk * channels, run_at_.data(), run_at_.size(), at);
   }
   // The same, load by load (what reserve() does when the counts do not fit
   // 16 bits).
-  Tick reserve_reference(L2Cache& l2, std::uint32_t j, Tick at) const;
+  Tick reserve_reference(const DeferredChannels& ch, std::uint32_t j, Tick at) const;
 
   // The host addresses of the table rows that reserving iteration `j` reads
   // (at most `room`, into `at`); returns how many. (For the CU's note of the
@@ -98,9 +99,9 @@ class ReservationBatch {
   static const std::size_t kHotBytes;
 
  private:
-  void count_group(const L2Cache& l2, const isa::Loop& loop, std::uint32_t first, std::uint32_t g);
+  void count_group(const DeferredChannels& ch, const isa::Loop& loop, std::uint32_t first, std::uint32_t g);
   // Counts the lines of the group's iterations from j0 (kChunk of them at most) into lines_.
-  void count_chunk(const L2Cache& l2, std::uint32_t j0);
+  void count_chunk(const DeferredChannels& ch, std::uint32_t j0);
 
   // (What every reservation reads comes first.)
   // The lines of the group, per iteration and channel, counted kChunk
@@ -118,9 +119,9 @@ class ReservationBatch {
   std::uint32_t g_ = 0;
   std::vector<std::uint32_t> run_of_;  // per load of the loop: its run
   // Per run: its loads of one line per row and iteration, counted once for
-  // the whole group (L2Cache::add_terms); per load: whether it is counted
+  // the whole group (DeferredChannels::add_terms); per load: whether it is counted
   // there (else count_chunk counts it chunk by chunk).
-  std::vector<L2Cache::LineTerms> terms_;
+  std::vector<DeferredChannels::LineTerms> terms_;
   std::vector<std::uint8_t> in_terms_;
 };
 

@@ -39,33 +39,6 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
 }
 
 
-Tick L2Cache::reserve_counted(Tick arrive) {
-  // A channel serves its lines one after another from max(arrive, free):
-  // one reservation of all its lines ends where line-by-line ones would.
-  Tick served = arrive;
-  const Tick line_time = line_time_;
-  BusyUntil* const ch_busy = channel_.data();
-  std::uint32_t* const count = reserve_count_.data();
-  const std::uint64_t every = reserve_every_;
-  reserve_every_ = 0;
-  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
-    const std::uint64_t n = count[ch] + every;
-    if (n == 0) continue;
-    count[ch] = 0;
-    served = std::max(served, ch_busy[ch].reserve(arrive, line_time * n));
-  }
-  return served + hit_latency_;
-}
-
-Tick L2Cache::reserve_lines(const std::uint16_t* lines, Tick arrive) {
-#if TDMSIM_X86_VARIANTS
-  if (avx2_) {
-    return channel_reserve::lines_avx2(lines, arrive, line_time_, channel_.data(), channel_.size()) + hit_latency_;
-  }
-#endif
-  return channel_reserve::lines_scalar(lines, arrive, line_time_, channel_.data(), channel_.size()) + hit_latency_;
-}
-
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const MemAccess& a = ext->access;

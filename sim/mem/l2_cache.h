@@ -16,6 +16,7 @@
 #include "sim/mem/cache_tags.h"
 #include "sim/mem/channel_count.h"
 #include "sim/mem/channel_reserve.h"
+#include "sim/mem/deferred_channels.h"
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -38,68 +39,12 @@ class L2Cache : public sc_core::sc_module {
   // (ChannelCounter::channel_of).
   std::size_t channel_of(std::uint64_t line) const { return count_.channel_of(line); }
 
-  // The channels' time of a loop iteration's loads, reserved without
-  // looking the lines up (the lookup went earlier, in an access with
-  // `channel_time_later`): count_for_reserve() counts each load's lines per
-  // channel, then reserve_counted() reserves what was counted, arriving at
-  // `arrive`, and returns when the data of the lines that hit is back at the
-  // requester. A channel serves its lines one after another from
-  // max(arrive, free), so loads arriving together may be counted together:
-  // one reservation per channel of all their lines ends where line-by-line
-  // reservations would, and their data is back when the last is.
-  // (The counting and the reserving: channel_count.h, channel_reserve.h.)
-  void count_for_reserve(const MemAccess& a) { count_.count_rows(a, reserve_count_.data(), reserve_every_); }
-  Tick reserve_counted(Tick arrive);
-  // The same counts for a whole K group at once: adds the lines of `g`
-  // iterations of a load, iteration j being `a` moved by j x iter_stride,
-  // to table[j x channels() + channel]. reserve_lines() then reserves one
-  // iteration's row of the table, as reserve_counted() would. Each entry
-  // counts at most iteration_lines(a) lines.
-  void count_iterations(const MemAccess& a, std::int64_t iter_stride, std::uint32_t g,
-                        std::uint16_t* table) const {
-    count_.count_iterations(a, iter_stride, g, table);
-  }
-  Tick reserve_lines(const std::uint16_t* lines, Tick arrive);
-  // reserve_lines() for `runs` rows in turn, row k at rows + k x stride
-  // arriving at at + offsets[k] (an iteration's runs of loads); returns when
-  // the data of them all is back (`at` when there are none).
-  Tick reserve_runs(const std::uint16_t* rows, std::size_t stride, const Tick* offsets, std::size_t runs,
-                    Tick at) {
-    if (runs == 0) return at;
-#if TDMSIM_X86_VARIANTS
-    // (Inline, and straight to the AVX2 steps: this runs once per main-loop
-    // iteration, where one call more cost a fifth of the work.)
-    if (avx2_) {
-      return channel_reserve::runs_avx2(rows, stride, offsets, runs, at, line_time_, channel_.data(),
-                                        channel_.size()) +
-             hit_latency_;
-    }
-#endif
-    return channel_reserve::runs_scalar(rows, stride, offsets, runs, at, line_time_, channel_.data(),
-                                        channel_.size()) +
-           hit_latency_;
-  }
-
-  // The same counts for loads of one whole line per row and iteration (a K
-  // step of one line, the common fp8 case), made once per K group
-  // (ChannelCounter::LineTerms). The loads of one run (reserved at once)
-  // share one LineTerms.
-  using LineTerms = ChannelCounter::LineTerms;
-  // Empties `t` for a group of `g` iterations.
-  void reset_terms(LineTerms& t, std::uint32_t g) const { count_.reset_terms(t, g); }
-  // Adds the rows of `a` to `t` if they are of that kind, else returns false
-  // with `t` unchanged (ChannelCounter::add_terms).
-  bool add_terms(const MemAccess& a, std::int64_t iter_stride, LineTerms& t) const {
-    return count_.add_terms(a, iter_stride, t);
-  }
-  // Adds iterations j0 .. j0 + n - 1 of the group counted in `t` to table
-  // rows 0 .. n - 1 (as count_iterations would for those loads).
-  void terms_rows(const LineTerms& t, std::uint32_t j0, std::uint32_t n, std::uint16_t* table) const {
-    count_.terms_rows(t, j0, n, table);
-  }
-
-  std::uint64_t iteration_lines(const MemAccess& a) const {
-    return std::uint64_t{a.rows} * ((a.row_bytes + spec_.line.bytes - 1) / spec_.line.bytes + 1);
+  // The channel time of loads sent with `channel_time_later`, for the
+  // requester to reserve later (deferred_channels.h): a view of this L2's
+  // channels, valid while it lives.
+  DeferredChannels deferred_channels() {
+    return DeferredChannels(&count_, channel_.data(), channel_.size(), line_time_, hit_latency_, avx2_,
+                            spec_.line.bytes, reserve_count_.data(), &reserve_every_);
   }
   std::size_t channels() const { return channel_.size(); }
 
@@ -138,8 +83,8 @@ class L2Cache : public sc_core::sc_module {
   bool avx2_ = false;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
-  // count_for_reserve(): lines per channel not reserved yet (zero between
-  // reservations), and lines that fell on every channel alike.
+  // DeferredChannels::count_for_reserve(): lines per channel not reserved
+  // yet (zero between reservations), and lines that fell on every channel alike.
   std::vector<std::uint32_t> reserve_count_;
   std::uint64_t reserve_every_ = 0;
   std::vector<std::uint64_t> atomic_bytes_per_channel_;

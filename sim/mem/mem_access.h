@@ -3,6 +3,7 @@
 // so the sockets stay standard TLM-2.0 (b_transport with annotated delay).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -26,7 +27,7 @@ struct MemAccess {
   bool atomic = false;  // a write done as an atomic read-modify-write (at L2)
   // Loads only: the L2 looks the lines up and sends the misses on, but does
   // not reserve its channels' time for them; the requester reserves that
-  // later, one loop iteration at a time (L2Cache::count_iterations and
+  // later, one loop iteration at a time (DeferredChannels::count_iterations and
   // reserve_lines, or count_for_reserve and reserve_counted), when each
   // iteration's loads would have been issued on their own.
   bool channel_time_later = false;
@@ -112,6 +113,31 @@ class MemPort {
  private:
   tlm::tlm_generic_payload payload_;
   MemAccessExt ext_;
+};
+
+// What a block that sends one request's lines on below (misses, write-
+// throughs) answers its requester: the latest completion, and the longest
+// unloaded round trip and queueing wait, over what it sent.
+struct BelowResponse {
+  Tick done = 0;
+  Tick unloaded = 0;
+  Tick wait = 0;
+  // Sends `a` through `port` on `socket` arriving at `arrive` (global time
+  // `now`), adding `extra` to its completion and unloaded round trip and
+  // `queued` to its wait, and folds its response in.
+  template <class Socket>
+  void send(MemPort& port, Socket& socket, const MemAccess& a, Tick arrive, Tick now, Tick extra = 0,
+            Tick queued = 0) {
+    done = std::max(done, port.send(socket, a, arrive, now) + extra);
+    unloaded = std::max(unloaded, extra + port.unloaded());
+    wait = std::max(wait, queued + port.wait());
+  }
+  // Writes the response into the requester's payload extension and delay.
+  void answer(MemAccessExt& ext, sc_core::sc_time& delay, Tick now) const {
+    ext.unloaded = unloaded;
+    ext.wait = wait;
+    delay = to_sc_time(done - now);
+  }
 };
 
 // Convenience for one-off requests (tests): a fresh port per call.

@@ -9,6 +9,7 @@
 #include "sim/cu/compute_unit.h"
 #include "sim/mem/fabric.h"
 #include "sim/mem/hbm.h"
+#include "sim/mem/l1_cache.h"
 #include "sim/mem/l2_cache.h"
 #include "sim/mem/mall.h"
 #include "sim/platform/power.h"
@@ -34,6 +35,7 @@ struct Host : sc_core::sc_module {
   std::vector<KernelTiming> timings;
   const Hbm* hbm = nullptr;
   std::vector<L2Cache*> l2s;
+  std::vector<L1Cache*> l1s;  // invalidated at each kernel's start
   std::vector<const ComputeUnit*> cus;  // for each kernel's slot time by cause
   TdmScheduler* tdm = nullptr;  // null on machines without a TDM MoE unit
   TdmRoutingIf* router = nullptr;  // the unit's routing stage (the same machines)
@@ -54,6 +56,7 @@ struct Host : sc_core::sc_module {
         const isa::KernelLaunch& k = (*kernels)[i];
         const bool hardware = k.hardware != nullptr;
         const bool routing = k.routing != nullptr;
+        for (auto* l1 : l1s) l1->invalidate();
         if ((hardware && tdm == nullptr) || (routing && router == nullptr)) {
           throw std::runtime_error("kernel " + k.name + " needs a TDM MoE unit; machine has none");
         }
@@ -105,10 +108,14 @@ struct Host : sc_core::sc_module {
   }
 };
 
-// One die (XCD): its CUs, its L2 and its fabric link.
+// One die (XCD): its CUs (each with its L1, where the machine has one), its
+// L2 and its fabric link. A CU reaches memory through its port: the `mem`
+// socket, bound to the first level below it, and the channel time of the
+// level that looks up its K-grouped loads (the L2: the L1 passes those on).
 struct Die : sc_core::sc_module {
   std::unique_ptr<Fabric> fabric;
   std::unique_ptr<L2Cache> l2;
+  std::vector<std::unique_ptr<L1Cache>> l1s;
   std::vector<std::unique_ptr<ComputeUnit>> cus;
 
   Die(sc_core::sc_module_name n, const MachineSpec& m, std::uint32_t index, Tick miss_latency,
@@ -125,8 +132,15 @@ struct Die : sc_core::sc_module {
       const std::string cu = "cu[" + std::to_string(c) + "]";
       cus.push_back(std::make_unique<ComputeUnit>(cu.c_str(), m, index, c, dispatcher,
                                                   options.quantum, stats, trace, pid, time));
-      cus.back()->mem.bind(l2->target);
-      cus.back()->set_l2(l2.get());
+      if (m.compute.l1_per_cu.bytes > 0) {
+        const std::string l1 = "l1[" + std::to_string(c) + "]";
+        l1s.push_back(std::make_unique<L1Cache>(l1.c_str(), m.compute, stats, time));
+        cus.back()->mem.bind(l1s.back()->target);
+        l1s.back()->initiator.bind(l2->target);
+      } else {
+        cus.back()->mem.bind(l2->target);
+      }
+      cus.back()->set_deferred_channels(l2->deferred_channels());
       cus.back()->set_scheduler(&scheduler);
     }
   }
@@ -172,6 +186,9 @@ struct GpuModule : sc_core::sc_module {
     host = std::make_unique<Host>("host", *dispatcher, m);
     host->hbm = hbm.get();
     for (auto& d : dies) host->l2s.push_back(d->l2.get());
+    for (auto& d : dies) {
+      for (auto& l1 : d->l1s) host->l1s.push_back(l1.get());
+    }
     for (auto& d : dies) {
       for (auto& cu : d->cus) host->cus.push_back(cu.get());
     }

@@ -368,6 +368,7 @@ TEST_CASE("reservation batches: counted tables reserve what load-by-load countin
   SimClock time;
   const units::Frequency clock{2'000'000'000};
   L2Cache a("l2_batched", spec, clock, 300'000, 0, stats, time), b("l2_by_load", spec, clock, 300'000, 0, stats, time);
+  const DeferredChannels da = a.deferred_channels(), db = b.deferred_channels();
   std::mt19937_64 rng(7);
   auto rows = std::make_shared<std::vector<std::uint64_t>>();
   for (std::uint64_t r = 0; r < 256; ++r) rows->push_back(((r * 37) % 64) * 7168 + (r % 3) * 128);
@@ -395,14 +396,14 @@ TEST_CASE("reservation batches: counted tables reserve what load-by-load countin
     loop.iterations = 200;
     const auto first = static_cast<std::uint32_t>(rng() % 100), g = static_cast<std::uint32_t>(1 + rng() % 64);
     const auto offset = [](const isa::MemRange& r) { return r.gather ? Tick{20'000} : Tick{0}; };
-    batched.begin_group(a, loop, first, g, offset);
-    by_load.begin_group(b, loop, first, g, offset);
+    batched.begin_group(da, loop, first, g, offset);
+    by_load.begin_group(db, loop, first, g, offset);
     for (std::uint32_t j = 0; j < g; ++j) {
       at += rng() % 40'000;
-      REQUIRE(batched.reserve(a, j, at) == by_load.reserve_reference(b, j, at));
+      REQUIRE(batched.reserve(da, j, at) == by_load.reserve_reference(db, j, at));
     }
   }
   // The channels end where they were reserved alike.
   std::vector<std::uint16_t> one(16, 1);
-  CHECK(a.reserve_lines(one.data(), at) == b.reserve_lines(one.data(), at));
+  CHECK(da.reserve_lines(one.data(), at) == db.reserve_lines(one.data(), at));
 }

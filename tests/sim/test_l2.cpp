@@ -7,11 +7,10 @@
 #include <vector>
 
 #include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "sim/mem/l2_cache.h"
 #include "tests/sim/fork_run.h"
+#include "tests/sim/mem_stubs.h"
 #include "workloads/config/loader.h"
 
 using namespace tdmsim;
@@ -19,30 +18,8 @@ using namespace tdmsim::sim;
 
 namespace {
 
-struct StubMemory : sc_core::sc_module {
-  tlm_utils::simple_target_socket<StubMemory> target;
-  Tick latency;
-  std::uint64_t bytes = 0;
-  StubMemory(sc_core::sc_module_name n, Tick l) : sc_module(n), target("target"), latency(l) {
-    target.register_b_transport(this, &StubMemory::b_transport);
-  }
-  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-    auto* ext = p.get_extension<MemAccessExt>();
-    bytes += ext->access.bytes();
-    ext->unloaded = latency;  // as the fabric, MALL and HBM report their round trip
-    delay += sc_core::sc_time(static_cast<double>(latency), sc_core::SC_PS);
-  }
-};
-
-struct Requester : sc_core::sc_module {
-  tlm_utils::simple_initiator_socket<Requester> socket;
-  explicit Requester(sc_core::sc_module_name n) : sc_module(n), socket("socket") {}
-  // Latency of one access issued now (outside the scheduler: b_transport is
-  // untimed, all timing is in the annotated delay).
-  Tick access(std::uint64_t addr, std::uint32_t bytes, Tick at) {
-    return transport(socket, MemAccess{addr, bytes, 1, 0, false, 0}, at, 0) - at;
-  }
-};
+using sim::test::Requester;
+using sim::test::StubMemory;
 
 L2Spec l2_spec() {
   L2Spec s = config::defaults<L2Spec>();
@@ -61,12 +38,13 @@ struct Harness {
   units::Frequency clock{2'000'000'000};
   Tick below = 300 * kTicksPerNs;
   L2Cache l2;
+  DeferredChannels ch;  // its channel time, as a compute unit's port sees it
   StubMemory mem;
   Requester cpu;
   // `near`: the L2's near_miss_latency (a MALL below; 0: none); `memory`:
   // the stub's round trip (default: the HBM round trip the L2 expects).
   explicit Harness(Tick near = 0, Tick memory = 300 * kTicksPerNs)
-      : l2("l2", spec, clock, below, near, stats, time), mem("mem", memory), cpu("cpu") {
+      : l2("l2", spec, clock, below, near, stats, time), ch(l2.deferred_channels()), mem("mem", memory), cpu("cpu") {
     cpu.socket.bind(l2.target);
     l2.initiator.bind(mem.target);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration (binds multi-sockets)
@@ -137,7 +115,7 @@ TEST_CASE("a K group's lines per iteration and channel, counted at once, are eac
   const std::uint32_t g = 37;  // crosses channel groups at odd places
   for (const auto& [a, stride] : shapes) {
     std::vector<std::uint16_t> table(g * channels, 0), expect(g * channels, 0);
-    h.l2.count_iterations(a, stride, g, table.data());
+    h.ch.count_iterations(a, stride, g, table.data());
     for (std::uint32_t j = 0; j < g; ++j) {
       for (std::uint32_t r = 0; r < a.rows; ++r) {
         const std::uint64_t begin = a.row(r) + static_cast<std::uint64_t>(stride * j);
@@ -150,7 +128,7 @@ TEST_CASE("a K group's lines per iteration and channel, counted at once, are eac
     for (std::uint32_t j = 0; j < g; ++j) {
       std::uint32_t sum = 0;
       for (std::size_t c = 0; c < channels; ++c) sum += table[j * channels + c];
-      CHECK(sum <= h.l2.iteration_lines(a));  // the bound that keeps counts in 16 bits
+      CHECK(sum <= h.ch.iteration_lines(a));  // the bound that keeps counts in 16 bits
     }
   }
 }
@@ -168,47 +146,47 @@ TEST_CASE("a K group's one-line rows counted once by term give each chunk's own 
   for (std::uint64_t r = 0; r < 40; ++r) rows.push_back(((r * 37) % 64) * 2048 + (r % 3) * 128);  // offsets 0-2
   MemAccess gather{2 << 20, 128, 40, 0, false, 0};
   gather.gather = rows.data();
-  L2Cache::LineTerms t;
-  h.l2.reset_terms(t, g);
-  CHECK(h.l2.add_terms(gate, 128, t));
-  CHECK(h.l2.add_terms(up, 128, t));
+  DeferredChannels::LineTerms t;
+  h.ch.reset_terms(t, g);
+  CHECK(h.ch.add_terms(gate, 128, t));
+  CHECK(h.ch.add_terms(up, 128, t));
   CHECK(t.offsets == 2);
-  L2Cache::LineTerms u;
-  h.l2.reset_terms(u, g);
-  CHECK(h.l2.add_terms(gather, 128, u));
+  DeferredChannels::LineTerms u;
+  h.ch.reset_terms(u, g);
+  CHECK(h.ch.add_terms(gather, 128, u));
   // Not for the group: two lines a row, half a line, too few rows, a fifth offset.
-  L2Cache::LineTerms v;
-  h.l2.reset_terms(v, g);
-  CHECK_FALSE(h.l2.add_terms(MemAccess{0, 256, 32, 7168, false, 0}, 256, v));
-  CHECK_FALSE(h.l2.add_terms(MemAccess{0, 64, 32, 7168, false, 0}, 64, v));
-  CHECK_FALSE(h.l2.add_terms(MemAccess{0, 128, 8, 7168, false, 0}, 128, v));
-  CHECK(h.l2.add_terms(MemAccess{0, 128, 32, 128 * 4, false, 0}, 128, v));  // offsets 0, 4, 8, 12
-  CHECK_FALSE(h.l2.add_terms(MemAccess{128, 128, 32, 7168, false, 0}, 128, v));
+  DeferredChannels::LineTerms v;
+  h.ch.reset_terms(v, g);
+  CHECK_FALSE(h.ch.add_terms(MemAccess{0, 256, 32, 7168, false, 0}, 256, v));
+  CHECK_FALSE(h.ch.add_terms(MemAccess{0, 64, 32, 7168, false, 0}, 64, v));
+  CHECK_FALSE(h.ch.add_terms(MemAccess{0, 128, 8, 7168, false, 0}, 128, v));
+  CHECK(h.ch.add_terms(MemAccess{0, 128, 32, 128 * 4, false, 0}, 128, v));  // offsets 0, 4, 8, 12
+  CHECK_FALSE(h.ch.add_terms(MemAccess{128, 128, 32, 7168, false, 0}, 128, v));
   CHECK(v.offsets == 4);
   // Strided rows repeat their offsets every c / gcd(row stride in lines, c)
   // rows: one offset (16 lines apart), two (8: one of them shared with the
   // first load's), or too many (3: sixteen).
-  L2Cache::LineTerms w;
-  h.l2.reset_terms(w, g);
-  CHECK(h.l2.add_terms(MemAccess{0, 128, 32, 128 * 16, false, 0}, 128, w));
+  DeferredChannels::LineTerms w;
+  h.ch.reset_terms(w, g);
+  CHECK(h.ch.add_terms(MemAccess{0, 128, 32, 128 * 16, false, 0}, 128, w));
   CHECK(w.offsets == 1);
-  CHECK(h.l2.add_terms(MemAccess{1 << 22, 128, 32, 128 * 8, false, 0}, 128, w));
+  CHECK(h.ch.add_terms(MemAccess{1 << 22, 128, 32, 128 * 8, false, 0}, 128, w));
   CHECK(w.offsets == 2);
-  CHECK_FALSE(h.l2.add_terms(MemAccess{0, 128, 32, 128 * 3, false, 0}, 128, w));
+  CHECK_FALSE(h.ch.add_terms(MemAccess{0, 128, 32, 128 * 3, false, 0}, 128, w));
   CHECK(w.offsets == 2);
   for (const std::uint32_t chunk : {16u, 5u}) {
     for (std::uint32_t j0 = 0; j0 < g; j0 += chunk) {
       const std::uint32_t n = std::min(chunk, g - j0);
       const MemAccess w16{0, 128, 32, 128 * 16, false, 0}, w8{1 << 22, 128, 32, 128 * 8, false, 0};
       for (const auto& [terms, loads] :
-           std::vector<std::pair<const L2Cache::LineTerms*, std::vector<MemAccess>>>{
+           std::vector<std::pair<const DeferredChannels::LineTerms*, std::vector<MemAccess>>>{
                {&t, {gate, up}}, {&u, {gather}}, {&w, {w16, w8}}}) {
         std::vector<std::uint16_t> table(n * channels, 0), expect(n * channels, 0);
-        h.l2.terms_rows(*terms, j0, n, table.data());
+        h.ch.terms_rows(*terms, j0, n, table.data());
         for (const MemAccess& a : loads) {
           MemAccess at = a;
           at.addr += std::uint64_t{j0} * 128;
-          h.l2.count_iterations(at, 128, n, expect.data());
+          h.ch.count_iterations(at, 128, n, expect.data());
         }
         CHECK(table == expect);
       }
@@ -229,8 +207,8 @@ TEST_CASE("an iteration's runs reserved in one call end where reserving each in 
   for (std::size_t runs = 0; runs <= 3; ++runs) {
     const Tick t1 = (1 + 2 * runs) * Tick{1'000'000'000}, t2 = t1 + 1'000'000'000;
     Tick in_turn = t1;
-    for (std::size_t k = 0; k < runs; ++k) in_turn = std::max(in_turn, h.l2.reserve_lines(&rows[k * channels], t1 + offsets[k]));
-    const Tick at_once = h.l2.reserve_runs(rows.data(), channels, offsets, runs, t2);
+    for (std::size_t k = 0; k < runs; ++k) in_turn = std::max(in_turn, h.ch.reserve_lines(&rows[k * channels], t1 + offsets[k]));
+    const Tick at_once = h.ch.reserve_runs(rows.data(), channels, offsets, runs, t2);
     CHECK(at_once - t2 == in_turn - t1);
     if (runs == 0) CHECK(at_once == t2);
     else CHECK(at_once > t2 + hit);
@@ -246,8 +224,8 @@ TEST_CASE("counted lines are reserved per channel, as a plain load reserves them
   lines[3] = 5;
   lines[9] = 2;
   const Tick t = 1'000'000'000;
-  CHECK(h.l2.reserve_lines(lines.data(), t) == t + 5 * lt + hit);
-  CHECK(h.l2.reserve_lines(lines.data(), t) == t + 10 * lt + hit);
+  CHECK(h.ch.reserve_lines(lines.data(), t) == t + 5 * lt + hit);
+  CHECK(h.ch.reserve_lines(lines.data(), t) == t + 10 * lt + hit);
   // A load whose channel time comes later: its lookup reserves none, and
   // its counted lines then take what the same load took with them.
   const MemAccess tile{0, 128, 100, 7168, false, 0};
@@ -259,12 +237,12 @@ TEST_CASE("counted lines are reserved per channel, as a plain load reserves them
   const Tick t2 = 2 * t1;
   CHECK(transport(h.cpu.socket, later, t2, 0) - t2 == hit);
   const Tick t3 = 3 * t1;
-  h.l2.count_for_reserve(tile);
-  CHECK(h.l2.reserve_counted(t3) - t3 == plain);
+  h.ch.count_for_reserve(tile);
+  CHECK(h.ch.reserve_counted(t3) - t3 == plain);
   std::vector<std::uint16_t> table(h.l2.channels(), 0);
-  h.l2.count_iterations(tile, 128, 1, table.data());
+  h.ch.count_iterations(tile, 128, 1, table.data());
   const Tick t4 = 4 * t1;
-  CHECK(h.l2.reserve_lines(table.data(), t4) - t4 == plain);
+  CHECK(h.ch.reserve_lines(table.data(), t4) - t4 == plain);
 }
 
 
@@ -272,7 +250,7 @@ TEST_CASE("a miss the memory-side cache serves holds its MSHR for that round tri
   // Two streams of misses issued at once: the second waits for MSHRs, so its
   // end measures how long the first held them.
   const auto second_done = [](Tick near, Tick memory) {
-    return test::in_child<Tick>([=] {
+    return tdmsim::test::in_child<Tick>([=] {
       Harness h(near, memory);
       const std::uint32_t bytes = 4 << 20;
       h.cpu.access(0, bytes, 0);

@@ -11,6 +11,7 @@
 #include "sim/platform/gpu.h"
 #include "sim/platform/tdm_scheduler.h"
 #include "sim/programs/moe_kernels.h"
+#include "tests/sim/fork_run.h"
 #include "workloads/config/loader.h"
 
 namespace {
@@ -82,6 +83,10 @@ config::ResolvedScenario tiny_scenario() {
   m.memory.hbm.refresh_time = units::Duration{0};
   m.memory.hbm.row_miss_penalty = units::Duration{0};
   m.memory.hbm.turnaround = units::Duration{0};
+  // An LDS that never binds: the analytic sums below count the matrix pipes
+  // (the LDS bandwidth's own test sets it back).
+  m.compute.lds_bytes_per_clock = 1u << 20;
+  m.compute.lds_banks = 1u << 18;
   m.kernels = aiter_style_kernels(m);  // AITER-style kernels (the h200 file describes ours)
   auto& model = sc.model.spec;
   model.experts = 1;
@@ -172,6 +177,40 @@ TEST_CASE("one CU, one expert, one tile: the layer time is the analytic sum", "[
   CHECK(sort_sim == Approx(sort).margin(100));
   CHECK(fused_sim == Approx(fused).margin(100));
   CHECK(static_cast<double>(t[1].end - t[0].launch) == Approx(sort + fused).margin(200));
+}
+
+TEST_CASE("the LDS bandwidth bounds the tiny layer's main loops", "[moe][lds]") {
+  // The same layer with an LDS of 8 bytes a clock: each main-loop iteration
+  // moves its A and B operands out of the LDS (gate/up 16 + 64 rows of 64
+  // bf16, down 16 + 64 rows of 32) and its tiles in, so the fused kernel
+  // grows by at least the operands' LDS time less the matrix time it hides
+  // behind, and by at most operands and tiles together (sim/cu/lds.h).
+  // (One machine per process: each run in a child, tests/sim/fork_run.h.)
+  auto fused_time = [](std::uint32_t lds_bytes_per_clock) {
+    return tdmsim::test::in_child<double>([=] {
+      auto sc = tiny_scenario();
+      if (lds_bytes_per_clock != 0) {
+        sc.machine.spec.compute.lds_bytes_per_clock = lds_bytes_per_clock;
+        sc.machine.spec.compute.lds_banks = 32;
+      }
+      const plan::MoePlan p = plan::build_plan(sc);
+      sim::Gpu gpu(sc.machine.spec);
+      sim::AddressSpace as;
+      const auto t = gpu.run(sim::programs::software_moe(as, p, sc.machine.spec).kernels);
+      return static_cast<double>(t[1].end - t[1].launch);
+    });
+  };
+  const auto sc = tiny_scenario();
+  const MachineSpec& m = sc.machine.spec;
+  const double clock_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
+  const double operands = (16.0 + 64) * 64 * 2 + (16.0 + 64) * 32 * 2;  // bytes
+  const double per_pipe = isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1) * m.compute.matrix_efficiency;
+  const double pipes = std::min<double>(256 / m.compute.wave_size, m.compute.simds_per_cu);
+  const double mma = (2.0 * 16 * 64 * 64 + 2.0 * 16 * 64 * 32) / per_pipe / pipes * clock_ps;
+  const double wide = fused_time(0), narrow = fused_time(8);
+  INFO("fused kernel: LDS unbound " << wide << " ps, 8 B a clock " << narrow << " ps, matrix " << mma << " ps");
+  CHECK(narrow - wide >= operands / 8 * clock_ps - mma);
+  CHECK(narrow - wide <= 2 * operands / 8 * clock_ps);
 }
 
 TEST_CASE("one CU, one expert, one tile on the TDM path: descriptor fetch and decode replace the launch", "[moe][tdm]") {

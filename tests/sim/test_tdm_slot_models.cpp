@@ -228,19 +228,25 @@ TEST_CASE("policy dynamic runs every job of a skewed layer", "[tdm][dynamic]") {
   CHECK(static_cast<double>(dyn.total) < 1.34 * static_cast<double>(lb.total));
 }
 
-TEST_CASE("tdm.dispatch_latency never makes the TDM path faster", "[tdm][dispatch]") {
+TEST_CASE("tdm.dispatch_latency is paid per descriptor, below 100 ns it only moves the memory traffic", "[tdm][dispatch]") {
   auto sc = tdm_scenario();
   auto with = [&](std::uint64_t ns) {
     auto s = sc;
     s.machine.spec.tdm->dispatch_latency = units::Duration{ns * 1000};
     return run_path(s, true).total;
   };
-  const sim::Tick base = with(100), x20 = with(2000), x0 = with(0);
-  INFO("dispatch 0: " << x0 << " ps, 100 ns: " << base << " ps, 2 us: " << x20 << " ps");
-  CHECK(x0 <= base);
-  CHECK(base <= x20);
+  const sim::Tick x0 = with(0), base = with(100), x5 = with(500), x20 = with(2000);
+  INFO("dispatch 0: " << x0 << " ps, 100 ns: " << base << " ps, 500 ns: " << x5 << " ps, 2 us: " << x20 << " ps");
+  CHECK(base <= x5);
+  CHECK(x5 <= x20);
   // Each of the two descriptors pays it at its start at least.
   CHECK(x20 - base >= 2 * 1'900'000);
+  // Not monotonic below 100 ns: this memory-bound layer's time depends on how
+  // its CUs' loads line up at the HBM channels, and a zero latency starts
+  // every CU's first job at once (0 ns is about 2% slower than 100 ns here;
+  // docs/calibration.md "TDM unit"). Within 3% either way.
+  CHECK(static_cast<double>(x0) <= 1.03 * static_cast<double>(base));
+  CHECK(static_cast<double>(x0) >= 0.97 * static_cast<double>(base));
 }
 
 TEST_CASE("invariant: no TDM overheads, continuous dispatch: the unit is within kInvariantTol of software", "[tdm][invariant]") {

@@ -114,11 +114,27 @@ def rows_of(path, tdmsim):
                    split_k=max(1, int(r["ksplit"])), stages=1 if one else 2,
                    tile1=r["tile1"].strip(), tile2=r["tile2"].strip(),
                    us1=float(r["us1"]), us2=float(r["us2"]), us=float(r["us"]),
-                   role="calibration" if k % 2 == 0 else "held out")
+                   role="calibration" if k % 2 == 0 else "held out",
+                   activation=activation_of(path, i, r["act_type"]))
         if one:  # the 1-stage kernels are AITER's assembly kernels: the simulator's heuristic picks their tile
             row["tile1"] = row["tile2"] = ""
         out.append(row)
     return out
+
+
+# AITER's act_type -> the model's activation keys. AITER's Swiglu is gpt-oss's clamped
+# SwiGLU (alpha 1.702, (up + 1), limit 7.0: huggingface.co/openai/gpt-oss-120b config.json
+# swiglu_limit), the rows of gptoss_fp4_tuned_fmoe.csv.
+ACTIVATIONS = {
+    "ActivationType.Silu": "activation: silu",
+    "ActivationType.Swiglu": "activation: swiglu_oai\nactivation_limit: 7.0",
+}
+
+
+def activation_of(path, line, act_type):
+    if act_type.strip() not in ACTIVATIONS:
+        raise ValueError(f"{path}:{line}: act_type {act_type!r}: not one of {', '.join(ACTIVATIONS)}")
+    return ACTIVATIONS[act_type.strip()]
 
 
 def model_yaml(r):
@@ -133,7 +149,7 @@ def model_yaml(r):
             f"hidden_size: {r['hidden']}\nintermediate_size: {r['inter_dim']}\n"
             f"experts: {routed}\ntop_k: {top}\nshared_experts: {shared}\n"
             f"shared_intermediate_size: {r['inter_dim'] if shared else 0}\n"
-            f"gating: {{scoring: softmax, renormalize: true}}\nactivation: silu\n"
+            f"gating: {{scoring: softmax, renormalize: true}}\n{r['activation']}\n"
             f"layers: {{moe: 1, total: 1}}\n")
 
 

@@ -50,6 +50,13 @@ void check(const MachineSpec& m, config::Checker& c) {
                " is a Hopper instruction; this machine's isa is " + std::string(config::enum_name(m.isa)));
   }
   check_kernels(m.kernels, c, "kernels.");
+  require_pow2(c, "compute.l1_line", cu.l1_line);
+  if (cu.l1_per_cu.bytes > 0 && cu.l1_per_cu.bytes < cu.l1_line.bytes * cu.l1_ways) {
+    c.fail("compute.l1_per_cu",
+           units::format(cu.l1_per_cu) + " holds less than one set of " + std::to_string(cu.l1_ways) + " ways x " +
+               units::format(cu.l1_line) + " (0B: no L1)",
+           {"compute.l1_ways", "compute.l1_line"});
+  }
   const auto& l2 = m.memory.l2;
   require_pow2(c, "memory.l2.line", l2.line);
   const std::uint64_t set_bytes =

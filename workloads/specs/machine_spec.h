@@ -39,6 +39,10 @@ struct ComputeSpec {
   std::uint32_t lds_banks{};
   std::uint32_t lds_bytes_per_clock{};
   Bytes l1_per_cu{};
+  Bytes l1_line{};
+  std::uint32_t l1_ways{};
+  Duration l1_hit_latency{};
+  std::uint32_t l1_bytes_per_clock{};
   double matrix_efficiency{};
 
   template <class V>
@@ -60,11 +64,23 @@ struct ComputeSpec {
             Min{"1KiB"}, Max{"64MiB"});
     v.param(lds_per_cu, "lds_per_cu", "LDS (shared memory) per CU", Required{}, Min{"1KiB"},
             Max{"16MiB"});
-    v.param(lds_banks, "lds_banks", "LDS banks (4 bytes wide)", Required{}, Min{1u}, Max{256u});
-    v.param(lds_bytes_per_clock, "lds_bytes_per_clock", "LDS read bandwidth per CU, bytes/clock",
+    v.param(lds_banks, "lds_banks",
+            "LDS banks (4 bytes wide): one 4-byte word per bank and clock, so the LDS moves at most "
+            "min(lds_bytes_per_clock, 4 x lds_banks) bytes a clock",
+            Required{}, Min{1u}, Max{256u});
+    v.param(lds_bytes_per_clock, "lds_bytes_per_clock",
+            "LDS bandwidth per CU, bytes/clock: a main loop's operand reads and tile writes per K step "
+            "share it (sim/cu/lds.h)",
             Required{}, Min{1u}, Max{4096u});
-    v.param(l1_per_cu, "l1_per_cu", "L1 vector data cache per CU", Required{}, Min{"0B"},
-            Max{"64MiB"});
+    v.param(l1_per_cu, "l1_per_cu",
+            "L1 vector data cache per CU (0B: none); K-grouped main-loop tile loads stream past it",
+            Required{}, Min{"0B"}, Max{"64MiB"});
+    v.param(l1_line, "l1_line", "L1 vector data cache line size", Default{"128B"}, Min{"32B"}, Max{"1KiB"});
+    v.param(l1_ways, "l1_ways", "L1 vector data cache associativity", Default{4u}, Min{1u}, Max{64u});
+    v.param(l1_hit_latency, "l1_hit_latency", "load-to-use latency of an L1 hit", Default{"50ns"}, Min{"1ns"},
+            Max{"10us"});
+    v.param(l1_bytes_per_clock, "l1_bytes_per_clock", "L1 hit bandwidth per CU, bytes/clock", Default{64u},
+            Min{1u}, Max{4096u});
     v.param(matrix_efficiency, "matrix_efficiency",
             "fraction of the matrix pipe's peak rate a tuned GEMM main loop sustains "
             "(instruction issue, operand staging); fitted per machine, docs/calibration.md",

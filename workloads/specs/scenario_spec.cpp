@@ -155,7 +155,7 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
   const u128 need = acts + expert_weight_bytes(s, model);
   if (need > machine.memory.hbm.capacity.bytes) {
     c.fail("tokens",
-           fmt::format("this layer needs about {:.1f} GB of device memory, but {} has {:.1f} GB "
+           fmt::format("this layer needs about {:.1f} GB of device memory, but {} has {:.1f} GB (memory.hbm.capacity) "
                        "(reduce tokens or shard with parallel.tp / parallel.ep)",
                        static_cast<double>(need) / 1e9, machine.name,
                        static_cast<double>(machine.memory.hbm.capacity.bytes) / 1e9));

@@ -1,0 +1,117 @@
+// L1 block harness: a TLM initiator drives one compute unit's L1, whose
+// misses, stores and streamed loads go to a stub memory with a fixed latency.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+
+#include <systemc>
+
+#include "sim/mem/l1_cache.h"
+#include "tests/sim/mem_stubs.h"
+#include "workloads/config/schema.h"
+
+using namespace tdmsim;
+using namespace tdmsim::sim;
+
+namespace {
+
+using test::Requester;
+using test::StubMemory;
+
+// 4 KiB, 128-byte lines, 4 ways: 8 sets of 4 lines.
+ComputeSpec l1_spec() {
+  ComputeSpec c = config::defaults<ComputeSpec>();
+  c.clock = units::Frequency{2'000'000'000};
+  c.l1_per_cu = units::Bytes{4096};
+  c.l1_line = units::Bytes{128};
+  c.l1_ways = 4;
+  c.l1_hit_latency = units::Duration{20'000};
+  c.l1_bytes_per_clock = 64;  // 128 GB/s at 2 GHz: a line in 1 ns
+  return c;
+}
+
+struct Harness {
+  StatRegistry stats;
+  SimClock time;
+  ComputeSpec spec = l1_spec();
+  Tick below = 300 * kTicksPerNs;
+  L1Cache l1;
+  StubMemory mem;
+  Requester cu;
+  Harness() : l1("l1", spec, stats, time), mem("mem", below), cu("cu") {
+    cu.socket.bind(l1.target);
+    l1.initiator.bind(mem.target);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  }
+  Tick hit(std::uint64_t bytes) const { return 20'000 + (bytes * 1000 + 127) / 128; }  // latency + transfer
+};
+
+}  // namespace
+
+TEST_CASE("an L1 miss goes below as it came, and the same load then hits", "[l1]") {
+  Harness h;
+  CHECK(h.cu.access(0x1000, 256, 0) == h.below);
+  CHECK(h.mem.bytes == 256);
+  const Tick t = 1'000'000;
+  CHECK(h.cu.access(0x1000, 256, t) == h.hit(256));
+  CHECK(h.mem.bytes == 256);  // nothing more below
+  // A part of a line that was fetched hits too.
+  CHECK(h.cu.access(0x1010, 4, 2 * t) == h.hit(4));
+}
+
+TEST_CASE("an L1 evicts its least recently used lines", "[l1]") {
+  Harness h;
+  // 64 lines, one after another, through a 32-line L1 (consecutive lines
+  // spread over its sets evenly): each set sees eight, keeps the last four.
+  for (std::uint64_t i = 0; i < 64; ++i) h.cu.access(i * 128, 128, i * 1'000'000);
+  const std::uint64_t fetched = h.mem.bytes;
+  CHECK(fetched == 64 * 128);
+  CHECK(h.cu.access(63 * 128, 128, 100'000'000) == h.hit(128));  // the most recent: still there
+  CHECK(h.cu.access(0, 128, 101'000'000) == h.below);            // the least recent: evicted
+  CHECK(h.mem.bytes == fetched + 128);
+  // A hit makes a line the most recent of its set: 63 survives 0's refill, and 0 is now held.
+  CHECK(h.cu.access(63 * 128, 128, 102'000'000) == h.hit(128));
+  CHECK(h.cu.access(0, 128, 103'000'000) == h.hit(128));
+}
+
+TEST_CASE("an L1 port serves hits one after another at its bandwidth", "[l1]") {
+  Harness h;
+  h.cu.access(0, 1024, 0);  // warm 1 KiB (8 lines, 8 ns at 128 GB/s)
+  const Tick t = 1'000'000;
+  const Tick first = h.cu.access(0, 1024, t);
+  const Tick second = h.cu.access(0, 1024, t);  // arrives together: queues behind the first
+  CHECK(first == h.hit(1024));
+  CHECK(second == first + 8'000);
+  // Later, with the port idle again: the plain hit time.
+  CHECK(h.cu.access(0, 1024, 10 * t) == h.hit(1024));
+}
+
+TEST_CASE("an L1 partly hit sends only its missing lines below", "[l1]") {
+  Harness h;
+  h.cu.access(0, 256, 0);  // lines 0 and 1
+  const std::uint64_t before = h.mem.bytes;
+  const Tick t = 1'000'000;
+  // Lines 0..3: two hit, two go below (one run).
+  CHECK(h.cu.access(0, 512, t) == h.below);
+  CHECK(h.mem.bytes == before + 256);
+  CHECK(h.cu.access(0, 512, 2 * t) == h.hit(512));
+}
+
+TEST_CASE("stores, streamed tile loads and loads as large as an L1 pass it unlooked-up, and a kernel start empties it", "[l1]") {
+  Harness h;
+  MemAccess store{0, 128, 1, 0, true, 0};
+  transport(h.cu.socket, store, 0, 0);
+  MemAccess streamed{128, 128, 1, 0, false, 0};
+  streamed.channel_time_later = true;
+  transport(h.cu.socket, streamed, 0, 0);
+  MemAccess stream{8192, 4096, 1, 0, false, 0};  // the L1's capacity at once
+  transport(h.cu.socket, stream, 0, 0);
+  CHECK(h.mem.accesses == 3);
+  CHECK(h.cu.access(8192, 128, 500'000) == h.below);  // not allocated either
+  // Neither allocated its line.
+  CHECK(h.cu.access(0, 128, 1'000'000) == h.below);
+  CHECK(h.cu.access(128, 128, 2'000'000) == h.below);
+  CHECK(h.cu.access(128, 128, 3'000'000) == h.hit(128));
+  h.l1.invalidate();
+  CHECK(h.cu.access(128, 128, 4'000'000) == h.below);
+}
