@@ -243,7 +243,7 @@ class Runner:
         elif kind == "emulate":
             cmd = ["emulate", target, "--quiet", "--force", "--output", out, *extra]
         else:
-            cmd = ["microbench", what, "--machine", mpath, *extra, "--quiet", "--output", out]
+            cmd = ["microbench", what, "--machine", mpath, *extra, "--quiet", "--force", "--output", out]
         p = tdmsimtools.tdmsim(self.binary, *cmd)
         self.last_stderr = p.stderr
         if p.returncode == 2 or (p.returncode != 0 and self.tolerate):
