@@ -21,7 +21,7 @@ for i in "${!layers[@]}"; do
 done
 # kernels/ must stay free of SystemC; sim/ free of HIP; SystemC only in sim/.
 if grep -rnE '#include +<(systemc|tlm)' --include='*.h' --include='*.cpp' --include='*.hip' \
-     workloads isa descriptors kernels validation apps 2>/dev/null; then
+     workloads isa descriptors kernels validation apps capi python 2>/dev/null; then
   echo "layering: SystemC may only be included under sim/"; status=1
 fi
 if grep -rnE '#include +[<"]hip/' sim 2>/dev/null; then

@@ -147,6 +147,11 @@ void emit(const std::string& text, const std::string& output) {
 
 }  // namespace
 
+std::string resolved_json(const std::string& file, bool show_origin) {
+  const Loader loader(config::default_roots());
+  return resolve(loader, file, show_origin).dump();
+}
+
 std::string reference_document() {
   std::string md =
       "# tdmsim YAML reference\n\n"

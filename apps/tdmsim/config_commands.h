@@ -19,6 +19,11 @@ struct CommandResult {
 
 void add_config_commands(CLI::App& app, CommandResult& result);
 
+// A machine, model, scenario, sweep or kernel-profile file fully resolved, as
+// `tdmsim config show FILE --format json` prints it (a sweep's points checked
+// too). Throws config::ConfigError as the command reports it.
+std::string resolved_json(const std::string& file, bool show_origin = false);
+
 // The Markdown YAML reference (docs/yaml-reference.md).
 std::string reference_document();
 

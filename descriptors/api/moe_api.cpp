@@ -17,10 +17,6 @@
 namespace tdmsim::api {
 namespace {
 
-// Where the descriptors place the layer's buffers: any 256-byte aligned base
-// works, the emulator never dereferences these addresses.
-constexpr std::uint64_t kDeviceBase = 0x100000000ull;
-
 ForwardResult failure(ForwardResult r, Status s, std::string message) {
   r.status = s;
   r.message = std::move(message);
@@ -80,6 +76,14 @@ std::vector<format::TimeSlot> ordered_slots(const SlotOrderCallback& order,
 MoeDescriptor::MoeDescriptor(config::ResolvedScenario scenario, TdmPolicy policy)
     : scenario_(std::move(scenario)), policy_(policy) {}
 
+void MoeDescriptor::set_device_base(std::uint64_t base) {
+  if (base == 0 || base % 256 != 0) {
+    throw std::invalid_argument(
+        fmt::format("device base address {:#x} is not a nonzero multiple of 256", base));
+  }
+  device_base_ = base;
+}
+
 ForwardResult MoeDescriptor::forward_seeded(std::uint32_t tokens, const ForwardOptions& options) {
   const auto x = emu::seeded_activations(scenario_.scenario.spec.seed, tokens,
                                          scenario_.model.spec.hidden_size);
@@ -116,10 +120,14 @@ ForwardResult MoeDescriptor::forward(std::span<const float> x, std::uint32_t tok
   r.ran = options.backend;
   if (!ctx.available(options.backend)) {
     if (!options.allow_fallback) {
+      std::string available;
+      for (const Backend b : ctx.capabilities().backends) {
+        available += (available.empty() ? "" : ", ") + std::string(backend_name(b));
+      }
       return failure(std::move(r), Status::backend_unavailable,
                      fmt::format("backend {} is not available in this build (available: "
-                                 "emulate); allow fallback to run emulate instead",
-                                 backend_name(options.backend)));
+                                 "{}); allow fallback to run emulate instead",
+                                 backend_name(options.backend), available));
     }
     r.ran = Backend::emulate;
     r.fell_back = true;
@@ -143,7 +151,7 @@ ForwardResult MoeDescriptor::forward(std::span<const float> x, std::uint32_t tok
   // What the driver writes to memory for the hardware unit: the layer's MoE
   // descriptors, encoded, and read back as the unit would (decode validates).
   try {
-    const auto map = format::packed_address_map(r.plan, kDeviceBase);
+    const auto map = format::packed_address_map(r.plan, device_base_);
     const std::uint32_t custom_id =
         policy_ != TdmPolicy::custom ? 0 : (slot_order_ ? slot_order_id_ : 1);
     for (auto& d : format::make_moe_descriptors(r.plan, policy_, map, {}, 1, custom_id)) {
@@ -163,7 +171,10 @@ ForwardResult MoeDescriptor::forward(std::span<const float> x, std::uint32_t tok
   }
 
   try {
-    r.output = (*ctx.executor(r.ran))(r.plan, x, options);
+    ForwardOptions run = options;
+    run.scenario = &sc;
+    run.policy = policy_;
+    r.output = (*ctx.executor(r.ran))(r.plan, x, run);
   } catch (const std::exception& e) {
     return failure(std::move(r), Status::backend_failed,
                    fmt::format("{} failed: {}", backend_name(r.ran), e.what()));

@@ -42,16 +42,31 @@ enum class Status : std::uint8_t {
 };
 std::string_view status_name(Status s);
 
+// The predicted time of one execution path of the layer (simulate backend).
+struct PathTiming {
+  std::string path;          // "software" or "tdm"
+  double total_s = 0;        // first launch to last kernel's end
+  double routing_s = 0;      // the routing stage (0 when routing is given)
+  double sort_s = 0;         // the sort stage (software path only)
+  std::string metrics_json;  // summary.json's paths[] entry of this run (docs/moe-timing.md)
+};
+
 // What a backend returns.
 struct BackendOutput {
   std::vector<float> y;                          // [tokens][hidden]
   std::optional<emu::EmulatorResult> emulation;  // the emulator's tensors and timings
+  std::vector<PathTiming> timing;                // simulate: each path the machine has
 };
 
 struct ForwardOptions {
   Backend backend = Backend::emulate;
   bool allow_fallback = true;       // run emulate when `backend` is unavailable
   bool keep_intermediates = false;  // emulate: also return gate/up and the intermediate
+  // Filled in by MoeDescriptor::forward for the executor (what a caller sets
+  // is replaced): the descriptor's scenario (its machine times the plan) and
+  // TDM policy.
+  const config::ResolvedScenario* scenario = nullptr;
+  TdmPolicy policy = TdmPolicy::load_balance;
 };
 
 // Runs a plan on activations: the interface the simulate and gpu layers
@@ -163,6 +178,11 @@ class MoeDescriptor {
   }
   TdmPolicy policy() const { return policy_; }
   const config::ResolvedScenario& scenario() const { return scenario_; }
+  // Where the descriptors place the layer's buffers (expert weights first);
+  // 256-byte aligned, else std::invalid_argument. The emulator never
+  // dereferences these addresses.
+  void set_device_base(std::uint64_t base);
+  std::uint64_t device_base() const { return device_base_; }
 
   // Runs the layer on x ([tokens][hidden], caller-provided).
   ForwardResult forward(std::span<const float> x, std::uint32_t tokens,
@@ -173,6 +193,7 @@ class MoeDescriptor {
  private:
   config::ResolvedScenario scenario_;
   TdmPolicy policy_;
+  std::uint64_t device_base_ = 0x100000000ull;
   std::shared_ptr<Stream> stream_;
   RoutingCallback routing_;
   std::uint32_t slot_order_id_ = 0;

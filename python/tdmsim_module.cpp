@@ -1,0 +1,366 @@
+// The Python module `tdmsim` (pybind11; docs/api.md "Python"): YAML loading
+// and validation and `tdmsim run` with the CLI's messages, and the descriptor
+// API over NumPy arrays through the C API (include/tdmsim/tdmsim_moe.h).
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "apps/tdmsim/config_commands.h"
+#include "apps/tdmsim/layer_sim.h"
+#include "sim/core/sim_error.h"
+#include "tdmsim/tdmsim_moe.h"
+#include "workloads/config/loader.h"
+#include "workloads/config/schema.h"
+
+namespace py = pybind11;
+using namespace tdmsim;
+
+namespace {
+
+// tdmsim.Error (RuntimeError) and its subclass tdmsim.ConfigError, set up at import.
+PyObject* g_error = nullptr;
+PyObject* g_config_error = nullptr;
+
+py::object json_loads(const std::string& text) {
+  return py::module_::import("json").attr("loads")(text);
+}
+
+// Runs `f`, raising the library's errors as the module's exceptions with the
+// messages the CLI prints.
+template <class F>
+auto translated(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const config::ConfigError& e) {
+    PyErr_SetString(g_config_error, e.what());
+  } catch (const py::error_already_set&) {
+    throw;
+  } catch (...) {
+    const sim::Failure failure = sim::classify(std::current_exception());
+    PyErr_SetString(failure.bad_input ? g_config_error : g_error, failure.message.c_str());
+  }
+  throw py::error_already_set();
+}
+
+// A C API status as an exception: ConfigError, ValueError or Error.
+void raise_status(tdmsim_status s) {
+  if (s == TDMSIM_OK) return;
+  const std::string message = fmt::format("{}: {}", tdmsim_status_name(s), tdmsim_last_error());
+  PyObject* type = s == TDMSIM_ERR_CONFIG ? g_config_error
+                   : s == TDMSIM_ERR_INVALID_ARGUMENT || s == TDMSIM_ERR_VERSION ? PyExc_ValueError
+                                                                                 : g_error;
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
+
+tdmsim_backend backend_from(const std::string& name) {
+  if (name == "emulate") return TDMSIM_BACKEND_EMULATE;
+  if (name == "simulate") return TDMSIM_BACKEND_SIMULATE;
+  if (name == "gpu") return TDMSIM_BACKEND_GPU;
+  throw py::value_error(fmt::format("backend '{}': one of emulate, simulate, gpu", name));
+}
+
+std::uint32_t policy_from(const std::string& name) {
+  const auto p = config::enum_from_name<TdmPolicy>(name);
+  if (!p) {
+    throw py::value_error(fmt::format("policy '{}': {}", name,
+                                      config::one_of_message(config::enum_names<TdmPolicy>(), name)));
+  }
+  return static_cast<std::uint32_t>(*p);
+}
+
+py::dict path_dict(const tdmsim_path_time& t) {
+  py::dict d;
+  d["total_s"] = t.total_s;
+  d["routing_s"] = t.routing_s;
+  d["sort_s"] = t.sort_s;
+  d["experts_s"] = t.experts_s;
+  return d;
+}
+
+using Array = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using IdArray = py::array_t<std::uint32_t, py::array::c_style | py::array::forcecast>;
+
+// A descriptor with its own stream, and the Python routing callback.
+class Descriptor {
+ public:
+  Descriptor(const std::string& scenario, const std::string& policy, std::optional<std::string> machine,
+             std::uint32_t num_experts, std::uint32_t experts_per_token, std::uint32_t hidden_size,
+             std::uint32_t intermediate_size, std::uint64_t seed) {
+    tdmsim_moe_descriptor d;
+    std::memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.version = TDMSIM_MOE_DESCRIPTOR_VERSION;
+    d.num_experts = num_experts;
+    d.experts_per_token = experts_per_token;
+    d.hidden_size = hidden_size;
+    d.intermediate_size = intermediate_size;
+    d.routing_policy = policy_from(policy);
+    d.scenario = scenario.c_str();
+    d.machine = machine ? machine->c_str() : nullptr;
+    d.seed = seed;
+    tdmsim_moe_t h = nullptr;
+    raise_status(tdmsim_moe_descriptor_create(&d, &h));
+    moe_.reset(h);
+    tdmsim_stream_t s = nullptr;
+    raise_status(tdmsim_stream_create(&s));
+    stream_.reset(s);
+    raise_status(tdmsim_stream_bind_moe_descriptor(stream_.get(), moe_.get()));
+    std::memset(&info_, 0, sizeof info_);
+    info_.struct_size = sizeof info_;
+    raise_status(tdmsim_moe_get_info(moe_.get(), &info_));
+  }
+
+  py::dict info() const {
+    py::dict d;
+    d["model"] = std::string(info_.model);
+    d["machine"] = std::string(info_.machine);
+    d["num_experts"] = info_.num_experts;
+    d["experts_per_token"] = info_.experts_per_token;
+    d["hidden_size"] = info_.hidden_size;
+    d["intermediate_size"] = info_.intermediate_size;
+    d["shared_experts"] = info_.shared_experts;
+    d["policy"] = std::string(config::enum_name(static_cast<TdmPolicy>(info_.routing_policy)));
+    d["machine_has_tdm"] = info_.machine_has_tdm != 0;
+    d["seed"] = info_.seed;
+    d["dtype"] = std::string(info_.dtype);
+    d["activation"] = std::string(info_.activation);
+    return d;
+  }
+
+  // fn(token, x_row) -> (ids, weights), or None to clear.
+  void set_routing(std::optional<py::function> fn) {
+    routing_ = std::move(fn);
+    raise_status(tdmsim_moe_set_custom_routing(moe_.get(), routing_ ? &Descriptor::route : nullptr, this));
+  }
+
+  py::tuple forward(const Array& x, const std::string& backend, bool allow_fallback,
+                    std::optional<IdArray> topk_ids, std::optional<Array> topk_weights) {
+    if (x.ndim() != 2 || x.shape(1) != info_.hidden_size) {
+      throw py::value_error(fmt::format("x must be [tokens, {}] (hidden size)", info_.hidden_size));
+    }
+    const auto tokens = static_cast<std::uint32_t>(x.shape(0));
+    tdmsim_forward_args a;
+    std::memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.tokens = tokens;
+    a.x = x.data();  // no copy for a C-contiguous float32 array
+    a.backend = backend_from(backend);
+    a.allow_fallback = allow_fallback ? 1 : 0;
+    if (topk_ids.has_value() != topk_weights.has_value()) {
+      throw py::value_error("topk_ids and topk_weights go together");
+    }
+    if (topk_ids) {
+      const std::size_t n = std::size_t{tokens} * info_.experts_per_token;
+      if (static_cast<std::size_t>(topk_ids->size()) != n || static_cast<std::size_t>(topk_weights->size()) != n) {
+        throw py::value_error(fmt::format("topk_ids and topk_weights must be [tokens, {}]", info_.experts_per_token));
+      }
+      a.topk_ids = topk_ids->data();
+      a.topk_weights = topk_weights->data();
+    }
+    Array y({static_cast<py::ssize_t>(tokens), static_cast<py::ssize_t>(info_.hidden_size)});
+    tdmsim_forward_result r;
+    std::memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    callback_error_.reset();
+    const tdmsim_status s = tdmsim_moe_forward(moe_.get(), &a, y.mutable_data(), y.size(), &r);
+    if (callback_error_) {
+      auto e = std::move(*callback_error_);
+      callback_error_.reset();
+      e.restore();
+      throw py::error_already_set();
+    }
+    raise_status(s);
+    py::dict res;
+    res["requested"] = tdmsim_backend_name(static_cast<tdmsim_backend>(r.requested));
+    res["ran"] = tdmsim_backend_name(static_cast<tdmsim_backend>(r.ran));
+    res["fell_back"] = r.fell_back != 0;
+    res["message"] = std::string(r.message);
+    res["kernel_stages"] = r.kernel_stages;
+    res["block_m"] = r.block_m;
+    res["descriptors"] = r.descriptors;
+    res["descriptor_bytes"] = r.descriptor_bytes;
+    res["emulate_wall_s"] = r.emulate_wall_s;
+    if (r.has_timing) {
+      py::dict timing;
+      timing["software"] = path_dict(r.software);
+      if (r.tdm.simulated) timing["tdm"] = path_dict(r.tdm);
+      const char* json = nullptr;
+      raise_status(tdmsim_moe_last_timing_json(moe_.get(), &json));
+      timing["paths"] = json_loads(json);
+      res["timing"] = timing;
+    }
+    return py::make_tuple(y, res);
+  }
+
+  py::tuple expert_weights(std::uint32_t e) const {
+    const py::ssize_t H = info_.hidden_size, I = info_.intermediate_size;
+    Array gate_up({2 * I, H}), down({H, I});
+    raise_status(tdmsim_moe_expert_weights(moe_.get(), e, gate_up.mutable_data(), down.mutable_data()));
+    return py::make_tuple(gate_up, down);
+  }
+
+  std::uint64_t launches() const {
+    std::uint64_t n = 0;
+    raise_status(tdmsim_stream_launches(stream_.get(), &n));
+    return n;
+  }
+
+ private:
+  // The C routing callback: calls the Python function; a Python exception is
+  // kept and re-raised after forward returns (it never unwinds through C).
+  static int route(std::uint32_t token, const float* x_row, std::uint32_t hidden, std::uint32_t top_k,
+                   std::uint32_t* ids, float* weights, void* user_data) {
+    auto* self = static_cast<Descriptor*>(user_data);
+    try {
+      const Array row({static_cast<py::ssize_t>(hidden)}, x_row);
+      const py::tuple out = (*self->routing_)(token, row);
+      const auto got_ids = out[0].cast<IdArray>();
+      const auto got_w = out[1].cast<Array>();
+      if (static_cast<std::uint32_t>(got_ids.size()) != top_k || static_cast<std::uint32_t>(got_w.size()) != top_k) {
+        throw py::value_error(fmt::format("routing function returned {} ids and {} weights for token {}; "
+                                          "expected {} each", got_ids.size(), got_w.size(), token, top_k));
+      }
+      std::memcpy(ids, got_ids.data(), top_k * sizeof *ids);
+      std::memcpy(weights, got_w.data(), top_k * sizeof *weights);
+      return 0;
+    } catch (py::error_already_set& e) {
+      self->callback_error_ = std::move(e);
+    } catch (const py::builtin_exception& e) {
+      e.set_error();
+      self->callback_error_ = py::error_already_set();
+    } catch (const std::exception& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+      self->callback_error_ = py::error_already_set();
+    }
+    return 1;
+  }
+
+  struct MoeDeleter {
+    void operator()(tdmsim_moe_t h) const { tdmsim_moe_descriptor_destroy(h); }
+  };
+  struct StreamDeleter {
+    void operator()(tdmsim_stream_t s) const { tdmsim_stream_destroy(s); }
+  };
+  std::unique_ptr<tdmsim_moe_s, MoeDeleter> moe_;
+  std::unique_ptr<tdmsim_stream_s, StreamDeleter> stream_;
+  tdmsim_moe_info info_{};
+  std::optional<py::function> routing_;
+  std::optional<py::error_already_set> callback_error_;
+};
+
+py::dict capabilities() {
+  tdmsim_capabilities c;
+  std::memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  raise_status(tdmsim_get_capabilities(&c));
+  py::list backends, policies;
+  for (const auto b : {TDMSIM_BACKEND_EMULATE, TDMSIM_BACKEND_SIMULATE, TDMSIM_BACKEND_GPU}) {
+    if (c.backends & (1u << b)) backends.append(tdmsim_backend_name(b));
+  }
+  for (const auto p : config::enum_names<TdmPolicy>()) {
+    if (c.policies & (1u << static_cast<unsigned>(*config::enum_from_name<TdmPolicy>(p)))) policies.append(p);
+  }
+  py::dict d;
+  d["api_version"] = c.api_version;
+  d["backends"] = backends;
+  d["policies"] = policies;
+  d["descriptor_format_version"] = c.descriptor_format_version;
+  d["max_experts"] = c.max_experts;
+  d["max_experts_per_token"] = c.max_experts_per_token;
+  d["max_tokens"] = c.max_tokens;
+  d["max_hidden"] = c.max_hidden;
+  d["custom_routing"] = c.custom_routing != 0;
+  d["precomputed_routing"] = c.precomputed_routing != 0;
+  return d;
+}
+
+// `tdmsim run SCENARIO [--path P] [--machine M]`'s summary: {"layer", "paths"}.
+py::object run(const std::string& scenario, std::optional<std::string> path, std::optional<std::string> machine) {
+  if (path && *path != "software" && *path != "tdm" && *path != "both") {
+    throw py::value_error(fmt::format("path '{}': one of software, tdm, both", *path));
+  }
+  const std::string json = translated([&] {
+    const config::Loader loader(config::default_roots());
+    const config::ResolvedScenario sc = machine ? loader.resolve_scenario(scenario, *machine)
+                                                : loader.resolve_scenario(scenario);
+    const std::string p = path.value_or(std::string(config::enum_name(sc.scenario.spec.path)));
+    const std::vector<std::string> paths = cli::paths_for(sc.machine.spec, p);
+    if (paths.empty()) {
+      throw sim::NotSimulatable(fmt::format("path tdm: machine {} ({}) has no tdm: section (no TDM MoE unit); "
+                                            "use path software or both, or a TDM machine such as mi500x-tdm",
+                                            sc.machine.spec.name, sc.machine.file.string()));
+    }
+    cli::check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), false);
+    return cli::simulate_layer(sc, paths).dump();
+  });
+  return json_loads(json);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(tdmsim, m) {
+  m.doc() = "tdmsim: MoE layers on an emulator and a GPU timing model, with and without a TDM MoE unit "
+            "(docs/api.md)";
+  m.attr("__version__") = TDMSIM_VERSION;
+  static py::exception<std::runtime_error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<std::runtime_error> config_error(m, "ConfigError", error.ptr());
+  g_error = error.ptr();
+  g_config_error = config_error.ptr();
+
+  m.def("load", [](const std::string& file, bool origin) {
+          return json_loads(translated([&] { return cli::resolved_json(file, origin); }));
+        },
+        py::arg("file"), py::arg("origin") = false,
+        "A machine, model, scenario, sweep or kernel-profile YAML fully resolved, as a dict "
+        "(`tdmsim config show FILE --format json`). Raises ConfigError with the CLI's message.");
+  m.def("validate", [](const std::vector<std::string>& files) {
+          for (const auto& f : files) translated([&] { return cli::resolved_json(f, false); });
+        },
+        py::arg("files"), "Raises ConfigError for the first invalid file (`tdmsim config validate`).");
+  m.def("run", &run, py::arg("scenario"), py::arg("path") = py::none(), py::arg("machine") = py::none(),
+        "Simulates a scenario on one or both paths: summary.json's {'layer', 'paths'} as dicts.");
+  m.def("capabilities", &capabilities, "What this build runs (tdmsim_get_capabilities).");
+  m.def("get_capabilities", &capabilities, "Seed 000's name for capabilities().");
+
+  py::class_<Descriptor>(m, "Descriptor")
+      .def(py::init<const std::string&, const std::string&, std::optional<std::string>, std::uint32_t,
+                    std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>(),
+           py::arg("scenario"), py::arg("policy") = "load_balance", py::arg("machine") = py::none(),
+           py::arg("num_experts") = 0, py::arg("experts_per_token") = 0, py::arg("hidden_size") = 0,
+           py::arg("intermediate_size") = 0, py::arg("seed") = 0)
+      .def_property_readonly("info", &Descriptor::info)
+      .def_property_readonly("launches", &Descriptor::launches)
+      .def("set_routing", &Descriptor::set_routing, py::arg("fn"),
+           "fn(token, x_row) -> (ids, weights) for every token; None clears it.")
+      .def("forward", &Descriptor::forward, py::arg("x"), py::arg("backend") = "emulate",
+           py::arg("allow_fallback") = true, py::arg("topk_ids") = py::none(),
+           py::arg("topk_weights") = py::none(), "(y, result) for x [tokens, hidden] (float32).")
+      .def("expert_weights", &Descriptor::expert_weights, py::arg("expert"),
+           "(gate_up [2I, H], down [H, I]) of a routed expert, as the backends use them.");
+
+  m.def("create_descriptor",
+        [](const std::string& scenario, std::uint32_t num_experts, std::uint32_t experts_per_token,
+           const std::string& policy, std::optional<std::string> machine) {
+          return Descriptor(scenario, policy, std::move(machine), num_experts, experts_per_token, 0, 0, 0);
+        },
+        py::arg("scenario"), py::arg("num_experts") = 0, py::arg("experts_per_token") = 0,
+        py::arg("policy") = "load_balance", py::arg("machine") = py::none(),
+        "Seed 000's create_descriptor: a Descriptor bound to a stream of its own.");
+  m.def("forward",
+        [](const Array& x, Descriptor& d, const std::string& backend, bool allow_fallback) {
+          return d.forward(x, backend, allow_fallback, std::nullopt, std::nullopt);
+        },
+        py::arg("x"), py::arg("descriptor"), py::arg("backend") = "emulate", py::arg("allow_fallback") = true,
+        "Seed 000's forward(x, descriptor): (y, result).");
+}
