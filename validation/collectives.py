@@ -19,7 +19,6 @@ Usage: validation/collectives.py [--tdmsim BIN] [--check]
 import argparse
 import csv
 import os
-import re
 import sys
 import tempfile
 
@@ -28,6 +27,7 @@ from tdmsimtools.stats import err, mape
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from generated_block import replace_block  # noqa: E402
+from yaml_sources import value_lines  # noqa: E402
 
 DATA = os.path.join(ROOT, "validation", "data", "collectives", "published.csv")
 MACHINES = os.path.join(ROOT, "workloads", "machines")
@@ -122,32 +122,9 @@ def validation_block(rows):
     return "\n".join(lines)
 
 
-LINE = re.compile(r"^(\s*)([A-Za-z_0-9]+):\s*([^#]*?)\s*(?:#\s*(.*))?$")
-
-
 def interconnect_rows(path):
     """(key, value, source) for each line of a machine file's `interconnect:` section."""
-    out, inside, stack = [], False, []
-    with open(path) as f:
-        for line in f:
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            m = LINE.match(line.rstrip("\n"))
-            if not m:
-                continue
-            indent, key, value, note = len(m.group(1)), m.group(2), m.group(3), m.group(4) or ""
-            if indent == 0:
-                inside = key == "interconnect"
-                stack = []
-                continue
-            if not inside:
-                continue
-            stack = [s for s in stack if s[0] < indent]
-            if not value:
-                stack.append((indent, key))
-                continue
-            out.append((".".join(["interconnect", *[s[1] for s in stack], key]), value, note))
-    return out
+    return [row for row in value_lines(path) if row[0].startswith("interconnect.")]
 
 
 def calibration_block():
