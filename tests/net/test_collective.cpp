@@ -2,6 +2,7 @@
 // on hand-made interconnects, and the shipped machines' interconnect sections.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -228,6 +229,65 @@ TEST_CASE("every shipped machine carries an interconnect the model accepts") {
     const auto two = all_to_all(ic, {2 * n, 2}, TrafficMatrix::uniform(2 * n, 64e6), Algorithm::direct);
     CHECK(two.bottleneck.rfind("nic", 0) == 0);
   }
+}
+
+}  // namespace tdmsim::net
+
+namespace tdmsim::net {
+
+// Issue 23's rule for machine keys: each one changes the model (or is refused).
+// Every key of interconnect: and its nic:, changed alone, changes some
+// collective's time, or (gpus_per_node) what placements are accepted.
+TEST_CASE("every interconnect key changes the model") {
+  const auto base = [] {
+    auto ic = with_nic(mesh(4));
+    return ic;
+  };
+  const auto time_of = [](const InterconnectSpec& ic) {
+    // Large and small, inside a node and across two, in 1 KB messages, one pair alone.
+    const double big = all_to_all(ic, {4, 1}, TrafficMatrix::uniform(4, 1e8), Algorithm::direct).time_s;
+    const double small = all_to_all(ic, {4, 1}, TrafficMatrix::uniform(4, 1e3), Algorithm::direct, 1e3).time_s;
+    const double nodes = all_to_all(ic, {8, 2}, TrafficMatrix::uniform(8, 1e8), Algorithm::direct).time_s;
+    const double nodes_small = all_to_all(ic, {8, 2}, TrafficMatrix::uniform(8, 1e3), Algorithm::direct).time_s;
+    TrafficMatrix one_pair(4);  // a mesh and a switch of equal port bandwidth differ here only
+    one_pair.at(0, 1) = 1e8;
+    const double pair = all_to_all(ic, {4, 1}, one_pair, Algorithm::direct).time_s;
+    return std::vector<double>{big, small, nodes, nodes_small, pair};
+  };
+  const auto reference = time_of(base());
+  const std::vector<std::pair<const char*, void (*)(InterconnectSpec&)>> changes = {
+      {"topology", [](InterconnectSpec& ic) { ic.topology = ScaleUpTopology::switch_; }},
+      {"links_per_gpu", [](InterconnectSpec& ic) { ic.links_per_gpu *= 2; }},
+      {"link_bandwidth", [](InterconnectSpec& ic) { ic.link_bandwidth.bytes_per_s *= 2; }},
+      {"link_efficiency", [](InterconnectSpec& ic) { ic.link_efficiency = 0.5; }},
+      {"link_latency", [](InterconnectSpec& ic) { ic.link_latency.ps *= 3; }},
+      {"message_overhead", [](InterconnectSpec& ic) { ic.message_overhead.ps *= 3; }},
+      {"nic.bandwidth", [](InterconnectSpec& ic) { ic.nic->bandwidth.bytes_per_s *= 2; }},
+      {"nic.latency", [](InterconnectSpec& ic) { ic.nic->latency.ps *= 3; }},
+      {"nic.efficiency", [](InterconnectSpec& ic) { ic.nic->efficiency = 0.5; }},
+      {"gpus_per_node", [](InterconnectSpec& ic) {  // more peers, 3 links each (7 x 3 links)
+         ic.gpus_per_node = 8;
+         ic.links_per_gpu = 7 * 3;
+       }},
+  };
+  std::size_t keys = 0;
+  config::KeyLister lister;
+  auto ic = base();
+  ic.visit(lister);
+  for (const auto& key : lister.keys) {
+    INFO(key);
+    const auto it = std::find_if(changes.begin(), changes.end(),
+                                 [&](const auto& c) { return key == c.first; });
+    REQUIRE(it != changes.end());  // a new key needs a line here showing what it changes
+    auto changed = base();
+    it->second(changed);
+    CHECK(time_of(changed) != reference);
+    ++keys;
+  }
+  CHECK(keys == changes.size());
+  // gpus_per_node also bounds a node: 4 GPUs per node refuse 8 on one node.
+  CHECK_THROWS_AS(all_to_all(base(), {8, 1}, TrafficMatrix::uniform(8, 1), Algorithm::direct),
+                  std::invalid_argument);
 }
 
 }  // namespace tdmsim::net
