@@ -868,7 +868,9 @@ def main():
             "(our HIP kernels: accuracy, kernel quality, numerics), "
             "[MI300X](#mi300x-aiter-ck-2-stage-fused-moe-qwen3-235b-a22b-bf16-tp4-tp8) (AITER kernels), "
             "[MI355X](#mi355x-aiter-fused-moe-five-tuned-tables-fp8-block-scale-mxfp4-mxfp8-bf16) "
-            "(AITER kernels, published tuned tables).\n\n")
+            "(AITER kernels, published tuned tables), "
+            "[Collectives](#collectives-the-interconnect-model-against-published-all-to-all-figures) "
+            "(validation/collectives.py).\n\n")
     text = head + h200_section(h, rows, preds_note, figs, doc_dir) + "\n" + mi + "\n" + mi355
     write_atomic(a.output, text + kept_blocks(a.output))
     if not a.quiet:
