@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "apps/tdmsim/collective_command.h"
 #include "apps/tdmsim/config_commands.h"
 #include "apps/tdmsim/describe_command.h"
 #include "apps/tdmsim/emulate_command.h"
@@ -39,6 +40,7 @@ int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
   add_emulate_command(app, result);
   add_gpu_case_command(app, result);
   add_sim_commands(app, result);
+  add_collective_command(app, result);
   add_run_command(app, result);
   add_sweep_commands(app, result);
   try {

@@ -38,7 +38,8 @@ SLOTM_DSV3 = os.path.join(ROOT, "tests", "data", "slot-models", "deepseek-v3-dec
 
 # name: (kind, what, machine, model, extra arguments)
 #   kind "run": `tdmsim run SCENARIO ARGS`; kind "microbench": `tdmsim microbench WHAT --machine ... ARGS`;
-#   kind "emulate": `tdmsim emulate SCENARIO` (the layer's numerics)
+#   kind "emulate": `tdmsim emulate SCENARIO` (the layer's numerics); kind "collective":
+#   `tdmsim collective --machine ... ARGS` (the interconnect's keys)
 PROBES = {
     "h200": ("run", f"{SC}/qwen3-30b-decode-h200.yaml", "h200", "qwen3-30b-a3b", ["--path", "software"]),
     "mi300x": ("run", f"{SC}/mixtral-8x7b-64tok-bf16-mi300x.yaml", "mi300x", "mixtral-8x7b", []),
@@ -61,11 +62,17 @@ PROBES = {
     # mixed pairs whose weights are dequantised in registers (the format CLI tests' layers)
     "a16w4": ("run", f"{FORMATS}/a16w4.yaml", "mi355x", None, []),
     "int4": ("run", f"{FORMATS}/bf16-int4-g128.yaml", "mi355x", None, []),
+    # the interconnect (sim/net): an all-to-all on one node, and on two (the NIC)
+    "collective": ("collective", None, "mi300x", None, ["--op", "all_to_all", "--bytes", "64MiB", "--gpus", "8"]),
+    "collective_h200": ("collective", None, "h200", None, ["--op", "all_to_all", "--bytes", "64MiB", "--gpus", "8"]),
+    "collective_2nodes": ("collective", None, "h200", None,
+                          ["--op", "all_to_all", "--bytes", "64MiB", "--gpus", "16", "--nodes", "2"]),
     # split-K 2 variants of shipped layers (tests/data/perturb): the AMD reduction kernel,
     # and the H200 warp-specialized gate/up writing fp32 partial sums
     "mi300x_splitk2": ("run", f"{PERTURB}/qwen3-235b-tp4-decode-mi300x-splitk2.yaml", "mi300x", None, []),
     "h200_ws_splitk2": ("run", f"{PERTURB}/dsv2-lite-1024tok-ws-splitk2.yaml", "h200", None, ["--path", "software"]),
 }
+INTERCONNECT_PROBES = ["collective", "collective_h200", "collective_2nodes"]
 DEFAULT_PROBES = ["h200", "mi300x", "tdm", "mi355x", "chase_l1", "h200_fp8", "h200_1stage", "h200_bf16", "h200_splitk"]
 
 MMA_SYNC = {"kernels.matrix_instructions": "mma_sync", "kernels.warp_specialized": False}
@@ -105,6 +112,8 @@ KEY_PROBES = {
     "kernels.wgmma_pipeline_stages": {"probe": "h200_bf16", "values": [3]},
     # A limit: a value below the probe's workgroups makes the run refuse them, naming the key.
     "compute.max_workgroup_threads": {"probe": "h200", "values": [32], "refuses": True},
+    # A limit: more GPUs on one node than it are refused, naming the key.
+    "interconnect.gpus_per_node": {"probe": "collective_h200", "values": [4], "refuses": True},
     # A limit: a layer whose weights and activations exceed it is refused, naming the key.
     "memory.hbm.capacity": {"probe": "mi355x", "values": ["4GiB"], "refuses": True},
 }
@@ -242,6 +251,8 @@ class Runner:
             cmd = ["run", target, "--machine", mpath, "--quiet", "--force", "--output", out, *extra]
         elif kind == "emulate":
             cmd = ["emulate", target, "--quiet", "--force", "--output", out, *extra]
+        elif kind == "collective":
+            cmd = ["collective", "--machine", mpath, *extra, "--quiet", "--force", "--output", out]
         else:
             cmd = ["microbench", what, "--machine", mpath, *extra, "--quiet", "--force", "--output", out]
         p = tdmsimtools.tdmsim(self.binary, *cmd)
@@ -264,6 +275,8 @@ def check(r, section, key, integer, default_probes):
     """The probe and value that change a result, or None."""
     spec = KEY_PROBES.get(key, {})
     probes = [spec["probe"]] if "probe" in spec else default_probes
+    if "probe" not in spec and key.startswith("interconnect."):
+        probes = INTERCONNECT_PROBES  # no layer runs on several GPUs yet: the collective command
     with_keys = spec.get("with", {})
     for probe in probes:
         _, _, machine, model, _ = PROBES[probe]

@@ -126,6 +126,18 @@ void check(const MachineSpec& m, config::Checker& c) {
                        units::format(m.power->sustained_clock), units::format(cu.clock)),
            {"compute.clock"});
   }
+  // A full mesh gives every peer the same number of whole links.
+  if (m.interconnect && m.interconnect->topology == ScaleUpTopology::full_mesh) {
+    const auto& ic = *m.interconnect;
+    const std::uint32_t peers = ic.gpus_per_node - 1;
+    if (peers == 0 || ic.links_per_gpu % peers != 0) {
+      c.fail("interconnect.links_per_gpu",
+             fmt::format("{} links do not split evenly over the {} peers of a full mesh of {} "
+                         "GPUs",
+                         ic.links_per_gpu, peers, ic.gpus_per_node),
+             {"interconnect.gpus_per_node"});
+    }
+  }
   if (m.tdm && m.tdm->slot_length < m.tdm->dispatch_latency) {
     c.fail("tdm.slot_length", "is shorter than tdm.dispatch_latency (" +
                                   units::format(m.tdm->dispatch_latency) +

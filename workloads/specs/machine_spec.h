@@ -9,6 +9,7 @@
 
 #include "workloads/config/schema.h"
 #include "workloads/specs/enums.h"
+#include "workloads/specs/interconnect_spec.h"
 #include "workloads/specs/kernel_profile.h"
 
 namespace tdmsim::config {
@@ -366,6 +367,7 @@ struct MachineSpec {
   KernelsSpec kernels;
   std::optional<TdmSpec> tdm;
   std::optional<PowerSpec> power;
+  std::optional<InterconnectSpec> interconnect;
 
   template <class V>
   void visit(V& v) {
@@ -385,6 +387,9 @@ struct MachineSpec {
               "keys given here override the profile's (a variant's overlay, a fit candidate)");
     v.section(tdm, "tdm", "hardware TDM MoE descriptor unit (hypothetical)");
     v.section(power, "power", "sustained clock under load (absent: always compute.clock)");
+    v.section(interconnect, "interconnect",
+              "GPU-to-GPU links of the machine's platform and its scale-out NIC, for "
+              "collectives (`tdmsim collective`; absent: the machine has none modelled)");
   }
 };
 
