@@ -3,7 +3,8 @@
 #include <benchmark/benchmark.h>
 #include <systemc>
 
-int sc_main(int argc, char* argv[]) {
+// (Visible: libsystemc.so calls it; the build hides symbols, CMakeLists.txt.)
+__attribute__((visibility("default"))) int sc_main(int argc, char* argv[]) {
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -11,7 +11,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   libeigen3-dev
   python3 python3-yaml python3-matplotlib
-  # the Python module (python/, scripts/test.sh --python)
+  # the Python module (python/, built and tested by scripts/test.sh)
   python3-dev pybind11-dev python3-pybind11 python3-numpy
   # HIP 5.2 on LLVM 15: compiles the kernels for AMD CDNA (gfx90a, gfx940) in
   # CI (kernels.compile_for_amd, kernels.disassemble_amd); no AMD GPU needed.

@@ -12,7 +12,7 @@ targets=(tdmsim_unit_tests tdmsim_plan_tests tdmsim_format_tests tdmsim_emulator
          tdmsim_kernels_tests tdmsim_output_tests)
 start=$(date +%s)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTDMSIM_BUILD_TESTS=ON \
-      -DTDMSIM_SANITIZE=ON "$@" >/dev/null
+      -DTDMSIM_SANITIZE=ON -DTDMSIM_PYTHON=OFF "$@" >/dev/null
 cmake --build build-asan -j "$(nproc)" --target "${targets[@]}"
 built=$(date +%s)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1

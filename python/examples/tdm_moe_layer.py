@@ -8,7 +8,7 @@ policy custom, the gate running in the routing callback. The benchmark asks
 the simulate backend for both paths' predicted latency on the scenario's
 machine; the correctness check compares the two outputs to 1e-4.
 
-  PYTHONPATH=build-py/python python3 tdm_moe_layer.py examples/c/tiny-moe.yaml
+  PYTHONPATH=build/python python3 tdm_moe_layer.py examples/c/tiny-moe.yaml
 """
 import sys
 

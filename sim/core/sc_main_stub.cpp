@@ -3,7 +3,8 @@
 // so this definition only satisfies the linker; reaching it is a bug.
 #include <cstdio>
 
-extern "C" int sc_main(int, char*[]) {
+// (Visible: the libraries are compiled with hidden symbols, CMakeLists.txt.)
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char*[]) {
   std::fputs("tdmsim: internal error: sc_main is not an entry point\n", stderr);
   return 1;
 }

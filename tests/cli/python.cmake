@@ -1,5 +1,5 @@
 # The Python module (python/, docs/api.md "Python"), in a build configured with
-# -DTDMSIM_PYTHON=ON (scripts/test.sh --python): the module's checks
+# -DTDMSIM_PYTHON=ON (the default): the module's checks
 # (tests/python/test_module.py) and seed 000's TdmMoeLayer example.
 if(TARGET tdmsim_python)
   set(tdmsim_py_env PYTHONPATH=$<TARGET_FILE_DIR:tdmsim_python>)

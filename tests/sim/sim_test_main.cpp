@@ -5,7 +5,8 @@
 #include <catch2/catch.hpp>
 #include <systemc>
 
-int sc_main(int argc, char* argv[]) {
+// (Visible: libsystemc.so calls it; the build hides symbols, CMakeLists.txt.)
+__attribute__((visibility("default"))) int sc_main(int argc, char* argv[]) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   return Catch::Session().run(argc, argv);
 }
