@@ -21,6 +21,7 @@
 #include "workloads/config/loader.h"
 #include "workloads/config/writer.h"
 #include "workloads/util/atomic_write.h"
+#include "apps/tdmsim/capacity_json.h"
 #include "apps/tdmsim/output_dir.h"
 
 namespace tdmsim::cli {
@@ -179,6 +180,7 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
   fmt::print("  plan    {}-stage, block_m {}, {} blocks, {} padded rows ({})\n", p.kernel.stages,
              p.layout.block_m, p.layout.block_expert.size(), p.layout.padded_rows,
              p.kernel.reason);
+  if (p.capacity.enabled) fmt::print("  routing {}\n", capacity_line(p.capacity));
   fmt::print("  time    plan {:.3f} s, emulate {:.3f} s (gate/up {:.3f}, down {:.3f}), write {:.3f} s\n",
              plan_s, r.timings.total_s, r.timings.stage1_s, r.timings.stage2_s, write_s);
   fmt::print("  y       l2 {:.6g}, fnv1a64 {}\n", y["l2"].get<double>(),
@@ -228,6 +230,7 @@ void emulate_command(const EmulateOptions& o) {
   summary["shape"] = shape_json(p.shape);
   summary["kernel"] = kernel_json(p.kernel);
   summary["layout"] = layout_json(p.layout);
+  summary["capacity"] = capacity_summary(p.capacity);
   summary["tile_jobs"] = {{"stage1", p.stage1.size()}, {"stage2", p.stage2.size()}};
   summary["tdm_gather_instructions"] = r.gather_instructions;
   summary["numerics"] = {

@@ -252,24 +252,6 @@ Json kernel_source(const plan::KernelSource& k) {
 }
 }  // namespace
 
-Json capacity_summary(const plan::CapacityReport& c) {
-  const double pairs = static_cast<double>(c.pairs);
-  return {{"enabled", c.enabled},
-          {"capacity_factor", c.enabled ? Json(c.factor) : Json()},
-          {"overflow", c.enabled ? Json(std::string(config::enum_name(c.overflow))) : Json()},
-          {"capacity", c.enabled ? Json(c.capacity) : Json()},
-          {"pairs", c.pairs},
-          {"overflowed_pairs", c.overflowed},
-          {"dropped_pairs", c.dropped},
-          {"dropped_fraction", c.pairs ? static_cast<double>(c.dropped) / pairs : 0.0},
-          {"rerouted_pairs", c.rerouted},
-          {"rerouted_fraction", c.pairs ? static_cast<double>(c.rerouted) / pairs : 0.0},
-          {"tokens_with_drops", c.tokens_with_drops},
-          {"tokens_dropped", c.tokens_dropped},
-          {"experts_over_capacity", c.experts_over},
-          {"max_expert_demand", c.max_demand}};
-}
-
 Json layer_summary(const plan::MoePlan& p) {
   std::uint64_t rows = 0;
   for (auto r : p.layout.expert_rows) rows += r;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/tdmsim/capacity_json.h"
 #include "descriptors/plan/moe_plan.h"
 #include "sim/platform/gpu.h"
 #include "sim/programs/moe_kernels.h"
@@ -55,8 +56,6 @@ std::string combined_trace(const std::vector<std::pair<std::string, std::string>
 
 // summary.json's "layer" object: rows, padding, kernel choice, load spread.
 config::Json layer_summary(const plan::MoePlan& p);
-// What routing.capacity_factor did (the layer summary's "capacity" object).
-config::Json capacity_summary(const plan::CapacityReport& c);
 
 // The paths to run for a requested path ("software", "tdm", "both") on machine
 // `m`: "both" keeps only what the machine has. An explicit "tdm" on a machine

@@ -77,16 +77,7 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
              100.0 * layer["padding_waste"].get<double>(), layer["rows"].get<std::uint64_t>(),
              layer["padded_rows"].get<std::uint64_t>(),
              layer["load_spread"]["max_over_mean"].get<double>(), layer["load_spread"]["cv"].get<double>());
-  if (p.capacity.enabled) {
-    const auto& c = p.capacity;
-    const auto pct = [&](std::uint64_t n) { return 100.0 * static_cast<double>(n) / static_cast<double>(c.pairs); };
-    fmt::print("capacity factor {} ({} picks per expert, {} experts asked for more, at most {}), overflow {}: "
-               "{} of {} token-expert picks dropped ({:.1f}%), {} rerouted ({:.1f}%); {} tokens lost a pick, "
-               "{} lost all\n",
-               config::format_real(c.factor), c.capacity, c.experts_over, c.max_demand,
-               config::enum_name(c.overflow), c.dropped, c.pairs, pct(c.dropped), c.rerouted, pct(c.rerouted),
-               c.tokens_with_drops, c.tokens_dropped);
-  }
+  if (p.capacity.enabled) fmt::print("{}\n", capacity_line(p.capacity));
   fmt::print("\n");
   fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11} {:>6}\n", "path", "stage", "kernel", "wgs", "time us", "MHz");
   for (const auto& r : runs) {

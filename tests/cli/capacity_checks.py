@@ -5,9 +5,15 @@
                                                  and the text summary agree with each other
                                                  and with the layout, both paths
   capacity_checks.py TDMSIM sweep WORK SWEEP     tdmsim sweep: results.csv's capacity columns
+
+The run check also emulates the layer: `tdmsim emulate` reports the same capacity object,
+marks exactly the dropped picks in routing_ids.npy (id 0xffffffff, weight 0) and its
+output y differs from the uncapped layer's.
 """
 import csv
+import json
 import math
+import struct
 import os
 import shutil
 import sys
@@ -75,6 +81,47 @@ def check_run(tdmsim, work, scenario):
         fail(f"text summary lacks '{want}':\n{text_out}")
     print(f"ok: capacity {c['capacity']}, dropped {c['dropped_pairs']}/{c['pairs']}, rows "
           f"{capped['layer']['rows']} vs {free['layer']['rows']}")
+    check_emulate(tdmsim, work, scenario, free_yaml, c)
+
+
+def npy_uint32(path):
+    """The values of a little-endian uint32 .npy file (format 1.0), without numpy."""
+    data = open(path, "rb").read()
+    if data[:6] != b"\x93NUMPY" or data[6] != 1:
+        fail(f"{path}: not a version 1 .npy file")
+    header_len = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + header_len].decode("latin1")
+    if "'<u4'" not in header:
+        fail(f"{path}: expected uint32 ids, header {header}")
+    body = data[10 + header_len:]
+    return struct.unpack(f"<{len(body) // 4}I", body)
+
+
+def check_emulate(tdmsim, work, scenario, free_yaml, run_capacity):
+    emu_dir, free_dir = work + "-emu", work + "-emu-free"
+    for d in (emu_dir, free_dir):
+        shutil.rmtree(d, ignore_errors=True)
+    text_out = run([tdmsim, "emulate", scenario, "--output", emu_dir])
+    run([tdmsim, "emulate", free_yaml, "--output", free_dir, "--quiet"])
+    capped = json.load(open(os.path.join(emu_dir, "summary.json")))
+    free = json.load(open(os.path.join(free_dir, "summary.json")))
+    if capped.get("capacity") != run_capacity:
+        fail(f"emulate's capacity object differs from run's:\n{capped.get('capacity')}\n{run_capacity}")
+    if free["capacity"]["enabled"] or free["capacity"]["dropped_pairs"] != 0:
+        fail(f"uncapped emulation must drop nothing: {free['capacity']}")
+    ids = npy_uint32(os.path.join(emu_dir, "routing_ids.npy"))
+    marked = sum(1 for i in ids if i == 0xFFFFFFFF)
+    if marked != run_capacity["dropped_pairs"]:
+        fail(f"routing_ids.npy marks {marked} dropped picks, the summary says {run_capacity['dropped_pairs']}")
+    if any(i == 0xFFFFFFFF for i in npy_uint32(os.path.join(free_dir, "routing_ids.npy"))):
+        fail("the uncapped emulation marks a pick as dropped")
+    if capped["arrays"]["y"]["fnv1a64"] == free["arrays"]["y"]["fnv1a64"]:
+        fail("dropping picks left the layer output y unchanged")
+    want = f"{run_capacity['dropped_pairs']} of {run_capacity['pairs']} token-expert picks dropped"
+    if want not in text_out:
+        fail(f"emulate's text summary lacks '{want}':\n{text_out}")
+    print(f"ok: emulate marks {marked} dropped picks, y {capped['arrays']['y']['fnv1a64']} vs "
+          f"{free['arrays']['y']['fnv1a64']}")
 
 
 def check_sweep(tdmsim, work, sweep):
