@@ -1,12 +1,13 @@
 // Catch2 main for the SystemC block tests: SystemC wants sc_main, and allows
 // one elaboration per process, so each test case builds its own small module
-// tree and CTest runs every test case in its own process.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+// tree and CTest runs every test case in its own process. Catch2 itself is
+// compiled once in unit/catch_session.cpp.
 #include <systemc>
+
+#include "tests/unit/catch_session.h"
 
 // (Visible: libsystemc.so calls it; the build hides symbols, CMakeLists.txt.)
 __attribute__((visibility("default"))) int sc_main(int argc, char* argv[]) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  return Catch::Session().run(argc, argv);
+  return tdmsim_catch_run(argc, argv);
 }
