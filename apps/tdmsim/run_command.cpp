@@ -170,6 +170,18 @@ sim::programs::DescriptorBytes read_descriptor_stream(const std::string& file,
   return out;
 }
 
+// config.json: the resolved scenario, machine and model, their files, and how
+// the command ran them (`run`).
+Json resolved_config(const config::ResolvedScenario& sc, Json run) {
+  return {{"scenario", config::to_json(sc.scenario.spec)},
+          {"machine", config::to_json(sc.machine.spec)},
+          {"model", config::to_json(sc.model.spec)},
+          {"files", {{"scenario", sc.scenario.file.string()},
+                     {"machine", sc.machine.file.string()},
+                     {"model", sc.model.file.string()}}},
+          {"run", std::move(run)}};
+}
+
 // --gpus N: the layer on N GPUs (parallel.ep N), checked as the scenario's
 // own key is (an uneven split, a machine without links: exit 2).
 void apply_gpus_option(config::ResolvedScenario& sc, std::uint32_t gpus) {
@@ -226,13 +238,7 @@ int run_ep(const config::ResolvedScenario& sc, const std::vector<std::string>& p
       stats[r.path] = std::move(per);
     }
     util::write_file_atomic(dir->file("stats.json"), stats.dump(1) + "\n");
-    Json resolved = {{"scenario", config::to_json(sc.scenario.spec)},
-                     {"machine", config::to_json(m)},
-                     {"model", config::to_json(sc.model.spec)},
-                     {"files", {{"scenario", sc.scenario.file.string()},
-                                {"machine", sc.machine.file.string()},
-                                {"model", sc.model.file.string()}}},
-                     {"run", {{"paths", paths}, {"repeat", 1}, {"trace", o.trace}, {"gpus", setup.gpus}}}};
+    Json resolved = resolved_config(sc, {{"paths", paths}, {"repeat", 1}, {"trace", o.trace}, {"gpus", setup.gpus}});
     util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");
     if (o.trace) {
       std::vector<std::pair<std::string, std::string>> traces;
@@ -393,13 +399,7 @@ int run_command(const RunOptions& o) {
     Json stats = Json::object();
     for (const auto& r : detail) stats[r.path] = r.stats;
     util::write_file_atomic(dir->file("stats.json"), stats.dump(1) + "\n");
-    Json resolved = {{"scenario", config::to_json(sc.scenario.spec)},
-                     {"machine", config::to_json(m)},
-                     {"model", config::to_json(sc.model.spec)},
-                     {"files", {{"scenario", sc.scenario.file.string()},
-                                {"machine", sc.machine.file.string()},
-                                {"model", sc.model.file.string()}}},
-                     {"run", {{"paths", paths}, {"repeat", o.repeat}, {"trace", o.trace}}}};
+    Json resolved = resolved_config(sc, {{"paths", paths}, {"repeat", o.repeat}, {"trace", o.trace}});
     if (!o.descriptors.empty()) resolved["files"]["descriptors"] = std::filesystem::absolute(o.descriptors).string();
     util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");
     if (!traces.empty()) util::write_file_atomic(dir->file("trace.json"), combined_trace(traces));
