@@ -8,6 +8,7 @@ Modes:
                       ranks' picks partition the draw; the dispatch and combine bytes are
                       the token matrix x hidden x bytes and sent == received; one trace
                       track per GPU; the same seed gives a byte-identical summary
+  tdm SCENARIO        both paths on a TDM machine: the rule and conservation on each
   placement SCENARIO  load_aware with redundant copies lowers the most loaded GPU's
                       picks and the layer time against contiguous on the same draw
   sweep SCENARIO      a sweep over parallel.ep gives identical results.csv at -j1 and -j2,
@@ -49,11 +50,11 @@ def close(a, b, what, rel=1e-9):
     assert math.isclose(a, b, rel_tol=rel, abs_tol=1e-9), f"{what}: {a!r} != {b!r}"
 
 
-def check_layer(s, top_k, hidden, act_bytes):
+def check_layer(s, top_k, hidden, act_bytes, path=0):
     layer = s["layer"]
     ep = layer["ep"]
     n = ep["gpus"]
-    p = s["paths"][0]
+    p = s["paths"][path]
     pe = p["ep"]
     ranks = pe["ranks"]
     assert len(ranks) == n and pe["gpus"] == n
@@ -129,6 +130,19 @@ def main():
         assert s == s2, "a second run of the same seed differs"
         for f in ("stats.json", "trace.json"):
             assert open(os.path.join(out, f), "rb").read() == open(os.path.join(again, f), "rb").read(), f
+    elif mode == "tdm":
+        # Both paths of a TDM machine's scenario: each GPU's TDM unit runs its own
+        # share's descriptors; the same rule and conservation on each path.
+        out = os.path.join(work, "tdm")
+        s = run(tdmsim, [scenario, "--gpus", "4", "--path", "both"], out)
+        cfg = json.load(open(os.path.join(out, "config.json")))
+        assert [p["path"] for p in s["paths"]] == ["software", "tdm"]
+        for i, p in enumerate(s["paths"]):
+            t = check_layer(s, cfg["model"]["top_k"], cfg["model"]["hidden_size"], 2, path=i)
+            print(f"{p['path']}: 4 GPUs {t:.2f} us")
+        # The collectives carry the same tokens on both paths: the same time.
+        assert s["paths"][0]["ep"]["dispatch"] == s["paths"][1]["ep"]["dispatch"]
+        assert abs(s["tdm_speedup"] - s["paths"][0]["total_us"] / s["paths"][1]["total_us"]) < 1e-12
     elif mode == "placement":
         res = {}
         for name, extra in (("contiguous", ""),
