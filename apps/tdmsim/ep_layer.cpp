@@ -173,7 +173,7 @@ EpPathRun run_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, 
     // the combine.
     Json ev = Json::array();
     const std::uint64_t pid = 1;
-    ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", "expert parallel " + path}}}});
+    ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", "expert parallel"}}}});
     const auto slice = [&](std::uint32_t tid, const std::string& name, double t0_s, double t1_s) {
       if (t1_s <= t0_s) return;
       ev.push_back({{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"name", name}, {"ts", t0_s * 1e6},
