@@ -2,6 +2,7 @@
 
 #include "apps/tdmsim/attribution.h"
 #include "apps/tdmsim/child_process.h"
+#include "apps/tdmsim/ep_layer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -324,6 +325,13 @@ std::string combined_trace(const std::vector<std::pair<std::string, std::string>
 Json simulate_layer(const config::ResolvedScenario& sc, const std::vector<std::string>& paths) {
   const MachineSpec& m = sc.machine.spec;
   check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), false);
+  if (sc.scenario.spec.parallel.ep > 1) {
+    // Every GPU of the expert-parallel group (ep_layer.h).
+    const EpSetup setup = ep_setup(sc);
+    Json out = {{"layer", ep_layer_summary(sc, setup)}, {"paths", Json::array()}};
+    for (const auto& path : paths) out["paths"].push_back(run_ep_path(sc, setup, path, sim::SimOptions{}).metrics);
+    return out;
+  }
   const plan::MoePlan p = plan::build_plan(sc);
   Json out = {{"layer", layer_summary(p)}, {"paths", Json::array()}};
   for (const auto& path : paths) out["paths"].push_back(run_path_fresh(p, m, path, sim::SimOptions{}).metrics);

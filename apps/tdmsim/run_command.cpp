@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "apps/tdmsim/attribution.h"
+#include "apps/tdmsim/ep_layer.h"
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
 #include "descriptors/format/moe_stream.h"
@@ -42,6 +43,7 @@ struct RunOptions {
   std::string descriptors;        // --descriptors: a .tdmm stream the TDM unit runs
   std::string write_descriptors;  // --write-descriptors: the stream the TDM unit ran
   std::uint32_t repeat = 1;
+  std::uint32_t gpus = 0;  // --gpus: 0 = the scenario's parallel.ep
   bool verbose = false;
   bool trace = false;
   bool quiet = false;
@@ -159,11 +161,93 @@ sim::programs::DescriptorBytes read_descriptor_stream(const std::string& file,
   return out;
 }
 
+// config.json: the resolved scenario, machine and model, their files, and how
+// the command ran them (`run`).
+Json resolved_config(const config::ResolvedScenario& sc, Json run) {
+  return {{"scenario", config::to_json(sc.scenario.spec)},
+          {"machine", config::to_json(sc.machine.spec)},
+          {"model", config::to_json(sc.model.spec)},
+          {"files", {{"scenario", sc.scenario.file.string()},
+                     {"machine", sc.machine.file.string()},
+                     {"model", sc.model.file.string()}}},
+          {"run", std::move(run)}};
+}
+
+// --gpus N: the layer on N GPUs (parallel.ep N), checked as the scenario's
+// own key is (an uneven split, a machine without links: exit 2).
+void apply_gpus_option(config::ResolvedScenario& sc, std::uint32_t gpus) {
+  sc.scenario.spec.parallel.ep = gpus;
+  config::Diagnostics diags;
+  config::Checker c(sc.scenario.set_at, {sc.scenario.file.string(), 1, 1}, diags);
+  check(sc.scenario.spec, sc.model.spec, sc.machine.spec, c);
+  try {
+    diags.throw_if_any();
+  } catch (const config::ConfigError& e) {
+    throw BadInput(fmt::format("--gpus {}: {}", gpus, e.what()));
+  }
+}
+
+// The layer on parallel.ep GPUs (ep_layer.h): every rank of every path on a
+// fresh machine, the collectives between them, one summary.
+int run_ep(const config::ResolvedScenario& sc, const std::vector<std::string>& paths, const std::string& not_run,
+           const RunOptions& o, StagedDir* dir, std::chrono::steady_clock::time_point wall0) {
+  const MachineSpec& m = sc.machine.spec;
+  const EpSetup setup = ep_setup(sc);
+  sim::SimOptions opts;
+  opts.trace = o.trace;
+  std::vector<EpPathRun> runs;
+  for (const auto& path : paths) runs.push_back(run_ep_path(sc, setup, path, opts));
+  Json summary = {{"scenario", sc.scenario.spec.name}, {"machine", m.name},
+                  {"model", sc.model.spec.name}, {"seed", sc.scenario.spec.seed},
+                  {"layer", ep_layer_summary(sc, setup)}, {"paths", Json::array()}};
+  for (const auto& r : runs) summary["paths"].push_back(r.metrics);
+  if (!not_run.empty()) summary["paths_not_run"] = {{"tdm", not_run}};
+  if (runs.size() == 2) summary["tdm_speedup"] = runs[0].total_s / runs[1].total_s;
+  summary["simulation_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (!o.quiet) {
+    const auto& L = summary["layer"];
+    fmt::print("{} on {} x {}: {} tokens of {}, E={} top-{}, expert parallel over {} GPU{} ({} node{}), "
+               "placement {}{}\n",
+               sc.scenario.spec.name, setup.gpus, m.name, sc.scenario.spec.tokens, sc.model.spec.name,
+               sc.model.spec.experts, sc.model.spec.top_k, setup.gpus, setup.gpus == 1 ? "" : "s", setup.nodes,
+               setup.nodes == 1 ? "" : "s", L["ep"]["placement"].get<std::string>(),
+               sc.scenario.spec.parallel.redundant_experts > 0
+                   ? fmt::format(" with {} redundant experts", sc.scenario.spec.parallel.redundant_experts)
+                   : std::string());
+    fmt::print("expert load max/mean {:.2f}; picks per GPU max/mean {:.2f}\n\n",
+               L["load_spread"]["max_over_mean"].get<double>(), L["ep"]["rank_picks_max_over_mean"].get<double>());
+    for (const auto& r : runs) print_ep_path(r, setup);
+    if (runs.size() == 2) fmt::print("\nTDM speedup over software: {:.2f}x\n", runs[0].total_s / runs[1].total_s);
+    if (!not_run.empty()) fmt::print("\nnote: {}\n", not_run);
+  }
+  if (dir != nullptr) {
+    util::write_file_atomic(dir->file("summary.json"), summary.dump(2) + "\n");
+    Json stats = Json::object();
+    for (const auto& r : runs) {
+      Json per = Json::object();
+      for (std::size_t g = 0; g < r.ranks.size(); ++g) per[fmt::format("gpu[{}]", g)] = r.ranks[g].run.stats;
+      stats[r.path] = std::move(per);
+    }
+    util::write_file_atomic(dir->file("stats.json"), stats.dump(1) + "\n");
+    Json resolved = resolved_config(sc, {{"paths", paths}, {"repeat", 1}, {"trace", o.trace}, {"gpus", setup.gpus}});
+    util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");
+    if (o.trace) {
+      std::vector<std::pair<std::string, std::string>> traces;
+      for (const auto& r : runs) traces.emplace_back(r.path, r.trace);
+      util::write_file_atomic(dir->file("trace.json"), combined_trace(traces));
+    }
+    dir->commit();
+    if (!o.quiet) fmt::print("\nwrote {}\n", dir->target().string());
+  }
+  return kExitOk;
+}
+
 int run_command(const RunOptions& o) {
   const auto wall0 = std::chrono::steady_clock::now();
   const config::Loader loader(config::default_roots());
   config::ResolvedScenario sc = loader.resolve_scenario(o.scenario, o.machine);
   if (!o.kernel_config.empty()) apply_kernel_config_option(sc, o.kernel_config);
+  if (o.gpus != 0) apply_gpus_option(sc, o.gpus);
   const MachineSpec& m = sc.machine.spec;
   std::string path = o.path.empty() ? std::string(config::enum_name(sc.scenario.spec.path)) : o.path;
   // `both` is every path the machine has, whether the scenario's `path:` or
@@ -185,6 +269,11 @@ int run_command(const RunOptions& o) {
     not_run = fmt::format("machine {} ({}) has no tdm: section, so path both runs the software path only",
                           m.name, sc.machine.file.string());
   }
+  const bool expert_parallel = o.gpus != 0 || sc.scenario.spec.parallel.ep > 1;
+  if (expert_parallel && (!o.descriptors.empty() || !o.write_descriptors.empty() || o.repeat > 1)) {
+    throw BadInput("an expert-parallel run (parallel.ep or --gpus) takes neither --descriptors, "
+                   "--write-descriptors nor --repeat (each GPU runs its own stream; one routing draw)");
+  }
   // Refused before anything is built or written if it would not fit in memory.
   check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), o.trace);
   const bool tdm_runs = std::find(paths.begin(), paths.end(), "tdm") != paths.end();
@@ -202,6 +291,7 @@ int run_command(const RunOptions& o) {
   if (!o.descriptors.empty()) given = read_descriptor_stream(o.descriptors, sc);
   std::unique_ptr<StagedDir> dir;
   if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
+  if (expert_parallel) return run_ep(sc, paths, not_run, o, dir.get(), wall0);
 
   sim::SimOptions opts;
   opts.trace = o.trace;
@@ -300,13 +390,7 @@ int run_command(const RunOptions& o) {
     Json stats = Json::object();
     for (const auto& r : detail) stats[r.path] = r.stats;
     util::write_file_atomic(dir->file("stats.json"), stats.dump(1) + "\n");
-    Json resolved = {{"scenario", config::to_json(sc.scenario.spec)},
-                     {"machine", config::to_json(m)},
-                     {"model", config::to_json(sc.model.spec)},
-                     {"files", {{"scenario", sc.scenario.file.string()},
-                                {"machine", sc.machine.file.string()},
-                                {"model", sc.model.file.string()}}},
-                     {"run", {{"paths", paths}, {"repeat", o.repeat}, {"trace", o.trace}}}};
+    Json resolved = resolved_config(sc, {{"paths", paths}, {"repeat", o.repeat}, {"trace", o.trace}});
     if (!o.descriptors.empty()) resolved["files"]["descriptors"] = std::filesystem::absolute(o.descriptors).string();
     util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");
     if (!traces.empty()) util::write_file_atomic(dir->file("trace.json"), combined_trace(traces));
@@ -331,6 +415,11 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                   "write summary.json, stats.json, config.json (and trace.json) to this new folder");
   cmd->add_option("--repeat", o->repeat, "runs with fresh routing draws (seed, seed+1, ...): p50/p99")
       ->check(CLI::Range(1u, 100000u));
+  cmd->add_option("--gpus", o->gpus,
+                  "run the layer on this many GPUs, expert parallel (replaces the scenario's parallel.ep): "
+                  "every GPU simulated, the dispatch and combine all-to-all on the machine's interconnect "
+                  "(docs/expert-parallel.md)")
+      ->check(CLI::Range(1u, 1024u));
   cmd->add_option("--kernel-config", o->kernel_config,
                   "tuned kernel table in AITER's CSV columns: the layer's row fixes block_m, tiles, "
                   "split_k and stages (replaces the scenario's kernel.config; docs/moe-plan.md)");

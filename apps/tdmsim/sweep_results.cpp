@@ -65,6 +65,15 @@ constexpr Column kColumns[] = {
     {"split_k", "/layer/split_k"},
     {"kernel_chosen_by", "/layer/kernel_source/chosen_by"},
     {"kernel_config_line", "/layer/kernel_source/config/line"},
+    // Expert-parallel points (parallel.ep > 1; docs/expert-parallel.md), empty otherwise.
+    {"gpus", "/metrics/ep/gpus"},
+    {"ep_slowest_rank", "/metrics/ep/slowest_rank"},
+    {"ep_compute_max_us", "/metrics/ep/compute_max_us"},
+    {"ep_compute_mean_us", "/metrics/ep/compute_mean_us"},
+    {"ep_dispatch_us", "/metrics/ep/dispatch/time_us"},
+    {"ep_combine_us", "/metrics/ep/combine/time_us"},
+    {"ep_wait_max_us", "/metrics/ep/wait_max_us"},
+    {"ep_rank_picks_max_over_mean", "/layer/ep/rank_picks_max_over_mean"},
 };
 
 // With repeat: N > 1, after the stage columns: the draws, the spread of the

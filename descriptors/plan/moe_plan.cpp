@@ -1,6 +1,7 @@
 // build_plan and the layer shape: the pieces of the plan put together.
 #include "descriptors/plan/moe_plan.h"
 
+#include "descriptors/plan/expert_parallel.h"
 #include "descriptors/plan/kernel_request.h"
 #include "descriptors/plan/routing.h"
 
@@ -38,12 +39,7 @@ LayerShape layer_shape(const config::ResolvedScenario& r) {
   return shape;
 }
 
-MoePlan build_plan(const config::ResolvedScenario& scenario) {
-  MoePlan plan;
-  plan.shape = layer_shape(scenario);
-  plan.seed = scenario.scenario.spec.seed;
-  plan.routing = route(scenario, &plan.capacity);
-  plan.fused = fuse_routing(plan.shape, plan.routing);
+void finish_plan(const config::ResolvedScenario& scenario, MoePlan& plan) {
   // A tuned table's row (kernel.config) or AITER's rule (kernel.heuristic)
   // fixes what the scenario leaves open; choose_kernel decides the rest.
   KernelRequest request = kernel_request(scenario, plan.shape);
@@ -57,6 +53,15 @@ MoePlan build_plan(const config::ResolvedScenario& scenario) {
     plan.stage1 = tile_jobs(plan.shape, plan.layout, plan.kernel, Stage::gate_up);
     plan.stage2 = tile_jobs(plan.shape, plan.layout, plan.kernel, Stage::down);
   }
+}
+
+MoePlan build_plan(const config::ResolvedScenario& scenario) {
+  MoePlan plan;
+  plan.shape = layer_shape(scenario);
+  plan.seed = scenario.scenario.spec.seed;
+  plan.routing = route(scenario, &plan.capacity);
+  plan.fused = fuse_routing(plan.shape, plan.routing);
+  finish_plan(scenario, plan);
   return plan;
 }
 

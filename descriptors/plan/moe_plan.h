@@ -51,7 +51,12 @@ struct LayerShape {
   std::uint32_t n_group = 1;
   std::uint32_t topk_group = 1;
   bool router_timed = true;
+  // Tokens this GPU's router scores: an expert-parallel rank routes only its
+  // own share of the batch, before the dispatch, then computes on `tokens`
+  // (its own and those it receives; docs/expert-parallel.md). 0: all of them.
+  std::uint32_t router_tokens = 0;
 
+  std::uint32_t routed_tokens() const { return router_tokens != 0 ? router_tokens : tokens; }
   // Fused top-k: routed picks plus shared experts as always-selected extra experts.
   std::uint32_t slots() const { return top_k + shared; }
   // Local experts as the fused kernels index them: routed [0, E_local), shared after.

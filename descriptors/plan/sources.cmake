@@ -8,6 +8,7 @@ target_sources(tdmsim_descriptors PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/routing_trace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/capacity.cpp
   ${CMAKE_CURRENT_LIST_DIR}/block_layout.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/expert_parallel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernel_heuristic.cpp
   ${CMAKE_CURRENT_LIST_DIR}/aiter_names.cpp
   ${CMAKE_CURRENT_LIST_DIR}/aiter_heuristic.cpp

@@ -122,7 +122,8 @@ void add_layer_memory(MemoryEstimate& e, const ScenarioSpec& s, const ModelSpec&
                       std::uint32_t paths, bool trace) {
   const std::uint64_t tokens = s.tokens;
   const std::uint64_t rows = tokens * (model.top_k + model.shared_experts);
-  const std::uint64_t experts = model.experts / std::max(1u, s.parallel.ep) + model.shared_experts;
+  const std::uint64_t experts =
+      (model.experts + s.parallel.redundant_experts) / std::max(1u, s.parallel.ep) + model.shared_experts;
   // The sorted layout pads every expert that has rows to whole blocks (of
   // 256 rows at most).
   const std::uint64_t with_rows = std::min(experts, rows);

@@ -40,7 +40,7 @@ std::uint64_t router_topk_ops_per_token(const plan::LayerShape& s, const RouterC
 isa::KernelLaunch router_gemm(const plan::LayerShape& s, const RouterBuffers& b, const MachineSpec& m) {
   // bf16 operands and fp32 logits (the router's weights stay unquantised in
   // the fp8/fp4 checkpoints; the scores are taken in fp32).
-  GemmShape g{s.tokens, s.experts_total, s.hidden, DType::bf16};
+  GemmShape g{s.routed_tokens(), s.experts_total, s.hidden, DType::bf16};
   isa::KernelLaunch k = gemm_at({b.hidden, b.gate_weight, b.logits}, g, m,
                                 GemmEpilogue{4, s.router_bias ? 1u : 0u});
   k.name = "moe_router_gemm";
@@ -51,9 +51,9 @@ isa::KernelLaunch router_topk(const plan::LayerShape& s, const RouterBuffers& b,
   isa::KernelLaunch k;
   k.name = "moe_router_topk";
   const std::uint32_t tokens_per_wg = c.tokens_per_workgroup, threads = c.threads;
-  k.workgroups = std::max(1u, ceil_div32(s.tokens, tokens_per_wg));
+  k.workgroups = std::max(1u, ceil_div32(s.routed_tokens(), tokens_per_wg));
   const std::uint64_t per_token = router_topk_ops_per_token(s, c);
-  const std::uint32_t e = s.experts_total, slots = s.slots(), top_k = s.top_k, tokens = s.tokens;
+  const std::uint32_t e = s.experts_total, slots = s.slots(), top_k = s.top_k, tokens = s.routed_tokens();
   const bool bias = s.correction_bias;
   k.program = [=](std::uint32_t wg) {
     const std::uint32_t first = wg * tokens_per_wg;
@@ -81,8 +81,8 @@ isa::KernelLaunch router_topk(const plan::LayerShape& s, const RouterBuffers& b,
 std::uint64_t unit_routing_items(const plan::LayerShape& s) {
   const std::uint64_t rows = std::uint64_t{s.tokens} * s.slots();
   if (!s.router_timed) return rows;
-  std::uint64_t items = std::uint64_t{s.tokens} * s.experts_total;
-  if (grouped(s)) items += std::uint64_t{s.tokens} * router_candidates(s);
+  std::uint64_t items = std::uint64_t{s.routed_tokens()} * s.experts_total;
+  if (grouped(s)) items += std::uint64_t{s.routed_tokens()} * router_candidates(s);
   return items + rows;
 }
 
@@ -90,7 +90,7 @@ isa::KernelLaunch unit_routing(const plan::LayerShape& s, const RouterBuffers& b
   auto r = std::make_shared<isa::HardwareRouting>();
   r->items = unit_routing_items(s);
   if (s.router_timed) {
-    r->reads.push_back({b.logits, s.experts_total * 4, s.tokens});
+    r->reads.push_back({b.logits, s.experts_total * 4, s.routed_tokens()});
     if (s.correction_bias) r->reads.push_back({b.correction_bias, s.experts_total * 4, 1});
   } else {
     r->reads.push_back({b.topk_ids, s.slots() * 4, s.tokens});

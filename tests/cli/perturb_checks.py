@@ -276,7 +276,7 @@ def check(r, section, key, integer, default_probes):
     spec = KEY_PROBES.get(key, {})
     probes = [spec["probe"]] if "probe" in spec else default_probes
     if "probe" not in spec and key.startswith("interconnect."):
-        probes = INTERCONNECT_PROBES  # no layer runs on several GPUs yet: the collective command
+        probes = INTERCONNECT_PROBES  # the collective command: the model expert-parallel layers call
     with_keys = spec.get("with", {})
     for probe in probes:
         _, _, machine, model, _ = PROBES[probe]

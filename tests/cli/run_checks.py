@@ -81,9 +81,9 @@ def main():
         for (_, slow), (_, fast) in zip(times, times[1:]):
             assert fast <= slow, "more HBM bandwidth made the layer slower"
     elif mode == "skew":
-        # Expert parallel over 8 GPUs; the simulated GPU holds experts 0..E/8-1,
-        # four of which are hot. A larger hot_fraction sends more of the picks to
-        # them, i.e. to this GPU. The block size is fixed so the kernel heuristic
+        # Expert parallel over 8 GPUs, all simulated; GPU 0 holds experts 0..E/8-1
+        # (contiguous placement), four of which are hot. A larger hot_fraction sends
+        # more of the picks to them, i.e. to GPU 0, the slowest, which sets the layer. The block size is fixed so the kernel heuristic
         # does not switch tiles between points, and the workgroup order is block
         # after block (raster_group 1): in groups, a hot expert's extra blocks
         # share its weight reads, which can make a step of skew cheaper

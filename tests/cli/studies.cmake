@@ -5,6 +5,6 @@
 # if the doc and the checker disagree on which figures are quoted.
 set(STUDIES_PY ${CMAKE_CURRENT_SOURCE_DIR}/cli/studies_checks.py)
 set(STUDIES_WORK ${CMAKE_CURRENT_BINARY_DIR}/studies)
-foreach(study speedup policy slots routing sens)
+foreach(study speedup policy slots routing sens ep)
   add_test(NAME studies.${study} COMMAND python3 ${STUDIES_PY} ${TDMSIM_BIN} ${STUDIES_WORK}/${study} ${study})
 endforeach()

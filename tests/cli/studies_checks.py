@@ -245,6 +245,25 @@ def base_speedup():
     return float(tdmsimtools.outputs.read_sensitivity(sens_slice())[0]["base_speedup"])
 
 
+EP_PLACEMENT = "ep-placement.yaml"
+EP_REDUNDANCY = "ep-redundancy.yaml"
+
+
+def ep_placement_slice():
+    return sweep(EP_PLACEMENT, "ep-placement", [("scenario.parallel.placement",
+                                                 ["contiguous", "round_robin", "load_aware"]),
+                                                ("scenario.routing.zipf_s", ["1.0"])])
+
+
+def ep_redundancy_slice():
+    return sweep(EP_REDUNDANCY, "ep-redundancy", [("scenario.parallel.redundant_experts", [0, 16]),
+                                                  ("scenario.routing.zipf_s", ["1.5"])])
+
+
+def ep_col(out, column, **match):
+    return float(one(out, "software", **match)[column])
+
+
 CHECKS = {
     # TDM speedup vs tokens (README.md)
     "speedup.qwen3_8": lambda: speedup(speedup_slice(), tokens=8),
@@ -280,6 +299,16 @@ CHECKS = {
     "routing.speedup_timed_64": lambda: speedup(routing_slice(), router_stage="timed", tokens=64),
     "routing.speedup_given_64": lambda: speedup(routing_slice(), router_stage="given", tokens=64),
     "routing.tdm_kernels_after_router_64": lambda: tdm_kernels(64, "timed") - tdm_kernels(64, "given"),
+    # Expert placement over 8 GPUs (ep-placement.md)
+    **{f"ep.{p}_s1_us": (lambda p=p: ep_col(ep_placement_slice(), "total_us", placement=p, zipf_s="1.0"))
+       for p in ("contiguous", "round_robin", "load_aware")},
+    **{f"ep.{p}_s1_picks": (lambda p=p: ep_col(ep_placement_slice(), "ep_rank_picks_max_over_mean", placement=p,
+                                               zipf_s="1.0"))
+       for p in ("contiguous", "round_robin", "load_aware")},
+    "ep.eplb0_s15_us": lambda: ep_col(ep_redundancy_slice(), "total_us", redundant_experts=0, zipf_s="1.5"),
+    "ep.eplb16_s15_us": lambda: ep_col(ep_redundancy_slice(), "total_us", redundant_experts=16, zipf_s="1.5"),
+    "ep.eplb16_s15_picks": lambda: ep_col(ep_redundancy_slice(), "ep_rank_picks_max_over_mean",
+                                          redundant_experts=16, zipf_s="1.5"),
     # Sensitivity
     "sens.base": base_speedup,
     "sens.kernel_launch_swing": lambda: swing("machine.launch.kernel_launch"),

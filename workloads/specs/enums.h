@@ -41,6 +41,10 @@ enum class RouterStage { timed, given };
 // expert that still has room (docs/moe-plan.md "Expert capacity").
 enum class CapacityOverflow { drop, reroute };
 enum class ExecPath { software, tdm, both };
+// Where an expert-parallel layer's experts live (docs/expert-parallel.md):
+// expert e on rank e / (E/N) (contiguous), on rank e mod N (round_robin), or
+// replicated and packed by the draw's load (load_aware, EPLB-style).
+enum class ExpertPlacement { contiguous, round_robin, load_aware };
 // dynamic: the unit picks each next job at run time from the completions so far
 // (sim/platform/tdm_slot_runtime.h); appended last (descriptor wire code 4).
 enum class TdmPolicy { load_balance, capacity_first, low_latency, custom, dynamic };
@@ -131,6 +135,8 @@ TDMSIM_ENUM_NAMES(CapacityOverflow, 2, {CapacityOverflow::drop, "drop"},
                   {CapacityOverflow::reroute, "reroute"});
 TDMSIM_ENUM_NAMES(ExecPath, 3, {ExecPath::software, "software"}, {ExecPath::tdm, "tdm"},
                   {ExecPath::both, "both"});
+TDMSIM_ENUM_NAMES(ExpertPlacement, 3, {ExpertPlacement::contiguous, "contiguous"},
+                  {ExpertPlacement::round_robin, "round_robin"}, {ExpertPlacement::load_aware, "load_aware"});
 TDMSIM_ENUM_NAMES(TdmPolicy, 5, {TdmPolicy::load_balance, "load_balance"},
                   {TdmPolicy::capacity_first, "capacity_first"},
                   {TdmPolicy::low_latency, "low_latency"}, {TdmPolicy::custom, "custom"},

@@ -101,7 +101,7 @@ OperandFormats operand_formats(const ScenarioSpec& s) {
 
 std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model) {
   __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, for overflow-free scaling
-  const u128 experts = model.experts / s.parallel.ep + model.shared_experts;
+  const u128 experts = (model.experts + s.parallel.redundant_experts) / s.parallel.ep + model.shared_experts;
   const u128 inter = model.intermediate_size / s.parallel.tp;
   const OperandFormats f = operand_formats(s);
   // Elements plus their scales, per 1024 elements (weight_scale_bits_per_1024).
@@ -110,6 +110,62 @@ std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model)
   const u128 bytes = bits / 8;
   return bytes > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(bytes);
 }
+
+namespace {
+// The expert-parallel group (docs/expert-parallel.md): a split every GPU can
+// hold and the interconnect can carry, and placement keys that change the run.
+void check_expert_parallel(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& machine,
+                           config::Checker& c) {
+  const auto str = [](std::uint64_t v) { return std::to_string(v); };
+  const ParallelSpec& p = s.parallel;
+  if (p.redundant_experts > 0 && (p.placement != ExpertPlacement::load_aware || p.ep == 1)) {
+    c.fail("parallel.redundant_experts",
+           "copies of hot experts need placement load_aware and ep > 1 (here placement " +
+               std::string(config::enum_name(p.placement)) + ", ep " + str(p.ep) + ")",
+           {"parallel.placement", "parallel.ep"});
+  }
+  if (p.ep == 1) {
+    if (p.placement != ExpertPlacement::contiguous) {
+      c.fail("parallel.placement", "with ep 1 one GPU holds every expert: placement " +
+                                       std::string(config::enum_name(p.placement)) +
+                                       " changes nothing (set ep > 1, or leave placement contiguous)",
+             {"parallel.ep"});
+    }
+    return;
+  }
+  if (p.redundant_experts % p.ep != 0) {
+    c.fail("parallel.redundant_experts", "redundant_experts (" + str(p.redundant_experts) +
+                                             ") do not split evenly over ep=" + str(p.ep) +
+                                             " (every GPU has as many expert slots)");
+  }
+  if (std::uint64_t(p.redundant_experts) > std::uint64_t(model.experts) * (p.ep - 1)) {
+    c.fail("parallel.redundant_experts", "more copies (" + str(p.redundant_experts) + ") than " + str(model.experts) +
+                                             " experts x " + str(p.ep - 1) +
+                                             " other GPUs can hold without a GPU holding one expert twice");
+  }
+  if (s.tokens < p.ep) {
+    c.fail("tokens", "fewer tokens (" + str(s.tokens) + ") than GPUs (parallel.ep " + str(p.ep) +
+                         "): every GPU of the expert-parallel group routes at least one token of its own",
+           {"parallel.ep"});
+  }
+  if (!machine.interconnect) {
+    c.fail("parallel.ep", "ep " + str(p.ep) + " needs the machine's GPU-to-GPU links, and machine " + machine.name +
+                              " has no interconnect: section (docs/interconnect.md)");
+    return;
+  }
+  const InterconnectSpec& ic = *machine.interconnect;
+  if (p.ep > ic.gpus_per_node) {
+    if (p.ep % ic.gpus_per_node != 0) {
+      c.fail("parallel.ep", "ep " + str(p.ep) + " GPUs do not fill whole nodes of " + str(ic.gpus_per_node) +
+                                " (machine " + machine.name + " interconnect.gpus_per_node)");
+    } else if (!ic.nic) {
+      c.fail("parallel.ep", "ep " + str(p.ep) + " spans " + str(p.ep / ic.gpus_per_node) + " nodes of " +
+                                str(ic.gpus_per_node) + " GPUs, and machine " + machine.name +
+                                " has no interconnect.nic: for traffic between nodes");
+    }
+  }
+}
+}  // namespace
 
 void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& machine,
            config::Checker& c) {
@@ -131,6 +187,7 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
     c.fail("parallel.ep", "experts (" + str(model.experts) + ") do not split evenly over ep=" +
                               str(s.parallel.ep));
   }
+  check_expert_parallel(s, model, machine, c);
   if (model.intermediate_size % s.parallel.tp != 0) {
     c.fail("parallel.tp", "intermediate_size (" + str(model.intermediate_size) +
                               ") does not split evenly over tp=" + str(s.parallel.tp));

@@ -117,13 +117,28 @@ struct KernelSpec {
 struct ParallelSpec {
   std::uint32_t tp{};
   std::uint32_t ep{};
+  ExpertPlacement placement{};
+  std::uint32_t redundant_experts{};
 
   template <class V>
   void visit(V& v) {
     v.param(tp, "tp", "tensor parallel degree: each GPU holds intermediate_size / tp",
             Default{1u}, Min{1u}, Max{1024u});
-    v.param(ep, "ep", "expert parallel degree: each GPU holds experts / ep", Default{1u},
-            Min{1u}, Max{1024u});
+    v.param(ep, "ep",
+            "expert parallel degree: the layer runs on ep GPUs, each holding experts / ep "
+            "(plus redundant_experts / ep copies); every GPU is simulated, with the dispatch and "
+            "combine all-to-all on the machine's interconnect (docs/expert-parallel.md; "
+            "`tdmsim run --gpus` overrides it)",
+            Default{1u}, Min{1u}, Max{1024u});
+    v.param(placement, "placement",
+            "which GPU holds which expert (ep > 1): contiguous (expert e on GPU e / (experts/ep)), "
+            "round_robin (e mod ep), or load_aware (this draw's hottest experts copied into the "
+            "redundant slots, then experts packed onto GPUs by load; docs/expert-parallel.md)",
+            Default{ExpertPlacement::contiguous});
+    v.param(redundant_experts, "redundant_experts",
+            "extra expert slots over all GPUs for copies of hot experts (placement load_aware; a "
+            "multiple of ep; each GPU holds redundant_experts / ep more)",
+            Default{0u}, Min{0u}, Max{65536u});
   }
 };
 
@@ -163,7 +178,7 @@ struct ScenarioSpec {
     v.param(path, "path", "simulated execution path", Default{ExecPath::both});
     v.section(routing, "routing", "how tokens are routed to experts");
     v.section(kernel, "kernel", "fused-MoE kernel configuration");
-    v.section(parallel, "parallel", "sharding of the layer over GPUs (this GPU's share is run)");
+    v.section(parallel, "parallel", "sharding of the layer over GPUs (every GPU of the expert-parallel group is run)");
   }
 };
 

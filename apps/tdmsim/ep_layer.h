@@ -1,0 +1,80 @@
+// An expert-parallel layer on N GPUs (docs/expert-parallel.md): every GPU's
+// share of one routing draw simulated as a single-GPU layer of its own (each
+// in a forked child, run_path_fresh), the dispatch and combine all-to-all of
+// the real token traffic timed on the machine's interconnect (sim/net), and
+// the layer's time, the slowest rank's, with a per-rank breakdown.
+//
+// Timing rule (no overlap of communication with expert compute, on either
+// path: the fused kernels start when their tokens are all in memory, and the
+// combine starts when the last expert kernel has ended):
+//   each rank routes its own tokens (its kernels up to the end of its
+//   "routing" stage: before_dispatch); the dispatch all-to-all starts when
+//   the last rank has routed and lasts the collective's time; then each rank
+//   sorts and runs its experts (after_dispatch); the combine starts when the
+//   last rank has finished and lasts the collective's time:
+//     layer = max(before_dispatch) + dispatch + max(after_dispatch) + combine
+//   A rank's wait is the layer minus its compute minus its own share of the
+//   two collectives (the time its own links and messages take).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/tdmsim/layer_sim.h"
+#include "descriptors/plan/expert_parallel.h"
+#include "sim/net/collective.h"
+#include "workloads/config/resolved.h"
+
+namespace tdmsim::cli {
+
+// One routing draw spread over the expert-parallel group: the placement, the
+// ranks' plans and the traffic of both collectives.
+struct EpSetup {
+  std::uint32_t gpus = 1;
+  std::uint32_t nodes = 1;
+  plan::ExpertMap map;
+  std::vector<plan::MoePlan> plans;                // per rank
+  std::vector<std::vector<std::uint32_t>> tokens;  // per rank: global ids of the tokens it computes on
+  std::vector<std::uint32_t> own;                  // per rank: tokens it owns (routes)
+  std::vector<std::uint64_t> picks;                // per rank: routed picks it computes
+  std::vector<std::uint64_t> dispatch_tokens;      // [src * gpus + dst]
+  net::TrafficMatrix dispatch{1};                  // bytes: tokens x hidden x activation bytes
+  net::TrafficMatrix combine{1};                   // bytes back: tokens x hidden x 2 (bf16)
+};
+
+// The setup of scenario `sc` (its parallel.ep GPUs, placement and seed).
+// Throws BadInput-class errors (sim::NotSimulatable) for a group the
+// interconnect cannot hold.
+EpSetup ep_setup(const config::ResolvedScenario& sc);
+
+struct EpRankRun {
+  PathRun run;
+  double before_s = 0;  // first launch to the end of its routing stage
+  double after_s = 0;   // the rest: sort, experts (and the output's zeroing)
+};
+
+struct EpPathRun {
+  std::string path;
+  std::vector<EpRankRun> ranks;
+  net::CollectiveResult dispatch, combine;
+  double total_s = 0;
+  std::uint32_t slowest = 0;  // the rank with the most compute
+  config::Json metrics;       // summary.json's paths[] entry
+  std::string trace;          // trace.json text: one track per GPU (when asked)
+};
+
+// Runs `path` of every rank on a fresh machine (a child process each).
+EpPathRun run_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, const std::string& path,
+                      const sim::SimOptions& opts);
+
+// summary.json's "layer" object of an expert-parallel layer: the draw's
+// tokens, load spread over all experts and capacity, and under "ep" the
+// group, the placement, each rank's share (with its own plan's layer
+// summary) and the dispatch's token matrix.
+config::Json ep_layer_summary(const config::ResolvedScenario& sc, const EpSetup& setup);
+
+// Prints the per-rank table of one path.
+void print_ep_path(const EpPathRun& r, const EpSetup& setup);
+
+}  // namespace tdmsim::cli

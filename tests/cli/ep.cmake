@@ -1,0 +1,13 @@
+# ---- expert-parallel layers (issue 23 part 1; tests/cli/ep_checks.py): a layer
+# on N GPUs, every rank simulated from one routing draw, the dispatch and combine
+# on the machine's interconnect; docs/expert-parallel.md.
+set(EP_WORK ${CMAKE_CURRENT_BINARY_DIR}/ep)
+set(EP_SCENARIO ${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-decode-h200.yaml)
+foreach(mode one layer placement sweep refuse)
+  add_test(NAME ep.${mode}
+           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/ep_checks.py ${TDMSIM_BIN} ${EP_WORK}/${mode} ${mode}
+                   ${EP_SCENARIO})
+endforeach()
+add_test(NAME ep.tdm
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/ep_checks.py ${TDMSIM_BIN} ${EP_WORK}/tdm tdm
+                 ${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml)
