@@ -1,6 +1,7 @@
 // The Python module `tdmsim` (pybind11; docs/api.md "Python"): YAML loading
 // and validation and `tdmsim run` with the CLI's messages, and the descriptor
 // API over NumPy arrays through the C API (include/tdmsim/tdmsim_moe.h).
+#include <pybind11/eval.h>
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
