@@ -158,3 +158,15 @@ inline hipError_t hipRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v)
     }                                                                                  \
   } while (0)
 #endif
+
+// p[0..3] += v[0..3] atomically per element (p 16-byte aligned): one vector
+// reduction on sm_90+ (red.global.add.v4.f32), four scalar atomics elsewhere.
+__device__ __forceinline__ void add4_f32(float* p, const float (&v)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v[0]), "f"(v[1]),
+               "f"(v[2]), "f"(v[3])
+               : "memory");
+#else
+  for (int e = 0; e < 4; ++e) atomicAdd(p + e, v[e]);
+#endif
+}
