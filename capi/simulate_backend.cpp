@@ -27,6 +27,7 @@ api::BackendOutput simulate_layer(const plan::MoePlan& plan, std::span<const flo
   }
   emu::EmulatorOptions eo;
   eo.keep_intermediates = options.keep_intermediates;
+  eo.weights = options.weights;
   out.emulation = emu::emulate(plan, x, eo);
   out.y = out.emulation->y;
   return out;

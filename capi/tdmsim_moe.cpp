@@ -4,6 +4,7 @@
 #include "tdmsim/tdmsim_moe.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include <fmt/core.h>
 
+#include "capi/gpu_backend.h"
 #include "capi/simulate_backend.h"
 #include "descriptors/api/moe_api.h"
 #include "descriptors/emulator/synthetic.h"
@@ -120,6 +122,7 @@ void apply_shape(const tdmsim_moe_descriptor& d, config::ResolvedScenario& sc) {
 std::shared_ptr<api::Context> make_context() {
   auto ctx = std::make_shared<api::Context>();
   ctx->install(api::Backend::simulate, simulate_layer);
+  install_gpu_backend(*ctx);
   return ctx;
 }
 
@@ -175,6 +178,33 @@ tdmsim_status forward(tdmsim_moe_s& h, const tdmsim_forward_args& a, float* y, s
   api::ForwardOptions o;
   o.backend = static_cast<api::Backend>(a.backend);
   o.allow_fallback = a.allow_fallback != 0;
+
+  // The caller's weights, checked against the layer before anything runs.
+  emu::ExpertWeights experts{a.expert_w13, a.expert_w2};
+  const bool any_expert = a.expert_w13 || a.expert_w2 || a.d_expert_w13 || a.d_expert_w2;
+  if (any_expert) {
+    config::ResolvedScenario sc = h.desc->scenario();
+    sc.scenario.spec.tokens = a.tokens;
+    const plan::LayerShape shape = plan::layer_shape(sc);
+    if (shape.experts_local != model.experts || shape.inter != model.intermediate_size) {
+      return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                  fmt::format("expert weights need an unsharded layer: this scenario's GPU holds "
+                              "{} of {} experts and {} of {} intermediate columns",
+                              shape.experts_local, model.experts, shape.inter,
+                              model.intermediate_size));
+    }
+    o.weights = &experts;
+    o.device = {a.d_expert_w13, a.d_expert_w2};
+  }
+  if ((a.router_bias || a.router_correction_bias) && a.router_weights == nullptr) {
+    return fail(TDMSIM_ERR_INVALID_ARGUMENT, "args.router_bias and router_correction_bias need args.router_weights");
+  }
+  const std::size_t experts_n = model.experts;
+  api::RouterWeights router{
+      {a.router_weights, a.router_weights ? experts_n * model.hidden_size : 0},
+      {a.router_bias, a.router_bias ? experts_n : 0},
+      {a.router_correction_bias, a.router_correction_bias ? experts_n : 0}};
+  if (a.router_weights != nullptr) o.router = &router;
 
   // Precomputed routing stands in for the callback for this call only.
   if (a.topk_ids != nullptr) h.desc->set_routing(precomputed(a.topk_ids, a.topk_weights, model.top_k));
@@ -396,11 +426,20 @@ tdmsim_status tdmsim_moe_forward(tdmsim_moe_t handle, const tdmsim_forward_args*
     if (handle == nullptr || args == nullptr || y == nullptr || result == nullptr) {
       return fail(TDMSIM_ERR_INVALID_ARGUMENT, "handle, args, y and result must not be NULL");
     }
-    if (auto s = capi::check_size(args->struct_size, sizeof *args, "tdmsim_forward_args")) return s;
+    // A caller built against API 1.0 passes the shorter struct: its weight
+    // fields read as NULL.
+    tdmsim_forward_args a{};
+    if (args->struct_size == TDMSIM_FORWARD_ARGS_SIZE_V1) {
+      std::memcpy(&a, args, TDMSIM_FORWARD_ARGS_SIZE_V1);
+    } else if (auto s = capi::check_size(args->struct_size, sizeof *args, "tdmsim_forward_args")) {
+      return s;
+    } else {
+      a = *args;
+    }
     if (auto s = capi::check_size(result->struct_size, sizeof *result, "tdmsim_forward_result")) return s;
     *result = tdmsim_forward_result{};
     result->struct_size = sizeof *result;
-    return capi::forward(*handle, *args, y, y_len, *result);
+    return capi::forward(*handle, a, y, y_len, *result);
   });
 }
 

@@ -7,6 +7,11 @@ include(CMakePackageConfigHelpers)
 # MPI link flags leave).
 install(PROGRAMS $<TARGET_FILE:tdmsim> DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS tdmsim_capi ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The gpu backend library, when this build makes one (-DTDMSIM_GPU_BACKEND=nvidia|amd):
+# beside the archive, found through the loader's path (or $TDMSIM_GPU_LIBRARY).
+if(TDMSIM_GPU_BACKEND_LIBRARY)
+  install(PROGRAMS ${TDMSIM_GPU_BACKEND_LIBRARY} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tdmsim DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/workloads/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/tdmsim/workloads

@@ -1,6 +1,7 @@
 // The Python module `tdmsim` (pybind11; docs/api.md "Python"): YAML loading
 // and validation and `tdmsim run` with the CLI's messages, and the descriptor
 // API over NumPy arrays through the C API (include/tdmsim/tdmsim_moe.h).
+#include <pybind11/eval.h>
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -91,6 +92,65 @@ py::dict path_dict(const tdmsim_path_time& t) {
 using Array = py::array_t<float, py::array::c_style | py::array::forcecast>;
 using IdArray = py::array_t<std::uint32_t, py::array::c_style | py::array::forcecast>;
 
+// An array argument as the C API reads it: NumPy arrays, anything with the
+// buffer protocol, __array_interface__ or __array__ (a CPU torch tensor), or
+// only __dlpack__ (through numpy.from_dlpack). Shares memory with `obj` when
+// it is already C-contiguous in T; otherwise converted once. A CUDA tensor
+// (__cuda_array_interface__) is refused here: see device_pointer.
+template <class A>
+A host_array(const py::handle& obj, const char* name) {
+  if (py::isinstance<A>(obj)) return py::reinterpret_borrow<A>(obj);
+  if (py::hasattr(obj, "__cuda_array_interface__")) {
+    throw py::value_error(fmt::format("{} is a GPU array: pass it as a device array (d_w13, d_w2; gpu "
+                                      "backend) or copy it to the host", name));
+  }
+  py::object source = py::reinterpret_borrow<py::object>(obj);
+  if (!py::isinstance<py::array>(obj) && !py::hasattr(obj, "__array_interface__") &&
+      !py::hasattr(obj, "__array__") && py::hasattr(obj, "__dlpack__")) {
+    source = py::module_::import("numpy").attr("from_dlpack")(obj);
+  }
+  A a = A::ensure(source);
+  if (!a) {
+    PyErr_Clear();
+    throw py::value_error(fmt::format("{}: cannot be read as a float array", name));
+  }
+  return a;
+}
+
+// A device array's address: __cuda_array_interface__ (torch CUDA tensors,
+// CuPy), float32, C-contiguous, with `n` elements.
+const void* device_pointer(const py::handle& obj, std::size_t n, const char* name) {
+  if (!py::hasattr(obj, "__cuda_array_interface__")) {
+    throw py::value_error(fmt::format("{} must expose __cuda_array_interface__ (a GPU array)", name));
+  }
+  const py::dict cai = obj.attr("__cuda_array_interface__");
+  const std::string type = py::str(cai["typestr"]);
+  if (type != "<f4") throw py::value_error(fmt::format("{} must be float32, is {}", name, type));
+  if (cai.contains("strides") && !cai["strides"].is_none()) {
+    // C-contiguous strides are allowed to be given explicitly.
+    const py::tuple shape = cai["shape"], strides = cai["strides"];
+    py::ssize_t expect = 4;
+    for (py::ssize_t i = static_cast<py::ssize_t>(shape.size()) - 1; i >= 0; --i) {
+      if (strides[i].cast<py::ssize_t>() != expect) {
+        throw py::value_error(fmt::format("{} must be C-contiguous", name));
+      }
+      expect *= shape[i].cast<py::ssize_t>();
+    }
+  }
+  std::size_t count = 1;
+  for (const auto& d : py::tuple(cai["shape"])) count *= d.cast<std::size_t>();
+  if (count != n) throw py::value_error(fmt::format("{} has {} values, the layer needs {}", name, count, n));
+  return reinterpret_cast<const void*>(py::tuple(cai["data"])[0].cast<std::uintptr_t>());
+}
+
+// Checks a host array's element count.
+template <class A>
+void check_size(const A& a, std::size_t n, const char* name, const std::string& shape) {
+  if (static_cast<std::size_t>(a.size()) != n) {
+    throw py::value_error(fmt::format("{} must be {} ({} values), has {}", name, shape, n, a.size()));
+  }
+}
+
 // A descriptor with its own stream, and the Python routing callback.
 class Descriptor {
  public:
@@ -144,8 +204,20 @@ class Descriptor {
     raise_status(tdmsim_moe_set_custom_routing(moe_.get(), routing_ ? &Descriptor::route : nullptr, this));
   }
 
-  py::tuple forward(const Array& x, const std::string& backend, bool allow_fallback,
-                    std::optional<IdArray> topk_ids, std::optional<Array> topk_weights) {
+  // The optional weight arguments of forward (None: from the seed).
+  struct Weights {
+    py::object router = py::none(), router_bias = py::none(), router_correction_bias = py::none(),
+               w13 = py::none(), w2 = py::none(), d_w13 = py::none(), d_w2 = py::none();
+  };
+
+  py::tuple forward(const py::object& x_in, const std::string& backend, bool allow_fallback,
+                    const py::object& topk_ids_in, const py::object& topk_weights_in,
+                    const Weights& weights) {
+    const Array x = host_array<Array>(x_in, "x");
+    std::optional<IdArray> topk_ids;
+    std::optional<Array> topk_weights;
+    if (!topk_ids_in.is_none()) topk_ids = host_array<IdArray>(topk_ids_in, "topk_ids");
+    if (!topk_weights_in.is_none()) topk_weights = host_array<Array>(topk_weights_in, "topk_weights");
     if (x.ndim() != 2 || x.shape(1) != info_.hidden_size) {
       throw py::value_error(fmt::format("x must be [tokens, {}] (hidden size)", info_.hidden_size));
     }
@@ -168,6 +240,23 @@ class Descriptor {
       a.topk_ids = topk_ids->data();
       a.topk_weights = topk_weights->data();
     }
+    // Weights: kept alive (and converted at most once) until forward returns.
+    const std::size_t E = info_.num_experts, H = info_.hidden_size, I = info_.intermediate_size;
+    std::vector<Array> keep;
+    const auto host = [&](const py::object& obj, std::size_t n, const char* name,
+                          const std::string& shape) -> const float* {
+      if (obj.is_none()) return nullptr;
+      keep.push_back(host_array<Array>(obj, name));
+      check_size(keep.back(), n, name, shape);
+      return keep.back().data();
+    };
+    a.router_weights = host(weights.router, E * H, "router_weights", fmt::format("[{}, {}]", E, H));
+    a.router_bias = host(weights.router_bias, E, "router_bias", fmt::format("[{}]", E));
+    a.router_correction_bias = host(weights.router_correction_bias, E, "router_correction_bias", fmt::format("[{}]", E));
+    a.expert_w13 = host(weights.w13, E * 2 * I * H, "w13", fmt::format("[{}, {}, {}]", E, 2 * I, H));
+    a.expert_w2 = host(weights.w2, E * H * I, "w2", fmt::format("[{}, {}, {}]", E, H, I));
+    if (!weights.d_w13.is_none()) a.d_expert_w13 = device_pointer(weights.d_w13, E * 2 * I * H, "d_w13");
+    if (!weights.d_w2.is_none()) a.d_expert_w2 = device_pointer(weights.d_w2, E * H * I, "d_w2");
     Array y({static_cast<py::ssize_t>(tokens), static_cast<py::ssize_t>(info_.hidden_size)});
     tdmsim_forward_result r;
     std::memset(&r, 0, sizeof r);
@@ -307,6 +396,73 @@ py::object run(const std::string& scenario, std::optional<std::string> path, std
   return json_loads(json);
 }
 
+// tdmsim.read_sweep, defined in the module's namespace at import.
+constexpr const char* kReadSweep = R"PY(
+def read_sweep(path, journal=False, as_numpy=False):
+    """The results of `tdmsim sweep` (docs/sweeps.md "Outputs").
+
+    path: the sweep's output folder, or its results.csv / results.jsonl.
+    Returns results.csv's rows as dicts (one per point and path; numbers as
+    int or float, empty cells as None), or with journal=True results.jsonl's
+    rows (inputs, layer, metrics, ... as nested dicts). A torn last line and
+    the rows of a point the sweep had not finished are left out, as `tdmsim
+    sweep` itself drops them when it resumes. as_numpy=True (table only)
+    returns {column: numpy array} instead: float64 where every cell is a
+    number or empty (NaN), else an object array.
+    """
+    import csv, io, json, os
+    if os.path.isdir(path):
+        path = os.path.join(path, "results.jsonl" if journal else "results.csv")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no sweep results (run tdmsim sweep ... --output DIR)")
+    if journal or path.endswith(".jsonl"):
+        if as_numpy:
+            raise ValueError("as_numpy reads results.csv (the table), not the journal")
+        rows = []
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue  # a torn line
+                if isinstance(row, dict) and "point" in row and "rows_in_point" in row:
+                    rows.append(row)
+        count = {}
+        for r in rows:
+            count[r["point"]] = count.get(r["point"], 0) + 1
+        done = [r for r in rows if count[r["point"]] == r["rows_in_point"]]
+        order = {id(r): i for i, r in enumerate(done)}
+        return sorted(done, key=lambda r: (r["point"], order[id(r)]))
+
+    def number(text):
+        if text == "":
+            return None
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        return text
+
+    with open(path, newline="", encoding="utf-8") as f:
+        table = list(csv.reader(f))
+    if not table:
+        return {} if as_numpy else []
+    header, body = table[0], [r for r in table[1:] if len(r) == len(table[0])]
+    rows = [{k: number(v) for k, v in zip(header, r)} for r in body]
+    if not as_numpy:
+        return rows
+    import numpy as np
+    out = {}
+    for k in header:
+        cells = [r[k] for r in rows]
+        if all(c is None or (isinstance(c, (int, float)) and not isinstance(c, bool)) for c in cells):
+            out[k] = np.array([np.nan if c is None else c for c in cells], dtype=np.float64)
+        else:
+            out[k] = np.array(cells, dtype=object)
+    return out
+)PY";
+
 }  // namespace
 
 PYBIND11_MODULE(tdmsim, m) {
@@ -331,6 +487,13 @@ PYBIND11_MODULE(tdmsim, m) {
   m.def("run", &run, py::arg("scenario"), py::arg("path") = py::none(), py::arg("machine") = py::none(),
         "Simulates a scenario on one or both paths: summary.json's {'layer', 'paths'} as dicts.");
   m.def("capabilities", &capabilities, "What this build runs (tdmsim_get_capabilities).");
+  m.def("as_float32", [](const py::object& obj) { return host_array<Array>(obj, "array"); },
+        py::arg("array"),
+        "The float32 array forward reads for `array` (a NumPy array, a buffer, an object with "
+        "__array_interface__, __array__ or __dlpack__, e.g. a CPU torch tensor): the same memory "
+        "when it is float32 and C-contiguous, else a converted copy.");
+  // read_sweep: plain Python over the csv and json modules (docs/api.md "Python").
+  py::exec(kReadSweep, m.attr("__dict__"));
   m.def("get_capabilities", &capabilities, "Seed 000's name for capabilities().");
 
   py::class_<Descriptor>(m, "Descriptor")
@@ -343,9 +506,20 @@ PYBIND11_MODULE(tdmsim, m) {
       .def_property_readonly("launches", &Descriptor::launches)
       .def("set_routing", &Descriptor::set_routing, py::arg("fn"),
            "fn(token, x_row) -> (ids, weights) for every token; None clears it.")
-      .def("forward", &Descriptor::forward, py::arg("x"), py::arg("backend") = "emulate",
-           py::arg("allow_fallback") = true, py::arg("topk_ids") = py::none(),
-           py::arg("topk_weights") = py::none(), "(y, result) for x [tokens, hidden] (float32).")
+      .def("forward",
+           [](Descriptor& d, const py::object& x, const std::string& backend, bool allow_fallback,
+              const py::object& topk_ids, const py::object& topk_weights, const py::object& router_weights,
+              const py::object& router_bias, const py::object& router_correction_bias, const py::object& w13,
+              const py::object& w2, const py::object& d_w13, const py::object& d_w2) {
+             return d.forward(x, backend, allow_fallback, topk_ids, topk_weights,
+                              {router_weights, router_bias, router_correction_bias, w13, w2, d_w13, d_w2});
+           },
+           py::arg("x"), py::arg("backend") = "emulate", py::arg("allow_fallback") = true,
+           py::arg("topk_ids") = py::none(), py::arg("topk_weights") = py::none(),
+           py::arg("router_weights") = py::none(), py::arg("router_bias") = py::none(),
+           py::arg("router_correction_bias") = py::none(), py::arg("w13") = py::none(),
+           py::arg("w2") = py::none(), py::arg("d_w13") = py::none(), py::arg("d_w2") = py::none(),
+           "(y, result) for x [tokens, hidden]; weights as in tdmsim_forward_args (None: the seed's).")
       .def("expert_weights", &Descriptor::expert_weights, py::arg("expert"),
            "(gate_up [2I, H], down [H, I]) of a routed expert, as the backends use them.");
 
@@ -358,8 +532,8 @@ PYBIND11_MODULE(tdmsim, m) {
         py::arg("policy") = "load_balance", py::arg("machine") = py::none(),
         "Seed 000's create_descriptor: a Descriptor bound to a stream of its own.");
   m.def("forward",
-        [](const Array& x, Descriptor& d, const std::string& backend, bool allow_fallback) {
-          return d.forward(x, backend, allow_fallback, std::nullopt, std::nullopt);
+        [](const py::object& x, Descriptor& d, const std::string& backend, bool allow_fallback) {
+          return d.forward(x, backend, allow_fallback, py::none(), py::none(), {});
         },
         py::arg("x"), py::arg("descriptor"), py::arg("backend") = "emulate", py::arg("allow_fallback") = true,
         "Seed 000's forward(x, descriptor): (y, result).");

@@ -3,6 +3,9 @@
 # driver alone (no CMake, no project libraries), so it also runs on a GPU
 # machine that has only the toolchain.
 #   scripts/build-gpu-runner.sh nvidia|amd OUTPUT
+# An OUTPUT ending in .so builds the C API's gpu backend library instead
+# (libtdmsim_gpu.so: the same kernels and kernels/runner/gpu_backend.cpp,
+# position-independent, failures thrown rather than exiting; docs/api.md).
 # TDMSIM_GPU_ARCH overrides the target (sm_90a; gfx942); for amd it may be a
 # list, comma- or semicolon-separated (gfx90a,gfx940: one code object per
 # target in the runner). TDMSIM_GPU_FLAGS adds compiler flags (e.g.
@@ -23,6 +26,10 @@ else
   trap 'rm -rf "$objs"' EXIT
 fi
 sources=("$root"/kernels/moe/*.hip "$root"/kernels/runner/tdmsim_gpu.cpp)
+shared=0
+case "$output" in
+  *.so) shared=1; sources=("$root"/kernels/moe/*.hip "$root"/kernels/runner/gpu_backend.cpp) ;;
+esac
 case "$backend" in
   nvidia)
     cc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
@@ -52,6 +59,15 @@ case "$backend" in
     ;;
   *) echo "build-gpu-runner.sh: backend must be nvidia or amd" >&2; exit 2 ;;
 esac
+if [ "$shared" = 1 ]; then
+  flags+=(-DTDMSIM_HIP_THROW=1)
+  if [ "$backend" = nvidia ]; then
+    flags+=(-Xcompiler -fPIC)
+  else
+    flags+=(-fPIC)
+  fi
+  link+=(-shared)
+fi
 read -r -a extra <<< "${TDMSIM_GPU_FLAGS:-}"
 flags+=("${extra[@]}")
 pids=()

@@ -11,6 +11,7 @@ BackendOutput run_emulator(const plan::MoePlan& plan, std::span<const float> x,
                            const ForwardOptions& options) {
   emu::EmulatorOptions eo;
   eo.keep_intermediates = options.keep_intermediates;
+  eo.weights = options.weights;
   BackendOutput out;
   out.emulation = emu::emulate(plan, x, eo);
   out.y = out.emulation->y;
@@ -46,6 +47,11 @@ Context::Context() { executors_[Backend::emulate] = run_emulator; }
 void Context::install(Backend b, Executor e) {
   if (!e) throw std::invalid_argument("Context::install: empty executor");
   executors_[b] = std::move(e);
+}
+
+std::string Context::unavailable_reason(Backend b) const {
+  const auto it = why_missing_.find(b);
+  return it == why_missing_.end() ? std::string() : it->second;
 }
 
 const Executor* Context::executor(Backend b) const {

@@ -119,20 +119,33 @@ ForwardResult MoeDescriptor::forward(std::span<const float> x, std::uint32_t tok
   const Context& ctx = stream_->context();
   r.ran = options.backend;
   if (!ctx.available(options.backend)) {
+    const std::string reason = ctx.unavailable_reason(options.backend);
+    const std::string why = reason.empty() ? "" : " (" + reason + ")";
     if (!options.allow_fallback) {
       std::string available;
       for (const Backend b : ctx.capabilities().backends) {
         available += (available.empty() ? "" : ", ") + std::string(backend_name(b));
       }
       return failure(std::move(r), Status::backend_unavailable,
-                     fmt::format("backend {} is not available in this build (available: "
+                     fmt::format("backend {} is not available in this build{} (available: "
                                  "{}); allow fallback to run emulate instead",
-                                 backend_name(options.backend), available));
+                                 backend_name(options.backend), why, available));
     }
     r.ran = Backend::emulate;
     r.fell_back = true;
-    r.message = fmt::format("backend {} is not available; fell back to emulate",
-                            backend_name(options.backend));
+    r.message = fmt::format("backend {} is not available{}; fell back to emulate",
+                            backend_name(options.backend), why);
+  }
+  // Device weights are read by the gpu backend alone: another backend needs
+  // the host copy of each projection given on the device.
+  const bool host_w13 = options.weights != nullptr && options.weights->w13 != nullptr;
+  const bool host_w2 = options.weights != nullptr && options.weights->w2 != nullptr;
+  if (r.ran != Backend::gpu &&
+      ((options.device.w13 != nullptr && !host_w13) || (options.device.w2 != nullptr && !host_w2))) {
+    return failure(std::move(r), Status::invalid_argument,
+                   fmt::format("device weights need the gpu backend, and {} runs; give the host "
+                               "weights too so that another backend can run",
+                               backend_name(r.ran)));
   }
 
   config::ResolvedScenario sc = scenario_;
@@ -140,6 +153,7 @@ ForwardResult MoeDescriptor::forward(std::span<const float> x, std::uint32_t tok
   try {
     plan::Routing routing;
     if (routing_) routing = route_callback(routing_, model, x, tokens);
+    else if (options.router != nullptr) routing = route_activations(model, x, tokens, *options.router);
     else if (sc.scenario.spec.routing.source == RoutingSource::router)
       routing = route_activations(model, x, tokens, sc.scenario.spec.seed);
     else routing = plan::route(sc);  // synthetic sources and traces do not look at x
@@ -175,6 +189,7 @@ ForwardResult MoeDescriptor::forward(std::span<const float> x, std::uint32_t tok
     run.scenario = &sc;
     run.policy = policy_;
     r.output = (*ctx.executor(r.ran))(r.plan, x, run);
+    if (!r.fell_back && !r.output.note.empty()) r.message = r.output.note;
   } catch (const std::exception& e) {
     return failure(std::move(r), Status::backend_failed,
                    fmt::format("{} failed: {}", backend_name(r.ran), e.what()));

@@ -56,12 +56,36 @@ struct BackendOutput {
   std::vector<float> y;                          // [tokens][hidden]
   std::optional<emu::EmulatorResult> emulation;  // the emulator's tensors and timings
   std::vector<PathTiming> timing;                // simulate: each path the machine has
+  double device_s = 0;  // gpu: the layer's kernels, as the device timed them
+  std::string note;     // what the backend says of the run (gpu: device and time)
+};
+
+// A caller's router (gate) weights: W [experts][hidden], and the optional
+// router bias and selection-only correction bias [experts] (empty: none).
+struct RouterWeights {
+  std::span<const float> w;
+  std::span<const float> bias;
+  std::span<const float> correction;
+};
+
+// Weights on the device for a GPU executor: fp32, in the layouts of
+// emu::ExpertWeights and RouterWeights (null: not given). Other backends
+// cannot read them.
+struct DeviceWeights {
+  const void* w13 = nullptr;
+  const void* w2 = nullptr;
 };
 
 struct ForwardOptions {
   Backend backend = Backend::emulate;
   bool allow_fallback = true;       // run emulate when `backend` is unavailable
   bool keep_intermediates = false;  // emulate: also return gate/up and the intermediate
+  // The caller's weights (null: from the seed, docs/emulator.md "Inputs");
+  // they must outlive forward(). The router's apply unless routing is given
+  // by a callback; they route on x whatever the scenario's routing source.
+  const emu::ExpertWeights* weights = nullptr;
+  const RouterWeights* router = nullptr;
+  DeviceWeights device;  // gpu backend only
   // Filled in by MoeDescriptor::forward for the executor (what a caller sets
   // is replaced): the descriptor's scenario (its machine times the plan) and
   // TDM policy.
@@ -98,11 +122,16 @@ class Context {
   Context();  // emulate installed
   void install(Backend b, Executor e);
   bool available(Backend b) const { return executors_.count(b) != 0; }
+  // Why a backend is missing, for the unavailable and fallback messages
+  // (e.g. "no GPU backend library: ..."); empty when nobody said.
+  void set_unavailable_reason(Backend b, std::string why) { why_missing_[b] = std::move(why); }
+  std::string unavailable_reason(Backend b) const;
   const Executor* executor(Backend b) const;
   Capabilities capabilities() const;
 
  private:
   std::map<Backend, Executor> executors_;
+  std::map<Backend, std::string> why_missing_;
 };
 
 // An ordered queue of launches on one context (synchronous in this build:

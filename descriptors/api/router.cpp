@@ -15,7 +15,7 @@ namespace tdmsim::api {
 
 plan::Routing route_activations(const ModelSpec& model, std::span<const float> x,
                                 std::uint32_t tokens, std::uint64_t seed) {
-  const std::uint32_t experts = model.experts, hidden = model.hidden_size, k = model.top_k;
+  const std::uint32_t experts = model.experts, hidden = model.hidden_size;
   const float scale = plan::router_weight_scale(hidden);
   std::vector<float> w(std::size_t{experts} * hidden);
   for (std::uint32_t e = 0; e < experts; ++e) {
@@ -23,11 +23,31 @@ plan::Routing route_activations(const ModelSpec& model, std::span<const float> x
       w[std::size_t{e} * hidden + h] = plan::router_weight_value(seed, hidden, scale, e, h);
     }
   }
-  std::vector<float> correction;
+  std::vector<float> bias, correction;
+  if (model.gating.router_bias) {
+    bias.resize(experts);
+    for (std::uint32_t e = 0; e < experts; ++e) bias[e] = plan::router_bias_value(seed, e);
+  }
   if (model.gating.correction_bias) {
     correction.resize(experts);
     for (std::uint32_t e = 0; e < experts; ++e) correction[e] = plan::correction_bias_value(seed, e);
   }
+  return route_activations(model, x, tokens, RouterWeights{w, bias, correction});
+}
+
+plan::Routing route_activations(const ModelSpec& model, std::span<const float> x,
+                                std::uint32_t tokens, const RouterWeights& router) {
+  const std::uint32_t experts = model.experts, hidden = model.hidden_size, k = model.top_k;
+  const auto check = [&](std::span<const float> v, std::size_t n, const char* what) {
+    if (!v.empty() && v.size() != n) {
+      throw std::invalid_argument(fmt::format("router {} has {} values, expected {}", what,
+                                              v.size(), n));
+    }
+  };
+  check(router.w, std::size_t{experts} * hidden, "weights");
+  if (router.w.empty()) throw std::invalid_argument("router weights are empty");
+  check(router.bias, experts, "bias");
+  check(router.correction, experts, "correction bias");
   const plan::Gate gate = plan::Gate::from_model(model);
   plan::Routing r;
   r.ids.resize(std::size_t{tokens} * k);
@@ -39,12 +59,13 @@ plan::Routing route_activations(const ModelSpec& model, std::span<const float> x
     const float* xt = x.data() + std::size_t{t} * hidden;
     for (std::uint32_t e = 0; e < experts; ++e) {
       double acc = 0.0;  // float x float is exact in double: only the adds round
-      const float* we = w.data() + std::size_t{e} * hidden;
+      const float* we = router.w.data() + std::size_t{e} * hidden;
       for (std::uint32_t h = 0; h < hidden; ++h) acc += double(xt[h]) * double(we[h]);
-      if (model.gating.router_bias) acc += double(plan::router_bias_value(seed, e));
+      if (!router.bias.empty()) acc += double(router.bias[e]);
       logits[e] = static_cast<float>(acc);
     }
-    plan::gate_token(gate, logits, correction, std::span(r.ids).subspan(std::size_t{t} * k, k),
+    plan::gate_token(gate, logits, router.correction,
+                     std::span(r.ids).subspan(std::size_t{t} * k, k),
                      std::span(r.weights).subspan(std::size_t{t} * k, k));
   });
   return r;

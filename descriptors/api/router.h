@@ -12,10 +12,13 @@ namespace tdmsim::api {
 
 // The router on given activations x [tokens][hidden]: logits x . W_router^T
 // (+ router bias) accumulated in double in increasing h and rounded once to
-// float, then the model's gating, exactly as plan::route_router does on the
-// seeded activations (a test holds the two equal).
+// float, then the model's gating. With the seed's weights this is exactly
+// what plan::route_router does on the seeded activations (a test holds the
+// two equal); a caller's weights replace W and both biases.
 plan::Routing route_activations(const ModelSpec& model, std::span<const float> x,
                                 std::uint32_t tokens, std::uint64_t seed);
+plan::Routing route_activations(const ModelSpec& model, std::span<const float> x,
+                                std::uint32_t tokens, const RouterWeights& router);
 
 // Calls `callback` once per token, in token order. Throws std::invalid_argument
 // naming the token if it returns other than top_k ids and weights, an id

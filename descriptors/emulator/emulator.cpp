@@ -56,7 +56,8 @@ struct Task {
 class Run {
  public:
   Run(const plan::MoePlan& plan, std::span<const float> x, const EmulatorOptions& options)
-      : plan_(plan), shape_(plan.shape), layout_(plan.layout), x_(x), options_(options) {}
+      : plan_(plan), shape_(plan.shape), layout_(plan.layout), x_(x), options_(options),
+        weights_(plan.shape, plan.seed, options.weights) {}
 
   EmulatorResult execute();
 
@@ -80,6 +81,7 @@ class Run {
   const plan::BlockLayout& layout_;
   std::span<const float> x_;
   const EmulatorOptions& options_;
+  const WeightSource weights_;
   EmulatorResult r_;
   std::vector<std::vector<std::uint32_t>> blocks_of_;  // per fused expert, in layout order
   std::vector<std::uint32_t> live_rows_;               // per block: rows up to its last real one
@@ -192,7 +194,7 @@ void Run::stage1() {
     Scratch& sc = scratch_.local();
     auto t0 = Clock::now();
     sc.w.resize(2 * std::size_t{nc} * h);
-    expert_gate_up_rows(shape_, plan_.seed, task.expert, j0, j0 + nc, sc.w.data());
+    weights_.gate_up_rows(task.expert, j0, j0 + nc, sc.w.data());
     add_ns(weights_ns_, t0);
     t0 = Clock::now();
     const std::size_t ldc = 2 * std::size_t{nc};
@@ -260,7 +262,7 @@ void Run::stage2() {
     Scratch& sc = scratch_.local();
     auto t0 = Clock::now();
     sc.w.resize(std::size_t{nh} * inter);
-    expert_down_rows(shape_, plan_.seed, task.expert, h0, h0 + nh, sc.w.data());
+    weights_.down_rows(task.expert, h0, h0 + nh, sc.w.data());
     add_ns(weights_ns_, t0);
     t0 = Clock::now();
     sc.c.resize(std::size_t{m()} * nh);

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "descriptors/emulator/expert_weights.h"
 #include "descriptors/plan/moe_plan.h"
 
 namespace tdmsim::emu {
@@ -18,6 +19,9 @@ struct EmulatorOptions {
   // Also return the gate/up output and the intermediate (debugging; costs
   // padded_rows x 3 x I floats).
   bool keep_intermediates = false;
+  // The routed experts' weights from the caller instead of the seed (null:
+  // all seeded); must outlive the call.
+  const ExpertWeights* weights = nullptr;
 };
 
 // Wall-clock seconds of each phase, plus the two GEMM stages' task time split
@@ -55,7 +59,8 @@ struct EmulatorResult {
 };
 
 // Runs `plan` on activations x ([tokens][hidden], fp32, caller-provided or
-// seeded_activations()); the expert weights come from the plan's seed.
+// seeded_activations()); the expert weights come from the plan's seed unless
+// options.weights gives them.
 // Throws std::invalid_argument for an inconsistent plan (see check_plan) or a
 // wrongly sized x.
 EmulatorResult emulate(const plan::MoePlan& plan, std::span<const float> x,

@@ -8,8 +8,10 @@
  *   TDMSIM_BACKEND_SIMULATE  the emulator's output plus the layer's predicted
  *                            time on the descriptor's machine YAML, software
  *                            path and (machines with a TDM unit) TDM path;
- *   TDMSIM_BACKEND_GPU       not in this library: reported unavailable, and run
- *                            as emulate when the caller allows fallback.
+ *   TDMSIM_BACKEND_GPU       tdmsim's HIP kernels on a GPU, through the optional
+ *                            libtdmsim_gpu.so (loaded at run time); without it or
+ *                            without a GPU: reported unavailable (with why), and
+ *                            run as emulate when the caller allows fallback.
  * docs/api.md is the reference; tdmsim/hipext_moe.h offers the hipExt names.
  *
  * Every function returns a tdmsim_status; on failure tdmsim_last_error()
@@ -135,7 +137,26 @@ typedef struct tdmsim_forward_args {
   const float *topk_weights;   /* [T][top_k], required with topk_ids */
   uint32_t backend;            /* tdmsim_backend */
   uint32_t allow_fallback;     /* nonzero: run emulate if `backend` is unavailable */
+  /* The layer's weights (docs/api.md "Weights"). NULL: generated from the
+   * descriptor's seed, as every backend generates them. fp32 host arrays,
+   * quantised by tdmsim to the layer's weight dtype and scheme as its own
+   * are. A struct_size of TDMSIM_FORWARD_ARGS_SIZE_V1 (a caller built before
+   * these fields) reads them all as NULL. */
+  const float *router_weights;         /* [E][H] gate (router) weights: logits = x W^T,
+                                          then the model's gating; routes when
+                                          no precomputed routing or callback does */
+  const float *router_bias;            /* [E] added to the logits, or NULL */
+  const float *router_correction_bias; /* [E] selection-only bias (DeepSeek-V3), or NULL */
+  const float *expert_w13;             /* [E][2I][H]: per routed expert, gate rows
+                                          [0, I) then up rows [I, 2I) */
+  const float *expert_w2;              /* [E][H][I]: per routed expert, down */
+  const void *d_expert_w13;            /* the same two as fp32 device pointers, read
+                                          by the gpu backend only (in place of the */
+  const void *d_expert_w2;             /* host ones, which a fallback then uses) */
 } tdmsim_forward_args;
+
+/* sizeof(tdmsim_forward_args) before the weight fields (API 1.0). */
+#define TDMSIM_FORWARD_ARGS_SIZE_V1 offsetof(tdmsim_forward_args, router_weights)
 
 /* One execution path's predicted time (simulate backend). */
 typedef struct tdmsim_path_time {
@@ -162,7 +183,8 @@ typedef struct tdmsim_forward_result {
   tdmsim_path_time software; /* today's fused-MoE kernels */
   tdmsim_path_time tdm;      /* the TDM MoE descriptor unit (machines with one) */
   double emulate_wall_s;     /* host time the emulator took */
-  char message[512];         /* the fallback note, else empty */
+  char message[512];         /* the fallback note (with why the backend is missing),
+                                or the gpu backend's device and kernel time, else empty */
 } tdmsim_forward_result;
 
 /* The last error on this thread ("" if none): valid until the next call. */

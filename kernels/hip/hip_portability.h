@@ -70,6 +70,7 @@ inline hipError_t hipDeviceSynchronize() { return cudaDeviceSynchronize(); }
 inline hipError_t hipGetLastError() { return cudaGetLastError(); }
 inline const char* hipGetErrorString(hipError_t e) { return cudaGetErrorString(e); }
 inline hipError_t hipGetDevice(int* d) { return cudaGetDevice(d); }
+inline hipError_t hipGetDeviceCount(int* n) { return cudaGetDeviceCount(n); }
 inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int d) {
   return cudaGetDeviceProperties(p, d);
 }
@@ -128,6 +129,24 @@ inline hipError_t hipRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v)
 #include <cstdio>
 #include <cstdlib>
 
+#if TDMSIM_HIP_THROW
+// Built into libtdmsim_gpu.so (the C API's gpu backend): a failure must not
+// end the caller's process, so it throws and the library returns the message.
+#include <stdexcept>
+#include <string>
+#define TDMSIM_GPU_EXIT(code) \
+  throw std::runtime_error("GPU kernels refused the layer (exit " #code "; see stderr)")
+#define TDMSIM_HIP_CHECK(call)                                                         \
+  do {                                                                                 \
+    hipError_t tdmsim_err_ = (call);                                                   \
+    if (tdmsim_err_ != hipSuccess) {                                                   \
+      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
+                               ": " #call " failed: " + hipGetErrorString(tdmsim_err_)); \
+    }                                                                                  \
+  } while (0)
+#else
+// A refused launch (a shape past a kernel's limits, named on stderr) ends the runner.
+#define TDMSIM_GPU_EXIT(code) std::exit(code)
 // Every HIP call is checked: a failure names the call, file and line and exits.
 #define TDMSIM_HIP_CHECK(call)                                                         \
   do {                                                                                 \
@@ -138,6 +157,7 @@ inline hipError_t hipRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v)
       std::exit(1);                                                                    \
     }                                                                                  \
   } while (0)
+#endif
 
 // p[0..3] += v[0..3] atomically per element (p 16-byte aligned): one vector
 // reduction on sm_90+ (red.global.add.v4.f32), four scalar atomics elsewhere.

@@ -1489,7 +1489,7 @@ void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
     if (!tma::encode_bf16_rows(a.b_map, up ? a.w13 : a.w2, rows, up ? d.hidden : d.inter,
                                up ? BN / 2 : BN, why)) {
       std::fprintf(stderr, "tdmsim-gpu: TMA tensor map of the %s weights: %s\n", up ? "gate/up" : "down", why);
-      std::exit(1);
+      TDMSIM_GPU_EXIT(1);
     }
   }
 #endif
@@ -1534,7 +1534,7 @@ void launch_tile(Kind kind, const Args& args, dim3 grid, hipStream_t s) {
       std::fprintf(stderr, "tdmsim-gpu: tile %dx%dx%d with %u LDS buffers needs %d B of dynamic LDS; the device "
                    "allows %d a workgroup (fewer pipeline_stages or a smaller tile)\n", BM, BN, BK,
                    static_cast<unsigned>(a.stages), bytes, max_lds);
-      std::exit(2);
+      TDMSIM_GPU_EXIT(2);
     }
   }
 #endif

@@ -75,9 +75,14 @@ struct Buffers {
   float* correction_bias = nullptr;        // [E_total] or null
 };
 
-// Inputs from the seed, quantised as the emulator does (docs/emulator.md "Inputs").
-void generate_x(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s);
-void generate_weights(const MoeCase& c, const LayerDims& d, Weights& w, hipStream_t s);
+// Inputs from the seed, quantised as the emulator does (docs/emulator.md "Inputs"),
+// or from a caller's fp32 arrays on the device (src: x [T][H]; w13_src
+// [experts_local][2I][H], w2_src [experts_local][H][I]; shared experts keep
+// the seed's weights), quantised by the same rules.
+void generate_x(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s,
+                const float* src = nullptr);
+void generate_weights(const MoeCase& c, const LayerDims& d, Weights& w, hipStream_t s,
+                      const float* w13_src = nullptr, const float* w2_src = nullptr);
 void generate_router(const MoeCase& c, Buffers& b, hipStream_t s);
 
 // Router logits and gating (grouped top-k, scores, weights) into topk_ids/weights.

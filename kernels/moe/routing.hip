@@ -123,7 +123,7 @@ void launch_router(const MoeCase& c, Buffers& b, hipStream_t s) {
   if (c.experts_total > kMaxExperts || c.top_k > 16 || c.n_group > 64) {
     std::fprintf(stderr, "router: %u experts / top-%u / %u groups exceed the gating kernel's limits\n",
                  c.experts_total, c.top_k, c.n_group);
-    std::exit(2);
+    TDMSIM_GPU_EXIT(2);
   }
   const std::size_t n = std::size_t{c.tokens} * c.experts_total;
   hipLaunchKernelGGL(logits_kernel, dim3(static_cast<unsigned>((n + 127) / 128)), dim3(128), 0, s,

@@ -258,7 +258,7 @@ void launch_sort(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s
   if (d.experts_fused > kMaxFused) {
     std::fprintf(stderr, "sort: %u fused experts exceed the sort kernel's %u\n", d.experts_fused,
                  kMaxFused);
-    std::exit(2);
+    TDMSIM_GPU_EXIT(2);
   }
   const std::uint32_t rows = d.tokens * d.slots;
   if (kSortOneKernel && plan::rules::sort_one_kernel(rows, d.experts_fused)) {

@@ -52,10 +52,14 @@ __device__ void write_row(Value value, std::uint32_t cols, bool fp8, Quant q, vo
   }
 }
 
-__global__ void x_kernel(std::uint64_t seed, LayerDims d, void* x, float* x_scale) {
+// `src`: the caller's fp32 x [T][H] on the device, else the seed's.
+__global__ void x_kernel(std::uint64_t seed, LayerDims d, void* x, float* x_scale,
+                         const float* src) {
   const std::uint32_t t = blockIdx.x;
   const std::uint32_t h = d.hidden;
-  const auto value = [&](std::uint32_t c) { return plan::activation_value(seed, h, t, c); };
+  const auto value = [&](std::uint32_t c) {
+    return src ? src[std::size_t{t} * h + c] : plan::activation_value(seed, h, t, c);
+  };
   const std::size_t esize = d.fp8 ? 1 : 2;
   float* scales = d.quant == Quant::block_128 ? x_scale + std::size_t{t} * d.hb()
                                               : x_scale + t;
@@ -65,8 +69,10 @@ __global__ void x_kernel(std::uint64_t seed, LayerDims d, void* x, float* x_scal
 
 // bf16 / per_token weights: one row per workgroup. grid (rows, experts).
 // `gate_up`: rows [0, 2I) of W13 (gate then up) over H; else rows [0, H) of W2 over I.
+// `src`: the caller's fp32 matrices of the routed experts on the device
+// ([experts_local][rows][cols]); shared experts and a null src: the seed's.
 __global__ void weight_rows_kernel(std::uint64_t seed, LayerDims d, bool gate_up, void* w,
-                                   float* scale) {
+                                   float* scale, const float* src) {
   const std::uint32_t r = blockIdx.x, e = blockIdx.y;
   const std::uint32_t real = d.columns(e);
   const std::uint32_t cols = gate_up ? d.hidden : d.inter;
@@ -78,7 +84,9 @@ __global__ void weight_rows_kernel(std::uint64_t seed, LayerDims d, bool gate_up
   // (in either half), down columns i >= real.
   const std::uint32_t j = gate_up ? r % d.inter : 0;
   const bool zero_row = gate_up && j >= real;
+  const bool given = src != nullptr && e < d.experts_local;
   const auto value = [&](std::uint32_t c) {
+    if (given) return src[(std::size_t{e} * rows + r) * cols + c];
     if (zero_row || (!gate_up && c >= real)) return 0.0f;
     return tensor_value(seed, id, e, std::uint64_t{r} * cols + c, bound);
   };
@@ -91,7 +99,7 @@ __global__ void weight_rows_kernel(std::uint64_t seed, LayerDims d, bool gate_up
 // block_128 weights: one 128x128 block per workgroup, grid (col blocks, row blocks, experts).
 // Gate and up have their own grids (row blocks [0, ib) gate, [ib, 2ib) up).
 __global__ void weight_blocks_kernel(std::uint64_t seed, LayerDims d, bool gate_up,
-                                     std::uint8_t* w, float* scale) {
+                                     std::uint8_t* w, float* scale, const float* src) {
   const std::uint32_t cb = blockIdx.x, rb = blockIdx.y, e = blockIdx.z;
   const std::uint32_t real = d.columns(e);
   const std::uint32_t cols = gate_up ? d.hidden : d.inter;
@@ -113,8 +121,10 @@ __global__ void weight_blocks_kernel(std::uint64_t seed, LayerDims d, bool gate_
   }
   const std::uint32_t c0 = cb * 128, c1 = min(cols, c0 + 128);
   const std::uint32_t n = (r1 - r0) * (c1 - c0), width = c1 - c0;
+  const bool given = src != nullptr && e < d.experts_local;
   const auto value = [&](std::uint32_t i) {
     const std::uint32_t r = r0 + i / width, c = c0 + i % width;
+    if (given) return src[(std::size_t{e} * rows + r) * cols + c];
     const bool zero = gate_up ? (r % d.inter) >= real : c >= real;
     return zero ? 0.0f : tensor_value(seed, id, e, std::uint64_t{r} * cols + c, bound);
   };
@@ -143,23 +153,25 @@ __global__ void router_kernel(std::uint64_t seed, std::uint32_t experts, std::ui
 
 }  // namespace
 
-void generate_x(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s) {
-  hipLaunchKernelGGL(x_kernel, dim3(c.tokens), dim3(kBlock), 0, s, c.seed, d, b.x, b.x_scale);
+void generate_x(const MoeCase& c, const LayerDims& d, Buffers& b, hipStream_t s,
+                const float* src) {
+  hipLaunchKernelGGL(x_kernel, dim3(c.tokens), dim3(kBlock), 0, s, c.seed, d, b.x, b.x_scale, src);
   TDMSIM_HIP_CHECK(hipGetLastError());
 }
 
-void generate_weights(const MoeCase& c, const LayerDims& d, Weights& w, hipStream_t s) {
+void generate_weights(const MoeCase& c, const LayerDims& d, Weights& w, hipStream_t s,
+                      const float* w13_src, const float* w2_src) {
   const std::uint32_t e = d.experts_fused;
   if (d.fp8 && d.quant == Quant::block_128) {
     hipLaunchKernelGGL(weight_blocks_kernel, dim3(d.hb(), 2 * d.ib(), e), dim3(kBlock), 0, s,
-                       c.seed, d, true, static_cast<std::uint8_t*>(w.w13), w.w13_scale);
+                       c.seed, d, true, static_cast<std::uint8_t*>(w.w13), w.w13_scale, w13_src);
     hipLaunchKernelGGL(weight_blocks_kernel, dim3(d.ib(), d.hb(), e), dim3(kBlock), 0, s, c.seed,
-                       d, false, static_cast<std::uint8_t*>(w.w2), w.w2_scale);
+                       d, false, static_cast<std::uint8_t*>(w.w2), w.w2_scale, w2_src);
   } else {
     hipLaunchKernelGGL(weight_rows_kernel, dim3(2 * d.inter, e), dim3(kBlock), 0, s, c.seed, d,
-                       true, w.w13, w.w13_scale);
+                       true, w.w13, w.w13_scale, w13_src);
     hipLaunchKernelGGL(weight_rows_kernel, dim3(d.hidden, e), dim3(kBlock), 0, s, c.seed, d, false,
-                       w.w2, w.w2_scale);
+                       w.w2, w.w2_scale, w2_src);
   }
   TDMSIM_HIP_CHECK(hipGetLastError());
 }

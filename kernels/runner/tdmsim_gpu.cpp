@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "kernels/hip/hip_portability.h"
+#include "kernels/moe/layer_buffers.h"
 #include "kernels/moe/moe_case.h"
 #include "kernels/moe/moe_gpu.h"
 
@@ -69,26 +70,6 @@ Options parse(int argc, char** argv) {
   if (o.case_dir.empty() || o.output.empty()) usage("need CASE_DIR and --output");
   if (o.repeats < 1 || o.warmup < 0) usage("--repeats >= 1, --warmup >= 0");
   return o;
-}
-
-template <class T>
-T* device_alloc(std::size_t n) {
-  T* p = nullptr;
-  if (n == 0) n = 1;
-  TDMSIM_HIP_CHECK(hipMalloc(&p, n * sizeof(T)));
-  return p;
-}
-
-template <class T>
-std::vector<T> download(const T* p, std::size_t n) {
-  std::vector<T> v(n);
-  if (n) TDMSIM_HIP_CHECK(hipMemcpy(v.data(), p, n * sizeof(T), hipMemcpyDeviceToHost));
-  return v;
-}
-
-template <class T>
-void upload(T* p, const std::vector<T>& v) {
-  if (!v.empty()) TDMSIM_HIP_CHECK(hipMemcpy(p, v.data(), v.size() * sizeof(T), hipMemcpyHostToDevice));
 }
 
 void write_npy(const std::string& path, const std::vector<float>& v, std::uint32_t rows,
@@ -165,15 +146,9 @@ int main(int argc, char** argv) {
   TDMSIM_HIP_CHECK(hipStreamCreate(&s));
 
   // ---- weights, rotated copies ----
-  const std::size_t w13_elems = std::size_t{d.experts_fused} * 2 * d.inter * d.hidden;
-  const std::size_t w2_elems = std::size_t{d.experts_fused} * d.hidden * d.inter;
-  std::size_t w13_scales = 0, w2_scales = 0;
-  if (d.fp8) {
-    w13_scales = d.quant == Quant::block_128 ? std::size_t{d.experts_fused} * 2 * d.ib() * d.hb()
-                                             : std::size_t{d.experts_fused} * 2 * d.inter;
-    w2_scales = d.quant == Quant::block_128 ? std::size_t{d.experts_fused} * d.hb() * d.ib()
-                                            : std::size_t{d.experts_fused} * d.hidden;
-  }
+  const WeightSizes sizes = weight_sizes(d);
+  const std::size_t w13_elems = sizes.w13_elems, w2_elems = sizes.w2_elems;
+  const std::size_t w13_scales = sizes.w13_scales, w2_scales = sizes.w2_scales;
   const double expert_bytes = 3.0 * d.hidden * d.inter * esize;
   std::uint32_t touched = 0;
   for (std::uint32_t e = 0; e < d.experts_fused; ++e) {
@@ -187,10 +162,7 @@ int main(int argc, char** argv) {
   copies = std::max(1, std::min({copies, 8, static_cast<int>(60e9 / std::max(1.0, set_bytes))}));
   std::vector<Weights> weights(copies);
   for (int i = 0; i < copies; ++i) {
-    weights[i].w13 = device_alloc<std::uint8_t>(w13_elems * esize);
-    weights[i].w2 = device_alloc<std::uint8_t>(w2_elems * esize);
-    weights[i].w13_scale = d.fp8 ? device_alloc<float>(w13_scales) : nullptr;
-    weights[i].w2_scale = d.fp8 ? device_alloc<float>(w2_scales) : nullptr;
+    weights[i] = alloc_weights(d);
     if (i == 0) {
       generate_weights(c, d, weights[0], s);
     } else {
@@ -204,33 +176,12 @@ int main(int argc, char** argv) {
   }
 
   // ---- activations and work buffers ----
-  const std::uint32_t rows = c.tokens * d.slots;
-  const std::uint32_t max_blocks = c.capacity / c.block_m + 1;
+  const std::uint32_t rows = layer_rows(c, d);
+  const std::uint32_t max_blocks = layer_max_blocks(c);
+  const std::size_t inter_elems = layer_inter_elems(c);
   std::vector<Buffers> bufs(copies);
   Buffers& b = bufs[0];
-  b.x = device_alloc<std::uint8_t>(std::size_t{c.tokens} * c.hidden * esize);
-  b.x_scale = d.fp8 ? device_alloc<float>(std::size_t{c.tokens} * d.hb()) : nullptr;
-  b.topk_ids = device_alloc<std::uint32_t>(std::size_t{c.tokens} * c.top_k);
-  b.topk_weights = device_alloc<float>(std::size_t{c.tokens} * c.top_k);
-  b.fused_expert = device_alloc<std::uint32_t>(rows);
-  b.fused_weight = device_alloc<float>(rows);
-  b.sorted_rows = device_alloc<std::uint32_t>(std::max(rows, c.capacity));
-  b.sorted_weights = device_alloc<float>(std::max(rows, c.capacity));
-  b.block_expert = device_alloc<std::uint32_t>(max_blocks);
-  b.expert_first_block = device_alloc<std::uint32_t>(d.experts_fused + 1);
-  b.expert_rows = device_alloc<std::uint32_t>(d.experts_fused);
-  b.chunk_counts = device_alloc<std::uint32_t>(std::size_t{(rows + 1023) / 1024} * d.experts_fused);
-  b.layout_info = device_alloc<std::uint32_t>(2);
-  const std::size_t inter_elems = std::size_t{c.padded_rows} * c.inter;
-  b.inter = device_alloc<std::uint16_t>(inter_elems);
-  if (d.fp8) {
-    b.inter_q = device_alloc<std::uint8_t>(inter_elems);
-    b.inter_scale = device_alloc<float>(std::size_t{c.padded_rows} * d.ib());
-  }
-  if (c.stages == 2 && c.split_k > 1) {
-    b.partials = device_alloc<float>(std::size_t{c.split_k} * c.padded_rows * 2 * c.inter);
-  }
-  b.y = device_alloc<float>(std::size_t{c.tokens} * c.hidden);
+  b = alloc_buffers(c, d);
   generate_x(c, d, b, s);
   // Copies of x rotate with the weights; everything else is shared.
   for (int i = 1; i < copies; ++i) {
@@ -286,33 +237,11 @@ int main(int argc, char** argv) {
     std::size_t at = 0;
     const bool naming = ev && segments.empty();  // the first capture names the segments
     // An event after each kernel; the segment it closes is named `name`.
-    const auto mark = [&](const char* name) {
+    run_layer(c, d, ww, bb, s, [&](const char* name) {
       if (!ev) return;
       if (naming && at > 0) segments.push_back({name, {}});
       TDMSIM_HIP_CHECK(hipEventRecordWithFlags((*ev)[at++], s, hipEventRecordExternal));
-    };
-    mark("");
-    TDMSIM_HIP_CHECK(hipMemsetAsync(bb.y, 0, std::size_t{c.tokens} * c.hidden * 4, s));
-    mark("zero_y");
-    launch_sort(c, d, bb, s);
-    mark("sort");
-    if (c.stages == 1) {
-      launch_fused(c, d, ww, bb, s);
-      mark("fused");
-      return;
-    }
-    launch_gate_up(c, d, ww, bb, s);
-    mark("gate_up");
-    if (c.split_k > 1) {
-      launch_splitk_reduce(c, d, bb, s);
-      mark("splitk_reduce");
-    }
-    if (d.fp8) {
-      launch_quant_inter(c, d, bb, s);
-      mark("quant_inter");
-    }
-    launch_down(c, d, ww, bb, s);
-    mark("down");
+    });
   };
   const auto poison = [&](Buffers& bb) {
     TDMSIM_HIP_CHECK(hipMemsetAsync(bb.y, 0xFF, std::size_t{c.tokens} * c.hidden * 4, s));

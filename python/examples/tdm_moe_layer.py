@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Seed 000 sections 5-6 with the tdmsim module (docs/api.md "Python").
 
-TdmMoeLayer is the seed's layer: a softmax top-2 gate and eight experts. Its
-software path is a plain NumPy loop over the experts (the seed's
-_forward_software); its TDM path hands the layer to a tdmsim descriptor with
-policy custom, the gate running in the routing callback. The benchmark asks
+TdmMoeLayer is the seed's layer: a softmax top-2 gate and eight experts with
+weights of its own. Its software path is a plain NumPy loop over the experts
+(the seed's _forward_software); its TDM path hands the layer and its expert
+weights to a tdmsim descriptor with policy custom, the gate running in the
+routing callback. The benchmark asks
 the simulate backend for both paths' predicted latency on the scenario's
 machine; the correctness check compares the two outputs to 1e-4.
 
@@ -31,8 +32,12 @@ class TdmMoeLayer:
         self.hidden = info["hidden_size"]
         rng = np.random.default_rng(seed)
         self.gate = (rng.random((self.num_experts, self.hidden), dtype=np.float32) - 0.5) * 0.2
-        # The expert weights tdmsim's backends use (generated from the scenario's seed).
-        self.experts = [self.descriptor.expert_weights(e) for e in range(self.num_experts)]
+        # The layer's own expert weights, in the layer dtype (fp16), handed to every
+        # forward: gate_up [2I, H] (gate rows, then up rows) and down [H, I] per expert.
+        inter = info["intermediate_size"]
+        self.w13 = fp16(rng.uniform(-0.06, 0.06, (self.num_experts, 2 * inter, self.hidden)))
+        self.w2 = fp16(rng.uniform(-0.08, 0.08, (self.num_experts, self.hidden, inter)))
+        self.experts = list(zip(self.w13, self.w2))
         self.descriptor.set_routing(self.route)
 
     def route(self, token, x_row):
@@ -43,7 +48,7 @@ class TdmMoeLayer:
 
     def forward(self, x, use_tdm=False, backend="emulate"):
         if use_tdm:
-            y, result = self.descriptor.forward(x, backend=backend)
+            y, result = self.descriptor.forward(x, backend=backend, w13=self.w13, w2=self.w2)
             return y, result
         return self._forward_software(x, stages=self._stages), None
 

@@ -9,16 +9,8 @@
 
 #include "tdmsim/hipext_moe.h"
 #include "tdmsim/tdmsim_moe.h"
+#include "tests/capi/capi_check.h"
 
-static int failures = 0;
-#define CHECK(cond)                                                             \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__,   \
-              __LINE__, #cond, tdmsim_last_error());                            \
-      ++failures;                                                               \
-    }                                                                           \
-  } while (0)
 
 static const char *scenario;
 

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "descriptors/emulator/quantize.h"
-#include "descriptors/emulator/synthetic.h"
 
 namespace tdmsim::emu::test {
 namespace {
@@ -28,7 +27,9 @@ double activation(Activation act, double g, double u, double limit) {
 }  // namespace
 
 std::vector<double> dense_reference(const plan::LayerShape& shape, std::uint64_t seed,
-                                    const plan::FusedRouting& fused, std::span<const float> x) {
+                                    const plan::FusedRouting& fused, std::span<const float> x,
+                                    const ExpertWeights* weights) {
+  const WeightSource source(shape, seed, weights);
   const std::size_t t_count = shape.tokens, h_count = shape.hidden, i_count = shape.inter;
   const std::size_t slots = shape.slots();
   // The GEMM inputs, quantised exactly as a kernel's input step does.
@@ -53,8 +54,8 @@ std::vector<double> dense_reference(const plan::LayerShape& shape, std::uint64_t
   std::vector<float> gu(2 * i_count * h_count), down(h_count * i_count);
   for (std::uint32_t e = 0; e < shape.experts_fused(); ++e) {
     if (std::find(fused.expert.begin(), fused.expert.end(), e) == fused.expert.end()) continue;
-    expert_gate_up_rows(shape, seed, e, 0, shape.inter, gu.data());
-    expert_down_rows(shape, seed, e, 0, shape.hidden, down.data());
+    source.gate_up_rows(e, 0, shape.inter, gu.data());
+    source.down_rows(e, 0, shape.hidden, down.data());
     for (std::size_t r = 0; r < t_count * slots; ++r) {
       if (fused.expert[r] != e) continue;
       const float* a = input.data() + (shape.weight_on_input ? r : r / slots) * h_count;

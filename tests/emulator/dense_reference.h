@@ -12,12 +12,15 @@
 #include <span>
 #include <vector>
 
+#include "descriptors/emulator/expert_weights.h"
 #include "descriptors/plan/moe_plan.h"
 
 namespace tdmsim::emu::test {
 
-// y [tokens][hidden] in double.
+// y [tokens][hidden] in double; `weights` the caller's routed expert
+// weights (null: the seed's), quantised by the emulator's numerics library.
 std::vector<double> dense_reference(const plan::LayerShape& shape, std::uint64_t seed,
-                                    const plan::FusedRouting& fused, std::span<const float> x);
+                                    const plan::FusedRouting& fused, std::span<const float> x,
+                                    const ExpertWeights* weights = nullptr);
 
 }  // namespace tdmsim::emu::test

@@ -1,6 +1,12 @@
 // The descriptor API: capabilities, binding, backend fallback, custom
 // routing, caller activations and the descriptors it writes.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 
 #include <catch2/catch.hpp>
@@ -10,6 +16,8 @@
 #include "descriptors/emulator/synthetic.h"
 #include "descriptors/format/moe_descriptor.h"
 #include "descriptors/plan/routing.h"
+#include "descriptors/plan/synthetic_tensors.h"
+#include "tests/emulator/dense_reference.h"
 #include "tests/emulator/scenario_files.h"
 #include "workloads/config/loader.h"
 
@@ -135,8 +143,9 @@ TEST_CASE("an installed backend runs instead of the fallback", "[api]") {
   ctx->install(Backend::simulate, [&called](const plan::MoePlan& p, std::span<const float>,
                                             const ForwardOptions&) {
     called = true;
-    return BackendOutput{std::vector<float>(std::size_t{p.shape.tokens} * p.shape.hidden, 1.0f),
-                         std::nullopt};
+    BackendOutput out;
+    out.y.assign(std::size_t{p.shape.tokens} * p.shape.hidden, 1.0f);
+    return out;
   });
   CHECK(ctx->capabilities().backends.size() == 2);
   desc.bind(std::make_shared<Stream>(ctx, "sim"));
@@ -198,6 +207,190 @@ TEST_CASE("custom routing callbacks", "[api]") {
     REQUIRE(r.ok());
     CHECK(r.plan.layout.expert_rows[7] == 3);
   }
+}
+
+}  // namespace tdmsim::api
+
+namespace tdmsim::api {
+namespace {
+
+// Random fp32 weights for every routed expert, in the emulator's layout.
+struct RandomWeights {
+  std::vector<float> w13, w2;
+  emu::ExpertWeights view() const { return {w13.data(), w2.data()}; }
+};
+
+RandomWeights random_weights(const plan::LayerShape& s, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-0.25f, 0.25f);
+  RandomWeights w;
+  w.w13.resize(std::size_t{s.experts_local} * 2 * s.inter * s.hidden);
+  w.w2.resize(std::size_t{s.experts_local} * s.hidden * s.inter);
+  for (float& v : w.w13) v = u(rng);
+  for (float& v : w.w2) v = u(rng);
+  return w;
+}
+
+// The tiny scenario in another format (replaces its `dtype: bf16` line).
+config::ResolvedScenario tiny_in(const TempDir& dir, const std::string& format) {
+  const auto path = emu::test::write_tiny_scenario(dir.path(), 10);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = text.find("dtype: bf16\n");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 12, format);
+  std::ofstream(path) << text;
+  return config::Loader(config::default_roots()).resolve_scenario(path.string());
+}
+
+double rel_frobenius(const std::vector<float>& y, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    num += (y[i] - ref[i]) * (y[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+}  // namespace
+
+TEST_CASE("caller expert weights give the emulator's result for those weights", "[api]") {
+  // bf16; fp8 per_tensor, whose static weight scale comes from each given
+  // matrix's absolute maximum.
+  const auto format = GENERATE(std::string("dtype: bf16\n"),
+                               std::string("dtype: fp8_e4m3\nquant: per_tensor\n"));
+  const double tolerance = format.find("fp8") != std::string::npos ? 8e-2 : 1e-2;  // docs/emulator.md
+  const TempDir dir("api-weights");
+  MoeDescriptor desc(tiny_in(dir, format), TdmPolicy::load_balance);
+  Bound b;
+  desc.bind(b.stream);
+  const auto x = emu::seeded_activations(11, 9, 64);
+  const auto seeded = desc.forward(x, 9);
+  REQUIRE(seeded.ok());
+  const RandomWeights w = random_weights(seeded.plan.shape, 3);
+  const emu::ExpertWeights view = w.view();
+  ForwardOptions opts;
+  opts.weights = &view;
+  const auto mine = desc.forward(x, 9, opts);
+  REQUIRE(mine.ok());
+  CHECK(mine.plan.routing.ids == seeded.plan.routing.ids);  // weights do not route
+  CHECK(mine.output.y != seeded.output.y);
+  // The emulator run directly on the same plan and weights: bit for bit.
+  emu::EmulatorOptions eo;
+  eo.weights = &view;
+  CHECK(mine.output.y == emu::emulate(mine.plan, x, eo).y);
+  // And the dense fp64 reference on those weights, within the format's tolerance.
+  const auto ref = emu::test::dense_reference(mine.plan.shape, mine.plan.seed, mine.plan.fused, x, &view);
+  CHECK(rel_frobenius(mine.output.y, ref) < tolerance);
+  CHECK(rel_frobenius(seeded.output.y, ref) > 10 * tolerance);  // other weights, other output
+}
+
+TEST_CASE("changing one expert's weights changes only the tokens routed to it", "[api]") {
+  const TempDir dir("api-one-expert");
+  MoeDescriptor desc(tiny(dir), TdmPolicy::load_balance);
+  Bound b;
+  desc.bind(b.stream);
+  const auto x = emu::seeded_activations(12, 16, 64);
+  const auto first = desc.forward(x, 16);
+  REQUIRE(first.ok());
+  const auto& shape = first.plan.shape;
+  RandomWeights w = random_weights(shape, 4);
+  const emu::ExpertWeights view = w.view();
+  ForwardOptions opts;
+  opts.weights = &view;
+  const auto before = desc.forward(x, 16, opts);
+  REQUIRE(before.ok());
+  const std::uint32_t e = before.plan.routing.ids[0];  // token 0's first expert
+  const std::size_t down = std::size_t{shape.hidden} * shape.inter;
+  for (std::size_t i = 0; i < down; ++i) w.w2[e * down + i] *= 1.5f;
+  const auto after = desc.forward(x, 16, opts);
+  REQUIRE(after.ok());
+  std::uint32_t changed = 0, routed = 0;
+  for (std::uint32_t t = 0; t < 16; ++t) {
+    const bool to_e = before.plan.routing.ids[t * 2] == e || before.plan.routing.ids[t * 2 + 1] == e;
+    const auto row = [&](const ForwardResult& r) {
+      return std::vector<float>(r.output.y.begin() + t * 64, r.output.y.begin() + (t + 1) * 64);
+    };
+    routed += to_e;
+    changed += row(before) != row(after);
+    CHECK((row(before) != row(after)) == to_e);
+  }
+  CHECK(routed >= 1);
+  CHECK(changed == routed);
+}
+
+TEST_CASE("caller router weights route the given activations", "[api]") {
+  const TempDir dir("api-router-weights");
+  const auto scenario = tiny(dir);
+  MoeDescriptor desc(scenario, TdmPolicy::load_balance);
+  Bound b;
+  desc.bind(b.stream);
+  const auto x = emu::seeded_activations(13, 6, 64);
+  // W = the identity on the first 8 columns: token t's logits are x[t][0..8).
+  std::vector<float> w(8 * 64, 0.0f);
+  for (std::uint32_t e = 0; e < 8; ++e) w[e * 64 + e] = 1.0f;
+  const RouterWeights router{w, {}, {}};
+  ForwardOptions opts;
+  opts.router = &router;
+  const auto r = desc.forward(x, 6, opts);
+  REQUIRE(r.ok());
+  for (std::uint32_t t = 0; t < 6; ++t) {
+    std::vector<std::uint32_t> order(8);
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](auto a, auto c) { return x[t * 64 + a] > x[t * 64 + c]; });
+    CHECK(r.plan.routing.ids[t * 2] == order[0]);
+    CHECK(r.plan.routing.ids[t * 2 + 1] == order[1]);
+  }
+  // The seed's router weights passed in route exactly as the scenario's router.
+  const auto seeded = desc.forward(x, 6);
+  REQUIRE(seeded.ok());
+  const ModelSpec& m = scenario.model.spec;
+  std::vector<float> sw(std::size_t{m.experts} * m.hidden_size);
+  const float scale = plan::router_weight_scale(m.hidden_size);
+  for (std::uint32_t e = 0; e < m.experts; ++e) {
+    for (std::uint32_t h = 0; h < m.hidden_size; ++h) {
+      sw[e * m.hidden_size + h] = plan::router_weight_value(5, m.hidden_size, scale, e, h);
+    }
+  }
+  const RouterWeights same{sw, {}, {}};
+  opts.router = &same;
+  const auto again = desc.forward(x, 6, opts);
+  REQUIRE(again.ok());
+  CHECK(again.plan.routing.ids == seeded.plan.routing.ids);
+  CHECK(again.output.y == seeded.output.y);
+  // A wrongly sized router is refused.
+  const RouterWeights short_w{std::span<const float>(sw).first(10), {}, {}};
+  opts.router = &short_w;
+  CHECK(desc.forward(x, 6, opts).status == Status::invalid_argument);
+}
+
+TEST_CASE("device weights need the gpu backend", "[api]") {
+  const TempDir dir("api-device-weights");
+  MoeDescriptor desc(tiny(dir), TdmPolicy::load_balance);
+  Bound b;
+  desc.bind(b.stream);
+  float fake = 0;
+  ForwardOptions opts;
+  opts.device.w13 = &fake;  // never dereferenced: no gpu backend here
+  const auto r = desc.forward_seeded(2, opts);
+  CHECK(r.status == Status::invalid_argument);
+  CHECK_THAT(r.message, Catch::Contains("device weights need the gpu backend"));
+  CHECK(b.stream->launches() == 0);
+}
+
+TEST_CASE("an unavailable backend's reason is reported", "[api]") {
+  const TempDir dir("api-reason");
+  MoeDescriptor desc(tiny(dir), TdmPolicy::load_balance);
+  auto ctx = std::make_shared<Context>();
+  ctx->set_unavailable_reason(Backend::gpu, "no GPU backend library: test");
+  desc.bind(std::make_shared<Stream>(ctx, "s"));
+  ForwardOptions opts;
+  opts.backend = Backend::gpu;
+  const auto fell = desc.forward_seeded(2, opts);
+  REQUIRE(fell.ok());
+  CHECK(fell.message == "backend gpu is not available (no GPU backend library: test); fell back to emulate");
+  opts.allow_fallback = false;
+  CHECK_THAT(desc.forward_seeded(2, opts).message, Catch::Contains("(no GPU backend library: test)"));
 }
 
 }  // namespace tdmsim::api

@@ -11,18 +11,9 @@ import sys
 import numpy as np
 
 import tdmsim
+from support import arguments, raises
 
-source, cli, scratch = sys.argv[1:4]
-tiny = os.path.join(source, "examples", "c", "tiny-moe.yaml")
-os.makedirs(scratch, exist_ok=True)
-
-
-def raises(kind, fn, *args, **kwargs):
-    try:
-        fn(*args, **kwargs)
-    except kind as e:
-        return str(e)
-    raise AssertionError(f"{fn.__name__} did not raise {kind.__name__}")
+source, cli, scratch, tiny = arguments()
 
 
 caps = tdmsim.capabilities()
