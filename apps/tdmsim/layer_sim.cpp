@@ -3,6 +3,7 @@
 #include "apps/tdmsim/attribution.h"
 #include "apps/tdmsim/child_process.h"
 #include "apps/tdmsim/ep_layer.h"
+#include "apps/tdmsim/stats_columns.h"
 
 #include <algorithm>
 #include <cmath>
@@ -96,11 +97,13 @@ Json path_run_to_json(const PathRun& r) {
     descriptors.push_back(Json::binary(std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t*>(d.data()),
                                                                  reinterpret_cast<const std::uint8_t*>(d.data()) + d.size())));
   }
+  // (In columns: stats_columns.h says why.)
+  Json stats = stats_to_columns(r.stats);
   return {{"path", r.path},         {"timings", timings},     {"stages", r.stages},
           {"total_s", r.total_s},   {"routing_s", r.routing_s}, {"sort_s", r.sort_s},
-          {"metrics", r.metrics},   {"stats", r.stats},       {"descriptors", descriptors}};
+          {"metrics", r.metrics},   {"stats", std::move(stats)}, {"descriptors", descriptors}};
 }
-PathRun path_run_from_json(const Json& j) {
+PathRun path_run_from_json(Json& j) {
   PathRun r;
   r.path = j.at("path").get<std::string>();
   for (const auto& t : j.at("timings")) r.timings.push_back(timing_from_json(t));
@@ -109,7 +112,7 @@ PathRun path_run_from_json(const Json& j) {
   r.routing_s = j.at("routing_s").get<double>();
   r.sort_s = j.at("sort_s").get<double>();
   r.metrics = j.at("metrics");
-  r.stats = j.at("stats");
+  r.stats = stats_from_columns(std::move(j.at("stats")));
   for (const auto& d : j.at("descriptors")) {
     const auto& b = d.get_binary();
     std::vector<std::byte> bytes(b.size());
@@ -292,7 +295,7 @@ PathRun run_path_fresh(const plan::MoePlan& p, const MachineSpec& m, const std::
     return out;
   });
   if (trace_json != nullptr && j.contains("trace")) *trace_json = j["trace"].get<std::string>();
-  return path_run_from_json(j["run"]);
+  return path_run_from_json(j.at("run"));
 }
 
 std::string combined_trace(const std::vector<std::pair<std::string, std::string>>& traces) {

@@ -388,7 +388,7 @@ int run_command(const RunOptions& o) {
   if (dir) {
     util::write_file_atomic(dir->file("summary.json"), summary.dump(2) + "\n");
     Json stats = Json::object();
-    for (const auto& r : detail) stats[r.path] = r.stats;
+    for (auto& r : detail) stats[r.path] = std::move(r.stats);  // (not read after this)
     util::write_file_atomic(dir->file("stats.json"), stats.dump(1) + "\n");
     Json resolved = resolved_config(sc, {{"paths", paths}, {"repeat", o.repeat}, {"trace", o.trace}});
     if (!o.descriptors.empty()) resolved["files"]["descriptors"] = std::filesystem::absolute(o.descriptors).string();
