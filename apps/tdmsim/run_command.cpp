@@ -44,6 +44,7 @@ struct RunOptions {
   std::string write_descriptors;  // --write-descriptors: the stream the TDM unit ran
   std::uint32_t repeat = 1;
   std::uint32_t gpus = 0;  // --gpus: 0 = the scenario's parallel.ep
+  bool one_gpu = false;    // --one-gpu: GPU 0's share of an expert-parallel layer only
   bool verbose = false;
   bool trace = false;
   bool quiet = false;
@@ -247,6 +248,7 @@ int run_command(const RunOptions& o) {
   const config::Loader loader(config::default_roots());
   config::ResolvedScenario sc = loader.resolve_scenario(o.scenario, o.machine);
   if (!o.kernel_config.empty()) apply_kernel_config_option(sc, o.kernel_config);
+  if (o.one_gpu && o.gpus != 0) throw BadInput("--one-gpu and --gpus: give one of them");
   if (o.gpus != 0) apply_gpus_option(sc, o.gpus);
   const MachineSpec& m = sc.machine.spec;
   std::string path = o.path.empty() ? std::string(config::enum_name(sc.scenario.spec.path)) : o.path;
@@ -269,7 +271,7 @@ int run_command(const RunOptions& o) {
     not_run = fmt::format("machine {} ({}) has no tdm: section, so path both runs the software path only",
                           m.name, sc.machine.file.string());
   }
-  const bool expert_parallel = o.gpus != 0 || sc.scenario.spec.parallel.ep > 1;
+  const bool expert_parallel = !o.one_gpu && (o.gpus != 0 || sc.scenario.spec.parallel.ep > 1);
   if (expert_parallel && (!o.descriptors.empty() || !o.write_descriptors.empty() || o.repeat > 1)) {
     throw BadInput("an expert-parallel run (parallel.ep or --gpus) takes neither --descriptors, "
                    "--write-descriptors nor --repeat (each GPU runs its own stream; one routing draw)");
@@ -420,6 +422,10 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                   "every GPU simulated, the dispatch and combine all-to-all on the machine's interconnect "
                   "(docs/expert-parallel.md)")
       ->check(CLI::Range(1u, 1024u));
+  cmd->add_flag("--one-gpu", o->one_gpu,
+                "of an expert-parallel layer (parallel.ep > 1), simulate GPU 0 alone: its experts with the "
+                "picks routed to them, no all-to-all (what tdmsim emulate and gpu-case build; how a "
+                "one-GPU measurement of such a layer is compared)");
   cmd->add_option("--kernel-config", o->kernel_config,
                   "tuned kernel table in AITER's CSV columns: the layer's row fixes block_m, tiles, "
                   "split_k and stages (replaces the scenario's kernel.config; docs/moe-plan.md)");

@@ -105,6 +105,18 @@ def main():
         assert a["total_us"] == b["total_us"], "--gpus 1 differs from the single-GPU run"
         assert a["stages"] == b["stages"] and a["floor"] == b["floor"]
         assert b["ep"]["gpus"] == 1 and b["ep"]["dispatch"]["time_us"] == 0
+        # --one-gpu: GPU 0's share of an expert-parallel scenario, as one GPU
+        # (how the H200 validation compares its one-GPU measurement of an EP layer).
+        sc4 = hot_scenario(work, scenario, "one4", "parallel: {ep: 4}\n")
+        share = run(tdmsim, [sc4, "--one-gpu"], os.path.join(work, "share"))
+        layer4 = run(tdmsim, [sc4], os.path.join(work, "layer4"))
+        assert "ep" not in share["paths"][0] and "ep" in layer4["paths"][0]
+        assert share["layer"]["block_m"] is not None
+        print(f"--one-gpu {share['paths'][0]['total_us']!r} us (GPU 0's share), the 4-GPU layer "
+              f"{layer4['paths'][0]['total_us']!r} us")
+        p = tdmsimtools.expect_exit(tdmsim, "run", sc4, "--one-gpu", "--gpus", "2", "--output",
+                                    os.path.join(work, "both-flags"), rc=2)
+        assert "--one-gpu" in p.stderr and "--gpus" in p.stderr, p.stderr
     elif mode == "layer":
         sc = hot_scenario(work, scenario, "layer")
         out = os.path.join(work, "a")

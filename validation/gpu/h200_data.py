@@ -131,8 +131,10 @@ def predict(tdmsim, name, outdir, machine=None):
     wall time."""
     out = os.path.join(outdir, name)
     t0 = time.time()
+    # --one-gpu: an expert-parallel scenario (parallel.ep > 1) was measured as GPU
+    # 0's share on one H200 (the gpu-case tdmsim-gpu ran), not as the layer on N GPUs.
     s = tdmsimtools.run(tdmsim, os.path.join(SCENARIO_DIR, name + ".yaml"), out, path="software",
-                        machine=machine, label=name)
+                        machine=machine, label=name, extra=["--one-gpu"])
     path = s["paths"][0]
     stages = tdmsimtools.stage_times(s)
     layer = s["layer"]
