@@ -73,8 +73,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   tdmsim_capabilities caps;
-  memset(&caps, 0, sizeof caps);
-  caps.struct_size = sizeof caps;
+  tdmsim_capabilities_init(&caps);
   if (check(tdmsim_get_capabilities(&caps), "capabilities")) return 1;
   printf("capabilities: api %u, descriptor format %u, backends:%s%s%s, max experts %u\n",
          caps.api_version, caps.descriptor_format_version,
@@ -84,9 +83,7 @@ int main(int argc, char **argv) {
 
   /* 1. the descriptor, in the seed's shape (td_moe_descriptor) */
   td_moe_descriptor desc;
-  memset(&desc, 0, sizeof desc);
-  desc.struct_size = sizeof desc;
-  desc.version = TDMSIM_MOE_DESCRIPTOR_VERSION;
+  tdmsim_moe_descriptor_init(&desc);
   desc.num_experts = 8;
   desc.experts_per_token = 2;
   desc.routing_policy = TDM_ROUTE_CUSTOM;
@@ -94,8 +91,7 @@ int main(int argc, char **argv) {
   hipMoeDescriptor_t handle = NULL;
   if (check(hipExtMoeDescriptorCreate(&desc, &handle), "create")) return 1;
   tdmsim_moe_info info;
-  memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
+  tdmsim_moe_info_init(&info);
   if (check(tdmsim_moe_get_info(handle, &info), "info")) return 1;
   printf("layer: %s on %s, %u experts, top-%u, H %u, I %u, %s, %s\n", info.model, info.machine,
          info.num_experts, info.experts_per_token, info.hidden_size, info.intermediate_size,
@@ -126,14 +122,12 @@ int main(int argc, char **argv) {
   /* 4. forward on the emulator: the layer as the TDM descriptors run it */
   float *y_tdm = malloc(sizeof(float) * TOKENS * H);
   tdmsim_forward_args args;
-  memset(&args, 0, sizeof args);
-  args.struct_size = sizeof args;
+  tdmsim_forward_args_init(&args);
   args.tokens = TOKENS;
   args.x = x;
   args.backend = TDMSIM_BACKEND_EMULATE;
   tdmsim_forward_result res;
-  memset(&res, 0, sizeof res);
-  res.struct_size = sizeof res;
+  tdmsim_forward_result_init(&res);
   if (check(tdmsim_moe_forward(handle, &args, y_tdm, (size_t)TOKENS * H, &res), "forward emulate"))
     return 1;
   printf("emulate: %u descriptors (%u bytes), %u-stage kernel, block_m %u\n", res.descriptors,
@@ -189,8 +183,7 @@ int main(int argc, char **argv) {
   /* 6. the simulate backend: same output, plus predicted time on both paths */
   float *y_sim = malloc(sizeof(float) * TOKENS * H);
   args.backend = TDMSIM_BACKEND_SIMULATE;
-  memset(&res, 0, sizeof res);
-  res.struct_size = sizeof res;
+  tdmsim_forward_result_init(&res);
   if (check(tdmsim_moe_forward(handle, &args, y_sim, (size_t)TOKENS * H, &res), "forward simulate"))
     return 1;
   const int same = memcmp(y_sim, y_tdm, sizeof(float) * TOKENS * H) == 0;
@@ -207,8 +200,7 @@ int main(int argc, char **argv) {
   /* 7. the gpu backend: not in this library; fallback reported */
   args.backend = TDMSIM_BACKEND_GPU;
   args.allow_fallback = 1;
-  memset(&res, 0, sizeof res);
-  res.struct_size = sizeof res;
+  tdmsim_forward_result_init(&res);
   if (check(tdmsim_moe_forward(handle, &args, y_sim, (size_t)TOKENS * H, &res), "forward gpu")) return 1;
   printf("gpu: ran %s, fell back: %s (%s)\n", tdmsim_backend_name((tdmsim_backend)res.ran),
          res.fell_back ? "yes" : "no", res.message);

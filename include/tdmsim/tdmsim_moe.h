@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,8 +66,9 @@ typedef enum tdmsim_backend {
   TDMSIM_BACKEND_GPU = 2
 } tdmsim_backend;
 
-/* The layer and its policy. Zero-initialise, then set struct_size, version
- * and scenario; zero in a shape field keeps the scenario model's value. */
+/* The layer and its policy. tdmsim_moe_descriptor_init() (below) zeroes it and
+ * sets struct_size and version; then set scenario. Zero in a shape field
+ * keeps the scenario model's value. */
 typedef struct tdmsim_moe_descriptor {
   uint32_t struct_size;       /* sizeof(tdmsim_moe_descriptor) */
   uint32_t version;           /* TDMSIM_MOE_DESCRIPTOR_VERSION */
@@ -186,6 +188,32 @@ typedef struct tdmsim_forward_result {
   char message[512];         /* the fallback note (with why the backend is missing),
                                 or the gpu backend's device and kernel time, else empty */
 } tdmsim_forward_result;
+
+/* Initialisers: each zeroes every field and sets struct_size to the size this
+ * header describes (the descriptor's also sets version), which is what the
+ * library checks first. Defined here, not in the library, so that struct_size
+ * is the size the caller was compiled against. */
+static inline void tdmsim_moe_descriptor_init(tdmsim_moe_descriptor *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = (uint32_t)sizeof *d;
+  d->version = TDMSIM_MOE_DESCRIPTOR_VERSION;
+}
+static inline void tdmsim_capabilities_init(tdmsim_capabilities *c) {
+  memset(c, 0, sizeof *c);
+  c->struct_size = (uint32_t)sizeof *c;
+}
+static inline void tdmsim_moe_info_init(tdmsim_moe_info *i) {
+  memset(i, 0, sizeof *i);
+  i->struct_size = (uint32_t)sizeof *i;
+}
+static inline void tdmsim_forward_args_init(tdmsim_forward_args *a) {
+  memset(a, 0, sizeof *a);
+  a->struct_size = (uint32_t)sizeof *a;
+}
+static inline void tdmsim_forward_result_init(tdmsim_forward_result *r) {
+  memset(r, 0, sizeof *r);
+  r->struct_size = (uint32_t)sizeof *r;
+}
 
 /* The last error on this thread ("" if none): valid until the next call. */
 TDMSIM_API const char *tdmsim_last_error(void);

@@ -16,17 +16,14 @@ static const char *scenario;
 
 static tdmsim_moe_descriptor base(void) {
   tdmsim_moe_descriptor d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.version = TDMSIM_MOE_DESCRIPTOR_VERSION;
+  tdmsim_moe_descriptor_init(&d);
   d.scenario = scenario;
   return d;
 }
 
 static tdmsim_forward_args args_for(const float *x, uint32_t backend) {
   tdmsim_forward_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
+  tdmsim_forward_args_init(&a);
   a.tokens = 4;
   a.x = x;
   a.backend = backend;
@@ -35,8 +32,7 @@ static tdmsim_forward_args args_for(const float *x, uint32_t backend) {
 
 static tdmsim_forward_result empty_result(void) {
   tdmsim_forward_result r;
-  memset(&r, 0, sizeof r);
-  r.struct_size = sizeof r;
+  tdmsim_forward_result_init(&r);
   return r;
 }
 
@@ -65,11 +61,34 @@ int main(int argc, char **argv) {
   scenario = argv[1];
   const char *scratch = argv[2];
 
+  /* the header's initialisers */
+  {
+    tdmsim_moe_descriptor d;
+    memset(&d, 0xff, sizeof d);
+    tdmsim_moe_descriptor_init(&d);
+    CHECK(d.struct_size == sizeof d && d.version == TDMSIM_MOE_DESCRIPTOR_VERSION);
+    CHECK(d.num_experts == 0 && d.scenario == NULL && d.seed == 0 && d.reserved[7] == 0);
+    tdmsim_forward_args a;
+    memset(&a, 0xff, sizeof a);
+    tdmsim_forward_args_init(&a);
+    CHECK(a.struct_size == sizeof a && a.tokens == 0 && a.x == NULL && a.d_expert_w2 == NULL);
+    tdmsim_forward_result r;
+    memset(&r, 0xff, sizeof r);
+    tdmsim_forward_result_init(&r);
+    CHECK(r.struct_size == sizeof r && r.fell_back == 0 && r.message[0] == '\0');
+    tdmsim_moe_info i;
+    memset(&i, 0xff, sizeof i);
+    tdmsim_moe_info_init(&i);
+    CHECK(i.struct_size == sizeof i && i.num_experts == 0 && i.model[0] == '\0');
+  }
+
   /* capabilities */
   tdmsim_capabilities caps;
   memset(&caps, 0, sizeof caps);
   CHECK(tdmsim_get_capabilities(&caps) == TDMSIM_ERR_VERSION); /* struct_size 0 */
-  caps.struct_size = sizeof caps;
+  memset(&caps, 0xff, sizeof caps);
+  tdmsim_capabilities_init(&caps); /* zeroes, then sets struct_size */
+  CHECK(caps.struct_size == sizeof caps && caps.backends == 0 && caps.max_experts == 0);
   CHECK(tdmsim_get_capabilities(&caps) == TDMSIM_OK);
   CHECK(caps.backends == ((1u << TDMSIM_BACKEND_EMULATE) | (1u << TDMSIM_BACKEND_SIMULATE)));
   CHECK(caps.policies & (1u << TDMSIM_ROUTE_CUSTOM));
@@ -132,8 +151,7 @@ int main(int argc, char **argv) {
   d.hidden_size = 128;
   CHECK(tdmsim_moe_descriptor_create(&d, &h) == TDMSIM_OK);
   tdmsim_moe_info info;
-  memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
+  tdmsim_moe_info_init(&info);
   CHECK(tdmsim_moe_get_info(h, &info) == TDMSIM_OK);
   CHECK(info.num_experts == 16 && info.hidden_size == 128 && info.experts_per_token == 2);
   CHECK(strcmp(info.machine, "mi500x-tdm") == 0 && info.machine_has_tdm == 1);
@@ -145,8 +163,7 @@ int main(int argc, char **argv) {
   sd.routing_policy = TDM_ROUTE_CUSTOM;
   hipMoeDescriptor_t hd = NULL;
   CHECK(hipExtMoeDescriptorCreate(&sd, &hd) == TDMSIM_OK && hd != NULL);
-  memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
+  tdmsim_moe_info_init(&info);
   CHECK(tdmsim_moe_get_info(hd, &info) == TDMSIM_OK);
   const uint32_t H = info.hidden_size;
   float *x = malloc(sizeof(float) * 4 * H), *y = malloc(sizeof(float) * 4 * H),

@@ -21,9 +21,7 @@ static int contains(const char *text, const char *part) { return strstr(text, pa
 
 static tdmsim_moe_t make(const char *scenario, tdmsim_stream_t *stream) {
   tdmsim_moe_descriptor d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.version = TDMSIM_MOE_DESCRIPTOR_VERSION;
+  tdmsim_moe_descriptor_init(&d);
   d.scenario = scenario;
   tdmsim_moe_t h = NULL;
   CHECK(tdmsim_moe_descriptor_create(&d, &h) == TDMSIM_OK);
@@ -34,8 +32,7 @@ static tdmsim_moe_t make(const char *scenario, tdmsim_stream_t *stream) {
 
 static tdmsim_forward_args args_for(const float *x, uint32_t backend) {
   tdmsim_forward_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
+  tdmsim_forward_args_init(&a);
   a.tokens = T;
   a.x = x;
   a.backend = backend;
@@ -44,8 +41,7 @@ static tdmsim_forward_args args_for(const float *x, uint32_t backend) {
 
 static tdmsim_status run(tdmsim_moe_t h, const tdmsim_forward_args *a, float *y, size_t n,
                          tdmsim_forward_result *r) {
-  memset(r, 0, sizeof *r);
-  r->struct_size = sizeof *r;
+  tdmsim_forward_result_init(r);
   return tdmsim_moe_forward(h, a, y, n, r);
 }
 
@@ -55,8 +51,7 @@ static int same_row(const float *a, const float *b, uint32_t t, uint32_t hidden)
 
 static uint32_t gpu_bit(void) {
   tdmsim_capabilities caps;
-  memset(&caps, 0, sizeof caps);
-  caps.struct_size = sizeof caps;
+  tdmsim_capabilities_init(&caps);
   CHECK(tdmsim_get_capabilities(&caps) == TDMSIM_OK);
   return caps.backends & (1u << TDMSIM_BACKEND_GPU);
 }
@@ -67,8 +62,7 @@ int main(int argc, char **argv) {
   tdmsim_stream_t s = NULL;
   tdmsim_moe_t h = make(fp16, &s);
   tdmsim_moe_info info;
-  memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
+  tdmsim_moe_info_init(&info);
   CHECK(tdmsim_moe_get_info(h, &info) == TDMSIM_OK);
   const uint32_t H = info.hidden_size, I = info.intermediate_size, E = info.num_experts;
   const size_t n = (size_t)T * H, gu = (size_t)2 * I * H, dn = (size_t)H * I;

@@ -37,8 +37,7 @@ static int run(tdmsim_moe_t h, tdmsim_backend backend, const float *x, const flo
                const float *w2, const void *dw13, const void *dw2, uint32_t tokens, float *y,
                size_t n, char *message, size_t message_n) {
   tdmsim_forward_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
+  tdmsim_forward_args_init(&a);
   a.tokens = tokens;
   a.x = x;
   a.backend = backend;
@@ -47,8 +46,7 @@ static int run(tdmsim_moe_t h, tdmsim_backend backend, const float *x, const flo
   a.d_expert_w13 = dw13;
   a.d_expert_w2 = dw2;
   tdmsim_forward_result r;
-  memset(&r, 0, sizeof r);
-  r.struct_size = sizeof r;
+  tdmsim_forward_result_init(&r);
   const tdmsim_status s = tdmsim_moe_forward(h, &a, y, n, &r);
   if (s != TDMSIM_OK) {
     snprintf(message, message_n, "%s: %s", tdmsim_status_name(s), tdmsim_last_error());
@@ -90,9 +88,7 @@ int main(int argc, char **argv) {
   }
   const int strict = argc > 2 && strcmp(argv[2], "--strict") == 0;
   tdmsim_moe_descriptor d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.version = TDMSIM_MOE_DESCRIPTOR_VERSION;
+  tdmsim_moe_descriptor_init(&d);
   d.scenario = argv[1];
   tdmsim_moe_t h = NULL;
   tdmsim_stream_t s = NULL;
@@ -102,8 +98,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   tdmsim_moe_info info;
-  memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
+  tdmsim_moe_info_init(&info);
   tdmsim_moe_get_info(h, &info);
   const uint32_t T = 32, H = info.hidden_size, I = info.intermediate_size, E = info.num_experts;
   const size_t n = (size_t)T * H, gu = (size_t)E * 2 * I * H, dn = (size_t)E * H * I;
