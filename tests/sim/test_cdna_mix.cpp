@@ -172,7 +172,7 @@ isa::KernelLaunch mix_loop(const char* name, std::uint32_t wgs, std::uint32_t it
             p.loops.push_back(std::move(loop));
             return p;
           },
-          nullptr};
+          nullptr, nullptr};  // hardware dispatch, hardware routing
 }
 double us(const sim::KernelTiming& t) { return static_cast<double>(t.end - t.start) / 1e6; }
 }  // namespace

@@ -45,7 +45,7 @@ isa::KernelLaunch down_like(const char* name, std::uint64_t row_bytes, std::uint
             p.loops.push_back(std::move(loop));
             return p;
           },
-          nullptr};
+          nullptr, nullptr};  // hardware dispatch, hardware routing
 }
 
 double us(const sim::KernelTiming& t) { return static_cast<double>(t.end - t.start) / 1e6; }
@@ -100,7 +100,7 @@ isa::KernelLaunch epilogue_like(const char* name, std::uint32_t workgroups, std:
             p.stores.push_back(isa::strided((1ull << 38) + std::uint64_t{wg} * 128 * 512, 512, 128, 512));
             return p;
           },
-          nullptr};
+          nullptr, nullptr};  // hardware dispatch, hardware routing
 }
 }  // namespace
 

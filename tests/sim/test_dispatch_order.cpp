@@ -34,7 +34,7 @@ isa::KernelLaunch small_grid(std::uint32_t n) {
             p.loops.push_back(std::move(loop));
             return p;
           },
-          nullptr};
+          nullptr, nullptr};  // hardware dispatch, hardware routing
 }
 
 // Workgroups run per CU, keyed by (die, cu), from the stats (`...xcd[d].cu[c].workgroups`).

@@ -40,7 +40,7 @@ isa::KernelLaunch kernel(std::uint32_t workgroups, std::uint32_t lds, std::uint3
             p.prologue_loads.push_back(isa::strided((1ull << 32) + std::uint64_t{wg} * 65536, 65536));
             return p;
           },
-          nullptr};
+          nullptr, nullptr};  // hardware dispatch, hardware routing
 }
 
 }  // namespace

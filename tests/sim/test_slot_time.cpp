@@ -33,7 +33,7 @@ isa::KernelLaunch grid(std::uint32_t n) {
             p.stores.push_back(isa::strided((1ull << 38) + std::uint64_t{wg} * 4096, 4096));
             return p;
           },
-          nullptr};
+          nullptr, nullptr};  // hardware dispatch, hardware routing
 }
 
 }  // namespace
