@@ -8,8 +8,9 @@ Modes (each skipped, 77, without mpirun):
                         stats.json, config.json and trace.json byte for byte the same
   refuse SCENARIO       errors under mpirun -np 2 exit 2 on every rank (each rank's code
                         recorded) with the message printed once and nothing written: an
-                        uneven --gpus (every rank refuses it) and an existing output
-                        folder (rank 0 alone does)
+                        uneven --gpus (every rank refuses it), an existing output
+                        folder (rank 0 alone refuses it) and a memory limit set for
+                        rank 1 alone
   sweep SCENARIO        a sweep over parallel.ep under mpirun -np 2 gives the
                         single-process results.csv and results.jsonl
 
@@ -115,6 +116,13 @@ def main():
         run([*mpi, *wrap, "run", sc, "--gpus", "2", "--output", out])
         got = {n: read(os.path.join(codes, n)).strip() for n in sorted(os.listdir(codes))}
         assert got == {"rank.0": b"2", "rank.1": b"2"}, got
+        # Rank 1 alone fails (a memory limit set for it only): rank 0 prints its message.
+        shutil.rmtree(out)
+        limit = ['sh', '-c', 'if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ]; then export TDMSIM_MEMORY_LIMIT=1MiB; '
+                 'fi; exec "$0" "$@"', tdmsim]
+        p = run([*mpi, *limit, "run", sc, "--gpus", "2", "--output", out], rc=2)
+        assert p.stderr.count("over the limit of 1 MiB") == 1, p.stderr
+        assert not os.path.exists(out) and not [n for n in os.listdir(work) if n.startswith(".out")]
         print("errors under mpirun -np 2: exit 2 on every rank, the message once, nothing written")
     elif mode == "sweep":
         mpi = mpirun_cmd(2)
