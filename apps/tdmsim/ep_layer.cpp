@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include <fmt/core.h>
 
@@ -79,26 +80,44 @@ EpSetup ep_setup(const config::ResolvedScenario& sc) {
   return e;
 }
 
+EpRankRun ep_rank_run(PathRun run) {
+  EpRankRun rr;
+  rr.run = std::move(run);
+  const auto& t = rr.run.timings;
+  sim::Tick routed = t.front().launch;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (rr.run.stages[i] == "routing") routed = t[i].end;
+  }
+  rr.before_s = ticks_s(routed - t.front().launch);
+  rr.after_s = ticks_s(t.back().end - routed);
+  return rr;
+}
+
+PathRun run_ep_gpu(const config::ResolvedScenario& sc, const EpSetup& setup, std::uint32_t gpu,
+                   const std::string& path) {
+  // No trace of its own: the layer's trace is one track per GPU, built from
+  // the GPUs' kernel timings (assemble_ep_path).
+  return run_path_fresh(setup.plans.at(gpu), sc.machine.spec, path, sim::SimOptions{});
+}
+
 EpPathRun run_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, const std::string& path,
                       const sim::SimOptions& opts) {
+  std::vector<EpRankRun> ranks;
+  for (std::uint32_t r = 0; r < setup.gpus; ++r) ranks.push_back(ep_rank_run(run_ep_gpu(sc, setup, r, path)));
+  return assemble_ep_path(sc, setup, path, std::move(ranks), opts);
+}
+
+EpPathRun assemble_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, const std::string& path,
+                           std::vector<EpRankRun> gpu_runs, const sim::SimOptions& opts) {
   const MachineSpec& m = sc.machine.spec;
   const std::uint32_t n = setup.gpus;
+  if (gpu_runs.size() != n) {
+    throw std::logic_error(fmt::format("the {} path of an expert-parallel layer on {} GPUs got {} GPUs' runs", path,
+                                       n, gpu_runs.size()));
+  }
   EpPathRun out;
   out.path = path;
-  sim::SimOptions rank_opts = opts;
-  rank_opts.trace = false;  // the layer's trace is one track per GPU, built below
-  for (std::uint32_t r = 0; r < n; ++r) {
-    EpRankRun rr;
-    rr.run = run_path_fresh(setup.plans[r], m, path, rank_opts);
-    const auto& t = rr.run.timings;
-    sim::Tick routed = t.front().launch;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (rr.run.stages[i] == "routing") routed = t[i].end;
-    }
-    rr.before_s = ticks_s(routed - t.front().launch);
-    rr.after_s = ticks_s(t.back().end - routed);
-    out.ranks.push_back(std::move(rr));
-  }
+  out.ranks = std::move(gpu_runs);
   if (n > 1) {
     const net::Placement where{n, setup.nodes};
     out.dispatch = net::all_to_all(*m.interconnect, where, setup.dispatch, net::Algorithm::direct);

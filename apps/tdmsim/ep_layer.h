@@ -1,6 +1,7 @@
 // An expert-parallel layer on N GPUs (docs/expert-parallel.md): every GPU's
 // share of one routing draw simulated as a single-GPU layer of its own (each
-// in a forked child, run_path_fresh), the dispatch and combine all-to-all of
+// in a forked child, run_path_fresh; under MPI spread over the ranks,
+// ep_mpi.h), the dispatch and combine all-to-all of
 // the real token traffic timed on the machine's interconnect (sim/net), and
 // the layer's time, the slowest rank's, with a per-rank breakdown.
 //
@@ -64,7 +65,23 @@ struct EpPathRun {
   std::string trace;          // trace.json text: one track per GPU (when asked)
 };
 
-// Runs `path` of every rank on a fresh machine (a child process each).
+// GPU `gpu`'s layer of `path` on a fresh machine (a child process,
+// run_path_fresh): its share of the draw alone, without a trace of its own.
+PathRun run_ep_gpu(const config::ResolvedScenario& sc, const EpSetup& setup, std::uint32_t gpu,
+                   const std::string& path);
+
+// A GPU's run split at its dispatch (before_s, after_s).
+EpRankRun ep_rank_run(PathRun run);
+
+// The layer from every GPU's run of `path` (`gpu_runs`, in GPU order): the
+// collectives, the timeline, the metrics and (opts.trace) the trace. Whether
+// the GPUs ran in this process's children or on other MPI ranks (ep_mpi.h),
+// the same runs give the same bytes.
+EpPathRun assemble_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, const std::string& path,
+                           std::vector<EpRankRun> gpu_runs, const sim::SimOptions& opts);
+
+// Runs `path` of every GPU, one after another, each on a fresh machine (a
+// child process each), and assembles the layer: the single-process mode.
 EpPathRun run_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, const std::string& path,
                       const sim::SimOptions& opts);
 

@@ -66,8 +66,7 @@ Json load_spread(const plan::MoePlan& p) {
           {"experts_without_tokens", idle}, {"experts", n}};
 }
 
-// A PathRun as it crosses from a child process (run_path_fresh): every
-// field the summary, the attribution and the text report read.
+// A kernel's timing as it crosses in a PathRun (path_run_to_json).
 Json timing_to_json(const sim::KernelTiming& t) {
   return {{"name", t.name},         {"launch", t.launch},         {"start", t.start},
           {"end", t.end},           {"workgroups", t.workgroups}, {"clock_hz", t.clock_hz},
@@ -89,6 +88,9 @@ sim::KernelTiming timing_from_json(const Json& j) {
   t.slots_per_cu = j.at("slots_per_cu").get<std::uint32_t>();
   return t;
 }
+}  // namespace
+
+// (layer_sim.h: a PathRun as it crosses from a child process or an MPI rank.)
 Json path_run_to_json(const PathRun& r) {
   Json timings = Json::array();
   for (const auto& t : r.timings) timings.push_back(timing_to_json(t));
@@ -121,8 +123,6 @@ PathRun path_run_from_json(Json& j) {
   }
   return r;
 }
-
-}  // namespace
 
 PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
                  const MachineSpec& m, const std::string& path,

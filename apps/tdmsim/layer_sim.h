@@ -49,6 +49,13 @@ PathRun run_path_fresh(const plan::MoePlan& p, const MachineSpec& m, const std::
                        const sim::SimOptions& opts, const sim::programs::DescriptorBytes* descriptors = nullptr,
                        std::string* trace_json = nullptr);
 
+// A PathRun as it crosses from a child process (run_path_fresh) or an MPI
+// rank (ep_mpi.h): every field the summary, the attribution and the text
+// report read, stats in columns; as CBOR, doubles cross bit-exact.
+// path_run_from_json moves the stats out of `j`.
+config::Json path_run_to_json(const PathRun& r);
+PathRun path_run_from_json(config::Json& j);
+
 // One trace.json of several paths' traces (path name, trace.json text), each
 // from its own run starting at time 0: with more than one, every track
 // group's name starts with its path ("tdm: gpu.xcd[0]").

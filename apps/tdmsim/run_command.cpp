@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <span>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@
 
 #include "apps/tdmsim/attribution.h"
 #include "apps/tdmsim/ep_layer.h"
+#include "apps/tdmsim/ep_mpi.h"
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
 #include "descriptors/format/moe_stream.h"
@@ -188,16 +190,22 @@ void apply_gpus_option(config::ResolvedScenario& sc, std::uint32_t gpus) {
   }
 }
 
-// The layer on parallel.ep GPUs (ep_layer.h): every rank of every path on a
-// fresh machine, the collectives between them, one summary.
-int run_ep(const config::ResolvedScenario& sc, const std::vector<std::string>& paths, const std::string& not_run,
-           const RunOptions& o, StagedDir* dir, std::chrono::steady_clock::time_point wall0) {
+// What a run is, checked before any file is touched or anything simulated
+// (every MPI rank prepares it alike).
+struct PreparedRun {
+  config::ResolvedScenario sc;
+  std::string path;                // as asked: software, tdm or both
+  std::vector<std::string> paths;  // the paths that run
+  std::string not_run;             // why `both` runs one path
+  bool expert_parallel = false;
+};
+
+// The layer on parallel.ep GPUs (ep_layer.h), its paths run (`runs`): the
+// summary printed and the outputs written. `mpi_ranks`: how many ranks ran it.
+int write_ep_outputs(const config::ResolvedScenario& sc, const EpSetup& setup, const std::vector<EpPathRun>& runs,
+                     const std::vector<std::string>& paths, const std::string& not_run, const RunOptions& o,
+                     StagedDir* dir, std::chrono::steady_clock::time_point wall0, int mpi_ranks) {
   const MachineSpec& m = sc.machine.spec;
-  const EpSetup setup = ep_setup(sc);
-  sim::SimOptions opts;
-  opts.trace = o.trace;
-  std::vector<EpPathRun> runs;
-  for (const auto& path : paths) runs.push_back(run_ep_path(sc, setup, path, opts));
   Json summary = {{"scenario", sc.scenario.spec.name}, {"machine", m.name},
                   {"model", sc.model.spec.name}, {"seed", sc.scenario.spec.seed},
                   {"layer", ep_layer_summary(sc, setup)}, {"paths", Json::array()}};
@@ -215,8 +223,13 @@ int run_ep(const config::ResolvedScenario& sc, const std::vector<std::string>& p
                sc.scenario.spec.parallel.redundant_experts > 0
                    ? fmt::format(" with {} redundant experts", sc.scenario.spec.parallel.redundant_experts)
                    : std::string());
-    fmt::print("expert load max/mean {:.2f}; picks per GPU max/mean {:.2f}\n\n",
+    fmt::print("expert load max/mean {:.2f}; picks per GPU max/mean {:.2f}\n",
                L["load_spread"]["max_over_mean"].get<double>(), L["ep"]["rank_picks_max_over_mean"].get<double>());
+    if (mpi_ranks > 1) {
+      fmt::print("simulated on {} MPI ranks (GPU g on rank g mod {}{})\n", mpi_ranks, mpi_ranks,
+                 static_cast<std::uint32_t>(mpi_ranks) > setup.gpus ? "; the ranks beyond the GPUs idle" : "");
+    }
+    fmt::print("\n");
     for (const auto& r : runs) print_ep_path(r, setup);
     if (runs.size() == 2) fmt::print("\nTDM speedup over software: {:.2f}x\n", runs[0].total_s / runs[1].total_s);
     if (!not_run.empty()) fmt::print("\nnote: {}\n", not_run);
@@ -243,19 +256,21 @@ int run_ep(const config::ResolvedScenario& sc, const std::vector<std::string>& p
   return kExitOk;
 }
 
-int run_command(const RunOptions& o) {
-  const auto wall0 = std::chrono::steady_clock::now();
+PreparedRun prepare_run(const RunOptions& o) {
   const config::Loader loader(config::default_roots());
-  config::ResolvedScenario sc = loader.resolve_scenario(o.scenario, o.machine);
+  PreparedRun r{loader.resolve_scenario(o.scenario, o.machine), {}, {}, {}, false};
+  config::ResolvedScenario& sc = r.sc;
   if (!o.kernel_config.empty()) apply_kernel_config_option(sc, o.kernel_config);
   if (o.one_gpu && o.gpus != 0) throw BadInput("--one-gpu and --gpus: give one of them");
   if (o.gpus != 0) apply_gpus_option(sc, o.gpus);
   const MachineSpec& m = sc.machine.spec;
-  std::string path = o.path.empty() ? std::string(config::enum_name(sc.scenario.spec.path)) : o.path;
+  r.path = o.path.empty() ? std::string(config::enum_name(sc.scenario.spec.path)) : o.path;
+  const std::string& path = r.path;
   // `both` is every path the machine has, whether the scenario's `path:` or
   // --path says it (as in sweeps); the path left out is said, not dropped
   // silently. An explicit `tdm` on a machine without the unit is refused.
-  const std::vector<std::string> paths = paths_for(m, path);
+  r.paths = paths_for(m, path);
+  const std::vector<std::string>& paths = r.paths;
   if (paths.empty()) {
     // The scenario's own `path: tdm`: named at its line, as the loader names keys.
     const config::Location at =
@@ -266,13 +281,12 @@ int run_command(const RunOptions& o) {
                                "use path software or both, or a TDM machine such as mi500x-tdm",
                                where, m.name, sc.machine.file.string()));
   }
-  std::string not_run;  // why `both` runs one path
   if (path == "both" && paths.size() == 1) {
-    not_run = fmt::format("machine {} ({}) has no tdm: section, so path both runs the software path only",
-                          m.name, sc.machine.file.string());
+    r.not_run = fmt::format("machine {} ({}) has no tdm: section, so path both runs the software path only",
+                            m.name, sc.machine.file.string());
   }
-  const bool expert_parallel = !o.one_gpu && (o.gpus != 0 || sc.scenario.spec.parallel.ep > 1);
-  if (expert_parallel && (!o.descriptors.empty() || !o.write_descriptors.empty() || o.repeat > 1)) {
+  r.expert_parallel = !o.one_gpu && (o.gpus != 0 || sc.scenario.spec.parallel.ep > 1);
+  if (r.expert_parallel && (!o.descriptors.empty() || !o.write_descriptors.empty() || o.repeat > 1)) {
     throw BadInput("an expert-parallel run (parallel.ep or --gpus) takes neither --descriptors, "
                    "--write-descriptors nor --repeat (each GPU runs its own stream; one routing draw)");
   }
@@ -288,12 +302,30 @@ int run_command(const RunOptions& o) {
   if (!o.descriptors.empty() && o.repeat > 1) {
     throw BadInput("--descriptors runs one layer's stream (one routing draw); give --repeat 1");
   }
+  return r;
+}
+
+// One process: every GPU of an expert-parallel layer in a child of this one.
+int run_local(const RunOptions& o) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  PreparedRun prepared = prepare_run(o);
+  config::ResolvedScenario& sc = prepared.sc;
+  const MachineSpec& m = sc.machine.spec;
+  const std::vector<std::string>& paths = prepared.paths;
+  const std::string& not_run = prepared.not_run;
   if (!o.write_descriptors.empty()) check_output_file(o.write_descriptors, o.force);
   sim::programs::DescriptorBytes given;
   if (!o.descriptors.empty()) given = read_descriptor_stream(o.descriptors, sc);
   std::unique_ptr<StagedDir> dir;
   if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
-  if (expert_parallel) return run_ep(sc, paths, not_run, o, dir.get(), wall0);
+  if (prepared.expert_parallel) {
+    const EpSetup setup = ep_setup(sc);
+    sim::SimOptions opts;
+    opts.trace = o.trace;
+    std::vector<EpPathRun> runs;
+    for (const auto& p : paths) runs.push_back(run_ep_path(sc, setup, p, opts));
+    return write_ep_outputs(sc, setup, runs, paths, not_run, o, dir.get(), wall0, 1);
+  }
 
   sim::SimOptions opts;
   opts.trace = o.trace;
@@ -402,6 +434,61 @@ int run_command(const RunOptions& o) {
   return kExitOk;
 }
 
+// Several MPI ranks (ep_mpi.h): an expert-parallel layer's GPUs spread over
+// them, rank 0 writing everything; any other run on rank 0 alone while the
+// others wait. Each step ends with every rank agreeing on its outcome.
+int run_on_ranks(const RunOptions& o, const MpiSession& mpi) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  const bool root = mpi.rank() == 0;
+  std::optional<PreparedRun> prepared;
+  std::optional<EpSetup> setup;
+  std::unique_ptr<StagedDir> dir;  // rank 0's
+  // Every rank prepares the run from the same inputs (a bad one: the same
+  // error on each, printed once).
+  int code = settle(mpi, run_guarded([&] {
+    prepared = prepare_run(o);
+    if (prepared->expert_parallel) {
+      setup = ep_setup(prepared->sc);
+      if (root && !o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
+    }
+    return std::string();
+  }));
+  if (code != kExitOk) return code;
+  if (!prepared->expert_parallel) {
+    RankOutcome alone;
+    if (root) {
+      int rc = kExitOk;
+      alone = run_guarded([&] {
+        rc = run_local(o);
+        return std::string();
+      });
+      if (alone.code == kExitOk) alone.code = rc;
+    }
+    return settle(mpi, alone);
+  }
+  std::vector<std::string> payloads;
+  code = simulate_ep_gpus_on_ranks(mpi, prepared->sc, *setup, prepared->paths, &payloads);
+  if (code != kExitOk) return code;
+  RankOutcome written;
+  if (root) {
+    written = run_guarded([&] {
+      sim::SimOptions opts;
+      opts.trace = o.trace;
+      const auto runs = ep_paths_from_ranks(prepared->sc, *setup, prepared->paths, payloads, opts);
+      write_ep_outputs(prepared->sc, *setup, runs, prepared->paths, prepared->not_run, o, dir.get(), wall0,
+                       mpi.size());
+      return std::string();
+    });
+  }
+  return settle(mpi, written);
+}
+
+int run_command(const RunOptions& o) {
+  const MpiSession mpi;  // active when started by mpirun
+  if (mpi.size() > 1) return run_on_ranks(o, mpi);
+  return run_local(o);
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, CommandResult& result) {
@@ -420,7 +507,9 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--gpus", o->gpus,
                   "run the layer on this many GPUs, expert parallel (replaces the scenario's parallel.ep): "
                   "every GPU simulated, the dispatch and combine all-to-all on the machine's interconnect "
-                  "(docs/expert-parallel.md)")
+                  "(docs/expert-parallel.md). Alone, the GPUs run one after another in child processes; "
+                  "under `mpirun -np R` (one machine or several nodes) GPU g runs on rank g mod R and rank 0 "
+                  "writes the outputs, byte for byte those of the single-process run")
       ->check(CLI::Range(1u, 1024u));
   cmd->add_flag("--one-gpu", o->one_gpu,
                 "of an expert-parallel layer (parallel.ep > 1), simulate GPU 0 alone: its experts with the "

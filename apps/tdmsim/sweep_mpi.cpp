@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -26,6 +27,8 @@ bool launched_by_mpi() {
 
 constexpr int kTagRequest = 1;  // worker -> rank 0: "" (first) or the last outcome as JSON
 constexpr int kTagReply = 2;    // rank 0 -> worker: a point index, or -1 = no more
+constexpr int kTagGatherLength = 3;  // MpiSession::gather: a message's length
+constexpr int kTagGatherData = 4;    // and its bytes
 
 // Waits for a request without spinning: blocking MPI calls busy-poll a core,
 // which a machine running simulations in child processes cannot spare.
@@ -63,9 +66,45 @@ MpiSession::~MpiSession() {
 
 int MpiSession::broadcast(int value) const {
 #ifdef TDMSIM_HAVE_MPI
-  if (active_) MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (active_) {
+    MPI_Request req;
+    MPI_Ibcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    wait_sleeping(req);
+  }
 #endif
   return value;
+}
+
+std::vector<std::string> MpiSession::gather(const std::string& mine) const {
+  if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw std::length_error("an MPI message over 2 GiB");  // (callers send a short error instead)
+  }
+  if (!active_) return {mine};
+  std::vector<std::string> all;
+#ifdef TDMSIM_HAVE_MPI
+  // Point to point, one rank after another: each message's length fits an
+  // int, whatever their sum.
+  MPI_Request req;
+  if (rank_ != 0) {
+    int len = static_cast<int>(mine.size());
+    MPI_Isend(&len, 1, MPI_INT, 0, kTagGatherLength, MPI_COMM_WORLD, &req);
+    wait_sleeping(req);
+    MPI_Isend(mine.data(), len, MPI_CHAR, 0, kTagGatherData, MPI_COMM_WORLD, &req);
+    wait_sleeping(req);
+    return all;
+  }
+  all.push_back(mine);
+  for (int r = 1; r < size_; ++r) {
+    int len = 0;
+    MPI_Irecv(&len, 1, MPI_INT, r, kTagGatherLength, MPI_COMM_WORLD, &req);
+    wait_sleeping(req);
+    std::string text(static_cast<std::size_t>(len), '\0');
+    MPI_Irecv(text.data(), len, MPI_CHAR, r, kTagGatherData, MPI_COMM_WORLD, &req);
+    wait_sleeping(req);
+    all.push_back(std::move(text));
+  }
+#endif
+  return all;
 }
 
 void mpi_coordinate(const MpiSession& mpi, int jobs,

@@ -10,11 +10,15 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "apps/tdmsim/sweep_worker.h"
 
 namespace tdmsim::cli {
 
+// The MPI session of one command (`tdmsim sweep`, and `tdmsim run` of an
+// expert-parallel layer: ep_mpi.h). Its collectives wait without spinning.
 class MpiSession {
  public:
   MpiSession();  // MPI_Init_thread when started by an MPI launcher
@@ -27,6 +31,9 @@ class MpiSession {
   int size() const { return size_; }
   // Rank 0's `value`, on every rank.
   int broadcast(int value) const;
+  // Every rank's `mine` (each under 2 GiB), on rank 0 in rank order;
+  // elsewhere empty. Called by every rank.
+  std::vector<std::string> gather(const std::string& mine) const;
 
  private:
   bool active_ = false;

@@ -1,0 +1,127 @@
+#include "apps/tdmsim/ep_mpi.h"
+
+#include <exception>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+
+#include <fmt/core.h>
+
+#include "apps/tdmsim/config_commands.h"
+#include "apps/tdmsim/output_dir.h"
+#include "sim/core/sim_error.h"
+#include "workloads/config/diagnostics.h"
+
+namespace tdmsim::cli {
+namespace {
+
+using config::Json;
+
+std::string to_bytes(const Json& j) {
+  const std::vector<std::uint8_t> b = Json::to_cbor(j);
+  return {b.begin(), b.end()};
+}
+
+Json from_bytes(const std::string& s) {
+  return Json::from_cbor(std::vector<std::uint8_t>(s.begin(), s.end()));
+}
+
+}  // namespace
+
+int ep_rank_of_gpu(std::uint32_t gpu, int ranks) { return static_cast<int>(gpu % static_cast<std::uint32_t>(ranks)); }
+
+RankOutcome run_guarded(const std::function<std::string()>& step) {
+  RankOutcome o;
+  try {
+    o.payload = step();
+    return o;
+  } catch (const BadInput& e) {
+    o = {kExitBadInput, std::string("error: ") + e.what(), {}};  // as run's own handler prints it
+  } catch (const config::ConfigError& e) {
+    o = {kExitBadInput, e.what(), {}};  // as main prints it
+  } catch (const std::system_error& e) {
+    o = {kExitFailure, std::string("tdmsim: error: ") + e.what(), {}};
+  } catch (...) {
+    const sim::Failure f = sim::classify(std::current_exception());
+    o = {f.bad_input ? kExitBadInput : kExitFailure, "tdmsim: error: " + f.message, {}};
+  }
+  return o;
+}
+
+int settle(const MpiSession& mpi, const RankOutcome& mine, std::vector<std::string>* payloads) {
+  Json j = {{"code", mine.code}, {"message", mine.message},
+            {"payload", Json::binary(std::vector<std::uint8_t>(mine.payload.begin(), mine.payload.end()))}};
+  std::string text = to_bytes(j);
+  if (text.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    text = to_bytes({{"code", kExitFailure},
+                     {"message", fmt::format("tdmsim: error: rank {}'s results are over 2 GiB, more than one MPI "
+                                             "message takes; use more ranks",
+                                             mpi.rank())},
+                     {"payload", Json::binary(std::vector<std::uint8_t>{})}});
+  }
+  const std::vector<std::string> all = mpi.gather(text);
+  int code = kExitOk;
+  if (mpi.rank() == 0) {
+    std::vector<std::string> got;
+    for (const auto& t : all) {
+      Json o = from_bytes(t);
+      if (code == kExitOk && o["code"].get<int>() != kExitOk) {
+        code = o["code"].get<int>();
+        if (const auto msg = o["message"].get<std::string>(); !msg.empty()) std::cerr << msg << "\n";
+      }
+      const auto& b = o["payload"].get_binary();
+      got.emplace_back(b.begin(), b.end());
+    }
+    if (payloads != nullptr && code == kExitOk) *payloads = std::move(got);
+  }
+  return mpi.broadcast(code);
+}
+
+int simulate_ep_gpus_on_ranks(const MpiSession& mpi, const config::ResolvedScenario& sc, const EpSetup& setup,
+                              const std::vector<std::string>& paths, std::vector<std::string>* payloads) {
+  const RankOutcome mine = run_guarded([&] {
+    Json runs = Json::array();
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      for (std::uint32_t g = 0; g < setup.gpus; ++g) {
+        if (ep_rank_of_gpu(g, mpi.size()) != mpi.rank()) continue;
+        runs.push_back({{"path", paths[i]}, {"gpu", g}, {"run", path_run_to_json(run_ep_gpu(sc, setup, g, paths[i]))}});
+      }
+    }
+    return to_bytes(runs);
+  });
+  return settle(mpi, mine, payloads);
+}
+
+std::vector<EpPathRun> ep_paths_from_ranks(const config::ResolvedScenario& sc, const EpSetup& setup,
+                                           const std::vector<std::string>& paths,
+                                           const std::vector<std::string>& payloads, const sim::SimOptions& opts) {
+  std::vector<std::vector<std::optional<PathRun>>> got(paths.size(),
+                                                       std::vector<std::optional<PathRun>>(setup.gpus));
+  for (const auto& payload : payloads) {
+    Json runs = from_bytes(payload);
+    for (auto& r : runs) {
+      const auto path = r.at("path").get<std::string>();
+      const auto g = r.at("gpu").get<std::uint32_t>();
+      std::size_t i = 0;
+      while (i < paths.size() && paths[i] != path) ++i;
+      if (i == paths.size() || g >= setup.gpus || got[i][g].has_value()) {
+        throw std::logic_error(fmt::format("an MPI rank sent an unexpected run: GPU {} of the {} path", g, path));
+      }
+      got[i][g] = path_run_from_json(r.at("run"));
+    }
+  }
+  std::vector<EpPathRun> out;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    std::vector<EpRankRun> ranks;
+    for (std::uint32_t g = 0; g < setup.gpus; ++g) {
+      if (!got[i][g]) throw std::logic_error(fmt::format("no MPI rank sent GPU {} of the {} path", g, paths[i]));
+      ranks.push_back(ep_rank_run(std::move(*got[i][g])));
+    }
+    out.push_back(assemble_ep_path(sc, setup, paths[i], std::move(ranks), opts));
+  }
+  return out;
+}
+
+}  // namespace tdmsim::cli
