@@ -18,6 +18,8 @@
 #include "apps/tdmsim/ep_layer.h"
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/serving_queue.h"
+#include "apps/tdmsim/serving_run.h"
 #include "descriptors/format/moe_stream.h"
 #include "descriptors/format/moe_stream_check.h"
 #include "descriptors/plan/moe_plan.h"
@@ -51,13 +53,7 @@ struct RunOptions {
   bool force = false;
 };
 
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  // Nearest rank: the smallest value with at least q of the samples at or below it.
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
+using serving::percentile;
 
 void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
                    const std::vector<PathRun>& runs, const Json& layer, bool verbose) {
@@ -248,6 +244,12 @@ int run_command(const RunOptions& o) {
   const config::Loader loader(config::default_roots());
   config::ResolvedScenario sc = loader.resolve_scenario(o.scenario, o.machine);
   if (!o.kernel_config.empty()) apply_kernel_config_option(sc, o.kernel_config);
+  const bool stream = sc.scenario.spec.serving.has_value();
+  if (stream && (o.gpus != 0 || o.one_gpu || o.repeat > 1 || !o.descriptors.empty() || !o.write_descriptors.empty())) {
+    throw BadInput("a request stream (the scenario's serving: section) takes neither --gpus, --one-gpu, --repeat, "
+                   "--descriptors nor --write-descriptors (every layer of every batch has its own routing draw; "
+                   "docs/serving.md)");
+  }
   if (o.one_gpu && o.gpus != 0) throw BadInput("--one-gpu and --gpus: give one of them");
   if (o.gpus != 0) apply_gpus_option(sc, o.gpus);
   const MachineSpec& m = sc.machine.spec;
@@ -294,6 +296,10 @@ int run_command(const RunOptions& o) {
   std::unique_ptr<StagedDir> dir;
   if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
   if (expert_parallel) return run_ep(sc, paths, not_run, o, dir.get(), wall0);
+  if (stream) {
+    return run_serving(sc, paths, not_run, {o.trace, o.quiet},
+                       resolved_config(sc, {{"paths", paths}, {"trace", o.trace}}), dir.get(), wall0);
+  }
 
   sim::SimOptions opts;
   opts.trace = o.trace;
