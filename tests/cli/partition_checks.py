@@ -4,9 +4,10 @@
 Modes:
   refuse   impossible modes exit 2 naming the file, line and key; collectives refuse a
            partitioned machine
-  copy     `tdmsim microbench copy` on MI300X as SPX, CPX+NPS1 and CPX+NPS4: a CPX+NPS4
-           partition stays under a quarter of the HBM peak, and each is slower than the
-           one before; its summary's bound is the partition's
+  copy     `tdmsim microbench copy` of 512 MiB (more than the MALL) on MI300X as SPX,
+           CPX+NPS1 and CPX+NPS4: a CPX partition keeps an eighth of the fabric and stays
+           under it; a CPX+NPS4 partition stays under a quarter of the HBM peak (its
+           summary's bound is the partition's)
   layer    a Qwen3-30B-A3B layer on one CPX+NPS4 partition: config.json shows the
            partition's machine (1 die, 2 stacks, 48 GB), and it is slower than on the
            whole GPU
@@ -22,10 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 import tdmsimtools  # noqa: E402
 
 
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-    return path
+write = tdmsimtools.write_text
 
 
 def machine(work, repo, base, name, compute, memory):
@@ -49,11 +47,21 @@ def mode_refuse(tdmsim, work, repo):
     assert "partition" in p.stderr, p.stderr
 
 
+def gbps(text):
+    for unit, scale in (("TB/s", 1000.0), ("GB/s", 1.0)):
+        if text.endswith(unit):
+            return float(text[:-len(unit)]) * scale
+    raise ValueError(text)
+
+
 def copy_bw(tdmsim, work, m, name):
     out = os.path.join(work, name)
-    tdmsimtools.expect_exit(tdmsim, "microbench", "copy", "--machine", m, "--bytes", "64MiB", "--output", out,
+    tdmsimtools.expect_exit(tdmsim, "microbench", "copy", "--machine", m, "--bytes", "512MiB", "--output", out,
                             "--force", "--quiet")
-    return tdmsimtools.read_summary(out)
+    s = tdmsimtools.read_summary(out)
+    with open(os.path.join(out, "config.json")) as f:
+        s["fabric_gbps"] = gbps(json.load(f)["machine"]["memory"]["fabric"]["bandwidth"])
+    return s
 
 
 def mode_copy(tdmsim, work, repo):
@@ -64,6 +72,9 @@ def mode_copy(tdmsim, work, repo):
     print("copy GB/s: spx", b[0], "cpx+nps1", b[1], "cpx+nps4", b[2])
     assert nps4["bound"]["value"] * 4 == spx["bound"]["value"], (nps4["bound"], spx["bound"])
     assert b[2] <= nps4["bound"]["value"], b
+    # One die of eight keeps an eighth of the package's fabric, and its copy stays under it.
+    assert nps1["fabric_gbps"] * 8 == spx["fabric_gbps"], (nps1["fabric_gbps"], spx["fabric_gbps"])
+    assert b[1] <= nps1["fabric_gbps"], (b, nps1["fabric_gbps"])
     assert b[0] > b[1] >= b[2] > 0, b
 
 

@@ -31,10 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 import tdmsimtools  # noqa: E402
 
 
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-    return path
+write = tdmsimtools.write_text
 
 
 def scenario(work, base, name, serving, extra=""):

@@ -24,6 +24,8 @@ MachineSpec partition_machine(const MachineSpec& m) {
   out.partition->applied = true;
   const std::uint32_t p = compute_partitions(m.partition->compute);
   out.compute.dies = m.compute.dies / p;
+  // The fabric's bandwidth is the package's, a share per die: the partition's dies keep theirs.
+  out.memory.fabric.bandwidth.bytes_per_s /= p;
   const std::uint32_t q = memory_partitions(m.partition->memory);
   if (q > 1) {
     auto& hbm = out.memory.hbm;

@@ -1,9 +1,10 @@
 // The machine one partition of a partitioned MI300-class GPU is (the machine
 // `partition:` section, docs/partitions.md). A workload on such a machine runs
 // on compute partition 0: dies / partitions of the dies, each with its L2 and
-// fabric link as before; with nps1 its memory is interleaved over every HBM
-// stack (and the whole MALL), with nps4 over its own quarter of the stacks,
-// with a quarter of the HBM bandwidth, capacity and MALL.
+// its share of the fabric as before (memory.fabric.bandwidth, the package's,
+// is divided with the dies); with nps1 its memory is interleaved over every
+// HBM stack (and the whole MALL), with nps4 over its own quarter of the
+// stacks, with a quarter of the HBM bandwidth, capacity and MALL.
 #pragma once
 
 #include <cstdint>
