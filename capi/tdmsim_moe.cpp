@@ -355,6 +355,11 @@ tdmsim_status tdmsim_moe_descriptor_create(const tdmsim_moe_descriptor* desc, td
     config::ResolvedScenario sc = desc->machine != nullptr && desc->machine[0] != '\0'
                                       ? loader.resolve_scenario(desc->scenario, desc->machine)
                                       : loader.resolve_scenario(desc->scenario);
+    if (sc.scenario.spec.serving) {
+      return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                  fmt::format("scenario {} has a serving: section (a request stream, run by tdmsim run only); "
+                              "the C API takes one layer (docs/serving.md)", desc->scenario));
+    }
     capi::apply_shape(*desc, sc);
     auto h = std::make_unique<tdmsim_moe_s>();
     h->desc = std::make_unique<api::MoeDescriptor>(std::move(sc),

@@ -109,6 +109,10 @@ void run_collective(const CollectiveOpts& o, CommandResult& result) {
   const auto machine = loader.machine(
       loader.find(o.machine, config::SpecKind::machine, here, {"--machine", 0, 0}, "machine"));
   const MachineSpec& m = machine.spec;
+  if (m.partition) {
+    throw BadInput(fmt::format("machine {} ({}) has a partition: section; collectives are between whole GPUs "
+                               "(docs/partitions.md)", m.name, machine.file.string()));
+  }
   if (!m.interconnect) {
     throw BadInput(fmt::format("machine {} ({}) has no interconnect: section", m.name,
                                machine.file.string()));

@@ -23,6 +23,7 @@
 #include "workloads/util/atomic_write.h"
 #include "apps/tdmsim/capacity_json.h"
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/serving_queue.h"
 
 namespace tdmsim::cli {
 namespace {
@@ -192,6 +193,7 @@ void emulate_command(const EmulateOptions& o) {
   const auto start = Clock::now();
   const config::Loader loader(config::default_roots());
   const config::ResolvedScenario sc = loader.resolve_scenario(o.scenario);
+  serving::refuse_serving(sc, "tdmsim emulate");
   const double limit = o.max_memory_gib * 1024.0 * 1024.0 * 1024.0;
   const std::uint64_t need = estimate_bytes(sc, o.intermediates);
   if (static_cast<double>(need) > limit) {

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/serving_queue.h"
 #include "descriptors/plan/moe_plan.h"
 #include "kernels/host/case_from_plan.h"
 #include "workloads/config/loader.h"
@@ -30,6 +31,7 @@ int run_gpu_case(const GpuCaseOptions& o) {
     const config::Loader loader(config::default_roots());
     const auto sc = o.machine.empty() ? loader.resolve_scenario(o.scenario)
                                       : loader.resolve_scenario(o.scenario, o.machine);
+    serving::refuse_serving(sc, "tdmsim gpu-case");
     const plan::MoePlan p = plan::build_plan(sc);
     gpu::MoeCase c;
     try {

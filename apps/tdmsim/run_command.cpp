@@ -20,6 +20,8 @@
 #include "apps/tdmsim/ep_mpi.h"
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/serving_queue.h"
+#include "apps/tdmsim/serving_run.h"
 #include "descriptors/format/moe_stream.h"
 #include "descriptors/format/moe_stream_check.h"
 #include "descriptors/plan/moe_plan.h"
@@ -53,13 +55,7 @@ struct RunOptions {
   bool force = false;
 };
 
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  // Nearest rank: the smallest value with at least q of the samples at or below it.
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
+using serving::percentile;
 
 void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
                    const std::vector<PathRun>& runs, const Json& layer, bool verbose) {
@@ -261,6 +257,12 @@ PreparedRun prepare_run(const RunOptions& o) {
   PreparedRun r{loader.resolve_scenario(o.scenario, o.machine), {}, {}, {}, false};
   config::ResolvedScenario& sc = r.sc;
   if (!o.kernel_config.empty()) apply_kernel_config_option(sc, o.kernel_config);
+  const bool stream = sc.scenario.spec.serving.has_value();
+  if (stream && (o.gpus != 0 || o.one_gpu || o.repeat > 1 || !o.descriptors.empty() || !o.write_descriptors.empty())) {
+    throw BadInput("a request stream (the scenario's serving: section) takes neither --gpus, --one-gpu, --repeat, "
+                   "--descriptors nor --write-descriptors (every layer of every batch has its own routing draw; "
+                   "docs/serving.md)");
+  }
   if (o.one_gpu && o.gpus != 0) throw BadInput("--one-gpu and --gpus: give one of them");
   if (o.gpus != 0) apply_gpus_option(sc, o.gpus);
   const MachineSpec& m = sc.machine.spec;
@@ -325,6 +327,10 @@ int run_local(const RunOptions& o) {
     std::vector<EpPathRun> runs;
     for (const auto& p : paths) runs.push_back(run_ep_path(sc, setup, p, opts));
     return write_ep_outputs(sc, setup, runs, paths, not_run, o, dir.get(), wall0, 1);
+  }
+  if (sc.scenario.spec.serving.has_value()) {
+    return run_serving(sc, paths, not_run, {o.trace, o.quiet},
+                       resolved_config(sc, {{"paths", paths}, {"trace", o.trace}}), dir.get(), wall0);
   }
 
   sim::SimOptions opts;

@@ -1,6 +1,7 @@
 // `tdmsim microbench`: streaming bandwidth, pointer-chase latency and GEMM
 // throughput on a simulated machine, the same kernels we time on real GPUs.
 #include "apps/tdmsim/sim_commands.h"
+#include "workloads/specs/partition.h"
 
 #include <chrono>
 #include <filesystem>
@@ -50,7 +51,8 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   const fs::path here = fs::current_path() / "_";
   const auto machine = loader.machine(
       loader.find(o.machine, config::SpecKind::machine, here, {"--machine", 0, 0}, "machine"));
-  const MachineSpec& m = machine.spec;
+  // A partitioned machine: the benchmark runs on one partition (docs/partitions.md).
+  const MachineSpec m = partition_machine(machine.spec);
   // The buffers must fit in the machine's memory (their addresses in the
   // cache models' range), and the simulation in the host's.
   const std::uint64_t capacity = m.memory.hbm.capacity.bytes;

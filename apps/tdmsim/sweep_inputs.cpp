@@ -4,6 +4,8 @@
 
 #include <fmt/core.h>
 
+#include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/serving_queue.h"
 #include "descriptors/plan/moe_plan.h"
 #include "descriptors/plan/routing.h"
 #include "sim/programs/microbench.h"
@@ -50,6 +52,13 @@ std::string point_inputs_hash(const config::ResolvedPoint& point, FileHashes& fi
 }
 
 void check_runnable(const config::ResolvedPoint& point) {
+  serving::refuse_serving(point.scenario, "a sweep point");
+  if (point.scenario.machine.spec.partition) {
+    // An axis over the machine's keys would change the whole GPU's values after
+    // its partition was taken (docs/partitions.md): not supported yet.
+    throw BadInput("machine " + point.scenario.machine.spec.name +
+                   " has a partition: section; sweeps do not take partitioned machines (run each with tdmsim run)");
+  }
   const plan::MoePlan p = plan::build_plan(point.scenario);
   const MachineSpec& m = point.scenario.machine.spec;
   for (const auto& path : point.paths) {

@@ -7,6 +7,7 @@
 set(ATTR_PY ${CMAKE_CURRENT_SOURCE_DIR}/cli/attribution_checks.py)
 set(ATTR_WORK ${CMAKE_CURRENT_BINARY_DIR}/attribution)
 file(GLOB attribution_scenarios CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/workloads/scenarios/*mi500x-tdm*.yaml)
+list(FILTER attribution_scenarios EXCLUDE REGEX "-serving-")
 foreach(scenario_file ${attribution_scenarios})
   get_filename_component(scenario ${scenario_file} NAME_WE)
   add_test(NAME attribution.parts_sum_to_total.${scenario}

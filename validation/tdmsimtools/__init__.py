@@ -4,7 +4,7 @@ Every script under validation/, scripts/ and tests/cli/ that starts tdmsim or re
 its outputs goes through this package, so that a change of command line or output
 layout is made once:
 
-  runner   start tdmsim (`tdmsim()`; for tests `expect_exit()`), a scenario (`run()`), a microbenchmark
+  runner   start tdmsim (`tdmsim()`; for tests `expect_exit()` and `write_text()`), a scenario (`run()`), a microbenchmark
            (`microbench()`), make a GPU case (`gpu_case()`) and run it on the
            GPU runner (`gpu_run()`), and read summary.json and run.json
   outputs  a sweep's results.csv, results.jsonl and sensitivity.csv
@@ -15,7 +15,7 @@ layout is made once:
 Scripts outside validation/ put validation/ on sys.path (`import tdmsimtools` then
 works from any folder); the package needs only Debian's python3.
 """
-from .runner import (ROOT, DEFAULT_TDMSIM, RunError, tdmsim, expect_exit, read_summary, run, microbench,  # noqa: F401
-                     gpu_case, gpu_run, kernel_us, stage_times)
+from .runner import (ROOT, DEFAULT_TDMSIM, RunError, tdmsim, expect_exit, read_summary, write_text,  # noqa: F401
+                     run, microbench, gpu_case, gpu_run, kernel_us, stage_times)
 from .stats import err, mape, spearman  # noqa: F401
 from . import outputs, report  # noqa: F401

@@ -45,6 +45,13 @@ def expect_exit(binary, *args, rc=0, env=None, timeout=None):
     return p
 
 
+def write_text(path, text):
+    """For tests: writes `text` to `path` (a scenario, machine or trace made on the fly); returns path."""
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def read_summary(folder):
     """The summary.json that a tdmsim command wrote into `folder`, as a dict."""
     with open(os.path.join(folder, "summary.json")) as f:

@@ -1,4 +1,5 @@
 #include "workloads/config/loader.h"
+#include "workloads/specs/partition.h"
 
 #include <algorithm>
 #include <charconv>
@@ -320,6 +321,8 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file,
     r.scenario.spec.machine = r.machine.spec.name;
   }
   r.model = model(find_ref(*this, r.scenario, "model", r.scenario.spec.model, SpecKind::model));
+  // A partitioned machine: the scenario runs on one partition (docs/partitions.md).
+  r.machine.spec = partition_machine(r.machine.spec);
   Diagnostics diags;
   // The trace itself is read when the routing is built; checking here that it
   // can be read lets `config validate` refuse what a run would.
@@ -340,6 +343,15 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file,
     } catch (const util::InputFileError& e) {
       diags.add(nearest_location(r.scenario.set_at, "kernel.config", {display(file), 1, 1}),
                 "kernel.config", "kernel config table " + std::string(e.what()));
+    }
+  }
+  // And the arrival trace of a request stream: read by `tdmsim run`.
+  if (const auto& serving = r.scenario.spec.serving; serving && !serving->trace.empty()) {
+    try {
+      util::check_input_file(serving_trace_path(r.scenario), util::InputKind::arrival_trace);
+    } catch (const util::InputFileError& e) {
+      diags.add(nearest_location(r.scenario.set_at, "serving.trace", {display(file), 1, 1}),
+                "serving.trace", "arrival trace " + std::string(e.what()));
     }
   }
   Checker c(r.scenario.set_at, {display(file), 1, 1}, diags);
@@ -368,6 +380,11 @@ fs::path routing_trace_path(const Loaded<ScenarioSpec>& scenario) {
 
 fs::path kernel_config_path(const Loaded<ScenarioSpec>& scenario) {
   return relative_to_setter(scenario, scenario.spec.kernel.config, "kernel.config");
+}
+
+fs::path serving_trace_path(const Loaded<ScenarioSpec>& scenario) {
+  return relative_to_setter(scenario, scenario.spec.serving ? scenario.spec.serving->trace : std::string(),
+                            "serving.trace");
 }
 
 namespace {

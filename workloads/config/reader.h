@@ -209,6 +209,8 @@ class Checker {
     diags_.add(where, path, std::move(message));
   }
   const Location& fallback() const { return fallback_; }
+  // Whether a file set `path` (rather than it keeping its default).
+  bool is_set(const std::string& path) const { return set_at_.contains(path); }
 
  private:
   const SetMap& set_at_;

@@ -37,5 +37,7 @@ struct ResolvedScenario {
 std::filesystem::path routing_trace_path(const Loaded<ScenarioSpec>& scenario);
 // The same for the tuned kernel table (kernel.config).
 std::filesystem::path kernel_config_path(const Loaded<ScenarioSpec>& scenario);
+// serving.trace, resolved the same way.
+std::filesystem::path serving_trace_path(const Loaded<ScenarioSpec>& scenario);
 
 }  // namespace tdmsim::config

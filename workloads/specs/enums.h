@@ -45,6 +45,12 @@ enum class ExecPath { software, tdm, both };
 // expert e on rank e / (E/N) (contiguous), on rank e mod N (round_robin), or
 // replicated and packed by the draw's load (load_aware, EPLB-style).
 enum class ExpertPlacement { contiguous, round_robin, load_aware };
+// MI300-class partition modes (docs/partitions.md): the XCDs split into 1, 2, 4
+// or 8 logical GPUs; HBM as one interleaved pool or four NUMA quarters.
+enum class ComputePartition { spx, dpx, qpx, cpx };
+enum class MemoryPartition { nps1, nps4 };
+// How the requests of a request stream (serving:) arrive: docs/serving.md.
+enum class ArrivalProcess { poisson, fixed, trace };
 // dynamic: the unit picks each next job at run time from the completions so far
 // (sim/platform/tdm_slot_runtime.h); appended last (descriptor wire code 4).
 enum class TdmPolicy { load_balance, capacity_first, low_latency, custom, dynamic };
@@ -137,6 +143,11 @@ TDMSIM_ENUM_NAMES(ExecPath, 3, {ExecPath::software, "software"}, {ExecPath::tdm,
                   {ExecPath::both, "both"});
 TDMSIM_ENUM_NAMES(ExpertPlacement, 3, {ExpertPlacement::contiguous, "contiguous"},
                   {ExpertPlacement::round_robin, "round_robin"}, {ExpertPlacement::load_aware, "load_aware"});
+TDMSIM_ENUM_NAMES(ComputePartition, 4, {ComputePartition::spx, "spx"}, {ComputePartition::dpx, "dpx"},
+                  {ComputePartition::qpx, "qpx"}, {ComputePartition::cpx, "cpx"});
+TDMSIM_ENUM_NAMES(MemoryPartition, 2, {MemoryPartition::nps1, "nps1"}, {MemoryPartition::nps4, "nps4"});
+TDMSIM_ENUM_NAMES(ArrivalProcess, 3, {ArrivalProcess::poisson, "poisson"}, {ArrivalProcess::fixed, "fixed"},
+                  {ArrivalProcess::trace, "trace"});
 TDMSIM_ENUM_NAMES(TdmPolicy, 5, {TdmPolicy::load_balance, "load_balance"},
                   {TdmPolicy::capacity_first, "capacity_first"},
                   {TdmPolicy::low_latency, "low_latency"}, {TdmPolicy::custom, "custom"},

@@ -1,6 +1,7 @@
 #include "workloads/specs/machine_spec.h"
 
 #include "workloads/config/reader.h"
+#include "workloads/specs/partition.h"
 
 #include <algorithm>
 #include <bit>
@@ -17,6 +18,7 @@ void require_pow2(config::Checker& c, const std::string& key, units::Bytes b) {
 }  // namespace
 
 void check(const MachineSpec& m, config::Checker& c) {
+  check_partition(m, c);
   const auto& cu = m.compute;
   if (cu.wave_size != 32 && cu.wave_size != 64) {
     c.fail("compute.wave_size", "must be 32 or 64, got " + std::to_string(cu.wave_size));

@@ -355,6 +355,29 @@ struct PowerSpec {
   }
 };
 
+// Partition modes of an MI300-class GPU (docs/partitions.md): a workload on
+// the machine runs on one compute partition (dies / partitions of the dies),
+// its memory interleaved over every HBM stack (nps1) or over its own quarter
+// of the stacks (nps4). workloads/specs/partition.h derives that machine.
+struct PartitionSpec {
+  ComputePartition compute{};
+  MemoryPartition memory{};
+  // Not a key: set once partition_machine() has made the spec one partition's.
+  bool applied = false;
+
+  template <class V>
+  void visit(V& v) {
+    v.param(compute, "compute",
+            "spx (one partition of all dies), dpx (2), qpx (4) or cpx (one per die): a workload runs on one "
+            "partition's dies",
+            Default{ComputePartition::spx});
+    v.param(memory, "memory",
+            "nps1 (memory interleaved over every HBM stack) or nps4 (each quarter of the stacks, with its "
+            "share of the MALL and capacity, is its own pool, local to the partitions above it)",
+            Default{MemoryPartition::nps1});
+  }
+};
+
 struct MachineSpec {
   std::string name;
   std::string description;
@@ -368,6 +391,7 @@ struct MachineSpec {
   std::optional<TdmSpec> tdm;
   std::optional<PowerSpec> power;
   std::optional<InterconnectSpec> interconnect;
+  std::optional<PartitionSpec> partition;
 
   template <class V>
   void visit(V& v) {
@@ -390,6 +414,9 @@ struct MachineSpec {
     v.section(interconnect, "interconnect",
               "GPU-to-GPU links of the machine's platform and its scale-out NIC, for "
               "collectives (`tdmsim collective`; absent: the machine has none modelled)");
+    v.section(partition, "partition",
+              "compute and memory partition modes (MI300-class; absent: one GPU of all dies, memory "
+              "interleaved over all stacks; docs/partitions.md)");
   }
 };
 

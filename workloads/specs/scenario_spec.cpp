@@ -29,9 +29,60 @@ void check_tile(const KernelTile& t, const std::string& key, std::uint32_t block
   }
 }
 
+// serving: (docs/serving.md): each key the arrival process reads, and none it
+// does not.
+void check_serving(const ScenarioSpec& s, config::Checker& c) {
+  const ServingSpec& v = *s.serving;
+  const bool from_trace = v.arrival == ArrivalProcess::trace;
+  if (from_trace) {
+    if (v.trace.empty()) c.fail("serving.trace", "serving.arrival is trace but no trace file is given", {"serving.arrival"});
+    for (const char* key : {"interarrival", "requests", "request_tokens", "request_tokens_max"}) {
+      if (c.is_set(std::string("serving.") + key)) {
+        c.fail(std::string("serving.") + key,
+               "the arrival trace gives every request's arrival time and tokens; leave it out with arrival: trace",
+               {"serving.arrival"});
+      }
+    }
+  } else {
+    if (!v.trace.empty()) {
+      c.fail("serving.trace", "a trace file is read only with arrival: trace (here " +
+                                  std::string(config::enum_name(v.arrival)) + ")", {"serving.arrival"});
+    }
+    if (v.interarrival.ps == 0) {
+      c.fail("serving.interarrival", "arrival " + std::string(config::enum_name(v.arrival)) +
+                                         " needs the time between arrivals (e.g. interarrival: 50us)",
+             {"serving.arrival"});
+    }
+    if (v.requests == 0) {
+      c.fail("serving.requests", "arrival " + std::string(config::enum_name(v.arrival)) +
+                                     " needs the number of requests (e.g. requests: 64)", {"serving.arrival"});
+    }
+    if (v.request_tokens_max != 0 && v.request_tokens_max < v.request_tokens) {
+      c.fail("serving.request_tokens_max", "is below request_tokens (" + std::to_string(v.request_tokens) + ")",
+             {"serving.request_tokens"});
+    }
+    const std::uint32_t largest = std::max(v.request_tokens, v.request_tokens_max);
+    if (largest > s.tokens) {
+      c.fail(v.request_tokens_max > 0 ? "serving.request_tokens_max" : "serving.request_tokens",
+             "a request of " + std::to_string(largest) + " tokens does not fit a batch of tokens " +
+                 std::to_string(s.tokens) + " (the scenario's tokens, the most tokens in a batch)",
+             {"tokens"});
+    }
+  }
+  if (s.routing.source == RoutingSource::trace) {
+    c.fail("routing.source", "a routing trace fixes one layer's tokens; a request stream's batches vary "
+                             "(use a seeded source with serving:)", {"serving"});
+  }
+  if (s.parallel.ep > 1) {
+    c.fail("parallel.ep", "a request stream runs on one GPU; serving: with parallel.ep > 1 is not modelled",
+           {"serving"});
+  }
+}
+
 }  // namespace
 
 void check(const ScenarioSpec& s, config::Checker& c) {
+  if (s.serving) check_serving(s, c);
   const auto& r = s.routing;
   if (r.source == RoutingSource::trace && r.trace.empty()) {
     c.fail("routing.trace", "routing.source is trace but no trace file is given",

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "workloads/specs/machine_spec.h"
 #include "workloads/specs/model_spec.h"
 #include "workloads/specs/quant_formats.h"
+#include "workloads/specs/serving_spec.h"
 
 namespace tdmsim {
 
@@ -156,6 +158,7 @@ struct ScenarioSpec {
   RoutingSpec routing;
   KernelSpec kernel;
   ParallelSpec parallel;
+  std::optional<ServingSpec> serving;
 
   template <class V>
   void visit(V& v) {
@@ -179,6 +182,9 @@ struct ScenarioSpec {
     v.section(routing, "routing", "how tokens are routed to experts");
     v.section(kernel, "kernel", "fused-MoE kernel configuration");
     v.section(parallel, "parallel", "sharding of the layer over GPUs (every GPU of the expert-parallel group is run)");
+    v.section(serving, "serving",
+              "a request stream on one GPU instead of one layer: arrivals, batching, per-request "
+              "latency on each path; `tokens` is then the most tokens in a batch (docs/serving.md)");
   }
 };
 

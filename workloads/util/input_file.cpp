@@ -83,6 +83,7 @@ std::uint64_t max_input_bytes(InputKind kind) {
     case InputKind::routing_trace: return kMaxRoutingTraceBytes;
     case InputKind::descriptor: return kMaxDescriptorBytes;
     case InputKind::kernel_config: return kMaxKernelConfigBytes;
+    case InputKind::arrival_trace: return kMaxArrivalTraceBytes;
   }
   return kMaxYamlBytes;
 }
@@ -93,6 +94,7 @@ std::string_view input_kind_name(InputKind kind) {
     case InputKind::routing_trace: return "routing trace";
     case InputKind::descriptor: return "descriptor file";
     case InputKind::kernel_config: return "kernel config table";
+    case InputKind::arrival_trace: return "arrival trace";
   }
   return "file";
 }

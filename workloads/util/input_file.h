@@ -15,7 +15,7 @@
 namespace tdmsim::util {
 
 // What an input file holds; each kind has one size limit (kMaxInputBytes).
-enum class InputKind { yaml, routing_trace, descriptor, kernel_config };
+enum class InputKind { yaml, routing_trace, descriptor, kernel_config, arrival_trace };
 
 // The size limits, declared once. YAML files are hand-written and small (the
 // shipped ones are under 8 KiB); a routing trace lists top_k experts for each
@@ -27,6 +27,9 @@ inline constexpr std::uint64_t kMaxDescriptorBytes = 256ULL << 20;
 // A tuned kernel table (AITER's CSV columns, kernel.config) has a few hundred
 // bytes a row; AITER's own tables hold a few thousand rows.
 inline constexpr std::uint64_t kMaxKernelConfigBytes = 64ULL << 20;
+// An arrival trace (serving.trace) has one short CSV line per request, at most
+// 10^6 requests.
+inline constexpr std::uint64_t kMaxArrivalTraceBytes = 64ULL << 20;
 
 std::uint64_t max_input_bytes(InputKind kind);
 std::string_view input_kind_name(InputKind kind);  // "YAML file", ...
