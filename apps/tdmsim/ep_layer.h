@@ -4,9 +4,10 @@
 // the real token traffic timed on the machine's interconnect (sim/net), and
 // the layer's time, the slowest rank's, with a per-rank breakdown.
 //
-// Timing rule (no overlap of communication with expert compute, on either
-// path: the fused kernels start when their tokens are all in memory, and the
-// combine starts when the last expert kernel has ended):
+// Timing rule without overlap (parallel.overlap none; chunked is
+// ep_timeline.h's pipeline of micro-batches; on either path the fused kernels
+// start when their tokens are all in memory, and the combine starts when the
+// last expert kernel has ended):
 //   each rank routes its own tokens (its kernels up to the end of its
 //   "routing" stage: before_dispatch); the dispatch all-to-all starts when
 //   the last rank has routed and lasts the collective's time; then each rank
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/tdmsim/ep_timeline.h"
 #include "apps/tdmsim/layer_sim.h"
 #include "descriptors/plan/expert_parallel.h"
 #include "sim/net/collective.h"
@@ -31,8 +33,9 @@ namespace tdmsim::cli {
 // One routing draw spread over the expert-parallel group: the placement, the
 // ranks' plans and the traffic of both collectives.
 struct EpSetup {
-  std::uint32_t gpus = 1;
-  std::uint32_t nodes = 1;
+  std::uint32_t gpus = 1;   // expert-parallel ranks (parallel.ep)
+  std::uint32_t tp = 1;     // GPUs per rank (parallel.tp with ep > 1): GPU r * tp + j is rank r's member j
+  std::uint32_t nodes = 1;  // over gpus * tp GPUs
   plan::ExpertMap map;
   std::vector<plan::MoePlan> plans;                // per rank
   std::vector<std::vector<std::uint32_t>> tokens;  // per rank: global ids of the tokens it computes on
@@ -41,6 +44,9 @@ struct EpSetup {
   std::vector<std::uint64_t> dispatch_tokens;      // [src * gpus + dst]
   net::TrafficMatrix dispatch{1};                  // bytes: tokens x hidden x activation bytes
   net::TrafficMatrix combine{1};                   // bytes back: tokens x hidden x 2 (bf16)
+  // overlap chunked: each micro-batch's share (plan::chunk_tokens), set up
+  // as above; empty without overlap.
+  std::vector<EpSetup> chunks;
 };
 
 // The setup of scenario `sc` (its parallel.ep GPUs, placement and seed).
@@ -57,7 +63,13 @@ struct EpRankRun {
 struct EpPathRun {
   std::string path;
   std::vector<EpRankRun> ranks;
-  net::CollectiveResult dispatch, combine;
+  std::vector<std::vector<EpRankRun>> chunk_ranks;  // overlap chunked: [chunk][rank]
+  // Over all micro-batches, per rank (its member 0's share when tp > 1).
+  // With tp > 1 the combine's time includes the TP reduce before it
+  // (tp_reduce), its bytes do not.
+  net::CollectiveResult dispatch, combine, tp_reduce;
+  std::uint32_t tp = 1;
+  EpTimeline timeline;
   double total_s = 0;
   std::uint32_t slowest = 0;  // the rank with the most compute
   config::Json metrics;       // summary.json's paths[] entry

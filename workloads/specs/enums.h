@@ -45,6 +45,19 @@ enum class ExecPath { software, tdm, both };
 // expert e on rank e / (E/N) (contiguous), on rank e mod N (round_robin), or
 // replicated and packed by the draw's load (load_aware, EPLB-style).
 enum class ExpertPlacement { contiguous, round_robin, load_aware };
+// Whether an expert-parallel layer overlaps its all-to-alls with expert
+// compute: none (the collectives are barriers), or chunked (the batch split
+// into micro-batches whose dispatch, experts and combine are pipelined, as
+// two-batch overlap does; docs/expert-parallel.md "Overlap").
+enum class EpOverlap { none, chunked };
+// How an expert-parallel layer's outputs come back: all_to_all (each GPU's
+// partial sums to the tokens' owners) or all_gather (every GPU's output rows
+// to every GPU, seed 000's multi-GPU scheme; docs/expert-parallel.md).
+enum class EpCombine { all_to_all, all_gather };
+// How the tensor-parallel GPUs of one expert-parallel rank (parallel.tp > 1)
+// sum their partial expert outputs: all_reduce (each ends with every row) or
+// reduce_scatter (each ends with 1/tp of every row; docs/expert-parallel.md).
+enum class TpReduce { all_reduce, reduce_scatter };
 // dynamic: the unit picks each next job at run time from the completions so far
 // (sim/platform/tdm_slot_runtime.h); appended last (descriptor wire code 4).
 enum class TdmPolicy { load_balance, capacity_first, low_latency, custom, dynamic };
@@ -137,6 +150,9 @@ TDMSIM_ENUM_NAMES(ExecPath, 3, {ExecPath::software, "software"}, {ExecPath::tdm,
                   {ExecPath::both, "both"});
 TDMSIM_ENUM_NAMES(ExpertPlacement, 3, {ExpertPlacement::contiguous, "contiguous"},
                   {ExpertPlacement::round_robin, "round_robin"}, {ExpertPlacement::load_aware, "load_aware"});
+TDMSIM_ENUM_NAMES(EpCombine, 2, {EpCombine::all_to_all, "all_to_all"}, {EpCombine::all_gather, "all_gather"});
+TDMSIM_ENUM_NAMES(TpReduce, 2, {TpReduce::all_reduce, "all_reduce"}, {TpReduce::reduce_scatter, "reduce_scatter"});
+TDMSIM_ENUM_NAMES(EpOverlap, 2, {EpOverlap::none, "none"}, {EpOverlap::chunked, "chunked"});
 TDMSIM_ENUM_NAMES(TdmPolicy, 5, {TdmPolicy::load_balance, "load_balance"},
                   {TdmPolicy::capacity_first, "capacity_first"},
                   {TdmPolicy::low_latency, "low_latency"}, {TdmPolicy::custom, "custom"},
