@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include <fmt/core.h>
 
@@ -81,20 +82,6 @@ EpSetup share(const config::ResolvedScenario& sc, const plan::Routing& routing, 
     }
   }
   return e;
-}
-
-// One rank's run of one (micro-batch's) plan, split at its routing stage.
-EpRankRun ep_rank_run(PathRun run) {
-  EpRankRun rr;
-  rr.run = std::move(run);
-  const auto& t = rr.run.timings;
-  sim::Tick routed = t.front().launch;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (rr.run.stages[i] == "routing") routed = t[i].end;
-  }
-  rr.before_s = ticks_s(routed - t.front().launch);
-  rr.after_s = ticks_s(t.back().end - routed);
-  return rr;
 }
 
 // The timeline of the ranks' runs `runs[chunk][rank]` with their collectives.
@@ -233,17 +220,47 @@ EpCollectives collectives(const config::ResolvedScenario& sc, const EpSetup& set
 
 }  // namespace
 
+EpRankRun ep_rank_run(PathRun run) {
+  EpRankRun rr;
+  rr.run = std::move(run);
+  const auto& t = rr.run.timings;
+  sim::Tick routed = t.front().launch;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (rr.run.stages[i] == "routing") routed = t[i].end;
+  }
+  rr.before_s = ticks_s(routed - t.front().launch);
+  rr.after_s = ticks_s(t.back().end - routed);
+  return rr;
+}
+
 EpPathRun run_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, const std::string& path,
                       const sim::SimOptions& opts) {
   const MachineSpec& m = sc.machine.spec;
+  sim::SimOptions rank_opts = opts;
+  rank_opts.trace = false;  // the layer's trace is one track per GPU, built from the runs
+  std::vector<EpRankRun> gpu_runs;
+  for (const auto& p : setup.plans) gpu_runs.push_back(ep_rank_run(run_path_fresh(p, m, path, rank_opts)));
+  std::vector<std::vector<EpRankRun>> chunk_runs;
+  for (const EpSetup& chunk : setup.chunks) {
+    chunk_runs.emplace_back();
+    for (const auto& p : chunk.plans) chunk_runs.back().push_back(ep_rank_run(run_path_fresh(p, m, path, rank_opts)));
+  }
+  return assemble_ep_path(sc, setup, path, std::move(gpu_runs), opts, std::move(chunk_runs));
+}
+
+EpPathRun assemble_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, const std::string& path,
+                           std::vector<EpRankRun> gpu_runs, const sim::SimOptions& opts,
+                           std::vector<std::vector<EpRankRun>> chunk_runs) {
   const std::uint32_t n = setup.gpus;
+  if (gpu_runs.size() != n || chunk_runs.size() != setup.chunks.size()) {
+    throw std::logic_error(fmt::format("the {} path of an expert-parallel layer on {} GPUs in {} micro-batches got "
+                                       "{} GPUs' runs and {} micro-batches'",
+                                       path, n, setup.chunks.size(), gpu_runs.size(), chunk_runs.size()));
+  }
   EpPathRun out;
   out.path = path;
-  sim::SimOptions rank_opts = opts;
-  rank_opts.trace = false;  // the layer's trace is one track per GPU, built below
-  for (std::uint32_t r = 0; r < n; ++r) {
-    out.ranks.push_back(ep_rank_run(run_path_fresh(setup.plans[r], m, path, rank_opts)));
-  }
+  out.ranks = std::move(gpu_runs);
+  out.chunk_ranks = std::move(chunk_runs);
   // The whole share's collectives and timeline (overlap none: the layer's).
   out.tp = setup.tp;
   std::vector<net::CollectiveResult> dispatch(1), combine(1), reduce(1);
@@ -261,13 +278,7 @@ EpPathRun run_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, 
     dispatch.assign(setup.chunks.size(), {});
     combine.assign(setup.chunks.size(), {});
     reduce.assign(setup.chunks.size(), {});
-    for (std::size_t c = 0; c < setup.chunks.size(); ++c) {
-      out.chunk_ranks.emplace_back();
-      for (std::uint32_t r = 0; r < n; ++r) {
-        out.chunk_ranks.back().push_back(ep_rank_run(run_path_fresh(setup.chunks[c].plans[r], m, path, rank_opts)));
-      }
-      collect(setup.chunks[c], c);
-    }
+    for (std::size_t c = 0; c < setup.chunks.size(); ++c) collect(setup.chunks[c], c);
     out.timeline = timeline_of(out.chunk_ranks, dispatch, combine);
   } else {
     out.timeline = whole;

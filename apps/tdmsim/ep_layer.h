@@ -76,7 +76,19 @@ struct EpPathRun {
   std::string trace;          // trace.json text: one track per GPU (when asked)
 };
 
-// Runs `path` of every rank on a fresh machine (a child process each).
+// A GPU's run split at its dispatch (before_s, after_s).
+EpRankRun ep_rank_run(PathRun run);
+
+// The layer from every GPU's run of `path` (`gpu_runs`, in GPU order, of
+// setup.plans) and, with overlap chunked, of every micro-batch (`chunk_runs`
+// [chunk][gpu], of setup.chunks[chunk].plans): the collectives, the
+// timeline, the metrics and (opts.trace) the trace.
+EpPathRun assemble_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, const std::string& path,
+                           std::vector<EpRankRun> gpu_runs, const sim::SimOptions& opts,
+                           std::vector<std::vector<EpRankRun>> chunk_runs = {});
+
+// Runs `path` of every rank (and micro-batch) on a fresh machine (a child
+// process each), one after another, and assembles the layer.
 EpPathRun run_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, const std::string& path,
                       const sim::SimOptions& opts);
 
