@@ -30,7 +30,7 @@ Json from_bytes(const std::string& s) {
 
 }  // namespace
 
-int ep_rank_of_gpu(std::uint32_t gpu, int ranks) { return static_cast<int>(gpu % static_cast<std::uint32_t>(ranks)); }
+int ep_rank_of_job(std::uint32_t job, int ranks) { return static_cast<int>(job % static_cast<std::uint32_t>(ranks)); }
 
 RankOutcome run_guarded(const std::function<std::string()>& step) {
   RankOutcome o;
@@ -84,9 +84,9 @@ int simulate_ep_gpus_on_ranks(const MpiSession& mpi, const config::ResolvedScena
   const RankOutcome mine = run_guarded([&] {
     Json runs = Json::array();
     for (std::size_t i = 0; i < paths.size(); ++i) {
-      for (std::uint32_t g = 0; g < setup.gpus; ++g) {
-        if (ep_rank_of_gpu(g, mpi.size()) != mpi.rank()) continue;
-        runs.push_back({{"path", paths[i]}, {"gpu", g}, {"run", path_run_to_json(run_ep_gpu(sc, setup, g, paths[i]))}});
+      for (std::uint32_t j = 0; j < ep_jobs(setup); ++j) {
+        if (ep_rank_of_job(j, mpi.size()) != mpi.rank()) continue;
+        runs.push_back({{"path", paths[i]}, {"job", j}, {"run", path_run_to_json(run_ep_job(sc, setup, j, paths[i]))}});
       }
     }
     return to_bytes(runs);
@@ -97,29 +97,29 @@ int simulate_ep_gpus_on_ranks(const MpiSession& mpi, const config::ResolvedScena
 std::vector<EpPathRun> ep_paths_from_ranks(const config::ResolvedScenario& sc, const EpSetup& setup,
                                            const std::vector<std::string>& paths,
                                            const std::vector<std::string>& payloads, const sim::SimOptions& opts) {
-  std::vector<std::vector<std::optional<PathRun>>> got(paths.size(),
-                                                       std::vector<std::optional<PathRun>>(setup.gpus));
+  const std::uint32_t jobs = ep_jobs(setup);
+  std::vector<std::vector<std::optional<PathRun>>> got(paths.size(), std::vector<std::optional<PathRun>>(jobs));
   for (const auto& payload : payloads) {
     Json runs = from_bytes(payload);
     for (auto& r : runs) {
       const auto path = r.at("path").get<std::string>();
-      const auto g = r.at("gpu").get<std::uint32_t>();
+      const auto j = r.at("job").get<std::uint32_t>();
       std::size_t i = 0;
       while (i < paths.size() && paths[i] != path) ++i;
-      if (i == paths.size() || g >= setup.gpus || got[i][g].has_value()) {
-        throw std::logic_error(fmt::format("an MPI rank sent an unexpected run: GPU {} of the {} path", g, path));
+      if (i == paths.size() || j >= jobs || got[i][j].has_value()) {
+        throw std::logic_error(fmt::format("an MPI rank sent an unexpected run: job {} of the {} path", j, path));
       }
-      got[i][g] = path_run_from_json(r.at("run"));
+      got[i][j] = path_run_from_json(r.at("run"));
     }
   }
   std::vector<EpPathRun> out;
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    std::vector<EpRankRun> ranks;
-    for (std::uint32_t g = 0; g < setup.gpus; ++g) {
-      if (!got[i][g]) throw std::logic_error(fmt::format("no MPI rank sent GPU {} of the {} path", g, paths[i]));
-      ranks.push_back(ep_rank_run(std::move(*got[i][g])));
+    std::vector<PathRun> runs;
+    for (std::uint32_t j = 0; j < jobs; ++j) {
+      if (!got[i][j]) throw std::logic_error(fmt::format("no MPI rank sent job {} of the {} path", j, paths[i]));
+      runs.push_back(std::move(*got[i][j]));
     }
-    out.push_back(assemble_ep_path(sc, setup, paths[i], std::move(ranks), opts));
+    out.push_back(assemble_ep_jobs(sc, setup, paths[i], std::move(runs), opts));
   }
   return out;
 }

@@ -28,8 +28,9 @@
 
 namespace tdmsim::cli {
 
-// The rank that simulates GPU `gpu` when `ranks` ranks share a layer.
-int ep_rank_of_gpu(std::uint32_t gpu, int ranks);
+// The rank that runs job `job` (ep_jobs: GPU `job` when there are no
+// micro-batches) when `ranks` ranks share a layer.
+int ep_rank_of_job(std::uint32_t job, int ranks);
 
 // One rank's outcome of a step, as `tdmsim run` alone would end with it.
 struct RankOutcome {

@@ -117,12 +117,14 @@ std::vector<std::uint32_t> pick_ranks(const Routing& routing, const ExpertMap& m
 }
 
 std::vector<std::uint64_t> dispatch_tokens(const std::vector<std::uint32_t>& pick_rank, std::uint32_t tokens,
-                                           std::uint32_t top_k, std::uint32_t ranks) {
+                                           std::uint32_t top_k, std::uint32_t ranks,
+                                           const std::vector<std::uint8_t>* batch) {
   std::vector<std::uint64_t> m(std::size_t(ranks) * ranks, 0);
   std::vector<std::uint8_t> seen(ranks);
   for (std::uint32_t src = 0; src < ranks; ++src) {
     const Range own = own_tokens(tokens, ranks, src);
     for (std::uint32_t t = own.begin; t < own.end; ++t) {
+      if (batch != nullptr && (*batch)[t] == 0) continue;
       std::fill(seen.begin(), seen.end(), 0);
       for (std::uint32_t j = 0; j < top_k; ++j) {
         const std::uint32_t dst = pick_rank[std::size_t(t) * top_k + j];
@@ -135,8 +137,20 @@ std::vector<std::uint64_t> dispatch_tokens(const std::vector<std::uint32_t>& pic
   return m;
 }
 
+std::vector<std::uint8_t> chunk_tokens(std::uint32_t tokens, std::uint32_t ranks, std::uint32_t chunks,
+                                       std::uint32_t chunk) {
+  std::vector<std::uint8_t> in(tokens, 0);
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    const Range own = own_tokens(tokens, ranks, r);
+    const Range part = own_tokens(own.end - own.begin, chunks, chunk);
+    std::fill(in.begin() + own.begin + part.begin, in.begin() + own.begin + part.end, std::uint8_t{1});
+  }
+  return in;
+}
+
 MoePlan rank_plan(const config::ResolvedScenario& scenario, const Routing& routing, const CapacityReport& capacity,
-                  const ExpertMap& map, std::uint32_t rank, std::vector<std::uint32_t>* tokens_out) {
+                  const ExpertMap& map, std::uint32_t rank, std::vector<std::uint32_t>* tokens_out,
+                  const std::vector<std::uint8_t>* batch) {
   MoePlan p;
   p.shape = layer_shape(scenario);
   p.seed = scenario.scenario.spec.seed;
@@ -145,14 +159,17 @@ MoePlan rank_plan(const config::ResolvedScenario& scenario, const Routing& routi
   const Range own = own_tokens(all, map.ranks, rank);
   const std::vector<std::uint32_t> where = pick_ranks(routing, map, all, k);
   std::vector<std::uint32_t> tokens;
+  std::uint32_t routed = 0;  // tokens of the batch it owns (routes)
   for (std::uint32_t t = 0; t < all; ++t) {
+    if (batch != nullptr && (*batch)[t] == 0) continue;
     bool here = t >= own.begin && t < own.end;
+    routed += here ? 1 : 0;
     for (std::uint32_t j = 0; j < k && !here; ++j) here = where[std::size_t(t) * k + j] == rank;
     if (here) tokens.push_back(t);
   }
   p.shape.tokens = static_cast<std::uint32_t>(tokens.size());
   p.shape.experts_local = map.slots;
-  if (map.ranks > 1) p.shape.router_tokens = own.end - own.begin;
+  if (map.ranks > 1) p.shape.router_tokens = routed;
   const std::uint32_t slots = p.shape.slots();
   p.routing.ids.reserve(tokens.size() * k);
   p.routing.weights.reserve(tokens.size() * k);

@@ -62,17 +62,29 @@ std::vector<std::uint32_t> pick_ranks(const Routing& routing, const ExpertMap& m
 // number of picks there (DeepEP's dispatch); the diagonal is the tokens that
 // stay. The combine returns the same tokens (each reduced over dst's experts)
 // the other way.
+// With `batch` ([tokens], 1 = in), only the tokens of that micro-batch count.
 std::vector<std::uint64_t> dispatch_tokens(const std::vector<std::uint32_t>& pick_rank, std::uint32_t tokens,
-                                           std::uint32_t top_k, std::uint32_t ranks);
+                                           std::uint32_t top_k, std::uint32_t ranks,
+                                           const std::vector<std::uint8_t>* batch = nullptr);
+
+// Micro-batch `chunk` of `chunks` (overlap chunked): each rank's own tokens
+// split into `chunks` contiguous parts (own_tokens' rule), part `chunk` of
+// every rank: [tokens], 1 = in the micro-batch. The micro-batches partition
+// the batch.
+std::vector<std::uint8_t> chunk_tokens(std::uint32_t tokens, std::uint32_t ranks, std::uint32_t chunks,
+                                       std::uint32_t chunk);
 
 // GPU `rank`'s layer: the tokens it owns (it routes them: shape.router_tokens,
 // and runs the shared experts on them) and those it receives (a pick on one of
 // its slots), in increasing global token id (`tokens_out`), with its slots as
 // the local experts, from the one routing draw `routing` (after the expert
 // capacity `capacity`). The kernel is chosen for this rank's layer as
-// build_plan chooses one. With one rank it is build_plan's plan.
+// build_plan chooses one. With one rank it is build_plan's plan. With `batch`
+// (chunk_tokens), the rank's layer of that micro-batch only: the tokens of
+// the micro-batch it owns or has a pick of.
 MoePlan rank_plan(const config::ResolvedScenario& scenario, const Routing& routing, const CapacityReport& capacity,
-                  const ExpertMap& map, std::uint32_t rank, std::vector<std::uint32_t>* tokens_out = nullptr);
+                  const ExpertMap& map, std::uint32_t rank, std::vector<std::uint32_t>* tokens_out = nullptr,
+                  const std::vector<std::uint8_t>* batch = nullptr);
 
 // build_plan's last steps on a plan whose shape, seed, routing and fused
 // routing are set: the kernel choice, the block layout and the tile jobs.

@@ -46,6 +46,20 @@ def hot_scenario(work, base, name, extra=""):
                  f"routing: {{source: hot, hot_experts: [0, 1, 2, 3], hot_fraction: 0.6}}\n{extra}")
 
 
+def expect_refused(tdmsim, work, text, args, what, key, words, key_line):
+    """Runs the scenario `text` (with `args`): exit 2, `key` and `words` on stderr, nothing
+    written, and (given `key_line`, a test of a line's text) file:line of the first such line."""
+    sc = write(os.path.join(work, "bad.yaml"), text)
+    out = os.path.join(work, "bad-out")
+    p = tdmsimtools.expect_exit(tdmsim, "run", sc, *args, "--output", out, rc=2)
+    assert key in p.stderr and words in p.stderr, f"{what}: {p.stderr}"
+    if key_line is not None:
+        line = 1 + [i for i, text in enumerate(text.splitlines()) if key_line(text)][0]
+        assert f"bad.yaml:{line}:" in p.stderr, f"{what}: no line {line} in {p.stderr}"
+    assert not os.path.exists(out), f"{what}: wrote {out}"
+    print(f"{what}: {p.stderr.strip().splitlines()[0]}")
+
+
 def close(a, b, what, rel=1e-9):
     assert math.isclose(a, b, rel_tol=rel, abs_tol=1e-9), f"{what}: {a!r} != {b!r}"
 
@@ -197,17 +211,9 @@ def main():
             ("fewer tokens than GPUs", "tokens: 2\nparallel: {ep: 4}\n", [], "tokens", "fewer tokens"),
         ]
         for what, extra, args, key, words in cases:
-            sc = write(os.path.join(work, "bad.yaml"), f"base: {scenario}\nname: bad\npath: software\n{extra}")
-            out = os.path.join(work, "bad-out")
-            p = tdmsimtools.expect_exit(tdmsim, "run", sc, *args, "--output", out, rc=2)
-            assert key in p.stderr and words in p.stderr, f"{what}: {p.stderr}"
-            if not args:
-                # file:line:column of the key's line
-                line = 1 + [i for i, l in enumerate(open(sc).read().splitlines())
-                            if key.split(".")[-1] + ":" in l or (key == "parallel.ep" and "ep:" in l)][0]
-                assert f"bad.yaml:{line}:" in p.stderr, f"{what}: no line {line} in {p.stderr}"
-            assert not os.path.exists(out), f"{what}: wrote {out}"
-            print(f"{what}: {p.stderr.strip().splitlines()[0]}")
+            expect_refused(tdmsim, work, f"base: {scenario}\nname: bad\npath: software\n{extra}", args, what, key,
+                           words, None if args else
+                           lambda l: key.split(".")[-1] + ":" in l or (key == "parallel.ep" and "ep:" in l))
     else:
         sys.exit(f"unknown mode {mode}")
     print("ok")

@@ -225,3 +225,55 @@ TEST_CASE("each GPU's TDM descriptors cover its own experts and tokens", "[ep]")
   for (auto e : r.ids) picks += e < 32 ? 1 : 0;
   CHECK(rows == picks + 128);
 }
+
+TEST_CASE("micro-batches partition the batch, the picks and the dispatch", "[ep]") {
+  ModelSpec model = make_model(32, 4);
+  model.shared_experts = 1;
+  model.shared_intermediate_size = 128;
+  auto sc = make_scenario(model, 203, 9, RoutingSource::zipf);
+  sc.scenario.spec.parallel.ep = 4;
+  CapacityReport cap;
+  const Routing r = route(sc, &cap);
+  const ExpertMap m = place_experts(ExpertPlacement::contiguous, 32, 4, 0, expert_load(r, 32));
+  const auto where = pick_ranks(r, m, 203, 4);
+  const auto whole = dispatch_tokens(where, 203, 4, 4);
+  for (const std::uint32_t chunks : {2u, 3u, 7u}) {
+    std::vector<std::uint32_t> in(203, 0);
+    std::vector<std::uint64_t> sum(16, 0);
+    std::vector<std::uint64_t> rows(4, 0), rows_whole(4, 0);
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      const auto batch = chunk_tokens(203, 4, chunks, c);
+      for (std::uint32_t t = 0; t < 203; ++t) in[t] += batch[t];
+      const auto part = dispatch_tokens(where, 203, 4, 4, &batch);
+      for (std::size_t i = 0; i < 16; ++i) sum[i] += part[i];
+      for (std::uint32_t rank = 0; rank < 4; ++rank) {
+        std::vector<std::uint32_t> tokens;
+        const MoePlan p = rank_plan(sc, r, cap, m, rank, &tokens, &batch);
+        // Its own tokens of the micro-batch: a contiguous part of its share.
+        const Range own = own_tokens(203, 4, rank);
+        const Range mine = own_tokens(own.end - own.begin, chunks, c);
+        CHECK(p.shape.router_tokens == mine.end - mine.begin);
+        for (const auto t : tokens) REQUIRE(batch[t] == 1);
+        for (auto n : p.layout.expert_rows) rows[rank] += n;
+        // Each micro-batch's TDM descriptors hold the GPU's own experts and its tokens.
+        const auto ds = format::make_moe_descriptors(p, TdmPolicy::load_balance,
+                                                     format::packed_address_map(p, 1 << 20), format::SlotLength{});
+        REQUIRE(!ds.empty());
+        CHECK(ds.front().layer.experts == 8 + 1);
+        CHECK(ds.front().layer.tokens == p.shape.tokens);
+      }
+    }
+    for (auto n : in) REQUIRE(n == 1);  // every token in exactly one micro-batch
+    CHECK(sum == whole);
+    for (std::uint32_t rank = 0; rank < 4; ++rank) {
+      for (auto n : rank_plan(sc, r, cap, m, rank).layout.expert_rows) rows_whole[rank] += n;
+    }
+    CHECK(rows == rows_whole);  // the same rows (picks and shared) on every GPU
+  }
+  // The whole batch as one micro-batch is the rank's plan.
+  const std::vector<std::uint8_t> all(203, 1);
+  const MoePlan a = rank_plan(sc, r, cap, m, 2), b = rank_plan(sc, r, cap, m, 2, nullptr, &all);
+  CHECK(a.fused.expert == b.fused.expert);
+  CHECK(a.shape.router_tokens == b.shape.router_tokens);
+  CHECK(dispatch_tokens(where, 203, 4, 4, &all) == whole);
+}

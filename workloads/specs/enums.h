@@ -51,6 +51,19 @@ enum class ComputePartition { spx, dpx, qpx, cpx };
 enum class MemoryPartition { nps1, nps4 };
 // How the requests of a request stream (serving:) arrive: docs/serving.md.
 enum class ArrivalProcess { poisson, fixed, trace };
+// Whether an expert-parallel layer overlaps its all-to-alls with expert
+// compute: none (the collectives are barriers), or chunked (the batch split
+// into micro-batches whose dispatch, experts and combine are pipelined, as
+// two-batch overlap does; docs/expert-parallel.md "Overlap").
+enum class EpOverlap { none, chunked };
+// How an expert-parallel layer's outputs come back: all_to_all (each GPU's
+// partial sums to the tokens' owners) or all_gather (every GPU's output rows
+// to every GPU, seed 000's multi-GPU scheme; docs/expert-parallel.md).
+enum class EpCombine { all_to_all, all_gather };
+// How the tensor-parallel GPUs of one expert-parallel rank (parallel.tp > 1)
+// sum their partial expert outputs: all_reduce (each ends with every row) or
+// reduce_scatter (each ends with 1/tp of every row; docs/expert-parallel.md).
+enum class TpReduce { all_reduce, reduce_scatter };
 // dynamic: the unit picks each next job at run time from the completions so far
 // (sim/platform/tdm_slot_runtime.h); appended last (descriptor wire code 4).
 enum class TdmPolicy { load_balance, capacity_first, low_latency, custom, dynamic };
@@ -148,6 +161,9 @@ TDMSIM_ENUM_NAMES(ComputePartition, 4, {ComputePartition::spx, "spx"}, {ComputeP
 TDMSIM_ENUM_NAMES(MemoryPartition, 2, {MemoryPartition::nps1, "nps1"}, {MemoryPartition::nps4, "nps4"});
 TDMSIM_ENUM_NAMES(ArrivalProcess, 3, {ArrivalProcess::poisson, "poisson"}, {ArrivalProcess::fixed, "fixed"},
                   {ArrivalProcess::trace, "trace"});
+TDMSIM_ENUM_NAMES(EpCombine, 2, {EpCombine::all_to_all, "all_to_all"}, {EpCombine::all_gather, "all_gather"});
+TDMSIM_ENUM_NAMES(TpReduce, 2, {TpReduce::all_reduce, "all_reduce"}, {TpReduce::reduce_scatter, "reduce_scatter"});
+TDMSIM_ENUM_NAMES(EpOverlap, 2, {EpOverlap::none, "none"}, {EpOverlap::chunked, "chunked"});
 TDMSIM_ENUM_NAMES(TdmPolicy, 5, {TdmPolicy::load_balance, "load_balance"},
                   {TdmPolicy::capacity_first, "capacity_first"},
                   {TdmPolicy::low_latency, "low_latency"}, {TdmPolicy::custom, "custom"},

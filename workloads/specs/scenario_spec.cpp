@@ -175,6 +175,35 @@ void check_expert_parallel(const ScenarioSpec& s, const ModelSpec& model, const 
                std::string(config::enum_name(p.placement)) + ", ep " + str(p.ep) + ")",
            {"parallel.placement", "parallel.ep"});
   }
+  if (p.chunks != 0 && p.overlap != EpOverlap::chunked) {
+    c.fail("parallel.chunks", "micro-batches are for overlap chunked (here overlap " +
+                                  std::string(config::enum_name(p.overlap)) + "): leave chunks out",
+           {"parallel.overlap"});
+  }
+  if (p.combine != EpCombine::all_to_all && p.ep == 1) {
+    c.fail("parallel.combine", "with ep 1 there are no other GPUs' outputs to gather: combine " +
+                                   std::string(config::enum_name(p.combine)) + " changes nothing",
+           {"parallel.ep"});
+  }
+  if (p.tp_reduce != TpReduce::all_reduce && (p.ep == 1 || p.tp == 1)) {
+    c.fail("parallel.tp_reduce", std::string(config::enum_name(p.tp_reduce)) +
+                                     ": the reduce of a rank's tensor-parallel GPUs needs ep > 1 and tp > 1 (here ep " +
+                                     str(p.ep) + ", tp " + str(p.tp) + ")",
+           {"parallel.ep", "parallel.tp"});
+  }
+  if (p.overlap == EpOverlap::chunked) {
+    if (p.ep == 1) {
+      c.fail("parallel.overlap", "with ep 1 there is no all-to-all to overlap: overlap chunked changes nothing",
+             {"parallel.ep"});
+    } else if (p.chunks == 1) {
+      c.fail("parallel.chunks", "one micro-batch is overlap none (set chunks >= 2)", {"parallel.overlap"});
+    } else if (s.tokens / p.ep < ep_chunks(p)) {
+      c.fail("parallel.chunks", str(ep_chunks(p)) + " micro-batches need at least one token of every GPU each: " +
+                                    str(s.tokens) + " tokens over ep " + str(p.ep) + " give a GPU only " +
+                                    str(s.tokens / p.ep),
+             {"tokens", "parallel.ep"});
+    }
+  }
   if (p.ep == 1) {
     if (p.placement != ExpertPlacement::contiguous) {
       c.fail("parallel.placement", "with ep 1 one GPU holds every expert: placement " +
@@ -205,14 +234,27 @@ void check_expert_parallel(const ScenarioSpec& s, const ModelSpec& model, const 
     return;
   }
   const InterconnectSpec& ic = *machine.interconnect;
-  if (p.ep > ic.gpus_per_node) {
-    if (p.ep % ic.gpus_per_node != 0) {
-      c.fail("parallel.ep", "ep " + str(p.ep) + " GPUs do not fill whole nodes of " + str(ic.gpus_per_node) +
-                                " (machine " + machine.name + " interconnect.gpus_per_node)");
+  // The group: ep GPUs, or ep ranks of tp GPUs each (the key and words name which).
+  const std::uint64_t gpus = std::uint64_t(p.ep) * p.tp;
+  const std::string key = p.tp > 1 ? "parallel.tp" : "parallel.ep";
+  const std::string group = p.tp > 1 ? "ep x tp = " + str(gpus) + " GPUs" : "ep " + str(p.ep);
+  const auto fail = [&](const std::string& message) {
+    if (p.tp > 1) {
+      c.fail(key, message, {"parallel.ep"});
+    } else {
+      c.fail(key, message);
+    }
+  };
+  if (gpus > ic.gpus_per_node) {
+    if (gpus % ic.gpus_per_node != 0) {
+      fail(group + (p.tp > 1 ? "" : " GPUs") + " do not fill whole nodes of " + str(ic.gpus_per_node) +
+           " (machine " + machine.name + " interconnect.gpus_per_node)");
     } else if (!ic.nic) {
-      c.fail("parallel.ep", "ep " + str(p.ep) + " spans " + str(p.ep / ic.gpus_per_node) + " nodes of " +
-                                str(ic.gpus_per_node) + " GPUs, and machine " + machine.name +
-                                " has no interconnect.nic: for traffic between nodes");
+      fail(group + " spans " + str(gpus / ic.gpus_per_node) + " nodes of " + str(ic.gpus_per_node) +
+           " GPUs, and machine " + machine.name + " has no interconnect.nic: for traffic between nodes");
+    } else if (ic.gpus_per_node % p.tp != 0) {
+      fail("tp " + str(p.tp) + " does not divide a node's " + str(ic.gpus_per_node) +
+           " GPUs: a rank's tensor-parallel GPUs would span two nodes");
     }
   }
 }

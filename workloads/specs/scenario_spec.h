@@ -121,6 +121,10 @@ struct ParallelSpec {
   std::uint32_t ep{};
   ExpertPlacement placement{};
   std::uint32_t redundant_experts{};
+  EpOverlap overlap{};
+  std::uint32_t chunks{};
+  EpCombine combine{};
+  TpReduce tp_reduce{};
 
   template <class V>
   void visit(V& v) {
@@ -141,8 +145,34 @@ struct ParallelSpec {
             "extra expert slots over all GPUs for copies of hot experts (placement load_aware; a "
             "multiple of ep; each GPU holds redundant_experts / ep more)",
             Default{0u}, Min{0u}, Max{65536u});
+    v.param(overlap, "overlap",
+            "communication/compute overlap of an expert-parallel layer (ep > 1): none (dispatch and "
+            "combine are barriers around the experts) or chunked (the batch split into `chunks` "
+            "micro-batches, one's dispatch and combine running while another computes; "
+            "docs/expert-parallel.md)",
+            Default{EpOverlap::none});
+    v.param(chunks, "chunks",
+            "micro-batches of overlap chunked (0 = 2); each GPU's own tokens split evenly, at "
+            "least one per chunk",
+            Default{0u}, Min{0u}, Max{1024u});
+    v.param(combine, "combine",
+            "how the experts' outputs come back (ep > 1): all_to_all (each GPU's partial sums to the "
+            "GPUs owning the tokens) or all_gather (every GPU's output rows to every GPU, so each "
+            "holds the whole output: seed 000's multi-GPU example; docs/expert-parallel.md)",
+            Default{EpCombine::all_to_all});
+    v.param(tp_reduce, "tp_reduce",
+            "with ep > 1 and tp > 1 (each expert-parallel rank a group of tp GPUs, each holding "
+            "intermediate_size / tp of its experts): how the group sums its partial outputs, "
+            "all_reduce or reduce_scatter (docs/expert-parallel.md)",
+            Default{TpReduce::all_reduce});
   }
 };
+
+// The micro-batches an expert-parallel layer runs as: 1 without overlap,
+// parallel.chunks (0 meaning 2) with overlap chunked.
+inline std::uint32_t ep_chunks(const ParallelSpec& p) {
+  return p.overlap == EpOverlap::chunked ? (p.chunks == 0 ? 2u : p.chunks) : 1u;
+}
 
 struct ScenarioSpec {
   std::string name;
