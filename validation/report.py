@@ -189,17 +189,17 @@ def load_mi355x_cache(path):
     for r in read_csv_rows(path):
         value = (int(r["atomic"]), float(r["matrix_efficiency"])) if int(r["atomic"]) else (0, 0)
         out[(value, int(r["line"]))] = (float(r["sim1_us"]), float(r["sim2_us"]), float(r["roofline_us"]),
-                                       float(r["sim_wall_s"]))
+                                       float(r["sim_wall_s"]), r.get("combine") or "atomic")
     return out
 
 
 def save_mi355x_cache(path, sims):
     lines = ["# tdmsim `mi355x` stage times of the AITER rows by CSV line (simulator output only: the "
              "measured times stay in ../shared), written by validation/report.py",
-             "atomic,matrix_efficiency,line,sim1_us,sim2_us,roofline_us,sim_wall_s"]
+             "atomic,matrix_efficiency,line,sim1_us,sim2_us,roofline_us,sim_wall_s,combine"]
     for s in sorted(sims, key=lambda s: (s["value"], s["line"])):
         lines.append(f"{s['value'][0]},{s['value'][1]},{s['line']},{s['sim1']:.3f},{s['sim2']:.3f},"
-                     f"{s['roof']:.3f},{s['wall']:.2f}")
+                     f"{s['roof']:.3f},{s['wall']:.2f},{s.get('combine', 'atomic')}")
     write_atomic(path, "\n".join(lines) + "\n")
 
 
