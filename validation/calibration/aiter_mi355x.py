@@ -476,7 +476,10 @@ rows), though both add the rows into the output with the same bf16 atomics and t
 reads twice the weight bytes: no machine rate (L2 atomics, HBM, MFMA) can be slow for one and
 not the other, and the source (CK `gridwise_moe_gemm_blockscale.hpp`, AITER's tuner
 `gemm_moe_tune.py`, which times the kernel and a `torch.zeros` of the output) shows no per-row
-work the bf16 kernel lacks. The gpt-oss I = 3072 rows (8192-32768 tokens) break their own
+work the bf16 kernel lacks. The MXFP4 down stages at prefill that are too slow (line 42) are
+bound by the fitted L2 atomic rate; AITER's FlyDSL MXFP4 stage 2 also has a combine without
+atomics (plain stores, then a sum), which `--two-combines` tries; it is not yet the default
+(docs/moe-timing.md "AITER's 1-stage kernels and the combine"). The gpt-oss I = 3072 rows (8192-32768 tokens) break their own
 series' scaling: the published cost per token rises from 4096 to 8192 tokens in both stages,
 which no kernel of fixed efficiency does.
 """
@@ -513,6 +516,8 @@ def beyond_table(done):
             note += (f"stage 1 {1000 * p['us1'] / p['tokens']:.0f} -> {1000 * r['us1'] / r['tokens']:.0f} ns a token, "
                      f"stage 2 +{1000 * (r['us2'] - p['us2']) / d_rows:.1f} ns a routed row from {p['tokens']} tokens "
                      f"(line {p['line']})")
+        if two_combines(r) and r.get("combine") != "reduce":
+            note += "; stage 2 names no kernel: FlyDSL's, whose reduce combine has no atomics, is a candidate (`--two-combines`)"
         out.append(f"| {r['line']} | {r['format']}, {r['tokens']} | {100 * err(r['sim1'], r['us1']):+.0f}% / {e2} / "
                    f"{100 * err(r['simt'], r['us']):+.0f}% | {note} |")
     return "\n".join(out) + "\n"
