@@ -129,11 +129,16 @@ isa::TileProgram quant_program(const Layer& l, std::uint32_t row, bool real) {
   return p;
 }
 
+// Workgroup wg of a grid of wgs over the output: its bytes [first, last).
+static std::pair<std::uint64_t, std::uint64_t> output_share(const Layer& l, std::uint32_t wg, std::uint32_t wgs) {
+  const std::uint64_t total = std::uint64_t{l.shape.tokens} * l.out_row;
+  return {total * wg / wgs, total * (wg + 1) / wgs};
+}
+
 // Clearing the output before the combine adds into it (kernels.combine:
 // fp32; a memset's grid of 64 KiB per workgroup).
 isa::TileProgram zero_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs) {
-  const std::uint64_t total = std::uint64_t{l.shape.tokens} * l.out_row;
-  const std::uint64_t first = total * wg / wgs, last = total * (wg + 1) / wgs;
+  const auto [first, last] = output_share(l, wg, wgs);
   isa::TileProgram p;
   p.threads = 256;
   p.vgprs_per_thread = 16;
@@ -209,8 +214,7 @@ isa::TileProgram topk_sum_program(const Layer& l, std::uint32_t wg, std::uint32_
 
 // And the copy of the sums into the output (`out.copy_`).
 isa::TileProgram out_copy_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs) {
-  const std::uint64_t total = std::uint64_t{l.shape.tokens} * l.out_row;
-  const std::uint64_t first = total * wg / wgs, last = total * (wg + 1) / wgs;
+  const auto [first, last] = output_share(l, wg, wgs);
   isa::TileProgram p;
   p.threads = 256;
   p.vgprs_per_thread = 16;

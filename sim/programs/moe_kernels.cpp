@@ -20,27 +20,14 @@ using namespace moe_detail;
 namespace {
 
 std::shared_ptr<const std::vector<std::uint64_t>> row_offsets(const MoePlan& plan, std::uint32_t block,
-                                                              std::uint64_t row_bytes) {
+                                                              std::uint64_t row_bytes, bool per_slot = false) {
   auto v = std::make_shared<std::vector<std::uint64_t>>();
   const std::uint32_t bm = plan.layout.block_m;
+  const std::uint32_t per_row = per_slot ? 1 : plan.shape.slots();  // a row id is token * slots + slot
   for (std::uint32_t r = block * bm; r < (block + 1) * bm && r < plan.layout.padded_rows; ++r) {
     const std::uint32_t row = plan.layout.sorted_rows[r];
     if (row == plan.layout.sentinel) continue;  // padding sits only at an expert's tail
-    v->push_back(std::uint64_t{row / plan.shape.slots()} * row_bytes);
-  }
-  return v;
-}
-
-// The same for the (token, slot) rows themselves: byte offsets of the block's
-// real rows in a [tokens][slots] array of `row_bytes` rows.
-std::shared_ptr<const std::vector<std::uint64_t>> slot_row_offsets(const MoePlan& plan, std::uint32_t block,
-                                                                   std::uint64_t row_bytes) {
-  auto v = std::make_shared<std::vector<std::uint64_t>>();
-  const std::uint32_t bm = plan.layout.block_m;
-  for (std::uint32_t r = block * bm; r < (block + 1) * bm && r < plan.layout.padded_rows; ++r) {
-    const std::uint32_t row = plan.layout.sorted_rows[r];
-    if (row == plan.layout.sentinel) continue;
-    v->push_back(std::uint64_t{row} * row_bytes);
+    v->push_back(std::uint64_t{row / per_row} * row_bytes);
   }
   return v;
 }
@@ -180,7 +167,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->reduce_combine = plan.kernel.stages == 2 && machine.kernels.combine == CombineType::reduce;
   l->combine_bytes_per_wg = machine.kernels.clear.bytes_per_workgroup.bytes;
   if (l->reduce_combine) {
-    for (std::uint32_t b = 0; b < l->blocks; ++b) l->topk_rows.push_back(slot_row_offsets(plan, b, l->out_row));
+    for (std::uint32_t b = 0; b < l->blocks; ++b) l->topk_rows.push_back(row_offsets(plan, b, l->out_row, true));
   }
   const std::uint64_t rows = std::uint64_t{s.tokens} * s.slots();
   MoeBuffers& b = l->buf;
