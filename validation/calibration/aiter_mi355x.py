@@ -478,8 +478,10 @@ not the other, and the source (CK `gridwise_moe_gemm_blockscale.hpp`, AITER's tu
 `gemm_moe_tune.py`, which times the kernel and a `torch.zeros` of the output) shows no per-row
 work the bf16 kernel lacks. The MXFP4 down stages at prefill that are too slow (line 42) are
 bound by the fitted L2 atomic rate; AITER's FlyDSL MXFP4 stage 2 also has a combine without
-atomics (plain stores, then a sum), which `--two-combines` tries; it is not yet the default
-(docs/moe-timing.md "AITER's 1-stage kernels and the combine"). The gpt-oss I = 3072 rows (8192-32768 tokens) break their own
+atomics (plain stores, then a sum), which `--two-combines` tries (faster stage 2 kept): it
+brings line 42 within ±50% but makes the I = 512 rows of the same tables too fast and raises
+the total MAPE of both halves, so it is not the default (docs/moe-timing.md "AITER's 1-stage
+kernels and the combine"). The gpt-oss I = 3072 rows (8192-32768 tokens) break their own
 series' scaling: the published cost per token rises from 4096 to 8192 tokens in both stages,
 which no kernel of fixed efficiency does.
 """
