@@ -189,17 +189,17 @@ def load_mi355x_cache(path):
     for r in read_csv_rows(path):
         value = (int(r["atomic"]), float(r["matrix_efficiency"])) if int(r["atomic"]) else (0, 0)
         out[(value, int(r["line"]))] = (float(r["sim1_us"]), float(r["sim2_us"]), float(r["roofline_us"]),
-                                       float(r["sim_wall_s"]))
+                                       float(r["sim_wall_s"]), r.get("combine") or "atomic")
     return out
 
 
 def save_mi355x_cache(path, sims):
     lines = ["# tdmsim `mi355x` stage times of the AITER rows by CSV line (simulator output only: the "
              "measured times stay in ../shared), written by validation/report.py",
-             "atomic,matrix_efficiency,line,sim1_us,sim2_us,roofline_us,sim_wall_s"]
+             "atomic,matrix_efficiency,line,sim1_us,sim2_us,roofline_us,sim_wall_s,combine"]
     for s in sorted(sims, key=lambda s: (s["value"], s["line"])):
         lines.append(f"{s['value'][0]},{s['value'][1]},{s['line']},{s['sim1']:.3f},{s['sim2']:.3f},"
-                     f"{s['roof']:.3f},{s['wall']:.2f}")
+                     f"{s['roof']:.3f},{s['wall']:.2f},{s.get('combine', 'atomic')}")
     write_atomic(path, "\n".join(lines) + "\n")
 
 
@@ -741,7 +741,8 @@ def mi355x_section(a):
     cache_path = os.path.join(a.figures, "mi355x-predictions.csv")
     cache = load_mi355x_cache(cache_path) if a.no_sim and not a.sim_mi355x else None
     done, missing, fit_lines, value, sims = aiter_mi355x.collect(rows, a.tdmsim, a.jobs, a.mi355x_fit,
-                                                                 quiet=a.quiet, cache=cache, store=a.store)
+                                                                 quiet=a.quiet, cache=cache, store=a.store,
+                                                                 both_combines=a.mi355x_two_combines)
     if cache is None:
         save_mi355x_cache(cache_path, sims)
     return aiter_mi355x.section(done, missing, fit_lines, value)
@@ -794,6 +795,9 @@ def main():
     ap.add_argument("--mi355x-csv", default=aiter_mi355x.DEFAULT_CSV,
                     help="the measured MI355X AITER CSV (default ../shared/calibration/...; skipped when absent)")
     ap.add_argument("--mi355x-max-tokens", type=int, default=32768)
+    ap.add_argument("--mi355x-two-combines", action="store_true",
+                    help="simulate the MI355X MXFP4 rows without a stage-2 tile with both of AITER FlyDSL's "
+                         "combines (atomic, reduce) and keep the faster stage 2 (docs/moe-timing.md)")
     ap.add_argument("--mi355x-fit", action="store_true",
                     help="refit mi355x's atomic rate and matrix efficiency on the calibration rows first "
                          "(~15 min on 2 cores); without it the machine file's values are reported")

@@ -129,11 +129,16 @@ isa::TileProgram quant_program(const Layer& l, std::uint32_t row, bool real) {
   return p;
 }
 
+// Workgroup wg of a grid of wgs over the output: its bytes [first, last).
+static std::pair<std::uint64_t, std::uint64_t> output_share(const Layer& l, std::uint32_t wg, std::uint32_t wgs) {
+  const std::uint64_t total = std::uint64_t{l.shape.tokens} * l.out_row;
+  return {total * wg / wgs, total * (wg + 1) / wgs};
+}
+
 // Clearing the output before the combine adds into it (kernels.combine:
 // fp32; a memset's grid of 64 KiB per workgroup).
 isa::TileProgram zero_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs) {
-  const std::uint64_t total = std::uint64_t{l.shape.tokens} * l.out_row;
-  const std::uint64_t first = total * wg / wgs, last = total * (wg + 1) / wgs;
+  const auto [first, last] = output_share(l, wg, wgs);
   isa::TileProgram p;
   p.threads = 256;
   p.vgprs_per_thread = 16;
@@ -176,11 +181,46 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   } else {
     p.epilogue_vector_ops = std::uint64_t{l.block_m} * cols * l.epilogue.combine_ops;
   }
+  if (l.reduce_combine) {
+    // kernels.combine reduce: plain stores of each row to its own (token,
+    // slot) row; the sum kernel adds them up afterwards.
+    p.stores.push_back(gathered(l.buf.topk_out + std::uint64_t{n.begin} * l.out_elem, cols * l.out_elem,
+                                j.valid_rows, l.topk_rows[j.block]));
+    return p;
+  }
   // Combine: atomic adds into the tokens' output rows (each split adds its
   // part); the L2's atomic units do the read-modify-write.
   p.stores.push_back(gathered(l.buf.out + std::uint64_t{n.begin} * l.out_elem, cols * l.out_elem,
                               j.valid_rows, l.out_rows[j.block]));
   p.stores.back().atomic = true;
+  return p;
+}
+
+// kernels.combine reduce: workgroup wg of wgs sums the top-k rows of its run
+// of tokens (contiguous in [tokens][slots][H]) into [tokens][H]: one add per
+// element read, fp32 accumulation converted back to bf16.
+isa::TileProgram topk_sum_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs) {
+  const std::uint64_t t0 = std::uint64_t{l.shape.tokens} * wg / wgs, t1 = std::uint64_t{l.shape.tokens} * (wg + 1) / wgs;
+  isa::TileProgram p;
+  p.threads = 256;
+  p.vgprs_per_thread = 32;
+  if (t1 == t0) return p;
+  const std::uint64_t in_row = std::uint64_t{l.slots} * l.out_row;
+  p.prologue_loads.push_back(strided(l.buf.topk_out + t0 * in_row, static_cast<std::uint32_t>((t1 - t0) * in_row), 1, 0));
+  p.epilogue_vector_ops = (t1 - t0) * l.shape.hidden * (l.slots + 1);
+  p.stores.push_back(strided(l.buf.topk_sum + t0 * l.out_row, static_cast<std::uint32_t>((t1 - t0) * l.out_row), 1, 0));
+  return p;
+}
+
+// And the copy of the sums into the output (`out.copy_`).
+isa::TileProgram out_copy_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs) {
+  const auto [first, last] = output_share(l, wg, wgs);
+  isa::TileProgram p;
+  p.threads = 256;
+  p.vgprs_per_thread = 16;
+  if (last == first) return p;
+  p.prologue_loads.push_back(strided(l.buf.topk_sum + first, static_cast<std::uint32_t>(last - first), 1, 0));
+  p.stores.push_back(strided(l.buf.out + first, static_cast<std::uint32_t>(last - first), 1, 0));
   return p;
 }
 

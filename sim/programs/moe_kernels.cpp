@@ -20,13 +20,14 @@ using namespace moe_detail;
 namespace {
 
 std::shared_ptr<const std::vector<std::uint64_t>> row_offsets(const MoePlan& plan, std::uint32_t block,
-                                                              std::uint64_t row_bytes) {
+                                                              std::uint64_t row_bytes, bool per_slot = false) {
   auto v = std::make_shared<std::vector<std::uint64_t>>();
   const std::uint32_t bm = plan.layout.block_m;
+  const std::uint32_t per_row = per_slot ? 1 : plan.shape.slots();  // a row id is token * slots + slot
   for (std::uint32_t r = block * bm; r < (block + 1) * bm && r < plan.layout.padded_rows; ++r) {
     const std::uint32_t row = plan.layout.sorted_rows[r];
     if (row == plan.layout.sentinel) continue;  // padding sits only at an expert's tail
-    v->push_back(std::uint64_t{row / plan.shape.slots()} * row_bytes);
+    v->push_back(std::uint64_t{row / per_row} * row_bytes);
   }
   return v;
 }
@@ -162,6 +163,12 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     l->x_rows.push_back(row_offsets(plan, b, l->x_row));
     l->out_rows.push_back(row_offsets(plan, b, l->out_row));
   }
+  l->slots = s.slots();
+  l->reduce_combine = plan.kernel.stages == 2 && machine.kernels.combine == CombineType::reduce;
+  l->combine_bytes_per_wg = machine.kernels.clear.bytes_per_workgroup.bytes;
+  if (l->reduce_combine) {
+    for (std::uint32_t b = 0; b < l->blocks; ++b) l->topk_rows.push_back(row_offsets(plan, b, l->out_row, true));
+  }
   const std::uint64_t rows = std::uint64_t{s.tokens} * s.slots();
   MoeBuffers& b = l->buf;
   b.x = as.allocate(std::uint64_t{s.tokens} * l->x_row);
@@ -181,6 +188,10 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     }
   }
   b.out = as.allocate(std::uint64_t{s.tokens} * l->out_row);
+  if (l->reduce_combine) {
+    b.topk_out = as.allocate(rows * l->out_row);
+    b.topk_sum = as.allocate(std::uint64_t{s.tokens} * l->out_row);
+  }
   // The router's buffers (moe_router.h) when the scenario times it: placed
   // after the layer's, so a layer whose router output is given keeps the
   // addresses, hence the cache behaviour, it has with no router.
@@ -277,6 +288,18 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
              [l](std::uint32_t wg) { return down_program(*l, l->stage2[wg]); }),
       down_flops));
   k.stage.push_back("down");
+  if (l->reduce_combine) {
+    // AITER's FlyDSL stage 2 in its reduce mode (aiter/ops/flydsl moe kernels:
+    // `target.view(tokens, topk, H).sum(dim=1)`, then `out.copy_`): two
+    // streaming kernels, each a grid of the clearing kernel's bytes of output
+    // per workgroup.
+    const std::uint64_t out_bytes = std::uint64_t{s.tokens} * l->out_row;
+    const auto wgs = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, ceil_div(out_bytes, l->combine_bytes_per_wg)));
+    k.kernels.push_back(launch("moe_topk_sum", wgs, [l, wgs](std::uint32_t wg) { return topk_sum_program(*l, wg, wgs); }));
+    k.stage.push_back("combine");
+    k.kernels.push_back(launch("moe_out_copy", wgs, [l, wgs](std::uint32_t wg) { return out_copy_program(*l, wg, wgs); }));
+    k.stage.push_back("combine");
+  }
   return k;
 }
 
@@ -319,8 +342,8 @@ MoeKernels tdm_moe(AddressSpace& as, const MoePlan& plan, const MachineSpec& mac
   }
   std::size_t d = 0;
   for (std::size_t i = 0; i < k.kernels.size(); ++i) {
-    // Software still clears the output and quantises between the stages.
-    if (k.stage[i] == "zero_out" || k.stage[i] == "quant_inter") continue;
+    // Software still clears the output, quantises between the stages and sums the top-k rows.
+    if (k.stage[i] == "zero_out" || k.stage[i] == "quant_inter" || k.stage[i] == "combine") continue;
     if (k.kernels[i].routing) {  // the unit's routing stage (sim/platform/tdm_router.h)
       k.kernels[i].name = "tdm_routing";
       continue;

@@ -32,6 +32,9 @@ struct MoeBuffers {
   std::uint64_t inter_q = 0;     // fp8 copy of it, when a kernel quantises between the stages
   std::uint64_t partials = 0;    // split-K fp32 partial sums (gate/up)
   std::uint64_t out = 0;         // output [tokens][H] (bf16, or fp32: kernels.combine)
+  // kernels.combine reduce: every (token, slot) row of the down stage
+  // [tokens][slots][H] and their sum per token [tokens][H] (bf16).
+  std::uint64_t topk_out = 0, topk_sum = 0;
 };
 
 // Bytes per element of a dtype (fractional for 4-bit types).
@@ -74,7 +77,8 @@ bool sort_one_kernel(std::uint64_t rows, std::uint32_t experts_fused);
 struct MoeKernels {
   MoeBuffers buffers;
   std::vector<isa::KernelLaunch> kernels;  // in launch order
-  // Per kernel: "routing", "zero_out", "sort", "gate_up", "reduce", "quant_inter", "down", "fused".
+  // Per kernel: "routing", "zero_out", "sort", "gate_up", "reduce", "quant_inter", "down", "combine"
+  // (kernels.combine reduce: the sum of the top-k rows and its copy), "fused".
   std::vector<std::string> stage;
 };
 

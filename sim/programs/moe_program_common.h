@@ -118,6 +118,12 @@ struct Layer {
   std::uint64_t fp8_tile_wait_ps = 0;  // kernels.wgmma_fp8_tile_wait
   // Per block: byte offsets of its real rows' tokens in x and in out.
   std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> x_rows, out_rows;
+  // kernels.combine reduce (2-stage): down stores each real row to its own
+  // (token, slot) row of buf.topk_out; per block the byte offsets of those rows.
+  bool reduce_combine = false;
+  std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> topk_rows;
+  std::uint32_t slots = 0;                   // rows per token (top-k, shared experts fused in)
+  std::uint64_t combine_bytes_per_wg = 0;    // kernels.clear.bytes_per_workgroup: the streaming kernels' grid
 };
 
 // The 16 x 16 fragments of an M x N tile (at least one each way), the grid of
@@ -164,6 +170,10 @@ isa::TileProgram reduce_program(const Layer& l, std::uint32_t block, std::uint32
 isa::TileProgram quant_program(const Layer& l, std::uint32_t row, bool real);
 isa::TileProgram zero_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs);
 isa::TileProgram down_program(const Layer& l, const TileJob& j);
+// kernels.combine reduce: the sum of each token's top-k rows (workgroup wg of
+// wgs, a contiguous run of tokens) and its copy into the output.
+isa::TileProgram topk_sum_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs);
+isa::TileProgram out_copy_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs);
 
 // The 1-stage kernel (moe_fused_program.cpp).
 isa::TileProgram fused_program(const Layer& l, const TileJob& j);

@@ -485,6 +485,46 @@ TEST_CASE("kernels.combine fp32: a clearing kernel first, 4-byte output elements
   CHECK(fused.stores[0].row_bytes == 64 * 4);
 }
 
+TEST_CASE("kernels.combine reduce: down stores every (token, slot) row, a sum and a copy follow", "[moe]") {
+  auto sc = tiny_scenario();
+  MachineSpec& m = sc.machine.spec;
+  m.kernels.combine = CombineType::reduce;
+  sc.scenario.spec.kernel.stages = 2;
+  const plan::MoePlan p = plan::build_plan(sc);
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, m);
+  REQUIRE(k.stage == std::vector<std::string>{"sort", "gate_up", "down", "combine", "combine"});
+  const std::uint64_t hidden = sc.model.spec.hidden_size;
+  const std::uint64_t rows = std::uint64_t{sc.scenario.spec.tokens} * p.shape.slots();
+  // The down kernel: plain stores, one per routed row, no atomics.
+  std::uint64_t stored = 0;
+  for (std::uint32_t wg = 0; wg < k.kernels[2].workgroups; ++wg) {
+    for (const auto& st : k.kernels[2].program(wg).stores) {
+      CHECK_FALSE(st.atomic);
+      stored += st.bytes();
+    }
+  }
+  CHECK(stored == rows * hidden * 2);
+  // The sum reads them all once and writes one row per token; the copy moves those rows.
+  const auto moved = [&](std::size_t i) {
+    std::uint64_t in = 0, out = 0;
+    for (std::uint32_t wg = 0; wg < k.kernels[i].workgroups; ++wg) {
+      const auto prog = k.kernels[i].program(wg);
+      for (const auto& ld : prog.prologue_loads) in += ld.bytes();
+      for (const auto& st : prog.stores) out += st.bytes();
+    }
+    return std::pair{in, out};
+  };
+  CHECK(moved(3) == std::pair{rows * hidden * 2, std::uint64_t{sc.scenario.spec.tokens} * hidden * 2});
+  CHECK(moved(4) == std::pair{std::uint64_t{sc.scenario.spec.tokens} * hidden * 2,
+                              std::uint64_t{sc.scenario.spec.tokens} * hidden * 2});
+  // A 1-stage layer keeps its atomic combine.
+  sc.scenario.spec.kernel.stages = 1;
+  const auto k1 = sim::programs::software_moe(as, plan::build_plan(sc), m);
+  REQUIRE(k1.stage == std::vector<std::string>{"sort", "fused"});
+  CHECK(k1.kernels[1].program(0).stores.back().atomic);
+}
+
 TEST_CASE("kernels.fp8_intermediate kernel: gate/up stores bf16, one workgroup per padded row between the stages", "[moe]") {
   auto sc = tiny_scenario();
   MachineSpec& m = sc.machine.spec;

@@ -83,8 +83,12 @@ enum class MatrixInstructions { isa, mma_sync, wgmma };
 // How 8-bit operands reach the matrix pipe: as they are, or converted to f16
 // in registers first (our NVIDIA kernels, docs/gpu-kernels.md).
 enum class Fp8Operands { native, f16 };
-// Element type the combine accumulates the layer output in.
-enum class CombineType { bf16, fp32 };
+// How the down stage combines a token's top-k rows into its output row:
+// atomic adds in bf16 or in fp32 (after a clearing kernel), or `reduce`: plain
+// bf16 stores of every (token, slot) row, then a kernel summing each token's
+// rows and one copying the sum into the output (AITER's FlyDSL stage 2 in its
+// "reduce" mode).
+enum class CombineType { bf16, fp32, reduce };
 // How the dispatcher places a kernel's workgroups: in index order on whichever
 // CU slot frees first (`index`), or AMD's multi-XCD parts' way: workgroup i to
 // die i mod dies, each die's CUs taking its workgroups in order, one CU after
@@ -176,7 +180,8 @@ TDMSIM_ENUM_NAMES(GatherBitLayout, 2, {GatherBitLayout::mlir, "mlir"},
 TDMSIM_ENUM_NAMES(MatrixInstructions, 3, {MatrixInstructions::isa, "isa"},
                   {MatrixInstructions::mma_sync, "mma_sync"}, {MatrixInstructions::wgmma, "wgmma"});
 TDMSIM_ENUM_NAMES(Fp8Operands, 2, {Fp8Operands::native, "native"}, {Fp8Operands::f16, "f16"});
-TDMSIM_ENUM_NAMES(CombineType, 2, {CombineType::bf16, "bf16"}, {CombineType::fp32, "fp32"});
+TDMSIM_ENUM_NAMES(CombineType, 3, {CombineType::bf16, "bf16"}, {CombineType::fp32, "fp32"},
+                  {CombineType::reduce, "reduce"});
 TDMSIM_ENUM_NAMES(WorkgroupOrder, 2, {WorkgroupOrder::index, "index"},
                   {WorkgroupOrder::die_round_robin, "die_round_robin"});
 TDMSIM_ENUM_NAMES(Fp8Intermediate, 2, {Fp8Intermediate::epilogue, "epilogue"},

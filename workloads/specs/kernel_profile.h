@@ -71,7 +71,8 @@ struct ClearCosts {
   template <class V>
   void visit(V& v) {
     v.param(bytes_per_workgroup, "bytes_per_workgroup",
-            "output bytes one workgroup of the clearing kernel (a memset's grid) writes",
+            "output bytes one workgroup of the clearing kernel (a memset's grid) writes; also "
+            "the grid of combine reduce's sum and copy kernels",
             Required{}, Min{"4B"}, Max{"1GiB"});
   }
 };
@@ -409,8 +410,10 @@ struct KernelsSpec {
             "the matrix pipe (0: not modelled)",
             Default{0.0}, Min{0.0}, Max{4096.0});
     v.param(combine, "combine",
-            "element type the output is accumulated in by the combine's atomic adds; fp32 also "
-            "clears the output with a kernel of its own first",
+            "how the down stage adds a token's top-k rows into its output: atomic adds in bf16, "
+            "or in fp32 (after a kernel of its own clears the output), or reduce: plain bf16 "
+            "stores of every (token, slot) row, then a kernel summing each token's rows and one "
+            "copying the sum into the output (2-stage layers; a 1-stage layer adds in bf16)",
             Default{CombineType::bf16});
     v.param(fp8_intermediate, "fp8_intermediate",
             "where an fp8 layer's intermediate is quantised: gate/up epilogue, or a kernel "
