@@ -1,5 +1,9 @@
 #include "sim/mem/fabric.h"
 
+#include <algorithm>
+
+#include "sim/mem/run_batch.h"
+
 namespace tdmsim::sim {
 
 Fabric::Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32_t dies,
@@ -14,9 +18,13 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const Tick now = time_.now();
   const Tick arrive = now + delay.value();
-  const std::uint64_t bytes = ext->access.bytes();
-  bytes_ += bytes;
-  const Tick link_done = link_.reserve(arrive, transfer_ticks(bytes, link_bw_));
+  // Each run of a batch takes the link on its own, in order (run_batch.h).
+  Tick link_done = arrive;
+  for_each_in_batch(ext->access, [&](const MemAccess& a) {
+    const std::uint64_t bytes = a.bytes();
+    bytes_ += bytes;
+    link_done = std::max(link_done, link_.reserve(arrive, transfer_ticks(bytes, link_bw_)));
+  });
   // Requests go out as soon as they arrive; the link's occupancy bounds when
   // the data can be back.
   const Tick mem_done = port_.send(initiator, ext->access, arrive + latency_, now);

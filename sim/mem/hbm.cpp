@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/mem/run_batch.h"
+
 namespace tdmsim::sim {
 
 Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats, const SimClock& time)
@@ -115,10 +117,15 @@ void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay)
   auto* ext = p.get_extension<MemAccessExt>();
   const Tick now = time_.now();
   const Tick arrive = now + delay.value();
-  const Tick done = serve(ext->access, arrive);
+  // A batch's runs one by one, as if each came on its own (run_batch.h).
+  Tick done = 0, wait = 0;
+  for_each_in_batch(ext->access, [&](const MemAccess& a) {
+    done = std::max(done, serve(a, arrive));
+    wait = std::max(wait, last_wait_);
+  });
   // A lone request opens its row and waits the access latency.
   ext->unloaded = ticks(spec_.latency) + ticks(spec_.row_miss_penalty);
-  ext->wait = last_wait_;
+  ext->wait = wait;
   delay = to_sc_time(done - now);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -4,6 +4,7 @@
 #include <bit>
 #include <vector>
 
+#include "sim/mem/run_batch.h"
 #include "sim/mem/run_merge.h"
 
 namespace tdmsim::sim {
@@ -232,13 +233,13 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     wait = std::max(wait, miss_ready - arrive + port_.wait());
     misses_.clear();
   }
-  // Misses go below as runs of consecutive lines.
-  for_each_run(misses_, false, a.die, [&](const MemAccess& m) {
-    done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
-    unloaded = std::max(unloaded, hit_latency + port_.unloaded());
-    below = std::max(below, port_.unloaded());
-    wait = std::max(wait, miss_ready - arrive + port_.wait());
-  });
+  // Misses go below as runs of consecutive lines, in one batch (run_batch.h).
+  send_runs(port_, initiator, misses_, batch_, false, a.die, miss_ready, now, [&](Tick d, Tick u, Tick w) {
+    done = std::max(done, d + hit_latency);
+    unloaded = std::max(unloaded, hit_latency + u);
+    below = std::max(below, u);
+    wait = std::max(wait, miss_ready - arrive + w);
+  }, one_by_one_);
   if (far_hold_per_line_ > 0 && below > near_miss_latency_) {
     // Some of the misses went on to HBM: their MSHRs were held for the HBM
     // round trip, not the MALL's (a MALL-served miss frees its MSHR sooner,
@@ -263,8 +264,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   std::sort(victims_.begin(), victims_.end(),
             [](const ByteRun& x, const ByteRun& y) { return x.addr < y.addr; });
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
-  for_each_run(victims_, true, a.die,
-               [&](const MemAccess& wb) { port_.send(initiator, wb, served, now); });
+  send_runs(port_, initiator, victims_, batch_, true, a.die, served, now, [](Tick, Tick, Tick) {}, one_by_one_);
   ext->unloaded = unloaded;
   ext->wait = wait;
   delay = to_sc_time(done - now);
@@ -277,9 +277,8 @@ Tick L2Cache::flush(Tick at) {
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
   Tick done = at;
   const Tick now = time_.now();
-  for_each_run(victims_, true, 0, [&](const MemAccess& wb) {
-    done = std::max(done, port_.send(initiator, wb, at, now));
-  });
+  send_runs(port_, initiator, victims_, batch_, true, 0, at, now,
+            [&](Tick d, Tick, Tick) { done = std::max(done, d); }, one_by_one_);
   return done;
 }
 

@@ -48,6 +48,10 @@ class L2Cache : public sc_core::sc_module {
   }
   std::size_t channels() const { return channel_.size(); }
 
+  // Sends misses and write-backs below one run a call (the reference of the
+  // batches of run_batch.h, for tests) instead of one batch per access.
+  void set_runs_one_by_one(bool on) { one_by_one_ = on; }
+
   // Writes every dirty line back to memory (the lines stay valid, now
   // clean); returns when the last write-back has landed. Called at the end
   // of each kernel, so a kernel's time includes making its writes visible.
@@ -90,6 +94,8 @@ class L2Cache : public sc_core::sc_module {
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
   units::Bandwidth atomic_bw_{};
   std::vector<ByteRun> misses_, victims_;
+  std::vector<ByteRun> batch_;  // scratch: the runs of a batch sent below (send_runs)
+  bool one_by_one_ = false;
   std::uint64_t hits_ = 0, misses_count_ = 0, writebacks_ = 0, read_bytes_ = 0, write_bytes_ = 0,
                 atomic_bytes_ = 0;
 };

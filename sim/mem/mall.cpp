@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/mem/mall_streak.h"
+#include "sim/mem/run_batch.h"
 #include "sim/mem/run_merge.h"
 
 namespace tdmsim::sim {
@@ -37,9 +38,17 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
 
 void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
-  const MemAccess& a = ext->access;
   const Tick now = time_.now();
   const Tick arrive = now + delay.value();
+  // A batch's runs one by one, as if each came on its own (run_batch.h).
+  BatchAnswer answer;
+  for_each_in_batch(ext->access, [&](const MemAccess& a) { serve_one(a, arrive, now, answer); });
+  ext->unloaded = answer.unloaded;
+  ext->wait = answer.wait;
+  delay = to_sc_time(answer.done - now);
+}
+
+void Mall::serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& answer) {
   const std::uint64_t line = tag_line_;
   const std::uint64_t chunk = std::max(map_.interleave, line);  // one channel, one slice
   std::fill(lines_per_slice_.begin(), lines_per_slice_.end(), 0u);
@@ -213,14 +222,12 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
     wait = std::max(wait, port_.wait());
     misses_v_.clear();
   }
-  for_each_run(misses_v_, false, a.die, [&](const MemAccess& m) {
-    done = std::max(done, port_.send(initiator, m, arrive, now));
-    unloaded = std::max(unloaded, port_.unloaded());
-    wait = std::max(wait, port_.wait());
-  });
-  ext->unloaded = unloaded;
-  ext->wait = wait;
-  delay = to_sc_time(done - now);
+  send_runs(port_, initiator, misses_v_, batch_, false, a.die, arrive, now, [&](Tick d, Tick u, Tick w) {
+    done = std::max(done, d);
+    unloaded = std::max(unloaded, u);
+    wait = std::max(wait, w);
+  }, one_by_one_);
+  answer.fold(done, unloaded, wait);
 }
 
 }  // namespace tdmsim::sim

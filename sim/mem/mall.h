@@ -19,6 +19,7 @@
 #include "sim/mem/cache_tags.h"
 #include "sim/mem/hbm.h"
 #include "sim/mem/mem_access.h"
+#include "sim/mem/run_batch.h"
 
 namespace tdmsim::sim {
 
@@ -32,8 +33,15 @@ class Mall : public sc_core::sc_module {
   Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressMap& map,
        std::uint32_t stacks, StatRegistry& stats, const SimClock& time);
 
+  // Sends misses to HBM one run a call (the reference of the batches of
+  // run_batch.h, for tests) instead of one batch per access.
+  void set_runs_one_by_one(bool on) { one_by_one_ = on; }
+
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // Serves single access `a` (a batch's run, or an access that is none)
+  // arriving at `arrive` (global time `now`); folds its answer into `answer`.
+  void serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& answer);
 
   MemPort port_;  // reused request payload
   const SimClock& time_;
@@ -68,6 +76,8 @@ class Mall : public sc_core::sc_module {
   Decoded decoded_[kDecoded];
   std::vector<std::uint32_t> lines_per_slice_;
   std::vector<ByteRun> misses_v_;
+  std::vector<ByteRun> batch_;  // scratch: misses_v_'s runs as sent to HBM (send_runs)
+  bool one_by_one_ = false;
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 

@@ -31,6 +31,15 @@ struct MemAccess {
   // reserve_lines, or count_for_reserve and reserve_counted), when each
   // iteration's loads would have been issued on their own.
   bool channel_time_later = false;
+  // A batch (sim/mem/run_batch.h): `run_count` single-row accesses, the runs
+  // at `runs` (valid for the call), each served as if sent on its own, in
+  // order, all arriving at once; answered with the latest completion and the
+  // longest unloaded round trip and wait over them. Sent below the L2 only
+  // (the Fabric, the MALL and HBM take them); addr and row_bytes are then
+  // the first run's, and bytes() the first run's.
+  const ByteRun* runs = nullptr;
+  std::uint32_t run_count = 0;
+  bool batch() const { return runs != nullptr; }
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
   std::uint64_t row(std::uint32_t r) const {
     return gather != nullptr ? addr + gather[r] : addr + r * row_stride;

@@ -1,0 +1,191 @@
+// The batches of runs sent below the L2 (sim/mem/run_batch.h) against their
+// reference, each run sent on its own: an mi355x die's L2, fabric link, MALL
+// and HBM driven by the same accesses (gathered token rows hit in part, weight
+// streams, stores that evict dirty lines, a flush) give the same answers,
+// stats and later state either way.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include <systemc>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "sim/mem/fabric.h"
+#include "sim/mem/hbm.h"
+#include "sim/mem/l2_cache.h"
+#include "sim/mem/mall.h"
+#include "sim/mem/run_batch.h"
+#include "tests/sim/fork_run.h"
+#include "tests/sim/mem_stubs.h"
+#include "workloads/config/loader.h"
+
+using namespace tdmsim;
+using namespace tdmsim::sim;
+
+namespace {
+
+// Between two blocks: passes every call on, counting calls and the runs
+// they stand for (a batch's runs, or one).
+struct Counter : sc_core::sc_module {
+  tlm_utils::simple_target_socket<Counter> target;
+  tlm_utils::simple_initiator_socket<Counter> initiator;
+  std::uint64_t calls = 0, runs = 0;
+  explicit Counter(sc_core::sc_module_name n) : sc_module(n), target("target"), initiator("initiator") {
+    target.register_b_transport(this, &Counter::b_transport);
+  }
+  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+    const MemAccess& a = p.get_extension<MemAccessExt>()->access;
+    ++calls;
+    runs += a.batch() ? a.run_count : 1;
+    initiator->b_transport(p, delay);
+  }
+};
+
+struct Outcome {
+  std::uint64_t answers = 0;  // FNV-1a over every access's completion, unloaded round trip and wait
+  std::uint64_t stats = 0;    // ... over every stat's value at the end
+  std::uint64_t hbm_reads = 0, hbm_writes = 0, mall_misses = 0, l2_misses = 0, writebacks = 0;
+  std::uint64_t accesses = 0;
+  std::uint64_t mall_calls = 0, mall_runs = 0;  // into the MALL
+};
+
+void mix(std::uint64_t& h, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xFF;
+    h *= 0x100000001b3ull;
+  }
+}
+
+Outcome run(bool one_by_one) {
+  const std::filesystem::path root = std::filesystem::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  const MachineSpec m = loader.machine(root / "machines/mi355x.yaml").spec;
+  StatRegistry stats;
+  SimClock time;  // SystemC's time (no CuScheduler here)
+  const Tick hbm_trip = 500 * kTicksPerNs, mall_trip = 250 * kTicksPerNs;
+  // A small L2 (its spec's channels and line), so that rows evict each other.
+  L2Spec l2spec = m.memory.l2;
+  l2spec.size_per_die = units::Bytes{256 << 10};
+  L2Cache l2("l2", l2spec, m.compute.clock, hbm_trip, mall_trip, stats, time);
+  Fabric fabric("fabric", m.memory.fabric, m.compute.dies, stats, time);
+  Hbm hbm("hbm", m.memory.hbm, stats, time);
+  MallSpec mallspec = *m.memory.mall;
+  mallspec.size = units::Bytes{16 << 20};
+  Mall mall("mall", mallspec, hbm.map(), m.memory.hbm.stacks, stats, time);
+  sim::test::Requester cpu("cpu");
+  cpu.socket.bind(l2.target);
+  l2.initiator.bind(fabric.target);
+  Counter counter("counter");
+  fabric.initiator.bind(counter.target);
+  counter.initiator.bind(mall.target);
+  mall.initiator.bind(hbm.target);
+  l2.set_runs_one_by_one(one_by_one);
+  mall.set_runs_one_by_one(one_by_one);
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+
+  Outcome o;
+  o.answers = 0xcbf29ce484222325ull;
+  MemPort port;
+  std::mt19937_64 rng(7);
+  const std::uint64_t row = 7168, x = 1ull << 30, w = 2ull << 30, out = 3ull << 30;
+  std::vector<std::uint64_t> gather(64);
+  Tick at = 0;
+  const auto send = [&](MemAccess a) {
+    const Tick done = port.send(cpu.socket, a, at, 0);
+    mix(o.answers, done);
+    mix(o.answers, port.unloaded());
+    mix(o.answers, port.wait());
+    ++o.accesses;
+    at += 40 * kTicksPerNs;
+  };
+  for (int step = 0; step < 300; ++step) {
+    // Token rows of a block (tokens drawn from 512, so rows repeat and hit in part).
+    for (auto& g : gather) g = (rng() % 512) * row;
+    MemAccess a{x, static_cast<std::uint32_t>(row), static_cast<std::uint32_t>(gather.size()), 0, false, 0};
+    a.gather = gather.data();
+    send(a);
+    // A weight stream (experts drawn from 24: some again, some new).
+    send(MemAccess{w + (rng() % 24) * (8ull << 20) + (rng() % 4) * 65536, 256 * 1024, 1, 0, false, 0});
+    // Stores of output rows (dirty lines, evicted later as write-backs).
+    MemAccess st{out + (rng() % 256) * 2 * row, static_cast<std::uint32_t>(row), 8, 4 * row, true, 0};
+    send(st);
+  }
+  mix(o.answers, l2.flush(at));
+  for (const double v : stats.snapshot()) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    mix(o.stats, bits);
+  }
+  o.hbm_reads = static_cast<std::uint64_t>(stats.sum("hbm", "reads"));
+  o.hbm_writes = static_cast<std::uint64_t>(stats.sum("hbm", "writes"));
+  o.mall_misses = static_cast<std::uint64_t>(stats.sum("mall", "misses"));
+  o.l2_misses = static_cast<std::uint64_t>(stats.sum("l2", "misses"));
+  o.writebacks = static_cast<std::uint64_t>(stats.sum("l2", "writebacks"));
+  o.mall_calls = counter.calls;
+  o.mall_runs = counter.runs;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("runs sent below the L2 in batches give what each run sent on its own gives", "[run_batch]") {
+  const Outcome ref = tdmsim::test::in_child<Outcome>([] { return run(true); });
+  const Outcome got = tdmsim::test::in_child<Outcome>([] { return run(false); });
+  // The accesses did what the comparison needs: misses at every level, HBM
+  // reads of many runs (partly hit rows), write-backs.
+  CHECK(ref.accesses == 900);
+  CHECK(ref.l2_misses > 0);
+  CHECK(ref.mall_misses > 0);
+  CHECK(ref.writebacks > 0);
+  // Each run its own call in the reference; batches of several here.
+  CHECK(ref.mall_calls == ref.mall_runs);
+  CHECK(got.mall_runs == ref.mall_runs);
+  CHECK(got.mall_calls < got.mall_runs / 2);
+  CHECK(got.hbm_reads == ref.hbm_reads);
+  CHECK(got.hbm_writes == ref.hbm_writes);
+  CHECK(got.mall_misses == ref.mall_misses);
+  CHECK(got.l2_misses == ref.l2_misses);
+  CHECK(got.writebacks == ref.writebacks);
+  CHECK(got.stats == ref.stats);
+  CHECK(got.answers == ref.answers);
+}
+
+TEST_CASE("a batch stands for its runs merged as for_each_run sends them", "[run_batch]") {
+  const std::vector<ByteRun> runs{{0, 128}, {128, 256}, {1024, 128}, {4096, 128}, {4224, 128}};
+  std::vector<ByteRun> merged;
+  merge_touching(runs, merged);
+  std::vector<MemAccess> ref;
+  for_each_run(runs, true, 3, [&](const MemAccess& a) { ref.push_back(a); });
+  const MemAccess b = batch_access(merged, true, 3);
+  REQUIRE(b.batch());
+  std::vector<MemAccess> got;
+  for_each_in_batch(b, [&](const MemAccess& a) { got.push_back(a); });
+  REQUIRE(got.size() == ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    CHECK(got[i].addr == ref[i].addr);
+    CHECK(got[i].bytes() == ref[i].bytes());
+    CHECK(got[i].rows == 1);
+    CHECK(got[i].write == ref[i].write);
+    CHECK(got[i].die == ref[i].die);
+    CHECK_FALSE(got[i].batch());
+  }
+  // One run: a plain access.
+  const std::vector<ByteRun> one{{512, 384}};
+  CHECK_FALSE(batch_access(one, false, 0).batch());
+}
+
+TEST_CASE("to_sc_time gives the sc_time sc_time::from_value gives", "[run_batch]") {
+  std::mt19937_64 rng(11);
+  std::vector<Tick> values{0, 1, 999, kTicksPerNs, kTicksPerUs, 5'312'500'000ull, ~Tick{0} >> 1};
+  for (int i = 0; i < 1000; ++i) values.push_back(rng() >> (rng() % 64));
+  for (const Tick t : values) {
+    const sc_core::sc_time a = to_sc_time(t), b = to_sc_time_reference(t);
+    CHECK(a.value() == t);
+    CHECK(a == b);
+  }
+}
