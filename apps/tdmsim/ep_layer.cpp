@@ -15,7 +15,6 @@ namespace {
 
 using config::Json;
 
-double ticks_s(sim::Tick t) { return static_cast<double>(t) * 1e-12; }
 
 // Bytes of one token's row on the wire: the dispatch sends the layer input
 // in the activation dtype (scales and the top-k ids are not counted), the
@@ -95,8 +94,8 @@ EpPathRun run_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, 
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (rr.run.stages[i] == "routing") routed = t[i].end;
     }
-    rr.before_s = ticks_s(routed - t.front().launch);
-    rr.after_s = ticks_s(t.back().end - routed);
+    rr.before_s = sim::tick_seconds(routed - t.front().launch);
+    rr.after_s = sim::tick_seconds(t.back().end - routed);
     out.ranks.push_back(std::move(rr));
   }
   if (n > 1) {
@@ -189,8 +188,8 @@ EpPathRun run_ep_path(const config::ResolvedScenario& sc, const EpSetup& setup, 
       for (std::size_t i = 0; i < t.size(); ++i) {
         const bool early = rr.run.stages[i] == "routing";
         const double shift = early ? 0.0 : d1 - rr.before_s;
-        slice(r, rr.run.stages[i] + ": " + t[i].name, ticks_s(t[i].launch - t0) + shift,
-              ticks_s(t[i].end - t0) + shift);
+        slice(r, rr.run.stages[i] + ": " + t[i].name, sim::tick_seconds(t[i].launch - t0) + shift,
+              sim::tick_seconds(t[i].end - t0) + shift);
       }
       slice(r, "wait", rr.before_s, d0);
       slice(r, "dispatch", d0, d1);
