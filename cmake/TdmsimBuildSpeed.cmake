@@ -1,5 +1,22 @@
-# Build-time measures (docs/performance.md "Build"): precompiled headers and
-# the optimisation level of test code.
+# Build-time measures (docs/performance.md "Build"): unity builds, precompiled
+# headers and the optimisation level of test code.
+
+# Unity builds: CMake compiles each target's sources in batches, one
+# translation unit per batch, so the header-only templates (nlohmann/json,
+# CLI11, Catch2, fmt's inline parts) that every file instantiates are parsed,
+# optimised and emitted once per batch instead of once per file. That code
+# generation is most of a compile (docs/performance.md "Build"). Files of one
+# target therefore share a translation unit: a name with internal linkage
+# (anonymous namespace, static) must be unique within its target, not just its
+# file. -DTDMSIM_UNITY=OFF compiles file by file (quicker rebuilds while
+# editing a file of a large target); CI and the README's commands use ON.
+option(TDMSIM_UNITY "Compile each target's sources in unity batches (faster full builds)" ON)
+set(TDMSIM_UNITY_BATCH_SIZE 0 CACHE STRING
+    "Sources per unity batch (0: a whole target in one translation unit)")
+if(TDMSIM_UNITY)
+  set(CMAKE_UNITY_BUILD ON)
+  set(CMAKE_UNITY_BUILD_BATCH_SIZE ${TDMSIM_UNITY_BATCH_SIZE})
+endif()
 # tdmsim_precompile(target [SYSTEMC] [CLI] [CATCH]): precompile the third-party
 # headers nearly every translation unit of the target parses anyway, so each
 # file stops re-reading about 100k lines of them (docs/performance.md "Build").

@@ -10,14 +10,13 @@
 #include "apps/tdmsim/ep_trace.h"
 #include "descriptors/plan/routing.h"
 #include "sim/core/sim_error.h"
+#include "sim/core/sim_time.h"
 #include "sim/programs/moe_kernels.h"
 
 namespace tdmsim::cli {
 namespace {
 
 using config::Json;
-
-double ticks_s(sim::Tick t) { return static_cast<double>(t) * 1e-12; }
 
 // Bytes of one token's row on the wire: the dispatch sends the layer input
 // in the activation dtype (scales and the top-k ids are not counted), the
@@ -228,8 +227,8 @@ EpRankRun ep_rank_run(PathRun run) {
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (rr.run.stages[i] == "routing") routed = t[i].end;
   }
-  rr.before_s = ticks_s(routed - t.front().launch);
-  rr.after_s = ticks_s(t.back().end - routed);
+  rr.before_s = sim::tick_seconds(routed - t.front().launch);
+  rr.after_s = sim::tick_seconds(t.back().end - routed);
   return rr;
 }
 

@@ -5,14 +5,11 @@
 
 #include <fmt/core.h>
 
+#include "sim/core/sim_time.h"
+
 namespace tdmsim::cli {
-namespace {
 
 using config::Json;
-
-double ticks_s(sim::Tick t) { return static_cast<double>(t) * 1e-12; }
-
-}  // namespace
 
 std::string ep_trace(const EpPathRun& out, bool chunked) {
   const EpTimeline& tl = out.timeline;
@@ -40,8 +37,8 @@ std::string ep_trace(const EpPathRun& out, bool chunked) {
       for (std::size_t i = 0; i < t.size(); ++i) {
         const bool early = rr.run.stages[i] == "routing";
         const double shift = early ? tl.routing[c][r].start_s : tl.experts[c][r].start_s - rr.before_s;
-        slice(r, tag + rr.run.stages[i] + ": " + t[i].name, ticks_s(t[i].launch - t0) + shift,
-              ticks_s(t[i].end - t0) + shift);
+        slice(r, tag + rr.run.stages[i] + ": " + t[i].name, sim::tick_seconds(t[i].launch - t0) + shift,
+              sim::tick_seconds(t[i].end - t0) + shift);
       }
       const EpSpan &d = tl.dispatch[c], &k = tl.combine[c];
       if (chunked) {

@@ -22,7 +22,6 @@ namespace {
 
 using config::Json;
 
-double ticks_s(sim::Tick t) { return static_cast<double>(t) * 1e-12; }
 
 // Sums the counters of a stats delta whose key starts with `prefix` and ends
 // with `suffix` (e.g. "" and ".l2.hits": every die's L2 hits).
@@ -166,7 +165,7 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
   r.timings = gpu.run(k.kernels, sim::stall_limit(m, floor.seconds(), k.kernels));
   r.stats = gpu.stats().to_json(&before);
   const sim::Tick t0 = r.timings.front().launch, t1 = r.timings.back().end;
-  r.total_s = ticks_s(t1 - t0);
+  r.total_s = sim::tick_seconds(t1 - t0);
   if (r.total_s < floor.seconds()) {
     throw std::logic_error(fmt::format(
         "internal error: predicted {:.3f} us is below the physical floor {:.3f} us "
@@ -192,7 +191,7 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
       last = r.timings[i].end;
       any = true;
     }
-    return any ? ticks_s(last - first) : 0.0;
+    return any ? sim::tick_seconds(last - first) : 0.0;
   };
   r.routing_s = span_of("routing");
   r.sort_s = span_of("sort");
@@ -208,8 +207,8 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
   for (std::size_t i = 0; i < r.timings.size(); ++i) {
     const auto& t = r.timings[i];
     stages.push_back({{"stage", r.stages[i]}, {"kernel", t.name}, {"workgroups", t.workgroups},
-                      {"time_us", ticks_s(t.end - t.launch) * 1e6},
-                      {"launch_overhead_us", ticks_s(t.start - t.launch) * 1e6},
+                      {"time_us", sim::tick_seconds(t.end - t.launch) * 1e6},
+                      {"launch_overhead_us", sim::tick_seconds(t.start - t.launch) * 1e6},
                       {"clock_mhz", t.clock_hz * 1e-6}});
   }
   r.metrics = {

@@ -6,13 +6,14 @@
 #include "descriptors/format/byte_cursor.h"
 #include "descriptors/format/descriptor_file.h"
 #include "workloads/config/schema.h"
+#include "descriptors/format/format_detail.h"
 
 namespace tdmsim::format {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string hex(std::uint64_t v) { return fmt::format("0x{:x}", v); }
+using detail::hex;
 
 std::string_view stage_name(SlotStage s) {
   switch (s) {

@@ -7,6 +7,7 @@
 
 #include "descriptors/format/byte_cursor.h"
 #include "descriptors/format/moe_descriptor.h"
+#include "descriptors/format/format_detail.h"
 
 namespace tdmsim::format {
 namespace {
@@ -17,11 +18,9 @@ namespace L = moe_wire::layer;
 namespace S = moe_wire::slot;
 namespace Y = moe_wire::sync;
 
-DescriptorError err(Code c, std::uint64_t offset, std::string msg) {
-  return DescriptorError{c, offset, std::move(msg)};
-}
+using detail::err;
 
-constexpr char kMagic[4] = {'T', 'D', 'M', 'M'};
+constexpr char kMoeMagic[4] = {'T', 'D', 'M', 'M'};
 
 // The offset tables in moe_descriptor.h and the sizes must agree.
 static_assert(H::reserved + 4 == moe_wire::kHeaderSize);
@@ -185,7 +184,7 @@ std::vector<std::byte> encode(const MoeDescriptor& d) {
   if (auto e = validate(d)) throw DescriptorException(*e);
   const MoeSections s = canonical_sections(d);
   ByteWriter w;
-  for (char c : kMagic) w.u8(static_cast<std::uint8_t>(c));
+  for (char c : kMoeMagic) w.u8(static_cast<std::uint8_t>(c));
   w.u16(kMoeVersion);
   w.u16(static_cast<std::uint16_t>(moe_wire::kHeaderSize));
   w.u32(s.total);
@@ -231,7 +230,7 @@ std::vector<std::byte> encode(const MoeDescriptor& d) {
 
 Decoded<MoeDescriptor> decode_moe(std::span<const std::byte> bytes) {
   ByteReader r(bytes);
-  if (auto e = expect_header(r, kMagic, kMoeVersion, "MoE descriptor")) return *e;
+  if (auto e = expect_header(r, kMoeMagic, kMoeVersion, "MoE descriptor")) return *e;
   const auto header_size = r.u16("header.header_size");
   if (!header_size) return r.error();
   if (*header_size != moe_wire::kHeaderSize) {

@@ -19,7 +19,7 @@ DescriptorError mismatch(std::uint64_t offset, std::string msg) {
   return DescriptorError{DescriptorErrorCode::scenario_mismatch, offset, std::move(msg)};
 }
 
-std::string stage_name(SlotStage s) {
+std::string slot_stage_text(SlotStage s) {
   return s == SlotStage::fused ? "fused" : s == SlotStage::gate_up ? "gate_up" : "down";
 }
 
@@ -88,8 +88,8 @@ std::optional<DescriptorError> check_stream(std::span<const StreamEntry> stream,
       const std::uint64_t at = so + k * moe_wire::kSlotRecord;
       const std::string slot = who + ": slot " + std::to_string(k) + " (block " + std::to_string(s.block) + ")";
       if (s.stage != stage) {
-        return mismatch(at + S::stage, slot + " is stage " + stage_name(s.stage) + "; descriptor " +
-                                           std::to_string(i + 1) + " of this layer runs " + stage_name(stage));
+        return mismatch(at + S::stage, slot + " is stage " + slot_stage_text(s.stage) + "; descriptor " +
+                                           std::to_string(i + 1) + " of this layer runs " + slot_stage_text(stage));
       }
       const auto it = blocks.find(s.block);
       if (it == blocks.end()) {

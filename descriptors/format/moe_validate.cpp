@@ -8,6 +8,7 @@
 
 #include "descriptors/format/checked_math.h"
 #include "descriptors/format/moe_descriptor.h"
+#include "descriptors/format/format_detail.h"
 
 namespace tdmsim::format {
 namespace {
@@ -17,19 +18,9 @@ namespace L = moe_wire::layer;
 
 using Result = std::optional<DescriptorError>;
 
-DescriptorError err(Code c, std::uint64_t offset, std::string msg) {
-  return DescriptorError{c, offset, std::move(msg)};
-}
+using detail::err;
 
-std::string hex(std::uint64_t v) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  do {
-    s.insert(s.begin(), kDigits[v & 0xF]);
-    v >>= 4;
-  } while (v != 0);
-  return "0x" + s;
-}
+using detail::hex;
 
 // A byte range of global memory and the descriptor field that defines it.
 struct Region {

@@ -4,15 +4,14 @@
 #include <string>
 
 #include "descriptors/format/checked_math.h"
+#include "descriptors/format/format_detail.h"
 
 namespace tdmsim::format {
 namespace {
 
 using Code = DescriptorErrorCode;
 
-DescriptorError err(Code c, std::uint64_t offset, std::string msg) {
-  return DescriptorError{c, offset, std::move(msg)};
-}
+using detail::err;
 
 std::uint32_t lo32(std::uint64_t v) { return static_cast<std::uint32_t>(v & 0xFFFFFFFFU); }
 std::uint32_t lo16(std::uint64_t v) { return static_cast<std::uint32_t>(v & 0xFFFFU); }

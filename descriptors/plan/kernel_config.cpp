@@ -16,7 +16,7 @@
 namespace tdmsim::plan {
 namespace {
 
-struct Field {
+struct ConfigField {
   std::string text;
   int column = 0;  // 1-based character column where the field starts
 };
@@ -28,11 +28,11 @@ struct Field {
 
 // One CSV line (RFC 4180 quoting: "a,b" and "" inside quotes), trailing
 // whitespace of unquoted fields trimmed.
-std::vector<Field> split_line(std::string_view s, const std::string& file, int line) {
-  std::vector<Field> out;
+std::vector<ConfigField> split_line(std::string_view s, const std::string& file, int line) {
+  std::vector<ConfigField> out;
   std::size_t i = 0;
   while (true) {
-    Field f;
+    ConfigField f;
     f.column = static_cast<int>(i) + 1;
     if (i < s.size() && s[i] == '"') {
       ++i;
@@ -70,7 +70,7 @@ std::vector<Field> split_line(std::string_view s, const std::string& file, int l
 
 // A non-negative integer as pandas writes one (32, or 32.0 for a column that
 // held a float), at most `max`.
-std::uint32_t number(const Field& f, const std::string& column, std::uint32_t max, const std::string& file,
+std::uint32_t number(const ConfigField& f, const std::string& column, std::uint32_t max, const std::string& file,
                      int line) {
   std::string_view t = f.text;
   if (t.size() > 2 && t.substr(t.size() - 2) == ".0") t.remove_suffix(2);
@@ -83,7 +83,7 @@ std::uint32_t number(const Field& f, const std::string& column, std::uint32_t ma
   return static_cast<std::uint32_t>(v);
 }
 
-bool flag(const Field& f, const std::string& column, const std::string& file, int line) {
+bool flag(const ConfigField& f, const std::string& column, const std::string& file, int line) {
   const std::string& t = f.text;
   if (t == "1" || t == "True" || t == "true" || t == "1.0") return true;
   if (t == "0" || t == "False" || t == "false" || t == "0.0" || t.empty()) return false;
@@ -126,7 +126,7 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
       continue;  // blank lines (a trailing newline) carry nothing
     }
     if (s.find('\0') != std::string_view::npos) fail(file, line, 0, "", "not a text file (a NUL byte)");
-    const std::vector<Field> f = split_line(s, file, line);
+    const std::vector<ConfigField> f = split_line(s, file, line);
     if (header.empty()) {
       for (std::size_t i = 0; i < f.size(); ++i) {
         if (!col.emplace(f[i].text, i).second) {
@@ -158,10 +158,10 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
       fail(file, line, f.back().column, "",
            fmt::format("row has {} fields, the header {}", f.size(), header.size()));
     }
-    const auto at = [&](const std::string& c) -> const Field& { return f[col.at(c)]; };
+    const auto at = [&](const std::string& c) -> const ConfigField& { return f[col.at(c)]; };
     const auto num = [&](const std::string& c, std::uint32_t max) { return number(at(c), c, max, file, line); };
     const auto text_of = [&](const std::string& c) {
-      const Field& v = at(c);
+      const ConfigField& v = at(c);
       if (v.text.empty()) fail(file, line, v.column, c, "column " + c + ": empty");
       return v.text;
     };

@@ -13,14 +13,14 @@ namespace {
 
 constexpr std::string_view kMagic = "# tdmsim-routing-trace";
 
-struct Field {
+struct TraceField {
   std::string_view text;
   int column = 0;  // 1-based
 };
 
 // Whitespace-separated fields of `line` before any '#' comment.
-std::vector<Field> split_fields(std::string_view line) {
-  std::vector<Field> out;
+std::vector<TraceField> split_fields(std::string_view line) {
+  std::vector<TraceField> out;
   const std::size_t end = std::min(line.find('#'), line.size());
   std::size_t i = 0;
   while (i < end) {
@@ -56,12 +56,12 @@ Header parse_header(std::string_view line, const std::string& name, const ModelS
             "top_k=K'");
     return h;
   }
-  const std::vector<Field> fields = split_fields(line.substr(1));  // skip the '#'
+  const std::vector<TraceField> fields = split_fields(line.substr(1));  // skip the '#'
   bool version = false;
   bool have_experts = false;
   bool have_top_k = false;
   for (std::size_t i = 1; i < fields.size(); ++i) {  // fields[0] is the magic word
-    const Field& f = fields[i];
+    const TraceField& f = fields[i];
     const int column = f.column + 1;
     if (f.text == "v1") {
       version = true;
@@ -120,7 +120,7 @@ Routing parse_trace(std::istream& in, const std::string& name, const ModelSpec& 
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::vector<Field> fields = split_fields(line);
+    const std::vector<TraceField> fields = split_fields(line);
     if (fields.empty()) continue;  // blank or comment line
     last_data_line = line_no;
     const auto fail = [&](int column, const std::string& message) {
@@ -135,7 +135,7 @@ Routing parse_trace(std::istream& in, const std::string& name, const ModelSpec& 
                   " experts, top_k is " + std::to_string(k));
     }
     for (std::size_t j = 0; j < std::min<std::size_t>(fields.size(), k); ++j) {
-      const Field& f = fields[j];
+      const TraceField& f = fields[j];
       const std::size_t colon = f.text.find(':');
       const std::string_view id_text = f.text.substr(0, colon);
       std::uint32_t id = 0;

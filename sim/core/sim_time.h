@@ -20,6 +20,8 @@ inline constexpr Tick kTicksPerNs = 1000;
 inline constexpr Tick kTicksPerUs = 1'000'000;
 
 inline Tick ticks(units::Duration d) { return d.ps; }
+// Ticks as seconds.
+inline double tick_seconds(Tick t) { return static_cast<double>(t) * 1e-12; }
 
 // Global time as one simulated GPU's blocks see it: SystemC's, except while
 // CuScheduler runs the compute units' quanta of a kernel, which it does

@@ -22,7 +22,9 @@ std::string die_kind(const MachineSpec& m) {
   return m.vendor == Vendor::amd && m.compute.dies > 1 ? "xcd" : "die";
 }
 
-namespace {
+// Named, not anonymous: GpuModule (declared in gpu.h, so of external linkage)
+// has members of these types.
+namespace gpu_parts {
 
 // The host side: a SystemC thread that launches the queued kernels in order.
 struct Host : sc_core::sc_module {
@@ -146,7 +148,10 @@ struct Die : sc_core::sc_module {
   }
 };
 
-}  // namespace
+}  // namespace gpu_parts
+
+using gpu_parts::Die;
+using gpu_parts::Host;
 
 struct GpuModule : sc_core::sc_module {
   // This GPU's global time (its blocks keep a reference: declared first).

@@ -10,17 +10,14 @@
 #include "sim/cu/compute_unit.h"
 #include "sim/programs/moe_kernels.h"
 #include "workloads/config/loader.h"
+#include "tests/sim/shipped_inputs.h"
 
 namespace {
 
+using tdmsim::test::source_scenario;
+
 using namespace tdmsim;
 namespace fs = std::filesystem;
-
-config::ResolvedScenario scenario(const std::string& path, const std::string& machine = "") {
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
-  const config::Loader loader({root / "workloads"});
-  return machine.empty() ? loader.resolve_scenario(root / path) : loader.resolve_scenario(root / path, machine);
-}
 
 const isa::KernelLaunch& fused_of(const sim::programs::MoeKernels& k) {
   for (std::size_t i = 0; i < k.stage.size(); ++i) {
@@ -34,7 +31,7 @@ const isa::KernelLaunch& fused_of(const sim::programs::MoeKernels& k) {
 TEST_CASE("AITER 1-stage tile: subGU_n by fewest rounds over the CUs, 256 when it divides I", "[moe][aiter]") {
   // DeepSeek-V3 TP8 (I 256), 32 tokens, block_m 32: 256 divides I and needs
   // half the workgroups of 128, so 256 x 32 x (2 x 256) x 128 bytes of e4m3.
-  const auto sc = scenario("tests/data/aiter/one-stage-dsv3-tp8-mi355x.yaml");
+  const auto sc = source_scenario("tests/data/aiter/one-stage-dsv3-tp8-mi355x.yaml");
   const plan::MoePlan p = plan::build_plan(sc);
   REQUIRE(p.kernel.stages == 1);
   CHECK(p.kernel.gate_up_tile == KernelTile{256, 32, 512, 128});
@@ -44,20 +41,20 @@ TEST_CASE("AITER 1-stage tile: subGU_n by fewest rounds over the CUs, 256 when i
 
 TEST_CASE("AITER 1-stage tile: 128 where 256 does not divide I - K of 128 bytes", "[moe][aiter]") {
   // Qwen3-235B TP4 (I 384), bf16: 384 % 256 != 0, so 128 (3 slices), K 64 bf16.
-  const auto sc = scenario("tests/data/aiter/one-stage-qwen3-tp4-mi355x.yaml");
+  const auto sc = source_scenario("tests/data/aiter/one-stage-qwen3-tp4-mi355x.yaml");
   const plan::MoePlan p = plan::build_plan(sc);
   CHECK(p.kernel.gate_up_tile == KernelTile{256, 32, 256, 64});
   CHECK(p.stage1.size() == 3 * p.layout.block_expert.size());
 }
 
 TEST_CASE("our kernels' 1-stage layers keep the 2-stage default tile", "[moe][aiter]") {
-  const auto sc = scenario("tests/data/aiter/one-stage-h200.yaml");
+  const auto sc = source_scenario("tests/data/aiter/one-stage-h200.yaml");
   const plan::MoePlan p = plan::build_plan(sc);
   CHECK(p.kernel.gate_up_tile.n == 64);
 }
 
 TEST_CASE("our kernels' 1-stage layers on MI355X keep our default tile (kernel.source tdmsim)", "[moe][aiter]") {
-  auto sc = scenario("tests/data/aiter/one-stage-dsv3-tp8-mi355x.yaml");
+  auto sc = source_scenario("tests/data/aiter/one-stage-dsv3-tp8-mi355x.yaml");
   sc.scenario.spec.kernel.source = KernelCode::tdmsim;
   const plan::MoePlan p = plan::build_plan(sc);
   REQUIRE(p.kernel.stages == 1);
@@ -68,7 +65,7 @@ TEST_CASE("AITER 1-stage kernels: tg_num_perCU workgroups per CU, the combine on
   for (const char* machine : {"mi355x", "mi300x"}) {
     for (const auto& [file, per_cu] : {std::pair{"tests/data/aiter/one-stage-dsv3-tp8-mi355x.yaml", 1u},
                                        std::pair{"tests/data/aiter/one-stage-qwen3-tp4-mi355x.yaml", 2u}}) {
-      const auto sc = scenario(file, machine);
+      const auto sc = source_scenario(file, machine);
       const plan::MoePlan p = plan::build_plan(sc);
       sim::AddressSpace as;
       const auto k = sim::programs::software_moe(as, p, sc.machine.spec);

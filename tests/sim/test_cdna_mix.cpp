@@ -14,8 +14,11 @@
 #include "descriptors/plan/amd_kernels.h"
 #include "sim/platform/gpu.h"
 #include "workloads/config/loader.h"
+#include "tests/sim/shipped_inputs.h"
 
 namespace {
+
+using tdmsim::test::kernel_us;
 
 using namespace tdmsim;
 namespace fs = std::filesystem;
@@ -174,7 +177,6 @@ isa::KernelLaunch mix_loop(const char* name, std::uint32_t wgs, std::uint32_t it
           },
           nullptr, nullptr};  // hardware dispatch, hardware routing
 }
-double us(const sim::KernelTiming& t) { return static_cast<double>(t.end - t.start) / 1e6; }
 }  // namespace
 
 TEST_CASE("the CDNA issue cost bounds a loop whose mix outlasts its MFMAs", "[cdna-mix][cu]") {
@@ -189,7 +191,7 @@ TEST_CASE("the CDNA issue cost bounds a loop whose mix outlasts its MFMAs", "[cd
   const double mhz = static_cast<double>(m.compute.clock.hz) / 1e6;
   const auto slope = [&](std::uint32_t instructions, std::uint32_t valu) {
     const auto t = gpu.run({mix_loop("a", wgs, 64, instructions, valu), mix_loop("b", wgs, 320, instructions, valu)});
-    return (us(t[1]) - us(t[0])) / 256 * mhz;  // cycles per added iteration (all four workgroups)
+    return (kernel_us(t[1]) - kernel_us(t[0])) / 256 * mhz;  // cycles per added iteration (all four workgroups)
   };
   const double none = slope(0, 0);
   const double light = slope(100, 50);      // 400 issue cycles < the matrix work: no change

@@ -9,8 +9,11 @@
 
 #include "sim/platform/gpu.h"
 #include "workloads/config/loader.h"
+#include "tests/sim/shipped_inputs.h"
 
 namespace {
+
+using tdmsim::test::kernel_us;
 
 using namespace tdmsim;
 namespace fs = std::filesystem;
@@ -48,7 +51,6 @@ isa::KernelLaunch down_like(const char* name, std::uint64_t row_bytes, std::uint
           nullptr, nullptr};  // hardware dispatch, hardware routing
 }
 
-double us(const sim::KernelTiming& t) { return static_cast<double>(t.end - t.start) / 1e6; }
 
 }  // namespace
 
@@ -72,16 +74,16 @@ TEST_CASE("a main loop's time per iteration does not grow with its iteration cou
                           down_like("k224_8k", 4096 * 2, 224)});
   // Both loops pay the same start (~19 us); the 160 more iterations cost
   // what they add.
-  const double added = (us(t[1]) - us(t[0])) / 160;
-  INFO("us: 64 iterations " << us(t[0]) << ", 224 " << us(t[1]) << ", 224 with rows 8 KiB apart "
-                            << us(t[2]) << "; per added iteration " << added);
+  const double added = (kernel_us(t[1]) - kernel_us(t[0])) / 160;
+  INFO("us: 64 iterations " << kernel_us(t[0]) << ", 224 " << kernel_us(t[1]) << ", 224 with rows 8 KiB apart "
+                            << kernel_us(t[2]) << "; per added iteration " << added);
   // The matrix bound: 2 x 128 x 256 x 64 FLOP at the ISA's bf16 rate (4096
   // FLOP per clock per SM on Hopper) times the efficiencies.
   const double bound = 2.0 * 128 * 256 * 64 /
                        (4096.0 * m.kernels.wgmma_efficiency * m.compute.matrix_efficiency) /
                        static_cast<double>(m.compute.clock.hz) * 1e6;
   CHECK(added == Approx(bound).epsilon(0.03));
-  CHECK(us(t[2]) == Approx(us(t[1])).epsilon(0.03));
+  CHECK(kernel_us(t[2]) == Approx(kernel_us(t[1])).epsilon(0.03));
 }
 
 namespace {
@@ -117,8 +119,8 @@ TEST_CASE("a longer epilogue adds its own time per wave, nothing more", "[cu]") 
   const double cycles = 10e-6 * static_cast<double>(m.compute.clock.hz);
   const auto ops = static_cast<std::uint64_t>(cycles / m.kernels.warp_issue_cycles * 256);
   const auto t = gpu.run({epilogue_like("short", waves * sms, 256), epilogue_like("long", waves * sms, ops)});
-  const double added = us(t[1]) - us(t[0]);
-  INFO("us: short epilogue " << us(t[0]) << ", 10 us epilogue " << us(t[1]));
+  const double added = kernel_us(t[1]) - kernel_us(t[0]);
+  INFO("us: short epilogue " << kernel_us(t[0]) << ", 10 us epilogue " << kernel_us(t[1]));
   // Before the stores went out in a step of their own, a workgroup's memory
   // requests after a long epilogue reserved channels ahead of other units'
   // earlier ones, and each wave's 10 us cost 20-28 us.

@@ -12,8 +12,11 @@
 #include "sim/platform/gpu.h"
 #include "sim/programs/moe_kernels.h"
 #include "workloads/config/loader.h"
+#include "tests/sim/shipped_inputs.h"
 
 namespace {
+
+using tdmsim::test::kernel_of;
 
 using namespace tdmsim;
 namespace fs = std::filesystem;
@@ -28,13 +31,6 @@ config::ResolvedScenario scenario(DType a, std::optional<DType> w, Quant q, std:
   sc.scenario.spec.quant = q;
   sc.scenario.spec.kernel.stages = 2;
   return sc;
-}
-
-std::size_t kernel_of(const sim::programs::MoeKernels& k, const std::string& stage) {
-  for (std::size_t i = 0; i < k.stage.size(); ++i) {
-    if (k.stage[i] == stage) return i;
-  }
-  throw std::runtime_error("no kernel of stage " + stage);
 }
 
 }  // namespace

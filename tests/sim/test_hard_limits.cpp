@@ -15,17 +15,14 @@
 #include "sim/platform/host_memory.h"
 #include "sim/programs/microbench.h"
 #include "workloads/config/loader.h"
+#include "tests/sim/shipped_inputs.h"
 
 namespace {
 
+using tdmsim::test::shipped_machine;
+
 using namespace tdmsim;
 namespace fs = std::filesystem;
-
-MachineSpec shipped(const char* name) {
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  return loader.machine(root / "machines" / (std::string(name) + ".yaml")).spec;
-}
 
 // One workgroup per id, each loading 64 KiB, with `lds` bytes of LDS;
 // program(wg) throws for wg >= `throw_from` (a fault inside the run).
@@ -46,7 +43,7 @@ isa::KernelLaunch kernel(std::uint32_t workgroups, std::uint32_t lds, std::uint3
 }  // namespace
 
 TEST_CASE("a kernel that does not fit on a CU is refused before the run and named", "[limits]") {
-  const MachineSpec m = shipped("mi300x");
+  const MachineSpec m = shipped_machine("mi300x");
   sim::Gpu gpu(m);
   const std::vector<isa::KernelLaunch> k{kernel(4, 1u << 20)};  // 1 MiB of LDS, the CU has 64 KiB
   try {
@@ -61,7 +58,7 @@ TEST_CASE("a kernel that does not fit on a CU is refused before the run and name
 }
 
 TEST_CASE("the watchdog ends a run still going at its time limit", "[limits]") {
-  const MachineSpec m = shipped("mi300x");
+  const MachineSpec m = shipped_machine("mi300x");
   sim::Gpu gpu(m);
   sim::AddressSpace as;
   const std::vector<isa::KernelLaunch> k{sim::programs::stream_copy(as, 256ull << 20)};
@@ -82,7 +79,7 @@ TEST_CASE("the watchdog ends a run still going at its time limit", "[limits]") {
 }
 
 TEST_CASE("the watchdog's limit leaves a normal run alone", "[limits]") {
-  const MachineSpec m = shipped("mi300x");
+  const MachineSpec m = shipped_machine("mi300x");
   sim::Gpu gpu(m);
   sim::AddressSpace as;
   const std::vector<isa::KernelLaunch> k{sim::programs::stream_copy(as, 64ull << 20)};
@@ -94,7 +91,7 @@ TEST_CASE("the watchdog's limit leaves a normal run alone", "[limits]") {
 
 TEST_CASE("an exception inside a SystemC process comes out with its own message as an internal error",
           "[limits]") {
-  const MachineSpec m = shipped("mi300x");
+  const MachineSpec m = shipped_machine("mi300x");
   sim::Gpu gpu(m);
   const std::vector<isa::KernelLaunch> k{kernel(4096, 0, 3000)};  // program(0) is fine: passes submit()
   try {
@@ -121,7 +118,7 @@ TEST_CASE("classify maps the simulator's errors to the exit-code contract", "[li
 }
 
 TEST_CASE("the host-memory estimate grows with the machine and names the keys that drive it", "[limits]") {
-  MachineSpec m = shipped("mi300x");
+  MachineSpec m = shipped_machine("mi300x");
   const auto small = sim::machine_memory(m);
   CHECK(small.total() < (1ull << 30));
   m.compute.dies = 64;
@@ -138,7 +135,7 @@ TEST_CASE("the host-memory estimate grows with the machine and names the keys th
     CHECK(what.find("4.0 GiB") != std::string::npos);
   }
   // A 4 TiB L2 per die: its tag arrays.
-  m = shipped("mi300x");
+  m = shipped_machine("mi300x");
   m.memory.l2.size_per_die = units::Bytes{4ull << 40};
   const auto l2 = sim::machine_memory(m);
   CHECK(l2.total() > (64ull << 30));

@@ -15,8 +15,8 @@ using namespace tdmsim::sim;
 
 namespace {
 
-using test::Requester;
-using test::StubMemory;
+using sim::test::Requester;
+using sim::test::StubMemory;
 
 // 4 KiB, 128-byte lines, 4 ways: 8 sets of 4 lines.
 ComputeSpec l1_spec() {
@@ -30,7 +30,7 @@ ComputeSpec l1_spec() {
   return c;
 }
 
-struct Harness {
+struct L1Harness {
   StatRegistry stats;
   SimClock time;
   ComputeSpec spec = l1_spec();
@@ -38,7 +38,7 @@ struct Harness {
   L1Cache l1;
   StubMemory mem;
   Requester cu;
-  Harness() : l1("l1", spec, stats, time), mem("mem", below), cu("cu") {
+  L1Harness() : l1("l1", spec, stats, time), mem("mem", below), cu("cu") {
     cu.socket.bind(l1.target);
     l1.initiator.bind(mem.target);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -49,7 +49,7 @@ struct Harness {
 }  // namespace
 
 TEST_CASE("an L1 miss goes below as it came, and the same load then hits", "[l1]") {
-  Harness h;
+  L1Harness h;
   CHECK(h.cu.access(0x1000, 256, 0) == h.below);
   CHECK(h.mem.bytes == 256);
   const Tick t = 1'000'000;
@@ -60,7 +60,7 @@ TEST_CASE("an L1 miss goes below as it came, and the same load then hits", "[l1]
 }
 
 TEST_CASE("an L1 evicts its least recently used lines", "[l1]") {
-  Harness h;
+  L1Harness h;
   // 64 lines, one after another, through a 32-line L1 (consecutive lines
   // spread over its sets evenly): each set sees eight, keeps the last four.
   for (std::uint64_t i = 0; i < 64; ++i) h.cu.access(i * 128, 128, i * 1'000'000);
@@ -75,7 +75,7 @@ TEST_CASE("an L1 evicts its least recently used lines", "[l1]") {
 }
 
 TEST_CASE("an L1 port serves hits one after another at its bandwidth", "[l1]") {
-  Harness h;
+  L1Harness h;
   h.cu.access(0, 1024, 0);  // warm 1 KiB (8 lines, 8 ns at 128 GB/s)
   const Tick t = 1'000'000;
   const Tick first = h.cu.access(0, 1024, t);
@@ -87,7 +87,7 @@ TEST_CASE("an L1 port serves hits one after another at its bandwidth", "[l1]") {
 }
 
 TEST_CASE("an L1 partly hit sends only its missing lines below", "[l1]") {
-  Harness h;
+  L1Harness h;
   h.cu.access(0, 256, 0);  // lines 0 and 1
   const std::uint64_t before = h.mem.bytes;
   const Tick t = 1'000'000;
@@ -98,7 +98,7 @@ TEST_CASE("an L1 partly hit sends only its missing lines below", "[l1]") {
 }
 
 TEST_CASE("stores, streamed tile loads and loads as large as an L1 pass it unlooked-up, and a kernel start empties it", "[l1]") {
-  Harness h;
+  L1Harness h;
   MemAccess store{0, 128, 1, 0, true, 0};
   transport(h.cu.socket, store, 0, 0);
   MemAccess streamed{128, 128, 1, 0, false, 0};

@@ -31,7 +31,7 @@ L2Spec l2_spec() {
 
 // Requester -> L2 -> stub memory, elaborated and ready (one per test case:
 // SystemC allows one elaboration per process, and CTest runs each case alone).
-struct Harness {
+struct L2Harness {
   StatRegistry stats;
   SimClock time;  // SystemC's time (no CuScheduler here)
   L2Spec spec = l2_spec();
@@ -43,7 +43,7 @@ struct Harness {
   Requester cpu;
   // `near`: the L2's near_miss_latency (a MALL below; 0: none); `memory`:
   // the stub's round trip (default: the HBM round trip the L2 expects).
-  explicit Harness(Tick near = 0, Tick memory = 300 * kTicksPerNs)
+  explicit L2Harness(Tick near = 0, Tick memory = 300 * kTicksPerNs)
       : l2("l2", spec, clock, below, near, stats, time), ch(l2.deferred_channels()), mem("mem", memory), cpu("cpu") {
     cpu.socket.bind(l2.target);
     l2.initiator.bind(mem.target);
@@ -55,7 +55,7 @@ struct Harness {
 }  // namespace
 
 TEST_CASE("L2 miss and hit latencies follow hit_latency and the miss round trip", "[l2]") {
-  Harness h;
+  L2Harness h;
   const Tick miss = h.cpu.access(0x4000, 128, 0);
   // A miss is sent below at once (its MSHR is free) and returns through the L2.
   CHECK(miss == ticks(h.spec.hit_latency) + h.below);
@@ -65,7 +65,7 @@ TEST_CASE("L2 miss and hit latencies follow hit_latency and the miss round trip"
 }
 
 TEST_CASE("L2 hit bandwidth is bounded by its channels", "[l2]") {
-  Harness h;
+  L2Harness h;
   const std::uint64_t footprint = 1 << 20;  // fits: warm it, then stream it again
   h.cpu.access(0, static_cast<std::uint32_t>(footprint), 0);
   const Tick start = 1'000'000'000;  // 1 ms: long after the warm-up drained
@@ -84,7 +84,7 @@ TEST_CASE("L2 hit bandwidth is bounded by its channels", "[l2]") {
 TEST_CASE("the rows of a tile spread over L2 channels", "[l2]") {
   // A 128-row tile whose rows are 32 KiB apart: without hashing every row
   // would hit the same channel and the tile would load 1/channels as fast.
-  Harness h;
+  L2Harness h;
   const MemAccess tile{0, 128, 128, 32 << 10, false, 0};
   const Tick first = transport(h.cpu.socket, tile, 0, 0);  // misses: warm it
   const Tick t0 = first + 1'000'000;
@@ -94,7 +94,7 @@ TEST_CASE("the rows of a tile spread over L2 channels", "[l2]") {
 }
 
 TEST_CASE("a K group's lines per iteration and channel, counted at once, are each iteration's own", "[l2]") {
-  Harness h;
+  L2Harness h;
   const std::size_t channels = h.l2.channels();
   const auto gather = std::make_shared<std::vector<std::uint64_t>>(
       std::vector<std::uint64_t>{0, 7168 * 5, 7168 * 2, 7168 * 11, 128 * 3});
@@ -134,7 +134,7 @@ TEST_CASE("a K group's lines per iteration and channel, counted at once, are eac
 }
 
 TEST_CASE("a K group's one-line rows counted once by term give each chunk's own counts", "[l2]") {
-  Harness h;
+  L2Harness h;
   const std::size_t channels = h.l2.channels();
   const std::uint32_t g = 56;  // a 7168-byte fp8 row in 128-byte K steps: 3.5 channel groups
   // Two loads of one run (gate and up: rows 7168 bytes apart, the same two
@@ -195,7 +195,7 @@ TEST_CASE("a K group's one-line rows counted once by term give each chunk's own 
 }
 
 TEST_CASE("an iteration's runs reserved in one call end where reserving each in turn ends", "[l2]") {
-  Harness h;
+  L2Harness h;
   const std::size_t channels = h.l2.channels();
   const Tick hit = ticks(h.spec.hit_latency), lt = h.line_time();
   // Two identical L2s are not possible in one elaboration: the same rows on
@@ -216,7 +216,7 @@ TEST_CASE("an iteration's runs reserved in one call end where reserving each in 
 }
 
 TEST_CASE("counted lines are reserved per channel, as a plain load reserves them", "[l2]") {
-  Harness h;
+  L2Harness h;
   const Tick hit = ticks(h.spec.hit_latency), lt = h.line_time();
   // Idle channels: back after the busiest channel's lines; lines reserved at
   // the same time queue behind each other on their channel.
@@ -251,7 +251,7 @@ TEST_CASE("a miss the memory-side cache serves holds its MSHR for that round tri
   // end measures how long the first held them.
   const auto second_done = [](Tick near, Tick memory) {
     return tdmsim::test::in_child<Tick>([=] {
-      Harness h(near, memory);
+      L2Harness h(near, memory);
       const std::uint32_t bytes = 4 << 20;
       h.cpu.access(0, bytes, 0);
       return h.cpu.access(64 << 20, bytes, 0);

@@ -12,6 +12,7 @@
 #include "sim/programs/moe_kernels.h"
 #include "sim/programs/moe_router.h"
 #include "workloads/config/loader.h"
+#include "tests/sim/shipped_inputs.h"
 
 using namespace tdmsim;
 namespace fs = std::filesystem;
@@ -19,11 +20,7 @@ using sim::programs::RouterBuffers;
 
 namespace {
 
-config::ResolvedScenario scenario(const std::string& file) {
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
-  const config::Loader loader({root / "workloads"});
-  return loader.resolve_scenario(root / "workloads/scenarios" / file);
-}
+using tdmsim::test::source_scenario;
 
 MachineSpec machine(const std::string& name) {
   const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
@@ -144,7 +141,7 @@ TEST_CASE("software router top-k: softmax and ungrouped top-k cost more", "[rout
 }
 
 TEST_CASE("software path: the router's kernels run before the sort, given: none", "[router]") {
-  auto sc = scenario("qwen3-30b-decode-h200.yaml");
+  auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   sim::AddressSpace as;
   const auto timed = sim::programs::software_moe(as, plan::build_plan(sc), sc.machine.spec);
   REQUIRE(timed.stage.size() >= 3);
@@ -161,7 +158,7 @@ TEST_CASE("software path: the router's kernels run before the sort, given: none"
 
 TEST_CASE("TDM path: the unit dispatches the gate GEMM and routes and sorts, no sort kernel",
           "[router][tdm]") {
-  auto sc = scenario("qwen3-30b-a3b-decode-mi500x-tdm.yaml");
+  auto sc = source_scenario("workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml");
   sim::AddressSpace as;
   const auto k = sim::programs::tdm_moe(as, plan::build_plan(sc), sc.machine.spec);
   CHECK(std::count(k.stage.begin(), k.stage.end(), std::string("sort")) == 0);
@@ -211,7 +208,7 @@ double tdm_routing_ps(const config::ResolvedScenario& sc, const MachineSpec& m, 
 
 TEST_CASE("the unit's routing time follows tdm.routing_scores_per_clock and tdm.routing_latency",
           "[router][tdm]") {
-  auto sc = scenario("qwen3-30b-a3b-decode-mi500x-tdm.yaml");
+  auto sc = source_scenario("workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml");
   sc.scenario.spec.tokens = 4096;  // 4096 x (128 + 8) items: the pipeline, not memory, bounds it
   MachineSpec base = sc.machine.spec;
   MachineSpec slow = base, late = base;

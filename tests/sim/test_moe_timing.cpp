@@ -13,8 +13,12 @@
 #include "sim/programs/moe_kernels.h"
 #include "tests/sim/fork_run.h"
 #include "workloads/config/loader.h"
+#include "tests/sim/shipped_inputs.h"
 
 namespace {
+
+using tdmsim::test::kernel_of;
+using tdmsim::test::source_scenario;
 
 using namespace tdmsim;
 namespace fs = std::filesystem;
@@ -24,23 +28,6 @@ double ps(units::Duration d) { return static_cast<double>(d.ps); }
 // h200 cut down to one CU with pure latencies: bandwidths so high that
 // transfers take about nothing, no refresh, no row misses, no turnaround,
 // and MSHRs so many that misses never queue for one.
-// Index of the first kernel of `stage` (our sort is four kernels on machines
-// that run our kernels, so positions differ by machine).
-std::size_t kernel_of(const sim::programs::MoeKernels& k, const std::string& stage) {
-  for (std::size_t i = 0; i < k.stage.size(); ++i) {
-    if (k.stage[i] == stage) return i;
-  }
-  throw std::runtime_error("no kernel of stage " + stage);
-}
-
-// A scenario file of the source tree (path relative to its root), resolved
-// against the shipped workloads.
-config::ResolvedScenario source_scenario(const std::string& path) {
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR);
-  const config::Loader loader({root / "workloads"});
-  return loader.resolve_scenario(root / path);
-}
-
 // One workgroup of `threads` running a loop without loads or matrix work
 // whose iterations each carry `instructions` of one warp.
 isa::KernelLaunch issue_loop(std::uint32_t threads, std::uint32_t iterations, std::uint32_t instructions) {

@@ -12,23 +12,20 @@
 #include "sim/platform/gpu.h"
 #include "sim/platform/power.h"
 #include "workloads/config/loader.h"
+#include "tests/sim/shipped_inputs.h"
 
 namespace {
 
+using tdmsim::test::shipped_machine;
+
 using namespace tdmsim;
 namespace fs = std::filesystem;
-
-MachineSpec shipped(const char* name) {
-  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  return loader.machine(root / "machines" / (std::string(name) + ".yaml")).spec;
-}
 
 // The H200 with a power limit: the measured sustained clock and reference
 // utilisation (docs/calibration.md), and round activity weights (set here,
 // not the shipped ones, so that every term is exercised).
 MachineSpec limited_h200(double narrow = 1.25, double hbm = 0.3) {
-  MachineSpec m = shipped("h200");
+  MachineSpec m = shipped_machine("h200");
   m.power = PowerSpec{};
   m.power->sustained_clock = units::Frequency{1455000000};
   m.power->reference_utilisation = 0.84;

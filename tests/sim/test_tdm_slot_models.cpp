@@ -53,7 +53,7 @@ struct PathRun {
 PathRun run_plan(const config::ResolvedScenario& sc, const plan::MoePlan& p, bool tdm,
                  const sim::programs::DescriptorBytes* bytes = nullptr) {
   // Each run is simulated in a child process (tests/sim/fork_run.h).
-  return test::in_child<PathRun>([&] {
+  return tdmsim::test::in_child<PathRun>([&] {
     sim::Gpu gpu(sc.machine.spec);
     sim::AddressSpace as;
     const auto k = tdm ? sim::programs::tdm_moe(as, p, sc.machine.spec, bytes)

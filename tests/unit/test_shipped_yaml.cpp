@@ -8,13 +8,14 @@
 #include <set>
 
 #include "workloads/config/loader.h"
+#include "test_paths.h"
 
 using namespace tdmsim;
 using namespace tdmsim::config;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path kWorkloads = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+using tdmsim::test::kWorkloads;
 
 std::vector<fs::path> yaml_files(const std::string& folder) {
   std::vector<fs::path> out;

@@ -13,6 +13,7 @@
 #include "apps/tdmsim/sweep_stats.h"
 #include "workloads/config/sweep_points.h"
 #include "sweep_test_util.h"
+#include "test_paths.h"
 
 using namespace tdmsim;
 using namespace tdmsim::config;
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kWorkloads = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+using tdmsim::test::kWorkloads;
 
 using tdmsim::test::first_config_error;
 using tdmsim::test::SweepFile;

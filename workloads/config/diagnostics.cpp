@@ -5,6 +5,8 @@
 
 namespace tdmsim::config {
 
+std::string display_path(const std::filesystem::path& p) { return p.lexically_normal().string(); }
+
 std::string Diagnostic::to_string() const {
   std::string out = where.file.empty() ? std::string("<input>") : where.file;
   if (where.line > 0) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,9 @@ struct Location {
   int line = 0;
   int column = 0;
 };
+
+// A file as diagnostics name it: its path, lexically normalised.
+std::string display_path(const std::filesystem::path& p);
 
 // Where each key path got its value, across all layers of a file read so far.
 using SetMap = std::map<std::string, Location>;

@@ -61,8 +61,6 @@ constexpr SpecKind kAllKinds[] = {SpecKind::machine, SpecKind::model, SpecKind::
   throw ConfigError({Diagnostic{where, key, std::move(msg)}});
 }
 
-std::string display(const fs::path& p) { return p.lexically_normal().string(); }
-
 // Parses a file into a YAML tree; syntax errors carry their line and column.
 // Reading is bounded (util/input_file.h); a file reached through a key was
 // already checked there (check_ref), so a failure here names the file alone.
@@ -83,7 +81,7 @@ void check_ref(const fs::path& file, const Location& where, const std::string& k
   try {
     util::check_input_file(file, util::InputKind::yaml);
   } catch (const util::InputFileError& e) {
-    fail_now(where, key, what + " '" + display(file) + "' " + e.reason());
+    fail_now(where, key, what + " '" + display_path(file) + "' " + e.reason());
   }
 }
 
@@ -107,7 +105,7 @@ fs::path relative_file(std::string_view ref, const fs::path& from) {
 template <class S>
 fs::path find_ref(const Loader& loader, const Loaded<S>& from, const std::string& key,
                   const std::string& ref, SpecKind kind) {
-  const Location where = nearest_location(from.set_at, key, {display(from.file), 1, 1});
+  const Location where = nearest_location(from.set_at, key, {display_path(from.file), 1, 1});
   return loader.find(ref, kind, from.file, where, key);
 }
 
@@ -121,7 +119,7 @@ void report_at_value(const Diagnostics& local, const Location& at, const std::st
 
 template <class S>
 void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
-  Checker c(l.set_at, {display(l.file), 1, 1}, d);
+  Checker c(l.set_at, {display_path(l.file), 1, 1}, d);
   check(spec, c);
 }
 
@@ -137,7 +135,7 @@ SpecKind Loader::kind_of(const fs::path& file) const {
   }
   if (root.IsMap() && root["kind"]) {
     const YAML::Node k = root["kind"];
-    const Location at = location_of(display(file), k);
+    const Location at = location_of(display_path(file), k);
     for (SpecKind kind : kAllKinds) {
       if (!k.IsScalar() || k.Scalar() != kind_name(kind)) continue;
       if (by_folder && *by_folder != kind) {
@@ -153,7 +151,7 @@ SpecKind Loader::kind_of(const fs::path& file) const {
     fail_now(at, "kind", one_of_message(names, k.IsScalar() ? k.Scalar() : node_kind(k)));
   }
   if (by_folder) return *by_folder;
-  fail_now({display(file), 1, 1}, "kind",
+  fail_now({display_path(file), 1, 1}, "kind",
            "cannot tell what this file describes: add "
            "'kind: machine|model|scenario|sweep|kernel_profile' or keep it in a machines/, "
            "models/, scenarios/, sweeps/ or kernel-profiles/ folder");
@@ -172,12 +170,12 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
   while (true) {
     const YAML::Node root = parse_file(current);
     if (!root.IsMap()) {
-      fail_now({display(current), 1, 1}, "",
+      fail_now({display_path(current), 1, 1}, "",
                root.IsNull() ? std::string("file is empty; expected a mapping of keys")
                              : "expected a mapping of keys at the top level, got " + node_kind(root));
     }
     if (const YAML::Node k = root["kind"]; k && (!k.IsScalar() || k.Scalar() != kind_name(kind))) {
-      fail_now(location_of(display(current), k), "kind",
+      fail_now(location_of(display_path(current), k), "kind",
                "this file is read as a " + std::string(kind_name(kind)) + ", but it says kind: " +
                    (k.IsScalar() ? k.Scalar() : node_kind(k)));
     }
@@ -185,7 +183,7 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
     pending.emplace_back(current, root);
     const YAML::Node base = root["base"];
     if (!base) break;
-    const Location at = location_of(display(current), base);
+    const Location at = location_of(display_path(current), base);
     if (!base.IsScalar() || base.Scalar().empty()) {
       fail_now(at, "base", "expected the path of a base file, got " + node_kind(base));
     }
@@ -193,20 +191,20 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
     check_ref(next, at, "base", "base file");
     if (!seen.insert(identity(next)).second) {
       std::string cycle;
-      for (const auto& c : out.chain) cycle += display(c) + " -> ";
-      fail_now(at, "base", "base cycle: " + cycle + display(next));
+      for (const auto& c : out.chain) cycle += display_path(c) + " -> ";
+      fail_now(at, "base", "base cycle: " + cycle + display_path(next));
     }
     current = next;
   }
   if constexpr (std::is_same_v<S, MachineSpec>) attach_profile(out, pending);
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
-    ReadContext ctx{display(it->first), &diags, &out.set_at};
+    ReadContext ctx{display_path(it->first), &diags, &out.set_at};
     Reader reader(it->second, "", ctx, {"base", "kind"});
     out.spec.visit(reader);
     reader.finish();
   }
   if (diags.empty()) {
-    RequiredChecker req("", out.set_at, {display(file), 1, 1}, diags);
+    RequiredChecker req("", out.set_at, {display_path(file), 1, 1}, diags);
     out.spec.visit(req);
   }
   if (diags.empty()) check_spec(out.spec, out, diags);
@@ -221,7 +219,7 @@ void Loader::attach_profile(Loaded<MachineSpec>& out, const Layers& layers) cons
   for (const auto& [file, root] : layers) {
     const YAML::Node ref = root["kernel_profile"];
     if (!ref) continue;
-    const Location at = location_of(display(file), ref);
+    const Location at = location_of(display_path(file), ref);
     if (!ref.IsScalar() || ref.Scalar().empty()) {
       fail_now(at, "kernel_profile", "expected a kernel profile's name or path, got " + node_kind(ref));
     }
@@ -237,7 +235,7 @@ void Loader::attach_profile(Loaded<MachineSpec>& out, const Layers& layers) cons
       const auto parsed = ValueTraits<IsaFamily>::parse(isa.Scalar());
       if (!parsed) return;
       profile = find(default_kernel_profile(parsed.value), SpecKind::kernel_profile, file,
-                     location_of(display(file), isa), "isa");
+                     location_of(display_path(file), isa), "isa");
       break;
     }
   }
@@ -301,7 +299,7 @@ fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
   }
   fail_now(where, key,
            "unknown " + std::string(kind_name(kind)) + " '" + std::string(ref) + "'" +
-               did_you_mean(ref, names(kind)) + " (looked in " + display(dirs.back()) + ")");
+               did_you_mean(ref, names(kind)) + " (looked in " + display_path(dirs.back()) + ")");
 }
 
 ResolvedScenario Loader::resolve_scenario(const fs::path& file) const {
@@ -332,7 +330,7 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file,
     try {
       util::check_input_file(trace, util::InputKind::routing_trace);
     } catch (const util::InputFileError& e) {
-      diags.add(nearest_location(r.scenario.set_at, "routing.trace", {display(file), 1, 1}),
+      diags.add(nearest_location(r.scenario.set_at, "routing.trace", {display_path(file), 1, 1}),
                 "routing.trace", "routing trace " + std::string(e.what()));
     }
   }
@@ -341,7 +339,7 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file,
     try {
       util::check_input_file(kernel_config_path(r.scenario), util::InputKind::kernel_config);
     } catch (const util::InputFileError& e) {
-      diags.add(nearest_location(r.scenario.set_at, "kernel.config", {display(file), 1, 1}),
+      diags.add(nearest_location(r.scenario.set_at, "kernel.config", {display_path(file), 1, 1}),
                 "kernel.config", "kernel config table " + std::string(e.what()));
     }
   }
@@ -350,11 +348,11 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file,
     try {
       util::check_input_file(serving_trace_path(r.scenario), util::InputKind::arrival_trace);
     } catch (const util::InputFileError& e) {
-      diags.add(nearest_location(r.scenario.set_at, "serving.trace", {display(file), 1, 1}),
+      diags.add(nearest_location(r.scenario.set_at, "serving.trace", {display_path(file), 1, 1}),
                 "serving.trace", "arrival trace " + std::string(e.what()));
     }
   }
-  Checker c(r.scenario.set_at, {display(file), 1, 1}, diags);
+  Checker c(r.scenario.set_at, {display_path(file), 1, 1}, diags);
   check(r.scenario.spec, r.model.spec, r.machine.spec, c);
   diags.throw_if_any();
   return r;
@@ -497,9 +495,9 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
     r.base.machine = machine(find_ref(*this, r.sweep, "machine", sw.machine, SpecKind::machine));
     // The base scenario must still fit the replacement machine.
     Diagnostics local;
-    Checker c(r.base.scenario.set_at, {display(r.base.scenario.file), 1, 1}, local);
+    Checker c(r.base.scenario.set_at, {display_path(r.base.scenario.file), 1, 1}, local);
     check(r.base.scenario.spec, r.base.model.spec, r.base.machine.spec, c);
-    const Location at = nearest_location(r.sweep.set_at, "machine", {display(file), 1, 1});
+    const Location at = nearest_location(r.sweep.set_at, "machine", {display_path(file), 1, 1});
     report_at_value(local, at, "machine", sw.machine, diags);
   }
   const bool swaps_machine = std::any_of(sw.axes.items.begin(), sw.axes.items.end(), [](const auto& a) {

@@ -69,8 +69,6 @@ std::vector<SweepPoint> lhs_points(const SweepAxes& axes, std::uint64_t samples,
   return out;
 }
 
-std::string display(const fs::path& p) { return p.lexically_normal().string(); }
-
 }  // namespace
 
 const Location& value_location(const SweepAxis& axis, std::uint32_t choice) {
@@ -171,7 +169,7 @@ const Loaded<S>* PointResolver::load_ref(const std::string& ref, SpecKind kind, 
 std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnostics& diags) const {
   const auto& axes = sweep_.sweep.spec.axes.items;
   if (p.choice.size() != axes.size()) {
-    diags.add({display(sweep_.sweep.file), 1, 1}, "axes",
+    diags.add({display_path(sweep_.sweep.file), 1, 1}, "axes",
               "point " + std::to_string(p.index) + " has " + std::to_string(p.choice.size()) +
                   " values for " + std::to_string(axes.size()) + " axes");
     return std::nullopt;
@@ -242,7 +240,7 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
   } else if (path_value == "tdm" && !has_tdm) {
     const Location at = path_at != nullptr ? *path_at
                                            : nearest_location(sweep_.base.scenario.set_at, "path",
-                                                              {display(sweep_.base.scenario.file), 1, 1});
+                                                              {display_path(sweep_.base.scenario.file), 1, 1});
     diags.add(at, path_at != nullptr ? "axes.path" : "path",
               "point " + std::to_string(p.index) + ": machine " + r.scenario.machine.spec.name +
                   " has no tdm: section; use path both to run only the paths each machine has");
