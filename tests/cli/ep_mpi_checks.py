@@ -15,6 +15,7 @@ Modes (each skipped, 77, without mpirun):
                         single-process results.csv and results.jsonl
 
 Usage: ep_mpi_checks.py TDMSIM WORKDIR MODE SCENARIO [R N]"""
+import json
 import os
 import re
 import shutil
@@ -35,11 +36,11 @@ def read(path):
         return f.read()
 
 
-def tiny_scenario(work, base, name):
+def tiny_scenario(work, base, name, extra=""):
     # Few tokens and the software path: small enough for a 2-core CI machine.
     return write(os.path.join(work, name + ".yaml"),
                  f"base: {base}\nname: {name}\ntokens: 8\n"
-                 f"routing: {{source: hot, hot_experts: [0, 1, 2, 3], hot_fraction: 0.5}}\n")
+                 f"routing: {{source: hot, hot_experts: [0, 1, 2, 3], hot_fraction: 0.5}}\n" + extra)
 
 
 def mpirun_cmd(ranks):
@@ -82,8 +83,12 @@ def main():
     os.makedirs(work)
     if mode == "ranks":
         ranks, gpus = int(sys.argv[5]), int(sys.argv[6])
+        # "chunked": overlap in micro-batches, whose runs are jobs spread over the
+        # ranks beside the GPUs' whole shares (ep_jobs).
+        chunked = len(sys.argv) > 7 and sys.argv[7] == "chunked"
         mpi = mpirun_cmd(ranks)
-        sc = tiny_scenario(work, scenario, "mpi")
+        extra = f"parallel: {{ep: {gpus}, overlap: chunked, chunks: 2}}\n" if chunked else ""
+        sc = tiny_scenario(work, scenario, "mpi", extra)
         args = ["run", sc, "--gpus", str(gpus), "--trace", "--force"]
         single, ranked = os.path.join(work, "single"), os.path.join(work, f"np{ranks}")
         run([tdmsim, *args, "--output", single, "--quiet"])
@@ -92,7 +97,11 @@ def main():
         # Rank 0 alone prints the summary.
         assert p.stdout.count("expert parallel over") == 1, p.stdout
         names = same_outputs(single, ranked)
-        print(f"mpirun -np {ranks}, {gpus} GPUs: {', '.join(names)} identical to the single-process run")
+        if chunked:
+            summary = json.loads(read(os.path.join(ranked, "summary.json")))
+            assert "chunked" in summary["paths"][0]["ep"], "the chunked run has no ep.chunked summary"
+        print(f"mpirun -np {ranks}, {gpus} GPUs{' in 2 micro-batches' if chunked else ''}: "
+              f"{', '.join(names)} identical to the single-process run")
     elif mode == "refuse":
         mpi = mpirun_cmd(2)
         sc = tiny_scenario(work, scenario, "mpi")

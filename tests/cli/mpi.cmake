@@ -15,6 +15,11 @@ foreach(ranks_gpus "2;8" "4;8" "3;2")
                    ${EP_MPI_WORK}/np${ranks}_gpus${gpus} ranks ${EP_MPI_SCENARIO} ${ranks} ${gpus})
   set_tests_properties(ep.mpi_np${ranks}_gpus${gpus} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+# Overlap chunked: every GPU's share and micro-batch a job, spread over 3 ranks.
+add_test(NAME ep.mpi_np3_gpus4_chunked
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/ep_mpi_checks.py ${TDMSIM_BIN}
+                 ${EP_MPI_WORK}/np3_gpus4_chunked ranks ${EP_MPI_SCENARIO} 3 4 chunked)
+set_tests_properties(ep.mpi_np3_gpus4_chunked PROPERTIES SKIP_RETURN_CODE 77)
 foreach(mode refuse sweep)
   add_test(NAME ep.mpi_${mode}
            COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/ep_mpi_checks.py ${TDMSIM_BIN} ${EP_MPI_WORK}/${mode}
