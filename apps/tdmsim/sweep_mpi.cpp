@@ -1,5 +1,7 @@
 #include "apps/tdmsim/sweep_mpi.h"
 
+#include "apps/tdmsim/output_dir.h"  // BadInput
+
 #include <chrono>
 #include <cstdlib>
 #include <limits>
@@ -55,6 +57,14 @@ MpiSession::MpiSession() {
   active_ = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+#else
+  if (const int n = mpi_launcher_processes(); n > 1) {
+    throw BadInput(
+        "started by an MPI launcher with " + std::to_string(n) +
+        " processes, but this tdmsim was built without MPI (no MPI library when it was "
+        "configured): each process would run the whole command and write the same files; "
+        "run one process, or rebuild with Open MPI installed (scripts/install-deps.sh)");
+  }
 #endif
 }
 

@@ -3,11 +3,13 @@
 // (dynamic load balancing), runs points itself too, and receives and writes
 // every result. Each rank runs its points as child processes, as a
 // single-process sweep does, so the results are the same. Without an MPI
-// launcher in the environment (or a build without MPI) the session is a
-// single rank and nothing calls MPI.
+// launcher in the environment the session is a single rank and nothing calls
+// MPI; a build without MPI started by a launcher with several processes refuses
+// to run (each process would run the whole command and write the same files).
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <string>
@@ -16,6 +18,20 @@
 #include "apps/tdmsim/sweep_worker.h"
 
 namespace tdmsim::cli {
+
+// How many processes the MPI launcher that started this one started: Open
+// MPI's OMPI_COMM_WORLD_SIZE, else PMI_SIZE (MPICH's Hydra, Slurm's PMI); 1
+// when neither is set to a positive number.
+inline int mpi_launcher_processes() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* e = std::getenv(v);
+    if (e == nullptr || *e == '\0') continue;
+    char* end = nullptr;
+    const long n = std::strtol(e, &end, 10);
+    if (*end == '\0' && n > 0 && n < (1L << 30)) return static_cast<int>(n);
+  }
+  return 1;
+}
 
 // The MPI session of one command (`tdmsim sweep`, and `tdmsim run` of an
 // expert-parallel layer: ep_mpi.h). Its collectives wait without spinning.
