@@ -51,7 +51,7 @@ constexpr std::uint32_t kWgs = 608;  // 4 per CU of a DPX partition (152 CUs)
 
 // The streams on `parts` of `m` together (one stream: `parts` of size 1).
 Ends together(const MachineSpec& m, std::vector<std::uint32_t> parts) {
-  return test::in_child<Ends>([&] {
+  return tdmsim::test::in_child<Ends>([&] {
     sim::PartitionedGpu gpu(m);
     std::vector<std::vector<isa::KernelLaunch>> k;
     for (auto p : parts) k.push_back(stream(partition_memory_base(m, p), kWgs));
@@ -66,7 +66,7 @@ Ends together(const MachineSpec& m, std::vector<std::uint32_t> parts) {
 
 TEST_CASE("a stream alone on a partition times as the partition's machine", "[partitioned]") {
   const MachineSpec m = mi300x({ComputePartition::dpx, MemoryPartition::nps1});
-  const sim::Tick alone = test::in_child<sim::Tick>([&] {
+  const sim::Tick alone = tdmsim::test::in_child<sim::Tick>([&] {
     sim::Gpu gpu(partition_machine(m));
     const auto k = stream(partition_memory_base(m, 0), kWgs);
     const auto t = gpu.run(k);
@@ -75,7 +75,7 @@ TEST_CASE("a stream alone on a partition times as the partition's machine", "[pa
   REQUIRE(alone > 0);
   CHECK(together(m, {0}).a == alone);
   // Partition 1 (its buffers at its own base): the same machine, the same time.
-  const sim::Tick alone1 = test::in_child<sim::Tick>([&] {
+  const sim::Tick alone1 = tdmsim::test::in_child<sim::Tick>([&] {
     sim::Gpu gpu(partition_machine(m));
     const auto k = stream(partition_memory_base(m, 1), kWgs);
     const auto t = gpu.run(k);
