@@ -12,6 +12,7 @@
 #include "apps/tdmsim/stats_columns.h"
 #include "descriptors/plan/moe_plan.h"
 #include "sim/mem/address_space.h"
+#include "sim/platform/host_memory.h"
 #include "sim/platform/gpu.h"
 #include "sim/platform/partitioned_gpu.h"
 #include "sim/programs/moe_kernels.h"
@@ -152,6 +153,13 @@ int run_tenants(const TenantsRunOptions& o) {
     t.plan = plan::build_plan(sc);
     tenants.push_back(std::move(t));
   }
+  // The together run holds the whole GPU and every tenant's layer at once.
+  sim::MemoryEstimate together_memory_need = sim::machine_memory(whole);
+  for (const auto& sc : r.scenarios) {
+    sim::add_layer_memory(together_memory_need, sc.scenario.spec, sc.model.spec, part, 1, o.trace);
+  }
+  sim::check_memory(together_memory_need, sim::memory_limit(),
+                    fmt::format("tenants {} on machine {}", r.tenants.file.string(), r.machine.file.string()));
   std::unique_ptr<StagedDir> dir;
   if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
 
@@ -201,7 +209,7 @@ int run_tenants(const TenantsRunOptions& o) {
   if (!o.quiet) {
     fmt::print("tenants {} on {}: {} and {}, {} partitions of {} {}{}\n\n", r.tenants.spec.name, whole.name,
                config::enum_name(whole.partition->compute), config::enum_name(whole.partition->memory), parts,
-               part.compute.dies, sim::die_kind(whole), part.compute.dies == 1 ? "" : "s");
+               part.compute.dies, sim::die_kind(whole) == "xcd" ? "XCD" : "die", part.compute.dies == 1 ? "" : "s");
     fmt::print("{:<6} {:<4} {:<40} {:<9} {:>10} {:>12} {:>12}\n", "tenant", "part", "scenario", "path", "alone us",
                "together us", "interference");
     for (std::size_t i = 0; i < tenants.size(); ++i) {

@@ -4,11 +4,12 @@
 Modes:
   example  the shipped two-tenant example (MI300X DPX/NPS1, software path): each tenant's
            time alone and together, the interference figure as together / alone - 1, both
-           tenants slowed by the shared HBM/MALL; a second run is byte for byte the first
+           tenants slowed by the shared HBM/MALL
   single   one tenant on partition 0 of the DPX MI300X: its time alone is `tdmsim run
            SCENARIO --machine mi300x-dpx` exactly, and together (the rest idle) the same
   tdm      two decode tenants on a DPX mi500x-tdm, path both: both paths timed alone and
            together, and a trace with a track group per partition
+  same     two decode tenants run twice: summary.json, stats.json and config.json byte for byte
   refuse   what does not fit exits 2 naming file, line and key, writing nothing
 
 Usage: tenants_checks.py TDMSIM WORKDIR MODE REPO"""
@@ -70,11 +71,6 @@ def mode_example(tdmsim, work, repo):
         cfg = json.load(fh)
     assert cfg["machine"]["partition"]["compute"] == "dpx", cfg["machine"]
     assert len(cfg["scenarios"]) == 2, cfg
-    # Same inputs: the same bytes.
-    run(tdmsim, f, os.path.join(work, "b"))
-    for name in ("summary.json", "stats.json", "config.json"):
-        with open(os.path.join(work, "a", name), "rb") as x, open(os.path.join(work, "b", name), "rb") as y:
-            assert x.read() == y.read(), name
 
 
 def mode_single(tdmsim, work, repo):
@@ -91,11 +87,7 @@ def mode_single(tdmsim, work, repo):
 
 
 def mode_tdm(tdmsim, work, repo):
-    machine = write(os.path.join(work, "mi500x-tdm-dpx.yaml"),
-                    f"kind: machine\nbase: {os.path.join(repo, 'workloads', 'machines', 'mi500x-tdm.yaml')}\n"
-                    "name: mi500x-tdm-dpx\npartition:\n  compute: dpx\n")
-    sc = scen(repo, "qwen3-30b-a3b-decode-mi500x-tdm")
-    f = tenants_file(work, "two-decode", machine, [sc, sc], partitions=[1, 0], path="both")
+    f = decode_pair(work, repo, "both")
     out = os.path.join(work, "out")
     s = run(tdmsim, f, out, "--trace")
     check_figures(s, ["software", "tdm"])
@@ -111,6 +103,23 @@ def mode_tdm(tdmsim, work, repo):
         for part in (0, 1):
             assert any(n.startswith(f"{path}: gpu.partition[{part}].xcd[") for n in names), (path, part, names)
             assert any(n.startswith(f"stages partition[{part}]") for n in names), (part, names)
+
+
+def decode_pair(work, repo, path):
+    machine = write(os.path.join(work, "mi500x-tdm-dpx.yaml"),
+                    f"kind: machine\nbase: {os.path.join(repo, 'workloads', 'machines', 'mi500x-tdm.yaml')}\n"
+                    "name: mi500x-tdm-dpx\npartition:\n  compute: dpx\n")
+    sc = scen(repo, "qwen3-30b-a3b-decode-mi500x-tdm")
+    return tenants_file(work, "two-decode", machine, [sc, sc], partitions=[1, 0], path=path)
+
+
+def mode_same(tdmsim, work, repo):
+    f = decode_pair(work, repo, "software")
+    run(tdmsim, f, os.path.join(work, "a"))
+    run(tdmsim, f, os.path.join(work, "b"))
+    for name in ("summary.json", "stats.json", "config.json"):
+        with open(os.path.join(work, "a", name), "rb") as x, open(os.path.join(work, "b", name), "rb") as y:
+            assert x.read() == y.read(), name
 
 
 def mode_refuse(tdmsim, work, repo):
@@ -160,7 +169,8 @@ def main():
     tdmsim, work, mode, repo = sys.argv[1:5]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    {"example": mode_example, "single": mode_single, "tdm": mode_tdm, "refuse": mode_refuse}[mode](tdmsim, work, repo)
+    {"example": mode_example, "single": mode_single, "tdm": mode_tdm, "same": mode_same,
+     "refuse": mode_refuse}[mode](tdmsim, work, repo)
     print("ok")
 
 
