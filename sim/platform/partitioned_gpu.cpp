@@ -1,5 +1,6 @@
 #include "sim/platform/partitioned_gpu.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -69,8 +70,11 @@ struct Partition : sc_core::sc_module {
 using partitioned_parts::Partition;
 
 struct PartitionedModule : sc_core::sc_module {
-  SimClock time;  // declared first: the blocks keep a reference
-  std::unique_ptr<CuScheduler> cu_scheduler;
+  // Per memory pool its global time and CU scheduler (declared first: the
+  // blocks keep references): partitions that share no memory share nothing
+  // that times them, as separate GPUs in one simulation.
+  std::vector<std::unique_ptr<SimClock>> times;
+  std::vector<std::unique_ptr<CuScheduler>> cu_schedulers;
   std::vector<std::unique_ptr<Hbm>> hbms;
   std::vector<std::unique_ptr<Mall>> malls;
   std::vector<std::unique_ptr<Partition>> parts;
@@ -80,9 +84,11 @@ struct PartitionedModule : sc_core::sc_module {
                     std::uint32_t partitions, std::uint32_t pools, const SimOptions& options, StatRegistry& stats,
                     TraceWriter* trace)
       : sc_module(n) {
-    cu_scheduler = std::make_unique<CuScheduler>("cu_scheduler", time);
     for (std::uint32_t q = 0; q < pools; ++q) {
       const std::string suffix = pools > 1 ? "[" + std::to_string(q) + "]" : "";
+      times.push_back(std::make_unique<SimClock>());
+      SimClock& time = *times.back();
+      cu_schedulers.push_back(std::make_unique<CuScheduler>(("cu_scheduler" + suffix).c_str(), time));
       hbms.push_back(std::make_unique<Hbm>(("hbm" + suffix).c_str(), m.memory.hbm, stats, time));
       if (m.memory.mall) {
         malls.push_back(std::make_unique<Mall>(("mall" + suffix).c_str(), *m.memory.mall, hbms.back()->map(),
@@ -94,11 +100,11 @@ struct PartitionedModule : sc_core::sc_module {
       const std::uint32_t q = p * pools / partitions;
       const std::string name = "partition[" + std::to_string(p) + "]";
       if (m.memory.mall) {
-        parts.push_back(std::make_unique<Partition>(name.c_str(), m, p, kind, *cu_scheduler, *hbms[q],
-                                                    malls[q]->target, options, stats, trace, time));
+        parts.push_back(std::make_unique<Partition>(name.c_str(), m, p, kind, *cu_schedulers[q], *hbms[q],
+                                                    malls[q]->target, options, stats, trace, *times[q]));
       } else {
-        parts.push_back(std::make_unique<Partition>(name.c_str(), m, p, kind, *cu_scheduler, *hbms[q],
-                                                    hbms[q]->target, options, stats, trace, time));
+        parts.push_back(std::make_unique<Partition>(name.c_str(), m, p, kind, *cu_schedulers[q], *hbms[q],
+                                                    hbms[q]->target, options, stats, trace, *times[q]));
       }
     }
   }
@@ -137,9 +143,15 @@ namespace {
 // Starts every stream on `g` (clocks per stream, or none), runs them all and
 // returns their timings.
 std::vector<std::vector<KernelTiming>> run_all(PartitionedModule& g, const std::vector<TenantStream>& streams,
-                                               const std::vector<std::vector<double>>& clocks, Tick limit) {
+                                               const std::vector<std::vector<double>>& clocks, Tick limit,
+                                               const std::vector<std::uint32_t>& pool) {
   const Tick now = sc_core::sc_time_stamp().value();
-  g.time.set_deadline(limit == 0 ? SimClock::kNever : now + limit);
+  for (auto& t : g.times) t->set_deadline(limit == 0 ? SimClock::kNever : now + limit);
+  // A pool with one stream runs it as a whole Gpu does; several keep their
+  // kernel boundaries in step.
+  for (std::size_t q = 0; q < g.cu_schedulers.size(); ++q) {
+    g.cu_schedulers[q]->set_streams_share(std::count(pool.begin(), pool.end(), q) > 1);
+  }
   for (std::size_t i = 0; i < streams.size(); ++i) {
     start_host(*g.parts[streams[i].partition]->host, *streams[i].kernels,
                i < clocks.size() ? clocks[i] : std::vector<double>{});
@@ -147,8 +159,10 @@ std::vector<std::vector<KernelTiming>> run_all(PartitionedModule& g, const std::
   simulate(limit);
   for (auto& h : g.hbms) h->emit_trace();
   std::vector<std::vector<KernelTiming>> out;
-  for (const auto& s : streams) out.push_back(finish_host(*g.parts[s.partition]->host, g.time, limit));
-  g.time.set_deadline(SimClock::kNever);
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    out.push_back(finish_host(*g.parts[streams[i].partition]->host, *g.times[pool[i]], limit));
+  }
+  for (auto& t : g.times) t->set_deadline(SimClock::kNever);
   return out;
 }
 
@@ -170,14 +184,16 @@ std::vector<std::vector<KernelTiming>> PartitionedGpu::run(const std::vector<Ten
       }
     }
   }
+  std::vector<std::uint32_t> pool;
+  for (const auto& s : streams) pool.push_back(pool_of(s.partition));
   std::vector<std::vector<double>> clocks;
   if (probe_) {
-    const auto probed = run_all(*probe_, streams, {}, time_limit);
+    const auto probed = run_all(*probe_, streams, {}, time_limit, pool);
     for (std::size_t i = 0; i < streams.size(); ++i) {
       clocks.push_back(governor_clocks(part_, *streams[i].kernels, probed[i]));
     }
   }
-  return run_all(*top_, streams, clocks, time_limit);
+  return run_all(*top_, streams, clocks, time_limit, pool);
 }
 
 }  // namespace tdmsim::sim

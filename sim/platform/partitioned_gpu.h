@@ -1,6 +1,8 @@
 // One partitioned MI300-class GPU running a kernel stream per compute
 // partition at the same time (tenants, docs/partitions.md "Tenants"): one
-// elaborated GPU, one global time (SimClock) and one CU scheduler, with per
+// elaborated GPU with, per memory pool, one global time (SimClock) and one
+// CU scheduler (which, with several streams on the pool, keeps their kernel
+// boundaries in SystemC's time: CuScheduler::set_streams_share), and per
 // partition a dispatcher, a host (its stream), the TDM MoE unit where the
 // machine has one, and its dies (XCDs) of CUs with their L2s and fabric
 // links. Every die reaches its memory pool: with nps1 the one HBM and MALL of
@@ -11,7 +13,8 @@
 // tests/sim/test_partitioned_gpu.cpp).
 //
 // Names: gpu.partition[1].xcd[4].cu[17] (dies keep their index on the
-// package), gpu.hbm and gpu.mall (nps4: gpu.hbm[2], gpu.mall[2]).
+// package), gpu.hbm and gpu.mall (nps4: gpu.hbm[2], gpu.mall[2]). Build at
+// most one PartitionedGpu (and no Gpu) per process: the names are a Gpu's.
 #pragma once
 
 #include <cstdint>
