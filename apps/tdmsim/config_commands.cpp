@@ -82,6 +82,18 @@ Json resolve(const Loader& loader, const fs::path& file, bool show_origin) {
                                         1e9)}};
       return j;
     }
+    case SpecKind::tenants: {
+      auto r = loader.resolve_tenants(file);
+      Json j = Json::object();
+      j["tenants"] = with_origin(r.tenants, show_origin);
+      j["machine"] = with_origin(r.machine, show_origin);
+      j["scenarios"] = Json::array();
+      for (const auto& sc : r.scenarios) {
+        j["scenarios"].push_back({{"scenario", with_origin(sc.scenario, show_origin)},
+                                  {"model", with_origin(sc.model, show_origin)}});
+      }
+      return j;
+    }
     case SpecKind::sweep: {
       auto r = loader.resolve_sweep(file);
       // Every point must resolve too (a combination of valid values can be invalid).
@@ -166,7 +178,8 @@ std::string reference_document() {
       "- `base: other.yaml` (path relative to this file) reads that file first; this file "
       "then overrides only the keys it names. `~` removes an optional section.\n"
       "- `kind: machine|model|scenario|sweep|kernel_profile` is optional inside machines/, "
-      "models/, scenarios/, sweeps/ and kernel-profiles/ folders and required elsewhere.\n"
+      "models/, scenarios/, sweeps/ and kernel-profiles/ folders and required elsewhere; "
+      "`kind: tenants` is always required (such files sit among the scenarios).\n"
       "- Unknown keys, missing required keys, values out of range and wrong units are "
       "errors naming file:line:column and the key path.\n";
   // The input limits, from their declarations (workloads/util/input_file.h,
@@ -214,6 +227,13 @@ std::string reference_document() {
       "model by name or path); values are lists or `range(A, B, xF)` / `range(A, B, +S)` "
       "(inclusive of B when reached).",
       config::reference_rows<SweepSpec>());
+  md += config::reference_markdown(
+      "Tenants (`kind: tenants`, among `workloads/scenarios/*.yaml`)",
+      "Several scenarios at once on the compute partitions of one partitioned GPU (the machine's "
+      "`partition:` section), run by `tdmsim run`: each tenant's time alone on its partition and "
+      "together with the others (shared HBM and MALL), and the interference figure, per path "
+      "(docs/partitions.md \"Tenants\"). Not a sweep's base scenario.",
+      config::reference_rows<TenantsSpec>());
   md += formats_markdown();
   return md;
 }

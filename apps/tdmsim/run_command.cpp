@@ -22,6 +22,7 @@
 #include "apps/tdmsim/output_dir.h"
 #include "apps/tdmsim/serving_queue.h"
 #include "apps/tdmsim/serving_run.h"
+#include "apps/tdmsim/tenants_run.h"
 #include "descriptors/format/moe_stream.h"
 #include "descriptors/format/moe_stream_check.h"
 #include "descriptors/plan/moe_plan.h"
@@ -489,8 +490,30 @@ int run_on_ranks(const RunOptions& o, const MpiSession& mpi) {
   return settle(mpi, written);
 }
 
+// A tenants file (kind: tenants): its own run (tenants_run.h), with the
+// options that apply to it.
+int run_tenants_command(const RunOptions& o, const MpiSession& mpi) {
+  if (mpi.size() > 1) throw BadInput("a tenants file runs in one process; start it without mpirun");
+  const std::vector<std::pair<bool, const char*>> refused = {
+      {!o.machine.empty(), "--machine (the tenants file's machine: key names the partitioned GPU)"},
+      {!o.kernel_config.empty(), "--kernel-config"},
+      {!o.descriptors.empty(), "--descriptors"},
+      {!o.write_descriptors.empty(), "--write-descriptors"},
+      {o.repeat > 1, "--repeat"},
+      {o.gpus != 0, "--gpus"},
+      {o.one_gpu, "--one-gpu"}};
+  for (const auto& [given, what] : refused) {
+    if (given) {
+      throw BadInput(fmt::format("{} is a tenants file (kind: tenants), which takes --path, --output, --trace, "
+                                 "--quiet and --force only; not {}", o.scenario, what));
+    }
+  }
+  return run_tenants({o.scenario, o.path, o.output, o.trace, o.quiet, o.force});
+}
+
 int run_command(const RunOptions& o) {
   const MpiSession mpi;  // active when started by mpirun
+  if (is_tenants_file(o.scenario)) return run_tenants_command(o, mpi);
   if (mpi.size() > 1) return run_on_ranks(o, mpi);
   return run_local(o);
 }

@@ -347,6 +347,20 @@ void CuScheduler::run() {
       // the last unit's cu_done, and then, from SystemC's time, for the
       // kernel's end, which is at or after this time).
       const Tick t = heap_[1].wake;
+      if (share_ && sc_core::sc_pending_activity()) {
+        // Another stream's host or dispatcher acts first: SystemC's time
+        // is brought up to it, and the queue read again.
+        const Tick now = sc_core::sc_time_stamp().value();
+        const Tick next = now + sc_core::sc_time_to_pending_activity().value();
+        if (next <= t) {
+          if (next == now) {
+            wait(sc_core::SC_ZERO_TIME);
+          } else {
+            wait(to_sc_time(next - now));
+          }
+          continue;
+        }
+      }
       if (t > time_.deadline()) {
         // The watchdog: past the run's time limit, the units stop here (they
         // stay waiting; nothing else is pending, so sc_start() returns and

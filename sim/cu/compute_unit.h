@@ -288,6 +288,12 @@ class CuScheduler : public sc_core::sc_module {
   CuScheduler(sc_core::sc_module_name name, SimClock& time);
   // A unit (from its own thread, at a kernel's start) waits until `wake`.
   void add(ComputeUnit* cu, Tick wake);
+  // Several kernel streams at once (tenants, sim/platform/partitioned_gpu.h):
+  // before running the units due at a time, SystemC is brought up to any
+  // earlier (or equal) activity of its own, so that a stream whose kernel
+  // has ended launches its next one at its time while the others' units
+  // run on. Off (one stream): the units run a whole kernel without SystemC.
+  void set_streams_share(bool on) { share_ = on; }
 
  private:
   struct Entry {
@@ -305,6 +311,7 @@ class CuScheduler : public sc_core::sc_module {
   std::vector<ComputeUnit*> due_;  // scratch: the units due at one time
   std::deque<ComputeUnit::Hot> hots_;  // one per unit (stable addresses)
   sc_core::sc_event work_;
+  bool share_ = false;
 };
 
 }  // namespace tdmsim::sim

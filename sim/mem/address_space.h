@@ -10,8 +10,12 @@ namespace tdmsim::sim {
 
 // Buffers are placed at 2 MiB-aligned offsets from 4 GiB up, in allocation
 // order, never freed: two runs that allocate alike see the same addresses.
+// A tenant of a partitioned GPU starts at its partition's own base (a
+// 2 MiB-aligned address above 4 GiB, apps/tdmsim/tenants_run.cpp).
 class AddressSpace {
  public:
+  AddressSpace() = default;
+  explicit AddressSpace(std::uint64_t base) : next_(base) {}
   std::uint64_t allocate(std::uint64_t bytes);
 
  private:

@@ -12,6 +12,7 @@
 #include "sim/mem/l1_cache.h"
 #include "sim/mem/l2_cache.h"
 #include "sim/mem/mall.h"
+#include "sim/platform/gpu_parts.h"
 #include "sim/platform/power.h"
 #include "sim/platform/tdm_router.h"
 #include "sim/platform/tdm_scheduler.h"
@@ -22,133 +23,6 @@ std::string die_kind(const MachineSpec& m) {
   return m.vendor == Vendor::amd && m.compute.dies > 1 ? "xcd" : "die";
 }
 
-// Named, not anonymous: GpuModule (declared in gpu.h, so of external linkage)
-// has members of these types.
-namespace gpu_parts {
-
-// The host side: a SystemC thread that launches the queued kernels in order.
-struct Host : sc_core::sc_module {
-  Dispatcher& dispatcher;
-  const MachineSpec& machine;
-  const std::vector<isa::KernelLaunch>* kernels = nullptr;
-  // Each kernel's engine clock (the governor's, from the probe run); empty:
-  // compute.clock.
-  std::vector<double> clocks;
-  std::vector<KernelTiming> timings;
-  const Hbm* hbm = nullptr;
-  std::vector<L2Cache*> l2s;
-  std::vector<L1Cache*> l1s;  // invalidated at each kernel's start
-  std::vector<const ComputeUnit*> cus;  // for each kernel's slot time by cause
-  TdmScheduler* tdm = nullptr;  // null on machines without a TDM MoE unit
-  TdmRoutingIf* router = nullptr;  // the unit's routing stage (the same machines)
-  sc_core::sc_event go;
-  bool pending = false;  // run() asked for work before this thread first waited
-
-  Host(sc_core::sc_module_name n, Dispatcher& d, const MachineSpec& m)
-      : sc_module(n), dispatcher(d), machine(m) {
-    SC_HAS_PROCESS(Host);
-    SC_THREAD(main);
-  }
-  void main() {
-    while (true) {
-      if (!pending) wait(go);
-      pending = false;
-      if (tdm != nullptr) tdm->reset_signals();  // a new layer: its descriptors' ids start afresh
-      for (std::size_t i = 0; i < kernels->size(); ++i) {
-        const isa::KernelLaunch& k = (*kernels)[i];
-        const bool hardware = k.hardware != nullptr;
-        const bool routing = k.routing != nullptr;
-        for (auto* l1 : l1s) l1->invalidate();
-        if ((hardware && tdm == nullptr) || (routing && router == nullptr)) {
-          throw std::runtime_error("kernel " + k.name + " needs a TDM MoE unit; machine has none");
-        }
-        if (hardware && (i == 0 || (*kernels)[i - 1].hardware == nullptr)) {
-          // Doorbell: the run of descriptors starting here is handed to the unit.
-          std::vector<const isa::KernelLaunch*> run;
-          for (std::size_t j = i; j < kernels->size() && (*kernels)[j].hardware; ++j) {
-            run.push_back(&(*kernels)[j]);
-          }
-          tdm->ring(std::move(run));
-        }
-        // The clock this kernel holds under the board's power limit.
-        dispatcher.set_clock(i < clocks.size() ? clocks[i] : static_cast<double>(machine.compute.clock.hz));
-        const std::uint64_t hbm_before = hbm->bytes();
-        const SlotTime slots_before = slot_time();
-        KernelTiming t = hardware ? tdm->execute_next() : routing ? router->route(k) : dispatcher.launch(k);
-        t.clock_hz = dispatcher.clock_hz();
-        t.work_end = t.end;
-        t.slots = slot_time();
-        t.slots -= slots_before;
-        t.slots_per_cu = cus.empty() ? 0 : static_cast<std::uint32_t>(cus.front()->slots());
-        // A kernel is complete when its writes are in memory: the L2s write
-        // their dirty lines back (AMD does so between kernels, hardware.md
-        // 2.1; without it a copy smaller than L2 would "beat" the HBM peak,
-        // which no measurement shows).
-        const Tick now = sc_core::sc_time_stamp().value();
-        Tick done = now;
-        for (auto* l2 : l2s) done = std::max(done, l2->flush(now));
-        // The command processor's fixed work at the kernel's boundaries (its
-        // cache acquire and release, the completion signal), which a
-        // profiler's kernel duration holds: host launches only (the TDM unit
-        // starts its stages itself).
-        if (!hardware) done += ticks(machine.launch.kernel_boundary);
-        wait(to_sc_time(done - now));
-        t.end = std::max(t.end, done);
-        t.hbm_bytes = static_cast<double>(hbm->bytes() - hbm_before);
-        if (hardware) tdm->finished(t.end);
-        timings.push_back(t);
-      }
-      // Nothing left to do: sc_start() returns by starvation, and a later
-      // run() continues the same simulation where it stopped.
-    }
-  }
-  // Every CU's slot time by cause so far.
-  SlotTime slot_time() const {
-    SlotTime sum;
-    for (const auto* cu : cus) sum += cu->slot_time();
-    return sum;
-  }
-};
-
-// One die (XCD): its CUs (each with its L1, where the machine has one), its
-// L2 and its fabric link. A CU reaches memory through its port: the `mem`
-// socket, bound to the first level below it, and the channel time of the
-// level that looks up its K-grouped loads (the L2: the L1 passes those on).
-struct Die : sc_core::sc_module {
-  std::unique_ptr<Fabric> fabric;
-  std::unique_ptr<L2Cache> l2;
-  std::vector<std::unique_ptr<L1Cache>> l1s;
-  std::vector<std::unique_ptr<ComputeUnit>> cus;
-
-  Die(sc_core::sc_module_name n, const MachineSpec& m, std::uint32_t index, Tick miss_latency,
-      Dispatcher& dispatcher, CuScheduler& scheduler, const SimOptions& options, StatRegistry& stats,
-      TraceWriter* trace, const SimClock& time)
-      : sc_module(n) {
-    fabric = std::make_unique<Fabric>("fabric", m.memory.fabric, m.compute.dies, stats, time);
-    l2 = std::make_unique<L2Cache>("l2", m.memory.l2, m.compute.clock, miss_latency,
-                                   m.memory.mall ? ticks(m.memory.fabric.latency) + ticks(m.memory.mall->hit_latency) : 0,
-                                   stats, time);
-    l2->initiator.bind(fabric->target);
-    const std::uint32_t pid = trace != nullptr ? trace->process(name()) : 0;
-    for (std::uint32_t c = 0; c < m.compute.cus_per_die; ++c) {
-      const std::string cu = "cu[" + std::to_string(c) + "]";
-      cus.push_back(std::make_unique<ComputeUnit>(cu.c_str(), m, index, c, dispatcher,
-                                                  options.quantum, stats, trace, pid, time));
-      if (m.compute.l1_per_cu.bytes > 0) {
-        const std::string l1 = "l1[" + std::to_string(c) + "]";
-        l1s.push_back(std::make_unique<L1Cache>(l1.c_str(), m.compute, stats, time));
-        cus.back()->mem.bind(l1s.back()->target);
-        l1s.back()->initiator.bind(l2->target);
-      } else {
-        cus.back()->mem.bind(l2->target);
-      }
-      cus.back()->set_deferred_channels(l2->deferred_channels());
-      cus.back()->set_scheduler(&scheduler);
-    }
-  }
-};
-
-}  // namespace gpu_parts
 
 using gpu_parts::Die;
 using gpu_parts::Host;
@@ -274,10 +148,6 @@ Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::Ke
   return static_cast<Tick>(std::min(limit, 1e19));
 }
 
-namespace {
-
-// Runs the SystemC simulation until everything submitted is done (or the
-// time limit, 0: none, is reached).
 void simulate(Tick time_limit) {
   if (time_limit == 0) {
     sc_core::sc_start();
@@ -288,24 +158,21 @@ void simulate(Tick time_limit) {
   }
 }
 
-void start(GpuModule& g, const std::vector<isa::KernelLaunch>& kernels, Tick time_limit,
-           std::vector<double> clocks) {
-  const Tick now = sc_core::sc_time_stamp().value();
-  g.time.set_deadline(time_limit == 0 ? SimClock::kNever : now + time_limit);
-  g.host->kernels = &kernels;
-  g.host->clocks = std::move(clocks);
-  g.host->timings.clear();
-  g.host->pending = true;
-  g.host->go.notify(sc_core::SC_ZERO_TIME);
+void start_host(Host& host, const std::vector<isa::KernelLaunch>& kernels, std::vector<double> clocks) {
+  host.kernels = &kernels;
+  host.clocks = std::move(clocks);
+  host.timings.clear();
+  host.pending = true;
+  host.go.notify(sc_core::SC_ZERO_TIME);
 }
 
-std::vector<KernelTiming> finish(GpuModule& g, Tick limit) {
-  if (g.host->kernels == nullptr || g.host->timings.size() != g.host->kernels->size()) {
-    const std::size_t done = g.host->timings.size();
-    const std::size_t total = g.host->kernels != nullptr ? g.host->kernels->size() : 0;
-    const std::string kernel = done < total ? (*g.host->kernels)[done].name : std::string("?");
-    const Tick now = std::max<Tick>(sc_core::sc_time_stamp().value(), g.time.now());
-    if (g.time.stalled() || (g.time.deadline() != SimClock::kNever && now >= g.time.deadline())) {
+std::vector<KernelTiming> finish_host(Host& host, const SimClock& time, Tick limit) {
+  if (host.kernels == nullptr || host.timings.size() != host.kernels->size()) {
+    const std::size_t done = host.timings.size();
+    const std::size_t total = host.kernels != nullptr ? host.kernels->size() : 0;
+    const std::string kernel = done < total ? (*host.kernels)[done].name : std::string("?");
+    const Tick now = std::max<Tick>(sc_core::sc_time_stamp().value(), time.now());
+    if (time.stalled() || (time.deadline() != SimClock::kNever && now >= time.deadline())) {
       throw SimulationStalled(fmt::format(
           "the simulation stalled: kernel {} ({} of {} kernels done) had not finished at the run's "
           "time limit, {:.3f} us of simulated time (a generous multiple of the work's roofline); "
@@ -316,9 +183,36 @@ std::vector<KernelTiming> finish(GpuModule& g, Tick limit) {
         "the simulation stalled: nothing left to happen with kernel {} unfinished ({} of {} kernels "
         "done; a deadlock in the model): please report it", kernel, done, total));
   }
+  host.kernels = nullptr;
+  return host.timings;
+}
+
+std::vector<double> governor_clocks(const MachineSpec& m, const std::vector<isa::KernelLaunch>& kernels,
+                                    const std::vector<KernelTiming>& probed) {
+  std::vector<double> clocks;
+  clocks.reserve(kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const KernelTiming& t = probed[i];
+    const KernelActivity a =
+        measured_activity(m, kernels[i], static_cast<double>(t.end - t.launch) * 1e-12, t.hbm_bytes, t.clock_hz);
+    clocks.push_back(settle_clock_hz(m, a));
+  }
+  return clocks;
+}
+
+namespace {
+
+void start(GpuModule& g, const std::vector<isa::KernelLaunch>& kernels, Tick time_limit,
+           std::vector<double> clocks) {
+  const Tick now = sc_core::sc_time_stamp().value();
+  g.time.set_deadline(time_limit == 0 ? SimClock::kNever : now + time_limit);
+  start_host(*g.host, kernels, std::move(clocks));
+}
+
+std::vector<KernelTiming> finish(GpuModule& g, Tick limit) {
+  std::vector<KernelTiming> out = finish_host(*g.host, g.time, limit);
   g.time.set_deadline(SimClock::kNever);
-  g.host->kernels = nullptr;
-  return g.host->timings;
+  return out;
 }
 
 }  // namespace
@@ -346,14 +240,7 @@ void Gpu::submit(const std::vector<isa::KernelLaunch>& kernels, Tick time_limit)
     // peak clock, from the probe, then the clock that activity settles at.
     start(*probe_, kernels, time_limit, {});
     simulate(time_limit);
-    const std::vector<KernelTiming> probed = finish(*probe_, time_limit);
-    clocks.reserve(kernels.size());
-    for (std::size_t i = 0; i < kernels.size(); ++i) {
-      const KernelTiming& t = probed[i];
-      const KernelActivity a =
-          measured_activity(machine_, kernels[i], static_cast<double>(t.end - t.launch) * 1e-12, t.hbm_bytes, t.clock_hz);
-      clocks.push_back(settle_clock_hz(machine_, a));
-    }
+    clocks = governor_clocks(machine_, kernels, finish(*probe_, time_limit));
   }
   start(*top_, kernels, time_limit, std::move(clocks));
 }

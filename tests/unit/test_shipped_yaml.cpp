@@ -48,7 +48,11 @@ TEST_CASE("shipped machines, models, scenarios and sweeps all load", "[shipped]"
   }
   for (const auto& f : scenarios) {
     INFO(f);
-    CHECK_NOTHROW(loader.resolve_scenario(f));
+    if (loader.kind_of(f) == SpecKind::tenants) {
+      CHECK_NOTHROW(loader.resolve_tenants(f));
+    } else {
+      CHECK_NOTHROW(loader.resolve_scenario(f));
+    }
   }
   for (const auto& f : sweeps) {
     INFO(f);

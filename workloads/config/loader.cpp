@@ -28,6 +28,7 @@ std::string_view kind_name(SpecKind k) {
     case SpecKind::scenario: return "scenario";
     case SpecKind::sweep: return "sweep";
     case SpecKind::kernel_profile: return "kernel_profile";
+    case SpecKind::tenants: return "tenants";
   }
   return "?";
 }
@@ -39,6 +40,7 @@ std::string_view kind_folder(SpecKind k) {
     case SpecKind::scenario: return "scenarios";
     case SpecKind::sweep: return "sweeps";
     case SpecKind::kernel_profile: return "kernel-profiles";
+    case SpecKind::tenants: return "scenarios";
   }
   return "?";
 }
@@ -55,7 +57,7 @@ std::vector<fs::path> default_roots() {
 namespace {
 
 constexpr SpecKind kAllKinds[] = {SpecKind::machine, SpecKind::model, SpecKind::scenario,
-                                  SpecKind::sweep, SpecKind::kernel_profile};
+                                  SpecKind::sweep, SpecKind::kernel_profile, SpecKind::tenants};
 
 [[noreturn]] void fail_now(const Location& where, const std::string& key, std::string msg) {
   throw ConfigError({Diagnostic{where, key, std::move(msg)}});
@@ -131,14 +133,15 @@ SpecKind Loader::kind_of(const fs::path& file) const {
   const std::string folder = fs::absolute(file, ec).parent_path().filename().string();
   std::optional<SpecKind> by_folder;
   for (SpecKind kind : kAllKinds) {
-    if (folder == kind_folder(kind)) by_folder = kind;
+    // A tenants file is told by its kind: key alone (it sits among the scenarios).
+    if (kind != SpecKind::tenants && folder == kind_folder(kind)) by_folder = kind;
   }
   if (root.IsMap() && root["kind"]) {
     const YAML::Node k = root["kind"];
     const Location at = location_of(display_path(file), k);
     for (SpecKind kind : kAllKinds) {
       if (!k.IsScalar() || k.Scalar() != kind_name(kind)) continue;
-      if (by_folder && *by_folder != kind) {
+      if (by_folder && *by_folder != kind && !(kind == SpecKind::tenants && *by_folder == SpecKind::scenario)) {
         fail_now(at, "kind",
                  "this file is in a " + folder + "/ folder, which holds " +
                      std::string(kind_name(*by_folder)) + " files, but it says kind: " +
@@ -153,7 +156,7 @@ SpecKind Loader::kind_of(const fs::path& file) const {
   if (by_folder) return *by_folder;
   fail_now({display_path(file), 1, 1}, "kind",
            "cannot tell what this file describes: add "
-           "'kind: machine|model|scenario|sweep|kernel_profile' or keep it in a machines/, "
+           "'kind: machine|model|scenario|sweep|kernel_profile|tenants' or keep it in a machines/, "
            "models/, scenarios/, sweeps/ or kernel-profiles/ folder");
 }
 
@@ -262,6 +265,9 @@ Loaded<ScenarioSpec> Loader::scenario(const fs::path& f) const {
 }
 Loaded<SweepSpec> Loader::sweep(const fs::path& f) const {
   return load<SweepSpec>(f, SpecKind::sweep);
+}
+Loaded<TenantsSpec> Loader::tenants(const fs::path& f) const {
+  return load<TenantsSpec>(f, SpecKind::tenants);
 }
 
 std::vector<std::string> Loader::names(SpecKind kind) const {
@@ -489,7 +495,13 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
   ResolvedSweep r;
   r.sweep = sweep(file);
   const auto& sw = r.sweep.spec;
-  r.base = resolve_scenario(find_ref(*this, r.sweep, "scenario", sw.scenario, SpecKind::scenario));
+  const fs::path base_file = find_ref(*this, r.sweep, "scenario", sw.scenario, SpecKind::scenario);
+  if (kind_of(base_file) == SpecKind::tenants) {
+    fail_now(nearest_location(r.sweep.set_at, "scenario", {display_path(file), 1, 1}), "scenario",
+             display_path(base_file) + " is a tenants file; sweeps over tenants are not supported (run it with "
+             "tdmsim run; docs/partitions.md)");
+  }
+  r.base = resolve_scenario(base_file);
   Diagnostics diags;
   if (!sw.machine.empty()) {
     r.base.machine = machine(find_ref(*this, r.sweep, "machine", sw.machine, SpecKind::machine));

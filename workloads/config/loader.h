@@ -13,12 +13,15 @@
 #include "workloads/config/resolved.h"
 #include "workloads/specs/kernel_profile.h"
 #include "workloads/specs/sweep_spec.h"
+#include "workloads/specs/tenants_spec.h"
 
 namespace tdmsim::config {
 
 namespace fs = std::filesystem;
 
-enum class SpecKind { machine, model, scenario, sweep, kernel_profile };
+// tenants: several scenarios on the partitions of one GPU (workloads/specs/
+// tenants_spec.h); only by its `kind: tenants` key, kept among the scenarios.
+enum class SpecKind { machine, model, scenario, sweep, kernel_profile, tenants };
 
 std::string_view kind_name(SpecKind k);     // "machine", "kernel_profile"
 std::string_view kind_folder(SpecKind k);   // "machines", "kernel-profiles"
@@ -27,6 +30,14 @@ std::string_view kind_folder(SpecKind k);   // "machines", "kernel-profiles"
 struct ResolvedSweep {
   Loaded<SweepSpec> sweep;
   ResolvedScenario base;
+};
+
+// A tenants file with its whole (partitioned) machine and each tenant's
+// scenario resolved on that machine (each scenario's machine the partition's).
+struct ResolvedTenants {
+  Loaded<TenantsSpec> tenants;
+  Loaded<MachineSpec> machine;  // the whole GPU, its partition: section not applied
+  std::vector<ResolvedScenario> scenarios;
 };
 
 class Loader {
@@ -44,12 +55,18 @@ class Loader {
   Loaded<ModelSpec> model(const fs::path& file) const;
   Loaded<ScenarioSpec> scenario(const fs::path& file) const;
   Loaded<SweepSpec> sweep(const fs::path& file) const;
+  Loaded<TenantsSpec> tenants(const fs::path& file) const;
 
   ResolvedScenario resolve_scenario(const fs::path& file) const;
   // The same with the scenario's machine replaced by `machine_ref` (a name,
   // or a path relative to the working directory; a command-line override).
   ResolvedScenario resolve_scenario(const fs::path& file, const std::string& machine_ref) const;
   ResolvedSweep resolve_sweep(const fs::path& file) const;
+  // With the checks that need the machine and the scenarios: a partitioned
+  // machine, at most one tenant per partition, each tenant one MoE layer, the
+  // weights of the tenants of one memory pool within its capacity
+  // (tenants_resolve.cpp).
+  ResolvedTenants resolve_tenants(const fs::path& file) const;
 
   // What kind of spec a file holds: its `kind:` key, else its folder's name.
   SpecKind kind_of(const fs::path& file) const;

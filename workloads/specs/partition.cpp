@@ -1,5 +1,6 @@
 #include "workloads/specs/partition.h"
 
+#include <algorithm>
 #include <string>
 
 #include "workloads/config/reader.h"
@@ -38,6 +39,22 @@ MachineSpec partition_machine(const MachineSpec& m) {
     }
   }
   return out;
+}
+
+std::uint64_t partition_memory_share(const MachineSpec& m) {
+  if (!m.partition) return m.memory.hbm.capacity.bytes;
+  const std::uint32_t q = memory_partitions(m.partition->memory);
+  const std::uint32_t per_pool = std::max(1u, compute_partitions(m.partition->compute) / q);
+  constexpr std::uint64_t kAlign = 2ull << 20;
+  return m.memory.hbm.capacity.bytes / q / per_pool / kAlign * kAlign;
+}
+
+std::uint64_t partition_memory_base(const MachineSpec& m, std::uint32_t partition) {
+  constexpr std::uint64_t kFirst = 1ull << 32;
+  if (!m.partition) return kFirst;
+  const std::uint32_t q = memory_partitions(m.partition->memory);
+  const std::uint32_t per_pool = std::max(1u, compute_partitions(m.partition->compute) / q);
+  return kFirst + std::uint64_t{partition % per_pool} * partition_memory_share(m);
 }
 
 void check_partition(const MachineSpec& m, config::Checker& c) {

@@ -23,6 +23,15 @@ std::uint32_t memory_partitions(MemoryPartition m);
 // section, or when already applied: partition.applied).
 MachineSpec partition_machine(const MachineSpec& m);
 
+// The device memory each compute partition of `m` owns (a tenant's buffers,
+// docs/partitions.md "Tenants"): its memory pool's capacity (the whole HBM
+// with nps1, a quarter with nps4) split evenly over the partitions above the
+// pool, 2 MiB-aligned; partition p's starts at partition_memory_base. The
+// first partition of a pool starts at 4 GiB, where a whole-GPU run's buffers
+// start (sim/mem/address_space.h).
+std::uint64_t partition_memory_share(const MachineSpec& m);
+std::uint64_t partition_memory_base(const MachineSpec& m, std::uint32_t partition);
+
 // The partition: section's cross-field checks (from check(MachineSpec)).
 void check_partition(const MachineSpec& m, config::Checker& c);
 
