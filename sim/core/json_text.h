@@ -4,7 +4,7 @@
 // Numbers go through nlohmann's own serializer, so their digits are its
 // digits; strings of printable ASCII are copied, anything else (quotes,
 // backslashes, control characters, UTF-8) is escaped by nlohmann too.
-// tests/unit/test_json_text.cpp compares each against dump().
+// tests/sim/test_json_text.cpp compares each against dump().
 #pragma once
 
 #include <cstdint>
