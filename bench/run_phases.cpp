@@ -17,6 +17,7 @@
 #include "apps/tdmsim/layer_sim.h"
 #include "descriptors/plan/moe_plan.h"
 #include "descriptors/plan/routing.h"
+#include "sim/core/json_text.h"
 #include "sim/platform/gpu.h"
 #include "sim/programs/moe_kernels.h"
 #include "workloads/config/loader.h"
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
   t.mark("elaboration (sim::Gpu)");
   sim::AddressSpace as;
   config::Json summary = {{"layer", cli::layer_summary(p)}, {"paths", config::Json::array()}};
-  config::Json stats = config::Json::object();
+  std::vector<std::pair<std::string, std::string>> stats;
   for (const std::string& pa : cli::paths_for(m, path)) {
     // The kernels alone once, then run_path (which builds them again).
     const auto k = pa == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m);
@@ -93,9 +94,9 @@ int main(int argc, char** argv) {
     cli::PathRun r = cli::run_path(gpu, as, p, m, pa);
     t.mark(pa + ": run_path (kernels, simulation, stats)");
     summary["paths"].push_back(r.metrics);
-    stats[pa] = std::move(r.stats);
+    stats.emplace_back(pa, std::move(r.stats_json));
   }
-  const std::string s1 = summary.dump(2), s2 = stats.dump(1);
+  const std::string s1 = summary.dump(2), s2 = sim::json_object_text(stats, 1);
   const std::string s3 = gpu.trace() != nullptr ? gpu.trace()->to_json() : std::string();
   t.mark("outputs to text (summary, stats, trace)");
   const double total = cpu_s() - cpu0;

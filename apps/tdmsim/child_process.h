@@ -15,7 +15,8 @@
 namespace tdmsim::cli {
 
 // Runs `work` in a forked child and returns what it returned (sent back
-// through a pipe as CBOR, so doubles arrive bit-exact). An exception in the
+// through a pipe as CBOR, so doubles arrive bit-exact; strings of 1 KiB or
+// more, such as a run's stats text, travel beside the CBOR as raw bytes). An exception in the
 // child is rethrown here with its message and its exit-code class
 // (sim::classify): bad input as sim::NotSimulatable, anything else as
 // std::runtime_error. A child that dies (a signal, an abort) is reported as

@@ -3,7 +3,6 @@
 #include "apps/tdmsim/attribution.h"
 #include "apps/tdmsim/child_process.h"
 #include "apps/tdmsim/ep_layer.h"
-#include "apps/tdmsim/stats_columns.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,22 +22,11 @@ namespace {
 using config::Json;
 
 
-// Sums the counters of a stats delta whose key starts with `prefix` and ends
-// with `suffix` (e.g. "" and ".l2.hits": every die's L2 hits).
-double sum_matching(const Json& stats, const std::string& prefix, const std::string& suffix) {
-  double total = 0;
-  for (const auto& [key, v] : stats.items()) {
-    if (key.rfind(prefix, 0) == 0 && key.size() >= suffix.size() &&
-        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      total += v["value"].get<double>();
-    }
-  }
-  return total;
-}
-
-// A counter summed over the blocks whose name ends in `.kind` ("l2", "mall", "hbm").
-double sum_of(const Json& stats, const std::string& kind, const std::string& name) {
-  return sum_matching(stats, "", "." + kind + "." + name);
+// A counter's increase since `before` summed over the blocks whose name ends
+// in `.kind` ("l2", "mall", "hbm").
+double sum_of(const sim::StatRegistry& stats, const sim::StatRegistry::Snapshot& before, const std::string& kind,
+              const std::string& name) {
+  return stats.sum_keys("", "." + kind + "." + name, &before);
 }
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
@@ -98,11 +86,11 @@ Json path_run_to_json(const PathRun& r) {
     descriptors.push_back(Json::binary(std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t*>(d.data()),
                                                                  reinterpret_cast<const std::uint8_t*>(d.data()) + d.size())));
   }
-  // (In columns: stats_columns.h says why.)
-  Json stats = stats_to_columns(r.stats);
+  // (The stats as one string: thousands of small objects would each be
+  // encoded, decoded and rebuilt on the way.)
   return {{"path", r.path},         {"timings", timings},     {"stages", r.stages},
           {"total_s", r.total_s},   {"routing_s", r.routing_s}, {"sort_s", r.sort_s},
-          {"metrics", r.metrics},   {"stats", std::move(stats)}, {"descriptors", descriptors}};
+          {"metrics", r.metrics},   {"stats_json", r.stats_json}, {"descriptors", descriptors}};
 }
 PathRun path_run_from_json(Json& j) {
   PathRun r;
@@ -113,7 +101,7 @@ PathRun path_run_from_json(Json& j) {
   r.routing_s = j.at("routing_s").get<double>();
   r.sort_s = j.at("sort_s").get<double>();
   r.metrics = j.at("metrics");
-  r.stats = stats_from_columns(std::move(j.at("stats")));
+  r.stats_json = std::move(j.at("stats_json").get_ref<std::string&>());
   for (const auto& d : j.at("descriptors")) {
     const auto& b = d.get_binary();
     std::vector<std::byte> bytes(b.size());
@@ -163,7 +151,7 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
   }
   const auto floor = sim::programs::moe_floor(p, m);
   r.timings = gpu.run(k.kernels, sim::stall_limit(m, floor.seconds(), k.kernels));
-  r.stats = gpu.stats().to_json(&before);
+  r.stats_json = gpu.stats().to_json_text(&before);
   const sim::Tick t0 = r.timings.front().launch, t1 = r.timings.back().end;
   r.total_s = sim::tick_seconds(t1 - t0);
   if (r.total_s < floor.seconds()) {
@@ -175,12 +163,13 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
   const double total_ps = static_cast<double>(t1 - t0);
   const double busy = gpu.stats().sum("gpu.", "busy_time", &before);
   const double matrix = gpu.stats().sum("gpu.", "matrix_busy_time", &before);
-  const double hbm_bytes = sum_of(r.stats, "hbm", "read_bytes") + sum_of(r.stats, "hbm", "write_bytes");
-  const double l2_hits = sum_of(r.stats, "l2", "hits"), l2_miss = sum_of(r.stats, "l2", "misses");
-  const double mall_hits = sum_of(r.stats, "mall", "hits"), mall_miss = sum_of(r.stats, "mall", "misses");
+  const sim::StatRegistry& st = gpu.stats();
+  const double hbm_bytes = sum_of(st, before, "hbm", "read_bytes") + sum_of(st, before, "hbm", "write_bytes");
+  const double l2_hits = sum_of(st, before, "l2", "hits"), l2_miss = sum_of(st, before, "l2", "misses");
+  const double mall_hits = sum_of(st, before, "mall", "hits"), mall_miss = sum_of(st, before, "mall", "misses");
   // HBM row buffers, over every pseudo-channel.
-  const double row_hits = sum_matching(r.stats, "gpu.hbm.ch[", ".row_hits");
-  const double row_misses = sum_matching(r.stats, "gpu.hbm.ch[", ".row_misses");
+  const double row_hits = st.sum_keys("gpu.hbm.ch[", ".row_hits", &before);
+  const double row_misses = st.sum_keys("gpu.hbm.ch[", ".row_misses", &before);
   // Each stage's span (routing, sort): first launch to last end.
   const auto span_of = [&r](const std::string& stage) {
     sim::Tick first = 0, last = 0;
@@ -287,13 +276,15 @@ PathRun run_path_fresh(const plan::MoePlan& p, const MachineSpec& m, const std::
                        const sim::SimOptions& opts, const sim::programs::DescriptorBytes* descriptors,
                        std::string* trace_json) {
   Json j = run_in_child(fmt::format("the {} path", path), [&] {
-    sim::Gpu gpu(m, opts);
+    // The child leaves with _exit as soon as this returns, so its machine is
+    // never taken apart (on mi355x that was 13 M instructions of destructors).
+    sim::Gpu& gpu = *new sim::Gpu(m, opts);
     sim::AddressSpace as;
     Json out = {{"run", path_run_to_json(run_path(gpu, as, p, m, path, descriptors))}};
     if (gpu.trace() != nullptr) out["trace"] = gpu.trace()->to_json();
     return out;
   });
-  if (trace_json != nullptr && j.contains("trace")) *trace_json = j["trace"].get<std::string>();
+  if (trace_json != nullptr && j.contains("trace")) *trace_json = std::move(j["trace"].get_ref<std::string&>());
   return path_run_from_json(j.at("run"));
 }
 

@@ -28,7 +28,9 @@ struct PathRun {
   double routing_s = 0;
   double sort_s = 0;
   config::Json metrics;  // summary.json's paths[] entry
-  config::Json stats;    // counters of this run only
+  // Counters of this run only: the stats object as text, as dump(1) writes
+  // it (sim::StatRegistry::to_json_text); stats.json nests it under the path.
+  std::string stats_json;
   sim::programs::DescriptorBytes descriptors;  // TDM path: the encoded descriptors the unit fetched
 };
 
@@ -51,8 +53,8 @@ PathRun run_path_fresh(const plan::MoePlan& p, const MachineSpec& m, const std::
 
 // A PathRun as it crosses from a child process (run_path_fresh) or an MPI
 // rank (ep_mpi.h): every field the summary, the attribution and the text
-// report read, stats in columns; as CBOR, doubles cross bit-exact.
-// path_run_from_json moves the stats out of `j`.
+// report read, the stats as their text; as CBOR, doubles cross bit-exact.
+// path_run_from_json moves the stats text out of `j`.
 config::Json path_run_to_json(const PathRun& r);
 PathRun path_run_from_json(config::Json& j);
 

@@ -26,6 +26,7 @@
 #include "descriptors/format/moe_stream.h"
 #include "descriptors/format/moe_stream_check.h"
 #include "descriptors/plan/moe_plan.h"
+#include "sim/core/json_text.h"
 #include "sim/platform/gpu.h"
 #include "sim/programs/moe_kernels.h"
 #include "workloads/config/loader.h"
@@ -233,13 +234,14 @@ int write_ep_outputs(const config::ResolvedScenario& sc, const EpSetup& setup, c
   }
   if (dir != nullptr) {
     util::write_file_atomic(dir->file("summary.json"), summary.dump(2) + "\n");
-    Json stats = Json::object();
+    // {path: {"gpu[g]": stats}}, each GPU's stats as its run wrote their text.
+    std::vector<std::pair<std::string, std::string>> stats;
     for (const auto& r : runs) {
-      Json per = Json::object();
-      for (std::size_t g = 0; g < r.ranks.size(); ++g) per[fmt::format("gpu[{}]", g)] = r.ranks[g].run.stats;
-      stats[r.path] = std::move(per);
+      std::vector<std::pair<std::string, std::string>> per;
+      for (std::size_t g = 0; g < r.ranks.size(); ++g) per.emplace_back(fmt::format("gpu[{}]", g), r.ranks[g].run.stats_json);
+      stats.emplace_back(r.path, sim::json_object_text(per, 1));
     }
-    util::write_file_atomic(dir->file("stats.json"), stats.dump(1) + "\n");
+    util::write_file_atomic(dir->file("stats.json"), sim::json_object_text(stats, 1) + "\n");
     Json resolved = resolved_config(sc, {{"paths", paths}, {"repeat", 1}, {"trace", o.trace}, {"gpus", setup.gpus}});
     util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");
     if (o.trace) {
@@ -428,9 +430,10 @@ int run_local(const RunOptions& o) {
   }
   if (dir) {
     util::write_file_atomic(dir->file("summary.json"), summary.dump(2) + "\n");
-    Json stats = Json::object();
-    for (auto& r : detail) stats[r.path] = std::move(r.stats);  // (not read after this)
-    util::write_file_atomic(dir->file("stats.json"), stats.dump(1) + "\n");
+    // {path: stats}, each path's stats as its run wrote their text.
+    std::vector<std::pair<std::string, std::string>> stats;
+    for (auto& r : detail) stats.emplace_back(r.path, std::move(r.stats_json));  // (not read after this)
+    util::write_file_atomic(dir->file("stats.json"), sim::json_object_text(stats, 1) + "\n");
     Json resolved = resolved_config(sc, {{"paths", paths}, {"repeat", o.repeat}, {"trace", o.trace}});
     if (!o.descriptors.empty()) resolved["files"]["descriptors"] = std::filesystem::absolute(o.descriptors).string();
     util::write_file_atomic(dir->file("config.json"), resolved.dump(2) + "\n");

@@ -175,7 +175,7 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   }
   if (dir) {
     util::write_file_atomic(dir->file("summary.json"), summary.dump(2) + "\n");
-    util::write_file_atomic(dir->file("stats.json"), gpu.stats().to_json().dump(1) + "\n");
+    util::write_file_atomic(dir->file("stats.json"), gpu.stats().to_json_text() + "\n");
     config::Json resolved = config::Json::object();
     resolved["machine"] = config::to_json(m);
     resolved["machine_file"] = machine.file.string();

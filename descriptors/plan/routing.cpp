@@ -2,6 +2,7 @@
 #include "descriptors/plan/routing.h"
 
 #include <algorithm>
+#include <memory>
 #include <sstream>
 
 #include <tbb/blocked_range.h>
@@ -22,14 +23,15 @@ std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
   // stride (router_accumulate.h), while each expert's sum still accumulates
   // in increasing h, the documented order. Filled row by row of W^T so the
   // writes are sequential.
-  std::vector<float> wt(std::size_t(hidden) * experts);
   const float scale = router_weight_scale(hidden);
+  const FillIsa fill = fill_isa_best();
   // (router_weight_value(seed, hidden, scale, e, h) is element e * hidden + h
   // of the router_weight tensor: row h of W^T is every hidden-th element.)
-  const FillIsa fill = fill_isa_best();
-  for (std::uint32_t h = 0; h < hidden; ++h) {
-    tensor_fill(fill, seed, TensorId::router_weight, 0, h, hidden, experts, scale, &wt[std::size_t(h) * experts]);
-  }
+  const auto fill_wt = [&](std::uint32_t h0, std::uint32_t rows, float* out) {
+    for (std::uint32_t h = h0; h < h0 + rows; ++h) {
+      tensor_fill(fill, seed, TensorId::router_weight, 0, h, hidden, experts, scale, &out[std::size_t(h - h0) * experts]);
+    }
+  };
   std::vector<double> bias(experts, 0.0);
   if (model.gating.router_bias) {
     for (std::uint32_t e = 0; e < experts; ++e) bias[e] = router_bias_value(seed, e);
@@ -44,28 +46,54 @@ std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
   // cost more CPU time in hand-over than it saves.
   constexpr std::uint32_t kTokenBlock = 64, kRows = 256, kGrain = 64;
   const RouterIsa isa = router_isa_best();
+  // Tokens [t0, t0 + nt) (nt <= kTokenBlock), W^T's rows [h0, h0 + rows) at
+  // wt_rows(h0, rows); acc and x are the block's buffers.
+  const auto route_block = [&](std::uint32_t t0, std::uint32_t nt, const auto& wt_rows, std::vector<double>& acc,
+                               std::vector<float>& x) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (std::uint32_t h0 = 0; h0 < hidden; h0 += kRows) {
+      const std::uint32_t rows = std::min(kRows, hidden - h0);
+      for (std::uint32_t j = 0; j < nt; ++j) {
+        // activation_value(seed, hidden, t, h): element t * hidden + h.
+        tensor_fill(fill, seed, TensorId::activations, 0, std::uint64_t(t0 + j) * hidden + h0, 1, rows, 1.0f,
+                    &x[std::size_t(j) * kRows]);
+      }
+      router_accumulate(isa, wt_rows(h0, rows), rows, experts, x.data(), kRows, nt, acc.data());
+    }
+    for (std::uint32_t j = 0; j < nt; ++j) {
+      float* out = &logits[std::size_t(t0 + j) * experts];
+      const double* a = &acc[std::size_t(j) * experts];
+      for (std::uint32_t e = 0; e < experts; ++e) out[e] = static_cast<float>(a[e] + bias[e]);
+    }
+  };
+  if (tokens == 0) return logits;
+  if (tokens <= kTokenBlock) {
+    // One block (a decode batch): each slice of W^T is filled just before
+    // the block passes over it, into one buffer that stays in cache, on this
+    // thread; no whole W^T, no worker threads.
+    std::unique_ptr<float[]> slice(new float[std::size_t(kRows) * experts]);
+    std::vector<double> acc(std::size_t(tokens) * experts);
+    std::vector<float> x(std::size_t(kTokenBlock) * kRows);
+    route_block(0, tokens, [&](std::uint32_t h0, std::uint32_t rows) {
+      fill_wt(h0, rows, slice.get());
+      return static_cast<const float*>(slice.get());
+    }, acc, x);
+    return logits;
+  }
+  // Every block passes over all of W^T: filled once (left uninitialised
+  // until then, each element written once).
+  std::unique_ptr<float[]> wt(new float[std::size_t(hidden) * experts]);
+  fill_wt(0, hidden, wt.get());
+  const auto wt_rows = [&](std::uint32_t h0, std::uint32_t) {
+    return static_cast<const float*>(&wt[std::size_t(h0) * experts]);
+  };
   tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, tokens, kGrain),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
-    std::vector<double> acc(std::size_t(kTokenBlock) * experts);
-    std::vector<float> x(std::size_t(kTokenBlock) * kRows);
+    std::vector<double> block_acc(std::size_t(kTokenBlock) * experts);
+    std::vector<float> block_x(std::size_t(kTokenBlock) * kRows);
     for (std::uint32_t t0 = range.begin(); t0 < range.end(); t0 += kTokenBlock) {
       const std::uint32_t nt = std::min(kTokenBlock, range.end() - t0);
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (std::uint32_t h0 = 0; h0 < hidden; h0 += kRows) {
-        const std::uint32_t rows = std::min(kRows, hidden - h0);
-        for (std::uint32_t j = 0; j < nt; ++j) {
-          // activation_value(seed, hidden, t, h): element t * hidden + h.
-          tensor_fill(fill, seed, TensorId::activations, 0, std::uint64_t(t0 + j) * hidden + h0, 1, rows, 1.0f,
-                      &x[std::size_t(j) * kRows]);
-        }
-        router_accumulate(isa, &wt[std::size_t(h0) * experts], rows, experts, x.data(), kRows, nt,
-                          acc.data());
-      }
-      for (std::uint32_t j = 0; j < nt; ++j) {
-        float* out = &logits[std::size_t(t0 + j) * experts];
-        const double* a = &acc[std::size_t(j) * experts];
-        for (std::uint32_t e = 0; e < experts; ++e) out[e] = static_cast<float>(a[e] + bias[e]);
-      }
+      route_block(t0, nt, wt_rows, block_acc, block_x);
     }
   });
   return logits;

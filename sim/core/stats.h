@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,6 +37,13 @@ class StatRegistry {
   // With `since`, counters are the increase since that snapshot and formulas
   // (ratios of cumulative counts) are left out.
   nlohmann::ordered_json to_json(const Snapshot* since = nullptr) const;
+  // The text to_json(since).dump(1) gives, written directly (json_text.h):
+  // no tree of thousands of objects is built.
+  std::string to_json_text(const Snapshot* since = nullptr) const;
+  // The sum of the values to_json(since) gives whose key starts with
+  // `key_prefix` and ends with `key_suffix`, added in its order, each value as
+  // that object holds it (a count as an integer).
+  double sum_keys(std::string_view key_prefix, std::string_view key_suffix, const Snapshot* since = nullptr) const;
   // Sum of a counter over every owner whose name matches `owner_prefix`...`.name`
   // (its increase since `since`, if given).
   double sum(const std::string& owner_prefix, const std::string& name,
@@ -52,6 +60,8 @@ class StatRegistry {
     bool integral;
     bool counter;  // false for formulas
   };
+  // Entry i's value as to_json(since) gives it; false if to_json leaves it out.
+  bool delta(std::size_t i, const Snapshot* since, double& v) const;
   std::vector<Entry> entries_;
 };
 
