@@ -472,18 +472,30 @@ BEYOND_NOTE = """
 Evidence, for what no model change here explains (docs/moe-timing.md "Accuracy (MI355X)"):
 the fp8 block-scale CK down kernel `256x64x128x128` at 128 experts, I = 384 (lines 2-6) costs
 about ten times more per routed row than the bf16 CK down kernel of the same shape (Qwen3-235B
-rows), though both add the rows into the output with the same bf16 atomics and the bf16 kernel
-reads twice the weight bytes: no machine rate (L2 atomics, HBM, MFMA) can be slow for one and
-not the other, and the source (CK `gridwise_moe_gemm_blockscale.hpp`, AITER's tuner
-`gemm_moe_tune.py`, which times the kernel and a `torch.zeros` of the output) shows no per-row
-work the bf16 kernel lacks. The MXFP4 down stages at prefill that are too slow (line 42) are
-bound by the fitted L2 atomic rate; AITER's FlyDSL MXFP4 stage 2 also has a combine without
-atomics (plain stores, then a sum), which `--two-combines` tries (faster stage 2 kept): it
-brings line 42 within ±50% but makes the I = 512 rows of the same tables too fast and raises
-the total MAPE of both halves, so it is not the default (docs/moe-timing.md "AITER's 1-stage
-kernels and the combine"). The gpt-oss I = 3072 rows (8192-32768 tokens) break their own
-series' scaling: the published cost per token rises from 4096 to 8192 tokens in both stages,
-which no kernel of fixed efficiency does.
+rows), though the bf16 kernel reads twice the weight bytes: no machine rate (L2 atomics, HBM,
+MFMA) can be slow for one and not the other. The sources rule out the candidates checked:
+both AITER instances add their rows into the bf16 output two values at a time (`EVec = 2` in
+`gemm_moe_ck2stages_common_blockscale.cuh` and `gemm_moe_ck2stages_common.cuh`: the same packed
+bf16 atomic, no fp32 buffer or cast); K = 384 is three whole K tiles of 128 (no padding); AITER's
+tuner (`gemm_moe_tune.py`) sorts before either stage, quantises the intermediate per 1x128 in
+its timed stage 1 and times stage 2 as a `torch.zeros` of the output plus the kernel. What sets
+the instance apart is its pipeline: for block_m 64 AITER builds CK's v3 pipeline (two LDS buffers;
+`gen_instances.py` `A8W8_blockscale_gemm2_heuristic_dispatch`, `a8w8_gemm2_blockscale_kernels_list`),
+for the 16- and 32-row instances (lines 7, 13, 18-22: stage 2 within -17% to +4%) v1; but the
+simulated down stage does not depend on its occupancy (one workgroup per CU instead of two:
+32.0-43.5 against 33.8-43.8 us over lines 2-6, published 59.9-247.7). The MXFP4
+down stages at prefill that are too slow (line 42) are bound by the fitted L2 atomic rate;
+AITER's FlyDSL MXFP4 stage 2 also has a combine without atomics (plain stores, then a sum),
+which `--two-combines` tries (faster stage 2 kept): it brings line 42 within ±50% but makes the
+I = 512 rows of the same tables too fast and raises the total MAPE of both halves, so it is not
+the default (docs/moe-timing.md "AITER's 1-stage kernels and the combine"). The gpt-oss
+I = 3072 rows (8192-32768 tokens) break their own series' scaling: the published cost per token
+rises from 4096 to 8192 tokens in both stages, which no kernel of fixed efficiency does, nor a
+power-limited clock: matching stage 1 would take 1641, 830, 1055 and 1761 MHz at 4096,
+8192, 16384 and 32768 tokens (the simulated gate/up kernels are matrix-bound, 85-97% busy),
+while a clock set by the power limit falls steadily with that activity (a trial `power:`
+section gives 1911, 1788, 1682 and 1655 MHz). mi355x has no `power:` section: no sustained
+clock of it is published (docs/calibration.md).
 """
 
 
