@@ -9,8 +9,8 @@
 #include "apps/tdmsim/config_commands.h"
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
-#include "apps/tdmsim/stats_columns.h"
 #include "descriptors/plan/moe_plan.h"
+#include "sim/core/json_text.h"
 #include "sim/mem/address_space.h"
 #include "sim/platform/host_memory.h"
 #include "sim/platform/gpu.h"
@@ -58,7 +58,7 @@ double sum_suffix(const Json& stats, const std::string& suffix) {
 double share_of(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 // Every tenant at once on one partitioned GPU, in a child process:
-// {"tenants": [{"total_us", "stages"}...], "memory": {...}, "stats": columns, "trace": text}.
+// {"tenants": [{"total_us", "stages"}...], "memory": {...}, "stats": its object as text, "trace": text}.
 Json run_together(const std::vector<Tenant>& tenants, const MachineSpec& whole, const MachineSpec& part,
                   const std::string& path, bool trace) {
   return run_in_child(fmt::format("the tenants together ({} path)", path), [&] {
@@ -113,7 +113,7 @@ Json run_together(const std::vector<Tenant>& tenants, const MachineSpec& whole, 
                      {"hbm_bytes", hbm_bytes},
                      {"hbm_tbps", share_of(hbm_bytes, span_s) / 1e12},
                      {"mall_hit_rate", part.memory.mall ? Json(share_of(mall_hits, mall_hits + mall_misses)) : Json()}};
-    out["stats"] = stats_to_columns(stats);
+    out["stats"] = gpu.stats().to_json_text();
     if (gpu.trace() != nullptr) out["trace"] = gpu.trace()->to_json();
     return out;
   });
@@ -182,7 +182,7 @@ int run_tenants(const TenantsRunOptions& o) {
                                   {"layer", layer_summary(t.plan)},
                                   {"paths", Json::array()}});
   }
-  Json stats = Json::object();
+  std::vector<std::pair<std::string, std::string>> stats;  // per path: its stats object as text
   Json together_memory = Json::object();
   std::vector<std::pair<std::string, std::string>> traces;
   for (const auto& path_name : paths) {
@@ -201,7 +201,7 @@ int run_tenants(const TenantsRunOptions& o) {
                                                 {"alone", alone[i].metrics}});
     }
     together_memory[path_name] = together["memory"];
-    stats[path_name] = stats_from_columns(std::move(together["stats"]));
+    stats.emplace_back(path_name, together["stats"].get<std::string>());
     if (together.contains("trace")) traces.emplace_back(path_name, together["trace"].get<std::string>());
   }
   summary["together"] = together_memory;
@@ -229,7 +229,7 @@ int run_tenants(const TenantsRunOptions& o) {
   }
   if (dir) {
     util::write_file_atomic(dir->file("summary.json"), summary.dump(2) + "\n");
-    util::write_file_atomic(dir->file("stats.json"), stats.dump(1) + "\n");
+    util::write_file_atomic(dir->file("stats.json"), sim::json_object_text(stats, 1) + "\n");
     Json resolved = {{"tenants", config::to_json(r.tenants.spec)},
                      {"machine", config::to_json(whole)},
                      {"files", {{"tenants", r.tenants.file.string()}, {"machine", r.machine.file.string()}}},
