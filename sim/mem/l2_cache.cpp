@@ -123,26 +123,36 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
         // (No look-ahead here: an L2's tag sets are few, 12.5 KiB on mi355x,
         // and stay in the host's caches; asking for them cost more than it saved.)
         const std::uint64_t stop = last & ~(block - 1);
+        bool streak = true;  // (the next block likely misses whole: the last one did)
         while (l < stop) {
-          // First the blocks that miss whole and evict nothing dirty (a
-          // stream's), in a tight loop of their own (miss_streak): a
-          // streak counts as those blocks one by one below would (a
-          // channel's lines or misses are a sum, and their runs merge).
-          const CacheTags::Walker::Streak st = tags.miss_streak(l, (stop - l) >> block_shift, a.write);
-          if (st.missed_whole > 0) {
-            const std::uint64_t lines = st.missed_whole * block_lines, bytes = st.missed_whole * block;
-            if (channels_now) count_run(l >> ls, lines, lines_per_channel_, every_lines);
-            looked_up += lines;
-            missed_lines += lines;
-            if (fetch) {
-              missed_run(l, bytes);
-              count_run(l >> ls, lines, misses_per_channel_, every_misses);
+          CacheTags::Run res;
+          if (streak) {
+            // First the blocks that miss whole and evict nothing dirty (a
+            // stream's), in a tight loop of their own (miss_streak): a
+            // streak counts as those blocks one by one below would (a
+            // channel's lines or misses are a sum, and their runs merge).
+            const CacheTags::Walker::Streak st = tags.miss_streak(l, (stop - l) >> block_shift, a.write);
+            if (st.missed_whole > 0) {
+              const std::uint64_t lines = st.missed_whole * block_lines, bytes = st.missed_whole * block;
+              if (channels_now) count_run(l >> ls, lines, lines_per_channel_, every_lines);
+              looked_up += lines;
+              missed_lines += lines;
+              if (fetch) {
+                missed_run(l, bytes);
+                count_run(l >> ls, lines, misses_per_channel_, every_misses);
+              }
+              l += bytes;
             }
-            l += bytes;
+            if (!st.stopped) break;
+            res = st.next;  // the block it stopped at, looked up there
+          } else {
+            // After a block that did not miss whole (a tile read again: its
+            // blocks hit), block by block: a streak would stop at once, in a
+            // call of its own that looks the block up twice. The same lookup
+            // as the streak's (CacheTags::Walker::miss_streak_reference).
+            res = tags.access_block(l, a.write);
           }
-          if (!st.stopped) break;
-          // The block it stopped at, looked up there.
-          const CacheTags::Run res = st.next;
+          streak = res.missed == whole && !res.dirty_victim();
           if (channels_now) count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
           looked_up += block_lines;
           if (res.missed == whole) {

@@ -28,6 +28,7 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   }
   for (auto& slice : slices_) slice_records_.push_back(slice.walker().records());
   slice_bus_.resize(stacks);
+  for (std::uint64_t n = 0; n <= 2 * kBlockLines; ++n) line_ticks_.push_back(transfer_ticks(tag_line_ * n, slice_bw_));
   lines_per_slice_.resize(stacks);
   target.register_b_transport(this, &Mall::b_transport);
   const std::string me = this->name();
@@ -40,15 +41,19 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
   auto* ext = p.get_extension<MemAccessExt>();
   const Tick now = time_.now();
   const Tick arrive = now + delay.value();
-  // A batch's runs one by one, as if each came on its own (run_batch.h).
   BatchAnswer answer;
-  for_each_in_batch(ext->access, [&](const MemAccess& a) { serve_one(a, arrive, now, answer); });
+  if (ext->access.batch() && !one_by_one_) {
+    serve_batch(ext->access, arrive, now, answer);  // (mall_batch.cpp)
+  } else {
+    // Each run on its own, as if it came alone (run_batch.h): the reference.
+    for_each_in_batch(ext->access, [&](const MemAccess& a) { serve_one(a, arrive, now, answer); });
+  }
   ext->unloaded = answer.unloaded;
   ext->wait = answer.wait;
   delay = to_sc_time(answer.done - now);
 }
 
-void Mall::serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& answer) {
+std::uint64_t Mall::look_up(const MemAccess& a) {
   const std::uint64_t line = tag_line_;
   const std::uint64_t chunk = std::max(map_.interleave, line);  // one channel, one slice
   std::fill(lines_per_slice_.begin(), lines_per_slice_.end(), 0u);
@@ -201,6 +206,12 @@ void Mall::serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& ans
   else walk(std::false_type{});
   hits_ += looked_up - missed_lines;
   misses_ += missed_lines;
+  return missed_lines;
+}
+
+void Mall::serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& answer) {
+  const std::uint64_t line = tag_line_;
+  const std::uint64_t missed_lines = look_up(a);
   Tick done = arrive;
   Tick unloaded = 0, wait = 0;
   for (std::size_t sl = 0; sl < slice_bus_.size(); ++sl) {

@@ -33,8 +33,9 @@ class Mall : public sc_core::sc_module {
   Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressMap& map,
        std::uint32_t stacks, StatRegistry& stats, const SimClock& time);
 
-  // Sends misses to HBM one run a call (the reference of the batches of
-  // run_batch.h, for tests) instead of one batch per access.
+  // Serves a batch's runs one by one and sends each run's misses to HBM in
+  // a call of its own (the reference of the batches of run_batch.h and of
+  // serve_batch, for tests) instead of serving the batch as a whole.
   void set_runs_one_by_one(bool on) { one_by_one_ = on; }
 
  private:
@@ -42,6 +43,14 @@ class Mall : public sc_core::sc_module {
   // Serves single access `a` (a batch's run, or an access that is none)
   // arriving at `arrive` (global time `now`); folds its answer into `answer`.
   void serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& answer);
+  // Looks single access `a`'s lines up: its hit lines per slice into
+  // lines_per_slice_, its missed runs (merged) into misses_v_, the hit and
+  // miss stats; returns its missed lines.
+  std::uint64_t look_up(const MemAccess& a);
+  // Serves batch `b` (run_batch.h) as serve_one would serve its runs in
+  // turn, with one reservation per slice and one call to HBM for the whole
+  // batch (mall_batch.cpp: the same answer, state and stats).
+  void serve_batch(const MemAccess& b, Tick arrive, Tick now, BatchAnswer& answer);
 
   MemPort port_;  // reused request payload
   const SimClock& time_;
@@ -77,6 +86,14 @@ class Mall : public sc_core::sc_module {
   std::vector<std::uint32_t> lines_per_slice_;
   std::vector<ByteRun> misses_v_;
   std::vector<ByteRun> batch_;  // scratch: misses_v_'s runs as sent to HBM (send_runs)
+  // serve_batch's scratch: per slice, the sum of its runs' transfer times,
+  // the last one's, whether any run used it; the runs sent on to HBM.
+  std::vector<Tick> slice_sum_, slice_last_;
+  std::vector<std::uint8_t> slice_used_;
+  // transfer_ticks(n tag lines, slice_bw_) for n below its size (a run's
+  // lines on one slice, looked up instead of divided: the same values).
+  std::vector<Tick> line_ticks_;
+  std::vector<ByteRun> below_;
   bool one_by_one_ = false;
   std::uint64_t hits_ = 0, misses_ = 0;
 };

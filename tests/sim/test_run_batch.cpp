@@ -2,7 +2,9 @@
 // reference, each run sent on its own: an mi355x die's L2, fabric link, MALL
 // and HBM driven by the same accesses (gathered token rows hit in part, weight
 // streams, stores that evict dirty lines, a flush) give the same answers,
-// stats and later state either way.
+// stats and later state either way. The MALL serves a batch whole
+// (Mall::serve_batch, sim/mem/mall_batch.cpp: one reservation per slice, one
+// call to HBM) against serve_one run by run in the reference.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
