@@ -46,7 +46,13 @@ ResolvedTenants Loader::resolve_tenants(const fs::path& file) const {
   const std::uint64_t share = partition_memory_share(m);
   for (std::size_t i = 0; i < t.scenarios.size(); ++i) {
     const fs::path f = find(t.scenarios[i], SpecKind::scenario, file, at("scenarios"), "scenarios");
-    if (kind_of(f) != SpecKind::scenario) {
+    // As a sweep's scenario: a file that does not say its kind is taken as a scenario.
+    SpecKind kind = SpecKind::scenario;
+    try {
+      kind = kind_of(f);
+    } catch (const ConfigError&) {
+    }
+    if (kind != SpecKind::scenario) {
       diags.add(at("scenarios"), "scenarios",
                 fmt::format("tenant {} ({}) is not a scenario file", i, display_path(f)));
       continue;
