@@ -203,8 +203,10 @@ struct IodSpec {
   std::uint32_t count{};
   Bandwidth link_bandwidth{};
   // Not a key: set by partition_machine() (workloads/specs/partition.h),
-  // which makes `count` the IODs of the partition's memory pool and keeps
-  // the package's dies per IOD here (0: compute.dies / count).
+  // which makes `count` the IODs of the partition's memory pool (removing the
+  // section where the pool lies on one IOD) and keeps the package's dies per
+  // IOD here (0: compute.dies / count). A partition's machine written out
+  // (config.json) therefore does not reload as the same machine.
   std::uint32_t dies_per_iod = 0;
 
   template <class V>

@@ -31,9 +31,11 @@ MachineSpec partition_machine(const MachineSpec& m) {
   if (auto& iods = out.memory.fabric.iods) {
     // The partition's dies keep their IODs' share of the package's dies; its
     // memory pool spans the package's IODs (nps1) or those of its quarter
-    // (nps4: one IOD, or part of one, on MI300X and MI355X).
+    // (nps4: one IOD, or part of one, on MI300X and MI355X: nothing crosses,
+    // and the section goes).
     iods->dies_per_iod = m.compute.dies / iods->count;
-    iods->count = std::max(1u, iods->count / q);
+    iods->count = iods->count / q;
+    if (iods->count < 2) iods.reset();
   }
   if (q > 1) {
     auto& hbm = out.memory.hbm;
