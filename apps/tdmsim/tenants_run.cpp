@@ -113,6 +113,16 @@ Json run_together(const std::vector<Tenant>& tenants, const MachineSpec& whole, 
                      {"hbm_bytes", hbm_bytes},
                      {"hbm_tbps", share_of(hbm_bytes, span_s) / 1e12},
                      {"mall_hit_rate", part.memory.mall ? Json(share_of(mall_hits, mall_hits + mall_misses)) : Json()}};
+    // The links between IODs (machines with memory.fabric.iods): each IOD
+    // port's bytes and the share of the span it was busy.
+    Json links = Json::array();
+    for (const auto& [key, v] : stats.items()) {
+      if (key.rfind("gpu.iod[", 0) != 0 || !key.ends_with(".link_bytes")) continue;
+      const std::string owner = key.substr(0, key.size() - std::string(".link_bytes").size());
+      const double busy_s = stats.at(owner + ".link_busy_time").at("value").get<double>() * 1e-12;
+      links.push_back({{"iod", owner.substr(4)}, {"bytes", v["value"].get<double>()}, {"busy", share_of(busy_s, span_s)}});
+    }
+    if (!links.empty()) out["memory"]["iod_links"] = links;
     out["stats"] = gpu.stats().to_json_text();
     if (gpu.trace() != nullptr) out["trace"] = gpu.trace()->to_json();
     return out;
@@ -225,6 +235,14 @@ int run_tenants(const TenantsRunOptions& o) {
                  mem["mall_hit_rate"].is_null()
                      ? std::string()
                      : fmt::format(", MALL hit rate {:.0f}%", 100.0 * mem["mall_hit_rate"].get<double>()));
+      if (mem.contains("iod_links")) {
+        std::string busy;
+        for (const auto& l : mem["iod_links"]) {
+          busy += fmt::format("{}{} {:.0f}%", busy.empty() ? "" : ", ", l["iod"].get<std::string>(),
+                              100.0 * l["busy"].get<double>());
+        }
+        fmt::print("  links between IODs busy: {}\n", busy);
+      }
     }
   }
   if (dir) {

@@ -24,6 +24,7 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     const std::uint64_t bytes = a.bytes();
     bytes_ += bytes;
     link_done = std::max(link_done, link_.reserve(arrive, transfer_ticks(bytes, link_bw_)));
+    if (links_ != nullptr) link_done = std::max(link_done, links_->transfer(iod_, bytes, arrive));
   });
   // Requests go out as soon as they arrive; the link's occupancy bounds when
   // the data can be back.

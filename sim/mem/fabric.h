@@ -1,5 +1,6 @@
 // The link from one die (XCD) to the memory side: a share of the package's
-// fabric bandwidth and a crossing latency.
+// fabric bandwidth and a crossing latency; on a package with I/O dies
+// (memory.fabric.iods) also the shared links between them (iod_links.h).
 #pragma once
 
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
+#include "sim/mem/iod_links.h"
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -24,6 +26,12 @@ class Fabric : public sc_core::sc_module {
   // `time`: the GPU's global time.
   Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32_t dies,
          StatRegistry& stats, const SimClock& time);
+  // This die sits on IOD `iod` of `links` (kept by reference): its traffic
+  // takes its share of the links between IODs too. Not called: none.
+  void attach(IodLinks& links, std::uint32_t iod) {
+    links_ = &links;
+    iod_ = iod;
+  }
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -33,6 +41,8 @@ class Fabric : public sc_core::sc_module {
   Tick latency_;
   BusyUntil link_;
   std::uint64_t bytes_ = 0;
+  IodLinks* links_ = nullptr;
+  std::uint32_t iod_ = 0;
 };
 
 }  // namespace tdmsim::sim

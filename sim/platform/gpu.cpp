@@ -34,6 +34,7 @@ struct GpuModule : sc_core::sc_module {
   std::unique_ptr<CuScheduler> cu_scheduler;
   std::unique_ptr<Hbm> hbm;
   std::unique_ptr<Mall> mall;
+  std::unique_ptr<IodLinks> iod_links;  // null: no shared links between IODs
   std::vector<std::unique_ptr<Die>> dies;
   std::unique_ptr<TdmScheduler> tdm;
   std::unique_ptr<TdmRouter> router;
@@ -53,6 +54,7 @@ struct GpuModule : sc_core::sc_module {
                                     time);
       mall->initiator.bind(hbm->target);
     }
+    iod_links = gpu_parts::iod_links(m, stats, std::string(name()) + ".iod");
     const Tick miss_latency = ticks(m.memory.fabric.latency) + ticks(m.memory.hbm.latency);
     const std::string kind = die_kind(m);
     for (std::uint32_t d = 0; d < m.compute.dies; ++d) {
@@ -61,6 +63,7 @@ struct GpuModule : sc_core::sc_module {
                                            *cu_scheduler, options, stats, trace, time));
       if (mall) dies.back()->fabric->initiator.bind(mall->target);
       else dies.back()->fabric->initiator.bind(hbm->target);
+      if (iod_links) dies.back()->fabric->attach(*iod_links, gpu_parts::iod_of(m, d));
     }
     host = std::make_unique<Host>("host", *dispatcher, m);
     host->hbm = hbm.get();

@@ -19,6 +19,7 @@
 #include "sim/cu/compute_unit.h"
 #include "sim/mem/fabric.h"
 #include "sim/mem/hbm.h"
+#include "sim/mem/iod_links.h"
 #include "sim/mem/l1_cache.h"
 #include "sim/mem/l2_cache.h"
 #include "sim/platform/dispatcher.h"
@@ -154,6 +155,23 @@ struct Die : sc_core::sc_module {
     }
   }
 };
+
+// The links between the IODs of `m`'s memory pool, named "<prefix>[first..]"
+// in `stats`; null where the machine states no IODs (memory.fabric.iods) or
+// the pool lies on one IOD (nothing crosses).
+inline std::unique_ptr<IodLinks> iod_links(const MachineSpec& m, StatRegistry& stats, const std::string& prefix,
+                                           std::uint32_t first = 0) {
+  const auto& iods = m.memory.fabric.iods;
+  if (!iods || iods->count < 2) return nullptr;
+  return std::make_unique<IodLinks>(iods->count, iods->link_bandwidth, stats, prefix, first);
+}
+
+// The IOD (in its pool) of the die `d`-th in the pool's dies of `m`.
+inline std::uint32_t iod_of(const MachineSpec& m, std::uint32_t d) {
+  const auto& iods = *m.memory.fabric.iods;
+  const std::uint32_t per = iods.dies_per_iod != 0 ? iods.dies_per_iod : m.compute.dies / iods.count;
+  return d / std::max(1u, per);
+}
 
 }  // namespace gpu_parts
 

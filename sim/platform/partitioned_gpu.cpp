@@ -22,7 +22,8 @@ namespace partitioned_parts {
 
 // One compute partition: its dispatcher, dies, TDM unit (where the machine
 // has one) and host, reaching memory through `mem` (its pool's MALL, else
-// its HBM).
+// its HBM) and, where the pool spans several IODs, `links` between them (its
+// dies the pool's from `first_die` on).
 struct Partition : sc_core::sc_module {
   std::unique_ptr<Dispatcher> dispatcher;
   std::vector<std::unique_ptr<Die>> dies;
@@ -32,8 +33,8 @@ struct Partition : sc_core::sc_module {
 
   template <class MemTarget>
   Partition(sc_core::sc_module_name n, const MachineSpec& m, std::uint32_t index, const std::string& kind,
-            CuScheduler& scheduler, const Hbm& hbm, MemTarget& mem, const SimOptions& options,
-            StatRegistry& stats, TraceWriter* trace, const SimClock& time)
+            CuScheduler& scheduler, const Hbm& hbm, MemTarget& mem, IodLinks* links, std::uint32_t first_die,
+            const SimOptions& options, StatRegistry& stats, TraceWriter* trace, const SimClock& time)
       : sc_module(n) {
     dispatcher = std::make_unique<Dispatcher>("dispatcher", ticks(m.launch.kernel_launch),
                                               ticks(m.launch.workgroup_dispatch), m.compute.dies,
@@ -46,6 +47,7 @@ struct Partition : sc_core::sc_module {
       dies.push_back(std::make_unique<Die>(die.c_str(), m, d, miss_latency, *dispatcher, scheduler, options,
                                            stats, trace, time));
       dies.back()->fabric->initiator.bind(mem);
+      if (links != nullptr) dies.back()->fabric->attach(*links, gpu_parts::iod_of(m, first_die + d));
     }
     host = std::make_unique<Host>("host", *dispatcher, m);
     host->hbm = &hbm;
@@ -77,6 +79,7 @@ struct PartitionedModule : sc_core::sc_module {
   std::vector<std::unique_ptr<CuScheduler>> cu_schedulers;
   std::vector<std::unique_ptr<Hbm>> hbms;
   std::vector<std::unique_ptr<Mall>> malls;
+  std::vector<std::unique_ptr<IodLinks>> iod_links;  // per pool; null: the pool lies on one IOD
   std::vector<std::unique_ptr<Partition>> parts;
 
   // `m`: one partition's machine; `pools` memory pools, `partitions` compute partitions.
@@ -95,16 +98,22 @@ struct PartitionedModule : sc_core::sc_module {
                                                m.memory.hbm.stacks, stats, time));
         malls.back()->initiator.bind(hbms.back()->target);
       }
+      const std::uint32_t pool_iods = m.memory.fabric.iods ? m.memory.fabric.iods->count : 0;
+      iod_links.push_back(gpu_parts::iod_links(m, stats, std::string(name()) + ".iod", q * pool_iods));
     }
     for (std::uint32_t p = 0; p < partitions; ++p) {
       const std::uint32_t q = p * pools / partitions;
       const std::string name = "partition[" + std::to_string(p) + "]";
+      // Its dies' place among its pool's (the partitions above a pool in order).
+      const std::uint32_t first_die = (p - q * partitions / pools) * m.compute.dies;
       if (m.memory.mall) {
         parts.push_back(std::make_unique<Partition>(name.c_str(), m, p, kind, *cu_schedulers[q], *hbms[q],
-                                                    malls[q]->target, options, stats, trace, *times[q]));
+                                                    malls[q]->target, iod_links[q].get(), first_die, options, stats, trace,
+                                                    *times[q]));
       } else {
         parts.push_back(std::make_unique<Partition>(name.c_str(), m, p, kind, *cu_schedulers[q], *hbms[q],
-                                                    hbms[q]->target, options, stats, trace, *times[q]));
+                                                    hbms[q]->target, iod_links[q].get(), first_die, options, stats, trace,
+                                                    *times[q]));
       }
     }
   }

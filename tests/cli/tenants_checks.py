@@ -11,6 +11,9 @@ Modes:
            together, and a trace with a track group per partition
   nps4     three decode tenants on a CPX/NPS4 MI300X, partitions 0, 1 and 2: the two above
            memory quarter 0 slow each other down, the one on quarter 1 times within 0.1% of alone
+  fabric   two decode tenants on a DPX/NPS1 MI300X whose IOD links (memory.fabric.iods) are tight
+           (1 TB/s): slower alone and together than without the links, each port's busy share in
+           summary.json; with the shipped 5.4 TB/s and on a CPX/NPS4 pair the links change nothing
   same     two decode tenants run twice: summary.json, stats.json and config.json byte for byte
   refuse   what does not fit exits 2 naming file, line and key, writing nothing
 
@@ -69,6 +72,12 @@ def mode_example(tdmsim, work, repo):
               f"{p['together_us']:.2f} us, interference {100 * p['interference']:+.1f}%")
         # Both read their weights from the one HBM: each is slowed by the other.
         assert p["interference"] > 0.0, p
+    # The shipped machine states its IODs: each port's bytes and busy share of the span.
+    links = s["together"]["software"]["iod_links"]
+    assert [l["iod"] for l in links] == [f"iod[{i}]" for i in range(4)], links
+    for l in links:
+        print(f"  {l['iod']}: {l['bytes'] / 1e9:.2f} GB, busy {100 * l['busy']:.0f}% of the span")
+        assert l["bytes"] > 0 and 0.0 < l["busy"] <= 1.0, l
     with open(os.path.join(work, "a", "config.json")) as fh:
         cfg = json.load(fh)
     assert cfg["machine"]["partition"]["compute"] == "dpx", cfg["machine"]
@@ -113,6 +122,59 @@ def decode_pair(work, repo, path):
                     "name: mi500x-tdm-dpx\npartition:\n  compute: dpx\n")
     sc = scen(repo, "qwen3-30b-a3b-decode-mi500x-tdm")
     return tenants_file(work, "two-decode", machine, [sc, sc], partitions=[1, 0], path=path)
+
+
+def mode_fabric(tdmsim, work, repo):
+    machines = os.path.join(repo, "workloads", "machines")
+    sc = scen(repo, "qwen3-30b-a3b-decode-mi500x-tdm")
+
+    def machine(name, compute, memory, link):
+        iods = f"  fabric:\n    iods:\n      count: 4\n      link_bandwidth: {link}\n" if link else ""
+        return write(os.path.join(work, name + ".yaml"),
+                     f"kind: machine\nbase: {os.path.join(machines, 'mi300x.yaml')}\nname: {name}\n"
+                     f"partition:\n  compute: {compute}\n  memory: {memory}\n" + (f"memory:\n{iods}" if iods else ""))
+
+    def pair(name, m, parts):
+        s = run(tdmsim, tenants_file(work, name, m, [sc, sc], partitions=parts, path="software"),
+                os.path.join(work, name + "-out"))
+        check_figures(s, ["software"])
+        return s
+
+    def times(s):
+        return [(t["paths"][0]["alone_us"], t["paths"][0]["together_us"]) for t in s["tenants"]]
+
+    # Every key changes the model or is refused (exit 2, naming the key).
+    for name, iods, what in (("one", "count: 1\n      link_bandwidth: 1TB/s", "must be at least 2"),
+                             ("three", "count: 3\n      link_bandwidth: 1TB/s", "do not split evenly over 3 IODs"),
+                             ("nobw", "count: 4", "missing required key 'link_bandwidth'")):
+        f = write(os.path.join(work, f"bad-{name}.yaml"),
+                  f"kind: machine\nbase: {os.path.join(machines, 'mi300x.yaml')}\nname: bad\n"
+                  f"memory:\n  fabric:\n    iods:\n      {iods}\n")
+        p = tdmsimtools.expect_exit(tdmsim, "config", "validate", f, rc=2)
+        out = p.stdout + p.stderr
+        assert "memory.fabric.iods." in out and what in out, (name, out)
+    free = pair("free", machine("dpx-free", "dpx", "nps1", None), [0, 1])
+    tight = pair("tight", machine("dpx-tight", "dpx", "nps1", "1TB/s"), [0, 1])
+    shipped = pair("shipped", machine("dpx-shipped", "dpx", "nps1", "5.4TB/s"), [0, 1])
+    assert "iod_links" not in free["together"]["software"], free["together"]
+    for name, s in (("no IOD links", free), ("1 TB/s IOD links", tight), ("5.4 TB/s IOD links", shipped)):
+        print(f"{name}: " + ", ".join(f"alone {a:.2f} us together {b:.2f} us" for a, b in times(s)))
+    busy = [l["busy"] for l in tight["together"]["software"]["iod_links"]]
+    print(f"1 TB/s ports busy: {', '.join(f'{100 * b:.0f}%' for b in busy)}")
+    for (fa, fb), (ta, tb) in zip(times(free), times(tight)):
+        # The tight links bind: slower alone, and more so together (both partitions' traffic
+        # crosses every port).
+        assert ta > 1.05 * fa and tb > 1.05 * fb, (fa, fb, ta, tb)
+        assert tb - fb > ta - fa, (fa, fb, ta, tb)
+    assert max(busy) > 0.5, busy
+    # At the shipped 5.4 TB/s a decode pair's HBM-bound reads leave the ports mostly idle.
+    for (fa, fb), (sa, sb) in zip(times(free), times(shipped)):
+        assert abs(sa / fa - 1) < 0.01 and abs(sb / fb - 1) < 0.01, (fa, fb, sa, sb)
+    # CPX/NPS4: partitions 0 and 2 keep their traffic on their own IODs: nothing crosses.
+    n_free = pair("nps4-free", machine("cpx-nps4-free", "cpx", "nps4", None), [0, 2])
+    n_tight = pair("nps4-tight", machine("cpx-nps4-tight", "cpx", "nps4", "1TB/s"), [0, 2])
+    assert times(n_free) == times(n_tight), (times(n_free), times(n_tight))
+    assert "iod_links" not in n_tight["together"]["software"], n_tight["together"]
 
 
 def mode_same(tdmsim, work, repo):
@@ -190,7 +252,7 @@ def main():
     tdmsim, work, mode, repo = sys.argv[1:5]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    {"example": mode_example, "single": mode_single, "tdm": mode_tdm, "same": mode_same,
+    {"example": mode_example, "single": mode_single, "tdm": mode_tdm, "same": mode_same, "fabric": mode_fabric,
      "nps4": mode_nps4, "refuse": mode_refuse}[mode](tdmsim, work, repo)
     print("ok")
 

@@ -11,6 +11,7 @@
 #include "sim/platform/gpu.h"
 #include "sim/platform/partitioned_gpu.h"
 #include "tests/sim/fork_run.h"
+#include "tests/sim/stream_kernel.h"
 #include "workloads/config/loader.h"
 #include "workloads/specs/partition.h"
 
@@ -18,22 +19,6 @@ namespace {
 
 using namespace tdmsim;
 namespace fs = std::filesystem;
-
-// A streaming read: `wgs` workgroups, each reading 16 x 8 KiB from its own
-// block above `base` (HBM-bound on MI300X once the grid fills a partition).
-std::vector<isa::KernelLaunch> stream(std::uint64_t base, std::uint32_t wgs) {
-  return {{"stream", wgs, [base](std::uint32_t wg) {
-             isa::TileProgram p;
-             p.threads = 256;
-             p.vgprs_per_thread = 64;
-             isa::Loop loop;
-             loop.iterations = 16;
-             loop.loads.push_back(isa::strided(base + std::uint64_t{wg} * (128u << 10), 8192, 1, 0, 8192));
-             p.loops.push_back(std::move(loop));
-             return p;
-           },
-           nullptr, nullptr}};
-}
 
 MachineSpec mi300x(PartitionSpec p) {
   const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
@@ -54,7 +39,7 @@ Ends together(const MachineSpec& m, std::vector<std::uint32_t> parts) {
   return tdmsim::test::in_child<Ends>([&] {
     sim::PartitionedGpu gpu(m);
     std::vector<std::vector<isa::KernelLaunch>> k;
-    for (auto p : parts) k.push_back(stream(partition_memory_base(m, p), kWgs));
+    for (auto p : parts) k.push_back(tdmsim::test::stream_kernel(partition_memory_base(m, p), kWgs));
     std::vector<sim::TenantStream> s;
     for (std::size_t i = 0; i < parts.size(); ++i) s.push_back({parts[i], &k[i]});
     const auto t = gpu.run(s);
@@ -68,7 +53,7 @@ TEST_CASE("a stream alone on a partition times as the partition's machine", "[pa
   const MachineSpec m = mi300x({ComputePartition::dpx, MemoryPartition::nps1});
   const sim::Tick alone = tdmsim::test::in_child<sim::Tick>([&] {
     sim::Gpu gpu(partition_machine(m));
-    const auto k = stream(partition_memory_base(m, 0), kWgs);
+    const auto k = tdmsim::test::stream_kernel(partition_memory_base(m, 0), kWgs);
     const auto t = gpu.run(k);
     return t.back().end - t.front().launch;
   });
@@ -77,7 +62,7 @@ TEST_CASE("a stream alone on a partition times as the partition's machine", "[pa
   // Partition 1 (its buffers at its own base): the same machine, the same time.
   const sim::Tick alone1 = tdmsim::test::in_child<sim::Tick>([&] {
     sim::Gpu gpu(partition_machine(m));
-    const auto k = stream(partition_memory_base(m, 1), kWgs);
+    const auto k = tdmsim::test::stream_kernel(partition_memory_base(m, 1), kWgs);
     const auto t = gpu.run(k);
     return t.back().end - t.front().launch;
   });

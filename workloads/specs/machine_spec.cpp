@@ -19,6 +19,25 @@ void require_pow2(config::Checker& c, const std::string& key, units::Bytes b) {
 
 void check(const MachineSpec& m, config::Checker& c) {
   check_partition(m, c);
+  if (const auto& iods = m.memory.fabric.iods; iods && iods->dies_per_iod == 0) {
+    // The package's IODs (a partition's machine has its pool's: partition_machine).
+    if (m.compute.dies % iods->count != 0) {
+      c.fail("memory.fabric.iods.count",
+             fmt::format("compute.dies ({}) do not split evenly over {} IODs", m.compute.dies, iods->count),
+             {"compute.dies"});
+    }
+    if (m.memory.hbm.stacks % iods->count != 0) {
+      c.fail("memory.fabric.iods.count",
+             fmt::format("memory.hbm.stacks ({}) do not split evenly over {} IODs", m.memory.hbm.stacks,
+                         iods->count),
+             {"memory.hbm.stacks"});
+    }
+    if (m.partition && m.partition->memory == MemoryPartition::nps4 && iods->count > 4 && iods->count % 4 != 0) {
+      c.fail("memory.fabric.iods.count",
+             fmt::format("nps4 quarters of the stacks do not fall on whole IODs of {}", iods->count),
+             {"partition.memory"});
+    }
+  }
   const auto& cu = m.compute;
   if (cu.wave_size != 32 && cu.wave_size != 64) {
     c.fail("compute.wave_size", "must be 32 or 64, got " + std::to_string(cu.wave_size));

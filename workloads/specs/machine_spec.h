@@ -195,9 +195,37 @@ struct HbmSpec {
   }
 };
 
+// The I/O dies (IODs) of a chiplet package (MI300X: 4, MI355X: 2): the dies
+// and the HBM stacks sit on them in equal shares, and memory interleaved over
+// several IODs' stacks crosses the links between IODs, which every die's
+// traffic shares (sim/mem/iod_links.h, docs/simulator.md "Fabric").
+struct IodSpec {
+  std::uint32_t count{};
+  Bandwidth link_bandwidth{};
+  // Not a key: set by partition_machine() (workloads/specs/partition.h),
+  // which makes `count` the IODs of the partition's memory pool (removing the
+  // section where the pool lies on one IOD) and keeps the package's dies per
+  // IOD here (0: compute.dies / count). A partition's machine written out
+  // (config.json) therefore does not reload as the same machine.
+  std::uint32_t dies_per_iod = 0;
+
+  template <class V>
+  void visit(V& v) {
+    v.param(count, "count",
+            "I/O dies of the package; compute.dies and memory.hbm.stacks split evenly over them (1 has no "
+            "link to share: refused)",
+            Required{}, Min{2u}, Max{64u});
+    v.param(link_bandwidth, "link_bandwidth",
+            "one IOD's bandwidth to all the other IODs, both directions together: the data its dies read "
+            "from other IODs' memory and the data its memory sends to other IODs' dies share it",
+            Required{}, Min{"1GB/s"}, Max{"1PB/s"});
+  }
+};
+
 struct FabricSpec {
   Bandwidth bandwidth{};
   Duration latency{};
+  std::optional<IodSpec> iods;
 
   template <class V>
   void visit(V& v) {
@@ -205,6 +233,9 @@ struct FabricSpec {
             Min{"1GB/s"}, Max{"1PB/s"});
     v.param(latency, "latency", "added latency of one fabric crossing", Default{"0ns"},
             Max{"100us"});
+    v.section(iods, "iods",
+              "the package's I/O dies and the links between them, shared by every die's traffic to memory "
+              "on another IOD (absent: each die's link is its own and nothing is shared before the memory)");
   }
 };
 

@@ -28,6 +28,15 @@ MachineSpec partition_machine(const MachineSpec& m) {
   // The fabric's bandwidth is the package's, a share per die: the partition's dies keep theirs.
   out.memory.fabric.bandwidth.bytes_per_s /= p;
   const std::uint32_t q = memory_partitions(m.partition->memory);
+  if (auto& iods = out.memory.fabric.iods) {
+    // The partition's dies keep their IODs' share of the package's dies; its
+    // memory pool spans the package's IODs (nps1) or those of its quarter
+    // (nps4: one IOD, or part of one, on MI300X and MI355X: nothing crosses,
+    // and the section goes).
+    iods->dies_per_iod = m.compute.dies / iods->count;
+    iods->count = iods->count / q;
+    if (iods->count < 2) iods.reset();
+  }
   if (q > 1) {
     auto& hbm = out.memory.hbm;
     hbm.stacks /= q;
