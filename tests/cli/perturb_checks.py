@@ -44,6 +44,8 @@ PROBES = {
     "h200": ("run", f"{SC}/qwen3-30b-decode-h200.yaml", "h200", "qwen3-30b-a3b", ["--path", "software"]),
     "mi300x": ("run", f"{SC}/mixtral-8x7b-64tok-bf16-mi300x.yaml", "mi300x", "mixtral-8x7b", []),
     "mi355x": ("run", f"{SC}/deepseek-v3-decode-mi355x.yaml", "mi355x", "deepseek-v3", []),
+    # a partition of an MI300X in DPX/NPS1 whose traffic crosses the IOD links (memory.fabric.iods)
+    "mi300x_dpx": ("run", f"{SC}/mixtral-8x7b-64tok-bf16-mi300x.yaml", "mi300x-dpx", "mixtral-8x7b", []),
     "tdm": ("run", f"{SC}/qwen3-30b-a3b-decode-mi500x-tdm.yaml", "mi500x-tdm", "qwen3-30b-a3b", ["--path", "both"]),
     "tdm_dsv3": ("run", SLOTM_DSV3, "mi500x-tdm", "deepseek-v3", ["--path", "tdm"]),
     "chase_l1": ("microbench", "chase", "h200", None, ["--footprint", "24KiB", "--hops", "4000"]),
@@ -94,6 +96,10 @@ KEY_PROBES = {
     # The L2 asks the MALL for whole 128-byte lines: a MALL line of 32-128 bytes answers
     # them alike; a longer one fetches neighbours that later requests hit.
     "memory.mall.line": {"probe": "mi300x", "values": ["512B"]},
+    # only machines that state the links between I/O dies have them (the shipped mi300x-dpx);
+    # at its 5.4 TB/s they do not bind, so the IOD count is probed on slower links
+    "memory.fabric.iods.count": {"probe": "mi300x_dpx", "with": {"memory.fabric.iods.link_bandwidth": "1TB/s"}},
+    "memory.fabric.iods.link_bandwidth": {"probe": "mi300x_dpx"},
     "kernels.sort.rows_per_workgroup": {"probe": "mi300x", "values": [1]},
     "kernels.epilogue.reduce_ops": {"probe": "mi300x_splitk2"},
     "gating.routed_scaling": {"probe": "emulate_qwen"},
