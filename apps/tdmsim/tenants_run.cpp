@@ -44,17 +44,6 @@ PathRun run_alone(const Tenant& t, const MachineSpec& part, const std::string& p
   return path_run_from_json(j);
 }
 
-// A counter summed over the stats whose key ends with `suffix`.
-double sum_suffix(const Json& stats, const std::string& suffix) {
-  double total = 0;
-  for (const auto& [key, v] : stats.items()) {
-    if (key.size() >= suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      total += v["value"].get<double>();
-    }
-  }
-  return total;
-}
-
 double share_of(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 // Every tenant at once on one partitioned GPU, in a child process:
@@ -97,17 +86,17 @@ Json run_together(const std::vector<Tenant>& tenants, const MachineSpec& whole, 
         }
       }
     }
-    const Json stats = gpu.stats().to_json();
+    // The figures below read the registry, as stats.json's object would give them.
+    const sim::StatRegistry& stats = gpu.stats();
     sim::Tick end = 0;
     for (const auto& ts : timings) end = std::max(end, ts.back().end);
     const double span_s = sim::tick_seconds(end - timings.front().front().launch);
-    const double mall_hits = sum_suffix(stats, "mall.hits"), mall_misses = sum_suffix(stats, "mall.misses");
+    const double mall_hits = stats.sum_keys("", "mall.hits"), mall_misses = stats.sum_keys("", "mall.misses");
     double hbm_bytes = 0;
-    for (const auto& [key, v] : stats.items()) {
-      if (key.rfind("gpu.hbm", 0) == 0 && key.find(".ch[") == std::string::npos &&
-          (key.ends_with(".read_bytes") || key.ends_with(".write_bytes"))) {
-        hbm_bytes += v["value"].get<double>();
-      }
+    for (const char* suffix : {".read_bytes", ".write_bytes"}) {
+      stats.for_each_key("gpu.hbm", suffix, [&](std::string_view key, double v) {
+        if (key.find(".ch[") == std::string_view::npos) hbm_bytes += v;
+      });
     }
     out["memory"] = {{"span_us", span_s * 1e6},
                      {"hbm_bytes", hbm_bytes},
@@ -116,14 +105,13 @@ Json run_together(const std::vector<Tenant>& tenants, const MachineSpec& whole, 
     // The links between IODs (machines with memory.fabric.iods): each IOD
     // port's bytes and the share of the span it was busy.
     Json links = Json::array();
-    for (const auto& [key, v] : stats.items()) {
-      if (key.rfind("gpu.iod[", 0) != 0 || !key.ends_with(".link_bytes")) continue;
-      const std::string owner = key.substr(0, key.size() - std::string(".link_bytes").size());
-      const double busy_s = stats.at(owner + ".link_busy_time").at("value").get<double>() * 1e-12;
-      links.push_back({{"iod", owner.substr(4)}, {"bytes", v["value"].get<double>()}, {"busy", share_of(busy_s, span_s)}});
-    }
+    stats.for_each_key("gpu.iod[", ".link_bytes", [&](std::string_view key, double bytes) {
+      const std::string owner(key.substr(0, key.size() - std::string_view(".link_bytes").size()));
+      const double busy_s = stats.sum_keys(owner + ".link_busy_time", "") * 1e-12;
+      links.push_back({{"iod", owner.substr(4)}, {"bytes", bytes}, {"busy", share_of(busy_s, span_s)}});
+    });
     if (!links.empty()) out["memory"]["iod_links"] = links;
-    out["stats"] = gpu.stats().to_json_text();
+    out["stats"] = stats.to_json_text();
     if (gpu.trace() != nullptr) out["trace"] = gpu.trace()->to_json();
     return out;
   });

@@ -100,8 +100,9 @@ std::string StatRegistry::to_json_text(const Snapshot* since) const {
   return out;
 }
 
-double StatRegistry::sum_keys(std::string_view key_prefix, std::string_view key_suffix, const Snapshot* since) const {
-  double total = 0;
+void StatRegistry::for_each_key(std::string_view key_prefix, std::string_view key_suffix,
+                                const std::function<void(std::string_view key, double value)>& f,
+                                const Snapshot* since) const {
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     const std::string_view key = entries_[i].key;
     double v = 0;
@@ -110,8 +111,13 @@ double StatRegistry::sum_keys(std::string_view key_prefix, std::string_view key_
       continue;
     }
     // (to_json holds a count as an unsigned integer.)
-    total += entries_[i].integral ? static_cast<double>(static_cast<std::uint64_t>(v)) : v;
+    f(key, entries_[i].integral ? static_cast<double>(static_cast<std::uint64_t>(v)) : v);
   }
+}
+
+double StatRegistry::sum_keys(std::string_view key_prefix, std::string_view key_suffix, const Snapshot* since) const {
+  double total = 0;
+  for_each_key(key_prefix, key_suffix, [&](std::string_view, double v) { total += v; }, since);
   return total;
 }
 

@@ -44,6 +44,12 @@ class StatRegistry {
   // `key_prefix` and ends with `key_suffix`, added in its order, each value as
   // that object holds it (a count as an integer).
   double sum_keys(std::string_view key_prefix, std::string_view key_suffix, const Snapshot* since = nullptr) const;
+  // Calls f(key, value) for every stat to_json(since) holds whose key starts
+  // with `key_prefix` and ends with `key_suffix`, in its order, each value as
+  // that object holds it: what a caller would read from the tree, without it.
+  void for_each_key(std::string_view key_prefix, std::string_view key_suffix,
+                    const std::function<void(std::string_view key, double value)>& f,
+                    const Snapshot* since = nullptr) const;
   // Sum of a counter over every owner whose name matches `owner_prefix`...`.name`
   // (its increase since `since`, if given).
   double sum(const std::string& owner_prefix, const std::string& name,

@@ -39,7 +39,7 @@ TEST_CASE("JsonText writes numbers and strings as nlohmann's dump does", "[host-
     JsonText(s).number(v);
     CHECK(s == Json(v).dump());
   }
-  for (const std::string v : {std::string(), std::string("count"), std::string("busy time, \"quoted\"\n"),
+  for (const std::string& v : {std::string(), std::string("count"), std::string("busy time, \"quoted\"\n"),
                               std::string("back\\slash\ttab"), std::string("\x01\x1f\x7f"),
                               std::string("\xc2\xb5s per row"), std::string("gpu.xcd[0].cu[17].l1.hits")}) {
     std::string s;
@@ -68,7 +68,7 @@ TEST_CASE("json_object_text nests dumped values as dump(1) and dump(2) nest them
   CHECK(tdmsim::sim::json_object_text({}, 1) == Json::object().dump(1));
 }
 
-TEST_CASE("StatRegistry::to_json_text is to_json().dump(1), sum_keys sums what to_json holds", "[host-speed]") {
+TEST_CASE("StatRegistry::to_json_text is to_json().dump(1), sum_keys and for_each_key give what to_json holds", "[host-speed]") {
   StatRegistry r;
   std::vector<std::uint64_t> counts(12);
   std::vector<double> times(12);
@@ -96,13 +96,18 @@ TEST_CASE("StatRegistry::to_json_text is to_json().dump(1), sum_keys sums what t
     for (const auto& [prefix, suffix] : std::vector<std::pair<std::string, std::string>>{
              {"", ".hits"}, {"", ".busy_time"}, {"gpu.xcd[1]", ".hits"}, {"gpu.", "_rate"}, {"zzz", ""}}) {
       double want = 0;
+      std::vector<std::pair<std::string, double>> want_items;
       for (const auto& [key, v] : j.items()) {
         if (key.rfind(prefix, 0) == 0 && key.size() >= suffix.size() &&
             key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
           want += v["value"].get<double>();
+          want_items.emplace_back(key, v["value"].get<double>());
         }
       }
       CHECK(r.sum_keys(prefix, suffix, since) == want);
+      std::vector<std::pair<std::string, double>> items;
+      r.for_each_key(prefix, suffix, [&](std::string_view key, double v) { items.emplace_back(std::string(key), v); }, since);
+      CHECK(items == want_items);
     }
   }
   StatRegistry empty;
