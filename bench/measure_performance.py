@@ -194,6 +194,22 @@ def commit(build):
     return (head or "unknown") + (" with uncommitted changes" if dirty else "")
 
 
+def host_probe():
+    """CPU seconds of a fixed pure-Python loop, best of three: the host's own speed.
+
+    The project's code takes no part in it, so two blocks' probes compare the host
+    (a shared virtual machine runs the same instructions up to twice as slowly at
+    some hours as at others, at the same load average)."""
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.process_time()
+        x = 0
+        for i in range(3_000_000):
+            x = (x * 31 + i) & 0xFFFFFFFF
+        best = min(best, time.process_time() - t0)
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build")
@@ -205,18 +221,23 @@ def main():
             {"short": 10, "long": 3, "bench_long": 3})
     start = datetime.datetime.now(datetime.timezone.utc)
     load0 = open("/proc/loadavg").read().split()[0]
+    probe0 = host_probe()
     with tempfile.TemporaryDirectory() as tmp:
         rows = command_rows(build, runs, tmp) + moe_bench_rows(build, runs)
         throughput = sim_bench_lines(build)
     end = datetime.datetime.now(datetime.timezone.utc)
     load1 = open("/proc/loadavg").read().split()[0]
+    probe1 = host_probe()
     lines = [
         BEGIN,
         f"Measured {start:%Y-%m-%d %H:%M}-{end:%H:%M} UTC at commit {commit(build)} by "
         f"`python3 bench/measure_performance.py BUILD --update docs/performance.md`"
         f"{' --quick' if a.quick else ''}; host: {host_lines(build)}. Load average "
         f"{load0} at the start, {load1} at the end: on a shared machine other jobs lengthen "
-        "every figure, the wall times most. Best / median over the runs.",
+        "every figure, the wall times most. Host probe (`host_probe`: a fixed pure-Python loop, "
+        f"Python {platform.python_version()}, best of three): {probe0:.3f} s of CPU at the start, "
+        f"{probe1:.3f} s at the end; the host's speed varies over a day at the same load, so "
+        "compare two blocks' probes before their figures. Best / median over the runs.",
         "",
         "| what | command | runs | CPU best / median | wall best / median | target | against it |",
         "|---|---|---|---|---|---|---|",
