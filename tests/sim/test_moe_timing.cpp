@@ -25,9 +25,6 @@ namespace fs = std::filesystem;
 
 double ps(units::Duration d) { return static_cast<double>(d.ps); }
 
-// h200 cut down to one CU with pure latencies: bandwidths so high that
-// transfers take about nothing, no refresh, no row misses, no turnaround,
-// and MSHRs so many that misses never queue for one.
 // One workgroup of `threads` running a loop without loads or matrix work
 // whose iterations each carry `instructions` of one warp.
 isa::KernelLaunch issue_loop(std::uint32_t threads, std::uint32_t iterations, std::uint32_t instructions) {
@@ -58,6 +55,9 @@ KernelsSpec aiter_style_kernels(const MachineSpec& m) {
   return k;
 }
 
+// h200 cut down to one CU with pure latencies: bandwidths so high that
+// transfers take about nothing, no refresh, no row misses, no turnaround,
+// and MSHRs so many that misses never queue for one.
 config::ResolvedScenario tiny_scenario() {
   auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
   auto& m = sc.machine.spec;
