@@ -185,10 +185,12 @@ std::string to_text(const TensorDescriptor& d, GatherBitLayout layout) {
   const unsigned rank = d.gather ? 2 : (d.tensor_dim[2] == 0 ? 2 : (d.iterate ? 3 : 5));
   std::string dims, tiles, strides;
   for (unsigned i = 0; i < rank; ++i) {
-    dims += (i ? ", " : "") + std::to_string(d.tensor_extent(i));
-    tiles +=
-        (i ? ", " : "") + std::to_string(i == 1 && d.gather ? d.tile_dim[1] : d.tile_extent(i));
-    if (i + 1 < rank) strides += (i ? ", " : "") + std::to_string(d.stride[i]);
+    // (fmt rather than `const char* + std::string`, which GCC 12 warns of
+    // falsely under -Wstringop-overflow.)
+    const char* sep = i ? ", " : "";
+    dims += fmt::format("{}{}", sep, d.tensor_extent(i));
+    tiles += fmt::format("{}{}", sep, i == 1 && d.gather ? d.tile_dim[1] : d.tile_extent(i));
+    if (i + 1 < rank) strides += fmt::format("{}{}", sep, d.stride[i]);
   }
   if (d.gather) {
     line(fmt::format("{} of {} rows by {} indices, {}-group form",
