@@ -46,6 +46,7 @@ import csv
 import os
 import sys
 import tempfile
+import threading
 import time
 
 import aiter_mi300x
@@ -226,9 +227,13 @@ def reduce_overlay(folder, machine):
     """A machine file over `machine` (an overlay of a fit grid point, or the shipped file)
     with kernels.combine reduce."""
     path = (machine or os.path.join(folder, MACHINE)).replace(".yaml", "") + "_reduce.yaml"
-    with open(path, "w") as f:
+    # Written whole under a name of this thread's, then renamed over: the rows of a grid
+    # point write it from several threads, and a reader must never see it half written.
+    tmp = f"{path}.tmp.{threading.get_ident()}"
+    with open(tmp, "w") as f:
         f.write(f"kind: machine\nbase: {machine or report.shipped_machine(MACHINE)}\n"
                 f"name: {MACHINE}\nkernels: {{combine: reduce}}\n")
+    os.replace(tmp, path)
     return path
 
 
