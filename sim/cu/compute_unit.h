@@ -11,8 +11,9 @@
 // step: ComputeUnit::global_step) waits until global time is within a
 // quantum of it, so shared reservations stay nearly chronological; the
 // steps between, which touch only the unit's own state, run ahead
-// regardless (the waits are run by CuScheduler, below, in the order SystemC
-// would run them).
+// regardless, on a clock of the unit's own that moves on as global time
+// would have had the unit waited (the waits are run by CuScheduler, below,
+// in the order SystemC would run them).
 #pragma once
 
 #include <algorithm>
