@@ -173,6 +173,9 @@ Tick ComputeUnit::resume() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
   std::vector<Tick>& times = slot_time_;
   const Tick now = time_.now();
+  // The unit's own clock for its local steps: global time, or the time it
+  // would have waited until had it waited before each of them.
+  local_now_ = now;
   while (true) {
     // The busy slot with the earliest time (the first of equals; the
     // earliest so far kept in a register).
@@ -186,11 +189,20 @@ Tick ComputeUnit::resume() {
     }
     if (earliest == kNotBusy) break;
     Slot* next = &slots_[n];
-    // More than a quantum ahead of global time: wait until the slot's time
-    // (shared resources then see requests in nearly chronological order).
+    // A global step more than a quantum ahead of global time: wait until the
+    // slot's time (shared resources then see requests in nearly chronological
+    // order). A local step runs however far ahead the slot is: it touches
+    // only the unit's own state. The unit's own resources see its slots as
+    // they would have had it waited: its clock moves on to the slot's time
+    // (as global time would have), and a step of several iterations stops a
+    // quantum past that clock (step()), so one slot's iterations do not
+    // reserve the unit's pipes far ahead of its other slots.
     if (next->time > now + quantum_) {
-      note_hot(n);
-      return next->time;
+      if (global_step(*next)) {
+        note_hot(n);
+        return next->time;
+      }
+      if (next->time > local_now_ + quantum_) local_now_ = next->time;
     }
     if (next->awaiting) {
       next->awaiting = false;
@@ -248,8 +260,8 @@ Tick ComputeUnit::resume() {
 }
 
 void ComputeUnit::note_hot(std::size_t n) {
-  // (The fixed notes below, with room for two runs' count rows.)
-  static_assert(3 + (kSlotHotBytes + 63) / 64 + 1 + 2 + 2 + 2 <= Hot::kMax);
+  // (The fixed notes below.)
+  static_assert(3 + (kSlotHotBytes + 63) / 64 + 1 + 2 + 2 <= Hot::kMax);
   if (hot_ == nullptr) return;
   Hot& h = *hot_;
   std::uint32_t k = 0;
@@ -257,8 +269,7 @@ void ComputeUnit::note_hot(std::size_t n) {
   h.at[k++] = &dispatcher_;
   h.at[k++] = &slots_;
   h.at[k++] = slot_time_.data();
-  // The slot's record, its K group in use, its iterations, the rows of line
-  // counts its next reservation reads.
+  // The slot's record, its K group in use, its iterations.
   const Slot& s = slots_[n];
   const char* rec = reinterpret_cast<const char*>(&s);
   for (std::size_t off = 0; off < kSlotHotBytes; off += 64) h.at[k++] = rec + off;
@@ -269,10 +280,6 @@ void ComputeUnit::note_hot(std::size_t n) {
   // (loop_of): the vector's header in the slot's program and its first loop.
   h.at[k++] = &s.program.loops;
   if (!s.program.loops.empty()) h.at[k++] = s.program.loops.data();
-  if (deferred_.valid() && !s.groups.empty()) {
-    const std::uint32_t j = s.reserved - s.groups[(s.groups_issued - 1) & s.group_mask].first;
-    k += static_cast<std::uint32_t>(s.batch.rows_read(j, deferred_.channels(), h.at + k, Hot::kMax - k));
-  }
   h.n = k;
 }
 
@@ -414,9 +421,8 @@ void ComputeUnit::hold_back(Slot& s, Tick free, Tick until) {
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   Slot fresh;
-  fresh.iter.swap(s.iter);  // keep the rings' and tables' storage
+  fresh.iter.swap(s.iter);  // keep the rings' storage
   fresh.groups.swap(s.groups);
-  fresh.batch.take_storage(s.batch);
   s = std::move(fresh);
   s.busy = true;
   s.wg = wg;
@@ -431,6 +437,17 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
 }
 
 namespace {
+// Operand range `r` as loaded by iteration `iter` of its loop.
+MemAccess access_at(const isa::MemRange& r, std::uint32_t iter) {
+  MemAccess a;
+  a.addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(iter) * r.iter_stride);
+  a.row_bytes = r.row_bytes;
+  a.rows = r.rows;
+  a.row_stride = r.row_stride;
+  a.gather = r.gather ? r.gather->data() : nullptr;
+  return a;
+}
+
 // Vector-lane operations of one iteration's software gather of `r`: per row,
 // read the index and compute the address, then one op per 16-byte load.
 double gather_lane_ops(const isa::MemRange& r) {
@@ -514,7 +531,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   for (const auto& r : loop->loads) {
     MemAccess a = access_at(r, first);
     a.die = die_;
-    a.channel_time_later = deferred_.valid();
+    a.streamed = true;
     if (g > 1) {
       if (merge_of(r) == Merge::along_rows) a.row_bytes *= g;
       else a.rows *= g;
@@ -555,40 +572,16 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   // over fewer, larger reservations.)
   unloaded = std::min(unloaded, done - at);
   first_back = std::clamp(first_back, at + unloaded, done);
-  if (deferred_.valid()) {
-    s.batch.begin_group(deferred_, *loop, first, g, [&](const isa::MemRange& r) { return issue_offset(r); });
-  }
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
   group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded, gather_done > rest_done};
   s.issued += g;
 }
 
-Tick ComputeUnit::issue_offset(const isa::MemRange& r) const {
-  // A software gather's loads go after this iteration's own address work.
-  if (!r.gather || r.tensor_mover) return 0;
-  return cycle_ticks(gather_lane_ops(r) / vector_lanes(), clock_);
-}
-
-void ComputeUnit::reserve_iteration(Slot& s, std::uint32_t i, Tick at) {
-  if (!deferred_.valid()) {
-    s.iter[i & s.iter_mask].hits_back = 0;
-    return;
-  }
-  // The group being reserved is the last issued (see advance).
-  const Slot::Group& group = s.groups[(s.groups_issued - 1) & s.group_mask];
-  s.iter[i & s.iter_mask].hits_back = s.batch.reserve(deferred_, i - group.first, at);
-}
-
 void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
   upto = std::min(upto, s.iterations);
-  // A group is issued when the first iteration not yet reserved needs it.
-  // Issues and reservations both happen at `at`, and a group's lookups
-  // reserve no channel time, so their order does not change any result.
-  while (s.reserved < upto) {
-    if (s.reserved == s.issued) issue_group(s, at);
-    reserve_iteration(s, s.reserved, at);
-    ++s.reserved;
-  }
+  // A group is issued when the first iteration not yet issued needs it. Its
+  // loads reserve the L2's channel time when the L2 looks them up.
+  while (s.issued < upto) issue_group(s, at);
 }
 
 inline Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
@@ -605,7 +598,7 @@ inline Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
   // i - depth's math began.
   const Tick would_issue =
       std::max(group.issued_at, i >= depth ? s.iter[(i - depth) & s.iter_mask].math_start : 0);
-  return std::max({spread, would_issue + group.latency, s.iter[i & s.iter_mask].hits_back});
+  return std::max(spread, would_issue + group.latency);
 }
 
 double ComputeUnit::vector_lanes() const { return machine_.compute.vector_lanes(); }
@@ -734,6 +727,29 @@ inline Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threa
   return start + dur;
 }
 
+bool ComputeUnit::global_step(const Slot& s) {
+  // Claiming the next workgroup (`awaiting`: the slot's workgroup ended, or
+  // the TDM unit held the claim back): the dispatcher's queue and a
+  // run-time slot model (tdm_slot_runtime.cpp) are shared by every unit, and
+  // take_next may start a workgroup whose first step is global too.
+  if (s.awaiting) return true;
+  // The first step: the prologue's loads and the first K groups go to memory.
+  if (!s.started) return true;
+  // A pointer chase: every step sends dependent loads.
+  if (!s.program.chase.empty()) return true;
+  // A main-loop step: global when its first iteration issues a K group (its
+  // loads go to the L1/L2 and on, reserving their channel time there). The
+  // rest (operand waits, matrix pipes, LDS, the vector pipe, issue) is the
+  // unit's own; step() stops before a later iteration of the step that issues.
+  if (s.next_iter < s.iterations) return issues_group(s, s.next_iter);
+  // Waiting for the prologue's loads, and the epilogue's vector work: the
+  // unit's own (step() stops before the stores when they follow at once).
+  if (s.prologue_done > s.time || !s.epilogue_done) return false;
+  // The stores go to memory, and the workgroup's end is reported to the
+  // dispatcher (workgroup_done: a run-time scheduler's feedback).
+  return true;
+}
+
 inline bool ComputeUnit::step(Slot& s) {
   const auto& p = s.program;
   const std::uint32_t depth = std::max(1u, p.pipeline_depth);
@@ -743,7 +759,7 @@ inline bool ComputeUnit::step(Slot& s) {
       s.prologue_done = std::max(s.prologue_done, issue(r, 0, false, s.time));
     }
     // Rings of whole powers of two, so an index is a mask.
-    s.iter.assign(std::bit_ceil(2 * depth + 1), Slot::Iteration{});
+    s.iter.assign(std::bit_ceil(depth + 1), Slot::Iteration{});
     s.iter_mask = static_cast<std::uint32_t>(s.iter.size()) - 1;
     s.groups.assign(std::bit_ceil(depth + 2), Slot::Group{});
     s.group_mask = static_cast<std::uint32_t>(s.groups.size()) - 1;
@@ -761,15 +777,19 @@ inline bool ComputeUnit::step(Slot& s) {
   if (s.next_iter < s.iterations) {
     const std::uint32_t group = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
     const std::uint32_t end = std::min(s.iterations, s.next_iter + group);
-    // The step also ends once the slot's time runs a quantum ahead of global
-    // time: its iterations reserve L2 channel time as they go, and units
-    // behind in time must not queue after reservations made that far ahead
-    // (a loop of many iterations would otherwise run `group` of them, several
-    // microseconds, past the others: tests/sim/test_compute_unit.cpp).
+    // The step also ends once the slot's time runs a quantum ahead of the
+    // unit's clock (resume()): a loop of many iterations would otherwise run
+    // `group` of them, several microseconds, past the unit's other slots,
+    // which then queue after its pipe reservations; and before an iteration
+    // that issues a K group once the slot is a quantum ahead of global time:
+    // the group's loads reserve L2 channel time, and units behind in time
+    // must not queue after reservations made that far ahead
+    // (tests/sim/test_compute_unit.cpp).
     const Tick horizon = time_.now() + quantum_;
+    const Tick own_horizon = local_now_ + quantum_;
     while (s.next_iter < end) {
-      if (s.time > horizon) return false;
       const std::uint32_t i = s.next_iter;
+      if (s.time > own_horizon || (s.time > horizon && issues_group(s, i))) return false;
       // (A step that waited for iteration i's operands came back at the time
       // they are ready: nothing of the slot's changed since, so they still are.)
       if (s.waited != i) {
@@ -825,6 +845,8 @@ inline bool ComputeUnit::step(Slot& s) {
       move_to(s, t, SlotCause::compute);
       return false;
     }
+    // (The epilogue step is local, global_step: the stores wait for global time.)
+    if (s.time > time_.now() + quantum_) return false;
   }
   Tick done = s.time;
   for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, s.time));

@@ -1,18 +1,22 @@
 // One compute unit (an SM on NVIDIA): resident workgroup slots limited by
 // wave slots, LDS and registers; matrix pipes (one per SIMD) costed from the
 // isa/ tables; a vector pipe for epilogues; memory requests with real
-// addresses through its memory port (the `mem` socket and a DeferredChannels
-// view, both wired by the platform builder: the unit never names the level
-// below it). Loads of the next `pipeline_depth`
-// iterations overlap the current iteration's math.
+// addresses through its memory port (the `mem` socket, wired by the platform
+// builder: the unit never names the level below it). Loads of the next
+// `pipeline_depth` iterations overlap the current iteration's math.
 //
 // Execution is temporally decoupled: the CU runs its resident workgroups'
 // steps in time order on a local clock, reserving shared resources in
-// absolute time, and waits once its local time runs a quantum ahead, so
-// shared reservations stay nearly chronological (the waits are run by
-// CuScheduler, below, in the order SystemC would run them).
+// absolute time. A step that other units or shared blocks see (a global
+// step: ComputeUnit::global_step) waits until global time is within a
+// quantum of it, so shared reservations stay nearly chronological; the
+// steps between, which touch only the unit's own state, run ahead
+// regardless, on a clock of the unit's own that moves on as global time
+// would have had the unit waited (the waits are run by CuScheduler, below,
+// in the order SystemC would run them).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -31,8 +35,6 @@
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
 #include "sim/cu/lds.h"
-#include "sim/cu/reservation_batch.h"
-#include "sim/mem/deferred_channels.h"
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -56,20 +58,16 @@ class ComputeUnit : public sc_core::sc_module {
   ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine, std::uint32_t die,
               std::uint32_t index, Dispatcher& dispatcher, Tick quantum, StatRegistry& stats,
               TraceWriter* trace, std::uint32_t trace_pid, const SimClock& time);
-  // The channel time of the level that looks up the loads `mem` sends (the
-  // rest of the memory port). With it, K-grouped loads look their lines up
-  // once per group but reserve that level's channels iteration by iteration
-  // (without it, once per group, at the lookup).
-  void set_deferred_channels(const DeferredChannels& channels) { deferred_ = channels; }
   // With a scheduler, the unit's thread only starts each kernel and the
   // scheduler's one thread runs the rest (see CuScheduler); without, the
   // unit's own thread waits out each quantum.
   void set_scheduler(CuScheduler* s) { scheduler_ = s; }
 
   static constexpr Tick kDone = ~Tick{0};
-  // Runs the kernel on from where it stopped until the next slot is more
-  // than a quantum ahead of global time; returns that slot's time (to wait
-  // until), or kDone when the unit has finished its share of the kernel.
+  // Runs the kernel on from where it stopped until the next slot's next step
+  // is global and more than a quantum ahead of global time; returns that
+  // slot's time (to wait until), or kDone when the unit has finished its
+  // share of the kernel.
   Tick resume();
   // Starts the dispatcher's next workgroup in slot n at the slot's time, or
   // marks it idle when the kernel has none left.
@@ -112,13 +110,11 @@ class ComputeUnit : public sc_core::sc_module {
       bool gather_bound = false;  // its last load to complete is a gather of token rows
     };
     // Per iteration, in a ring (iteration i at i & iter_mask): at most
-    // 2 x pipeline_depth + 1 are in use (math starts back to next_iter -
-    // depth, channel times up to next_iter + depth). A small ring per slot
-    // rather than a record per iteration keeps the 8 slots of 256 compute
-    // units in the host's caches.
+    // pipeline_depth + 1 are in use (math starts back to next_iter - depth).
+    // A small ring per slot rather than a record per iteration keeps the 8
+    // slots of 256 compute units in the host's caches.
     struct Iteration {
       Tick math_start = 0;  // when its matrix work began
-      Tick hits_back = 0;   // its own L2 channel time done, hit data back
     };
     // (What every step reads comes first: the record's first host cache
     // lines, which ComputeUnit::note_hot names.)
@@ -127,7 +123,6 @@ class ComputeUnit : public sc_core::sc_module {
     std::uint32_t iterations = 0;  // over all of the program's loops
     std::uint32_t next_iter = 0;
     std::uint32_t issued = 0;  // loop iterations whose loads are issued
-    std::uint32_t reserved = 0;    // iterations whose L2 channel time is reserved
     std::uint32_t group_mask = 0;
     std::uint32_t groups_issued = 0;
     std::uint32_t group_next = 0;  // the group holding next_iter
@@ -145,16 +140,13 @@ class ComputeUnit : public sc_core::sc_module {
     Tick cost_lds = 0;  // the loop's LDS time per iteration (Lds::iteration_bytes)
     std::vector<Group> groups;
     std::vector<Iteration> iter;
-    // The L2 channel time of the last K group issued, reserved iteration by
-    // iteration (its first ReservationBatch::kHotBytes are read every step).
-    ReservationBatch batch;
     // (The rest is read once per K group or workgroup.)
     std::uint32_t wg = 0;
     Tick start = 0;
     isa::TileProgram program;
   };
   // The bytes of a Slot that every step reads (from its start).
-  static constexpr std::size_t kSlotHotBytes = offsetof(Slot, batch) + ReservationBatch::kHotBytes;
+  static constexpr std::size_t kSlotHotBytes = offsetof(Slot, wg);
 
   void run();  // SC_THREAD: one kernel after another, as the dispatcher starts them
   // Notes the addresses of slot n's and the unit's state in *hot_.
@@ -162,6 +154,15 @@ class ComputeUnit : public sc_core::sc_module {
   // Sets up a kernel's slots and hands out the first workgroups.
   void begin_kernel();
   void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
+  // Whether iteration i of slot s issues a K group when its math starts
+  // (advance then reaches past the iterations issued).
+  static bool issues_group(const Slot& s, std::uint32_t i) {
+    return std::min(i + std::max(1u, s.program.pipeline_depth) + 1, s.iterations) > s.issued;
+  }
+  // Whether slot s's next step is global: seen by other units or shared
+  // blocks, so it waits until global time is within a quantum of it (the
+  // cases and why: compute_unit.cpp). The other steps run ahead.
+  static bool global_step(const Slot& s);
   // Advances a slot by one step; returns true when its workgroup has finished.
   // (Inlined into resume(), its one caller: two million calls a 64-token
   // layer pair, whose register saves cost more than the code it duplicates.)
@@ -173,13 +174,8 @@ class ComputeUnit : public sc_core::sc_module {
   Tick issue(const isa::MemRange& r, std::uint32_t iter, bool write, Tick at);
   // Issues the loads of the next K group of iterations (from s.issued) at `at`.
   void issue_group(Slot& s, Tick at);
-  // Reserves the L2 channel time of iteration `i`'s loads, issued at `at`
-  // (when they would have gone out on their own).
-  void reserve_iteration(Slot& s, std::uint32_t i, Tick at);
-  // When load `r` of an iteration issued at t would go out on its own: t + this.
-  Tick issue_offset(const isa::MemRange& r) const;
-  // Issues the K groups and reserves the channel time of the iterations
-  // before `upto` (at most the program's), all at `at`.
+  // Issues the K groups of the iterations before `upto` (at most the
+  // program's), all at `at`.
   void advance(Slot& s, std::uint32_t upto, Tick at);
   // When iteration `i`'s operands are in LDS.
   // (Moves s.group_next on to i's group: call in iteration order.)
@@ -230,7 +226,6 @@ class ComputeUnit : public sc_core::sc_module {
   TraceWriter* trace_;
   std::uint32_t trace_pid_;
   MemPort port_;  // reused request payload
-  DeferredChannels deferred_;  // the port's channel time (set_deferred_channels)
   std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
   std::vector<BusyUntil*> pipe_order_;   // scratch for matrix(): pipes by free time
   // Matrix FLOPs per clock per SIMD by dtype, looked up on first use (< 0: not yet).
@@ -252,6 +247,7 @@ class ComputeUnit : public sc_core::sc_module {
   static constexpr Tick kNotBusy = ~Tick{0};  // slot_time_ of an idle slot
   std::vector<Tick> slot_time_;  // each slot's time, or kNotBusy when idle
   Tick last_end_ = 0;            // the kernel's last workgroup end so far
+  Tick local_now_ = 0;           // the unit's clock for local steps (resume())
   Tick busy_from_ = 0;
   std::vector<bool> trace_named_;  // slots whose trace track has a name
   // Moves slot `s` on to `t`, the time between counted as cause `c`.

@@ -33,7 +33,7 @@ void L1Cache::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   const MemAccess& a = ext->access;
   // Write-through without allocation; streamed tiles; and loads of at least
   // the L1's capacity (a stream, whose own lines would evict each other).
-  if (a.write || a.channel_time_later || a.bytes() >= capacity_) {
+  if (a.write || a.streamed || a.bytes() >= capacity_) {
     passed_bytes_ += a.bytes();
     initiator->b_transport(p, delay);
     return;

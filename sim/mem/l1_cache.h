@@ -8,7 +8,7 @@
 // that miss go below as runs of lines, and an access that misses whole goes
 // below unchanged (the level below's load-to-use already holds the L1's
 // lookup: `memory.l2.hit_latency` is measured through it). Stores, the
-// K-grouped main-loop tile loads (MemAccess::channel_time_later: each tile is
+// K-grouped main-loop tile loads (MemAccess::streamed: each tile is
 // read once per workgroup and streams past) and loads of at least the L1's
 // capacity (streams: their own lines would evict each other) go below
 // unchanged, without allocating.

@@ -18,16 +18,13 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
       mshr_hold_per_line_((near_miss_latency > 0 ? near_miss_latency : miss_latency) / spec.mshrs_per_channel),
       far_hold_per_line_(near_miss_latency > 0 ? miss_latency / spec.mshrs_per_channel - mshr_hold_per_line_ : 0),
       near_miss_latency_(near_miss_latency),
-      count_(spec.channels_per_die, spec.line.bytes), channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
+      count_(spec.channels_per_die), channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
       lines_per_channel_(spec.channels_per_die), misses_per_channel_(spec.channels_per_die),
       atomic_bytes_per_channel_(spec.channels_per_die) {
   atomic_unit_.resize(spec.channels_per_die);
   atomic_bw_ = units::Bandwidth{std::uint64_t{spec.atomic_bytes_per_clock_per_channel} * clock.hz};
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.line.bytes));
-  reserve_count_.assign(spec.channels_per_die, 0u);
   line_time_ = transfer_ticks(spec.line.bytes, channel_bw_);
-  hit_latency_ = ticks(spec.hit_latency);
-  avx2_ = host_runs(Simd::avx2) && channel_reserve::avx2_fits(spec.channels_per_die, line_time_);
   target.register_b_transport(this, &L2Cache::b_transport);
   const std::string me = this->name();
   stats.add(me, "hits", &hits_, "lines", "L2 line hits");
@@ -50,10 +47,8 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   (a.write ? write_bytes_ : read_bytes_) += a.bytes();
   if (a.atomic) atomic_bytes_ += a.bytes();
   // Tags first (a run of lines per block), then one bandwidth reservation per
-  // channel. Loads whose channel time comes later (`channel_time_later`)
-  // need only their misses per channel (for the MSHRs), not their lines.
-  const bool channels_now = !(a.channel_time_later && !a.write);
-  if (channels_now) std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
+  // channel.
+  std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
   std::fill(misses_per_channel_.begin(), misses_per_channel_.end(), 0u);
   if (a.atomic) std::fill(atomic_bytes_per_channel_.begin(), atomic_bytes_per_channel_.end(), 0u);
   std::uint64_t every_lines = 0, every_misses = 0;  // lines on each channel (whole groups)
@@ -134,7 +129,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
             const CacheTags::Walker::Streak st = tags.miss_streak(l, (stop - l) >> block_shift, a.write);
             if (st.missed_whole > 0) {
               const std::uint64_t lines = st.missed_whole * block_lines, bytes = st.missed_whole * block;
-              if (channels_now) count_run(l >> ls, lines, lines_per_channel_, every_lines);
+              count_run(l >> ls, lines, lines_per_channel_, every_lines);
               looked_up += lines;
               missed_lines += lines;
               if (fetch) {
@@ -153,7 +148,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
             res = tags.access_block(l, a.write);
           }
           streak = res.missed == whole && !res.dirty_victim();
-          if (channels_now) count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
+          count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
           looked_up += block_lines;
           if (res.missed == whole) {
             missed_lines += block_lines;
@@ -182,7 +177,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
       const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(tags.lines_to_block_end(l), (last - l) >> ls));
       if (l + kAhead * block < last) tags.prefetch(l + kAhead * block);
       const CacheTags::Run res = tags.access(l, n, a.write);
-      if (channels_now) count_run(l >> ls, n, lines_per_channel_, every_lines);
+      count_run(l >> ls, n, lines_per_channel_, every_lines);
       const auto missed = CacheTags::count(res.missed);
       looked_up += n;  // (the stats are added after the loop: kept in registers)
       missed_lines += missed;
@@ -206,22 +201,12 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   Tick served = arrive;
   Tick miss_ready = arrive;
   Tick wait = 0;
-  bool mshrs_done = false;
-  if (!channels_now) {
-    // Misses alone (loads whose channel time comes later): as the loop below
-    // (channel_reserve.h; no channel has more misses than the access).
-    miss_ready = channel_reserve::mshrs(avx2_ ? Simd::avx2 : Simd::scalar, misses_per_channel_.data(), every_misses,
-                                        mshr_hold_per_line_, missed_lines, arrive, mshr_.data(), mshr_.size());
-    mshrs_done = true;
-  }
-  for (std::size_t ch = 0; ch < channel_.size() && !mshrs_done; ++ch) {
-    if (channels_now) {
-      const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
-      if (lines == 0) continue;  // (nor misses)
-      const Tick end = channel_[ch].reserve(arrive, line_time_ * lines);
-      served = std::max(served, end);
-      wait = std::max(wait, end - line_time_ * lines - arrive);
-    }
+  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
+    const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
+    if (lines == 0) continue;  // (nor misses)
+    const Tick end = channel_[ch].reserve(arrive, line_time_ * lines);
+    served = std::max(served, end);
+    wait = std::max(wait, end - line_time_ * lines - arrive);
     const std::uint64_t misses = misses_per_channel_[ch] + every_misses;
     if (misses > 0) {
       // Each miss holds an MSHR for the miss round trip: with `mshrs` of

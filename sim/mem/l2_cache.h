@@ -15,8 +15,6 @@
 #include "sim/core/stats.h"
 #include "sim/mem/cache_tags.h"
 #include "sim/mem/channel_count.h"
-#include "sim/mem/channel_reserve.h"
-#include "sim/mem/deferred_channels.h"
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -39,13 +37,6 @@ class L2Cache : public sc_core::sc_module {
   // (ChannelCounter::channel_of).
   std::size_t channel_of(std::uint64_t line) const { return count_.channel_of(line); }
 
-  // The channel time of loads sent with `channel_time_later`, for the
-  // requester to reserve later (deferred_channels.h): a view of this L2's
-  // channels, valid while it lives.
-  DeferredChannels deferred_channels() {
-    return DeferredChannels(&count_, channel_.data(), channel_.size(), line_time_, hit_latency_, avx2_,
-                            spec_.line.bytes, reserve_count_.data(), &reserve_every_);
-  }
   std::size_t channels() const { return channel_.size(); }
 
   // Sends misses and write-backs below one run a call (the reference of the
@@ -80,17 +71,9 @@ class L2Cache : public sc_core::sc_module {
   std::vector<BusyUntil> mshr_;
   std::vector<BusyUntil> atomic_unit_;  // per channel: read-modify-writes
   Tick line_time_ = 0;
-  Tick hit_latency_ = 0;
   std::uint32_t line_shift_ = 7;
-  // Channel reservations four channels at a time (the host has AVX2, the
-  // channels come in fours and a line's time fits 32 bits).
-  bool avx2_ = false;
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
-  // DeferredChannels::count_for_reserve(): lines per channel not reserved
-  // yet (zero between reservations), and lines that fell on every channel alike.
-  std::vector<std::uint32_t> reserve_count_;
-  std::uint64_t reserve_every_ = 0;
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
   units::Bandwidth atomic_bw_{};
   std::vector<ByteRun> misses_, victims_;

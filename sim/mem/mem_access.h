@@ -25,12 +25,9 @@ struct MemAccess {
   // Points into the issuing program, which outlives the (blocking) call.
   const std::uint64_t* gather = nullptr;
   bool atomic = false;  // a write done as an atomic read-modify-write (at L2)
-  // Loads only: the L2 looks the lines up and sends the misses on, but does
-  // not reserve its channels' time for them; the requester reserves that
-  // later, one loop iteration at a time (DeferredChannels::count_iterations and
-  // reserve_lines, or count_for_reserve and reserve_counted), when each
-  // iteration's loads would have been issued on their own.
-  bool channel_time_later = false;
+  // A K group's main-loop tile loads (each tile is read once per workgroup
+  // and streams past): the L1 passes them below without allocating.
+  bool streamed = false;
   // A batch (sim/mem/run_batch.h): `run_count` single-row accesses, the runs
   // at `runs` (valid for the call), each served as if sent on its own, in
   // order, all arriving at once; answered with the latest completion and the

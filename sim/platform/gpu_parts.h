@@ -150,7 +150,6 @@ struct Die : sc_core::sc_module {
       } else {
         cus.back()->mem.bind(l2->target);
       }
-      cus.back()->set_deferred_channels(l2->deferred_channels());
       cus.back()->set_scheduler(&scheduler);
     }
   }

@@ -16,36 +16,16 @@
 #include <systemc>
 
 #include "sim/core/host_isa.h"
-#include "sim/cu/reservation_batch.h"
 #include "sim/mem/cache_tags.h"
 #include "sim/mem/channel_count.h"
-#include "sim/mem/channel_reserve.h"
-#include "sim/mem/l2_cache.h"
 #include "sim/mem/mall_streak.h"
 #include "sim/mem/run_merge.h"
 #include "sim/mem/tag_search.h"
-#include "workloads/config/loader.h"
 
 using namespace tdmsim;
 using namespace tdmsim::sim;
 
 namespace {
-
-std::vector<Simd> simds_run() {
-  std::vector<Simd> v;
-  std::string ran, skipped;
-  for (const Simd s : {Simd::scalar, Simd::sse2, Simd::avx2}) {
-    if (host_runs(s)) {
-      v.push_back(s);
-      ran += std::string(" ") + simd_name(s);
-    } else {
-      skipped += std::string(" ") + simd_name(s);
-    }
-  }
-  WARN("vector versions run:" << ran << "; skipped (not built or not on this host):"
-                              << (skipped.empty() ? " none" : skipped));
-  return v;
-}
 
 std::vector<bool> bmi2_run() {
   WARN("BMI2 versions " << (host_has_bmi2() ? "run" : "skipped (not built or not on this host)"));
@@ -219,191 +199,20 @@ TEST_CASE("MALL chunk streaks: the baseline and BMI2 loops do what chunk-by-chun
   }
 }
 
-TEST_CASE("channel counts: every version counts what line-by-line counting does", "[host]") {
-  const auto simds = simds_run();
-  const auto bmi2 = bmi2_run();
+TEST_CASE("channel counts: runs of lines are counted as line by line with channel_of", "[host]") {
   std::mt19937_64 rng(3);
   for (const std::size_t channels : {16u, 8u, 32u, 12u}) {
-    std::vector<ChannelCounter> counters;
-    for (const Simd s : simds) {
-      for (const bool b : bmi2) counters.emplace_back(channels, 128, ChannelCounter::Paths{s, b});
-    }
-    const ChannelCounter& any = counters.front();
-    auto gather = std::make_shared<std::vector<std::uint64_t>>();
-    for (int trial = 0; trial < 400; ++trial) {
-      // A load: strided or gathered rows, of a line or less, several lines,
-      // line-aligned or not, K steps of one line (the by-offset path) or other.
-      MemAccess a;
-      const int kind = static_cast<int>(rng() % 6);
-      a.rows = static_cast<std::uint32_t>(1 + rng() % (kind == 0 ? 80 : 40));
-      a.row_bytes = kind <= 1 ? 128 : static_cast<std::uint32_t>(1 + rng() % 700);
-      a.addr = (std::uint64_t{1} << 24) + (rng() % 100000) * (kind <= 1 ? 128 : 1 + rng() % 128);
-      a.row_stride = (rng() % 64) * 128 * (kind == 2 ? 1 : 7);
-      if (kind == 1 || kind == 4) {
-        gather->clear();
-        for (std::uint32_t r = 0; r < a.rows; ++r) gather->push_back((rng() % 512) * (kind == 1 ? 128 : 96));
-        a.gather = gather->data();
-      }
-      const std::int64_t stride = kind <= 1 ? 128 : (rng() % 2 == 0 ? a.row_bytes : -static_cast<std::int64_t>(rng() % 4096));
-      const auto g = static_cast<std::uint32_t>(1 + rng() % 40);
-      // count_rows
-      std::vector<std::uint32_t> want(channels, 0);
-      any.count_rows_reference(a, want.data());
-      for (const auto& c : counters) {
-        std::vector<std::uint32_t> got(channels, 0);
-        std::uint64_t every = 0;
-        c.count_rows(a, got.data(), every);
-        for (auto& n : got) n += static_cast<std::uint32_t>(every);
-        REQUIRE(got == want);
-      }
-      // count_iterations
-      std::vector<std::uint16_t> table_want(g * channels, 0);
-      any.count_iterations_reference(a, stride, g, table_want.data());
-      for (const auto& c : counters) {
-        std::vector<std::uint16_t> got(g * channels, 0);
-        c.count_iterations(a, stride, g, got.data());
-        REQUIRE(got == table_want);
-      }
-      // add_terms and terms_rows (where the load is of that kind), over chunks
-      const std::uint32_t j0 = static_cast<std::uint32_t>(rng() % g), n = std::min<std::uint32_t>(g - j0, 16);
-      for (const auto& c : counters) {
-        ChannelCounter::LineTerms t;
-        c.reset_terms(t, g);
-        if (!c.add_terms(a, stride, t)) continue;
-        std::vector<std::uint16_t> got(n * channels, 0), expect(n * channels, 0);
-        c.terms_rows(t, j0, n, got.data());
-        MemAccess at = a;
-        at.addr += static_cast<std::uint64_t>(stride * j0);
-        any.count_iterations_reference(at, stride, n, expect.data());
-        REQUIRE(got == expect);
-      }
-      // Every version takes the same loads for the group.
-      bool first = true, taken = false;
-      for (const auto& c : counters) {
-        ChannelCounter::LineTerms t;
-        c.reset_terms(t, g);
-        const bool ok = c.add_terms(a, stride, t);
-        if (first) taken = ok;
-        first = false;
-        REQUIRE(ok == taken);
-      }
+    const ChannelCounter c(channels);
+    for (int trial = 0; trial < 4000; ++trial) {
+      // Runs aligned to whole groups of `channels` lines or not, of any length.
+      const std::uint64_t line = rng() % 3 == 0 ? (rng() % 100000) * channels : rng() % 10000000;
+      const std::uint64_t n = rng() % 3 == 0 ? (1 + rng() % 8) * channels : rng() % 200;
+      std::vector<std::uint32_t> want(channels, 0), got(channels, 0);
+      for (std::uint64_t l = line; l < line + n; ++l) ++want[c.channel_of(l)];
+      std::uint64_t every = 0;
+      c.count_lines(line, n, got.data(), every);
+      for (auto& k : got) k += static_cast<std::uint32_t>(every);
+      REQUIRE(got == want);
     }
   }
-}
-
-TEST_CASE("channel reservations: the AVX2 versions reserve what the scalar ones and BusyUntil do", "[host]") {
-  const auto simds = simds_run();
-  const bool avx2 = std::find(simds.begin(), simds.end(), Simd::avx2) != simds.end();
-  std::mt19937_64 rng(4);
-  for (const std::size_t channels : {16u, 8u, 12u}) {
-    const Tick lt = 64 + rng() % 2000;
-    REQUIRE(channel_reserve::avx2_fits(channels, lt));
-    // Three copies of the channels: the plain reference, scalar, AVX2.
-    std::vector<BusyUntil> ref(channels), sc(channels), vx(channels);
-    Tick now = 1'000'000;
-    for (int trial = 0; trial < 3000; ++trial) {
-      now += rng() % 5000;
-      const std::size_t runs = rng() % 4;
-      std::vector<std::uint16_t> rows(runs * channels);
-      for (auto& n : rows) n = rng() % 3 == 0 ? 0 : static_cast<std::uint16_t>(rng() % (rng() % 8 == 0 ? 65536 : 9));
-      std::vector<Tick> offsets(runs);
-      for (auto& o : offsets) o = rng() % 3000;
-      // lines_*: each run in turn
-      Tick want = now;
-      for (std::size_t k = 0; k < runs; ++k) {
-        for (std::size_t ch = 0; ch < channels; ++ch) {
-          const std::uint64_t n = rows[k * channels + ch];
-          if (n > 0) want = std::max(want, ref[ch].reserve(now + offsets[k], lt * n));
-        }
-        want = std::max(want, now + offsets[k]);
-      }
-      if (trial % 2 == 0) {
-        REQUIRE(channel_reserve::runs_scalar(rows.data(), channels, offsets.data(), runs, now, lt, sc.data(), channels) == want);
-#if TDMSIM_X86_VARIANTS
-        if (avx2) REQUIRE(channel_reserve::runs_avx2(rows.data(), channels, offsets.data(), runs, now, lt, vx.data(), channels) == want);
-#endif
-      } else {
-        Tick s = now, v = now;
-        for (std::size_t k = 0; k < runs; ++k) {
-          s = std::max(s, channel_reserve::lines_scalar(&rows[k * channels], now + offsets[k], lt, sc.data(), channels));
-#if TDMSIM_X86_VARIANTS
-          if (avx2) v = std::max(v, channel_reserve::lines_avx2(&rows[k * channels], now + offsets[k], lt, vx.data(), channels));
-#endif
-        }
-        REQUIRE(s == want);
-        if (avx2) REQUIRE(v == want);
-      }
-      // MSHRs: per-channel misses plus lines on every channel.
-      std::vector<std::uint32_t> misses(channels);
-      for (auto& m : misses) m = rng() % 2 == 0 ? 0 : static_cast<std::uint32_t>(rng() % 100);
-      const std::uint64_t every = rng() % 3 == 0 ? rng() % 4 : 0;
-      const Tick hold = 1 + rng() % 100000;
-      Tick mwant = now;
-      for (std::size_t ch = 0; ch < channels; ++ch) {
-        const std::uint64_t n = misses[ch] + every;
-        if (n > 0) mwant = std::max(mwant, ref[ch].reserve(now, hold * n) - hold * n);
-      }
-      REQUIRE(channel_reserve::mshrs_scalar(misses.data(), every, hold, now, sc.data(), channels) == mwant);
-      if (avx2) {
-        REQUIRE(channel_reserve::mshrs(Simd::avx2, misses.data(), every, hold, 200, now, vx.data(), channels) == mwant);
-      } else {
-        REQUIRE(channel_reserve::mshrs(Simd::scalar, misses.data(), every, hold, 200, now, vx.data(), channels) == mwant);
-      }
-      for (std::size_t ch = 0; ch < channels; ++ch) {
-        REQUIRE(sc[ch].free_at == ref[ch].free_at);
-        if (avx2) REQUIRE(vx[ch].free_at == ref[ch].free_at);
-      }
-      if (!avx2) vx = ref;  // (the scalar fallback above moved it too)
-    }
-  }
-}
-
-TEST_CASE("reservation batches: counted tables reserve what load-by-load counting reserves", "[host]") {
-  // Two L2s of one spec (one elaboration, never simulated: the channels are
-  // reserved directly), one reserved from the batch's tables, one load by load.
-  L2Spec spec = config::defaults<L2Spec>();
-  spec.size_per_die = units::Bytes{4 << 20};
-  spec.channels_per_die = 16;
-  StatRegistry stats;
-  SimClock time;
-  const units::Frequency clock{2'000'000'000};
-  L2Cache a("l2_batched", spec, clock, 300'000, 0, stats, time), b("l2_by_load", spec, clock, 300'000, 0, stats, time);
-  const DeferredChannels da = a.deferred_channels(), db = b.deferred_channels();
-  std::mt19937_64 rng(7);
-  auto rows = std::make_shared<std::vector<std::uint64_t>>();
-  for (std::uint64_t r = 0; r < 256; ++r) rows->push_back(((r * 37) % 64) * 7168 + (r % 3) * 128);
-  Tick at = 1'000'000;
-  ReservationBatch batched, by_load;
-  for (int trial = 0; trial < 300; ++trial) {
-    // A loop of one to four loads: weight rows one line per K step (counted by
-    // term), wider rows, half lines, a gather (issued later: a run of its own).
-    isa::Loop loop;
-    const auto loads = 1 + rng() % 4;
-    for (std::uint64_t k = 0; k < loads; ++k) {
-      const int kind = static_cast<int>(rng() % 4);
-      isa::MemRange r;
-      r.rows = static_cast<std::uint32_t>(kind == 0 ? 32 + rng() % 96 : 1 + rng() % 64);
-      r.row_bytes = kind == 0 ? 128 : kind == 1 ? 256 : kind == 2 ? 64 : 128;
-      r.addr = (rng() % 4096) * 128;
-      r.row_stride = 7168;
-      r.iter_stride = r.row_bytes;
-      if (kind == 3) {
-        r.rows = std::min<std::uint32_t>(r.rows, 256);
-        r.gather = rows;
-      }
-      loop.loads.push_back(r);
-    }
-    loop.iterations = 200;
-    const auto first = static_cast<std::uint32_t>(rng() % 100), g = static_cast<std::uint32_t>(1 + rng() % 64);
-    const auto offset = [](const isa::MemRange& r) { return r.gather ? Tick{20'000} : Tick{0}; };
-    batched.begin_group(da, loop, first, g, offset);
-    by_load.begin_group(db, loop, first, g, offset);
-    for (std::uint32_t j = 0; j < g; ++j) {
-      at += rng() % 40'000;
-      REQUIRE(batched.reserve(da, j, at) == by_load.reserve_reference(db, j, at));
-    }
-  }
-  // The channels end where they were reserved alike.
-  std::vector<std::uint16_t> one(16, 1);
-  CHECK(da.reserve_lines(one.data(), at) == db.reserve_lines(one.data(), at));
 }

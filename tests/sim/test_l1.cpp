@@ -102,7 +102,7 @@ TEST_CASE("stores, streamed tile loads and loads as large as an L1 pass it unloo
   MemAccess store{0, 128, 1, 0, true, 0};
   transport(h.cu.socket, store, 0, 0);
   MemAccess streamed{128, 128, 1, 0, false, 0};
-  streamed.channel_time_later = true;
+  streamed.streamed = true;
   transport(h.cu.socket, streamed, 0, 0);
   MemAccess stream{8192, 4096, 1, 0, false, 0};  // the L1's capacity at once
   transport(h.cu.socket, stream, 0, 0);
