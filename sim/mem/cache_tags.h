@@ -223,7 +223,7 @@ class CacheTags {
   Walker walker() { return Walker(g_, tags_.data()); }
 
   // The same one lookup at a time.
-  Run access(std::uint64_t addr, std::uint32_t lines, bool write) { return walker().access(addr, lines, write); }
+  [[gnu::always_inline]] Run access(std::uint64_t addr, std::uint32_t lines, bool write) { return walker().access(addr, lines, write); }
   std::uint32_t lines_to_block_end(std::uint64_t addr) const {
     return g_.block_lines - static_cast<std::uint32_t>((addr >> g_.line_shift) & (g_.block_lines - 1));
   }

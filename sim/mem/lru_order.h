@@ -56,7 +56,7 @@ class LruOrder {
   // The least recent way (the victim of a miss).
   [[gnu::always_inline]] std::uint32_t least_recent(const std::uint32_t* at) const {
     if (one_word()) [[likely]] return static_cast<std::uint32_t>(load(at) >> top_shift_) & 0xFu;
-    return reinterpret_cast<const std::uint8_t*>(at)[ways_ - 1];
+    return list_place(at, ways_ - 1);
   }
   // Makes the least recent way the most recent (a miss refills it) and
   // returns it.
@@ -83,9 +83,7 @@ class LruOrder {
       if ((o & 0xFu) != w) store(at, touched(o, w));
       return;
     }
-    const auto* b = reinterpret_cast<const std::uint8_t*>(at);
-    const auto* p = static_cast<const std::uint8_t*>(std::memchr(b, static_cast<int>(w), ways_));
-    to_front_list(at, static_cast<std::uint32_t>(p - b));
+    touch_list(at, w);
   }
   // The one-word order `o` after a hit on way `w`. Way w's nibble is found as
   // the lowest zero nibble of o ^ (w in every nibble): the borrow of the
@@ -104,17 +102,27 @@ class LruOrder {
   // The way at place k (0: the most recent) of the order at `at`.
   std::uint32_t at_place(const std::uint32_t* at, std::uint32_t k) const {
     if (one_word()) return static_cast<std::uint32_t>(load(at) >> (4 * k)) & 0xFu;
-    return reinterpret_cast<const std::uint8_t*>(at)[k];
+    return list_place(at, k);
   }
 
  private:
-  // The list order: the way at place k goes to the front. Returns it.
-  std::uint32_t to_front_list(std::uint32_t* at, std::uint32_t k) const {
+  // The byte list of more than 16 ways, out of line: the lookups inline
+  // the one-word order only (every shipped cache's).
+  static std::uint32_t list_place(const std::uint32_t* at, std::uint32_t k) {
+    return reinterpret_cast<const std::uint8_t*>(at)[k];
+  }
+  // The way at place k goes to the front. Returns it.
+  [[gnu::noinline, gnu::cold]] static std::uint32_t to_front_list(std::uint32_t* at, std::uint32_t k) {
     auto* b = reinterpret_cast<std::uint8_t*>(at);
     const std::uint8_t w = b[k];
     std::memmove(b + 1, b, k);
     b[0] = w;
     return w;
+  }
+  [[gnu::noinline, gnu::cold]] void touch_list(std::uint32_t* at, std::uint32_t w) const {
+    const auto* b = reinterpret_cast<const std::uint8_t*>(at);
+    const auto* p = static_cast<const std::uint8_t*>(std::memchr(b, static_cast<int>(w), ways_));
+    to_front_list(at, static_cast<std::uint32_t>(p - b));
   }
 
   std::uint32_t ways_ = 1;
