@@ -56,7 +56,7 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
 std::uint64_t Mall::look_up(const MemAccess& a) {
   const std::uint64_t line = tag_line_;
   const std::uint64_t chunk = std::max(map_.interleave, line);  // one channel, one slice
-  std::fill(lines_per_slice_.begin(), lines_per_slice_.end(), 0u);
+  // (lines_per_slice_ is all zero here: its readers zero what they read.)
   misses_v_.clear();
   std::uint64_t missed_lines = 0, looked_up = 0;
   // The walk over the access's runs of lines, with Pow2 = pow2_ (one check
@@ -75,6 +75,14 @@ std::uint64_t Mall::look_up(const MemAccess& a) {
   const std::uint32_t block_lines = slices_.front().block_lines();
   const bool chunk_blocks = chunk == tags0.block_bytes();
   const std::uint32_t whole = block_lines >= 32 ? ~0u : (1u << block_lines) - 1;  // a chunk's lines
+  // Whether the next whole chunk likely misses whole (the last chunk looked
+  // up did, in this access or the one before): the whole-chunk loop then
+  // starts with a streak, else chunk by chunk (a streak started on a chunk
+  // that hits stops at once and looks it up twice: a batch's runs are often
+  // a gathered token row's pieces, each with one whole chunk). Only a choice
+  // between two ways of the same lookups (chunk_streak_reference).
+  bool streak = streak_hint_;
+  std::uint64_t used = 0;  // the slices whose count it adds to (bit slice % 64)
   const auto walk = [&](auto pow2) __attribute__((always_inline)) {
     constexpr bool Pow2 = decltype(pow2)::value;
     // Decoded chunk `chunk_addr` (its first byte), through the table.
@@ -126,7 +134,6 @@ std::uint64_t Mall::look_up(const MemAccess& a) {
           // misses' last run, kept out of misses_v_ while it grows.
           RunAppender runs(misses_v_);
           const auto missed_whole = [&](std::uint64_t bytes) __attribute__((always_inline)) { runs.add(l, bytes); };
-          bool streak = true;  // (the next chunk likely misses whole: the last one did)
           while (count > 0) {
             CacheTags::Run res;
             std::uint32_t slice = 0;
@@ -142,7 +149,7 @@ std::uint64_t Mall::look_up(const MemAccess& a) {
                 l += bytes;
                 count -= st.missed_whole;
               }
-              if (!st.stopped) break;
+              if (!st.stopped) break;  // (streak stays: the last chunk missed whole)
               res = st.next;  // the chunk it stopped at (hit, or missed in part), looked up there
               slice = st.slice;
             } else {
@@ -162,6 +169,7 @@ std::uint64_t Mall::look_up(const MemAccess& a) {
               const auto missed = CacheTags::count(res.missed);
               missed_lines += missed;
               per_slice[slice] += block_lines - missed;
+              used |= std::uint64_t{1} << (slice & 63);
               for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
                 append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
               });
@@ -183,6 +191,7 @@ std::uint64_t Mall::look_up(const MemAccess& a) {
         const std::uint64_t local = d.local + in_chunk;
         if (a.write) {  // write-through, no allocate: the data goes on to HBM
           per_slice[slice] += static_cast<std::uint32_t>(n);
+          used |= std::uint64_t{1} << (slice & 63);
           l += n * line;
           continue;
         }
@@ -192,9 +201,11 @@ std::uint64_t Mall::look_up(const MemAccess& a) {
         n = std::min<std::uint64_t>(n, tags.lines_to_block_end(local));
         const CacheTags::Run res = tags.access(local, static_cast<std::uint32_t>(n), false);  // never dirty
         const auto missed = CacheTags::count(res.missed);
+        streak = missed == n;
         looked_up += n;  // (the stats are added after the walk: kept in registers)
         missed_lines += missed;
         per_slice[slice] += static_cast<std::uint32_t>(n - missed);
+        used |= std::uint64_t{1} << (slice & 63);
         for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
           append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
         });
@@ -204,6 +215,8 @@ std::uint64_t Mall::look_up(const MemAccess& a) {
   };
   if (pow2_) walk(std::true_type{});
   else walk(std::false_type{});
+  streak_hint_ = streak;
+  used_slices_ = used;
   hits_ += looked_up - missed_lines;
   misses_ += missed_lines;
   return missed_lines;
@@ -217,6 +230,7 @@ void Mall::serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& ans
   for (std::size_t sl = 0; sl < slice_bus_.size(); ++sl) {
     if (lines_per_slice_[sl] == 0) continue;
     const Tick dur = transfer_ticks(line * lines_per_slice_[sl], slice_bw_);
+    lines_per_slice_[sl] = 0;  // (zero again for the next look_up)
     const Tick end = slice_bus_[sl].reserve(arrive, dur);
     done = std::max(done, end + ticks(spec_.hit_latency));
     unloaded = ticks(spec_.hit_latency);

@@ -32,14 +32,16 @@ void Mall::serve_batch(const MemAccess& b, Tick arrive, Tick now, BatchAnswer& a
   below_.clear();
   for_each_in_batch(b, [&](const MemAccess& a) {
     const std::uint64_t missed_lines = look_up(a);
-    for (std::size_t sl = 0; sl < slices; ++sl) {
-      if (lines_per_slice_[sl] == 0) continue;
-      const std::uint32_t n = lines_per_slice_[sl];
+    std::uint32_t* const per_slice = lines_per_slice_.data();
+    for_each_used_slice([&](std::size_t sl) {
+      if (per_slice[sl] == 0) return;
+      const std::uint32_t n = per_slice[sl];
+      per_slice[sl] = 0;  // (zero again for the next look_up)
       const Tick dur = n < line_ticks_.size() ? line_ticks_[n] : transfer_ticks(line * n, slice_bw_);
       slice_sum_[sl] += dur;
       slice_last_[sl] = dur;
       slice_used_[sl] = 1;
-    }
+    });
     if (a.write || (missed_lines > 0 && missed_lines * line == a.bytes() && a.line_aligned(line))) {
       // Written through, or missed whole: serve_one sends the run itself on.
       below_.push_back({a.addr, a.bytes()});
