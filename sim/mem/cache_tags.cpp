@@ -59,10 +59,15 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
 // (Not inlined: only an evicted dirty block needs it.)
 [[gnu::noinline]] std::uint64_t CacheTags::unfold(const Geometry& g, std::uint64_t h) {
   if (g.set_bits == 0) return h;
-  // Each round fixes set_bits more of the high bits, top down.
+  // Each round fixes set_bits more of the high bits, top down. A round that
+  // changes nothing has found x with fold(x) = h (x = h ^ (x >> k) ^
+  // (x >> 2k) says so), the one block that folds to h: later rounds would
+  // leave it as it is. (Keys are 32 bits: from about 32 / set_bits rounds on.)
   std::uint64_t x = h;
   for (std::uint32_t fixed = 0; fixed < 64; fixed += g.set_bits) {
-    x = h ^ (x >> g.set_bits) ^ (x >> (2 * g.set_bits));
+    const std::uint64_t next = h ^ (x >> g.set_bits) ^ (x >> (2 * g.set_bits));
+    if (next == x) break;
+    x = next;
   }
   return x;
 }
