@@ -44,11 +44,16 @@ class Mall : public sc_core::sc_module {
   // Serves single access `a` (a batch's run, or an access that is none)
   // arriving at `arrive` (global time `now`); folds its answer into `answer`.
   void serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& answer);
-  // Looks single access `a`'s lines up: its hit lines per slice into
+  // Looks single access `b`'s lines up: its hit lines per slice into
   // lines_per_slice_ (all zero before: the caller zeroes each count it
   // reads), its missed runs (merged) into misses_v_, the hit and miss
-  // stats; returns its missed lines.
-  std::uint64_t look_up(const MemAccess& a);
+  // stats; returns its missed lines. With `each_run`, batch `b`'s runs in
+  // turn, calling batch_run after each with that run's own results (the
+  // walk's set-up made once for the batch).
+  std::uint64_t look_up(const MemAccess& b, bool each_run = false);
+  // serve_batch's work on one run `a` of its batch, just looked up with
+  // `missed_lines` missed (mall_batch.cpp).
+  void batch_run(const MemAccess& a, std::uint64_t missed_lines);
   // Serves batch `b` (run_batch.h) as serve_one would serve its runs in
   // turn, with one reservation per slice and one call to HBM for the whole
   // batch (mall_batch.cpp: the same answer, state and stats).
