@@ -193,8 +193,7 @@ class CacheTags {
       return {s, records + s * g_.record, static_cast<std::uint32_t>(key64)};
     }
     // For a block absent from set `s`: its least-recent way, which becomes
-    // the most recent; with Dirty, that way's dirty
-    // lines go to r's victim.
+    // the most recent; with Dirty, that way's dirty lines go to r's victim.
     template <bool Dirty>
     [[gnu::always_inline]] std::uint32_t take_lru(std::uint32_t* set, std::uint64_t s, Run& r) const;
     // Asks for the host cache lines of the set record at `rec` from byte
