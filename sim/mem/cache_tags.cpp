@@ -38,13 +38,17 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   g_.sets = lines_per_set / g_.block_lines;
   g_.set_bits = static_cast<std::uint32_t>(std::bit_width(g_.sets - 1));
   g_.set_mask = std::has_single_bit(g_.sets) ? g_.sets - 1 : 0;
-  g_.record = 3 * std::uint64_t{ways} + 1;
+  g_.order = LruOrder(ways);
+  g_.record = 3 * std::uint64_t{ways} + g_.order.words();
   g_.record_bytes = g_.record * sizeof(std::uint32_t);
 #if defined(__x86_64__) && defined(__GNUC__)
   g_.bmi2 = __builtin_cpu_supports("bmi2");
 #endif
-  tags_.assign(g_.sets * g_.record, 0);  // heads at way 0
-  for (std::uint64_t s = 0; s < g_.sets; ++s) std::fill_n(&tags_[s * g_.record], ways, kEmpty);
+  tags_.assign(g_.sets * g_.record, 0);
+  for (std::uint64_t s = 0; s < g_.sets; ++s) {
+    std::fill_n(&tags_[s * g_.record], ways, kEmpty);
+    g_.order.init(&tags_[s * g_.record + 3 * ways]);
+  }
 }
 
 // Walker::fold() (in the header): the block number XOR-folded with its
@@ -55,10 +59,15 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
 // (Not inlined: only an evicted dirty block needs it.)
 [[gnu::noinline]] std::uint64_t CacheTags::unfold(const Geometry& g, std::uint64_t h) {
   if (g.set_bits == 0) return h;
-  // Each round fixes set_bits more of the high bits, top down.
+  // Each round fixes set_bits more of the high bits, top down. A round that
+  // changes nothing has found x with fold(x) = h (x = h ^ (x >> k) ^
+  // (x >> 2k) says so), the one block that folds to h: later rounds would
+  // leave it as it is. (Keys are 32 bits: from about 32 / set_bits rounds on.)
   std::uint64_t x = h;
   for (std::uint32_t fixed = 0; fixed < 64; fixed += g.set_bits) {
-    x = h ^ (x >> g.set_bits) ^ (x >> (2 * g.set_bits));
+    const std::uint64_t next = h ^ (x >> g.set_bits) ^ (x >> (2 * g.set_bits));
+    if (next == x) break;
+    x = next;
   }
   return x;
 }
@@ -118,40 +127,6 @@ CacheTags::Walker::Streak CacheTags::Walker::miss_streak_reference(std::uint64_t
 std::uint64_t CacheTags::set_of(std::uint64_t addr) const {
   const Walker w(g_, nullptr);
   return w.set_of(w.fold(addr >> g_.line_shift >> g_.block_shift));
-}
-
-void CacheTags::to_front(std::uint32_t* set, std::uint32_t ways, std::uint32_t w, std::uint32_t k) {
-  std::uint32_t& head = set[3 * ways];
-  const auto next = [ways](std::uint32_t x) { return x + 1 == ways ? 0 : x + 1; };
-  const auto prev = [ways](std::uint32_t x) { return x == 0 ? ways - 1 : x - 1; };
-  const auto move = [&](std::uint32_t to, std::uint32_t from) {
-    set[to] = set[from];
-    set[ways + to] = set[ways + from];
-    set[2 * ways + to] = set[2 * ways + from];
-  };
-  const std::uint32_t key = set[w], valid = set[ways + w], dirty = set[2 * ways + w];
-  std::uint32_t at = w;
-  if (k <= ways - 1 - k) {
-    // The k more recent ways move one place later; `w` goes to the head.
-    for (std::uint32_t m = 0; m < k; ++m) {
-      const std::uint32_t from = prev(at);
-      move(at, from);
-      at = from;
-    }
-  } else {
-    // The less recent ways move one place earlier, and the head moves back
-    // onto the freed least-recent place, where `w` goes.
-    const std::uint32_t tail = prev(head);
-    while (at != tail) {
-      const std::uint32_t from = next(at);
-      move(at, from);
-      at = from;
-    }
-    head = at;
-  }
-  set[at] = key;
-  set[ways + at] = valid;
-  set[2 * ways + at] = dirty;
 }
 
 bool CacheTags::contains(std::uint64_t addr) const {

@@ -12,12 +12,15 @@
 // a plain per-line cache.
 //
 // Host layout: each set is a record of 32-bit keys, compared four at a time,
-// then the valid and dirty masks, then the position of the most recent way:
-// the ways form a ring in recency order from there (most recent first, the
-// least recent just before it), so a miss, which replaces the least recent
-// way and makes it the most recent, moves nothing, and a hit moves the ways
-// on the shorter side of the ring by one. The set index keeps consecutive
-// blocks in neighbouring sets.
+// then the valid and dirty masks, then the set's recency order, one 64-bit
+// word up to 16 ways: nibble k is the way k places from the most recent. A
+// block stays in its way for as long as it is cached; a miss takes the least
+// recent way and rotates the word by one nibble, a hit moves its way's nibble
+// to the front with a few shifts and masks (lru_order.h). The ways' order is
+// a permutation, so there are no ties: exactly true LRU, as the ring of ways
+// the records kept before 2026-12-03 was (tests/sim/test_lru_order.cpp runs
+// both on random streams and compares every answer). The set index keeps
+// consecutive blocks in neighbouring sets.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +28,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/mem/lru_order.h"
 #include "sim/mem/run_merge.h"
 #include "sim/mem/tag_search.h"
 
@@ -58,7 +62,8 @@ class CacheTags {
     std::uint32_t set_bits = 0;     // bits needed to number the sets
     std::uint64_t sets = 0;
     std::uint64_t set_mask = 0;     // sets - 1 when sets is a power of two, else 0
-    std::uint64_t record = 0;       // words per set record: 3 x ways + 1
+    std::uint64_t record = 0;       // words per set record: 3 x ways + the order's (lru_order.h)
+    LruOrder order;                 // the recency word's operations for `ways` ways
     std::size_t record_bytes = 0;
     // The host has BMI2 (checked at run time: the build targets baseline
     // x86-64): the stream loops then take their version compiled for it,
@@ -187,9 +192,8 @@ class CacheTags {
       if (key64 >= kEmpty) beyond_range(addr);
       return {s, records + s * g_.record, static_cast<std::uint32_t>(key64)};
     }
-    // For a block absent from set `s`: its least-recent way (the one before
-    // the head), which becomes the most recent; with Dirty, that way's dirty
-    // lines go to r's victim.
+    // For a block absent from set `s`: its least-recent way, which becomes
+    // the most recent; with Dirty, that way's dirty lines go to r's victim.
     template <bool Dirty>
     [[gnu::always_inline]] std::uint32_t take_lru(std::uint32_t* set, std::uint64_t s, Run& r) const;
     // Asks for the host cache lines of the set record at `rec` from byte
@@ -218,7 +222,7 @@ class CacheTags {
   Walker walker() { return Walker(g_, tags_.data()); }
 
   // The same one lookup at a time.
-  Run access(std::uint64_t addr, std::uint32_t lines, bool write) { return walker().access(addr, lines, write); }
+  [[gnu::always_inline]] Run access(std::uint64_t addr, std::uint32_t lines, bool write) { return walker().access(addr, lines, write); }
   std::uint32_t lines_to_block_end(std::uint64_t addr) const {
     return g_.block_lines - static_cast<std::uint32_t>((addr >> g_.line_shift) & (g_.block_lines - 1));
   }
@@ -235,6 +239,8 @@ class CacheTags {
   std::uint32_t line_bytes() const { return line_; }
   std::uint32_t block_lines() const { return g_.block_lines; }
   std::uint64_t sets() const { return g_.sets; }
+  // 32-bit words of one set's record (3 x ways and the recency order's).
+  std::uint64_t record_words() const { return g_.record; }
   // The set a line address maps to (exposed for tests of the spread).
   std::uint64_t set_of(std::uint64_t addr) const;
 
@@ -244,16 +250,12 @@ class CacheTags {
   static std::uint64_t unfold(const Geometry& g, std::uint64_t h);
   // Out of line and cold, so that access() needs no stack frame for the message.
   [[noreturn, gnu::cold, gnu::noinline]] static void beyond_range(std::uint64_t addr);
-  // Makes way `w` of a set record, `k` places after the head in recency
-  // order (k > 0), the most recent; the others keep their order.
-  static void to_front(std::uint32_t* set, std::uint32_t ways, std::uint32_t w, std::uint32_t k);
 
   std::uint32_t line_;
   Geometry g_;
-  // g_.sets records of 3 x ways words, each set in recency order: one
-  // lookup touches one contiguous record. A set's record: keys, then valid
-  // masks, then dirty masks, ways each, then the way that is the most
-  // recent (the ring's head).
+  // g_.sets records of 3 x ways words and the order's: one lookup touches
+  // one contiguous record. A set's record: keys, then valid masks, then
+  // dirty masks, ways each, then the recency order (lru_order.h).
   std::vector<std::uint32_t> tags_;
 };
 
@@ -268,9 +270,7 @@ template <bool Dirty>
 [[gnu::always_inline]] inline std::uint32_t CacheTags::Walker::take_lru(std::uint32_t* set, std::uint64_t s,
                                                                        Run& r) const {
   const std::uint32_t ways = g_.ways;
-  std::uint32_t& head = set[3 * ways];
-  const std::uint32_t i = head == 0 ? ways - 1 : head - 1;
-  head = i;
+  const std::uint32_t i = g_.order.take_least_recent(set + 3 * ways);
   if constexpr (Dirty) {  // (read_block_never_written never reads the dirty masks)
     const std::uint32_t dirty = set[2 * ways + i];
     if (dirty != 0) {
@@ -291,7 +291,6 @@ template <bool Dirty>
   const auto [s, set, key] = where(records, addr >> g_.line_shift >> g_.block_shift, addr);
   std::uint32_t* valid = set + ways;
   std::uint32_t* dirty = set + 2 * ways;
-  std::uint32_t& head = set[3 * ways];
   Run r;
   std::uint32_t i = find(set, key);
   if (i == ways) {  // block absent: the least-recent way goes
@@ -305,7 +304,7 @@ template <bool Dirty>
   r.missed = want & ~valid[i];
   valid[i] = want;
   if (Dirty && write) dirty[i] |= want;
-  if (i != head) to_front(set, ways, i, i > head ? i - head : i + ways - head);
+  g_.order.touch(set + 3 * ways, i);
   return r;
 }
 
@@ -322,7 +321,7 @@ template <bool Dirty, bool Common>
     const std::uint64_t h = block ^ (block >> g_.set_bits) ^ (block >> (2 * g_.set_bits));
     const std::uint64_t key64 = h >> g_.set_bits;
     if (key64 >= kEmpty) beyond_range(addr);
-    set = records + (h & g_.set_mask) * (3 * kCommonWays + 1);
+    set = records + (h & g_.set_mask) * (3 * kCommonWays + LruOrder::kWordWords);
     key = static_cast<std::uint32_t>(key64);
     static_assert(kCommonWays == 16);
     present = has_key16(set, key);
@@ -333,11 +332,15 @@ template <bool Dirty, bool Common>
     present = find(set, key) != ways;
   }
   if (present) return false;
-  std::uint32_t& head = set[3 * ways];
-  const std::uint32_t i = head == 0 ? ways - 1 : head - 1;  // take_lru's way
+  std::uint32_t* const order = set + 3 * ways;
+  const std::uint32_t i = Common ? LruOrder::least_recent16(order) : g_.order.least_recent(order);  // take_lru's way
   if (Dirty && set[2 * ways + i] != 0) return false;
   const std::uint32_t want = Common || g_.block_lines >= 32 ? ~0u : (1u << g_.block_lines) - 1;
-  head = i;
+  if constexpr (Common) {
+    LruOrder::take_least_recent16(order);
+  } else {
+    g_.order.take_least_recent(order);
+  }
   set[i] = key;
   if (Dirty) set[2 * ways + i] = write ? want : 0;
   set[ways + i] = want;
@@ -352,24 +355,25 @@ template <bool Dirty, bool Common>
   const std::uint32_t n = std::min(lines, g_.block_lines - first);
   const std::uint32_t want = (n >= 32 ? ~0u : (1u << n) - 1) << first;
   const auto [s, set, key] = where(rec_, line >> g_.block_shift, addr);
-  // The record's keys, masks and head lie on several host cache lines, read
+  // The record's keys, masks and order lie on several host cache lines, read
   // one after another below: ask for all of them at once.
   prefetch_record(reinterpret_cast<const char*>(set), 64);
   std::uint32_t* valid = set + ways;
   std::uint32_t* dirty = set + 2 * ways;
-  std::uint32_t& head = set[3 * ways];
   Run r;
   std::uint32_t i = find(set, key);
   if (i == ways) {  // block absent: the least-recent way goes
     i = take_lru<true>(set, s, r);
     set[i] = key;
-    valid[i] = 0;
-    dirty[i] = 0;
+    valid[i] = want;
+    dirty[i] = write ? want : 0;
+    r.missed = want >> first;
+    return r;  // (already the most recent)
   }
   r.missed = (want & ~valid[i]) >> first;
   valid[i] |= want;
   if (write) dirty[i] |= want;
-  if (i != head) to_front(set, ways, i, i > head ? i - head : i + ways - head);
+  g_.order.touch(set + 3 * ways, i);
   return r;
 }
 

@@ -21,6 +21,7 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats,
   channel_bw_ = units::Bandwidth{spec.bandwidth.bytes_per_s / map_.channels};
   channels_.resize(map_.channels);
   chunk_ticks_ = transfer_ticks(map_.interleave, channel_bw_);
+  for (std::uint64_t b = 0; b < map_.interleave; b += kPartGrain) part_ticks_.push_back(transfer_ticks(b, channel_bw_));
   for (std::size_t i = 0; i < channels_.size(); ++i) {
     auto& c = channels_[i];
     c.banks.assign(map_.banks, Bank{});
@@ -65,21 +66,29 @@ Tick Hbm::serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t
   }
   if (write != ch.last_write) start += t.turnaround;
   ch.last_write = write;
-  ch.bus.free_at = start + (bytes == t.interleave ? t.chunk_ticks : transfer_ticks(bytes, t.channel_bw));
+  ch.bus.free_at = start + t.transfer(bytes);
   bank.free = ch.bus.free_at;
   ch.bytes += bytes;
   return ch.bus.free_at;
 }
 
+Hbm::ChunkTiming Hbm::timing() const {
+  return {ticks(spec_.row_miss_penalty),
+          ticks(spec_.refresh_time),
+          ticks(spec_.refresh_interval),
+          ticks(spec_.turnaround),
+          map_.interleave,
+          chunk_ticks_,
+          channel_bw_,
+          part_ticks_.data(),
+          part_ticks_.size()};
+}
+
 template <bool Pow2>
-Tick Hbm::serve_rows(const MemAccess& a, Tick arrive, Tick& wait) {
-  // Locals: the chunks' stores (channel and bank state) could alias this
-  // object's fields as far as the compiler knows, which would then be
-  // reloaded for every chunk.
-  const HbmAddressMap map = map_;
-  const ChunkTiming t{ticks(spec_.row_miss_penalty), ticks(spec_.refresh_time), ticks(spec_.refresh_interval),
-                      ticks(spec_.turnaround),       map_.interleave,          chunk_ticks_,
-                      channel_bw_};
+Tick Hbm::serve_rows(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& a, Tick arrive, Tick& wait) {
+  // (`map` and `t` are the caller's locals: the chunks' stores (channel and
+  // bank state) could alias this object's fields as far as the compiler
+  // knows, which would then be reloaded for every chunk.)
   Channel* const channels = channels_.data();
   Tick done = arrive, longest = 0;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
@@ -98,7 +107,13 @@ Tick Hbm::serve_rows(const MemAccess& a, Tick arrive, Tick& wait) {
 }
 
 Tick Hbm::serve(const MemAccess& a, Tick arrive) {
-  const Tick done = map_.pow2() ? serve_rows<true>(a, arrive, last_wait_) : serve_rows<false>(a, arrive, last_wait_);
+  const HbmAddressMap map = map_;
+  const ChunkTiming t = timing();
+  return serve_with(map, t, a, arrive, last_wait_);
+}
+
+Tick Hbm::serve_with(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& a, Tick arrive, Tick& wait) {
+  const Tick done = map.pow2() ? serve_rows<true>(map, t, a, arrive, wait) : serve_rows<false>(map, t, a, arrive, wait);
   if (a.write) {
     ++writes_;
     write_bytes_ += a.bytes();
@@ -117,11 +132,15 @@ void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay)
   auto* ext = p.get_extension<MemAccessExt>();
   const Tick now = time_.now();
   const Tick arrive = now + delay.value();
-  // A batch's runs one by one, as if each came on its own (run_batch.h).
+  // A batch's runs one by one, as if each came on its own (run_batch.h),
+  // with the map and timing set up once.
+  const HbmAddressMap map = map_;
+  const ChunkTiming t = timing();
   Tick done = 0, wait = 0;
   for_each_in_batch(ext->access, [&](const MemAccess& a) {
-    done = std::max(done, serve(a, arrive));
-    wait = std::max(wait, last_wait_);
+    Tick w = 0;
+    done = std::max(done, serve_with(map, t, a, arrive, w));
+    wait = std::max(wait, w);
   });
   // A lone request opens its row and waits the access latency.
   ext->unloaded = ticks(spec_.latency) + ticks(spec_.row_miss_penalty);

@@ -143,15 +143,32 @@ class Hbm : public sc_core::sc_module {
     std::uint64_t interleave = 0;
     Tick chunk_ticks = 0;  // one full interleave chunk (the common case)
     units::Bandwidth channel_bw{};
+    // transfer_ticks(bytes, channel_bw) of part of a chunk, for bytes a
+    // multiple of kPartGrain: part_ticks[bytes / kPartGrain] (a gathered
+    // row's pieces; the same values, without a 128-bit division each).
+    const Tick* part_ticks = nullptr;
+    std::uint64_t part_count = 0;
+    Tick transfer(std::uint64_t bytes) const {
+      if (bytes == interleave) return chunk_ticks;
+      if (bytes % kPartGrain == 0 && bytes / kPartGrain < part_count) return part_ticks[bytes / kPartGrain];
+      return transfer_ticks(bytes, channel_bw);
+    }
   };
+  static constexpr std::uint64_t kPartGrain = 32;
+  ChunkTiming timing() const;
   // Serves `bytes` of one interleave chunk at `at` on channel `ch`; returns
   // when they are moved, and keeps the longest queueing wait in `wait`.
   static Tick serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t bytes, bool write,
                           Tick arrive, const ChunkTiming& t, Tick& wait);
   Tick last_wait_ = 0;  // longest queueing wait of the access being served (serve())
-  // serve()'s walk over the access's chunks (Pow2: map_.pow2()); the longest wait in `wait`.
+  // serve()'s walk over the access's chunks (Pow2: map_.pow2()) with the
+  // map and timing `map` and `t` (this object's, copied by the caller); the
+  // longest wait in `wait`.
   template <bool Pow2>
-  Tick serve_rows(const MemAccess& a, Tick arrive, Tick& wait);
+  Tick serve_rows(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& a, Tick arrive, Tick& wait);
+  // serve() of single access `a` with the map and timing given; the stats
+  // and trace as serve() keeps them. (A batch's runs, one set-up for all.)
+  Tick serve_with(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& a, Tick arrive, Tick& wait);
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
   const SimClock& time_;
@@ -159,6 +176,7 @@ class Hbm : public sc_core::sc_module {
   HbmAddressMap map_;
   units::Bandwidth channel_bw_;
   Tick chunk_ticks_ = 0;  // one full interleave chunk (the common case)
+  std::vector<Tick> part_ticks_;  // ChunkTiming::part_ticks
   std::vector<Channel> channels_;
   std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0;
   TraceWriter* trace_ = nullptr;  // null when tracing is off

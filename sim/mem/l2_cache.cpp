@@ -99,6 +99,13 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   if (a.rows > 1) {
     for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
   }
+  // Whether the next whole block likely misses whole (the last lookup's
+  // block did): the whole-block loop below then starts with a streak, else
+  // block by block. Carried over rows and partial blocks: a gathered token
+  // row read again has one or two whole blocks, each a hit, and a streak
+  // started on each would stop at once and look the block up twice. Only a
+  // choice between two ways of the same lookups (miss_streak_reference).
+  bool streak = true;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     if (r + kAhead < a.rows) prefetch_row(r + kAhead);
     const std::uint64_t begin = a.row(r);
@@ -118,7 +125,6 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
         // (No look-ahead here: an L2's tag sets are few, 12.5 KiB on mi355x,
         // and stay in the host's caches; asking for them cost more than it saved.)
         const std::uint64_t stop = last & ~(block - 1);
-        bool streak = true;  // (the next block likely misses whole: the last one did)
         while (l < stop) {
           CacheTags::Run res;
           if (streak) {
@@ -138,7 +144,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
               }
               l += bytes;
             }
-            if (!st.stopped) break;
+            if (!st.stopped) break;  // (streak stays: the last block missed whole)
             res = st.next;  // the block it stopped at, looked up there
           } else {
             // After a block that did not miss whole (a tile read again: its
@@ -179,6 +185,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
       const CacheTags::Run res = tags.access(l, n, a.write);
       count_run(l >> ls, n, lines_per_channel_, every_lines);
       const auto missed = CacheTags::count(res.missed);
+      streak = missed == n;
       looked_up += n;  // (the stats are added after the loop: kept in registers)
       missed_lines += missed;
       if (fetch) {

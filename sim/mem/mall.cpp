@@ -53,10 +53,10 @@ void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
   delay = to_sc_time(answer.done - now);
 }
 
-std::uint64_t Mall::look_up(const MemAccess& a) {
+std::uint64_t Mall::look_up(const MemAccess& b, bool each_run) {
   const std::uint64_t line = tag_line_;
   const std::uint64_t chunk = std::max(map_.interleave, line);  // one channel, one slice
-  std::fill(lines_per_slice_.begin(), lines_per_slice_.end(), 0u);
+  // (lines_per_slice_ is all zero here: its readers zero what they read.)
   misses_v_.clear();
   std::uint64_t missed_lines = 0, looked_up = 0;
   // The walk over the access's runs of lines, with Pow2 = pow2_ (one check
@@ -75,135 +75,166 @@ std::uint64_t Mall::look_up(const MemAccess& a) {
   const std::uint32_t block_lines = slices_.front().block_lines();
   const bool chunk_blocks = chunk == tags0.block_bytes();
   const std::uint32_t whole = block_lines >= 32 ? ~0u : (1u << block_lines) - 1;  // a chunk's lines
+  // Whether the next whole chunk likely misses whole (the last chunk looked
+  // up did, in this access or the one before): the whole-chunk loop then
+  // starts with a streak, else chunk by chunk (a streak started on a chunk
+  // that hits stops at once and looks it up twice: a batch's runs are often
+  // a gathered token row's pieces, each with one whole chunk). Only a choice
+  // between two ways of the same lookups (chunk_streak_reference).
+  bool streak = streak_hint_;
+  std::uint64_t used = 0;  // the slices whose count it adds to (bit slice % 64)
   const auto walk = [&](auto pow2) __attribute__((always_inline)) {
     constexpr bool Pow2 = decltype(pow2)::value;
-    // Decoded chunk `chunk_addr` (its first byte), through the table.
-    const auto decode = [&](std::uint64_t chunk_addr) __attribute__((always_inline)) -> const Decoded& {
-      Decoded& d = decoded[chunk_div.div_as<Pow2>(chunk_addr) & (kDecoded - 1)];
-      if (d.chunk != chunk_addr) {
-        const auto [channel, local] = map.channel_and_group_local<Pow2>(chunk_addr, per_stack);
-        d = {chunk_addr, static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel)), local};
+    // One access (a run of a batch, or an access that is none).
+    const auto one = [&](const MemAccess& a) __attribute__((always_inline)) {
+      // Decoded chunk `chunk_addr` (its first byte), through the table.
+      const auto decode = [&](std::uint64_t chunk_addr) __attribute__((always_inline)) -> const Decoded& {
+        Decoded& d = decoded[chunk_div.div_as<Pow2>(chunk_addr) & (kDecoded - 1)];
+        if (d.chunk != chunk_addr) {
+          const auto [channel, local] = map.channel_and_group_local<Pow2>(chunk_addr, per_stack);
+          d = {chunk_addr, static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel)), local};
+        }
+        return d;
+      };
+      // The tag sets of the chunk kAhead chunks on in this row, and of the first
+      // kAhead chunks of the row kAhead rows on, are asked for while this chunk
+      // is looked up, so that their host cache misses overlap.
+      constexpr std::uint32_t kAhead = 4;
+      // (Lambdas GCC would find pure and drop: see CacheTags::Walker::prefetch.)
+      // `addr`: a chunk's first byte.
+      const auto prefetch_at = [&](std::uint64_t addr) __attribute__((always_inline)) {
+        const Decoded& d = decode(addr);
+        tags0.with_records(records[d.slice]).prefetch(d.local);
+      };
+      const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
+        const std::uint64_t begin = a.row(r);
+        const std::uint64_t first = begin - chunk_div.mod_as<Pow2>(begin);
+        const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * chunk);
+        for (std::uint64_t c = first; c < end; c += chunk) prefetch_at(c);
+      };
+      // (A single row's first chunks would be asked for just before their
+      // lookups: only rows further on gain, and the whole-chunk loop asks for
+      // its own.)
+      if (!a.write && a.rows > 1) {
+        for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
       }
-      return d;
-    };
-    // The tag sets of the chunk kAhead chunks on in this row, and of the first
-    // kAhead chunks of the row kAhead rows on, are asked for while this chunk
-    // is looked up, so that their host cache misses overlap.
-    constexpr std::uint32_t kAhead = 4;
-    // (Lambdas GCC would find pure and drop: see CacheTags::Walker::prefetch.)
-    // `addr`: a chunk's first byte.
-    const auto prefetch_at = [&](std::uint64_t addr) __attribute__((always_inline)) {
-      const Decoded& d = decode(addr);
-      tags0.with_records(records[d.slice]).prefetch(d.local);
-    };
-    const auto prefetch_row = [&](std::uint32_t r) __attribute__((always_inline)) {
-      const std::uint64_t begin = a.row(r);
-      const std::uint64_t first = begin - chunk_div.mod_as<Pow2>(begin);
-      const std::uint64_t end = std::min(begin + a.row_bytes, first + kAhead * chunk);
-      for (std::uint64_t c = first; c < end; c += chunk) prefetch_at(c);
-    };
-    // (A single row's first chunks would be asked for just before their
-    // lookups: only rows further on gain, and the whole-chunk loop asks for
-    // its own.)
-    if (!a.write && a.rows > 1) {
-      for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
-    }
-    for (std::uint32_t r = 0; r < a.rows; ++r) {
-      if (!a.write && r + kAhead < a.rows) prefetch_row(r + kAhead);
-      const std::uint64_t begin = a.row(r);
-      const std::uint64_t end = begin + a.row_bytes;
-      const std::uint64_t last = (end + line - 1) & ~(line - 1);
-      // Runs of lines inside one interleave chunk (one slice) and one tag block.
-      for (std::uint64_t l = begin & ~(line - 1); l < last;) {
-        if (chunk_blocks && !a.write && chunk_div.mod_as<Pow2>(l) == 0 && last - l >= chunk) {
-          // Whole chunks, each one tag block (a weight row streamed in a K
-          // group): the same steps as below for a run of a whole block.
-          // (No look-ahead: asking for each chunk's set kAhead chunks ahead
-          // cost 3.6% of a 64-token layer's instructions and saved no time
-          // measurably on the development machine, 2026-11-30.)
-          std::uint64_t count = chunk_div.div_as<Pow2>(last - l);
-          // Missed whole chunks, one by one or many at once, extend the
-          // misses' last run, kept out of misses_v_ while it grows.
-          RunAppender runs(misses_v_);
-          const auto missed_whole = [&](std::uint64_t bytes) __attribute__((always_inline)) { runs.add(l, bytes); };
-          bool streak = true;  // (the next chunk likely misses whole: the last one did)
-          while (count > 0) {
-            CacheTags::Run res;
-            std::uint32_t slice = 0;
-            if (streak) {
-              // The chunks that miss whole (a stream's), in a tight loop of
-              // their own: they add up as they would one by one.
-              const ChunkStreak st = chunk_streak<Pow2>(map, per_stack, tags0, records, l, count);
-              if (st.missed_whole > 0) {
-                const std::uint64_t bytes = st.missed_whole * chunk;
-                looked_up += st.missed_whole * block_lines;
-                missed_lines += st.missed_whole * block_lines;
-                missed_whole(bytes);
-                l += bytes;
-                count -= st.missed_whole;
+      for (std::uint32_t r = 0; r < a.rows; ++r) {
+        if (!a.write && r + kAhead < a.rows) prefetch_row(r + kAhead);
+        const std::uint64_t begin = a.row(r);
+        const std::uint64_t end = begin + a.row_bytes;
+        const std::uint64_t last = (end + line - 1) & ~(line - 1);
+        // Runs of lines inside one interleave chunk (one slice) and one tag block.
+        for (std::uint64_t l = begin & ~(line - 1); l < last;) {
+          if (chunk_blocks && !a.write && chunk_div.mod_as<Pow2>(l) == 0 && last - l >= chunk) {
+            // Whole chunks, each one tag block (a weight row streamed in a K
+            // group): the same steps as below for a run of a whole block.
+            // (No look-ahead: asking for each chunk's set kAhead chunks ahead
+            // cost 3.6% of a 64-token layer's instructions and saved no time
+            // measurably on the development machine, 2026-11-30.)
+            std::uint64_t count = chunk_div.div_as<Pow2>(last - l);
+            // Missed whole chunks, one by one or many at once, extend the
+            // misses' last run, kept out of misses_v_ while it grows.
+            RunAppender runs(misses_v_);
+            const auto missed_whole = [&](std::uint64_t bytes) __attribute__((always_inline)) { runs.add(l, bytes); };
+            while (count > 0) {
+              CacheTags::Run res;
+              std::uint32_t slice = 0;
+              if (streak) {
+                // The chunks that miss whole (a stream's), in a tight loop of
+                // their own: they add up as they would one by one.
+                const ChunkStreak st = chunk_streak<Pow2>(map, per_stack, tags0, records, l, count);
+                if (st.missed_whole > 0) {
+                  const std::uint64_t bytes = st.missed_whole * chunk;
+                  looked_up += st.missed_whole * block_lines;
+                  missed_lines += st.missed_whole * block_lines;
+                  missed_whole(bytes);
+                  l += bytes;
+                  count -= st.missed_whole;
+                }
+                if (!st.stopped) break;  // (streak stays: the last chunk missed whole)
+                res = st.next;  // the chunk it stopped at (hit, or missed in part), looked up there
+                slice = st.slice;
+              } else {
+                // After a chunk that did not miss whole, chunk by chunk: a
+                // streak would stop at once and look the chunk up twice.
+                const auto [channel, local] = map.channel_and_group_local<Pow2>(l, per_stack);
+                slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+                res = tags0.read_block_never_written(records[slice], local);
               }
-              if (!st.stopped) break;
-              res = st.next;  // the chunk it stopped at (hit, or missed in part), looked up there
-              slice = st.slice;
-            } else {
-              // After a chunk that did not miss whole, chunk by chunk: a
-              // streak would stop at once and look the chunk up twice.
-              const auto [channel, local] = map.channel_and_group_local<Pow2>(l, per_stack);
-              slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
-              res = tags0.read_block_never_written(records[slice], local);
+              streak = res.missed == whole;
+              looked_up += block_lines;
+              if (streak) {
+                missed_lines += block_lines;
+                missed_whole(chunk);
+              } else {
+                runs.flush();
+                const auto missed = CacheTags::count(res.missed);
+                missed_lines += missed;
+                per_slice[slice] += block_lines - missed;
+                used |= std::uint64_t{1} << (slice & 63);
+                for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
+                  append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
+                });
+              }
+              l += chunk;
+              --count;
             }
-            streak = res.missed == whole;
-            looked_up += block_lines;
-            if (streak) {
-              missed_lines += block_lines;
-              missed_whole(chunk);
-            } else {
-              runs.flush();
-              const auto missed = CacheTags::count(res.missed);
-              missed_lines += missed;
-              per_slice[slice] += block_lines - missed;
-              for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
-                append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
-              });
-            }
-            l += chunk;
-            --count;
+            runs.flush();
+            continue;
           }
-          runs.flush();
-          continue;
-        }
-        const std::uint64_t in_chunk = chunk_div.mod_as<Pow2>(l);
-        std::uint64_t n = line_div.div_as<Pow2>(std::min(chunk - in_chunk, last - l));
-        if (!a.write && l - in_chunk + kAhead * chunk < last) prefetch_at(l - in_chunk + kAhead * chunk);
-        // The chunk's decode, moved to `l` (the address inside the slice runs on
-        // with the address inside an interleave block, and where the chunk is
-        // a tag line larger than the block, l is the chunk's start).
-        const Decoded& d = decode(l - in_chunk);
-        const std::uint32_t slice = d.slice;
-        const std::uint64_t local = d.local + in_chunk;
-        if (a.write) {  // write-through, no allocate: the data goes on to HBM
-          per_slice[slice] += static_cast<std::uint32_t>(n);
+          const std::uint64_t in_chunk = chunk_div.mod_as<Pow2>(l);
+          std::uint64_t n = line_div.div_as<Pow2>(std::min(chunk - in_chunk, last - l));
+          if (!a.write && l - in_chunk + kAhead * chunk < last) prefetch_at(l - in_chunk + kAhead * chunk);
+          // The chunk's decode, moved to `l` (the address inside the slice runs on
+          // with the address inside an interleave block, and where the chunk is
+          // a tag line larger than the block, l is the chunk's start).
+          const Decoded& d = decode(l - in_chunk);
+          const std::uint32_t slice = d.slice;
+          const std::uint64_t local = d.local + in_chunk;
+          if (a.write) {  // write-through, no allocate: the data goes on to HBM
+            per_slice[slice] += static_cast<std::uint32_t>(n);
+            used |= std::uint64_t{1} << (slice & 63);
+            l += n * line;
+            continue;
+          }
+          // Tags are keyed by the line's address inside its slice (the slice's
+          // channels' blocks packed densely), so a slice's sets all get used.
+          CacheTags::Walker tags = tags0.with_records(records[slice]);
+          n = std::min<std::uint64_t>(n, tags.lines_to_block_end(local));
+          const CacheTags::Run res = tags.access(local, static_cast<std::uint32_t>(n), false);  // never dirty
+          const auto missed = CacheTags::count(res.missed);
+          streak = missed == n;
+          looked_up += n;  // (the stats are added after the walk: kept in registers)
+          missed_lines += missed;
+          per_slice[slice] += static_cast<std::uint32_t>(n - missed);
+          used |= std::uint64_t{1} << (slice & 63);
+          for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
+            append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
+          });
           l += n * line;
-          continue;
         }
-        // Tags are keyed by the line's address inside its slice (the slice's
-        // channels' blocks packed densely), so a slice's sets all get used.
-        CacheTags::Walker tags = tags0.with_records(records[slice]);
-        n = std::min<std::uint64_t>(n, tags.lines_to_block_end(local));
-        const CacheTags::Run res = tags.access(local, static_cast<std::uint32_t>(n), false);  // never dirty
-        const auto missed = CacheTags::count(res.missed);
-        looked_up += n;  // (the stats are added after the walk: kept in registers)
-        missed_lines += missed;
-        per_slice[slice] += static_cast<std::uint32_t>(n - missed);
-        for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
-          append_run(misses_v_, l + first * line, std::uint64_t{len} * line);
-        });
-        l += n * line;
       }
+    };
+    if (!each_run) {
+      one(b);
+      return;
     }
+    // A batch's runs in turn, each handed to batch_run with its own misses
+    // (misses_v_), counts (lines_per_slice_, used_slices_) and missed lines,
+    // as look_up of each run on its own would leave them.
+    for_each_in_batch(b, [&](const MemAccess& a) {
+      misses_v_.clear();
+      used = 0;
+      const std::uint64_t before = missed_lines;
+      one(a);
+      used_slices_ = used;
+      batch_run(a, missed_lines - before);
+    });
   };
   if (pow2_) walk(std::true_type{});
   else walk(std::false_type{});
+  streak_hint_ = streak;
+  used_slices_ = used;
   hits_ += looked_up - missed_lines;
   misses_ += missed_lines;
   return missed_lines;
@@ -217,6 +248,7 @@ void Mall::serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& ans
   for (std::size_t sl = 0; sl < slice_bus_.size(); ++sl) {
     if (lines_per_slice_[sl] == 0) continue;
     const Tick dur = transfer_ticks(line * lines_per_slice_[sl], slice_bw_);
+    lines_per_slice_[sl] = 0;  // (zero again for the next look_up)
     const Tick end = slice_bus_[sl].reserve(arrive, dur);
     done = std::max(done, end + ticks(spec_.hit_latency));
     unloaded = ticks(spec_.hit_latency);

@@ -45,13 +45,13 @@ std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
   return a * b;
 }
 
-// A CacheTags array: sets of 32-line blocks, one record of 3 x ways + 1
-// 32-bit words per set (sim/mem/cache_tags.h).
+// A CacheTags array: sets of 32-line blocks, one record of 3 x ways 32-bit
+// words and the recency order's per set (sim/mem/cache_tags.h, lru_order.h).
 std::uint64_t tag_bytes(std::uint64_t size, std::uint64_t line, std::uint32_t ways, std::uint32_t block_lines) {
   if (line == 0 || ways == 0) return 0;
   const std::uint64_t lines_per_way = size / (line * ways);
   const std::uint64_t sets = std::max<std::uint64_t>(1, lines_per_way / block_lines);
-  return sat_mul(sets, (3ull * ways + 1) * 4);
+  return sat_mul(sets, (3ull * ways + LruOrder(ways).words()) * 4);
 }
 
 std::string gib(std::uint64_t b) {

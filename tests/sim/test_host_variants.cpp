@@ -33,9 +33,9 @@ std::vector<bool> bmi2_run() {
 }
 
 // The records of a tag array (sets x (3 x ways + 1) words), for comparing two.
-std::vector<std::uint32_t> records_of(CacheTags& t, std::uint32_t ways) {
+std::vector<std::uint32_t> records_of(CacheTags& t, std::uint32_t /*ways*/) {
   const std::uint32_t* r = t.walker().records();
-  return std::vector<std::uint32_t>(r, r + t.sets() * (3 * ways + 1));
+  return std::vector<std::uint32_t>(r, r + t.sets() * t.record_words());
 }
 
 }  // namespace
