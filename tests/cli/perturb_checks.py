@@ -108,6 +108,9 @@ KEY_PROBES = {
     "power.reference_utilisation": {"probe": "gemm_h200"},
     "power.narrow_matrix_activity": {"probe": "gemm_h200_fp8"},
     "tdm.routing_latency": {"probe": "tdm", "values": ["20us"]},
+    # The decode probe's layer gives the same result with 2-8 us slots (docs/studies "slot
+    # models": the slot length binds from 16 us), so a long slot is what shows it
+    "tdm.slot_length": {"probe": "tdm", "values": ["20us"]},
     "tdm.slots": {"probe": "tdm", "with": {"tdm.slot_length": "50us"}, "values": [1, 16]},
     "tdm.movers_per_cu": {"probe": "tdm_dsv3", "with": {"tdm.mover_bytes_per_clock": 1}},
     "tdm.queue_depth": {"probe": "tdm_dsv3", "values": [1]},
