@@ -69,6 +69,7 @@ void load_any(const Loader& loader, const fs::path& f) {
     case SpecKind::scenario: loader.resolve_scenario(f); break;
     case SpecKind::sweep: loader.resolve_sweep(f); break;
     case SpecKind::kernel_profile: loader.kernel_profile(f); break;
+    case SpecKind::tenants: loader.resolve_tenants(f); break;
   }
 }
 
