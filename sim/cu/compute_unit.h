@@ -132,12 +132,22 @@ class ComputeUnit : public sc_core::sc_module {
     bool started = false;     // prologue and first loads issued
     bool awaiting = false;    // finished; claims its next workgroup at `time`
     bool epilogue_done = false;  // its vector work charged; the stores are next
-    // The matrix cost of the slot's loop `cost_loop` (of its own program, so
-    // the pointer stays valid while the workgroup runs): looked up once.
-    const isa::Loop* cost_loop = nullptr;
-    std::uint32_t cost_used = 0;
-    Tick cost_dur = 0;
+    // The loop running the slot's next iterations (of its own program, so
+    // the pointer stays valid while the workgroup runs) up to global
+    // iteration `loop_end`, and what each of its iterations costs on the
+    // unit's pipes: looked up once per loop (enter_loop), each duration the
+    // same expression on the same values as per iteration before.
+    const isa::Loop* loop = nullptr;
+    std::uint32_t loop_end = 0;
+    std::uint32_t cost_used = 0;  // matrix pipes (m > 0)
+    Tick cost_dur = 0;            // on each of them
     Tick cost_lds = 0;  // the loop's LDS time per iteration (Lds::iteration_bytes)
+    Tick vector_dur = 0;    // vector_ops on the vector pipe (vector_work)
+    Tick vector_floor = 0;  // and their issue floor (0: none)
+    Tick valu_dur = 0;      // wave_issue's VALU instructions on the vector pipe
+    Tick wave_dur = 0;      // wave_issue's issue turns
+    Tick issue_dur = 0;     // issue_floor's
+    Tick tail = 0;          // wait_ps + the program's iteration_overhead_ps
     std::vector<Group> groups;
     std::vector<Iteration> iter;
     // (The rest is read once per K group or workgroup.)
@@ -164,9 +174,14 @@ class ComputeUnit : public sc_core::sc_module {
   // cases and why: compute_unit.cpp). The other steps run ahead.
   static bool global_step(const Slot& s);
   // Advances a slot by one step; returns true when its workgroup has finished.
+  // `horizon`: global time plus a quantum; `own_horizon`: the unit's clock
+  // plus a quantum (both fixed while resume() runs).
   // (Inlined into resume(), its one caller: two million calls a 64-token
   // layer pair, whose register saves cost more than the code it duplicates.)
-  [[gnu::always_inline]] inline bool step(Slot& s);
+  [[gnu::always_inline]] inline bool step(Slot& s, Tick horizon, Tick own_horizon);
+  // Slot s's iteration i (global over the program's loops) starts a loop:
+  // notes the loop, where it ends, and its iterations' fixed durations.
+  void enter_loop(Slot& s, std::uint32_t i);
   // Sends `a`; returns its completion. With `first`: when its first bytes
   // could be back (issue + queueing wait + unloaded round trip), and the
   // unloaded round trip alone in `*unloaded`.
@@ -182,7 +197,8 @@ class ComputeUnit : public sc_core::sc_module {
   // (These two run once per main-loop iteration, from step() only: inlined
   // there, where their calls' set-up cost as much as their work.)
   [[gnu::always_inline]] inline Tick operands_ready(Slot& s, std::uint32_t i) const;
-  [[gnu::always_inline]] inline Tick matrix(Slot& s, const isa::Loop& loop, std::uint32_t threads, Tick ready);
+  // (The loop's matrix pipes and duration: s.cost_used, s.cost_dur.)
+  [[gnu::always_inline]] inline Tick matrix(Slot& s, Tick ready);
   // The pipes a loop's matrix product uses and how long it takes on them.
   struct MatrixCost {
     bool valid = false;
@@ -204,14 +220,6 @@ class ComputeUnit : public sc_core::sc_module {
   // kernels.warp_issue_cycles set, also no sooner than each of its warps has
   // issued its share one instruction per warp_issue_cycles.
   Tick vector_work(Tick at, double lane_ops, std::uint32_t threads = 0);
-  // When a warp that starts at `at` has issued `instructions`, one every
-  // kernels.warp_issue_cycles (`at` when either is 0): Loop::issue_instructions.
-  Tick issue_floor(Tick at, std::uint32_t instructions) const;
-  // When the waves of a workgroup of `threads` that start an iteration of a
-  // CDNA main loop at `at` have issued its instructions (Loop::wave_issue):
-  // one per wavefront per issue turn, and its VALU instructions on the vector
-  // pipe (shared with the other workgroups' vector work).
-  Tick wave_issue(Tick at, const isa::Loop::WaveIssue& w, std::uint32_t threads);
   // Cycles between a warp's instructions for the running kernel
   // (kernels.warp_issue_cycles + warp_issue_cycles_per_warp x its warps per
   // scheduler; 0 when warp_issue_cycles is 0), set by begin_kernel.
