@@ -138,8 +138,7 @@ void ComputeUnit::begin_kernel() {
                               machine_.kernels.warp_issue_cycles_per_warp * per_scheduler
                         : 0.0;
   }
-  // The slots' times, kNotBusy when idle: the scan for the next slot reads
-  // one small array instead of every slot's record.
+  // The slots' times, kNotBusy when idle, then in the order they run (order_).
   std::vector<Tick>& times = slot_time_;
   times.assign(slots_.size(), kNotBusy);
   const Tick start = dispatcher_.kernel_start();
@@ -150,11 +149,12 @@ void ComputeUnit::begin_kernel() {
     if (!take_next(slots_[i], start)) break;
     times[i] = slots_[i].time;
   }
+  order_.reset(times);
 }
 
-void ComputeUnit::claim(std::size_t n) {
+Tick ComputeUnit::claim(std::size_t n) {
   Slot& slot = slots_[n];
-  slot_time_[n] = take_next(slot, slot.time) ? slot.time : kNotBusy;
+  return take_next(slot, slot.time) ? slot.time : kNotBusy;
 }
 
 bool ComputeUnit::take_next(Slot& s, Tick free) {
@@ -171,46 +171,32 @@ bool ComputeUnit::take_next(Slot& s, Tick free) {
 
 Tick ComputeUnit::resume() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
-  Tick* const times = slot_time_.data();
-  const std::size_t count = slot_time_.size();
   // Global time is the same until resume() returns (only the scheduler moves it).
   const Tick now = time_.now();
   const Tick horizon = now + quantum_;
   // The unit's own clock for its local steps: global time, or the time it
   // would have waited until had it waited before each of them.
   local_now_ = now;
-  // The slot to step next, and the runner-up: the earliest of the others
-  // (kNotBusy and `count` when there is none).
-  std::size_t n = 0;
-  std::size_t n2 = count;
-  Tick second = kNotBusy;
-  bool scan = true;
   while (true) {
-    // The busy slot with the earliest time (the first of equals). Only the
-    // slot last run changes its time (a step, a claim): while it is still
-    // strictly before the runner-up (or equal and before it in order), it
-    // is the one, without a new scan.
-    if (scan || !(times[n] < second || (times[n] == second && n < n2))) {
-      n = 0;
-      Tick earliest = times[0];
-      n2 = count;
-      second = kNotBusy;
-      for (std::size_t i = 1; i < count; ++i) {
-        const Tick ti = times[i];
-        if (ti < earliest) {
-          second = earliest;
-          n2 = n;
-          earliest = ti;
-          n = i;
-        } else if (ti < second) {
-          second = ti;
-          n2 = i;
-        }
-      }
-      scan = false;
-    }
-    if (times[n] == kNotBusy) break;
+    // The busy slot with the earliest time (the first of equals): the first
+    // in order_, where each change of its time below moves it.
+    if (order_.first().time == kNotBusy) break;
+    const std::size_t n = order_.first().slot;
     Slot* next = &slots_[n];
+    if (next->looping) {
+      // A main-loop step (the common one): as below, with global_step's and
+      // step()'s cases for it.
+      if (next->time > horizon) {
+        if (issues_group(*next, next->next_iter)) {
+          note_hot(n);
+          return next->time;
+        }
+        if (next->time > local_now_ + quantum_) local_now_ = next->time;
+      }
+      loop_step(*next, horizon, local_now_ + quantum_);
+      order_.requeue_first(next->time);
+      continue;
+    }
     // A global step more than a quantum ahead of global time: wait until the
     // slot's time (shared resources then see requests in nearly chronological
     // order). A local step runs however far ahead the slot is: it touches
@@ -228,15 +214,16 @@ Tick ComputeUnit::resume() {
     }
     if (next->awaiting) {
       next->awaiting = false;
-      claim(n);
+      order_.requeue_first(claim(n));
       continue;
     }
-    const bool finished = step(*next, horizon, local_now_ + quantum_);
-    times[n] = next->time;
-    if (!finished) continue;
+    const bool finished = step(*next, horizon);
+    if (!finished) {
+      order_.requeue_first(next->time);
+      continue;
+    }
     // The workgroup finished: record it and refill the slot.
     next->busy = false;
-    times[n] = kNotBusy;
     ++workgroups_;
     dispatcher_.workgroup_done(next->wg, next->start, next->time);  // a run-time scheduler's feedback
     last_end_ = std::max(last_end_, next->time);
@@ -259,10 +246,10 @@ Tick ComputeUnit::resume() {
     // at the kernel's end while this one works through extra workgroups).
     if (next->time > horizon) {
       next->awaiting = true;
-      times[n] = next->time;
+      order_.requeue_first(next->time);
       continue;
     }
-    claim(n);
+    order_.requeue_first(claim(n));
   }
   busy_ps_ += last_end_ > busy_from_ ? last_end_ - busy_from_ : 0;
   // Every slot idles from its last workgroup's end (a slot never used: from
@@ -287,10 +274,10 @@ void ComputeUnit::note_hot(std::size_t n) {
   if (hot_ == nullptr) return;
   Hot& h = *hot_;
   std::uint32_t k = 0;
-  // The unit's fields that resume() and step() read first, and its slots' times.
+  // The unit's fields that resume() and step() read first, and its slots' order.
   h.at[k++] = &dispatcher_;
   h.at[k++] = &slots_;
-  h.at[k++] = slot_time_.data();
+  h.at[k++] = order_.data();
   // The slot's record, its K group in use, its iterations.
   const Slot& s = slots_[n];
   const char* rec = reinterpret_cast<const char*>(&s);
@@ -450,6 +437,9 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   s.wg = wg;
   s.program = dispatcher_.kernel().program(wg);
   s.iterations = s.program.iterations();
+  s.depth = std::max(1u, s.program.pipeline_depth);
+  s.step_iters = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
+  s.issue_from = first_issuing(s);
   s.start = at;
   s.time = at;
   s.prologue_done = at;
@@ -597,6 +587,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
   group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded, gather_done > rest_done};
   s.issued += g;
+  s.issue_from = first_issuing(s);
 }
 
 void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
@@ -607,7 +598,7 @@ void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
 }
 
 inline Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
-  const std::uint32_t depth = std::max(1u, s.program.pipeline_depth);
+  const std::uint32_t depth = s.depth;
   while (i >= s.groups[s.group_next & s.group_mask].first + s.groups[s.group_next & s.group_mask].g) {
     ++s.group_next;
   }
@@ -659,6 +650,7 @@ void ComputeUnit::enter_loop(Slot& s, std::uint32_t i) {
     const MatrixCost& c = matrix_cost(*loop, threads);
     s.cost_used = c.used;
     s.cost_dur = c.dur;
+    s.cost_busy = c.dur * c.used;
     s.cost_lds = lds_.transfer(Lds::iteration_bytes(*loop), clock_);
   }
   // Its vector work (vector_work's durations for these lane operations).
@@ -744,14 +736,21 @@ inline Tick ComputeUnit::matrix(Slot& s, Tick ready) {
   const std::uint32_t used = s.cost_used;
   const Tick dur = s.cost_dur;
   Tick start = ready;
-  if (used == 4 && matrix_pipes_.size() == 4) {  // the same, written out for the common four SIMDs
-    BusyUntil* const q = matrix_pipes_.data();
-    start = std::max({start, q[0].free_at, q[1].free_at, q[2].free_at, q[3].free_at});
-    q[0].free_at = q[1].free_at = q[2].free_at = q[3].free_at = start + dur;
-  } else if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
-    for (const auto& pipe : matrix_pipes_) start = std::max(start, pipe.free_at);
-    for (auto& pipe : matrix_pipes_) pipe.free_at = start + dur;
+  BusyUntil* const q = matrix_pipes_.data();
+  if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
+    if (pipes_even_) {
+      start = std::max(start, q[0].free_at);
+    } else {
+      for (const auto& pipe : matrix_pipes_) start = std::max(start, pipe.free_at);
+    }
+    // All of them free at once now (pipes_even_: the first's time stands for all).
+    q[0].free_at = start + dur;
+    pipes_even_ = true;
   } else {
+    if (pipes_even_) {
+      for (auto& pipe : matrix_pipes_) pipe.free_at = q[0].free_at;
+      pipes_even_ = false;
+    }
     // The `used` pipes free first (pipes free at the same time are
     // interchangeable, so how ties fall does not matter).
     auto& pipes = pipe_order_;  // scratch: no allocation per matrix step
@@ -761,7 +760,7 @@ inline Tick ComputeUnit::matrix(Slot& s, Tick ready) {
     for (std::uint32_t i = 0; i < used; ++i) start = std::max(start, pipes[i]->free_at);
     for (std::uint32_t i = 0; i < used; ++i) pipes[i]->free_at = start + dur;
   }
-  matrix_busy_ps_ += dur * used;
+  matrix_busy_ps_ += s.cost_busy;
   return start + dur;
 }
 
@@ -788,9 +787,77 @@ bool ComputeUnit::global_step(const Slot& s) {
   return true;
 }
 
-inline bool ComputeUnit::step(Slot& s, Tick horizon, Tick own_horizon) {
+inline void ComputeUnit::loop_step(Slot& s, Tick horizon, Tick own_horizon) {
+  const std::uint32_t depth = s.depth;
+  const std::uint32_t end = std::min(s.iterations, s.next_iter + s.step_iters);
+  // The step also ends once the slot's time runs a quantum ahead of the
+  // unit's clock (resume(): own_horizon): a loop of many iterations would
+  // otherwise run `step_iters` of them, several microseconds, past the unit's
+  // other slots, which then queue after its pipe reservations; and before
+  // an iteration that issues a K group once the slot is a quantum ahead of
+  // global time (`horizon`): the group's loads reserve L2 channel time, and
+  // units behind in time must not queue after reservations made that far
+  // ahead (tests/sim/test_compute_unit.cpp). (step_iters: the iterations
+  // over kMaxStepsPerLoop, rounded up.)
+  // (The slot's time and iteration are kept in registers over the step,
+  // and its compute time counted once at the end: every iteration moves
+  // the time on, never back, so the sum is the difference.)
+  std::uint32_t i = s.next_iter;
+  Tick t = s.time;
+  const Tick from = t;
+  while (i < end) {
+    if (t > own_horizon || (t > horizon && issues_group(s, i))) break;
+    // (A step that waited for iteration i's operands came back at the time
+    // they are ready: nothing of the slot's changed since, so they still are.)
+    if (s.waited != i) {
+      const Tick operands = operands_ready(s, i);
+      const Tick ready = std::max(s.prologue_done, operands);
+      if (ready > t) {  // operands not here yet: come back when they are
+        // Token gather when the last of the K group's loads to complete is
+        // a gather of token rows (and the prologue is in), else memory.
+        const bool gather = operands > s.prologue_done && s.groups[s.group_next & s.group_mask].gather_bound;
+        account_[SlotCause::compute] += t - from;
+        account_[gather ? SlotCause::gather : SlotCause::memory] += ready - t;
+        s.time = ready;
+        s.next_iter = i;
+        s.waited = i;
+        return;
+      }
+    }
+    // The iteration's buffer is free once its math starts: the loads
+    // `depth` iterations ahead may go (with the rest of their K group).
+    s.iter[i & s.iter_mask].math_start = t;
+    advance(s, i + depth + 1, t);
+    if (i >= s.loop_end) enter_loop(s, i);
+    const isa::Loop& loop = *s.loop;
+    const Tick math = loop.m > 0 ? matrix(s, t) : t;
+    // Its tiles written into the LDS and its operands read out, beside the math.
+    const Tick lds = loop.m > 0 ? lds_.reserve(t, s.cost_lds) : t;
+    // Its vector work (after the math, or beside it), reserving the vector
+    // pipe; with an issue floor, no sooner than each of its warps has issued
+    // its share one instruction per warp_issue_cycles (vector_work).
+    const Tick vector_from = loop.vector_after_matrix ? math : t;
+    const Tick vector = loop.vector_ops > 0
+                            ? std::max(vector_pipe_.reserve(vector_from, s.vector_dur), vector_from + s.vector_floor)
+                            : vector_from;
+    // A CDNA loop's waves issuing its instructions, its VALU ones on the vector pipe.
+    Tick waves = t;
+    if (loop.wave_issue.instructions > 0) {
+      const Tick valu = loop.wave_issue.valu > 0 ? vector_pipe_.reserve(t, s.valu_dur) : t;
+      waves = std::max(valu, t + s.wave_dur);
+    }
+    t = std::max({math, lds, vector, t + s.issue_dur, waves}) + s.tail;
+    ++i;
+  }
+  account_[SlotCause::compute] += t - from;
+  s.time = t;
+  s.next_iter = i;
+  s.looping = i < s.iterations;
+}
+
+inline bool ComputeUnit::step(Slot& s, Tick horizon) {
   const auto& p = s.program;
-  const std::uint32_t depth = std::max(1u, p.pipeline_depth);
+  const std::uint32_t depth = s.depth;
   if (!s.started) {  // issue the prologue and the first `depth` iterations' loads
     s.started = true;
     for (const auto& r : p.prologue_loads) {
@@ -802,7 +869,10 @@ inline bool ComputeUnit::step(Slot& s, Tick horizon, Tick own_horizon) {
     s.groups.assign(std::bit_ceil(depth + 2), Slot::Group{});
     s.group_mask = static_cast<std::uint32_t>(s.groups.size()) - 1;
     advance(s, depth, s.time);
-    if (p.chase.empty()) return false;
+    if (p.chase.empty()) {
+      s.looping = s.iterations > 0;
+      return false;
+    }
   }
   if (!p.chase.empty()) {  // dependent loads: each waits for the previous
     const std::uint32_t end =
@@ -812,72 +882,7 @@ inline bool ComputeUnit::step(Slot& s, Tick horizon, Tick own_horizon) {
     }
     return s.next_iter >= p.chase.size();
   }
-  if (s.next_iter < s.iterations) {
-    const std::uint32_t group = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
-    const std::uint32_t end = std::min(s.iterations, s.next_iter + group);
-    // The step also ends once the slot's time runs a quantum ahead of the
-    // unit's clock (resume(): own_horizon): a loop of many iterations would
-    // otherwise run `group` of them, several microseconds, past the unit's
-    // other slots, which then queue after its pipe reservations; and before
-    // an iteration that issues a K group once the slot is a quantum ahead of
-    // global time (`horizon`): the group's loads reserve L2 channel time, and
-    // units behind in time must not queue after reservations made that far
-    // ahead (tests/sim/test_compute_unit.cpp).
-    // (The slot's time and iteration are kept in registers over the step,
-    // and its compute time counted once at the end: every iteration moves
-    // the time on, never back, so the sum is the difference.)
-    std::uint32_t i = s.next_iter;
-    Tick t = s.time;
-    const Tick from = t;
-    while (i < end) {
-      if (t > own_horizon || (t > horizon && issues_group(s, i))) break;
-      // (A step that waited for iteration i's operands came back at the time
-      // they are ready: nothing of the slot's changed since, so they still are.)
-      if (s.waited != i) {
-        const Tick operands = operands_ready(s, i);
-        const Tick ready = std::max(s.prologue_done, operands);
-        if (ready > t) {  // operands not here yet: come back when they are
-          // Token gather when the last of the K group's loads to complete is
-          // a gather of token rows (and the prologue is in), else memory.
-          const bool gather = operands > s.prologue_done && s.groups[s.group_next & s.group_mask].gather_bound;
-          account_[SlotCause::compute] += t - from;
-          account_[gather ? SlotCause::gather : SlotCause::memory] += ready - t;
-          s.time = ready;
-          s.next_iter = i;
-          s.waited = i;
-          return false;
-        }
-      }
-      // The iteration's buffer is free once its math starts: the loads
-      // `depth` iterations ahead may go (with the rest of their K group).
-      s.iter[i & s.iter_mask].math_start = t;
-      advance(s, i + depth + 1, t);
-      if (i >= s.loop_end) enter_loop(s, i);
-      const isa::Loop& loop = *s.loop;
-      const Tick math = loop.m > 0 ? matrix(s, t) : t;
-      // Its tiles written into the LDS and its operands read out, beside the math.
-      const Tick lds = loop.m > 0 ? lds_.reserve(t, s.cost_lds) : t;
-      // Its vector work (after the math, or beside it), reserving the vector
-      // pipe; with an issue floor, no sooner than each of its warps has issued
-      // its share one instruction per warp_issue_cycles (vector_work).
-      const Tick vector_from = loop.vector_after_matrix ? math : t;
-      const Tick vector = loop.vector_ops > 0
-                              ? std::max(vector_pipe_.reserve(vector_from, s.vector_dur), vector_from + s.vector_floor)
-                              : vector_from;
-      // A CDNA loop's waves issuing its instructions, its VALU ones on the vector pipe.
-      Tick waves = t;
-      if (loop.wave_issue.instructions > 0) {
-        const Tick valu = loop.wave_issue.valu > 0 ? vector_pipe_.reserve(t, s.valu_dur) : t;
-        waves = std::max(valu, t + s.wave_dur);
-      }
-      t = std::max({math, lds, vector, t + s.issue_dur, waves}) + s.tail;
-      ++i;
-    }
-    account_[SlotCause::compute] += t - from;
-    s.time = t;
-    s.next_iter = i;
-    return false;
-  }
+  // (The main loop's steps are loop_step's: resume() runs them, s.looping.)
   if (s.prologue_done > s.time) {
     move_to(s, s.prologue_done, SlotCause::memory);
     return false;
