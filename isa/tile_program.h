@@ -101,7 +101,7 @@ struct Loop {
   // Our AMD kernels' main loop on CDNA: what one wavefront issues per
   // iteration, counted in the disassembly of its code object
   // (descriptors/plan/amd_kernels.h). The CU charges it as CDNA issues it
-  // (sim/cu/compute_unit.cpp wave_issue; docs/moe-timing.md "CDNA main-loop
+  // (sim/cu/compute_unit.cpp enter_loop; docs/moe-timing.md "CDNA main-loop
   // issue"): a wavefront issues at most one instruction per issue turn of
   // its SIMD, and each VALU instruction holds the SIMD's 16 lanes for a
   // wave64's passes. 0 instructions: not charged.

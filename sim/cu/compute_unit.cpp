@@ -138,8 +138,7 @@ void ComputeUnit::begin_kernel() {
                               machine_.kernels.warp_issue_cycles_per_warp * per_scheduler
                         : 0.0;
   }
-  // The slots' times, kNotBusy when idle: the scan for the next slot reads
-  // one small array instead of every slot's record.
+  // The slots' times, kNotBusy when idle, then in the order they run (order_).
   std::vector<Tick>& times = slot_time_;
   times.assign(slots_.size(), kNotBusy);
   const Tick start = dispatcher_.kernel_start();
@@ -150,11 +149,12 @@ void ComputeUnit::begin_kernel() {
     if (!take_next(slots_[i], start)) break;
     times[i] = slots_[i].time;
   }
+  order_.reset(times);
 }
 
-void ComputeUnit::claim(std::size_t n) {
+Tick ComputeUnit::claim(std::size_t n) {
   Slot& slot = slots_[n];
-  slot_time_[n] = take_next(slot, slot.time) ? slot.time : kNotBusy;
+  return take_next(slot, slot.time) ? slot.time : kNotBusy;
 }
 
 bool ComputeUnit::take_next(Slot& s, Tick free) {
@@ -171,24 +171,32 @@ bool ComputeUnit::take_next(Slot& s, Tick free) {
 
 Tick ComputeUnit::resume() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
-  std::vector<Tick>& times = slot_time_;
+  // Global time is the same until resume() returns (only the scheduler moves it).
   const Tick now = time_.now();
+  const Tick horizon = now + quantum_;
   // The unit's own clock for its local steps: global time, or the time it
   // would have waited until had it waited before each of them.
   local_now_ = now;
   while (true) {
-    // The busy slot with the earliest time (the first of equals; the
-    // earliest so far kept in a register).
-    std::size_t n = 0;
-    Tick earliest = times[0];
-    for (std::size_t i = 1; i < times.size(); ++i) {
-      if (times[i] < earliest) {
-        earliest = times[i];
-        n = i;
-      }
-    }
-    if (earliest == kNotBusy) break;
+    // The busy slot with the earliest time (the first of equals): the first
+    // in order_, where each change of its time below moves it.
+    if (order_.first().time == kNotBusy) break;
+    const std::size_t n = order_.first().slot;
     Slot* next = &slots_[n];
+    if (next->looping) {
+      // A main-loop step (the common one): as below, with global_step's and
+      // step()'s cases for it.
+      if (next->time > horizon) {
+        if (issues_group(*next, next->next_iter)) {
+          note_hot(n);
+          return next->time;
+        }
+        if (next->time > local_now_ + quantum_) local_now_ = next->time;
+      }
+      loop_step(*next, horizon, local_now_ + quantum_);
+      order_.requeue_first(next->time);
+      continue;
+    }
     // A global step more than a quantum ahead of global time: wait until the
     // slot's time (shared resources then see requests in nearly chronological
     // order). A local step runs however far ahead the slot is: it touches
@@ -197,7 +205,7 @@ Tick ComputeUnit::resume() {
     // (as global time would have), and a step of several iterations stops a
     // quantum past that clock (step()), so one slot's iterations do not
     // reserve the unit's pipes far ahead of its other slots.
-    if (next->time > now + quantum_) {
+    if (next->time > horizon) {
       if (global_step(*next)) {
         note_hot(n);
         return next->time;
@@ -206,15 +214,16 @@ Tick ComputeUnit::resume() {
     }
     if (next->awaiting) {
       next->awaiting = false;
-      claim(n);
+      order_.requeue_first(claim(n));
       continue;
     }
-    const bool finished = step(*next);
-    times[n] = next->time;
-    if (!finished) continue;
+    const bool finished = step(*next, horizon);
+    if (!finished) {
+      order_.requeue_first(next->time);
+      continue;
+    }
     // The workgroup finished: record it and refill the slot.
     next->busy = false;
-    times[n] = kNotBusy;
     ++workgroups_;
     dispatcher_.workgroup_done(next->wg, next->start, next->time);  // a run-time scheduler's feedback
     last_end_ = std::max(last_end_, next->time);
@@ -235,12 +244,12 @@ Tick ComputeUnit::resume() {
     // epilogue, say) claims one only when global time gets there, not now,
     // ahead of units that free a slot sooner (which would leave them idle
     // at the kernel's end while this one works through extra workgroups).
-    if (next->time > now + quantum_) {
+    if (next->time > horizon) {
       next->awaiting = true;
-      times[n] = next->time;
+      order_.requeue_first(next->time);
       continue;
     }
-    claim(n);
+    order_.requeue_first(claim(n));
   }
   busy_ps_ += last_end_ > busy_from_ ? last_end_ - busy_from_ : 0;
   // Every slot idles from its last workgroup's end (a slot never used: from
@@ -265,10 +274,10 @@ void ComputeUnit::note_hot(std::size_t n) {
   if (hot_ == nullptr) return;
   Hot& h = *hot_;
   std::uint32_t k = 0;
-  // The unit's fields that resume() and step() read first, and its slots' times.
+  // The unit's fields that resume() and step() read first, and its slots' order.
   h.at[k++] = &dispatcher_;
   h.at[k++] = &slots_;
-  h.at[k++] = slot_time_.data();
+  h.at[k++] = order_.data();
   // The slot's record, its K group in use, its iterations.
   const Slot& s = slots_[n];
   const char* rec = reinterpret_cast<const char*>(&s);
@@ -428,6 +437,9 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   s.wg = wg;
   s.program = dispatcher_.kernel().program(wg);
   s.iterations = s.program.iterations();
+  s.depth = std::max(1u, s.program.pipeline_depth);
+  s.step_iters = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
+  s.issue_from = first_issuing(s);
   s.start = at;
   s.time = at;
   s.prologue_done = at;
@@ -575,6 +587,7 @@ void ComputeUnit::issue_group(Slot& s, Tick at) {
   Slot::Group& group = s.groups[s.groups_issued++ & s.group_mask];
   group = Slot::Group{s.issued, g, at, first_back, done - first_back, unloaded, gather_done > rest_done};
   s.issued += g;
+  s.issue_from = first_issuing(s);
 }
 
 void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
@@ -585,7 +598,7 @@ void ComputeUnit::advance(Slot& s, std::uint32_t upto, Tick at) {
 }
 
 inline Tick ComputeUnit::operands_ready(Slot& s, std::uint32_t i) const {
-  const std::uint32_t depth = std::max(1u, s.program.pipeline_depth);
+  const std::uint32_t depth = s.depth;
   while (i >= s.groups[s.group_next & s.group_mask].first + s.groups[s.group_next & s.group_mask].g) {
     ++s.group_next;
   }
@@ -614,15 +627,6 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
   return std::max(pipe, at + cycle_ticks(lane_ops / threads * cpi, clock_));
 }
 
-Tick ComputeUnit::issue_floor(Tick at, std::uint32_t instructions) const {
-  const double cpi = issue_cycles_;
-  if (instructions == 0 || cpi <= 0) return at;
-  // One warp's instructions, each warp_issue_cycles after the last: the
-  // iteration's critical path when its warps are latency-bound (a barrier
-  // every iteration keeps them in step, so no warp runs ahead).
-  return at + cycle_ticks(instructions * cpi, clock_);
-}
-
 // Cycles between two instructions of one wavefront on CDNA: a CU's
 // sequencer gives each of its 4 SIMDs an issue turn every 4 cycles, and in a
 // turn issues at most one instruction per wavefront (up to one per
@@ -632,17 +636,51 @@ Tick ComputeUnit::issue_floor(Tick at, std::uint32_t instructions) const {
 // ch. 1-2; ROCm Compute Profiler, "Pipeline descriptions: Scheduler").
 constexpr double kCdnaIssueTurnCycles = 4.0;
 
-Tick ComputeUnit::wave_issue(Tick at, const isa::Loop::WaveIssue& w, std::uint32_t threads) {
+void ComputeUnit::enter_loop(Slot& s, std::uint32_t i) {
+  const auto& p = s.program;
+  const auto [loop, first] = loop_of(p, i);
+  s.loop = loop;
+  s.loop_end = i - first + loop->iterations;
   const auto& cu = machine_.compute;
+  const std::uint32_t threads = p.threads;
+  const double cpi = issue_cycles_;
+  // The matrix product: the pipes it uses and its time on them (matrix_cost:
+  // the same per iteration), and its tiles through the LDS.
+  if (loop->m > 0) {
+    const MatrixCost& c = matrix_cost(*loop, threads);
+    s.cost_used = c.used;
+    s.cost_dur = c.dur;
+    s.cost_busy = c.dur * c.used;
+    s.cost_lds = lds_.transfer(Lds::iteration_bytes(*loop), clock_);
+  }
+  // Its vector work (vector_work's durations for these lane operations).
+  if (loop->vector_ops > 0) {
+    const double lane_ops = static_cast<double>(loop->vector_ops);
+    s.vector_dur = cycle_ticks(lane_ops / vector_lanes(), clock_);
+    const std::uint32_t issuing = loop->vector_issue_bound ? threads : 0;
+    s.vector_floor = issuing == 0 || cpi <= 0 ? 0 : cycle_ticks(lane_ops / issuing * cpi, clock_);
+  }
+  // A warp's instructions, each warp_issue_cycles after the last
+  // (Loop::issue_instructions): the iteration's critical path when its warps
+  // are latency-bound (a barrier every iteration keeps them in step, so no
+  // warp runs ahead); none when either is 0.
+  s.issue_dur = loop->issue_instructions == 0 || cpi <= 0 ? 0 : cycle_ticks(loop->issue_instructions * cpi, clock_);
+  // A CDNA main loop's waves issuing its instructions (Loop::wave_issue).
   // VALU: a wave64 instruction takes 64 / 16 = 4 cycles of its SIMD's 16
   // lanes (ROCm Compute Profiler, "Pipeline descriptions: VALU": four 16-wide
   // SIMDs per CU): the vector pipe at vector_lanes() a clock, every wave of
-  // the workgroup. MFMAs run on the matrix pipes (matrix()), beside it.
-  const Tick valu = w.valu > 0 ? vector_work(at, static_cast<double>(w.valu) * std::max(threads, cu.wave_size)) : at;
-  // Issue: each wavefront, in parallel on its own SIMD, one instruction per
-  // turn; the instructions of other types other wavefronts issue in the
-  // same turn cost it nothing.
-  return std::max(valu, at + cycle_ticks(static_cast<double>(w.instructions) * kCdnaIssueTurnCycles, clock_));
+  // the workgroup, shared with the other workgroups' vector work. MFMAs run
+  // on the matrix pipes (matrix()), beside it. Issue: each wavefront, in
+  // parallel on its own SIMD, one instruction per turn; the instructions of
+  // other types other wavefronts issue in the same turn cost it nothing.
+  const isa::Loop::WaveIssue& w = loop->wave_issue;
+  if (w.instructions > 0) {
+    if (w.valu > 0) {
+      s.valu_dur = cycle_ticks(static_cast<double>(w.valu) * std::max(threads, cu.wave_size) / vector_lanes(), clock_);
+    }
+    s.wave_dur = cycle_ticks(static_cast<double>(w.instructions) * kCdnaIssueTurnCycles, clock_);
+  }
+  s.tail = loop->wait_ps + p.iteration_overhead_ps;
 }
 
 const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std::uint32_t threads) {
@@ -692,28 +730,27 @@ const ComputeUnit::MatrixCost& ComputeUnit::matrix_cost(const isa::Loop& p, std:
   return c;
 }
 
-inline Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threads, Tick ready) {
-  if (p.m == 0) return ready;
+inline Tick ComputeUnit::matrix(Slot& s, Tick ready) {
   // The cost of a loop shape is the same every iteration: computed once per
-  // shape (matrix_cost) and kept by the slot while it runs the loop.
-  if (s.cost_loop != &p) {
-    const MatrixCost& c = matrix_cost(p, threads);
-    s.cost_loop = &p;
-    s.cost_used = c.used;
-    s.cost_dur = c.dur;
-    s.cost_lds = lds_.transfer(Lds::iteration_bytes(p), clock_);
-  }
+  // shape (matrix_cost) and kept by the slot while it runs the loop (enter_loop).
   const std::uint32_t used = s.cost_used;
   const Tick dur = s.cost_dur;
   Tick start = ready;
-  if (used == 4 && matrix_pipes_.size() == 4) {  // the same, written out for the common four SIMDs
-    BusyUntil* const q = matrix_pipes_.data();
-    start = std::max({start, q[0].free_at, q[1].free_at, q[2].free_at, q[3].free_at});
-    q[0].free_at = q[1].free_at = q[2].free_at = q[3].free_at = start + dur;
-  } else if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
-    for (const auto& pipe : matrix_pipes_) start = std::max(start, pipe.free_at);
-    for (auto& pipe : matrix_pipes_) pipe.free_at = start + dur;
+  BusyUntil* const q = matrix_pipes_.data();
+  if (used == matrix_pipes_.size()) {  // every pipe: no choice to make
+    if (pipes_even_) {
+      start = std::max(start, q[0].free_at);
+    } else {
+      for (const auto& pipe : matrix_pipes_) start = std::max(start, pipe.free_at);
+    }
+    // All of them free at once now (pipes_even_: the first's time stands for all).
+    q[0].free_at = start + dur;
+    pipes_even_ = true;
   } else {
+    if (pipes_even_) {
+      for (auto& pipe : matrix_pipes_) pipe.free_at = q[0].free_at;
+      pipes_even_ = false;
+    }
     // The `used` pipes free first (pipes free at the same time are
     // interchangeable, so how ties fall does not matter).
     auto& pipes = pipe_order_;  // scratch: no allocation per matrix step
@@ -723,7 +760,7 @@ inline Tick ComputeUnit::matrix(Slot& s, const isa::Loop& p, std::uint32_t threa
     for (std::uint32_t i = 0; i < used; ++i) start = std::max(start, pipes[i]->free_at);
     for (std::uint32_t i = 0; i < used; ++i) pipes[i]->free_at = start + dur;
   }
-  matrix_busy_ps_ += dur * used;
+  matrix_busy_ps_ += s.cost_busy;
   return start + dur;
 }
 
@@ -750,9 +787,77 @@ bool ComputeUnit::global_step(const Slot& s) {
   return true;
 }
 
-inline bool ComputeUnit::step(Slot& s) {
+inline void ComputeUnit::loop_step(Slot& s, Tick horizon, Tick own_horizon) {
+  const std::uint32_t depth = s.depth;
+  const std::uint32_t end = std::min(s.iterations, s.next_iter + s.step_iters);
+  // The step also ends once the slot's time runs a quantum ahead of the
+  // unit's clock (resume(): own_horizon): a loop of many iterations would
+  // otherwise run `step_iters` of them, several microseconds, past the unit's
+  // other slots, which then queue after its pipe reservations; and before
+  // an iteration that issues a K group once the slot is a quantum ahead of
+  // global time (`horizon`): the group's loads reserve L2 channel time, and
+  // units behind in time must not queue after reservations made that far
+  // ahead (tests/sim/test_compute_unit.cpp). (step_iters: the iterations
+  // over kMaxStepsPerLoop, rounded up.)
+  // (The slot's time and iteration are kept in registers over the step,
+  // and its compute time counted once at the end: every iteration moves
+  // the time on, never back, so the sum is the difference.)
+  std::uint32_t i = s.next_iter;
+  Tick t = s.time;
+  const Tick from = t;
+  while (i < end) {
+    if (t > own_horizon || (t > horizon && issues_group(s, i))) break;
+    // (A step that waited for iteration i's operands came back at the time
+    // they are ready: nothing of the slot's changed since, so they still are.)
+    if (s.waited != i) {
+      const Tick operands = operands_ready(s, i);
+      const Tick ready = std::max(s.prologue_done, operands);
+      if (ready > t) {  // operands not here yet: come back when they are
+        // Token gather when the last of the K group's loads to complete is
+        // a gather of token rows (and the prologue is in), else memory.
+        const bool gather = operands > s.prologue_done && s.groups[s.group_next & s.group_mask].gather_bound;
+        account_[SlotCause::compute] += t - from;
+        account_[gather ? SlotCause::gather : SlotCause::memory] += ready - t;
+        s.time = ready;
+        s.next_iter = i;
+        s.waited = i;
+        return;
+      }
+    }
+    // The iteration's buffer is free once its math starts: the loads
+    // `depth` iterations ahead may go (with the rest of their K group).
+    s.iter[i & s.iter_mask].math_start = t;
+    advance(s, i + depth + 1, t);
+    if (i >= s.loop_end) enter_loop(s, i);
+    const isa::Loop& loop = *s.loop;
+    const Tick math = loop.m > 0 ? matrix(s, t) : t;
+    // Its tiles written into the LDS and its operands read out, beside the math.
+    const Tick lds = loop.m > 0 ? lds_.reserve(t, s.cost_lds) : t;
+    // Its vector work (after the math, or beside it), reserving the vector
+    // pipe; with an issue floor, no sooner than each of its warps has issued
+    // its share one instruction per warp_issue_cycles (vector_work).
+    const Tick vector_from = loop.vector_after_matrix ? math : t;
+    const Tick vector = loop.vector_ops > 0
+                            ? std::max(vector_pipe_.reserve(vector_from, s.vector_dur), vector_from + s.vector_floor)
+                            : vector_from;
+    // A CDNA loop's waves issuing its instructions, its VALU ones on the vector pipe.
+    Tick waves = t;
+    if (loop.wave_issue.instructions > 0) {
+      const Tick valu = loop.wave_issue.valu > 0 ? vector_pipe_.reserve(t, s.valu_dur) : t;
+      waves = std::max(valu, t + s.wave_dur);
+    }
+    t = std::max({math, lds, vector, t + s.issue_dur, waves}) + s.tail;
+    ++i;
+  }
+  account_[SlotCause::compute] += t - from;
+  s.time = t;
+  s.next_iter = i;
+  s.looping = i < s.iterations;
+}
+
+inline bool ComputeUnit::step(Slot& s, Tick horizon) {
   const auto& p = s.program;
-  const std::uint32_t depth = std::max(1u, p.pipeline_depth);
+  const std::uint32_t depth = s.depth;
   if (!s.started) {  // issue the prologue and the first `depth` iterations' loads
     s.started = true;
     for (const auto& r : p.prologue_loads) {
@@ -764,7 +869,10 @@ inline bool ComputeUnit::step(Slot& s) {
     s.groups.assign(std::bit_ceil(depth + 2), Slot::Group{});
     s.group_mask = static_cast<std::uint32_t>(s.groups.size()) - 1;
     advance(s, depth, s.time);
-    if (p.chase.empty()) return false;
+    if (p.chase.empty()) {
+      s.looping = s.iterations > 0;
+      return false;
+    }
   }
   if (!p.chase.empty()) {  // dependent loads: each waits for the previous
     const std::uint32_t end =
@@ -774,56 +882,7 @@ inline bool ComputeUnit::step(Slot& s) {
     }
     return s.next_iter >= p.chase.size();
   }
-  if (s.next_iter < s.iterations) {
-    const std::uint32_t group = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
-    const std::uint32_t end = std::min(s.iterations, s.next_iter + group);
-    // The step also ends once the slot's time runs a quantum ahead of the
-    // unit's clock (resume()): a loop of many iterations would otherwise run
-    // `group` of them, several microseconds, past the unit's other slots,
-    // which then queue after its pipe reservations; and before an iteration
-    // that issues a K group once the slot is a quantum ahead of global time:
-    // the group's loads reserve L2 channel time, and units behind in time
-    // must not queue after reservations made that far ahead
-    // (tests/sim/test_compute_unit.cpp).
-    const Tick horizon = time_.now() + quantum_;
-    const Tick own_horizon = local_now_ + quantum_;
-    while (s.next_iter < end) {
-      const std::uint32_t i = s.next_iter;
-      if (s.time > own_horizon || (s.time > horizon && issues_group(s, i))) return false;
-      // (A step that waited for iteration i's operands came back at the time
-      // they are ready: nothing of the slot's changed since, so they still are.)
-      if (s.waited != i) {
-        const Tick operands = operands_ready(s, i);
-        const Tick ready = std::max(s.prologue_done, operands);
-        if (ready > s.time) {  // operands not here yet: come back when they are
-          // Token gather when the last of the K group's loads to complete is
-          // a gather of token rows (and the prologue is in), else memory.
-          const bool gather = operands > s.prologue_done && s.groups[s.group_next & s.group_mask].gather_bound;
-          move_to(s, ready, gather ? SlotCause::gather : SlotCause::memory);
-          s.waited = i;
-          return false;
-        }
-      }
-      // The iteration's buffer is free once its math starts: the loads
-      // `depth` iterations ahead may go (with the rest of their K group).
-      s.iter[i & s.iter_mask].math_start = s.time;
-      advance(s, i + depth + 1, s.time);
-      const isa::Loop& loop = *loop_of(p, i).first;
-      const Tick math = matrix(s, loop, p.threads, s.time);
-      // Its tiles written into the LDS and its operands read out, beside the math.
-      const Tick lds = loop.m > 0 ? lds_.reserve(s.time, s.cost_lds) : s.time;
-      const Tick vector_from = loop.vector_after_matrix ? math : s.time;
-      const Tick vector = loop.vector_ops > 0 ? vector_work(vector_from, static_cast<double>(loop.vector_ops),
-                                                           loop.vector_issue_bound ? p.threads : 0)
-                                              : vector_from;
-      const Tick waves = loop.wave_issue.instructions > 0 ? wave_issue(s.time, loop.wave_issue, p.threads) : s.time;
-      move_to(s, std::max({math, lds, vector, issue_floor(s.time, loop.issue_instructions), waves}) + loop.wait_ps +
-                     p.iteration_overhead_ps,
-              SlotCause::compute);
-      ++s.next_iter;
-    }
-    return false;
-  }
+  // (The main loop's steps are loop_step's: resume() runs them, s.looping.)
   if (s.prologue_done > s.time) {
     move_to(s, s.prologue_done, SlotCause::memory);
     return false;
@@ -846,7 +905,7 @@ inline bool ComputeUnit::step(Slot& s) {
       return false;
     }
     // (The epilogue step is local, global_step: the stores wait for global time.)
-    if (s.time > time_.now() + quantum_) return false;
+    if (s.time > horizon) return false;
   }
   Tick done = s.time;
   for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, s.time));

@@ -35,6 +35,7 @@
 #include "sim/core/stats.h"
 #include "sim/core/trace.h"
 #include "sim/cu/lds.h"
+#include "sim/cu/slot_order.h"
 #include "sim/mem/mem_access.h"
 #include "workloads/specs/machine_spec.h"
 
@@ -69,9 +70,10 @@ class ComputeUnit : public sc_core::sc_module {
   // slot's time (to wait until), or kDone when the unit has finished its
   // share of the kernel.
   Tick resume();
-  // Starts the dispatcher's next workgroup in slot n at the slot's time, or
-  // marks it idle when the kernel has none left.
-  void claim(std::size_t n);
+  // Starts the dispatcher's next workgroup in slot n at the slot's time;
+  // returns that time, or kNotBusy (the slot is idle) when the kernel has
+  // none left.
+  Tick claim(std::size_t n);
   // Notified (immediately) by the scheduler when resume() returned kDone.
   sc_core::sc_event finished_;
 
@@ -123,6 +125,7 @@ class ComputeUnit : public sc_core::sc_module {
     std::uint32_t iterations = 0;  // over all of the program's loops
     std::uint32_t next_iter = 0;
     std::uint32_t issued = 0;  // loop iterations whose loads are issued
+    std::uint32_t issue_from = 0;  // first_issuing(): set with `issued`
     std::uint32_t group_mask = 0;
     std::uint32_t groups_issued = 0;
     std::uint32_t group_next = 0;  // the group holding next_iter
@@ -132,12 +135,28 @@ class ComputeUnit : public sc_core::sc_module {
     bool started = false;     // prologue and first loads issued
     bool awaiting = false;    // finished; claims its next workgroup at `time`
     bool epilogue_done = false;  // its vector work charged; the stores are next
-    // The matrix cost of the slot's loop `cost_loop` (of its own program, so
-    // the pointer stays valid while the workgroup runs): looked up once.
-    const isa::Loop* cost_loop = nullptr;
-    std::uint32_t cost_used = 0;
-    Tick cost_dur = 0;
+    // In its main loop: started, no pointer chase, iterations left (so not
+    // awaiting either): its next step is loop_step's.
+    bool looping = false;
+    std::uint32_t depth = 1;       // max(1, program.pipeline_depth)
+    std::uint32_t step_iters = 1;  // main-loop iterations a step runs at most
+    // The loop running the slot's next iterations (of its own program, so
+    // the pointer stays valid while the workgroup runs) up to global
+    // iteration `loop_end`, and what each of its iterations costs on the
+    // unit's pipes: looked up once per loop (enter_loop), each duration the
+    // same expression on the same values as per iteration before.
+    const isa::Loop* loop = nullptr;
+    std::uint32_t loop_end = 0;
+    std::uint32_t cost_used = 0;  // matrix pipes (m > 0)
+    Tick cost_dur = 0;            // on each of them
+    Tick cost_busy = 0;           // cost_dur x cost_used (matrix_busy_time)
     Tick cost_lds = 0;  // the loop's LDS time per iteration (Lds::iteration_bytes)
+    Tick vector_dur = 0;    // vector_ops on the vector pipe (vector_work)
+    Tick vector_floor = 0;  // and their issue floor (0: none)
+    Tick valu_dur = 0;      // wave_issue's VALU instructions on the vector pipe
+    Tick wave_dur = 0;      // wave_issue's issue turns
+    Tick issue_dur = 0;     // issue_floor's
+    Tick tail = 0;          // wait_ps + the program's iteration_overhead_ps
     std::vector<Group> groups;
     std::vector<Iteration> iter;
     // (The rest is read once per K group or workgroup.)
@@ -155,18 +174,32 @@ class ComputeUnit : public sc_core::sc_module {
   void begin_kernel();
   void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
   // Whether iteration i of slot s issues a K group when its math starts
-  // (advance then reaches past the iterations issued).
-  static bool issues_group(const Slot& s, std::uint32_t i) {
-    return std::min(i + std::max(1u, s.program.pipeline_depth) + 1, s.iterations) > s.issued;
+  // (advance then reaches past the iterations issued:
+  // min(i + depth + 1, iterations) > issued).
+  static bool issues_group(const Slot& s, std::uint32_t i) { return i >= s.issue_from; }
+  // The first such iteration, from the iterations issued so far: none
+  // (~0u) once all are; else the first whose i + depth + 1 passes them.
+  static std::uint32_t first_issuing(const Slot& s) {
+    if (s.issued >= s.iterations) return ~0u;
+    return s.issued > s.depth ? s.issued - s.depth : 0;
   }
   // Whether slot s's next step is global: seen by other units or shared
   // blocks, so it waits until global time is within a quantum of it (the
   // cases and why: compute_unit.cpp). The other steps run ahead.
   static bool global_step(const Slot& s);
-  // Advances a slot by one step; returns true when its workgroup has finished.
-  // (Inlined into resume(), its one caller: two million calls a 64-token
-  // layer pair, whose register saves cost more than the code it duplicates.)
-  [[gnu::always_inline]] inline bool step(Slot& s);
+  // Advances a slot by one step other than a main-loop one; returns true
+  // when its workgroup has finished. `horizon`: global time plus a quantum
+  // (fixed while resume() runs).
+  [[gnu::always_inline]] inline bool step(Slot& s, Tick horizon);
+  // A main-loop step (s.looping): runs iterations from s.next_iter; clears
+  // s.looping when they are all done. `own_horizon`: the unit's clock plus
+  // a quantum. (Inlined into resume(), its one caller: a million calls a
+  // 64-token layer, whose register saves cost more than the code it
+  // duplicates.)
+  [[gnu::always_inline]] inline void loop_step(Slot& s, Tick horizon, Tick own_horizon);
+  // Slot s's iteration i (global over the program's loops) starts a loop:
+  // notes the loop, where it ends, and its iterations' fixed durations.
+  void enter_loop(Slot& s, std::uint32_t i);
   // Sends `a`; returns its completion. With `first`: when its first bytes
   // could be back (issue + queueing wait + unloaded round trip), and the
   // unloaded round trip alone in `*unloaded`.
@@ -182,7 +215,8 @@ class ComputeUnit : public sc_core::sc_module {
   // (These two run once per main-loop iteration, from step() only: inlined
   // there, where their calls' set-up cost as much as their work.)
   [[gnu::always_inline]] inline Tick operands_ready(Slot& s, std::uint32_t i) const;
-  [[gnu::always_inline]] inline Tick matrix(Slot& s, const isa::Loop& loop, std::uint32_t threads, Tick ready);
+  // (The loop's matrix pipes and duration: s.cost_used, s.cost_dur.)
+  [[gnu::always_inline]] inline Tick matrix(Slot& s, Tick ready);
   // The pipes a loop's matrix product uses and how long it takes on them.
   struct MatrixCost {
     bool valid = false;
@@ -204,14 +238,6 @@ class ComputeUnit : public sc_core::sc_module {
   // kernels.warp_issue_cycles set, also no sooner than each of its warps has
   // issued its share one instruction per warp_issue_cycles.
   Tick vector_work(Tick at, double lane_ops, std::uint32_t threads = 0);
-  // When a warp that starts at `at` has issued `instructions`, one every
-  // kernels.warp_issue_cycles (`at` when either is 0): Loop::issue_instructions.
-  Tick issue_floor(Tick at, std::uint32_t instructions) const;
-  // When the waves of a workgroup of `threads` that start an iteration of a
-  // CDNA main loop at `at` have issued its instructions (Loop::wave_issue):
-  // one per wavefront per issue turn, and its VALU instructions on the vector
-  // pipe (shared with the other workgroups' vector work).
-  Tick wave_issue(Tick at, const isa::Loop::WaveIssue& w, std::uint32_t threads);
   // Cycles between a warp's instructions for the running kernel
   // (kernels.warp_issue_cycles + warp_issue_cycles_per_warp x its warps per
   // scheduler; 0 when warp_issue_cycles is 0), set by begin_kernel.
@@ -227,6 +253,9 @@ class ComputeUnit : public sc_core::sc_module {
   std::uint32_t trace_pid_;
   MemPort port_;  // reused request payload
   std::vector<BusyUntil> matrix_pipes_;  // one per SIMD
+  // Every matrix pipe is free at matrix_pipes_[0]'s time (the others' are
+  // then not kept): after a product on all of them, as most are.
+  bool pipes_even_ = true;
   std::vector<BusyUntil*> pipe_order_;   // scratch for matrix(): pipes by free time
   // Matrix FLOPs per clock per SIMD by dtype, looked up on first use (< 0: not yet).
   std::array<double, 16> matrix_rate_;  // per dtype: ISA rate, MoE-kernel rate, MoE wgmma rate
@@ -244,8 +273,9 @@ class ComputeUnit : public sc_core::sc_module {
   CuScheduler* scheduler_ = nullptr;
   Hot* hot_ = nullptr;
   std::vector<Slot> slots_;
-  static constexpr Tick kNotBusy = ~Tick{0};  // slot_time_ of an idle slot
-  std::vector<Tick> slot_time_;  // each slot's time, or kNotBusy when idle
+  static constexpr Tick kNotBusy = ~Tick{0};  // the time of an idle slot
+  std::vector<Tick> slot_time_;  // begin_kernel's scratch: each slot's time, or kNotBusy
+  SlotOrder order_;              // the slots by time (kNotBusy when idle)
   Tick last_end_ = 0;            // the kernel's last workgroup end so far
   Tick local_now_ = 0;           // the unit's clock for local steps (resume())
   Tick busy_from_ = 0;
