@@ -85,7 +85,16 @@ class CacheTags {
     // `addr`, all inside one block (see lines_to_block_end), allocating the
     // absent ones (the block's LRU victim goes if the block itself is
     // absent). `write` marks the run's lines dirty.
-    Run access(std::uint64_t addr, std::uint32_t lines, bool write);
+    [[gnu::always_inline]] Run access(std::uint64_t addr, std::uint32_t lines, bool write) {
+      return access_with<true>(addr, lines, write);
+    }
+    // access() without asking the host's caches for the rest of the set
+    // record first: for arrays small enough to stay in the host's caches
+    // (resident(): an L1's, an MI355X L2's), where the request is only
+    // instructions. The same lookup.
+    [[gnu::always_inline]] Run access_resident(std::uint64_t addr, std::uint32_t lines, bool write) {
+      return access_with<false>(addr, lines, write);
+    }
     // access(addr, block lines, write) for `addr` the first byte of a block
     // (a whole block of a stream), without access()'s request for the rest
     // of the set record and its cases for part of a block. With `records`:
@@ -99,6 +108,13 @@ class CacheTags {
     // clearing them: a miss touches one host cache line fewer.
     Run read_block_never_written(std::uint32_t* records, std::uint64_t addr) const {
       return access_block<false>(records, addr, false);
+    }
+    // access_block(addr, write) in an array of the common shape
+    // (common_shape(), below), with its constants compiled in, inlined into
+    // the caller's loop (the L2's gathered rows read again: a whole block
+    // that hits).
+    [[gnu::always_inline]] Run access_block_common(std::uint64_t addr, bool write) const {
+      return lookup_block<true, true>(rec_, addr, write);
     }
     // If the block whose first byte is `addr` is absent and the least recent
     // way of its set holds no dirty lines, allocates it there as
@@ -194,7 +210,7 @@ class CacheTags {
     }
     // For a block absent from set `s`: its least-recent way, which becomes
     // the most recent; with Dirty, that way's dirty lines go to r's victim.
-    template <bool Dirty>
+    template <bool Dirty, bool Common = false>
     [[gnu::always_inline]] std::uint32_t take_lru(std::uint32_t* set, std::uint64_t s, Run& r) const;
     // Asks for the host cache lines of the set record at `rec` from byte
     // `from` (0 or 64) on: unrolled for records of up to 256 bytes (16
@@ -210,9 +226,16 @@ class CacheTags {
     }
     // The way holding `key` in the set record `set`, or ways if none.
     std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;
+    // access(), with Prefetch false for access_resident().
+    template <bool Prefetch>
+    [[gnu::always_inline]] Run access_with(std::uint64_t addr, std::uint32_t lines, bool write);
     // access_block(), with Dirty false for arrays no access ever wrote.
     template <bool Dirty>
     Run access_block(std::uint32_t* records, std::uint64_t addr, bool write) const;
+    // Its body, with Common for the common shape only (its constants
+    // compiled in), inlined where called.
+    template <bool Dirty, bool Common>
+    [[gnu::always_inline]] Run lookup_block(std::uint32_t* records, std::uint64_t addr, bool write) const;
     // miss_streak()'s loop, compiled into each version.
     [[gnu::always_inline]] Streak miss_streak_loop(std::uint64_t addr, std::uint64_t count, bool write) const;
 
@@ -229,6 +252,13 @@ class CacheTags {
   // Whether the line holding `addr` is present (no allocation, no LRU update).
   bool contains(std::uint64_t addr) const;
   std::uint64_t block_bytes() const { return std::uint64_t{line_} << g_.block_shift; }
+  // Whether the records (every set's) take at most kResidentBytes, a
+  // fraction of a host core's own cache: an array its owner looks up often
+  // then stays in the host's caches, and asking for its records ahead is
+  // only instructions (an L1's 3.5 KiB, an MI355X L2's 12.5 KiB; an H200
+  // L2's 188 KiB and a MALL's are asked for).
+  static constexpr std::uint64_t kResidentBytes = 64 * 1024;
+  bool resident() const { return g_.sets * g_.record_bytes <= kResidentBytes; }
   // Marks every dirty line clean (they stay valid) and returns their
   // addresses, in ascending order, for the caller to write back.
   std::vector<std::uint64_t> clean();
@@ -266,11 +296,17 @@ class CacheTags {
   return find_way(set, g_.ways, key);
 }
 
-template <bool Dirty>
+template <bool Dirty, bool Common>
 [[gnu::always_inline]] inline std::uint32_t CacheTags::Walker::take_lru(std::uint32_t* set, std::uint64_t s,
                                                                        Run& r) const {
-  const std::uint32_t ways = g_.ways;
-  const std::uint32_t i = g_.order.take_least_recent(set + 3 * ways);
+  const std::uint32_t ways = Common ? kCommonWays : g_.ways;
+  std::uint32_t i;
+  if constexpr (Common) {
+    i = LruOrder::least_recent16(set + 3 * ways);
+    LruOrder::take_least_recent16(set + 3 * ways);
+  } else {
+    i = g_.order.take_least_recent(set + 3 * ways);
+  }
   if constexpr (Dirty) {  // (read_block_never_written never reads the dirty masks)
     const std::uint32_t dirty = set[2 * ways + i];
     if (dirty != 0) {
@@ -286,15 +322,37 @@ template <bool Dirty>
 template <bool Dirty>
 [[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::access_block(std::uint32_t* records,
                                                                             std::uint64_t addr, bool write) const {
-  const std::uint32_t ways = g_.ways;
-  const std::uint32_t want = g_.block_lines >= 32 ? ~0u : (1u << g_.block_lines) - 1;
-  const auto [s, set, key] = where(records, addr >> g_.line_shift >> g_.block_shift, addr);
+  return lookup_block<Dirty, false>(records, addr, write);
+}
+
+template <bool Dirty, bool Common>
+[[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::lookup_block(std::uint32_t* records,
+                                                                            std::uint64_t addr, bool write) const {
+  const std::uint32_t ways = Common ? kCommonWays : g_.ways;
+  const std::uint32_t want = Common || g_.block_lines >= 32 ? ~0u : (1u << g_.block_lines) - 1;
+  std::uint64_t s;
+  std::uint32_t* set;
+  std::uint32_t key;
+  if constexpr (Common) {  // where() with the shape's constants (as miss_whole's)
+    const std::uint64_t block = addr >> (g_.line_shift + g_.block_shift);
+    const std::uint64_t h = block ^ (block >> g_.set_bits) ^ (block >> (2 * g_.set_bits));
+    const std::uint64_t key64 = h >> g_.set_bits;
+    if (key64 >= kEmpty) beyond_range(addr);
+    s = h & g_.set_mask;
+    set = records + s * (3 * kCommonWays + LruOrder::kWordWords);
+    key = static_cast<std::uint32_t>(key64);
+  } else {
+    const auto w = where(records, addr >> g_.line_shift >> g_.block_shift, addr);
+    s = w.s;
+    set = w.set;
+    key = w.key;
+  }
   std::uint32_t* valid = set + ways;
   std::uint32_t* dirty = set + 2 * ways;
   Run r;
-  std::uint32_t i = find(set, key);
+  std::uint32_t i = Common ? find_way(set, kCommonWays, key) : find(set, key);
   if (i == ways) {  // block absent: the least-recent way goes
-    i = take_lru<Dirty>(set, s, r);
+    i = take_lru<Dirty, Common>(set, s, r);
     set[i] = key;
     if (Dirty) dirty[i] = write ? want : 0;
     valid[i] = want;
@@ -304,7 +362,13 @@ template <bool Dirty>
   r.missed = want & ~valid[i];
   valid[i] = want;
   if (Dirty && write) dirty[i] |= want;
-  g_.order.touch(set + 3 * ways, i);
+  if constexpr (Common) {  // LruOrder::touch for 16 ways
+    std::uint32_t* const order = set + 3 * ways;
+    const std::uint64_t o = LruOrder::load(order);
+    if ((o & 0xFu) != i) LruOrder::store(order, LruOrder::touched(o, i));
+  } else {
+    g_.order.touch(set + 3 * ways, i);
+  }
   return r;
 }
 
@@ -347,8 +411,9 @@ template <bool Dirty, bool Common>
   return true;
 }
 
-[[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::access(std::uint64_t addr, std::uint32_t lines,
-                                                                      bool write) {
+template <bool Prefetch>
+[[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::access_with(std::uint64_t addr, std::uint32_t lines,
+                                                                           bool write) {
   const std::uint32_t ways = g_.ways;
   const std::uint64_t line = addr >> g_.line_shift;
   const auto first = static_cast<std::uint32_t>(line & (g_.block_lines - 1));
@@ -357,7 +422,7 @@ template <bool Dirty, bool Common>
   const auto [s, set, key] = where(rec_, line >> g_.block_shift, addr);
   // The record's keys, masks and order lie on several host cache lines, read
   // one after another below: ask for all of them at once.
-  prefetch_record(reinterpret_cast<const char*>(set), 64);
+  if constexpr (Prefetch) prefetch_record(reinterpret_cast<const char*>(set), 64);
   std::uint32_t* valid = set + ways;
   std::uint32_t* dirty = set + 2 * ways;
   Run r;

@@ -6,10 +6,15 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
 #include "sim/core/divisor.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tdmsim::sim {
 
@@ -47,6 +52,11 @@ class ChannelCounter {
   // (Inline: the L2's tag walk calls it for every run that is not whole groups.)
   void count_lines_any(std::uint64_t line, std::uint64_t n, std::uint32_t* per_channel, std::uint64_t& every) const;
 
+  // count_lines() for a walk's runs of any shape, inline, with part of a
+  // group counted in aligned pieces (below) rather than line by line.
+  [[gnu::always_inline]] void count_lines_pieces(std::uint64_t line, std::uint64_t n, std::uint32_t* per_channel,
+                                                 std::uint64_t& every) const;
+
  private:
   std::size_t channels_;
   Divisor div_;
@@ -83,6 +93,56 @@ inline void ChannelCounter::count_lines_any(std::uint64_t line, std::uint64_t n,
     return;
   }
   for (; n > 0; --n) ++pc[channel_of(line++)];
+}
+
+// With c = 2^s channels, line j of a group goes to channel j ^ g (one g for
+// the group): an aligned piece of 2^k lines lands on an aligned 2^k of
+// channels, counted four at a time (SSE2). A gathered fp8 token row's
+// part-block (8, 16 or 24 lines from a multiple of 8) is one piece of 8
+// besides whole groups: two vector adds instead of eight increments.
+inline void ChannelCounter::count_lines_pieces(std::uint64_t line, std::uint64_t n, std::uint32_t* per_channel,
+                                               std::uint64_t& every) const {
+  if (!pow2_) {
+    count_lines_any(line, n, per_channel, every);
+    return;
+  }
+  const std::uint32_t s = shift_;
+  const std::uint64_t c = mask_ + 1;
+  while (n > 0) {
+    const std::uint64_t j0 = line & mask_;
+    if (j0 == 0 && n >= c) {  // whole groups
+      every += n >> s;
+      line += n & ~mask_;
+      n &= mask_;
+      continue;
+    }
+    const std::uint64_t q = line >> s;
+    const std::uint64_t g = (q ^ (q >> s) ^ (q >> 2 * s)) & mask_;
+    const std::uint64_t end = std::min(c, j0 + n);
+    for (std::uint64_t j = j0; j < end;) {
+      // The largest aligned power of two of lines from j that ends by `end`.
+      const auto k = std::min(static_cast<std::uint32_t>(std::countr_zero(j | c)),
+                              static_cast<std::uint32_t>(std::bit_width(end - j)) - 1);
+      const std::uint64_t len = std::uint64_t{1} << k;
+      std::uint32_t* const p = per_channel + ((j ^ g) & ~(len - 1));
+#if defined(__SSE2__)
+      if (len >= 4) {
+        const __m128i one = _mm_set1_epi32(1);
+        for (std::uint64_t i = 0; i < len; i += 4) {
+          auto* const v = reinterpret_cast<__m128i*>(p + i);
+          _mm_storeu_si128(v, _mm_add_epi32(_mm_loadu_si128(v), one));
+        }
+      } else {
+        for (std::uint64_t i = 0; i < len; ++i) ++p[i];
+      }
+#else
+      for (std::uint64_t i = 0; i < len; ++i) ++p[i];
+#endif
+      j += len;
+    }
+    n -= end - j0;
+    line += end - j0;
+  }
 }
 
 }  // namespace tdmsim::sim

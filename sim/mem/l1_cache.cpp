@@ -42,16 +42,23 @@ void L1Cache::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   const Tick arrive = now + delay.value();
   misses_.clear();
   std::uint64_t lines = 0, missed = 0, hit_bytes = 0;
+  // The geometry in a local (CacheTags::Walker), the line size too: the
+  // lookups' stores could alias this object's fields. An L1's records (a
+  // few KiB) stay in the host's caches: not asked for ahead
+  // (access_resident; a host-speed choice only).
+  CacheTags::Walker tags = tags_.walker();
+  const std::uint64_t line = line_;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
-    for (std::uint64_t l = begin & ~(line_ - 1); l < end; l += line_) {
+    for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
       ++lines;
-      if (tags_.access(l, 1, false).missed != 0) {
+      const CacheTags::Run res = tags.access_resident(l, 1, false);
+      if (res.missed != 0) {
         ++missed;
-        append_run(misses_, l, line_);
+        append_run(misses_, l, line);
       } else {
-        hit_bytes += std::min(end, l + line_) - std::max(begin, l);
+        hit_bytes += std::min(end, l + line) - std::max(begin, l);
       }
     }
   }

@@ -20,7 +20,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
       near_miss_latency_(near_miss_latency),
       count_(spec.channels_per_die), channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
       lines_per_channel_(spec.channels_per_die), misses_per_channel_(spec.channels_per_die),
-      atomic_bytes_per_channel_(spec.channels_per_die) {
+      atomic_bytes_per_channel_(spec.channels_per_die), resident_(tags_.resident()) {
   atomic_unit_.resize(spec.channels_per_die);
   atomic_bw_ = units::Bandwidth{std::uint64_t{spec.atomic_bytes_per_clock_per_channel} * clock.hz};
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.line.bytes));
@@ -65,14 +65,15 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   const std::uint32_t cs = count_.shift();
   const std::uint64_t cmask = count_.mask();
   // count_lines() with its common case (whole aligned groups of `channels`
-  // lines: a 4 KiB block on 16 channels) on the locals.
+  // lines: a 4 KiB block on 16 channels) on the locals; other runs counted
+  // inline, part-groups in aligned pieces (count_lines_pieces).
   const auto count_run = [&](std::uint64_t first, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
                              std::uint64_t& every) __attribute__((always_inline)) {
     if (pow2 && ((first | n) & cmask) == 0) {
       every += n >> cs;
       return;
     }
-    count_.count_lines_any(first, n, per_channel.data(), every);
+    count_.count_lines_pieces(first, n, per_channel.data(), every);
   };
   // The misses' last run, kept out of misses_ while it grows (append_run's
   // merge, without reading the vector back for every block).
@@ -96,7 +97,11 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   };
   // (A single row's first blocks would be asked for just before their
   // lookups: only rows further on gain.)
-  if (a.rows > 1) {
+  // (Only where the tag array does not stay in the host's caches anyway:
+  // CacheTags::resident().)
+  const bool ahead = !resident_;
+  const bool common = tags.common_shape();  // (Walker::access_block_common)
+  if (ahead && a.rows > 1) {
     for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
   }
   // Whether the next whole block likely misses whole (the last lookup's
@@ -107,7 +112,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   // choice between two ways of the same lookups (miss_streak_reference).
   bool streak = true;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
-    if (r + kAhead < a.rows) prefetch_row(r + kAhead);
+    if (ahead && r + kAhead < a.rows) prefetch_row(r + kAhead);
     const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
     const std::uint64_t last = (end + line - 1) & ~(line - 1);
@@ -151,7 +156,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
             // blocks hit), block by block: a streak would stop at once, in a
             // call of its own that looks the block up twice. The same lookup
             // as the streak's (CacheTags::Walker::miss_streak_reference).
-            res = tags.access_block(l, a.write);
+            res = common ? tags.access_block_common(l, a.write) : tags.access_block(l, a.write);
           }
           streak = res.missed == whole && !res.dirty_victim();
           count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
@@ -181,8 +186,8 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
         continue;
       }
       const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(tags.lines_to_block_end(l), (last - l) >> ls));
-      if (l + kAhead * block < last) tags.prefetch(l + kAhead * block);
-      const CacheTags::Run res = tags.access(l, n, a.write);
+      if (ahead && l + kAhead * block < last) tags.prefetch(l + kAhead * block);
+      const CacheTags::Run res = ahead ? tags.access(l, n, a.write) : tags.access_resident(l, n, a.write);
       count_run(l >> ls, n, lines_per_channel_, every_lines);
       const auto missed = CacheTags::count(res.missed);
       streak = missed == n;

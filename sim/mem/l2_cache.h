@@ -75,6 +75,9 @@ class L2Cache : public sc_core::sc_module {
   // Scratch reused by every access (no allocation on the hot path).
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
+  // The tag array stays in the host's caches (CacheTags::resident()): its
+  // records are not asked for ahead of the lookups.
+  bool resident_ = false;
   units::Bandwidth atomic_bw_{};
   std::vector<ByteRun> misses_, victims_;
   std::vector<ByteRun> batch_;  // scratch: the runs of a batch sent below (send_runs)

@@ -216,3 +216,82 @@ TEST_CASE("channel counts: runs of lines are counted as line by line with channe
     }
   }
 }
+
+TEST_CASE("channel counts: runs counted in aligned pieces as count_lines counts them", "[host]") {
+  std::mt19937_64 rng(4);
+  for (const std::size_t channels : {16u, 8u, 32u, 64u, 1u, 2u, 12u}) {
+    const ChannelCounter c(channels);
+    for (int trial = 0; trial < 4000; ++trial) {
+      // Several runs into one count, as an access's rows: whole groups,
+      // aligned pieces (a gathered row's part-block) and any runs.
+      std::vector<std::uint32_t> want(channels, 0), got(channels, 0);
+      std::uint64_t want_every = 0, every = 0;
+      const int runs = 1 + static_cast<int>(rng() % 6);
+      for (int k = 0; k < runs; ++k) {
+        const std::uint64_t pick = rng() % 4;
+        const std::uint64_t line = pick == 0   ? (rng() % 100000) * channels
+                                   : pick == 1 ? (rng() % 100000) * 8
+                                               : rng() % 10000000;
+        const std::uint64_t n = pick == 0 ? (1 + rng() % 8) * channels : pick == 1 ? 8 * (1 + rng() % 4) : rng() % 200;
+        c.count_lines(line, n, want.data(), want_every);
+        c.count_lines_pieces(line, n, got.data(), every);
+      }
+      REQUIRE(every == want_every);
+      REQUIRE(got == want);
+    }
+  }
+}
+
+TEST_CASE("tag lookups: access_resident answers and changes what access does", "[host]") {
+  std::mt19937_64 rng(5);
+  // An L2's shape (32-line blocks) and an L1's (one line, 4 ways), on random
+  // runs over a range a few times the capacity.
+  struct Shape {
+    std::uint64_t bytes;
+    std::uint32_t ways, block_lines;
+  };
+  for (const Shape sh : {Shape{1u << 20, 16, 32}, Shape{32u << 10, 4, 1}, Shape{48u << 10, 8, 8}}) {
+    CacheTags a(sh.bytes, 128, sh.ways, sh.block_lines), b(sh.bytes, 128, sh.ways, sh.block_lines);
+    CacheTags::Walker wa = a.walker(), wb = b.walker();
+    for (int i = 0; i < 200000; ++i) {
+      const std::uint64_t addr = (rng() % (4 * sh.bytes)) & ~std::uint64_t{127};
+      const auto lines = static_cast<std::uint32_t>(1 + rng() % 40);
+      const bool write = rng() % 4 == 0;
+      const CacheTags::Run x = wa.access(addr, lines, write);
+      const CacheTags::Run y = wb.access_resident(addr, lines, write);
+      REQUIRE(x.missed == y.missed);
+      REQUIRE(x.victim == y.victim);
+      REQUIRE(x.victim_dirty == y.victim_dirty);
+    }
+    REQUIRE(records_of(a, sh.ways) == records_of(b, sh.ways));
+  }
+}
+
+TEST_CASE("tag lookups: access_block_common answers and changes what access_block does", "[host]") {
+  std::mt19937_64 rng(6);
+  // The common shape (16 ways, a power of two of sets, 32-line blocks): an
+  // MI355X L2's and a smaller one; writes leave dirty victims behind.
+  for (const std::uint64_t bytes : {std::uint64_t{4} << 20, std::uint64_t{256} << 10}) {
+    CacheTags a(bytes, 128, 16, 32), b(bytes, 128, 16, 32);
+    CacheTags::Walker wa = a.walker(), wb = b.walker();
+    REQUIRE(wb.common_shape());
+    const std::uint64_t block = a.block_bytes();
+    for (int i = 0; i < 200000; ++i) {
+      const std::uint64_t addr = (rng() % (3 * bytes / block)) * block + (rng() % 8 == 0 ? (rng() % 4096) << 20 : 0);
+      const bool write = rng() % 3 == 0;
+      if (rng() % 5 == 0) {  // part-blocks between, as a row's
+        const std::uint64_t at = addr + (rng() % 32) * 128;
+        const auto lines = static_cast<std::uint32_t>(1 + rng() % 32);
+        const CacheTags::Run x = wa.access(at, lines, write), y = wb.access(at, lines, write);
+        REQUIRE(x.missed == y.missed);
+        continue;
+      }
+      const CacheTags::Run x = wa.access_block(addr, write);
+      const CacheTags::Run y = wb.access_block_common(addr, write);
+      REQUIRE(x.missed == y.missed);
+      REQUIRE(x.victim == y.victim);
+      REQUIRE(x.victim_dirty == y.victim_dirty);
+    }
+    REQUIRE(records_of(a, 16) == records_of(b, 16));
+  }
+}
