@@ -17,6 +17,7 @@
 #include "sim/mem/hbm_walk.h"
 #include "sim/mem/run_batch.h"
 #include "tests/sim/fork_run.h"
+#include "tests/sim/hash_mix.h"
 #include "tests/sim/mem_stubs.h"
 #include "tests/sim/shipped_inputs.h"
 
@@ -67,17 +68,12 @@ void check_walk(const HbmAddressMap& map, std::uint64_t seed) {
   }
 }
 
-void mix_into(std::uint64_t& h, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) {
-    h ^= (v >> (8 * i)) & 0xFF;
-    h *= 0x100000001b3ull;
-  }
-}
+using tdmsim::test::hash_mix;
 
 // Random accesses served by an Hbm walking whole chunks or not; a hash of
 // every completion and wait, and the stats.
 struct Served {
-  std::uint64_t answers = 0xcbf29ce484222325ull;
+  std::uint64_t answers = tdmsim::test::kHashStart;
   std::vector<double> stats;
   std::uint64_t chunks_bytes = 0;
 };
@@ -120,8 +116,8 @@ Served serve_random(const HbmSpec& spec, const std::string& name, bool reference
     // Arrivals close together (queueing, waits) and far apart (refreshes).
     at += (rng() % 10 == 0) ? rng() % (5 * kTicksPerUs) : rng() % (20 * kTicksPerNs);
     const Tick done = hbm.serve(a, at);
-    mix_into(s.answers, done);
-    mix_into(s.answers, hbm.last_wait());
+    hash_mix(s.answers, done);
+    hash_mix(s.answers, hbm.last_wait());
   }
   for (const double v : stats.snapshot()) s.stats.push_back(v);
   s.chunks_bytes = hbm.bytes();
@@ -132,7 +128,7 @@ Served serve_random(const HbmSpec& spec, const std::string& name, bool reference
 // machine `name`, walked or chunk by chunk; hashes of every answer (done,
 // unloaded, wait) and of the stats.
 struct BatchOutcome {
-  std::uint64_t answers = 0xcbf29ce484222325ull, stats = 0xcbf29ce484222325ull;
+  std::uint64_t answers = tdmsim::test::kHashStart, stats = tdmsim::test::kHashStart;
   std::uint64_t reads = 0, writes = 0;
 };
 
@@ -175,15 +171,11 @@ BatchOutcome serve_batches(const std::string& name, bool reference) {
     }
     at += (rng() % 10 == 0) ? rng() % (5 * kTicksPerUs) : rng() % (50 * kTicksPerNs);
     const Tick done = port.send(cpu.socket, b, at, 0);
-    mix_into(o.answers, done);
-    mix_into(o.answers, port.unloaded());
-    mix_into(o.answers, port.wait());
+    hash_mix(o.answers, done);
+    hash_mix(o.answers, port.unloaded());
+    hash_mix(o.answers, port.wait());
   }
-  for (const double v : stats.snapshot()) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    mix_into(o.stats, bits);
-  }
+  tdmsim::test::hash_stats(o.stats, stats);
   o.reads = static_cast<std::uint64_t>(stats.sum("hbm", "reads"));
   o.writes = static_cast<std::uint64_t>(stats.sum("hbm", "writes"));
   return o;
