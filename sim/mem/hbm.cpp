@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/mem/hbm_walk.h"
 #include "sim/mem/run_batch.h"
 
 namespace tdmsim::sim {
@@ -43,12 +44,13 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats,
   }
 }
 
-Tick Hbm::serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t bytes, bool write,
-                      Tick arrive, const ChunkTiming& t, Tick& wait) {
+template <bool Whole>
+[[gnu::always_inline]] inline Tick Hbm::serve_chunk(Channel& ch, std::uint32_t bank_index, std::uint64_t row,
+                                                    std::uint64_t bytes, bool write, Tick arrive, const ChunkTiming& t,
+                                                    Tick& wait) {
   // A row miss occupies its bank (precharge + activate) but not the data bus,
   // so activations in other banks overlap the current transfer.
-  Bank& bank = ch.banks[at.bank];
-  const std::uint64_t row = at.row;
+  Bank& bank = ch.banks[bank_index];
   Tick ready = std::max(arrive, bank.free);
   if (bank.open_row != row) {
     ready += t.row_miss;
@@ -66,7 +68,7 @@ Tick Hbm::serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t
   }
   if (write != ch.last_write) start += t.turnaround;
   ch.last_write = write;
-  ch.bus.free_at = start + t.transfer(bytes);
+  ch.bus.free_at = start + (Whole ? t.chunk_ticks : t.transfer(bytes));
   bank.free = ch.bus.free_at;
   ch.bytes += bytes;
   return ch.bus.free_at;
@@ -97,13 +99,84 @@ Tick Hbm::serve_rows(const HbmAddressMap& map, const ChunkTiming& t, const MemAc
     while (left > 0) {  // split the row at interleave boundaries
       const std::uint64_t chunk = std::min(left, map.to_block_end<Pow2>(addr));
       const HbmAddressMap::Place at = map.place<Pow2>(addr);
-      done = std::max(done, serve_chunk(channels[at.channel], at, chunk, a.write, arrive, t, longest));
+      done = std::max(done, serve_chunk(channels[at.channel], at.bank, at.row, chunk, a.write, arrive, t, longest));
       addr += chunk;
       left -= chunk;
     }
   }
   wait = longest;
   return done;
+}
+
+template <class Runs>
+Tick Hbm::walk_runs(const HbmAddressMap& map, const ChunkTiming& t, bool write, Tick arrive, Tick& wait,
+                    Runs runs) {
+  // serve_rows<true>'s chunks, in its order: a run's part chunk up to its
+  // first interleave boundary, its whole chunks (walked), its part chunk
+  // after the last boundary.
+  Channel* const channels = channels_.data();
+  const HbmBlockWalk walk(map);
+  const std::uint64_t whole = map.interleave;
+  Tick done = arrive, longest = 0;
+  const auto part = [&](std::uint64_t addr, std::uint64_t bytes) __attribute__((always_inline)) {
+    const HbmAddressMap::Place at = map.place<true>(addr);
+    done = std::max(done, serve_chunk(channels[at.channel], at.bank, at.row, bytes, write, arrive, t, longest));
+  };
+  runs([&](std::uint64_t addr, std::uint64_t left) __attribute__((always_inline)) {
+    if (left == 0) return;
+    const std::uint64_t head = map.to_block_end<true>(addr);
+    if (head != whole || left < whole) {
+      const std::uint64_t chunk = std::min(left, head);
+      part(addr, chunk);
+      addr += chunk;
+      left -= chunk;
+    }
+    if (left >= whole) {
+      std::uint64_t blk = walk.block(addr);
+      const std::uint64_t count = walk.block(left);  // (left / whole)
+      HbmAddressMap::Place at = walk.at(blk);
+      for (std::uint64_t n = 0;;) {
+        done = std::max(done,
+                        serve_chunk<true>(channels[at.channel], at.bank, at.row, whole, write, arrive, t, longest));
+        if (++n == count) break;
+        at = walk.next(at, ++blk);
+      }
+      addr += count * whole;
+      left -= count * whole;
+    }
+    if (left > 0) part(addr, left);
+  });
+  wait = longest;
+  return done;
+}
+
+Tick Hbm::walk_rows(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& a, Tick arrive, Tick& wait) {
+  return walk_runs(map, t, a.write, arrive, wait, [&](auto run) __attribute__((always_inline)) {
+    for (std::uint32_t r = 0; r < a.rows; ++r) run(a.row(r), a.row_bytes);
+  });
+}
+
+Tick Hbm::walk_batch(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& b, Tick arrive, Tick& wait) {
+  // serve_with() of each run as for_each_in_batch makes it (its bytes cut
+  // to the row_bytes field), folded as b_transport folds them: the latest
+  // completion and the longest wait over the runs are those over all their
+  // chunks, and the stats add up.
+  std::uint64_t bytes = 0;
+  const Tick done = walk_runs(map, t, b.write, arrive, wait, [&](auto run) __attribute__((always_inline)) {
+    for (std::uint32_t i = 0; i < b.run_count; ++i) {
+      const std::uint32_t run_bytes = static_cast<std::uint32_t>(b.runs[i].bytes);
+      run(b.runs[i].addr, run_bytes);
+      bytes += run_bytes;
+    }
+  });
+  if (b.write) {
+    writes_ += b.run_count;
+    write_bytes_ += bytes;
+  } else {
+    reads_ += b.run_count;
+    read_bytes_ += bytes;
+  }
+  return done + ticks(spec_.latency);
 }
 
 Tick Hbm::serve(const MemAccess& a, Tick arrive) {
@@ -113,7 +186,9 @@ Tick Hbm::serve(const MemAccess& a, Tick arrive) {
 }
 
 Tick Hbm::serve_with(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& a, Tick arrive, Tick& wait) {
-  const Tick done = map.pow2() ? serve_rows<true>(map, t, a, arrive, wait) : serve_rows<false>(map, t, a, arrive, wait);
+  const Tick done = !map.pow2()        ? serve_rows<false>(map, t, a, arrive, wait)
+                    : reference_walk_ ? serve_rows<true>(map, t, a, arrive, wait)
+                                      : walk_rows(map, t, a, arrive, wait);
   if (a.write) {
     ++writes_;
     write_bytes_ += a.bytes();
@@ -137,11 +212,15 @@ void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay)
   const HbmAddressMap map = map_;
   const ChunkTiming t = timing();
   Tick done = 0, wait = 0;
-  for_each_in_batch(ext->access, [&](const MemAccess& a) {
-    Tick w = 0;
-    done = std::max(done, serve_with(map, t, a, arrive, w));
-    wait = std::max(wait, w);
-  });
+  if (ext->access.batch() && ext->access.run_count > 0 && map.pow2() && !reference_walk_ && trace_ == nullptr) {
+    done = walk_batch(map, t, ext->access, arrive, wait);  // (the same, in one walk)
+  } else {
+    for_each_in_batch(ext->access, [&](const MemAccess& a) {
+      Tick w = 0;
+      done = std::max(done, serve_with(map, t, a, arrive, w));
+      wait = std::max(wait, w);
+    });
+  }
   // A lone request opens its row and waits the access latency.
   ext->unloaded = ticks(spec_.latency) + ticks(spec_.row_miss_penalty);
   ext->wait = wait;

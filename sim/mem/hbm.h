@@ -5,6 +5,7 @@
 // conflicts emerge from the access pattern.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -84,6 +85,11 @@ struct HbmAddressMap {
     return {static_cast<std::uint32_t>(ch_.mod_as<Pow2>(m)), static_cast<std::uint32_t>(bk_.mod_as<Pow2>(in_row)),
             bk_.div_as<Pow2>(in_row)};
   }
+  // Shift counts of a map whose divisors are all powers of two (pow2()).
+  unsigned interleave_shift() const { return static_cast<unsigned>(std::countr_zero(interleave)); }
+  unsigned channel_shift() const { return static_cast<unsigned>(std::countr_zero(std::uint64_t{channels})); }
+  unsigned bank_shift() const { return static_cast<unsigned>(std::countr_zero(std::uint64_t{banks})); }
+  unsigned row_shift() const { return static_cast<unsigned>(std::countr_zero(row_bytes)); }
   // channel() and group_local() together.
   template <bool Pow2 = false>
   std::pair<std::uint32_t, std::uint64_t> channel_and_group_local(std::uint64_t addr,
@@ -114,6 +120,12 @@ class Hbm : public sc_core::sc_module {
   // emitted as read/write bandwidth counters by emit_trace().
   void enable_trace(TraceWriter* trace, Tick bucket);
   void emit_trace();
+
+  // Walks every access chunk by chunk with a full decode of each (the
+  // reference of the whole-chunk walk, hbm_walk.h; for tests).
+  void set_reference_walk(bool on) { reference_walk_ = on; }
+  // The longest queueing wait of the last access serve() served.
+  Tick last_wait() const { return last_wait_; }
 
   const HbmAddressMap& map() const { return map_; }
   std::uint32_t channels() const { return map_.channels; }
@@ -158,14 +170,27 @@ class Hbm : public sc_core::sc_module {
   ChunkTiming timing() const;
   // Serves `bytes` of one interleave chunk at `at` on channel `ch`; returns
   // when they are moved, and keeps the longest queueing wait in `wait`.
-  static Tick serve_chunk(Channel& ch, const HbmAddressMap::Place& at, std::uint64_t bytes, bool write,
+  // (Whole: `bytes` is a whole interleave chunk, its transfer t.chunk_ticks.)
+  template <bool Whole = false>
+  static Tick serve_chunk(Channel& ch, std::uint32_t bank, std::uint64_t row, std::uint64_t bytes, bool write,
                           Tick arrive, const ChunkTiming& t, Tick& wait);
   Tick last_wait_ = 0;  // longest queueing wait of the access being served (serve())
+  bool reference_walk_ = false;
   // serve()'s walk over the access's chunks (Pow2: map_.pow2()) with the
   // map and timing `map` and `t` (this object's, copied by the caller); the
   // longest wait in `wait`.
   template <bool Pow2>
   Tick serve_rows(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& a, Tick arrive, Tick& wait);
+  // serve_rows<true>() with each row's whole chunks walked by HbmBlockWalk
+  // (hbm_walk.h): the same chunks in the same order, the same state.
+  Tick walk_rows(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& a, Tick arrive, Tick& wait);
+  // The walk of walk_rows() over the runs `runs` hands out (runs(f) calls
+  // f(addr, bytes) for each), all of access kind `write`.
+  template <class Runs>
+  Tick walk_runs(const HbmAddressMap& map, const ChunkTiming& t, bool write, Tick arrive, Tick& wait, Runs runs);
+  // b_transport()'s serve_with() of each run of batch `b` and their fold,
+  // in one walk (pow2 maps, no trace): the same answer, stats and state.
+  Tick walk_batch(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& b, Tick arrive, Tick& wait);
   // serve() of single access `a` with the map and timing given; the stats
   // and trace as serve() keeps them. (A batch's runs, one set-up for all.)
   Tick serve_with(const HbmAddressMap& map, const ChunkTiming& t, const MemAccess& a, Tick arrive, Tick& wait);

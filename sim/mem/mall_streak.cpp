@@ -2,10 +2,14 @@
 
 #include <type_traits>
 
+#include "sim/mem/hbm_walk.h"
+
 namespace tdmsim::sim {
 
 namespace {
-template <bool Pow2>
+// (Blocks: Pow2, and each chunk is one interleave block, so the chunks are
+// decoded one from the last, HbmGroupBlockWalk.)
+template <bool Pow2, bool Blocks>
 [[gnu::always_inline]] inline ChunkStreak chunk_streak_loop(const HbmAddressMap& map_in, const Divisor& per_stack_in,
                                                             const CacheTags::Walker& tags_in,
                                                             std::uint32_t* const* records, std::uint64_t addr,
@@ -27,9 +31,23 @@ template <bool Pow2>
     std::uint64_t local;
   };
   Place ring[kAhead];
+  // (Blocks: the chunks are asked for in order, each once; `cur` is the
+  // decode of the next one, block `blk`.)
+  const HbmGroupBlockWalk blocks = Blocks ? HbmGroupBlockWalk(map, per_stack) : HbmGroupBlockWalk();
+  std::uint64_t blk = Blocks ? addr >> map.interleave_shift() : 0;
+  HbmGroupBlockWalk::Place cur = Blocks ? blocks.at(blk) : HbmGroupBlockWalk::Place{};
   const auto ask = [&](std::uint64_t n) __attribute__((always_inline)) {
-    const auto [channel, local] = map.channel_and_group_local<Pow2>(addr + n * chunk, per_stack);
-    const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+    std::uint32_t slice;
+    std::uint64_t local;
+    if constexpr (Blocks) {
+      slice = cur.group;
+      local = cur.local;
+      cur = blocks.next(cur, ++blk);
+    } else {
+      const auto [channel, group_local] = map.channel_and_group_local<Pow2>(addr + n * chunk, per_stack);
+      slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+      local = group_local;
+    }
     tags.prefetch(records[slice], local);
     ring[n % kAhead] = {slice, local};
   };
@@ -54,7 +72,12 @@ template <bool Pow2>
 template <bool Pow2>
 [[gnu::noinline]] ChunkStreak chunk_streak_base(const HbmAddressMap& map, const Divisor& per_stack, const CacheTags::Walker& tags,
                               std::uint32_t* const* records, std::uint64_t addr, std::uint64_t count) {
-  return chunk_streak_loop<Pow2>(map, per_stack, tags, records, addr, count);
+  if constexpr (Pow2) {
+    if (tags.block_bytes() == map.interleave) {
+      return chunk_streak_loop<true, true>(map, per_stack, tags, records, addr, count);
+    }
+  }
+  return chunk_streak_loop<Pow2, false>(map, per_stack, tags, records, addr, count);
 }
 #if TDMSIM_X86_VARIANTS
 template <bool Pow2>
@@ -62,7 +85,12 @@ template <bool Pow2>
                                                               const CacheTags::Walker& tags,
                                                               std::uint32_t* const* records, std::uint64_t addr,
                                                               std::uint64_t count) {
-  return chunk_streak_loop<Pow2>(map, per_stack, tags, records, addr, count);
+  if constexpr (Pow2) {
+    if (tags.block_bytes() == map.interleave) {
+      return chunk_streak_loop<true, true>(map, per_stack, tags, records, addr, count);
+    }
+  }
+  return chunk_streak_loop<Pow2, false>(map, per_stack, tags, records, addr, count);
 }
 #endif
 

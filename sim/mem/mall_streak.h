@@ -29,7 +29,9 @@ struct ChunkStreak {
 // `missed_whole` of them did; if it `stopped` before `count`, the chunk after
 // them was looked up too (in slice `slice`, with result `next`) for the
 // caller's general case. Pow2: the map's and per_stack's divisors are powers
-// of two. (A loop of its own, not inlined: inside the MALL's run loop the
+// of two; then, where a chunk is one interleave block, each chunk's slice and
+// address inside it come from the last one's (HbmGroupBlockWalk,
+// hbm_walk.h). (A loop of its own, not inlined: inside the MALL's run loop the
 // decode's shifts and the counters did not fit the registers and were
 // reloaded from the stack for every chunk.)
 template <bool Pow2>

@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <random>
 #include <vector>
@@ -23,6 +22,7 @@
 #include "sim/mem/mall.h"
 #include "sim/mem/run_batch.h"
 #include "tests/sim/fork_run.h"
+#include "tests/sim/hash_mix.h"
 #include "tests/sim/mem_stubs.h"
 #include "workloads/config/loader.h"
 
@@ -56,12 +56,7 @@ struct Outcome {
   std::uint64_t mall_calls = 0, mall_runs = 0;  // into the MALL
 };
 
-void mix(std::uint64_t& h, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) {
-    h ^= (v >> (8 * i)) & 0xFF;
-    h *= 0x100000001b3ull;
-  }
-}
+using tdmsim::test::hash_mix;
 
 Outcome run(bool one_by_one) {
   const std::filesystem::path root = std::filesystem::path(TDMSIM_SOURCE_DIR) / "workloads";
@@ -91,7 +86,7 @@ Outcome run(bool one_by_one) {
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
 
   Outcome o;
-  o.answers = 0xcbf29ce484222325ull;
+  o.answers = tdmsim::test::kHashStart;
   MemPort port;
   std::mt19937_64 rng(7);
   const std::uint64_t row = 7168, x = 1ull << 30, w = 2ull << 30, out = 3ull << 30;
@@ -99,9 +94,9 @@ Outcome run(bool one_by_one) {
   Tick at = 0;
   const auto send = [&](MemAccess a) {
     const Tick done = port.send(cpu.socket, a, at, 0);
-    mix(o.answers, done);
-    mix(o.answers, port.unloaded());
-    mix(o.answers, port.wait());
+    hash_mix(o.answers, done);
+    hash_mix(o.answers, port.unloaded());
+    hash_mix(o.answers, port.wait());
     ++o.accesses;
     at += 40 * kTicksPerNs;
   };
@@ -117,12 +112,8 @@ Outcome run(bool one_by_one) {
     MemAccess st{out + (rng() % 256) * 2 * row, static_cast<std::uint32_t>(row), 8, 4 * row, true, 0};
     send(st);
   }
-  mix(o.answers, l2.flush(at));
-  for (const double v : stats.snapshot()) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    mix(o.stats, bits);
-  }
+  hash_mix(o.answers, l2.flush(at));
+  tdmsim::test::hash_stats(o.stats, stats);
   o.hbm_reads = static_cast<std::uint64_t>(stats.sum("hbm", "reads"));
   o.hbm_writes = static_cast<std::uint64_t>(stats.sum("hbm", "writes"));
   o.mall_misses = static_cast<std::uint64_t>(stats.sum("mall", "misses"));
