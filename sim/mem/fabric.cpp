@@ -9,7 +9,8 @@ namespace tdmsim::sim {
 Fabric::Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32_t dies,
                StatRegistry& stats, const SimClock& time)
     : sc_module(name), target("target"), initiator("initiator"), time_(time),
-      link_bw_{spec.bandwidth.bytes_per_s / dies}, latency_(ticks(spec.latency)) {
+      link_bw_{spec.bandwidth.bytes_per_s / dies}, link_ticks_(1'000'000'000'000ull, link_bw_.bytes_per_s),
+      latency_(ticks(spec.latency)) {
   target.register_b_transport(this, &Fabric::b_transport);
   stats.add(this->name(), "bytes", &bytes_, "bytes", "bytes crossing this die's fabric link");
 }
@@ -19,13 +20,34 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const Tick now = time_.now();
   const Tick arrive = now + delay.value();
   // Each run of a batch takes the link on its own, in order (run_batch.h).
+  // All arrive at `arrive`, so after the first each starts where the last
+  // ended: the link ends at max(arrive, free) + the sum of their durations,
+  // one reservation of the sum (with none for an empty batch), and that end
+  // is the latest of theirs. (Each duration rounded on its own, as before.)
   Tick link_done = arrive;
-  for_each_in_batch(ext->access, [&](const MemAccess& a) {
-    const std::uint64_t bytes = a.bytes();
+  if (links_ == nullptr) {
+    const MemAccess& b = ext->access;
+    std::uint64_t bytes = 0;
+    Tick busy = 0;
+    const auto take = [&](std::uint64_t run_bytes) __attribute__((always_inline)) {
+      bytes += run_bytes;
+      busy += link_ticks_(run_bytes);
+    };
+    if (!b.batch()) {
+      take(b.bytes());
+    } else {
+      for (std::uint32_t i = 0; i < b.run_count; ++i) take(static_cast<std::uint32_t>(b.runs[i].bytes));
+    }
     bytes_ += bytes;
-    link_done = std::max(link_done, link_.reserve(arrive, transfer_ticks(bytes, link_bw_)));
-    if (links_ != nullptr) link_done = std::max(link_done, links_->transfer(iod_, bytes, arrive));
-  });
+    if (!b.batch() || b.run_count > 0) link_done = std::max(link_done, link_.reserve(arrive, busy));
+  } else {
+    for_each_in_batch(ext->access, [&](const MemAccess& a) {
+      const std::uint64_t bytes = a.bytes();
+      bytes_ += bytes;
+      link_done = std::max(link_done, link_.reserve(arrive, link_ticks_(bytes)));
+      link_done = std::max(link_done, links_->transfer(iod_, bytes, arrive));
+    });
+  }
   // Requests go out as soon as they arrive; the link's occupancy bounds when
   // the data can be back.
   const Tick mem_done = port_.send(initiator, ext->access, arrive + latency_, now);

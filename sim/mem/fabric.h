@@ -10,6 +10,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "sim/core/divisor.h"
 #include "sim/core/sim_time.h"
 #include "sim/core/stats.h"
 #include "sim/mem/iod_links.h"
@@ -38,6 +39,7 @@ class Fabric : public sc_core::sc_module {
   MemPort port_;  // reused request payload
   const SimClock& time_;
   units::Bandwidth link_bw_;
+  CeilRatio link_ticks_;  // transfer_ticks(bytes, link_bw_), without its 128-bit division
   Tick latency_;
   BusyUntil link_;
   std::uint64_t bytes_ = 0;

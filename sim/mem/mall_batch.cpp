@@ -36,7 +36,10 @@ void Mall::batch_run(const MemAccess& a, std::uint64_t missed_lines) {
     slice_last_[sl] = dur;
     slice_used_[sl] = 1;
   });
-  if (a.write || (missed_lines > 0 && missed_lines * line == a.bytes() && a.line_aligned(line))) {
+  // (a.line_aligned(line) for a run, a single row: through line_div_, a
+  // mask where the line is a power of two instead of two divisions.)
+  if (a.write || (missed_lines > 0 && missed_lines * line == a.bytes() && line_div_.mod(a.addr) == 0 &&
+                  line_div_.mod(a.row_bytes) == 0)) {
     // Written through, or missed whole: serve_one sends the run itself on.
     below_.push_back({a.addr, a.bytes()});
     return;

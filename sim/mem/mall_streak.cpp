@@ -23,33 +23,50 @@ template <bool Pow2, bool Blocks>
   // The tag set of the chunk kAhead chunks on is asked for while this one is
   // looked up, so that their host cache misses overlap (a stream's chunks
   // fall on sets all over the tags, and these lookups waited on the host's
-  // memory for most of their time; no effect on results). Each chunk is
-  // decoded once, when it is asked for, and kept in a ring until its lookup.
+  // memory for most of their time; no effect on results).
   constexpr std::uint64_t kAhead = 4;
+  if constexpr (Blocks) {
+    // The chunks decoded one from the last twice over, kAhead chunks apart
+    // (HbmGroupBlockWalk): a lead that asks for the sets, and the chunk
+    // looked up. (Cheaper than keeping each decode in a ring until its
+    // lookup: the ring's stores and loads cost more than a second walk.)
+    const HbmGroupBlockWalk blocks(map, per_stack);
+    std::uint64_t blk = addr >> map.interleave_shift();  // the looked-up chunk's block
+    HbmGroupBlockWalk::Place at = blocks.at(blk);
+    HbmGroupBlockWalk::Place lead = at;
+    const std::uint64_t ahead = count < kAhead ? count : kAhead;
+    for (std::uint64_t n = 0; n < ahead; ++n) {
+      tags.prefetch(records[lead.group], lead.local);
+      if (n + 1 < count) lead = blocks.next(lead, blk + n + 1);
+    }
+    const auto walk = [&](auto common) __attribute__((always_inline)) {
+      for (std::uint64_t n = 0; n < count; ++n, ++blk) {
+        if (n + kAhead < count) {
+          tags.prefetch(records[lead.group], lead.local);
+          if (n + kAhead + 1 < count) lead = blocks.next(lead, blk + kAhead + 1);
+        }
+        // (Reads only: writes pass the MALL by, so its lines are never dirty.)
+        if (!tags.miss_whole<false, decltype(common)::value>(records[at.group], at.local, false)) {
+          return ChunkStreak{n, true, at.group, tags.read_block_never_written(records[at.group], at.local)};
+        }
+        if (n + 1 < count) at = blocks.next(at, blk + 1);
+      }
+      return ChunkStreak{count, false, 0, {}};
+    };
+    return tags.common_shape() ? walk(std::true_type{}) : walk(std::false_type{});
+  }
+  // Otherwise each chunk is decoded once, when it is asked for, and kept in
+  // a ring until its lookup.
   struct Place {
     std::uint32_t slice;
     std::uint64_t local;
   };
   Place ring[kAhead];
-  // (Blocks: the chunks are asked for in order, each once; `cur` is the
-  // decode of the next one, block `blk`.)
-  const HbmGroupBlockWalk blocks = Blocks ? HbmGroupBlockWalk(map, per_stack) : HbmGroupBlockWalk();
-  std::uint64_t blk = Blocks ? addr >> map.interleave_shift() : 0;
-  HbmGroupBlockWalk::Place cur = Blocks ? blocks.at(blk) : HbmGroupBlockWalk::Place{};
   const auto ask = [&](std::uint64_t n) __attribute__((always_inline)) {
-    std::uint32_t slice;
-    std::uint64_t local;
-    if constexpr (Blocks) {
-      slice = cur.group;
-      local = cur.local;
-      cur = blocks.next(cur, ++blk);
-    } else {
-      const auto [channel, group_local] = map.channel_and_group_local<Pow2>(addr + n * chunk, per_stack);
-      slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
-      local = group_local;
-    }
-    tags.prefetch(records[slice], local);
-    ring[n % kAhead] = {slice, local};
+    const auto [channel, group_local] = map.channel_and_group_local<Pow2>(addr + n * chunk, per_stack);
+    const auto slice = static_cast<std::uint32_t>(per_stack.div_as<Pow2>(channel));
+    tags.prefetch(records[slice], group_local);
+    ring[n % kAhead] = {slice, group_local};
   };
   for (std::uint64_t n = 0; n < kAhead && n < count; ++n) ask(n);
   const auto walk = [&](auto common) __attribute__((always_inline)) {
