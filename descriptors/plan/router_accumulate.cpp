@@ -25,100 +25,91 @@ void accumulate_scalar(const float* wt, std::uint32_t rows, std::uint32_t expert
   }
 }
 
-// AVX2 + FMA. The tokens' x are converted to double first (exact), so that
-// each step broadcasts them straight from memory. Blocks of 6 tokens x 8
-// experts (12 registers of 4 doubles): per h, 2 conversions of w, 6 loads
-// and 12 multiply-adds; the conversions compete with the multiply-adds for
-// the host's floating-point pipes, so the more tokens share each converted
-// w, the faster (about 20% faster than 2 tokens x 16 experts on the
-// project's Zen 3 host). The tokens left over: 2 x 16, then 1 x 16.
+// AVX2 + FMA, on x and W^T converted to double first (exact), kept between
+// calls. Blocks of 8 tokens x 4 experts: per h, one load of w and 8
+// multiply-adds whose x comes straight from memory, stored there already
+// broadcast (4 copies of each value), so that no broadcast instruction is
+// needed: 9 instructions for 8 multiply-adds (converting w in the loop and
+// broadcasting x, 6 tokens x 8 experts, took 24 for 12). The sums are named
+// variables: GCC kept an array of them on the stack, storing all of them on
+// every step.
+__attribute__((target("avx2,fma"))) void block8_avx2(const double* wd, std::uint32_t rows, std::uint32_t experts,
+                                                     const double* xb, double* a, std::size_t a_stride) {
+  __m256d s0 = _mm256_loadu_pd(a), s1 = _mm256_loadu_pd(a + a_stride);
+  __m256d s2 = _mm256_loadu_pd(a + 2 * a_stride), s3 = _mm256_loadu_pd(a + 3 * a_stride);
+  __m256d s4 = _mm256_loadu_pd(a + 4 * a_stride), s5 = _mm256_loadu_pd(a + 5 * a_stride);
+  __m256d s6 = _mm256_loadu_pd(a + 6 * a_stride), s7 = _mm256_loadu_pd(a + 7 * a_stride);
+  const double* w = wd;
+  const double* const x_end = xb + 32 * std::size_t(rows);
+#pragma GCC unroll 4
+  for (const double* x = xb; x != x_end; x += 32, w += experts) {
+    const __m256d wk = _mm256_loadu_pd(w);
+    s0 = _mm256_fmadd_pd(_mm256_loadu_pd(x), wk, s0), s1 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 4), wk, s1);
+    s2 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 8), wk, s2), s3 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 12), wk, s3);
+    s4 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 16), wk, s4), s5 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 20), wk, s5);
+    s6 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 24), wk, s6), s7 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 28), wk, s7);
+  }
+  _mm256_storeu_pd(a, s0), _mm256_storeu_pd(a + a_stride, s1);
+  _mm256_storeu_pd(a + 2 * a_stride, s2), _mm256_storeu_pd(a + 3 * a_stride, s3);
+  _mm256_storeu_pd(a + 4 * a_stride, s4), _mm256_storeu_pd(a + 5 * a_stride, s5);
+  _mm256_storeu_pd(a + 6 * a_stride, s6), _mm256_storeu_pd(a + 7 * a_stride, s7);
+}
+
+// One token x 16 experts: for the tokens blocks of 8 leave over.
+__attribute__((target("avx2,fma"))) void block1_avx2(const double* wd, std::uint32_t rows, std::uint32_t experts,
+                                                     const double* xs, double* a) {
+  __m256d s0 = _mm256_loadu_pd(a), s1 = _mm256_loadu_pd(a + 4);
+  __m256d s2 = _mm256_loadu_pd(a + 8), s3 = _mm256_loadu_pd(a + 12);
+  const double* w = wd;
+#pragma GCC unroll 2
+  for (std::uint32_t h = 0; h < rows; ++h, w += experts) {
+    const __m256d v = _mm256_broadcast_sd(xs + h);
+    s0 = _mm256_fmadd_pd(v, _mm256_loadu_pd(w), s0);
+    s1 = _mm256_fmadd_pd(v, _mm256_loadu_pd(w + 4), s1);
+    s2 = _mm256_fmadd_pd(v, _mm256_loadu_pd(w + 8), s2);
+    s3 = _mm256_fmadd_pd(v, _mm256_loadu_pd(w + 12), s3);
+  }
+  _mm256_storeu_pd(a, s0), _mm256_storeu_pd(a + 4, s1);
+  _mm256_storeu_pd(a + 8, s2), _mm256_storeu_pd(a + 12, s3);
+}
+
 __attribute__((target("avx2,fma"))) std::uint32_t accumulate_avx2(const float* wt, std::uint32_t rows,
                                                                   std::uint32_t experts, const float* x,
                                                                   std::size_t x_stride, std::uint32_t tokens,
                                                                   double* acc) {
-  constexpr std::uint32_t kE = 16, kT = 2, kT6 = 6, kE6 = 8;
+  constexpr std::uint32_t kE = 16, kT = 8;
   const std::uint32_t e_end = experts / kE * kE;
   if (e_end == 0) return 0;
-  // x as double, row by row (rows apart); kept between calls.
-  thread_local std::vector<double> xd;
-  xd.resize(std::size_t(tokens) * rows);
-  for (std::uint32_t t = 0; t < tokens; ++t) {
+  // x as double: for the blocks of 8 tokens, each value broadcast to 4
+  // copies, the block's 8 tokens side by side for each h (x[t][h] at
+  // 4 * (8 * (t0 * rows + h) + t - t0)); the tokens left over row by row
+  // after them. W^T as double (experts apart).
+  thread_local std::vector<double> xb, xd, wd;
+  const std::uint32_t t8 = tokens / kT * kT;
+  xb.resize(std::size_t(t8) * rows * 4);
+  for (std::uint32_t t = 0; t < t8; ++t) {
     const float* xt = x + std::size_t(t) * x_stride;
-    double* d = xd.data() + std::size_t(t) * rows;
+    double* d = xb.data() + 4 * (std::size_t(t - t % kT) * rows + t % kT);
+    for (std::uint32_t h = 0; h < rows; ++h) _mm256_storeu_pd(d + std::size_t(h) * 4 * kT, _mm256_set1_pd(xt[h]));
+  }
+  xd.resize(std::size_t(tokens - t8) * rows);
+  for (std::uint32_t t = t8; t < tokens; ++t) {
+    const float* xt = x + std::size_t(t) * x_stride;
+    double* d = xd.data() + std::size_t(t - t8) * rows;
     for (std::uint32_t h = 0; h < rows; ++h) d[h] = xt[h];
   }
-  std::uint32_t t = 0;
-  for (; t + kT6 <= tokens; t += kT6) {
-    const double* xs = xd.data() + std::size_t(t) * rows;
-    double* a = acc + std::size_t(t) * experts;
-    for (std::uint32_t e = 0; e < e_end; e += kE6) {
-      __m256d s[kT6][2];
-      for (std::uint32_t j = 0; j < kT6; ++j) {
-        s[j][0] = _mm256_loadu_pd(a + j * experts + e);
-        s[j][1] = _mm256_loadu_pd(a + j * experts + e + 4);
-      }
-      const float* w = wt + e;
-      for (std::uint32_t h = 0; h < rows; ++h, w += experts) {
-        const __m256d w0 = _mm256_cvtps_pd(_mm_loadu_ps(w)), w1 = _mm256_cvtps_pd(_mm_loadu_ps(w + 4));
-        for (std::uint32_t j = 0; j < kT6; ++j) {  // (unrolled by the compiler)
-          const __m256d v = _mm256_broadcast_sd(xs + std::size_t(j) * rows + h);
-          s[j][0] = _mm256_fmadd_pd(v, w0, s[j][0]);
-          s[j][1] = _mm256_fmadd_pd(v, w1, s[j][1]);
-        }
-      }
-      for (std::uint32_t j = 0; j < kT6; ++j) {
-        _mm256_storeu_pd(a + j * experts + e, s[j][0]);
-        _mm256_storeu_pd(a + j * experts + e + 4, s[j][1]);
-      }
+  wd.resize(std::size_t(rows) * experts);
+  for (std::size_t i = 0; i < wd.size(); ++i) wd[i] = wt[i];
+  for (std::uint32_t t = 0; t < t8; t += kT) {
+    for (std::uint32_t e = 0; e < e_end; e += 4) {
+      block8_avx2(wd.data() + e, rows, experts, xb.data() + std::size_t(t) * rows * 4,
+                  acc + std::size_t(t) * experts + e, experts);
     }
   }
-  for (; t + kT <= tokens; t += kT) {
-    const double* x0 = xd.data() + std::size_t(t) * rows;
-    const double* x1 = x0 + rows;
-    double* a0 = acc + std::size_t(t) * experts;
-    double* a1 = a0 + experts;
+  for (std::uint32_t t = t8; t < tokens; ++t) {
     for (std::uint32_t e = 0; e < e_end; e += kE) {
-      __m256d s00 = _mm256_loadu_pd(a0 + e), s01 = _mm256_loadu_pd(a0 + e + 4);
-      __m256d s02 = _mm256_loadu_pd(a0 + e + 8), s03 = _mm256_loadu_pd(a0 + e + 12);
-      __m256d s10 = _mm256_loadu_pd(a1 + e), s11 = _mm256_loadu_pd(a1 + e + 4);
-      __m256d s12 = _mm256_loadu_pd(a1 + e + 8), s13 = _mm256_loadu_pd(a1 + e + 12);
-      const float* w = wt + e;
-      for (std::uint32_t h = 0; h < rows; ++h, w += experts) {
-        const __m256d w0 = _mm256_cvtps_pd(_mm_loadu_ps(w)), w1 = _mm256_cvtps_pd(_mm_loadu_ps(w + 4));
-        const __m256d w2 = _mm256_cvtps_pd(_mm_loadu_ps(w + 8)), w3 = _mm256_cvtps_pd(_mm_loadu_ps(w + 12));
-        const __m256d v0 = _mm256_broadcast_sd(x0 + h), v1 = _mm256_broadcast_sd(x1 + h);
-        s00 = _mm256_fmadd_pd(v0, w0, s00);
-        s01 = _mm256_fmadd_pd(v0, w1, s01);
-        s02 = _mm256_fmadd_pd(v0, w2, s02);
-        s03 = _mm256_fmadd_pd(v0, w3, s03);
-        s10 = _mm256_fmadd_pd(v1, w0, s10);
-        s11 = _mm256_fmadd_pd(v1, w1, s11);
-        s12 = _mm256_fmadd_pd(v1, w2, s12);
-        s13 = _mm256_fmadd_pd(v1, w3, s13);
-      }
-      _mm256_storeu_pd(a0 + e, s00), _mm256_storeu_pd(a0 + e + 4, s01);
-      _mm256_storeu_pd(a0 + e + 8, s02), _mm256_storeu_pd(a0 + e + 12, s03);
-      _mm256_storeu_pd(a1 + e, s10), _mm256_storeu_pd(a1 + e + 4, s11);
-      _mm256_storeu_pd(a1 + e + 8, s12), _mm256_storeu_pd(a1 + e + 12, s13);
-    }
-  }
-  // A last odd token: one row of accumulators.
-  for (; t < tokens; ++t) {
-    const double* x0 = xd.data() + std::size_t(t) * rows;
-    double* a0 = acc + std::size_t(t) * experts;
-    for (std::uint32_t e = 0; e < e_end; e += kE) {
-      __m256d s0 = _mm256_loadu_pd(a0 + e), s1 = _mm256_loadu_pd(a0 + e + 4);
-      __m256d s2 = _mm256_loadu_pd(a0 + e + 8), s3 = _mm256_loadu_pd(a0 + e + 12);
-      const float* w = wt + e;
-      for (std::uint32_t h = 0; h < rows; ++h, w += experts) {
-        const __m256d v = _mm256_broadcast_sd(x0 + h);
-        s0 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(w)), s0);
-        s1 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(w + 4)), s1);
-        s2 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(w + 8)), s2);
-        s3 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(w + 12)), s3);
-      }
-      _mm256_storeu_pd(a0 + e, s0), _mm256_storeu_pd(a0 + e + 4, s1);
-      _mm256_storeu_pd(a0 + e + 8, s2), _mm256_storeu_pd(a0 + e + 12, s3);
+      block1_avx2(wd.data() + e, rows, experts, xd.data() + std::size_t(t - t8) * rows,
+                  acc + std::size_t(t) * experts + e);
     }
   }
   return e_end;

@@ -23,6 +23,7 @@ TEST_CASE("tensor_fill gives tensor_value's bits for every variant the host runs
       {99, TensorId::w_gate_up, 17, 0, 1, 13, 3.5f},            // a remainder after one vector
       {~0ull, TensorId::router_bias, 3, (1ull << 40) + 1, 3, 7, 1e-3f},  // no full vector
       {0, TensorId::routing_draw, 2, 0, 0, 9, 1.0f},            // stride 0: one index repeated
+      {5, TensorId::w_down, 1, 3, 11, 15, 0.37f},               // 8 at once, then 4, then 3
   };
   for (const FillIsa isa : {FillIsa::scalar, FillIsa::avx2}) {
     if (!fill_isa_supported(isa)) {

@@ -48,6 +48,29 @@ TEST_CASE("JsonText writes numbers and strings as nlohmann's dump does", "[host-
   }
 }
 
+TEST_CASE("JsonText::string's 16-byte check finds every byte nlohmann escapes, wherever it sits", "[host-speed]") {
+  // Plain bytes next to the escaped ones ('!' and '#' around '"', '[' and
+  // ']' around '\\', ' ' and '~' at the ends of the printable range).
+  const std::string plain = " !#[]~az09.";
+  const std::vector<std::string> odd = {"\x01", "\x1f", "\x7f", "\"", "\\", "\n", "\xc2\xb5"};
+  for (std::size_t len = 0; len <= 70; ++len) {
+    std::string base;
+    for (std::size_t i = 0; i < len; ++i) base.push_back(plain[(i * 7 + len) % plain.size()]);
+    std::string s;
+    JsonText(s).string(base);
+    CHECK(s == Json(base).dump());
+    for (std::size_t pos = 0; pos < len; ++pos) {
+      for (const std::string& o : odd) {
+        const std::string v = base.substr(0, pos) + o + base.substr(pos + 1);
+        std::string t;
+        JsonText(t).string(v);
+        INFO("length " << len << ", odd byte at " << pos);
+        CHECK(t == Json(v).dump());
+      }
+    }
+  }
+}
+
 TEST_CASE("json_object_text nests dumped values as dump(1) and dump(2) nest them", "[host-speed]") {
   Json a = Json::object();
   a["x"] = {{"value", 1}, {"list", {1, 2.5, "s\n"}}, {"empty", Json::object()}};

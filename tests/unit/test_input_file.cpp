@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "workloads/config/diagnostics.h"
 #include "workloads/config/loader.h"
@@ -217,6 +218,60 @@ TEST_CASE("YAML: aliases cannot multiply work or form a cycle", "[input][yaml]")
   CHECK(cycle.where.line == 1);
   CHECK(cycle.message.find("an alias inside the node its anchor names") != std::string::npos);
   CHECK(yaml_error("a: &x {k: *x}\n").message.find("(a cycle)") != std::string::npos);
+}
+
+namespace {
+
+// What a YAML parser makes of `text`: the tree (as YAML, with each node's
+// line and column) or the first diagnostic.
+template <typename Parse>
+std::string yaml_outcome(Parse parse, const std::string& text) {
+  try {
+    const YAML::Node root = parse(text, "t.yaml");
+    std::string marks;
+    const auto walk = [&](const auto& self, const YAML::Node& n) -> void {
+      marks += std::to_string(n.Mark().line) + ":" + std::to_string(n.Mark().column) + " ";
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        if (n.IsMap()) {
+          self(self, it->first), self(self, it->second);
+        } else {
+          self(self, *it);
+        }
+      }
+    };
+    walk(walk, root);
+    return "tree " + YAML::Dump(root) + "\n" + marks;
+  } catch (const config::ConfigError& e) {
+    const auto& d = e.diagnostics().front();
+    return "error " + d.where.file + ":" + std::to_string(d.where.line) + ":" + std::to_string(d.where.column) +
+           " " + d.message;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("YAML: parse_yaml's one-pass path gives parse_yaml_guarded's tree or error", "[input][yaml][host-speed]") {
+  std::vector<std::string> texts = {
+      "", "a: 1\n", "a: 1\nb: !!str 2\n", "---\na: 1\n...\n", "a: 1\n---\nb: 2\n", "a: 1\r---\rb: 2\r",
+      "a: 1\nb: !custom 2\n", "name: caf\xc3\xa9\n", "name: ok\ndescription: caf\xe9\n", "k\xff: 1\n",
+      "a: \"x\\ty\"\n", "a: &x {p: 1}\nb: *x\n", "a: &x [1, *x]\n", "%YAML 1.2\n---\na: 1\n", "a: [1, 2\n",
+      "a: {b: [c, {d: e}]}\n? [x, y]\n: z\n", "- - - a\n  - b\n- c\n", "a:\n  - b: 1\n    c: 2\n  -\n", "a: b: c\n",
+      "a: 1 # a comment with - and :\n\tb: 2\n", "'a': \"b\"\n"};
+  for (const int depth : {config::kMaxYamlDepth / 2 - 1, config::kMaxYamlDepth / 2, config::kMaxYamlDepth,
+                          config::kMaxYamlDepth + 1}) {
+    texts.push_back(std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']'));
+  }
+  // The shipped files (machines, models, kernels, scenarios...).
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(TDMSIM_SOURCE_DIR) / "workloads")) {
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
+      texts.push_back(util::read_input_file(entry.path(), util::InputKind::yaml));
+    }
+  }
+  CHECK(texts.size() > 40);
+  for (const std::string& text : texts) {
+    INFO(text.substr(0, 200));
+    CHECK(yaml_outcome(config::parse_yaml, text) == yaml_outcome(config::parse_yaml_guarded, text));
+  }
 }
 
 TEST_CASE("base chains load in linear time and cycles are still found", "[input][base]") {

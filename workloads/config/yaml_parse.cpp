@@ -148,7 +148,60 @@ Location at(const std::string& file, const YAML::Mark& m) {
 
 }  // namespace
 
-YAML::Node parse_yaml(const std::string& text, const std::string& file) {
+// What parse_yaml_guarded refuses, it finds in the events; parse_yaml skips
+// that first pass (half of the parsing) for a text that cannot hold any of it:
+// a short text of printable ASCII (so every scalar is valid UTF-8) with no
+// '&', '*' (no anchors, no aliases), '!' (no tags), '\\' (no escapes), and
+// no line that starts with "---", "..." or '%' (one document, no
+// directives); its tree, once loaded, must then be well within the depth
+// and node limits. Anything else, or a text yaml-cpp refuses, goes through
+// parse_yaml_guarded, which reports it as before.
+namespace {
+
+// Loading is then quick (well under the node limit), and the margins keep
+// the tree's own depth and count clear of any difference in how the guard
+// counts.
+constexpr std::size_t kQuickBytes = 64 * 1024;
+constexpr int kQuickDepth = kMaxYamlDepth / 2;
+constexpr std::uint64_t kQuickNodes = kMaxYamlNodes / 2;
+
+bool quick_text(const std::string& text) {
+  if (text.size() > kQuickBytes) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x7f || (u < 0x20 && c != '\n' && c != '\r' && c != '\t')) return false;
+    if (c == '&' || c == '*' || c == '!' || c == '\\') return false;
+    if (i == 0 || text[i - 1] == '\n' || text[i - 1] == '\r') {
+      if (c == '%') return false;
+      const std::string_view rest = std::string_view(text).substr(i, 3);
+      if (rest == "---" || rest == "...") return false;
+    }
+  }
+  return true;
+}
+
+// Whether `n` (nested `depth` collections deep) and what it holds stay
+// within the quick limits, counting `count` nodes (keys too).
+bool quick_tree(const YAML::Node& n, int depth, std::uint64_t& count) {
+  if (++count > kQuickNodes) return false;
+  if (n.IsSequence()) {
+    if (depth + 1 > kQuickDepth) return false;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      if (!quick_tree(*it, depth + 1, count)) return false;
+    }
+  } else if (n.IsMap()) {
+    if (depth + 1 > kQuickDepth) return false;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      if (!quick_tree(it->first, depth + 1, count) || !quick_tree(it->second, depth + 1, count)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+YAML::Node parse_yaml_guarded(const std::string& text, const std::string& file) {
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);
@@ -161,6 +214,19 @@ YAML::Node parse_yaml(const std::string& text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     refuse(file, e.mark, "YAML syntax error: " + e.msg);
   }
+}
+
+YAML::Node parse_yaml(const std::string& text, const std::string& file) {
+  if (quick_text(text)) {
+    try {
+      YAML::Node root = YAML::Load(text);
+      std::uint64_t count = 0;
+      if (quick_tree(root, 0, count)) return root;
+    } catch (const YAML::Exception&) {
+      // (parse_yaml_guarded reports it, or what the guard finds first.)
+    }
+  }
+  return parse_yaml_guarded(text, file);
 }
 
 }  // namespace tdmsim::config

@@ -30,4 +30,10 @@ inline constexpr std::uint64_t kMaxYamlNodes = 100'000;
 // Throws ConfigError at `file`:line:column (lines and columns of `text`).
 YAML::Node parse_yaml(const std::string& text, const std::string& file);
 
+// The reference for parse_yaml: a first pass over the parser's events that
+// refuses the above, then YAML::Load. parse_yaml gives the same tree or the
+// same error, skipping the first pass where the text cannot hold anything
+// it refuses (yaml_parse.cpp says when).
+YAML::Node parse_yaml_guarded(const std::string& text, const std::string& file);
+
 }  // namespace tdmsim::config
