@@ -114,10 +114,11 @@ Outcome run(bool one_by_one, bool plain = false) {
     // Stores of output rows (dirty lines, evicted later as write-backs).
     MemAccess st{out + (rng() % 256) * 2 * row, static_cast<std::uint32_t>(row), 8, 4 * row, true, 0};
     send(st);
-    // A lone line read (a scale, a router row): hits and misses.
-    send(MemAccess{x + (rng() % 4096) * 128, 128, 1, 0, false, 0});
+    // A lone line read (a scale, a router row): hits and misses, spread so
+    // that every term of the channel hash varies.
+    send(MemAccess{x + (rng() % 4096) * (5 * 4096 + 128), 128, 1, 0, false, 0});
     // Atomic adds of gathered partial rows (rows of 128 bytes, some 64).
-    for (auto& g : sums) g = (rng() % 1024) * 256;
+    for (auto& g : sums) g = (rng() % 1024) * 37 * 256;
     MemAccess add{out + (64ull << 20), 128u >> (rng() % 2), static_cast<std::uint32_t>(sums.size()), 0, true, 0};
     add.gather = sums.data();
     add.atomic = true;
