@@ -33,6 +33,29 @@ class ChannelCounter {
     const std::uint64_t a = div_.div(line), b = div_.div(a), c = div_.div(b);
     return static_cast<std::size_t>(div_.mod(line ^ a ^ b ^ c));
   }
+  // Bit ch set where counts[ch] != 0, for n <= 64 counts: SSE2 compares four
+  // at a time where n is a multiple of 4 (an L2's channels with lines).
+  // The same as nonzero_reference (tests/sim/test_host_variants.cpp).
+  static std::uint64_t nonzero(const std::uint32_t* counts, std::size_t n) {
+#if defined(__SSE2__)
+    if (n % 4 == 0) {
+      std::uint64_t zero = 0;
+      const __m128i z = _mm_setzero_si128();
+      for (std::size_t i = 0; i < n; i += 4) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(counts + i));
+        zero |= static_cast<std::uint64_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, z)))) << i;
+      }
+      return ~zero & (n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1);
+    }
+#endif
+    return nonzero_reference(counts, n);
+  }
+  static std::uint64_t nonzero_reference(const std::uint32_t* counts, std::size_t n) {
+    std::uint64_t m = 0;
+    for (std::size_t i = 0; i < n; ++i) m |= std::uint64_t{counts[i] != 0} << i;
+    return m;
+  }
+
   // The channels are a power of two, 2^shift(), mask() = channels - 1.
   bool pow2() const { return pow2_; }
   std::uint32_t shift() const { return shift_; }

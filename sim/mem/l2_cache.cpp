@@ -20,7 +20,8 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
       near_miss_latency_(near_miss_latency),
       count_(spec.channels_per_die), channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
       lines_per_channel_(spec.channels_per_die), misses_per_channel_(spec.channels_per_die),
-      atomic_bytes_per_channel_(spec.channels_per_die), resident_(tags_.resident()) {
+      atomic_bytes_per_channel_(spec.channels_per_die),
+      masked_(spec.channels_per_die <= 64), resident_(tags_.resident()), common_(tags_.walker().common_shape()) {
   atomic_unit_.resize(spec.channels_per_die);
   atomic_bw_ = units::Bandwidth{std::uint64_t{spec.atomic_bytes_per_clock_per_channel} * clock.hz};
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(spec.line.bytes));
@@ -48,11 +49,14 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   if (a.atomic) atomic_bytes_ += a.bytes();
   // Tags first (a run of lines per block), then one bandwidth reservation per
   // channel.
-  std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
-  std::fill(misses_per_channel_.begin(), misses_per_channel_.end(), 0u);
+  // (lines_per_channel_ and misses_per_channel_ are all zero here: the last
+  // call cleared what it counted, below.)
   if (a.atomic) std::fill(atomic_bytes_per_channel_.begin(), atomic_bytes_per_channel_.end(), 0u);
   std::uint64_t every_lines = 0, every_misses = 0;  // lines on each channel (whole groups)
   std::uint64_t missed_lines = 0, looked_up = 0;
+  // Whether any run was counted per channel (not whole groups only): if
+  // not, every channel has the same counts (every_lines, every_misses).
+  bool per_channel_counted = false;
   const bool fetch = !a.write || a.atomic;  // full-line plain writes allocate without a fetch
   misses_.clear();
   victims_.clear();
@@ -67,10 +71,21 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   // count_lines() with its common case (whole aligned groups of `channels`
   // lines: a 4 KiB block on 16 channels) on the locals; other runs counted
   // inline, part-groups in aligned pieces (count_lines_pieces).
+  const bool plain = plain_counts_;
   const auto count_run = [&](std::uint64_t first, std::uint64_t n, std::vector<std::uint32_t>& per_channel,
                              std::uint64_t& every) __attribute__((always_inline)) {
+    if (plain) [[unlikely]] {  // the reference: line by line
+      for (std::uint64_t k = 0; k < n; ++k) ++per_channel[channel_of(first + k)];
+      per_channel_counted = true;
+      return;
+    }
     if (pow2 && ((first | n) & cmask) == 0) {
       every += n >> cs;
+      return;
+    }
+    per_channel_counted = true;
+    if (pow2 && n == 1) {  // one line (a lone line read, a line of a gathered row): its channel
+      ++per_channel[static_cast<std::size_t>((first ^ (first >> cs) ^ (first >> 2 * cs) ^ (first >> 3 * cs)) & cmask)];
       return;
     }
     count_.count_lines_pieces(first, n, per_channel.data(), every);
@@ -100,7 +115,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   // (Only where the tag array does not stay in the host's caches anyway:
   // CacheTags::resident().)
   const bool ahead = !resident_;
-  const bool common = tags.common_shape();  // (Walker::access_block_common)
+  const bool common = common_;  // (Walker::access_block_common)
   if (ahead && a.rows > 1) {
     for (std::uint32_t r = 0; r < a.rows && r < kAhead; ++r) prefetch_row(r);
   }
@@ -213,18 +228,54 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   Tick served = arrive;
   Tick miss_ready = arrive;
   Tick wait = 0;
-  for (std::size_t ch = 0; ch < channel_.size(); ++ch) {
-    const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
-    if (lines == 0) continue;  // (nor misses)
-    const Tick end = channel_[ch].reserve(arrive, line_time_ * lines);
-    served = std::max(served, end);
-    wait = std::max(wait, end - line_time_ * lines - arrive);
-    const std::uint64_t misses = misses_per_channel_[ch] + every_misses;
-    if (misses > 0) {
-      // Each miss holds an MSHR for the miss round trip: with `mshrs` of
-      // them, a channel starts at most mshrs misses per round trip.
-      const Tick hold = mshr_hold_per_line_ * misses;
-      miss_ready = std::max(miss_ready, mshr_[ch].reserve(arrive, hold) - hold);
+  // Each channel's reservations are its own and the results are maxima, so
+  // channels without lines can be skipped and the rest visited in any order.
+  // Only channels_per_die <= 64 (masked_): which channels have lines, one
+  // bit each (after whole groups only, all of them with the same counts).
+  std::uint64_t lined = ~std::uint64_t{0};
+  if (!per_channel_counted) {
+    if (every_lines > 0) {
+      // Every channel alike (a weight stream's whole blocks): reserve(arrive,
+      // busy) on each, whose start is max(arrive, free_at), folded as below.
+      const Tick busy = line_time_ * every_lines;
+      Tick start = arrive;
+      for (BusyUntil& c : channel_) {
+        const Tick st = std::max(arrive, c.free_at);
+        c.free_at = st + busy;
+        start = std::max(start, st);
+      }
+      served = start + busy;
+      wait = start - arrive;
+      if (every_misses > 0) {
+        const Tick hold = mshr_hold_per_line_ * every_misses;
+        for (BusyUntil& m : mshr_) {
+          const Tick st = std::max(arrive, m.free_at);
+          m.free_at = st + hold;
+          miss_ready = std::max(miss_ready, st);
+        }
+      }
+    }
+  } else {
+    if (masked_ && every_lines == 0 && !plain) lined = ChannelCounter::nonzero(lines_per_channel_.data(), channel_.size());
+    const auto reserve_channel = [&](std::size_t ch) __attribute__((always_inline)) {
+      const std::uint64_t lines = lines_per_channel_[ch] + every_lines;
+      if (lines == 0) return;  // (nor misses)
+      const Tick busy = line_time_ * lines;
+      const Tick end = channel_[ch].reserve(arrive, busy);
+      served = std::max(served, end);
+      wait = std::max(wait, end - busy - arrive);
+      const std::uint64_t misses = misses_per_channel_[ch] + every_misses;
+      if (misses > 0) {
+        // Each miss holds an MSHR for the miss round trip: with `mshrs` of
+        // them, a channel starts at most mshrs misses per round trip.
+        const Tick hold = mshr_hold_per_line_ * misses;
+        miss_ready = std::max(miss_ready, mshr_[ch].reserve(arrive, hold) - hold);
+      }
+    };
+    if (~lined == 0) {
+      for (std::size_t ch = 0; ch < channel_.size(); ++ch) reserve_channel(ch);
+    } else {
+      for (std::uint64_t m = lined; m != 0; m &= m - 1) reserve_channel(static_cast<std::size_t>(std::countr_zero(m)));
     }
   }
   Tick done = served + hit_latency;
@@ -252,10 +303,28 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     // round trip, not the MALL's (a MALL-served miss frees its MSHR sooner,
     // which is what lets several XCDs read one expert's weights through the
     // MALL at its rate). Added after the fact: the channels' next misses wait.
-    for (std::size_t ch = 0; ch < mshr_.size(); ++ch) {
-      const std::uint64_t misses = misses_per_channel_[ch] + every_misses;
-      if (misses > 0) mshr_[ch].free_at += far_hold_per_line_ * misses;
+    // (A channel with misses has lines: `lined` holds it.)
+    if (!per_channel_counted) {
+      const Tick more = far_hold_per_line_ * every_misses;
+      if (every_misses > 0) {
+        for (BusyUntil& m : mshr_) m.free_at += more;
+      }
+    } else {
+      const auto hold_longer = [&](std::size_t ch) __attribute__((always_inline)) {
+        const std::uint64_t misses = misses_per_channel_[ch] + every_misses;
+        if (misses > 0) mshr_[ch].free_at += far_hold_per_line_ * misses;
+      };
+      if (~lined == 0) {
+        for (std::size_t ch = 0; ch < mshr_.size(); ++ch) hold_longer(ch);
+      } else {
+        for (std::uint64_t m = lined; m != 0; m &= m - 1) hold_longer(static_cast<std::size_t>(std::countr_zero(m)));
+      }
     }
+  }
+  // Leaves the per-channel counts zero for the next access.
+  if (per_channel_counted) {
+    std::fill(lines_per_channel_.begin(), lines_per_channel_.end(), 0u);
+    std::fill(misses_per_channel_.begin(), misses_per_channel_.end(), 0u);
   }
   if (a.atomic) {
     // Read-modify-write: each channel's atomic unit works through its bytes

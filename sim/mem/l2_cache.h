@@ -42,6 +42,11 @@ class L2Cache : public sc_core::sc_module {
   // Sends misses and write-backs below one run a call (the reference of the
   // batches of run_batch.h, for tests) instead of one batch per access.
   void set_runs_one_by_one(bool on) { one_by_one_ = on; }
+  // Counts each access's lines per channel line by line (channel_of) and
+  // visits every channel for its reservations: the reference, for tests, of
+  // the counts in pieces, the whole-group counts, and the visits of only the
+  // channels with lines.
+  void set_plain_counts(bool on) { plain_counts_ = on; }
 
   // Writes every dirty line back to memory (the lines stay valid, now
   // clean); returns when the last write-back has landed. Called at the end
@@ -72,16 +77,22 @@ class L2Cache : public sc_core::sc_module {
   std::vector<BusyUntil> atomic_unit_;  // per channel: read-modify-writes
   Tick line_time_ = 0;
   std::uint32_t line_shift_ = 7;
-  // Scratch reused by every access (no allocation on the hot path).
+  // Scratch reused by every access (no allocation on the hot path); the
+  // two counts are all zero between accesses.
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
+  // At most 64 channels: an access visits only the channels it counted
+  // lines on (a bit each, ChannelCounter::nonzero).
+  bool masked_ = false;
   // The tag array stays in the host's caches (CacheTags::resident()): its
   // records are not asked for ahead of the lookups.
   bool resident_ = false;
+  bool common_ = false;  // the tags have the common shape (Walker::common_shape)
   units::Bandwidth atomic_bw_{};
   std::vector<ByteRun> misses_, victims_;
   std::vector<ByteRun> batch_;  // scratch: the runs of a batch sent below (send_runs)
   bool one_by_one_ = false;
+  bool plain_counts_ = false;
   std::uint64_t hits_ = 0, misses_count_ = 0, writebacks_ = 0, read_bytes_ = 0, write_bytes_ = 0,
                 atomic_bytes_ = 0;
 };

@@ -242,6 +242,22 @@ TEST_CASE("channel counts: runs counted in aligned pieces as count_lines counts 
   }
 }
 
+TEST_CASE("channel counts: the channels with lines found four at a time as one by one", "[host]") {
+  std::mt19937_64 rng(5);
+  for (const std::size_t channels : {16u, 64u, 32u, 8u, 4u, 12u, 2u, 1u, 3u}) {
+    for (int trial = 0; trial < 2000; ++trial) {
+      // Sparse counts (a few lines' channels), dense ones and all zero.
+      std::vector<std::uint32_t> counts(channels, 0);
+      const std::uint64_t fill = rng() % 4;
+      for (auto& k : counts) {
+        if (fill == 3 || rng() % (2 + fill * 4) == 0) k = static_cast<std::uint32_t>(rng() % 3 == 0 ? rng() : 1);
+      }
+      if (trial == 0) std::fill(counts.begin(), counts.end(), 0u);
+      REQUIRE(ChannelCounter::nonzero(counts.data(), channels) == ChannelCounter::nonzero_reference(counts.data(), channels));
+    }
+  }
+}
+
 TEST_CASE("tag lookups: access_resident answers and changes what access does", "[host]") {
   std::mt19937_64 rng(5);
   // An L2's shape (32-line blocks) and an L1's (one line, 4 ways), on random
