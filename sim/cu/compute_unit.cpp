@@ -102,13 +102,24 @@ void ComputeUnit::run() {
 
 void ComputeUnit::begin_kernel() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
-  const isa::TileProgram first = k.program(0);  // resources are uniform over the grid
+  // Resources are uniform over the grid: workgroup 0's program says them.
+  isa::TileProgram& first = first_program_;
+  if (k.program_into) {
+    k.program_into(0, first);
+  } else {
+    first = k.program(0);
+  }
   const Occupancy occ = occupancy(machine_.compute, first);
   if (occ.workgroups == 0) {
     throw std::runtime_error("kernel " + k.name + " does not fit on a CU (limited by " +
                              occ.limiter + ")");
   }
-  slots_.assign(occ.workgroups, Slot{});
+  // Fresh slots, keeping the storage of those the last kernel had.
+  slots_.resize(occ.workgroups);
+  for (Slot& s : slots_) {
+    clear_slot(s);
+    s.program.reset();
+  }
   // The kernel's engine clock (the governor's, sim/platform/power.h): every
   // cycle count of this CU's pipes turns into time at it. The matrix costs
   // cached for the previous kernel are in its clock's time.
@@ -428,14 +439,24 @@ void ComputeUnit::hold_back(Slot& s, Tick free, Tick until) {
   s.time = std::max(free, until);
 }
 
-void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
+void ComputeUnit::clear_slot(Slot& s) {
   Slot fresh;
   fresh.iter.swap(s.iter);  // keep the rings' storage
   fresh.groups.swap(s.groups);
+  fresh.program = std::move(s.program);  // and the program's (rebuilt in place)
   s = std::move(fresh);
+}
+
+void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
+  clear_slot(s);
   s.busy = true;
   s.wg = wg;
-  s.program = dispatcher_.kernel().program(wg);
+  const isa::KernelLaunch& k = dispatcher_.kernel();
+  if (k.program_into) {
+    k.program_into(wg, s.program);
+  } else {
+    s.program = k.program(wg);
+  }
   s.iterations = s.program.iterations();
   s.depth = std::max(1u, s.program.pipeline_depth);
   s.step_iters = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
@@ -802,11 +823,15 @@ inline void ComputeUnit::loop_step(Slot& s, Tick horizon, Tick own_horizon) {
   // (The slot's time and iteration are kept in registers over the step,
   // and its compute time counted once at the end: every iteration moves
   // the time on, never back, so the sum is the difference.)
+  // (The step's first iteration always runs: resume() calls it with
+  // next_iter < end, having returned already when the slot's time is past
+  // the horizon at an iteration that issues, and with its clock moved on to
+  // within a quantum of the slot's time: so the checks come after each
+  // iteration, for the next.)
   std::uint32_t i = s.next_iter;
   Tick t = s.time;
   const Tick from = t;
-  while (i < end) {
-    if (t > own_horizon || (t > horizon && issues_group(s, i))) break;
+  while (true) {
     // (A step that waited for iteration i's operands came back at the time
     // they are ready: nothing of the slot's changed since, so they still are.)
     if (s.waited != i) {
@@ -848,6 +873,7 @@ inline void ComputeUnit::loop_step(Slot& s, Tick horizon, Tick own_horizon) {
     }
     t = std::max({math, lds, vector, t + s.issue_dur, waves}) + s.tail;
     ++i;
+    if (i >= end || t > own_horizon || (t > horizon && issues_group(s, i))) break;
   }
   account_[SlotCause::compute] += t - from;
   s.time = t;

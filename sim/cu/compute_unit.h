@@ -173,6 +173,11 @@ class ComputeUnit : public sc_core::sc_module {
   // Sets up a kernel's slots and hands out the first workgroups.
   void begin_kernel();
   void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
+  // Makes s a fresh Slot{} but for its program, keeping the storage of its
+  // rings and program (start_workgroup rebuilds the program in place).
+  static void clear_slot(Slot& s);
+  // begin_kernel's scratch: the kernel's first program (its storage kept).
+  isa::TileProgram first_program_;
   // Whether iteration i of slot s issues a K group when its math starts
   // (advance then reaches past the iterations issued:
   // min(i + depth + 1, iterations) > issued).
