@@ -210,7 +210,9 @@ struct KernelLaunch {
   // Optional, beside `program`: builds the same program as program(wg) into
   // `p`, whatever p held before, reusing its storage (TileProgram::reset):
   // a compute unit rebuilds its slot's program for every workgroup it starts,
-  // and fresh vectors each time cost more than building the program.
+  // and fresh vectors each time cost more than building the program. The
+  // unit uses this one when it is set: whoever replaces `program` of a
+  // launch that has it replaces or clears it too.
   std::function<void(std::uint32_t wg, TileProgram& p)> program_into;
   // Set when the TDM MoE unit runs the kernel from a descriptor instead of
   // the host launching a grid.
