@@ -116,9 +116,11 @@ void ComputeUnit::begin_kernel() {
   }
   // Fresh slots, keeping the storage of those the last kernel had.
   slots_.resize(occ.workgroups);
-  for (Slot& s : slots_) {
-    clear_slot(s);
-    s.program.reset();
+  programs_.resize(occ.workgroups);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    clear_slot(slots_[i]);
+    slots_[i].program = &programs_[i];
+    programs_[i].reset();
   }
   // The kernel's engine clock (the governor's, sim/platform/power.h): every
   // cycle count of this CU's pipes turns into time at it. The matrix costs
@@ -298,8 +300,8 @@ void ComputeUnit::note_hot(std::size_t n) {
   if (!s.iter.empty()) h.at[k++] = s.iter.data();
   // The program's loops, which every main-loop step looks its loop up in
   // (loop_of): the vector's header in the slot's program and its first loop.
-  h.at[k++] = &s.program.loops;
-  if (!s.program.loops.empty()) h.at[k++] = s.program.loops.data();
+  h.at[k++] = &s.program->loops;
+  if (!s.program->loops.empty()) h.at[k++] = s.program->loops.data();
   h.n = k;
 }
 
@@ -443,7 +445,7 @@ void ComputeUnit::clear_slot(Slot& s) {
   Slot fresh;
   fresh.iter.swap(s.iter);  // keep the rings' storage
   fresh.groups.swap(s.groups);
-  fresh.program = std::move(s.program);  // and the program's (rebuilt in place)
+  fresh.program = s.program;
   s = std::move(fresh);
 }
 
@@ -453,12 +455,12 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   s.wg = wg;
   const isa::KernelLaunch& k = dispatcher_.kernel();
   if (k.program_into) {
-    k.program_into(wg, s.program);
+    k.program_into(wg, *s.program);
   } else {
-    s.program = k.program(wg);
+    *s.program = k.program(wg);
   }
-  s.iterations = s.program.iterations();
-  s.depth = std::max(1u, s.program.pipeline_depth);
+  s.iterations = s.program->iterations();
+  s.depth = std::max(1u, s.program->pipeline_depth);
   s.step_iters = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
   s.issue_from = first_issuing(s);
   s.start = at;
@@ -556,7 +558,7 @@ std::uint32_t group_size(const isa::Loop& loop, std::uint32_t left) {
 }  // namespace
 
 void ComputeUnit::issue_group(Slot& s, Tick at) {
-  const auto& p = s.program;
+  const auto& p = *s.program;
   const auto [loop, first] = loop_of(p, s.issued);
   const std::uint32_t g = group_size(*loop, loop->iterations - first);
   Tick done = at, first_back = at, unloaded = 0;
@@ -658,7 +660,7 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
 constexpr double kCdnaIssueTurnCycles = 4.0;
 
 void ComputeUnit::enter_loop(Slot& s, std::uint32_t i) {
-  const auto& p = s.program;
+  const auto& p = *s.program;
   const auto [loop, first] = loop_of(p, i);
   s.loop = loop;
   s.loop_end = i - first + loop->iterations;
@@ -794,7 +796,7 @@ bool ComputeUnit::global_step(const Slot& s) {
   // The first step: the prologue's loads and the first K groups go to memory.
   if (!s.started) return true;
   // A pointer chase: every step sends dependent loads.
-  if (!s.program.chase.empty()) return true;
+  if (!s.program->chase.empty()) return true;
   // A main-loop step: global when its first iteration issues a K group (its
   // loads go to the L1/L2 and on, reserving their channel time there). The
   // rest (operand waits, matrix pipes, LDS, the vector pipe, issue) is the
@@ -882,7 +884,7 @@ inline void ComputeUnit::loop_step(Slot& s, Tick horizon, Tick own_horizon) {
 }
 
 inline bool ComputeUnit::step(Slot& s, Tick horizon) {
-  const auto& p = s.program;
+  const auto& p = *s.program;
   const std::uint32_t depth = s.depth;
   if (!s.started) {  // issue the prologue and the first `depth` iterations' loads
     s.started = true;
