@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workloads/specs/enums.h"
@@ -35,6 +36,7 @@ struct MemRange {
   // scatter-adds partial outputs into token rows.
   bool atomic = false;
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
+  bool operator==(const MemRange&) const = default;  // (a gather by its pointer)
 };
 
 // A 2-D strided range (rows at addr + r * row_stride).
@@ -108,8 +110,10 @@ struct Loop {
   struct WaveIssue {
     std::uint32_t instructions = 0;  // all of them, MFMAs and scalar ones included
     std::uint32_t valu = 0;          // VALU instructions other than MFMA
+    bool operator==(const WaveIssue&) const = default;
   };
   WaveIssue wave_issue;
+  bool operator==(const Loop&) const = default;
 };
 
 // One workgroup: prologue loads, then its loops in order (a fused MoE kernel
@@ -146,6 +150,29 @@ struct TileProgram {
     for (const auto& l : loops) n += l.iterations;
     return n;
   }
+  // Makes this a default program with `loop_count` default loops, keeping the
+  // storage of its vectors and of those loops' loads: a program rebuilt in
+  // place per workgroup (KernelLaunch::program_into) allocates nothing once
+  // its vectors have grown to its kernel's sizes.
+  void reset(std::size_t loop_count = 0) {
+    TileProgram fresh;
+    fresh.prologue_loads = std::move(prologue_loads);
+    fresh.prologue_loads.clear();
+    fresh.chase = std::move(chase);
+    fresh.chase.clear();
+    fresh.stores = std::move(stores);
+    fresh.stores.clear();
+    fresh.loops = std::move(loops);
+    fresh.loops.resize(loop_count);
+    for (Loop& l : fresh.loops) {
+      std::vector<MemRange> loads = std::move(l.loads);
+      loads.clear();
+      l = Loop{};
+      l.loads = std::move(loads);
+    }
+    *this = std::move(fresh);
+  }
+  bool operator==(const TileProgram&) const = default;
 };
 
 // What the TDM MoE unit gets for a kernel it runs: the descriptor software
@@ -180,6 +207,13 @@ struct KernelLaunch {
   std::uint32_t workgroups = 0;
   // Resources are uniform over the grid: taken from program(0).
   std::function<TileProgram(std::uint32_t wg)> program;
+  // Optional, beside `program`: builds the same program as program(wg) into
+  // `p`, whatever p held before, reusing its storage (TileProgram::reset):
+  // a compute unit rebuilds its slot's program for every workgroup it starts,
+  // and fresh vectors each time cost more than building the program. The
+  // unit uses this one when it is set: whoever replaces `program` of a
+  // launch that has it replaces or clears it too.
+  std::function<void(std::uint32_t wg, TileProgram& p)> program_into;
   // Set when the TDM MoE unit runs the kernel from a descriptor instead of
   // the host launching a grid.
   std::shared_ptr<const HardwareDispatch> hardware;

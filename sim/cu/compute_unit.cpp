@@ -102,13 +102,26 @@ void ComputeUnit::run() {
 
 void ComputeUnit::begin_kernel() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
-  const isa::TileProgram first = k.program(0);  // resources are uniform over the grid
+  // Resources are uniform over the grid: workgroup 0's program says them.
+  isa::TileProgram& first = first_program_;
+  if (k.program_into) {
+    k.program_into(0, first);
+  } else {
+    first = k.program(0);
+  }
   const Occupancy occ = occupancy(machine_.compute, first);
   if (occ.workgroups == 0) {
     throw std::runtime_error("kernel " + k.name + " does not fit on a CU (limited by " +
                              occ.limiter + ")");
   }
-  slots_.assign(occ.workgroups, Slot{});
+  // Fresh slots, keeping the storage of those the last kernel had.
+  slots_.resize(occ.workgroups);
+  programs_.resize(occ.workgroups);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    clear_slot(slots_[i]);
+    slots_[i].program = &programs_[i];
+    programs_[i].reset();
+  }
   // The kernel's engine clock (the governor's, sim/platform/power.h): every
   // cycle count of this CU's pipes turns into time at it. The matrix costs
   // cached for the previous kernel are in its clock's time.
@@ -287,8 +300,8 @@ void ComputeUnit::note_hot(std::size_t n) {
   if (!s.iter.empty()) h.at[k++] = s.iter.data();
   // The program's loops, which every main-loop step looks its loop up in
   // (loop_of): the vector's header in the slot's program and its first loop.
-  h.at[k++] = &s.program.loops;
-  if (!s.program.loops.empty()) h.at[k++] = s.program.loops.data();
+  h.at[k++] = &s.program->loops;
+  if (!s.program->loops.empty()) h.at[k++] = s.program->loops.data();
   h.n = k;
 }
 
@@ -428,16 +441,26 @@ void ComputeUnit::hold_back(Slot& s, Tick free, Tick until) {
   s.time = std::max(free, until);
 }
 
-void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
+void ComputeUnit::clear_slot(Slot& s) {
   Slot fresh;
   fresh.iter.swap(s.iter);  // keep the rings' storage
   fresh.groups.swap(s.groups);
+  fresh.program = s.program;
   s = std::move(fresh);
+}
+
+void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
+  clear_slot(s);
   s.busy = true;
   s.wg = wg;
-  s.program = dispatcher_.kernel().program(wg);
-  s.iterations = s.program.iterations();
-  s.depth = std::max(1u, s.program.pipeline_depth);
+  const isa::KernelLaunch& k = dispatcher_.kernel();
+  if (k.program_into) {
+    k.program_into(wg, *s.program);
+  } else {
+    *s.program = k.program(wg);
+  }
+  s.iterations = s.program->iterations();
+  s.depth = std::max(1u, s.program->pipeline_depth);
   s.step_iters = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
   s.issue_from = first_issuing(s);
   s.start = at;
@@ -535,7 +558,7 @@ std::uint32_t group_size(const isa::Loop& loop, std::uint32_t left) {
 }  // namespace
 
 void ComputeUnit::issue_group(Slot& s, Tick at) {
-  const auto& p = s.program;
+  const auto& p = *s.program;
   const auto [loop, first] = loop_of(p, s.issued);
   const std::uint32_t g = group_size(*loop, loop->iterations - first);
   Tick done = at, first_back = at, unloaded = 0;
@@ -637,7 +660,7 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
 constexpr double kCdnaIssueTurnCycles = 4.0;
 
 void ComputeUnit::enter_loop(Slot& s, std::uint32_t i) {
-  const auto& p = s.program;
+  const auto& p = *s.program;
   const auto [loop, first] = loop_of(p, i);
   s.loop = loop;
   s.loop_end = i - first + loop->iterations;
@@ -773,7 +796,7 @@ bool ComputeUnit::global_step(const Slot& s) {
   // The first step: the prologue's loads and the first K groups go to memory.
   if (!s.started) return true;
   // A pointer chase: every step sends dependent loads.
-  if (!s.program.chase.empty()) return true;
+  if (!s.program->chase.empty()) return true;
   // A main-loop step: global when its first iteration issues a K group (its
   // loads go to the L1/L2 and on, reserving their channel time there). The
   // rest (operand waits, matrix pipes, LDS, the vector pipe, issue) is the
@@ -802,11 +825,15 @@ inline void ComputeUnit::loop_step(Slot& s, Tick horizon, Tick own_horizon) {
   // (The slot's time and iteration are kept in registers over the step,
   // and its compute time counted once at the end: every iteration moves
   // the time on, never back, so the sum is the difference.)
+  // (The step's first iteration always runs: resume() calls it with
+  // next_iter < end, having returned already when the slot's time is past
+  // the horizon at an iteration that issues, and with its clock moved on to
+  // within a quantum of the slot's time: so the checks come after each
+  // iteration, for the next.)
   std::uint32_t i = s.next_iter;
   Tick t = s.time;
   const Tick from = t;
-  while (i < end) {
-    if (t > own_horizon || (t > horizon && issues_group(s, i))) break;
+  while (true) {
     // (A step that waited for iteration i's operands came back at the time
     // they are ready: nothing of the slot's changed since, so they still are.)
     if (s.waited != i) {
@@ -848,6 +875,7 @@ inline void ComputeUnit::loop_step(Slot& s, Tick horizon, Tick own_horizon) {
     }
     t = std::max({math, lds, vector, t + s.issue_dur, waves}) + s.tail;
     ++i;
+    if (i >= end || t > own_horizon || (t > horizon && issues_group(s, i))) break;
   }
   account_[SlotCause::compute] += t - from;
   s.time = t;
@@ -856,7 +884,7 @@ inline void ComputeUnit::loop_step(Slot& s, Tick horizon, Tick own_horizon) {
 }
 
 inline bool ComputeUnit::step(Slot& s, Tick horizon) {
-  const auto& p = s.program;
+  const auto& p = *s.program;
   const std::uint32_t depth = s.depth;
   if (!s.started) {  // issue the prologue and the first `depth` iterations' loads
     s.started = true;

@@ -162,7 +162,9 @@ class ComputeUnit : public sc_core::sc_module {
     // (The rest is read once per K group or workgroup.)
     std::uint32_t wg = 0;
     Tick start = 0;
-    isa::TileProgram program;
+    // Its workgroup's program: the slot's own in programs_, kept apart so
+    // that clearing the slot for a workgroup moves none of its vectors.
+    isa::TileProgram* program = nullptr;
   };
   // The bytes of a Slot that every step reads (from its start).
   static constexpr std::size_t kSlotHotBytes = offsetof(Slot, wg);
@@ -173,6 +175,11 @@ class ComputeUnit : public sc_core::sc_module {
   // Sets up a kernel's slots and hands out the first workgroups.
   void begin_kernel();
   void start_workgroup(Slot& s, std::uint32_t wg, Tick at);
+  // Makes s a fresh Slot{} but for its program, keeping the storage of its
+  // rings (start_workgroup rebuilds the program in place).
+  static void clear_slot(Slot& s);
+  // begin_kernel's scratch: the kernel's first program (its storage kept).
+  isa::TileProgram first_program_;
   // Whether iteration i of slot s issues a K group when its math starts
   // (advance then reaches past the iterations issued:
   // min(i + depth + 1, iterations) > issued).
@@ -273,6 +280,7 @@ class ComputeUnit : public sc_core::sc_module {
   CuScheduler* scheduler_ = nullptr;
   Hot* hot_ = nullptr;
   std::vector<Slot> slots_;
+  std::vector<isa::TileProgram> programs_;  // slot i's program (Slot::program)
   static constexpr Tick kNotBusy = ~Tick{0};  // the time of an idle slot
   std::vector<Tick> slot_time_;  // begin_kernel's scratch: each slot's time, or kNotBusy
   SlotOrder order_;              // the slots by time (kNotBusy when idle)

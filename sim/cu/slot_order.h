@@ -4,9 +4,9 @@
 // unit steps it, or refills it), so the order is kept rather than scanned
 // for the earliest every step: a list linked in that order, the first slot
 // taken off its front and put back after the slots now before it, one
-// comparison each (a unit has a handful of slots). The same slot comes
-// first as from a scan for the earliest time with the first of equals
-// (tests/sim/test_compute_unit_order.cpp).
+// comparison each (a unit has a handful of slots), or at once behind the
+// last. The same slot comes first as from a scan for the earliest time with
+// the first of equals (tests/sim/test_compute_unit_order.cpp).
 #pragma once
 
 #include <cstddef>
@@ -34,6 +34,7 @@ class SlotOrder {
     next_.assign(count + 1, count);
     // Slots in index order, each put after those earlier or equal.
     head_ = count;
+    tail_ = count;
     for (std::uint32_t i = 0; i < count; ++i) {
       if (!before(i, head_)) {
         std::uint32_t cur = head_;
@@ -45,6 +46,7 @@ class SlotOrder {
         head_ = i;
       }
     }
+    for (std::uint32_t cur = head_; cur != count; cur = next_[cur]) tail_ = cur;
   }
   // The slot to step next and its time (size() > 0).
   Entry first() const { return Entry{time_[head_], head_}; }
@@ -56,6 +58,14 @@ class SlotOrder {
     std::uint32_t cur = next_[n];
     if (before(n, cur)) return;  // still the first
     head_ = cur;
+    // Behind the last slot (where a slot that ran or waited mostly goes):
+    // no walk. (n is not the last: another slot comes after it.)
+    if (!before(n, tail_)) {
+      next_[n] = next_[tail_];
+      next_[tail_] = n;
+      tail_ = n;
+      return;
+    }
     while (!before(n, next_[cur])) cur = next_[cur];
     next_[n] = next_[cur];
     next_[cur] = n;
@@ -78,6 +88,7 @@ class SlotOrder {
   std::vector<Tick> time_;            // per slot, then the end mark's
   std::vector<std::uint32_t> next_;   // the slot after each in order (the end mark: size())
   std::uint32_t head_ = 0;            // the first slot
+  std::uint32_t tail_ = 0;            // the last (the end mark when there are none)
 };
 
 }  // namespace tdmsim::sim

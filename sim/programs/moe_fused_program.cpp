@@ -39,13 +39,13 @@ std::uint64_t fused_chunk_ops(const Layer& l, const KernelTile& tile) {
 // The 1-stage kernel: gate and up for the job's N/2 intermediate columns
 // over all of H, activation, then those columns of I through down into every
 // H column; the partial sums are scatter-added into the tokens' output rows.
-isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
+void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   const KernelTile& tile = l.kernel.gate_up_tile;
   const DType dt = l.shape.dtype, wdt = l.shape.weight_dtype;
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;  // of I
   const std::uint32_t h = l.shape.hidden;
-  isa::TileProgram p = base_program(l, tile, 2 * cols, l.wgmma_gate_up);
+  base_program(l, tile, 2 * cols, l.wgmma_gate_up, 2, p);
   // Our kernel (fused_moe.hip fused_kernel): both phases' LDS. Its registers
   // stay as gemm_vgprs says (ptxas -v, sm_90a: 48 for bf16 32x64x128, 94 for
   // e4m3 64x128x128; docs/moe-timing.md).
@@ -72,7 +72,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   const std::uint64_t h_row = bytes_of(h, wdt);
   const std::uint64_t i_row = bytes_of(l.shape.inter, wdt);
   const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);
-  isa::Loop up;
+  isa::Loop& up = p.loops[0];
   up.iterations = ceil_div(h, tile.k);
   up.loads.reserve(3);
   const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row;
@@ -88,7 +88,7 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   up.k = tile.k;
   // Down: the intermediate slice stays on chip (K = cols); the loop walks H
   // in N-wide column groups of w_down, each a cols-long row slice.
-  isa::Loop down;
+  isa::Loop& down = p.loops[1];
   down.iterations = ceil_div(h, tile.n);
   down.loads.push_back(strided(w2_of(l, j.expert) + bytes_of(n.begin, wdt), bytes_of(cols, wdt),
                                tile.n, i_row, static_cast<std::int64_t>(std::uint64_t{tile.n} * i_row)));
@@ -112,8 +112,6 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
                       std::uint64_t{p.threads} * fused_chunk_ops(l, tile);
     combine_ops = 0;
   }
-  p.loops.push_back(std::move(up));
-  p.loops.push_back(std::move(down));
   p.epilogue_vector_ops = std::uint64_t{l.block_m} * (cols * l.epilogue.activation_ops + combine_ops);
   if (l.mma_sync) {  // our kernel's phase-1 epilogue, counted (its combine is in the down phase)
     p.epilogue_vector_ops = std::uint64_t{cols} * (std::uint64_t{j.valid_rows} * l.nv.fused.activation_ops +
@@ -123,7 +121,6 @@ isa::TileProgram fused_program(const Layer& l, const TileJob& j) {
   p.stores.push_back(gathered(l.buf.out, static_cast<std::uint32_t>(l.out_row), j.valid_rows,
                               l.out_rows[j.block]));
   p.stores.back().atomic = true;
-  return p;
 }
 
 }  // namespace tdmsim::sim::programs::moe_detail

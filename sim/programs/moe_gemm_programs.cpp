@@ -8,20 +8,20 @@
 
 namespace tdmsim::sim::programs::moe_detail {
 
-isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
+void gate_up_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   const KernelTile& tile = l.kernel.gate_up_tile;
   const DType dt = l.shape.dtype, wdt = l.shape.weight_dtype;
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;  // of gate, and as many of up
-  isa::TileProgram p = base_program(l, tile, 2 * cols, l.wgmma_gate_up);
+  base_program(l, tile, 2 * cols, l.wgmma_gate_up, 1, p);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols, k.end - k.begin, p);
   // Activations and weights each in their own dtype (mixed pairs: 4-bit weights).
   const std::uint64_t h_row = bytes_of(l.shape.hidden, wdt);
   const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);
   const std::uint64_t k0 = bytes_of(k.begin, dt), wk0 = bytes_of(k.begin, wdt);
-  isa::Loop loop;
+  isa::Loop& loop = p.loops[0];
   loop.iterations = ceil_div(k.end - k.begin, tile.k);
   loop.loads.reserve(3);
   const std::uint64_t gate = w13_of(l, j.expert) + std::uint64_t{n.begin} * h_row + wk0;
@@ -34,7 +34,6 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
   loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
   loop.n = 2 * cols;
   loop.k = tile.k;
-  p.loops.push_back(std::move(loop));
   const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
   const std::uint64_t skip = epilogue_skip_ops(l, j, cols);
   if (l.ws_gate_up) p.epilogue_threads = kWsConsumerThreads;
@@ -69,7 +68,6 @@ isa::TileProgram gate_up_program(const Layer& l, const TileJob& j) {
     p.stores.push_back(strided(l.buf.inter + first_row * i_row + bytes_of(n.begin, it),
                                bytes_of(cols, it), j.valid_rows, i_row));
   }
-  return p;
 }
 
 // Split-K reduction of the gate/up partials, then the activation: one
@@ -147,20 +145,20 @@ isa::TileProgram zero_program(const Layer& l, std::uint32_t wg, std::uint32_t wg
   return p;
 }
 
-isa::TileProgram down_program(const Layer& l, const TileJob& j) {
+void down_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   const KernelTile& tile = l.kernel.down_tile;
   const DType dt = l.shape.dtype, wdt = l.shape.weight_dtype;
   const plan::Range n = plan::job_n_range(l.shape, l.kernel, j);
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;
-  isa::TileProgram p = base_program(l, tile, cols, l.wgmma_down);
+  base_program(l, tile, cols, l.wgmma_down, 1, p);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, cols, k.end - k.begin, p);
   const std::uint64_t i_row = bytes_of(l.shape.inter, dt), wi_row = bytes_of(l.shape.inter, wdt);
   const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);
   const std::uint64_t k0 = bytes_of(k.begin, dt), wk0 = bytes_of(k.begin, wdt);
   const std::uint64_t first_row = std::uint64_t{j.block} * l.block_m;
-  isa::Loop loop;
+  isa::Loop& loop = p.loops[0];
   loop.iterations = ceil_div(k.end - k.begin, tile.k);
   loop.loads.reserve(2);
   // The block's intermediate rows are contiguous (sorted order).
@@ -174,7 +172,6 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
   loop.m = l.block_m;
   loop.n = cols;
   loop.k = tile.k;
-  p.loops.push_back(std::move(loop));
   if (l.mma_sync) {
     p.epilogue_vector_ops = std::uint64_t{j.valid_rows} * cols * l.nv.epilogue.down_ops + epilogue_skip_ops(l, j, cols);
     p.epilogue_issue_bound = true;
@@ -186,14 +183,13 @@ isa::TileProgram down_program(const Layer& l, const TileJob& j) {
     // slot) row; the sum kernel adds them up afterwards.
     p.stores.push_back(gathered(l.buf.topk_out + std::uint64_t{n.begin} * l.out_elem, cols * l.out_elem,
                                 j.valid_rows, l.topk_rows[j.block]));
-    return p;
+    return;
   }
   // Combine: atomic adds into the tokens' output rows (each split adds its
   // part); the L2's atomic units do the read-modify-write.
   p.stores.push_back(gathered(l.buf.out + std::uint64_t{n.begin} * l.out_elem, cols * l.out_elem,
                               j.valid_rows, l.out_rows[j.block]));
   p.stores.back().atomic = true;
-  return p;
 }
 
 // kernels.combine reduce: workgroup wg of wgs sums the top-k rows of its run

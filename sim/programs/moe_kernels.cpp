@@ -254,15 +254,15 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   };
   if (plan.kernel.stages == 1) {
     k.kernels.push_back(matrix_work(
-        launch("moe_fused", static_cast<std::uint32_t>(l->stage1.size()),
-               [l](std::uint32_t wg) { return fused_program(*l, l->stage1[wg]); }),
+        launch_into("moe_fused", static_cast<std::uint32_t>(l->stage1.size()),
+                    [l](std::uint32_t wg, isa::TileProgram& p) { fused_program(*l, l->stage1[wg], p); }),
         gate_up_flops + down_flops));
     k.stage.push_back("fused");
     return k;
   }
   k.kernels.push_back(matrix_work(
-      launch("moe_gate_up", static_cast<std::uint32_t>(l->stage1.size()),
-             [l](std::uint32_t wg) { return gate_up_program(*l, l->stage1[wg]); }),
+      launch_into("moe_gate_up", static_cast<std::uint32_t>(l->stage1.size()),
+                  [l](std::uint32_t wg, isa::TileProgram& p) { gate_up_program(*l, l->stage1[wg], p); }),
       gate_up_flops));
   k.stage.push_back("gate_up");
   if (plan.kernel.split_k > 1) {
@@ -284,8 +284,8 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     k.stage.push_back("quant_inter");
   }
   k.kernels.push_back(matrix_work(
-      launch("moe_down", static_cast<std::uint32_t>(l->stage2.size()),
-             [l](std::uint32_t wg) { return down_program(*l, l->stage2[wg]); }),
+      launch_into("moe_down", static_cast<std::uint32_t>(l->stage2.size()),
+                  [l](std::uint32_t wg, isa::TileProgram& p) { down_program(*l, l->stage2[wg], p); }),
       down_flops));
   k.stage.push_back("down");
   if (l->reduce_combine) {

@@ -17,6 +17,21 @@ isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
   return k;
 }
 
+isa::KernelLaunch launch_into(std::string name, std::uint32_t workgroups,
+                              std::function<void(std::uint32_t, isa::TileProgram&)> into) {
+  isa::KernelLaunch k;
+  k.name = std::move(name);
+  k.workgroups = workgroups;
+  // The same builder both ways: program(wg) builds into a fresh program.
+  k.program = [into](std::uint32_t wg) {
+    isa::TileProgram p;
+    into(wg, p);
+    return p;
+  };
+  k.program_into = std::move(into);
+  return k;
+}
+
 // A gather of token rows into LDS: by the waves (software), or by the CU's
 // tensor data movers from a gather descriptor (TDM path).
 isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
@@ -72,19 +87,19 @@ std::uint32_t copies_ahead(const Layer& l, const KernelTile& tile, bool wgmma) {
   return stages > behind ? std::max(1u, stages - behind) : 1u;
 }
 
-isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows, bool wgmma) {
-  isa::TileProgram p;
+void base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows, bool wgmma, std::size_t loops,
+                  isa::TileProgram& p) {
   // A GEMM workgroup's program: block and scale prologue, one or two loops,
-  // its stores. (One allocation each: programs are built per workgroup.)
+  // its stores. (Built into the storage of the program p held before:
+  // programs are built per workgroup.)
+  p.reset(loops);
   p.prologue_loads.reserve(4);
-  p.loops.reserve(2);
   p.stores.reserve(1);
   p.threads = tile.threads;
   p.vgprs_per_thread = gemm_vgprs(l, tile, wgmma);
   p.lds_bytes = lds_for(l, n_rows, tile.k);
   p.pipeline_depth = copies_ahead(l, tile, wgmma);
   p.iteration_overhead_ps = l.iteration_overhead_ps;
-  return p;
 }
 
 // The fragments of an M x N tile (Fragments, moe_program_common.h).

@@ -137,13 +137,19 @@ struct Fragments {
 // A host-launched grid of `workgroups` programs.
 isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
                          std::function<isa::TileProgram(std::uint32_t)> program);
+// The same from a builder into a program (KernelLaunch::program_into).
+isa::KernelLaunch launch_into(std::string name, std::uint32_t workgroups,
+                              std::function<void(std::uint32_t, isa::TileProgram&)> into);
 isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
                          std::shared_ptr<const std::vector<std::uint64_t>> offsets,
                          std::int64_t iter_stride = 0);
 std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k);
 std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma);
 std::uint32_t copies_ahead(const Layer& l, const KernelTile& tile, bool wgmma);
-isa::TileProgram base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows, bool wgmma);
+// A GEMM workgroup's program without its loads and work, with `loops`
+// default loops, built into p (TileProgram::reset).
+void base_program(const Layer& l, const KernelTile& tile, std::uint32_t n_rows, bool wgmma, std::size_t loops,
+                  isa::TileProgram& p);
 Fragments fragments(std::uint32_t m, std::uint32_t n);
 std::uint64_t fp8_conversions(const KernelTile& t);
 std::uint64_t epilogue_skip_ops(const Layer& l, const TileJob& j, std::uint32_t cols);
@@ -165,18 +171,19 @@ std::uint64_t w13_of(const Layer& l, std::uint32_t expert);
 std::uint64_t w2_of(const Layer& l, std::uint32_t expert);
 
 // The 2-stage kernels and what runs between them (moe_gemm_programs.cpp).
-isa::TileProgram gate_up_program(const Layer& l, const TileJob& j);
+// (gate_up, down and fused build into p, whatever it held: KernelLaunch::program_into.)
+void gate_up_program(const Layer& l, const TileJob& j, isa::TileProgram& p);
 isa::TileProgram reduce_program(const Layer& l, std::uint32_t block, std::uint32_t valid);
 isa::TileProgram quant_program(const Layer& l, std::uint32_t row, bool real);
 isa::TileProgram zero_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs);
-isa::TileProgram down_program(const Layer& l, const TileJob& j);
+void down_program(const Layer& l, const TileJob& j, isa::TileProgram& p);
 // kernels.combine reduce: the sum of each token's top-k rows (workgroup wg of
 // wgs, a contiguous run of tokens) and its copy into the output.
 isa::TileProgram topk_sum_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs);
 isa::TileProgram out_copy_program(const Layer& l, std::uint32_t wg, std::uint32_t wgs);
 
 // The 1-stage kernel (moe_fused_program.cpp).
-isa::TileProgram fused_program(const Layer& l, const TileJob& j);
+void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p);
 
 // The sort kernels (moe_sort_programs.cpp), and the software path's sort
 // appended to `k`, its scratch allocated from `as`.

@@ -1010,6 +1010,7 @@ TEST_CASE("the 1-stage kernel's issue costs follow its counted instructions", "[
       q.loops[1].vector_ops += 256 * extra;  // `extra` more instructions a thread per chunk
       return q;
     };
+    one.program_into = nullptr;  // (it builds the original program: the CU would use it)
     return one;
   };
   sim::Gpu gpu(m);
