@@ -207,13 +207,6 @@ struct KernelLaunch {
   std::uint32_t workgroups = 0;
   // Resources are uniform over the grid: taken from program(0).
   std::function<TileProgram(std::uint32_t wg)> program;
-  // Optional, beside `program`: builds the same program as program(wg) into
-  // `p`, whatever p held before, reusing its storage (TileProgram::reset):
-  // a compute unit rebuilds its slot's program for every workgroup it starts,
-  // and fresh vectors each time cost more than building the program. The
-  // unit uses this one when it is set: whoever replaces `program` of a
-  // launch that has it replaces or clears it too.
-  std::function<void(std::uint32_t wg, TileProgram& p)> program_into;
   // Set when the TDM MoE unit runs the kernel from a descriptor instead of
   // the host launching a grid.
   std::shared_ptr<const HardwareDispatch> hardware;
@@ -225,6 +218,14 @@ struct KernelLaunch {
   // occupancy, hence its power and clock under a power limit.
   double matrix_flops = 0;
   DType matrix_dtype = DType::bf16;
+  // Optional, beside `program` (last, so that positional initialisers of
+  // the fields above are unchanged): builds the same program as program(wg) into
+  // `p`, whatever p held before, reusing its storage (TileProgram::reset):
+  // a compute unit rebuilds its slot's program for every workgroup it starts,
+  // and fresh vectors each time cost more than building the program. The
+  // unit uses this one when it is set: whoever replaces `program` of a
+  // launch that has it replaces or clears it too.
+  std::function<void(std::uint32_t wg, TileProgram& p)> program_into;
 };
 
 }  // namespace tdmsim::isa
