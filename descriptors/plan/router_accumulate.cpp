@@ -26,36 +26,43 @@ void accumulate_scalar(const float* wt, std::uint32_t rows, std::uint32_t expert
 }
 
 // AVX2 + FMA, on x and W^T converted to double first (exact), kept between
-// calls. Blocks of 8 tokens x 4 experts: per h, one load of w and 8
-// multiply-adds whose x comes straight from memory, stored there already
-// broadcast (4 copies of each value), so that no broadcast instruction is
-// needed: 9 instructions for 8 multiply-adds (converting w in the loop and
-// broadcasting x, 6 tokens x 8 experts, took 24 for 12). The sums are named
-// variables: GCC kept an array of them on the stack, storing all of them on
-// every step.
-__attribute__((target("avx2,fma"))) void block8_avx2(const double* wd, std::uint32_t rows, std::uint32_t experts,
-                                                     const double* xb, double* a, std::size_t a_stride) {
-  __m256d s0 = _mm256_loadu_pd(a), s1 = _mm256_loadu_pd(a + a_stride);
-  __m256d s2 = _mm256_loadu_pd(a + 2 * a_stride), s3 = _mm256_loadu_pd(a + 3 * a_stride);
-  __m256d s4 = _mm256_loadu_pd(a + 4 * a_stride), s5 = _mm256_loadu_pd(a + 5 * a_stride);
-  __m256d s6 = _mm256_loadu_pd(a + 6 * a_stride), s7 = _mm256_loadu_pd(a + 7 * a_stride);
+// calls. Blocks of 3 tokens x 16 experts (12 registers of 4 doubles): per h,
+// 3 broadcasts of x, 4 loads of w and 12 multiply-adds, 19 instructions
+// (16 registers: 12 sums, 3 x, 1 w), where converting w in the loop (6
+// tokens x 8 experts) took 24; W^T is converted once per call instead. The
+// sums are named variables: GCC kept an array of them on the stack, storing
+// all 12 on every step.
+__attribute__((target("avx2,fma"))) void block3_avx2(const double* wd, std::uint32_t rows, std::uint32_t experts,
+                                                     const double* x3, double* a) {
+  double* a1 = a + experts;
+  double* a2 = a1 + experts;
+  __m256d s00 = _mm256_loadu_pd(a), s01 = _mm256_loadu_pd(a + 4);
+  __m256d s02 = _mm256_loadu_pd(a + 8), s03 = _mm256_loadu_pd(a + 12);
+  __m256d s10 = _mm256_loadu_pd(a1), s11 = _mm256_loadu_pd(a1 + 4);
+  __m256d s12 = _mm256_loadu_pd(a1 + 8), s13 = _mm256_loadu_pd(a1 + 12);
+  __m256d s20 = _mm256_loadu_pd(a2), s21 = _mm256_loadu_pd(a2 + 4);
+  __m256d s22 = _mm256_loadu_pd(a2 + 8), s23 = _mm256_loadu_pd(a2 + 12);
   const double* w = wd;
-  const double* const x_end = xb + 32 * std::size_t(rows);
-#pragma GCC unroll 4
-  for (const double* x = xb; x != x_end; x += 32, w += experts) {
-    const __m256d wk = _mm256_loadu_pd(w);
-    s0 = _mm256_fmadd_pd(_mm256_loadu_pd(x), wk, s0), s1 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 4), wk, s1);
-    s2 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 8), wk, s2), s3 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 12), wk, s3);
-    s4 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 16), wk, s4), s5 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 20), wk, s5);
-    s6 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 24), wk, s6), s7 = _mm256_fmadd_pd(_mm256_loadu_pd(x + 28), wk, s7);
+  const double* const x_end = x3 + 3 * std::size_t(rows);
+#pragma GCC unroll 2
+  for (const double* x = x3; x != x_end; x += 3, w += experts) {
+    const __m256d v0 = _mm256_broadcast_sd(x), v1 = _mm256_broadcast_sd(x + 1), v2 = _mm256_broadcast_sd(x + 2);
+    __m256d wk = _mm256_loadu_pd(w);
+    s00 = _mm256_fmadd_pd(v0, wk, s00), s10 = _mm256_fmadd_pd(v1, wk, s10), s20 = _mm256_fmadd_pd(v2, wk, s20);
+    wk = _mm256_loadu_pd(w + 4);
+    s01 = _mm256_fmadd_pd(v0, wk, s01), s11 = _mm256_fmadd_pd(v1, wk, s11), s21 = _mm256_fmadd_pd(v2, wk, s21);
+    wk = _mm256_loadu_pd(w + 8);
+    s02 = _mm256_fmadd_pd(v0, wk, s02), s12 = _mm256_fmadd_pd(v1, wk, s12), s22 = _mm256_fmadd_pd(v2, wk, s22);
+    wk = _mm256_loadu_pd(w + 12);
+    s03 = _mm256_fmadd_pd(v0, wk, s03), s13 = _mm256_fmadd_pd(v1, wk, s13), s23 = _mm256_fmadd_pd(v2, wk, s23);
   }
-  _mm256_storeu_pd(a, s0), _mm256_storeu_pd(a + a_stride, s1);
-  _mm256_storeu_pd(a + 2 * a_stride, s2), _mm256_storeu_pd(a + 3 * a_stride, s3);
-  _mm256_storeu_pd(a + 4 * a_stride, s4), _mm256_storeu_pd(a + 5 * a_stride, s5);
-  _mm256_storeu_pd(a + 6 * a_stride, s6), _mm256_storeu_pd(a + 7 * a_stride, s7);
+  _mm256_storeu_pd(a, s00), _mm256_storeu_pd(a + 4, s01), _mm256_storeu_pd(a + 8, s02);
+  _mm256_storeu_pd(a + 12, s03), _mm256_storeu_pd(a1, s10), _mm256_storeu_pd(a1 + 4, s11);
+  _mm256_storeu_pd(a1 + 8, s12), _mm256_storeu_pd(a1 + 12, s13), _mm256_storeu_pd(a2, s20);
+  _mm256_storeu_pd(a2 + 4, s21), _mm256_storeu_pd(a2 + 8, s22), _mm256_storeu_pd(a2 + 12, s23);
 }
 
-// One token x 16 experts: for the tokens blocks of 8 leave over.
+// One token x 16 experts: for the 1 or 2 tokens a block of 3 leaves over.
 __attribute__((target("avx2,fma"))) void block1_avx2(const double* wd, std::uint32_t rows, std::uint32_t experts,
                                                      const double* xs, double* a) {
   __m256d s0 = _mm256_loadu_pd(a), s1 = _mm256_loadu_pd(a + 4);
@@ -77,39 +84,35 @@ __attribute__((target("avx2,fma"))) std::uint32_t accumulate_avx2(const float* w
                                                                   std::uint32_t experts, const float* x,
                                                                   std::size_t x_stride, std::uint32_t tokens,
                                                                   double* acc) {
-  constexpr std::uint32_t kE = 16, kT = 8;
+  constexpr std::uint32_t kE = 16, kT = 3;
   const std::uint32_t e_end = experts / kE * kE;
   if (e_end == 0) return 0;
-  // x as double: for the blocks of 8 tokens, each value broadcast to 4
-  // copies, the block's 8 tokens side by side for each h (x[t][h] at
-  // 4 * (8 * (t0 * rows + h) + t - t0)); the tokens left over row by row
-  // after them. W^T as double (experts apart).
-  thread_local std::vector<double> xb, xd, wd;
-  const std::uint32_t t8 = tokens / kT * kT;
-  xb.resize(std::size_t(t8) * rows * 4);
-  for (std::uint32_t t = 0; t < t8; ++t) {
+  // x as double: the blocks of 3 tokens interleaved (x[t][h] at
+  // 3 * (t0 * rows + h) + t - t0, so one step reads 3 neighbours), the
+  // tokens left over row by row after them; W^T as double (experts apart).
+  thread_local std::vector<double> xd, wd;
+  const std::uint32_t t3 = tokens / kT * kT;
+  xd.resize(std::size_t(tokens) * rows);
+  for (std::uint32_t t = 0; t < tokens; ++t) {
     const float* xt = x + std::size_t(t) * x_stride;
-    double* d = xb.data() + 4 * (std::size_t(t - t % kT) * rows + t % kT);
-    for (std::uint32_t h = 0; h < rows; ++h) _mm256_storeu_pd(d + std::size_t(h) * 4 * kT, _mm256_set1_pd(xt[h]));
-  }
-  xd.resize(std::size_t(tokens - t8) * rows);
-  for (std::uint32_t t = t8; t < tokens; ++t) {
-    const float* xt = x + std::size_t(t) * x_stride;
-    double* d = xd.data() + std::size_t(t - t8) * rows;
-    for (std::uint32_t h = 0; h < rows; ++h) d[h] = xt[h];
+    if (t < t3) {
+      double* d = xd.data() + std::size_t(t - t % kT) * rows + t % kT;
+      for (std::uint32_t h = 0; h < rows; ++h) d[std::size_t(h) * kT] = xt[h];
+    } else {
+      double* d = xd.data() + std::size_t(t) * rows;
+      for (std::uint32_t h = 0; h < rows; ++h) d[h] = xt[h];
+    }
   }
   wd.resize(std::size_t(rows) * experts);
   for (std::size_t i = 0; i < wd.size(); ++i) wd[i] = wt[i];
-  for (std::uint32_t t = 0; t < t8; t += kT) {
-    for (std::uint32_t e = 0; e < e_end; e += 4) {
-      block8_avx2(wd.data() + e, rows, experts, xb.data() + std::size_t(t) * rows * 4,
-                  acc + std::size_t(t) * experts + e, experts);
+  for (std::uint32_t t = 0; t < t3; t += kT) {
+    for (std::uint32_t e = 0; e < e_end; e += kE) {
+      block3_avx2(wd.data() + e, rows, experts, xd.data() + std::size_t(t) * rows, acc + std::size_t(t) * experts + e);
     }
   }
-  for (std::uint32_t t = t8; t < tokens; ++t) {
+  for (std::uint32_t t = t3; t < tokens; ++t) {
     for (std::uint32_t e = 0; e < e_end; e += kE) {
-      block1_avx2(wd.data() + e, rows, experts, xd.data() + std::size_t(t - t8) * rows,
-                  acc + std::size_t(t) * experts + e);
+      block1_avx2(wd.data() + e, rows, experts, xd.data() + std::size_t(t) * rows, acc + std::size_t(t) * experts + e);
     }
   }
   return e_end;

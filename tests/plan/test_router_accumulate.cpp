@@ -59,8 +59,7 @@ TEST_CASE("router_accumulate's scalar reference is the sum in double in increasi
 TEST_CASE("every router_accumulate variant the host runs gives the scalar bits", "[routing][host-speed]") {
   // Shapes that exercise full vector blocks, token and expert remainders.
   const std::vector<Case> cases = {{1, 1, 1},    {7, 16, 2},    {64, 32, 4},  {300, 256, 9},
-                                   {129, 37, 5}, {256, 72, 64}, {33, 48, 3},  {5, 257, 7},
-                                   {64, 48, 17}, {9, 32, 16},   {2, 16, 8},   {70, 80, 23}};
+                                   {129, 37, 5}, {256, 72, 64}, {33, 48, 3},  {5, 257, 7}};
   for (const RouterIsa isa : {RouterIsa::avx2_fma}) {
     if (!router_isa_supported(isa)) {
       WARN("variant " << static_cast<int>(isa) << " not supported by this host: not checked here");
