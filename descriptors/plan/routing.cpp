@@ -42,11 +42,9 @@ std::vector<float> router_logits(const ModelSpec& model, std::uint32_t tokens,
   // tokens walks W^T (7 MiB for DeepSeek-V3, beyond the host's L2) in slices
   // of kRows rows, each slice staying in cache while every token of the block
   // passes over it; each (token, expert) sum still runs over h in increasing
-  // order. A slice of 128 rows is 128 KiB of floats (256 KiB once
-  // router_accumulate has it in double), within the host's 512 KiB L2. The
-  // grain keeps small batches on one thread: a second one would cost more
-  // CPU time in hand-over than it saves.
-  constexpr std::uint32_t kTokenBlock = 64, kRows = 128, kGrain = 64;
+  // order. The grain keeps small batches on one thread: a second one would
+  // cost more CPU time in hand-over than it saves.
+  constexpr std::uint32_t kTokenBlock = 64, kRows = 256, kGrain = 64;
   const RouterIsa isa = router_isa_best();
   // Tokens [t0, t0 + nt) (nt <= kTokenBlock), W^T's rows [h0, h0 + rows) at
   // wt_rows(h0, rows); acc and x are the block's buffers.
