@@ -26,20 +26,16 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   // is the latest of theirs. (Each duration rounded on its own, as before.)
   Tick link_done = arrive;
   if (links_ == nullptr) {
-    const MemAccess& b = ext->access;
     std::uint64_t bytes = 0;
     Tick busy = 0;
-    const auto take = [&](std::uint64_t run_bytes) __attribute__((always_inline)) {
-      bytes += run_bytes;
-      busy += link_ticks_(run_bytes);
-    };
-    if (!b.batch()) {
-      take(b.bytes());
-    } else {
-      for (std::uint32_t i = 0; i < b.run_count; ++i) take(static_cast<std::uint32_t>(b.runs[i].bytes));
-    }
+    bool any = false;  // (an empty batch reserves nothing)
+    for_each_in_batch(ext->access, [&](const MemAccess& a) {
+      bytes += a.bytes();
+      busy += link_ticks_(a.bytes());
+      any = true;
+    });
     bytes_ += bytes;
-    if (!b.batch() || b.run_count > 0) link_done = std::max(link_done, link_.reserve(arrive, busy));
+    if (any) link_done = std::max(link_done, link_.reserve(arrive, busy));
   } else {
     for_each_in_batch(ext->access, [&](const MemAccess& a) {
       const std::uint64_t bytes = a.bytes();

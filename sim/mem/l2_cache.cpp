@@ -235,24 +235,16 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   std::uint64_t lined = ~std::uint64_t{0};
   if (!per_channel_counted) {
     if (every_lines > 0) {
-      // Every channel alike (a weight stream's whole blocks): reserve(arrive,
-      // busy) on each, whose start is max(arrive, free_at), folded as below.
+      // Every channel alike (a weight stream's whole blocks): the same
+      // reservations as below, without the per-channel counts.
       const Tick busy = line_time_ * every_lines;
-      Tick start = arrive;
-      for (BusyUntil& c : channel_) {
-        const Tick st = std::max(arrive, c.free_at);
-        c.free_at = st + busy;
-        start = std::max(start, st);
-      }
-      served = start + busy;
-      wait = start - arrive;
+      Tick end = arrive + busy;
+      for (BusyUntil& c : channel_) end = std::max(end, c.reserve(arrive, busy));
+      served = end;
+      wait = end - busy - arrive;
       if (every_misses > 0) {
         const Tick hold = mshr_hold_per_line_ * every_misses;
-        for (BusyUntil& m : mshr_) {
-          const Tick st = std::max(arrive, m.free_at);
-          m.free_at = st + hold;
-          miss_ready = std::max(miss_ready, st);
-        }
+        for (BusyUntil& m : mshr_) miss_ready = std::max(miss_ready, m.reserve(arrive, hold) - hold);
       }
     }
   } else {
