@@ -113,6 +113,26 @@ struct Loop {
     bool operator==(const WaveIssue&) const = default;
   };
   WaveIssue wave_issue;
+  // Makes this a default loop, keeping the storage of `loads` (TileProgram::reset).
+  void reset() {
+    static_assert(sizeof(Loop) == sizeof(std::vector<MemRange>) + 64, "a new field: reset it here");
+    const Loop d{};
+    loads.clear();
+    iterations = d.iterations;
+    dtype = d.dtype;
+    m = d.m;
+    n = d.n;
+    k = d.k;
+    moe_kernel = d.moe_kernel;
+    wgmma = d.wgmma;
+    ws = d.ws;
+    vector_ops = d.vector_ops;
+    vector_after_matrix = d.vector_after_matrix;
+    vector_issue_bound = d.vector_issue_bound;
+    wait_ps = d.wait_ps;
+    issue_instructions = d.issue_instructions;
+    wave_issue = d.wave_issue;
+  }
   bool operator==(const Loop&) const = default;
 };
 
@@ -155,22 +175,26 @@ struct TileProgram {
   // place per workgroup (KernelLaunch::program_into) allocates nothing once
   // its vectors have grown to its kernel's sizes.
   void reset(std::size_t loop_count = 0) {
-    TileProgram fresh;
-    fresh.prologue_loads = std::move(prologue_loads);
-    fresh.prologue_loads.clear();
-    fresh.chase = std::move(chase);
-    fresh.chase.clear();
-    fresh.stores = std::move(stores);
-    fresh.stores.clear();
-    fresh.loops = std::move(loops);
-    fresh.loops.resize(loop_count);
-    for (Loop& l : fresh.loops) {
-      std::vector<MemRange> loads = std::move(l.loads);
-      loads.clear();
-      l = Loop{};
-      l.loads = std::move(loads);
-    }
-    *this = std::move(fresh);
+    // Field by field rather than through a fresh program moved in: no
+    // vector changes hands, and the defaults are a default program's (the
+    // sizes below make a field added later fail to compile until it is
+    // reset here too; tests/sim/test_program_into.cpp checks the values).
+    static_assert(sizeof(TileProgram) == 4 * sizeof(std::vector<int>) + 56, "a new field: reset it here");
+    const TileProgram d{};
+    threads = d.threads;
+    lds_bytes = d.lds_bytes;
+    vgprs_per_thread = d.vgprs_per_thread;
+    prologue_loads.clear();
+    loops.resize(loop_count);
+    for (Loop& l : loops) l.reset();
+    pipeline_depth = d.pipeline_depth;
+    chase.clear();
+    epilogue_vector_ops = d.epilogue_vector_ops;
+    epilogue_issue_bound = d.epilogue_issue_bound;
+    epilogue_threads = d.epilogue_threads;
+    extra_time_ps = d.extra_time_ps;
+    iteration_overhead_ps = d.iteration_overhead_ps;
+    stores.clear();
   }
   bool operator==(const TileProgram&) const = default;
 };
