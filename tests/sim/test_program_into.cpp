@@ -49,7 +49,9 @@ isa::TileProgram dirty() {
   for (int i = 0; i < 3; ++i) {
     isa::Loop l;
     l.iterations = 23;
+    l.dtype = DType::fp8_e4m3;
     l.m = l.n = l.k = 16;
+    l.moe_kernel = l.wgmma = l.ws = true;
     l.vector_ops = 29;
     l.vector_after_matrix = l.vector_issue_bound = true;
     l.wait_ps = 31;
@@ -63,6 +65,21 @@ isa::TileProgram dirty() {
 }
 
 }  // namespace
+
+TEST_CASE("a reset program is a default one with default loops, whatever it held", "[cu][programs]") {
+  // The reference: a fresh program (TileProgram::reset writes the defaults
+  // field by field, keeping the vectors' storage).
+  for (const std::size_t loops : {0u, 1u, 2u, 3u, 5u}) {
+    isa::TileProgram p = dirty();
+    const std::size_t capacity = p.loops.empty() ? 0 : p.loops[0].loads.capacity();
+    p.reset(loops);
+    isa::TileProgram want;
+    want.loops.resize(loops);
+    INFO("loops " << loops);
+    CHECK(p == want);
+    if (loops > 0) CHECK(p.loops[0].loads.capacity() == capacity);  // storage kept
+  }
+}
 
 TEST_CASE("programs built into a reused program equal fresh ones", "[cu][programs]") {
   std::mt19937_64 rng(20261204);
