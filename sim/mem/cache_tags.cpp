@@ -59,6 +59,18 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
 // (Not inlined: only an evicted dirty block needs it.)
 [[gnu::noinline]] std::uint64_t CacheTags::unfold(const Geometry& g, std::uint64_t h) {
   if (g.set_bits == 0) return h;
+  // fold is x -> (1 + S + S^2) x, S the shift right by k = set_bits, over
+  // GF(2) (XOR). (1 + S)(1 + S + S^2) = 1 + S^3, and (1 + S^3)(1 + S^6)
+  // (1 + S^12)... = 1 once the shift passes 64 bits, so the inverse is
+  // (1 + S) times those factors: a few shifts, where the fixed-point rounds
+  // (unfold_reference) took up to 64 / k of them.
+  std::uint64_t y = h;
+  for (std::uint32_t sh = 3 * g.set_bits; sh < 64; sh *= 2) y ^= y >> sh;
+  return y ^ (y >> g.set_bits);
+}
+
+std::uint64_t CacheTags::unfold_reference(const Geometry& g, std::uint64_t h) {
+  if (g.set_bits == 0) return h;
   // Each round fixes set_bits more of the high bits, top down. A round that
   // changes nothing has found x with fold(x) = h (x = h ^ (x >> k) ^
   // (x >> 2k) says so), the one block that folds to h: later rounds would

@@ -273,11 +273,14 @@ class CacheTags {
   std::uint64_t record_words() const { return g_.record; }
   // The set a line address maps to (exposed for tests of the spread).
   std::uint64_t set_of(std::uint64_t addr) const;
+  // The inverse of Walker::fold (a victim's block number from its set and
+  // key), in a few shifts; unfold_reference, by fixed-point rounds, is its
+  // reference (tests/sim/test_cache_tags.cpp).
+  static std::uint64_t unfold(const Geometry& g, std::uint64_t h);
+  static std::uint64_t unfold_reference(const Geometry& g, std::uint64_t h);
 
  private:
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;  // never a valid key
-  // The inverse of Walker::fold.
-  static std::uint64_t unfold(const Geometry& g, std::uint64_t h);
   // Out of line and cold, so that access() needs no stack frame for the message.
   [[noreturn, gnu::cold, gnu::noinline]] static void beyond_range(std::uint64_t addr);
 

@@ -6,7 +6,6 @@
 // a 1 GiB copy "beat" the HBM peak, which measurements do not show).
 #pragma once
 
-#include <bit>
 #include <memory>
 #include <vector>
 
@@ -47,13 +46,11 @@ class Mall : public sc_core::sc_module {
   // Looks single access `b`'s lines up: its hit lines per slice into
   // lines_per_slice_ (all zero before: the caller zeroes each count it
   // reads), its missed runs (merged) into misses_v_, the hit and miss
-  // stats; returns its missed lines. With `each_run`, batch `b`'s runs in
-  // turn, calling batch_run after each with that run's own results (the
+  // stats; returns its missed lines. With `each_run`, serve_batch's walk:
+  // batch `b`'s runs in turn, each run's transfer times into slice_sum_,
+  // slice_last_ and slice_used_ and what it sends on to HBM onto below_ (the
   // walk's set-up made once for the batch).
   std::uint64_t look_up(const MemAccess& b, bool each_run = false);
-  // serve_batch's work on one run `a` of its batch, just looked up with
-  // `missed_lines` missed (mall_batch.cpp).
-  void batch_run(const MemAccess& a, std::uint64_t missed_lines);
   // Serves batch `b` (run_batch.h) as serve_one would serve its runs in
   // turn, with one reservation per slice and one call to HBM for the whole
   // batch (mall_batch.cpp: the same answer, state and stats).
@@ -103,19 +100,6 @@ class Mall : public sc_core::sc_module {
   std::vector<ByteRun> below_;
   bool one_by_one_ = false;
   bool streak_hint_ = true;  // look_up's: whether its last chunk missed whole (no effect on results)
-  // The slices whose lines_per_slice_ the last look_up added to, bit
-  // slice % 64 (with more than 64 slices, read every slice instead).
-  std::uint64_t used_slices_ = 0;
-  // Calls f(slice) for each slice the last look_up may have counted lines
-  // on, in ascending order (every slice with more than 64).
-  template <class F>
-  void for_each_used_slice(F f) const {
-    if (lines_per_slice_.size() > 64) {
-      for (std::size_t sl = 0; sl < lines_per_slice_.size(); ++sl) f(sl);
-      return;
-    }
-    for (std::uint64_t m = used_slices_; m != 0; m &= m - 1) f(static_cast<std::size_t>(std::countr_zero(m)));
-  }
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 

@@ -16,7 +16,11 @@
 //   merged them (never across runs), so one call serves the same runs in
 //   turn. Its answer is the max over runs, as the runs' answers were folded.
 // - Tags: looked up run by run in the batch's order (look_up), as before,
-//   in one walk whose set-up is made once for the batch.
+//   in one walk whose set-up is made once for the batch. Each run's misses
+//   are collected straight onto the list sent to HBM, merged among
+//   themselves as append_run and send_runs merged them; a read that missed
+//   whole and line-aligned is sent on whole by serve_one, which is that
+//   same one run.
 #include <algorithm>
 
 #include "sim/mem/mall.h"
@@ -24,44 +28,13 @@
 
 namespace tdmsim::sim {
 
-void Mall::batch_run(const MemAccess& a, std::uint64_t missed_lines) {
-  const std::uint64_t line = tag_line_;
-  std::uint32_t* const per_slice = lines_per_slice_.data();
-  for_each_used_slice([&](std::size_t sl) {
-    if (per_slice[sl] == 0) return;
-    const std::uint32_t n = per_slice[sl];
-    per_slice[sl] = 0;  // (zero again for the next run's lookup)
-    const Tick dur = n < line_ticks_.size() ? line_ticks_[n] : transfer_ticks(line * n, slice_bw_);
-    slice_sum_[sl] += dur;
-    slice_last_[sl] = dur;
-    slice_used_[sl] = 1;
-  });
-  // (a.line_aligned(line) for a run, a single row: through line_div_, a
-  // mask where the line is a power of two instead of two divisions.)
-  if (a.write || (missed_lines > 0 && missed_lines * line == a.bytes() && line_div_.mod(a.addr) == 0 &&
-                  line_div_.mod(a.row_bytes) == 0)) {
-    // Written through, or missed whole: serve_one sends the run itself on.
-    below_.push_back({a.addr, a.bytes()});
-    return;
-  }
-  // Its misses, merged among themselves as send_runs merges them.
-  const std::size_t first = below_.size();
-  for (const ByteRun& r : misses_v_) {
-    if (below_.size() > first && below_.back().addr + below_.back().bytes == r.addr) {
-      below_.back().bytes += r.bytes;
-    } else {
-      below_.push_back(r);
-    }
-  }
-}
-
 void Mall::serve_batch(const MemAccess& b, Tick arrive, Tick now, BatchAnswer& answer) {
   const std::size_t slices = slice_bus_.size();
   slice_sum_.assign(slices, 0);
   slice_last_.resize(slices);
   slice_used_.assign(slices, 0);
   below_.clear();
-  // Each run looked up in turn, in one walk, and handed to batch_run.
+  // Each run looked up and counted in turn, in one walk (look_up).
   look_up(b, true);
   Tick done = arrive;
   Tick unloaded = 0, wait = 0;

@@ -29,6 +29,16 @@ inline void merge_touching(const std::vector<ByteRun>& runs, std::vector<ByteRun
   for (const ByteRun& r : runs) append_run(out, r.addr, r.bytes);
 }
 
+// Whether no run of `runs` touches the one before it: merge_touching would
+// copy them as they are (a list built by append_run, as a cache's misses
+// are). Reading them costs a fraction of copying them.
+inline bool touch_free(const std::vector<ByteRun>& runs) {
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    if (runs[i - 1].addr + runs[i - 1].bytes == runs[i].addr) return false;
+  }
+  return true;
+}
+
 // The access carrying `runs` (merged: merge_touching) as a batch; a lone run
 // goes as a plain single-row access.
 inline MemAccess batch_access(const std::vector<ByteRun>& runs, bool write, std::uint32_t die) {
@@ -70,7 +80,8 @@ struct BatchAnswer {
 // runs; calls on_answer(done, unloaded, wait) once with the batch's answer
 // (what the sender folds, as it would have folded each run's). No call when
 // `runs` is empty. With `one_by_one`, the reference: each run sent on its own
-// and answered on its own.
+// and answered on its own. (`runs` must stay unchanged during the call: the
+// batch may point into it.)
 template <class Socket, class OnAnswer>
 void send_runs(MemPort& port, Socket& socket, const std::vector<ByteRun>& runs, std::vector<ByteRun>& scratch,
                bool write, std::uint32_t die, Tick arrive, Tick now, OnAnswer on_answer, bool one_by_one = false) {
@@ -82,8 +93,13 @@ void send_runs(MemPort& port, Socket& socket, const std::vector<ByteRun>& runs, 
     });
     return;
   }
-  merge_touching(runs, scratch);
-  const Tick done = port.send(socket, batch_access(scratch, write, die), arrive, now);
+  // (Merged already, they go as they are: the same runs.)
+  const std::vector<ByteRun>* sent = &runs;
+  if (!touch_free(runs)) {
+    merge_touching(runs, scratch);
+    sent = &scratch;
+  }
+  const Tick done = port.send(socket, batch_access(*sent, write, die), arrive, now);
   on_answer(done, port.unloaded(), port.wait());
 }
 

@@ -103,4 +103,34 @@ class RunAppender {
   std::uint64_t addr_ = 0, bytes_ = 0;
 };
 
+// Runs of bytes collected into `out` as append_run would append them to an
+// empty list, the last run kept out of the vector while it grows: every run
+// goes through add(), so a run pushed never touches the next and flush()
+// pushes without reading the vector back. Unlike RunAppender, never merged
+// into a run `out` held before: a MALL batch's runs each collect their own
+// misses onto the one list (Mall::look_up). The same list once flush() is
+// called (tests/sim/test_host_variants.cpp).
+class RunCollector {
+ public:
+  explicit RunCollector(std::vector<ByteRun>& out) : out_(out) {}
+  [[gnu::always_inline]] void add(std::uint64_t addr, std::uint64_t bytes) {
+    if (bytes_ != 0 && addr_ + bytes_ == addr) {
+      bytes_ += bytes;
+      return;
+    }
+    if (bytes_ != 0) out_.push_back({addr_, bytes_});
+    addr_ = addr;
+    bytes_ = bytes;
+  }
+  // Pushes the run kept back.
+  [[gnu::always_inline]] void flush() {
+    if (bytes_ != 0) out_.push_back({addr_, bytes_});
+    bytes_ = 0;
+  }
+
+ private:
+  std::vector<ByteRun>& out_;
+  std::uint64_t addr_ = 0, bytes_ = 0;
+};
+
 }  // namespace tdmsim::sim

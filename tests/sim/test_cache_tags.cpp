@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <random>
 #include <vector>
 
 #include "sim/mem/cache_tags.h"
@@ -201,6 +202,24 @@ TEST_CASE("a whole-block lookup does what a run lookup of the whole block does",
       const auto rd = d.access(addr, block_lines, false);
       REQUIRE(rc.missed == rd.missed);
       REQUIRE(rc.victim == rd.victim);
+    }
+  }
+}
+
+TEST_CASE("unfold inverts fold in its few shifts as the fixed-point rounds do", "[cache][host]") {
+  std::mt19937_64 rng(23);
+  for (std::uint32_t k = 0; k < 32; ++k) {  // (2k below 64: fold shifts by it)
+    CacheTags::Geometry g;
+    g.set_bits = k;
+    for (int i = 0; i < 2000; ++i) {
+      // Random words, and words as a cache's keys make them (32-bit key,
+      // set below it).
+      const std::uint64_t h = i % 2 == 0 ? rng() : (rng() & 0xFFFFFFFFull) << k | (rng() & ((1ull << k) - 1));
+      const std::uint64_t x = CacheTags::unfold(g, h);
+      REQUIRE(x == CacheTags::unfold_reference(g, h));
+      // fold(x) = h: x ^ (x >> k) ^ (x >> 2k), as Walker::fold.
+      const std::uint64_t back = k == 0 ? x : x ^ (x >> k) ^ (x >> (2 * k));
+      REQUIRE(back == h);
     }
   }
 }

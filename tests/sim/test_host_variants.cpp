@@ -113,6 +113,36 @@ TEST_CASE("run merging: bit runs and bit counts and appended runs match their re
   }
 }
 
+TEST_CASE("run merging: collected runs are appended runs, kept apart from the list's earlier runs", "[host]") {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 4000; ++trial) {
+    // The list already holds a batch's earlier runs, the last of them
+    // touching the first run collected now: never merged into it.
+    std::uint64_t at = (rng() % 64) * 128;
+    std::vector<ByteRun> got, want;
+    if (rng() % 2 == 0) got.push_back({at - 256, 256});
+    want = got;
+    std::vector<ByteRun> alone;  // the runs appended to an empty list
+    RunCollector runs(got);
+    const int n = static_cast<int>(rng() % 40);
+    for (int k = 0; k < n; ++k) {
+      const std::uint64_t bytes = (1 + rng() % 64) * 128;
+      if (rng() % 3 == 0) at += (rng() % 4) * 128;  // a gap (or none)
+      if (rng() % 8 == 0) at = (rng() % 64) * 128;  // elsewhere
+      runs.add(at, bytes);
+      append_run(alone, at, bytes);
+      at += bytes;
+    }
+    runs.flush();
+    want.insert(want.end(), alone.begin(), alone.end());
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      REQUIRE(got[k].addr == want[k].addr);
+      REQUIRE(got[k].bytes == want[k].bytes);
+    }
+  }
+}
+
 TEST_CASE("tag streaks: the baseline and BMI2 loops do what block-by-block lookups do", "[host]") {
   const auto bmi2 = bmi2_run();
   struct Shape {

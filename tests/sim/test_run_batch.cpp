@@ -7,6 +7,7 @@
 // call to HBM) against serve_one run by run in the reference.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <random>
@@ -210,4 +211,29 @@ TEST_CASE("the L2's channel counts in pieces and its visits of the channels with
   CHECK(got.hbm_reads == ref.hbm_reads);
   CHECK(got.stats == ref.stats);
   CHECK(got.answers == ref.answers);
+}
+
+TEST_CASE("runs free of touching neighbours are what merge_touching makes of them", "[run_batch][host]") {
+  std::mt19937_64 rng(7);
+  int free_lists = 0;
+  for (int t = 0; t < 2000; ++t) {
+    // Short lists of line runs, gaps of zero to two lines (touching often).
+    std::vector<ByteRun> runs;
+    std::uint64_t addr = rng() % 64 * 128;
+    for (std::uint64_t n = rng() % 6; n > 0; --n) {
+      const std::uint64_t bytes = (1 + rng() % 4) * 128;
+      runs.push_back({addr, bytes});
+      addr += bytes + rng() % 3 * 128;
+    }
+    std::vector<ByteRun> merged;
+    merge_touching(runs, merged);
+    const bool same = merged.size() == runs.size() &&
+                      std::equal(runs.begin(), runs.end(), merged.begin(), [](const ByteRun& x, const ByteRun& y) {
+                        return x.addr == y.addr && x.bytes == y.bytes;
+                      });
+    REQUIRE(touch_free(runs) == same);
+    free_lists += same ? 1 : 0;
+  }
+  CHECK(free_lists > 100);
+  CHECK(free_lists < 1900);
 }
