@@ -181,6 +181,43 @@ class CacheTags {
       prefetch_record(reinterpret_cast<const char*>(records + s * g_.record), 0);
     }
 
+    // For callers that look up a run of neighbouring whole blocks
+    // (mall_streak.cpp): with a power of two of sets, block b ^ j for j
+    // under 2^set_bits lies in set s ^ j of b's set s, under b's key (fold()
+    // is linear over XOR, and j's shifted copies are zero), so one where()
+    // serves them all. xor_sets(bits): whether that holds for every j under
+    // 2^bits. set_record(): the record of set `s`. miss_whole_at(): miss_whole
+    // of the block of set record `set` and key `key` (the same lookup).
+    struct Where {
+      std::uint64_t s;
+      std::uint32_t* set;
+      std::uint32_t key;
+    };
+    [[gnu::always_inline]] Where where(std::uint32_t* records, std::uint64_t block, std::uint64_t addr) const {
+      const std::uint64_t h = fold(block);
+      const std::uint64_t s = set_of(h);
+      const std::uint64_t key64 = g_.set_mask != 0 ? h >> g_.set_bits : h / g_.sets;
+      if (key64 >= kEmpty) beyond_range(addr);
+      return {s, records + s * g_.record, static_cast<std::uint32_t>(key64)};
+    }
+    bool xor_sets(unsigned bits) const { return g_.set_mask != 0 && g_.set_bits >= bits; }
+    std::uint32_t* set_record(std::uint32_t* records, std::uint64_t s) const { return records + s * g_.record; }
+    template <bool Dirty, bool Common = false>
+    [[gnu::always_inline]] bool miss_whole_at(std::uint32_t* set, std::uint32_t key, bool write) const {
+      const bool present = Common ? has_key16(set, key) : find(set, key) != g_.ways;
+      return !present && claim_absent<Dirty, Common>(set, key, write);
+    }
+    // prefetch_sets(): prefetch() of `Records` consecutive set records from
+    // record `set` on (with Common, of the common shape: their size compiled in).
+    template <std::size_t Records, bool Common = false>
+    [[gnu::always_inline]] void prefetch_sets(const std::uint32_t* set) const {
+      const std::size_t bytes = Records * (Common ? (3 * kCommonWays + LruOrder::kWordWords) * 4 : g_.record_bytes);
+      const char* const rec = reinterpret_cast<const char*>(set);
+#pragma GCC unroll 32
+      for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(rec + b);
+      __builtin_prefetch(rec + bytes - 1);
+    }
+
    private:
     friend class CacheTags;
     // A block is identified by fold(block number) = set + sets * key: the set
@@ -194,20 +231,12 @@ class CacheTags {
     [[gnu::always_inline]] std::uint64_t set_of(std::uint64_t h) const {
       return g_.set_mask != 0 ? h & g_.set_mask : h % g_.sets;
     }
-    // Where block number `block` (that of the line at `addr`) lives: its
-    // set, the set's record in `records`, and its key there.
-    struct Where {
-      std::uint64_t s;
-      std::uint32_t* set;
-      std::uint32_t key;
-    };
-    [[gnu::always_inline]] Where where(std::uint32_t* records, std::uint64_t block, std::uint64_t addr) const {
-      const std::uint64_t h = fold(block);
-      const std::uint64_t s = set_of(h);
-      const std::uint64_t key64 = g_.set_mask != 0 ? h >> g_.set_bits : h / g_.sets;
-      if (key64 >= kEmpty) beyond_range(addr);
-      return {s, records + s * g_.record, static_cast<std::uint32_t>(key64)};
-    }
+    // (where(), above: where block number `block` (that of the line at
+    // `addr`) lives: its set, the set's record in `records`, and its key.)
+    // miss_whole()'s allocation of an absent block in its set's least
+    // recent way, if that holds no dirty lines (else false, no change).
+    template <bool Dirty, bool Common>
+    [[gnu::always_inline]] bool claim_absent(std::uint32_t* set, std::uint32_t key, bool write) const;
     // For a block absent from set `s`: its least-recent way, which becomes
     // the most recent; with Dirty, that way's dirty lines go to r's victim.
     template <bool Dirty, bool Common = false>
@@ -399,6 +428,13 @@ template <bool Dirty, bool Common>
     present = find(set, key) != ways;
   }
   if (present) return false;
+  return claim_absent<Dirty, Common>(set, key, write);
+}
+
+template <bool Dirty, bool Common>
+[[gnu::always_inline]] inline bool CacheTags::Walker::claim_absent(std::uint32_t* set, std::uint32_t key,
+                                                                  bool write) const {
+  const std::uint32_t ways = Common ? kCommonWays : g_.ways;
   std::uint32_t* const order = set + 3 * ways;
   const std::uint32_t i = Common ? LruOrder::least_recent16(order) : g_.order.least_recent(order);  // take_lru's way
   if (Dirty && set[2 * ways + i] != 0) return false;

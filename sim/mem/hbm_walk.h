@@ -46,6 +46,10 @@ class HbmBlockWalk {
     if ((blk & low_) != 0) return {prev.channel ^ static_cast<std::uint32_t>(blk ^ (blk - 1)), prev.bank, prev.row};
     return at(blk);
   }
+  // The same in aligned runs: block b + j of an aligned run of
+  // 2^run_bits() blocks from b (j under that) has b's bank and row and b's
+  // channel XOR j (the XORs of next() from b add up to j).
+  unsigned run_bits() const { return static_cast<unsigned>(std::popcount(low_)); }
 
  private:
   std::uint64_t ch_mask_, bk_mask_;
@@ -88,6 +92,10 @@ class HbmGroupBlockWalk {
     if ((blk & low_) != 0) return {prev.group, prev.local ^ ((blk ^ (blk - 1)) << il_shift_)};
     return at(blk);
   }
+  // The same in aligned runs: block b + j of an aligned run of
+  // 2^run_bits() blocks from b (j under that) has b's group and b's local
+  // address XOR j interleave blocks (the XORs of next() from b add up to j).
+  unsigned run_bits() const { return static_cast<unsigned>(std::popcount(low_)); }
 
  private:
   std::uint64_t ch_mask_ = 0, pg_mask_ = 0;

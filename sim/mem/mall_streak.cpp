@@ -1,5 +1,6 @@
 #include "sim/mem/mall_streak.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "sim/mem/hbm_walk.h"
@@ -31,7 +32,52 @@ template <bool Pow2, bool Blocks>
     // looked up. (Cheaper than keeping each decode in a ring until its
     // lookup: the ring's stores and loads cost more than a second walk.)
     const HbmGroupBlockWalk blocks(map, per_stack);
-    std::uint64_t blk = addr >> map.interleave_shift();  // the looked-up chunk's block
+    const unsigned il = map.interleave_shift();
+    if (tags.common_shape() && blocks.run_bits() == 3 && tags.xor_sets(3)) {
+      // The chunks in aligned runs of 8 (every shipped machine's): a run's
+      // chunks lie in one slice, their tag blocks are the first's XOR j, so
+      // their sets are its set XOR j, eight neighbouring records, under its
+      // key (CacheTags::Walker::where). One decode and one hash a run, and
+      // the next run's records asked for in one go while this one is looked
+      // up, instead of a decode step and a hash for each chunk twice over
+      // (the lookup's and its prefetch's).
+      constexpr std::uint64_t kRun = 8, low = kRun - 1;
+      struct Run {
+        std::uint32_t* records;  // the slice's
+        std::uint64_t s;         // the set of the run's first chunk
+        std::uint32_t key;
+      };
+      const auto run_of = [&](std::uint64_t first) __attribute__((always_inline)) {
+        const HbmGroupBlockWalk::Place p = blocks.at(first);
+        const CacheTags::Walker::Where w = tags.where(records[p.group], p.local >> il, p.local);
+        return Run{records[p.group], w.s, w.key};
+      };
+      const auto ask = [&](const Run& r) __attribute__((always_inline)) {
+        tags.prefetch_sets<kRun, true>(tags.set_record(r.records, r.s & ~low));
+      };
+      const std::uint64_t first = addr >> il, end = first + count;
+      std::uint64_t blk = first;  // the looked-up chunk's block
+      Run at = run_of(blk & ~low);
+      ask(at);
+      while (blk < end) {
+        const std::uint64_t stop = std::min(end, (blk | low) + 1);
+        Run next{};
+        if (stop < end) {
+          next = run_of(stop);
+          ask(next);
+        }
+        for (; blk < stop; ++blk) {
+          // (Reads only: writes pass the MALL by, so its lines are never dirty.)
+          if (!tags.miss_whole_at<false, true>(tags.set_record(at.records, at.s ^ (blk & low)), at.key, false)) {
+            const HbmGroupBlockWalk::Place p = blocks.at(blk);
+            return ChunkStreak{blk - first, true, p.group, tags.read_block_never_written(records[p.group], p.local)};
+          }
+        }
+        at = next;
+      }
+      return ChunkStreak{count, false, 0, {}};
+    }
+    std::uint64_t blk = addr >> il;  // the looked-up chunk's block
     HbmGroupBlockWalk::Place at = blocks.at(blk);
     HbmGroupBlockWalk::Place lead = at;
     const std::uint64_t ahead = count < kAhead ? count : kAhead;

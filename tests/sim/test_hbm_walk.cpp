@@ -64,6 +64,13 @@ void check_walk(const HbmAddressMap& map, std::uint64_t seed) {
       REQUIRE(want.channel == plain.channel);
       REQUIRE(want.bank == plain.bank);
       REQUIRE(want.row == plain.row);
+      // The aligned run holding the block (Hbm::walk_runs): its first
+      // block's bank and row, its channel XOR the offset.
+      const std::uint64_t low = (std::uint64_t{1} << walk.run_bits()) - 1;
+      const HbmAddressMap::Place first = walk.at(blk & ~low);
+      REQUIRE((first.channel ^ static_cast<std::uint32_t>(blk & low)) == want.channel);
+      REQUIRE(first.bank == want.bank);
+      REQUIRE(first.row == want.row);
     }
   }
 }
@@ -260,6 +267,12 @@ TEST_CASE("the MALL's block walk decodes every block of a run as channel_and_gro
         REQUIRE(at.local == local);
         REQUIRE(channel == plain_channel);
         REQUIRE(local == plain_local);
+        // The aligned run holding the block (chunk_streak): its first
+        // block's group, its local address XOR the offset in blocks.
+        const std::uint64_t low = (std::uint64_t{1} << walk.run_bits()) - 1;
+        const HbmGroupBlockWalk::Place first = walk.at(blk & ~low);
+        REQUIRE(first.group == at.group);
+        REQUIRE((first.local ^ ((blk & low) * map.interleave)) == local);
       }
     }
   };

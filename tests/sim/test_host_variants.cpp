@@ -190,13 +190,15 @@ TEST_CASE("tag streaks: the baseline and BMI2 loops do what block-by-block looku
 
 TEST_CASE("MALL chunk streaks: the baseline and BMI2 loops do what chunk-by-chunk lookups do", "[host]") {
   const auto bmi2 = bmi2_run();
-  // Slices of one geometry over a map of 4 stacks; power-of-two divisors and not.
-  for (const bool pow2 : {true, false}) {
+  // Slices of one geometry over a map of 4 stacks; power-of-two divisors and
+  // not; 16 sets a slice (the pow2 streak's runs of 8 chunks share one hash)
+  // and 4 (too few sets for that: the chunk-by-chunk walk).
+  for (const bool pow2 : {true, false}) for (const std::uint64_t slice_bytes : {1u << 20, 1u << 18}) {
     const std::uint32_t stacks = 4, channels = pow2 ? 32 : 24;
     const HbmAddressMap map(4096, channels, 16, 2048);
     const Divisor per_stack(channels / stacks);
     REQUIRE(map.pow2() == pow2);
-    std::vector<std::vector<CacheTags>> arrays(1 + bmi2.size(), std::vector<CacheTags>(stacks, CacheTags(1 << 20, 128, 16, 32)));
+    std::vector<std::vector<CacheTags>> arrays(1 + bmi2.size(), std::vector<CacheTags>(stacks, CacheTags(slice_bytes, 128, 16, 32)));
     std::mt19937_64 rng(pow2 ? 5 : 6);
     const std::uint64_t span = 4 * stacks * (1 << 20) / 4096;
     for (int trial = 0; trial < 3000; ++trial) {
