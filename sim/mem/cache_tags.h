@@ -86,14 +86,20 @@ class CacheTags {
     // absent ones (the block's LRU victim goes if the block itself is
     // absent). `write` marks the run's lines dirty.
     [[gnu::always_inline]] Run access(std::uint64_t addr, std::uint32_t lines, bool write) {
-      return access_with<true>(addr, lines, write);
+      return access_with<true, false>(addr, lines, write);
     }
     // access() without asking the host's caches for the rest of the set
     // record first: for arrays small enough to stay in the host's caches
     // (resident(): an L1's, an MI355X L2's), where the request is only
     // instructions. The same lookup.
     [[gnu::always_inline]] Run access_resident(std::uint64_t addr, std::uint32_t lines, bool write) {
-      return access_with<false>(addr, lines, write);
+      return access_with<false, false>(addr, lines, write);
+    }
+    // access_resident() in an array of the common shape (common_shape(),
+    // below), with its constants compiled in: the L2's part-blocks of
+    // gathered token rows (a 7168-byte row starts off a block boundary).
+    [[gnu::always_inline]] Run access_common(std::uint64_t addr, std::uint32_t lines, bool write) {
+      return access_with<false, true>(addr, lines, write);
     }
     // access(addr, block lines, write) for `addr` the first byte of a block
     // (a whole block of a stream), without access()'s request for the rest
@@ -255,8 +261,9 @@ class CacheTags {
     }
     // The way holding `key` in the set record `set`, or ways if none.
     std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;
-    // access(), with Prefetch false for access_resident().
-    template <bool Prefetch>
+    // access(), with Prefetch false for access_resident(), and Common for
+    // the common shape only (its constants compiled in).
+    template <bool Prefetch, bool Common>
     [[gnu::always_inline]] Run access_with(std::uint64_t addr, std::uint32_t lines, bool write);
     // access_block(), with Dirty false for arrays no access ever wrote.
     template <bool Dirty>
@@ -450,24 +457,41 @@ template <bool Dirty, bool Common>
   return true;
 }
 
-template <bool Prefetch>
+template <bool Prefetch, bool Common>
 [[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::access_with(std::uint64_t addr, std::uint32_t lines,
                                                                            bool write) {
-  const std::uint32_t ways = g_.ways;
+  const std::uint32_t ways = Common ? kCommonWays : g_.ways;
+  const std::uint32_t block_lines = Common ? 32 : g_.block_lines;
   const std::uint64_t line = addr >> g_.line_shift;
-  const auto first = static_cast<std::uint32_t>(line & (g_.block_lines - 1));
-  const std::uint32_t n = std::min(lines, g_.block_lines - first);
+  const auto first = static_cast<std::uint32_t>(line & (block_lines - 1));
+  const std::uint32_t n = std::min(lines, block_lines - first);
   const std::uint32_t want = (n >= 32 ? ~0u : (1u << n) - 1) << first;
-  const auto [s, set, key] = where(rec_, line >> g_.block_shift, addr);
+  std::uint64_t s;
+  std::uint32_t* set;
+  std::uint32_t key;
+  if constexpr (Common) {  // where() with the shape's constants (as lookup_block's)
+    const std::uint64_t block = line >> 5;
+    const std::uint64_t h = block ^ (block >> g_.set_bits) ^ (block >> (2 * g_.set_bits));
+    const std::uint64_t key64 = h >> g_.set_bits;
+    if (key64 >= kEmpty) beyond_range(addr);
+    s = h & g_.set_mask;
+    set = rec_ + s * (3 * kCommonWays + LruOrder::kWordWords);
+    key = static_cast<std::uint32_t>(key64);
+  } else {
+    const auto w = where(rec_, line >> g_.block_shift, addr);
+    s = w.s;
+    set = w.set;
+    key = w.key;
+  }
   // The record's keys, masks and order lie on several host cache lines, read
   // one after another below: ask for all of them at once.
   if constexpr (Prefetch) prefetch_record(reinterpret_cast<const char*>(set), 64);
   std::uint32_t* valid = set + ways;
   std::uint32_t* dirty = set + 2 * ways;
   Run r;
-  std::uint32_t i = find(set, key);
+  std::uint32_t i = Common ? find_way(set, kCommonWays, key) : find(set, key);
   if (i == ways) {  // block absent: the least-recent way goes
-    i = take_lru<true>(set, s, r);
+    i = take_lru<true, Common>(set, s, r);
     set[i] = key;
     valid[i] = want;
     dirty[i] = write ? want : 0;
@@ -477,7 +501,13 @@ template <bool Prefetch>
   r.missed = (want & ~valid[i]) >> first;
   valid[i] |= want;
   if (write) dirty[i] |= want;
-  g_.order.touch(set + 3 * ways, i);
+  if constexpr (Common) {  // LruOrder::touch for 16 ways
+    std::uint32_t* const order = set + 3 * ways;
+    const std::uint64_t o = LruOrder::load(order);
+    if ((o & 0xFu) != i) LruOrder::store(order, LruOrder::touched(o, i));
+  } else {
+    g_.order.touch(set + 3 * ways, i);
+  }
   return r;
 }
 

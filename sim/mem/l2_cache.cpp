@@ -20,7 +20,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
       near_miss_latency_(near_miss_latency),
       count_(spec.channels_per_die), channel_(spec.channels_per_die), mshr_(spec.channels_per_die),
       lines_per_channel_(spec.channels_per_die), misses_per_channel_(spec.channels_per_die),
-      atomic_bytes_per_channel_(spec.channels_per_die),
+      atomic_bytes_per_channel_(spec.channels_per_die), atomic_lines_per_channel_(spec.channels_per_die),
       masked_(spec.channels_per_die <= 64), resident_(tags_.resident()), common_(tags_.walker().common_shape()) {
   atomic_unit_.resize(spec.channels_per_die);
   atomic_bw_ = units::Bandwidth{std::uint64_t{spec.atomic_bytes_per_clock_per_channel} * clock.hz};
@@ -52,8 +52,9 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   // (lines_per_channel_ and misses_per_channel_ are all zero here: the last
   // call cleared what it counted, below.)
   if (a.atomic) std::fill(atomic_bytes_per_channel_.begin(), atomic_bytes_per_channel_.end(), 0u);
+  std::uint64_t every_atomic_lines = 0;  // atomic whole lines on each channel (whole groups)
   std::uint64_t every_lines = 0, every_misses = 0;  // lines on each channel (whole groups)
-  std::uint64_t missed_lines = 0, looked_up = 0;
+  std::uint64_t missed_lines = 0, looked_up = 0;  // (the stats are added after the loop: kept in registers)
   // Whether any run was counted per channel (not whole groups only): if
   // not, every channel has the same counts (every_lines, every_misses).
   bool per_channel_counted = false;
@@ -131,9 +132,31 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     const std::uint64_t begin = a.row(r);
     const std::uint64_t end = begin + a.row_bytes;
     const std::uint64_t last = (end + line - 1) & ~(line - 1);
+    // The row's lines, counted per channel once for all its lookups (a
+    // channel's lines are a sum: the same counts as run by run).
+    const std::uint64_t row_lines = (last - (begin & ~(line - 1))) >> ls;
+    count_run(begin >> ls, row_lines, lines_per_channel_, every_lines);
+    looked_up += row_lines;
     if (a.atomic) {  // the atomic units work through the bytes each line holds
-      for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
-        atomic_bytes_per_channel_[channel_of(l >> ls)] += std::min(end, l + line) - std::max(begin, l);
+      if (plain) [[unlikely]] {  // the reference: line by line
+        for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
+          atomic_bytes_per_channel_[channel_of(l >> ls)] += std::min(end, l + line) - std::max(begin, l);
+        }
+      } else {
+        // The row's part lines (its ends) by their bytes; its whole lines
+        // counted per channel as the lookups' runs are (a whole line's
+        // bytes are `line`: multiplied in once per channel, below).
+        const std::uint64_t whole_first = (begin + line - 1) & ~(line - 1), whole_end = end & ~(line - 1);
+        if (whole_first >= whole_end) {  // within one line, or two part lines
+          for (std::uint64_t l = begin & ~(line - 1); l < end; l += line) {
+            atomic_bytes_per_channel_[channel_of(l >> ls)] += std::min(end, l + line) - std::max(begin, l);
+          }
+        } else {
+          if (begin != whole_first) atomic_bytes_per_channel_[channel_of(begin >> ls)] += whole_first - begin;
+          if (end != whole_end) atomic_bytes_per_channel_[channel_of(end >> ls)] += end - whole_end;
+          count_.count_lines_pieces(whole_first >> ls, (whole_end - whole_first) >> ls, atomic_lines_per_channel_.data(),
+                                    every_atomic_lines);
+        }
       }
     }
     for (std::uint64_t l = begin & ~(line - 1); l < last;) {
@@ -155,8 +178,6 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
             const CacheTags::Walker::Streak st = tags.miss_streak(l, (stop - l) >> block_shift, a.write);
             if (st.missed_whole > 0) {
               const std::uint64_t lines = st.missed_whole * block_lines, bytes = st.missed_whole * block;
-              count_run(l >> ls, lines, lines_per_channel_, every_lines);
-              looked_up += lines;
               missed_lines += lines;
               if (fetch) {
                 missed_run(l, bytes);
@@ -174,8 +195,6 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
             res = common ? tags.access_block_common(l, a.write) : tags.access_block(l, a.write);
           }
           streak = res.missed == whole && !res.dirty_victim();
-          count_run(l >> ls, block_lines, lines_per_channel_, every_lines);
-          looked_up += block_lines;
           if (res.missed == whole) {
             missed_lines += block_lines;
             if (fetch) {
@@ -202,11 +221,11 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
       }
       const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(tags.lines_to_block_end(l), (last - l) >> ls));
       if (ahead && l + kAhead * block < last) tags.prefetch(l + kAhead * block);
-      const CacheTags::Run res = ahead ? tags.access(l, n, a.write) : tags.access_resident(l, n, a.write);
-      count_run(l >> ls, n, lines_per_channel_, every_lines);
+      const CacheTags::Run res = ahead    ? tags.access(l, n, a.write)
+                                 : common ? tags.access_common(l, n, a.write)
+                                          : tags.access_resident(l, n, a.write);
       const auto missed = CacheTags::count(res.missed);
       streak = missed == n;
-      looked_up += n;  // (the stats are added after the loop: kept in registers)
       missed_lines += missed;
       if (fetch) {
         for_each_bit_run(res.missed, [&](std::uint32_t first, std::uint32_t len) {
@@ -323,9 +342,11 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     // once the old data is there (hit or fetched).
     const Tick ready = done;
     for (std::size_t ch = 0; ch < atomic_unit_.size(); ++ch) {
-      if (atomic_bytes_per_channel_[ch] == 0) continue;
-      done = std::max(done, atomic_unit_[ch].reserve(
-                                ready, transfer_ticks(atomic_bytes_per_channel_[ch], atomic_bw_)));
+      const std::uint64_t bytes =
+          atomic_bytes_per_channel_[ch] + (atomic_lines_per_channel_[ch] + every_atomic_lines) * line;
+      atomic_lines_per_channel_[ch] = 0;
+      if (bytes == 0) continue;
+      done = std::max(done, atomic_unit_[ch].reserve(ready, transfer_ticks(bytes, atomic_bw_)));
     }
   }
   // Dirty victims are written back off the critical path, merged into runs.

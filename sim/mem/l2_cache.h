@@ -81,6 +81,9 @@ class L2Cache : public sc_core::sc_module {
   // two counts are all zero between accesses.
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
   std::vector<std::uint64_t> atomic_bytes_per_channel_;
+  // An atomic access's whole lines per channel (their bytes are the line's),
+  // all zero between accesses.
+  std::vector<std::uint32_t> atomic_lines_per_channel_;
   // At most 64 channels: an access visits only the channels it counted
   // lines on (a bit each, ChannelCounter::nonzero).
   bool masked_ = false;

@@ -315,6 +315,31 @@ TEST_CASE("tag lookups: access_resident answers and changes what access does", "
   }
 }
 
+TEST_CASE("tag lookups: access_common answers and changes what access_resident does", "[host]") {
+  std::mt19937_64 rng(8);
+  // The common shape (16 ways, a power of two of sets, 32-line blocks): an
+  // MI355X L2's and a smaller one, on runs of any part of a block (a gathered
+  // row's ends) over a range a few times the capacity; writes leave dirty
+  // victims behind.
+  for (const std::uint64_t bytes : {std::uint64_t{4} << 20, std::uint64_t{256} << 10}) {
+    CacheTags a(bytes, 128, 16, 32), b(bytes, 128, 16, 32);
+    CacheTags::Walker wa = a.walker(), wb = b.walker();
+    REQUIRE(wb.common_shape());
+    for (int i = 0; i < 200000; ++i) {
+      const std::uint64_t addr =
+          ((rng() % (4 * bytes)) & ~std::uint64_t{127}) + (rng() % 8 == 0 ? (rng() % 4096) << 24 : 0);
+      const auto lines = static_cast<std::uint32_t>(1 + rng() % 40);
+      const bool write = rng() % 4 == 0;
+      const CacheTags::Run x = wa.access_resident(addr, lines, write);
+      const CacheTags::Run y = wb.access_common(addr, lines, write);
+      REQUIRE(x.missed == y.missed);
+      REQUIRE(x.victim == y.victim);
+      REQUIRE(x.victim_dirty == y.victim_dirty);
+    }
+    REQUIRE(records_of(a, 16) == records_of(b, 16));
+  }
+}
+
 TEST_CASE("tag lookups: access_block_common answers and changes what access_block does", "[host]") {
   std::mt19937_64 rng(6);
   // The common shape (16 ways, a power of two of sets, 32-line blocks): an
