@@ -249,7 +249,9 @@ struct KernelLaunch {
   // and fresh vectors each time cost more than building the program. The
   // unit uses this one when it is set: whoever replaces `program` of a
   // launch that has it replaces or clears it too.
-  std::function<void(std::uint32_t wg, TileProgram& p)> program_into;
+  // (Its empty initialiser keeps positional initialisers that end before it
+  // free of -Wmissing-field-initializers.)
+  std::function<void(std::uint32_t wg, TileProgram& p)> program_into{};
 };
 
 }  // namespace tdmsim::isa
