@@ -38,6 +38,13 @@ std::vector<std::uint32_t> records_of(CacheTags& t, std::uint32_t /*ways*/) {
   return std::vector<std::uint32_t>(r, r + t.sets() * t.record_words());
 }
 
+// Two lookups gave the same answer: lines missed, dirty victim and its lines.
+void require_same_run(const CacheTags::Run& x, const CacheTags::Run& y) {
+  REQUIRE(x.missed == y.missed);
+  REQUIRE(x.victim == y.victim);
+  REQUIRE(x.victim_dirty == y.victim_dirty);
+}
+
 }  // namespace
 
 TEST_CASE("tag search: the SSE2 key search finds what the scalar one finds", "[host]") {
@@ -307,9 +314,7 @@ TEST_CASE("tag lookups: access_resident answers and changes what access does", "
       const bool write = rng() % 4 == 0;
       const CacheTags::Run x = wa.access(addr, lines, write);
       const CacheTags::Run y = wb.access_resident(addr, lines, write);
-      REQUIRE(x.missed == y.missed);
-      REQUIRE(x.victim == y.victim);
-      REQUIRE(x.victim_dirty == y.victim_dirty);
+      require_same_run(x, y);
     }
     REQUIRE(records_of(a, sh.ways) == records_of(b, sh.ways));
   }
@@ -332,9 +337,7 @@ TEST_CASE("tag lookups: access_common answers and changes what access_resident d
       const bool write = rng() % 4 == 0;
       const CacheTags::Run x = wa.access_resident(addr, lines, write);
       const CacheTags::Run y = wb.access_common(addr, lines, write);
-      REQUIRE(x.missed == y.missed);
-      REQUIRE(x.victim == y.victim);
-      REQUIRE(x.victim_dirty == y.victim_dirty);
+      require_same_run(x, y);
     }
     REQUIRE(records_of(a, 16) == records_of(b, 16));
   }
@@ -361,9 +364,7 @@ TEST_CASE("tag lookups: access_block_common answers and changes what access_bloc
       }
       const CacheTags::Run x = wa.access_block(addr, write);
       const CacheTags::Run y = wb.access_block_common(addr, write);
-      REQUIRE(x.missed == y.missed);
-      REQUIRE(x.victim == y.victim);
-      REQUIRE(x.victim_dirty == y.victim_dirty);
+      require_same_run(x, y);
     }
     REQUIRE(records_of(a, 16) == records_of(b, 16));
   }
