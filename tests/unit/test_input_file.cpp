@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -289,16 +290,22 @@ TEST_CASE("base chains load in linear time and cycles are still found", "[input]
   const config::Loader loader({fs::path(TDMSIM_SOURCE_DIR) / "workloads"});
   // Linear, not fast: a chain four times longer must not take much more than
   // four times as long (a quadratic check takes sixteen). A ratio of two
-  // timings on the same machine, so the load of the machine cancels out; the
-  // 0.5 s slack covers timer noise on short runs.
+  // timings on the same machine, so the load of the machine cancels out; each
+  // the best of three, since another job can only lengthen a run (one timing
+  // each failed once on a 2-core machine at load 16); the 0.5 s slack covers
+  // timer noise on short runs.
   const auto time_chain = [&](const std::string& prefix, int n) {
     write_chain(prefix, n);
-    const auto start = std::chrono::steady_clock::now();
-    const auto m = loader.machine(d.path / (prefix + "0.yaml"));
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    CHECK(m.spec.name == prefix + "0");
-    CHECK(m.chain.size() == static_cast<std::size_t>(n) + 1);
-    return took.count();
+    double best = 0;
+    for (int round = 0; round < 3; ++round) {
+      const auto start = std::chrono::steady_clock::now();
+      const auto m = loader.machine(d.path / (prefix + "0.yaml"));
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+      CHECK(m.spec.name == prefix + "0");
+      CHECK(m.chain.size() == static_cast<std::size_t>(n) + 1);
+      best = round == 0 ? took.count() : std::min(best, took.count());
+    }
+    return best;
   };
   const double short_s = time_chain("s", 500);
   const double long_s = time_chain("m", 2000);
