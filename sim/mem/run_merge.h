@@ -76,61 +76,49 @@ inline std::uint32_t count_bits_reference(std::uint32_t m) {
   return n;
 }
 
-// Runs of bytes appended to `out` as append_run (mem_access.h) would append
-// them, with the last run kept out of the vector while it grows: a cache's
-// run loop extends it block after block without reading the vector back.
-// The same vector once flush() is called.
-class RunAppender {
+// Runs of bytes added to `out` with the last run kept out of the vector
+// while it grows: a cache's run loop extends it block after block without
+// reading the vector back. The same vector once flush() is called.
+//   IntoOut true (RunAppender): as append_run (mem_access.h) would append
+//     them, so the first run may merge into the one `out` held before.
+//   IntoOut false (RunCollector): as append_run would append them to an
+//     empty list, never merged into a run `out` held before: every run goes
+//     through add(), so a run pushed never touches the next and flush()
+//     pushes without reading the vector back. A MALL batch's runs each
+//     collect their own misses onto the one list (Mall::look_up;
+//     tests/sim/test_host_variants.cpp).
+template <bool IntoOut>
+class RunBuilder {
  public:
-  explicit RunAppender(std::vector<ByteRun>& out) : out_(out) {}
+  explicit RunBuilder(std::vector<ByteRun>& out) : out_(out) {}
   [[gnu::always_inline]] void add(std::uint64_t addr, std::uint64_t bytes) {
     if (bytes_ != 0 && addr_ + bytes_ == addr) {
       bytes_ += bytes;
       return;
     }
-    if (bytes_ != 0) append_run(out_, addr_, bytes_);
+    if (bytes_ != 0) push();
     addr_ = addr;
     bytes_ = bytes;
   }
-  // Appends the run kept back (call before appending to `out` otherwise).
+  // Adds the run kept back (call before appending to `out` otherwise).
   void flush() {
-    if (bytes_ != 0) append_run(out_, addr_, bytes_);
+    if (bytes_ != 0) push();
     bytes_ = 0;
   }
 
  private:
-  std::vector<ByteRun>& out_;
-  std::uint64_t addr_ = 0, bytes_ = 0;
-};
-
-// Runs of bytes collected into `out` as append_run would append them to an
-// empty list, the last run kept out of the vector while it grows: every run
-// goes through add(), so a run pushed never touches the next and flush()
-// pushes without reading the vector back. Unlike RunAppender, never merged
-// into a run `out` held before: a MALL batch's runs each collect their own
-// misses onto the one list (Mall::look_up). The same list once flush() is
-// called (tests/sim/test_host_variants.cpp).
-class RunCollector {
- public:
-  explicit RunCollector(std::vector<ByteRun>& out) : out_(out) {}
-  [[gnu::always_inline]] void add(std::uint64_t addr, std::uint64_t bytes) {
-    if (bytes_ != 0 && addr_ + bytes_ == addr) {
-      bytes_ += bytes;
-      return;
+  [[gnu::always_inline]] void push() {
+    if constexpr (IntoOut) {
+      append_run(out_, addr_, bytes_);
+    } else {
+      out_.push_back({addr_, bytes_});
     }
-    if (bytes_ != 0) out_.push_back({addr_, bytes_});
-    addr_ = addr;
-    bytes_ = bytes;
-  }
-  // Pushes the run kept back.
-  [[gnu::always_inline]] void flush() {
-    if (bytes_ != 0) out_.push_back({addr_, bytes_});
-    bytes_ = 0;
   }
 
- private:
   std::vector<ByteRun>& out_;
   std::uint64_t addr_ = 0, bytes_ = 0;
 };
+using RunAppender = RunBuilder<true>;
+using RunCollector = RunBuilder<false>;
 
 }  // namespace tdmsim::sim
