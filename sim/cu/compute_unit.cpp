@@ -186,10 +186,13 @@ Tick ComputeUnit::resume() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
   // Global time is the same until resume() returns (only the scheduler moves it).
   const Tick now = time_.now();
-  const Tick horizon = now + quantum_;
-  // The unit's own clock for its local steps: global time, or the time it
-  // would have waited until had it waited before each of them.
-  local_now_ = now;
+  const Tick quantum = quantum_;
+  const Tick horizon = now + quantum;
+  // A quantum past the unit's own clock for its local steps: global time, or
+  // the time it would have waited until had it waited before each of them.
+  // (It moves on with a select, not a branch: whether a slot runs more than
+  // a quantum ahead of it is data, mispredicted about every fourth step.)
+  Tick own_horizon = horizon;
   while (true) {
     // The busy slot with the earliest time (the first of equals): the first
     // in order_, where each change of its time below moves it.
@@ -204,9 +207,9 @@ Tick ComputeUnit::resume() {
           note_hot(n);
           return next->time;
         }
-        if (next->time > local_now_ + quantum_) local_now_ = next->time;
+        own_horizon = next->time > own_horizon ? next->time + quantum : own_horizon;
       }
-      loop_step(*next, horizon, local_now_ + quantum_);
+      loop_step(*next, horizon, own_horizon);
       order_.requeue_first(next->time);
       continue;
     }
@@ -223,7 +226,7 @@ Tick ComputeUnit::resume() {
         note_hot(n);
         return next->time;
       }
-      if (next->time > local_now_ + quantum_) local_now_ = next->time;
+      own_horizon = next->time > own_horizon ? next->time + quantum : own_horizon;
     }
     if (next->awaiting) {
       next->awaiting = false;

@@ -285,7 +285,6 @@ class ComputeUnit : public sc_core::sc_module {
   std::vector<Tick> slot_time_;  // begin_kernel's scratch: each slot's time, or kNotBusy
   SlotOrder order_;              // the slots by time (kNotBusy when idle)
   Tick last_end_ = 0;            // the kernel's last workgroup end so far
-  Tick local_now_ = 0;           // the unit's clock for local steps (resume())
   Tick busy_from_ = 0;
   std::vector<bool> trace_named_;  // slots whose trace track has a name
   // Moves slot `s` on to `t`, the time between counted as cause `c`.
