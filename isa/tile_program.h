@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -26,8 +27,16 @@ struct MemRange {
   std::uint32_t rows = 1;
   std::uint64_t row_stride = 0;
   std::int64_t iter_stride = 0;
-  // Row offsets of a gather (size >= rows); shared, so programs copy cheaply.
-  std::shared_ptr<const std::vector<std::uint64_t>> gather;
+  // Row offsets of a gather (size >= rows). Not owned: whoever builds the
+  // program keeps them alive as long as its KernelLaunch (sim/programs: the
+  // Layer its builders hold), so a range is a plain value. A compute unit
+  // rebuilds a program per workgroup (KernelLaunch::program_into): clearing
+  // its old ranges then reads none of them, and copying one touches no
+  // reference count (a locked instruction each, and the old ranges' host
+  // cache lines, cold by the time the workgroup ends, read just to drop
+  // their counts: about 4% of a 64-token layer's CPU time when it was a
+  // shared_ptr).
+  const std::vector<std::uint64_t>* gather = nullptr;
   // Who moves the data into LDS: the waves themselves (per-row address
   // arithmetic and load issue on the vector pipe, for gathers), or the CU's
   // tensor movers (gfx1250 Tensor Data Movers), which take a descriptor and cost no wave time.
@@ -38,6 +47,7 @@ struct MemRange {
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
   bool operator==(const MemRange&) const = default;  // (a gather by its pointer)
 };
+static_assert(std::is_trivially_destructible_v<MemRange>, "clearing a program's ranges must not read them");
 
 // A 2-D strided range (rows at addr + r * row_stride).
 inline MemRange strided(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows = 1,
@@ -51,12 +61,12 @@ inline MemRange strided(std::uint64_t addr, std::uint32_t row_bytes, std::uint32
   return r;
 }
 
-// Gathered rows (row r at addr + (*offsets)[r]).
+// Gathered rows (row r at addr + (*offsets)[r]; the offsets outlive every
+// use of the range: MemRange::gather).
 inline MemRange gathered(std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
-                         std::shared_ptr<const std::vector<std::uint64_t>> offsets,
-                         std::int64_t iter_stride = 0) {
+                         const std::vector<std::uint64_t>* offsets, std::int64_t iter_stride = 0) {
   MemRange r = strided(addr, row_bytes, rows, 0, iter_stride);
-  r.gather = std::move(offsets);
+  r.gather = offsets;
   return r;
 }
 

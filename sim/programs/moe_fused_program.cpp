@@ -119,7 +119,7 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   }
   p.epilogue_issue_bound = l.mma_sync;
   p.stores.push_back(gathered(l.buf.out, static_cast<std::uint32_t>(l.out_row), j.valid_rows,
-                              l.out_rows[j.block]));
+                              &l.out_rows[j.block]));
   p.stores.back().atomic = true;
 }
 

@@ -182,13 +182,13 @@ void down_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
     // kernels.combine reduce: plain stores of each row to its own (token,
     // slot) row; the sum kernel adds them up afterwards.
     p.stores.push_back(gathered(l.buf.topk_out + std::uint64_t{n.begin} * l.out_elem, cols * l.out_elem,
-                                j.valid_rows, l.topk_rows[j.block]));
+                                j.valid_rows, &l.topk_rows[j.block]));
     return;
   }
   // Combine: atomic adds into the tokens' output rows (each split adds its
   // part); the L2's atomic units do the read-modify-write.
   p.stores.push_back(gathered(l.buf.out + std::uint64_t{n.begin} * l.out_elem, cols * l.out_elem,
-                              j.valid_rows, l.out_rows[j.block]));
+                              j.valid_rows, &l.out_rows[j.block]));
   p.stores.back().atomic = true;
 }
 

@@ -19,15 +19,15 @@ using namespace moe_detail;
 
 namespace {
 
-std::shared_ptr<const std::vector<std::uint64_t>> row_offsets(const MoePlan& plan, std::uint32_t block,
-                                                              std::uint64_t row_bytes, bool per_slot = false) {
-  auto v = std::make_shared<std::vector<std::uint64_t>>();
+std::vector<std::uint64_t> row_offsets(const MoePlan& plan, std::uint32_t block, std::uint64_t row_bytes,
+                                       bool per_slot = false) {
+  std::vector<std::uint64_t> v;
   const std::uint32_t bm = plan.layout.block_m;
   const std::uint32_t per_row = per_slot ? 1 : plan.shape.slots();  // a row id is token * slots + slot
   for (std::uint32_t r = block * bm; r < (block + 1) * bm && r < plan.layout.padded_rows; ++r) {
     const std::uint32_t row = plan.layout.sorted_rows[r];
     if (row == plan.layout.sentinel) continue;  // padding sits only at an expert's tail
-    v->push_back(std::uint64_t{row / per_row} * row_bytes);
+    v.push_back(std::uint64_t{row / per_row} * row_bytes);
   }
   return v;
 }
@@ -243,7 +243,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   // rows holding a few tokens) well below the peak clock where they are
   // measured at it (docs/simulator.md "Clocks under load").
   double real_rows = 0;
-  for (const auto& rows_of_block : l->x_rows) real_rows += static_cast<double>(rows_of_block->size());
+  for (const auto& rows_of_block : l->x_rows) real_rows += static_cast<double>(rows_of_block.size());
   const double gate_up_flops = 2.0 * real_rows * 2.0 * s.inter * s.hidden;
   const double down_flops = 2.0 * real_rows * s.hidden * s.inter;
   const DType multiplied = l->mma;  // what the matrix cores multiply (fp8 may widen)
@@ -268,7 +268,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   if (plan.kernel.split_k > 1) {
     std::vector<std::uint32_t> valid(l->blocks);
     for (std::uint32_t blk = 0; blk < l->blocks; ++blk) {
-      valid[blk] = static_cast<std::uint32_t>(l->x_rows[blk]->size());
+      valid[blk] = static_cast<std::uint32_t>(l->x_rows[blk].size());
     }
     k.kernels.push_back(launch("moe_splitk_reduce", l->blocks, [l, valid](std::uint32_t wg) {
       return reduce_program(*l, wg, valid[wg]);

@@ -35,9 +35,8 @@ isa::KernelLaunch launch_into(std::string name, std::uint32_t workgroups,
 // A gather of token rows into LDS: by the waves (software), or by the CU's
 // tensor data movers from a gather descriptor (TDM path).
 isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
-                         std::shared_ptr<const std::vector<std::uint64_t>> offsets,
-                         std::int64_t iter_stride) {
-  isa::MemRange r = gathered(addr, row_bytes, rows, std::move(offsets), iter_stride);
+                         const std::vector<std::uint64_t>& offsets, std::int64_t iter_stride) {
+  isa::MemRange r = gathered(addr, row_bytes, rows, &offsets, iter_stride);
   r.tensor_mover = tdm;
   return r;
 }

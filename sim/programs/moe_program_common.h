@@ -117,11 +117,12 @@ struct Layer {
   std::uint64_t iteration_overhead_ps = 0;  // kernels.iteration_overhead
   std::uint64_t fp8_tile_wait_ps = 0;  // kernels.wgmma_fp8_tile_wait
   // Per block: byte offsets of its real rows' tokens in x and in out.
-  std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> x_rows, out_rows;
+  // (Programs point into these: MemRange::gather. Built before any program.)
+  std::vector<std::vector<std::uint64_t>> x_rows, out_rows;
   // kernels.combine reduce (2-stage): down stores each real row to its own
   // (token, slot) row of buf.topk_out; per block the byte offsets of those rows.
   bool reduce_combine = false;
-  std::vector<std::shared_ptr<const std::vector<std::uint64_t>>> topk_rows;
+  std::vector<std::vector<std::uint64_t>> topk_rows;
   std::uint32_t slots = 0;                   // rows per token (top-k, shared experts fused in)
   std::uint64_t combine_bytes_per_wg = 0;    // kernels.clear.bytes_per_workgroup: the streaming kernels' grid
 };
@@ -141,8 +142,7 @@ isa::KernelLaunch launch(std::string name, std::uint32_t workgroups,
 isa::KernelLaunch launch_into(std::string name, std::uint32_t workgroups,
                               std::function<void(std::uint32_t, isa::TileProgram&)> into);
 isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
-                         std::shared_ptr<const std::vector<std::uint64_t>> offsets,
-                         std::int64_t iter_stride = 0);
+                         const std::vector<std::uint64_t>& offsets, std::int64_t iter_stride = 0);
 std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k);
 std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma);
 std::uint32_t copies_ahead(const Layer& l, const KernelTile& tile, bool wgmma);
