@@ -286,13 +286,25 @@ Tick ComputeUnit::resume() {
 
 void ComputeUnit::note_hot(std::size_t n) {
   // (The fixed notes below.)
-  static_assert(3 + (kSlotHotBytes + 63) / 64 + 1 + 2 + 2 <= Hot::kMax);
+  static constexpr std::size_t kPortLines = (sizeof(MemPort) + 63) / 64;
+  static_assert(kPortLines + 9 + (kSlotHotBytes + 63) / 64 + 1 + 2 + 2 <= Hot::kMax);
   if (hot_ == nullptr) return;
   Hot& h = *hot_;
   std::uint32_t k = 0;
-  // The unit's fields that resume() and step() read first, and its slots' order.
-  h.at[k++] = &dispatcher_;
+  // The unit's own fields that resume(), its steps and send() read first:
+  // the line of its references to the dispatcher and the clock (the
+  // references themselves: the objects they name are shared and hot), its
+  // request payload, its pipes, its slots and their order, its counters.
+  h.at[k++] = &issue_cycles_;
+  const char* port = reinterpret_cast<const char*>(&port_);
+  for (std::size_t line = 0; line < kPortLines; ++line) h.at[k++] = port + 64 * line;
+  h.at[k++] = &matrix_pipes_;
+  h.at[k++] = matrix_pipes_.data();
+  h.at[k++] = &vector_pipe_;
+  h.at[k++] = &account_;
+  h.at[k++] = &store_bytes_;
   h.at[k++] = &slots_;
+  h.at[k++] = &order_;
   h.at[k++] = order_.data();
   // The slot's record, its K group in use, its iterations.
   const Slot& s = slots_[n];
@@ -413,8 +425,10 @@ void CuScheduler::run() {
         if (heap_.size() > 1) {
           const ComputeUnit::Hot& next = *heap_[1].hot;
           for (std::uint32_t i = 0; i < next.n; ++i) __builtin_prefetch(next.at[i]);
-          if (heap_.size() > 2) __builtin_prefetch(heap_[2].hot);
-          if (heap_.size() > 3) __builtin_prefetch(heap_[3].hot);
+          for (std::size_t after = 2; after <= 3 && after < heap_.size(); ++after) {
+            const char* note = reinterpret_cast<const char*>(heap_[after].hot);
+            for (std::size_t off = 0; off < sizeof(ComputeUnit::Hot); off += 64) __builtin_prefetch(note + off);
+          }
         }
         const Tick wake = cu->resume();
         if (wake == ComputeUnit::kDone) {

@@ -83,10 +83,10 @@ class ComputeUnit : public sc_core::sc_module {
   // before it runs. (256 units' slots do not fit the host's caches, so a
   // unit's state is cold again by its next quantum, and its first reads
   // depend on each other.) No effect on results.
-  struct Hot {
-    static constexpr std::size_t kMax = 17;
+  struct alignas(64) Hot {  // (whole host cache lines: the scheduler asks for them line by line)
+    static constexpr std::size_t kMax = 23;
     std::uint32_t n = 0;
-    const void* at[kMax] = {};  // (a record of two host cache lines)
+    const void* at[kMax] = {};  // (a record of three host cache lines)
   };
   // Where resume() notes them (set by the scheduler; none without one).
   void set_hot(Hot* hot) { hot_ = hot; }
