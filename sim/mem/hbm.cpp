@@ -85,8 +85,13 @@ template <bool Whole>
   } else {
     ++ch.row_hits;
   }
-  Tick start = std::max(ready, ch.bus.free_at);
-  wait = std::max(wait, start - ready);
+  // (The queueing wait, zero where the bus is free, apart: as the longest
+  // of max(ready, busy) - ready it took a branch more and kept the longest
+  // wait on the stack.)
+  const Tick busy = ch.bus.free_at;
+  const Tick queued = busy > ready ? busy - ready : 0;
+  Tick start = ready + queued;
+  wait = std::max(wait, queued);
   while (start >= ch.next_refresh) {  // refreshes due before this chunk
     start = std::max(start, ch.next_refresh + t.refresh_time);
     ch.next_refresh += t.refresh_interval;

@@ -179,7 +179,8 @@ class Hbm : public sc_core::sc_module {
     std::byte* base() const { return base_; }
     std::size_t bytes() const { return bytes_; }  // one channel's record
     std::size_t size() const { return count_; }
-    // Channel c's state, and its bank records at byte `at` of its record.
+    // The Channel at the start of `record` (a channel's record), and the
+    // bank record at byte `at` of it (bank_at_).
     static Channel& channel(std::byte* record) { return *std::launder(reinterpret_cast<Channel*>(record)); }
     static Bank& bank(std::byte* record, std::size_t at) { return *std::launder(reinterpret_cast<Bank*>(record + at)); }
     Channel& operator[](std::size_t c) const { return channel(base_ + c * bytes_); }
