@@ -1,6 +1,9 @@
 #include "sim/mem/hbm.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <new>
 #include <stdexcept>
 
 #include "sim/mem/hbm_walk.h"
@@ -20,12 +23,22 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats,
                        spec.stacks * spec.channels_per_stack * spec.pseudo_channels, spec.banks,
                        spec.row_buffer.bytes);
   channel_bw_ = units::Bandwidth{spec.bandwidth.bytes_per_s / map_.channels};
-  channels_.resize(map_.channels);
+  {
+    const unsigned bits = std::has_single_bit(map_.banks) ? map_.bank_shift() : 0;
+    const unsigned rows = std::has_single_bit(map_.banks) && std::has_single_bit(map_.interleave) &&
+                                  std::has_single_bit(map_.row_bytes) && map_.interleave > map_.row_bytes
+                              ? std::min(map_.interleave_shift() - map_.row_shift(), bits)
+                              : 0;
+    for (std::uint32_t b = 0; b < map_.banks; ++b) {
+      const std::uint32_t place = rows == 0 ? b : ((b >> rows) | (b << (bits - rows))) & (map_.banks - 1);
+      bank_at_.push_back(static_cast<std::uint32_t>(sizeof(Channel) + sizeof(Bank) * place));
+    }
+  }
+  channels_ = ChannelRecords(map_.channels, map_.banks);
   chunk_ticks_ = transfer_ticks(map_.interleave, channel_bw_);
   for (std::uint64_t b = 0; b < map_.interleave; b += kPartGrain) part_ticks_.push_back(transfer_ticks(b, channel_bw_));
   for (std::size_t i = 0; i < channels_.size(); ++i) {
     auto& c = channels_[i];
-    c.banks.assign(map_.banks, Bank{});
     // Stagger refreshes so channels do not all refresh at once.
     c.next_refresh = ticks(spec.refresh_interval) * (i + 1) / channels_.size();
   }
@@ -44,13 +57,26 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmSpec& spec, StatRegistry& stats,
   }
 }
 
+Hbm::ChannelRecords::ChannelRecords(std::uint32_t channels, std::uint32_t banks)
+    : bytes_(sizeof(Channel) + (std::size_t{banks} * sizeof(Bank) + 63) / 64 * 64), count_(channels) {
+  base_ = static_cast<std::byte*>(::operator new[](bytes_ * count_, std::align_val_t{64}));
+  for (std::size_t c = 0; c < count_; ++c) {
+    std::byte* const rec = base_ + c * bytes_;
+    new (rec) Channel{};
+    for (std::uint32_t b = 0; b < banks; ++b) new (rec + sizeof(Channel) + b * sizeof(Bank)) Bank{};
+  }
+}
+
+Hbm::ChannelRecords::~ChannelRecords() {
+  // (Channel and Bank are trivially destructible: only the storage goes.)
+  if (base_ != nullptr) ::operator delete[](base_, std::align_val_t{64});
+}
+
 template <bool Whole>
-[[gnu::always_inline]] inline Tick Hbm::serve_chunk(Channel& ch, std::uint32_t bank_index, std::uint64_t row,
-                                                    std::uint64_t bytes, bool write, Tick arrive, const ChunkTiming& t,
-                                                    Tick& wait) {
+[[gnu::always_inline]] inline Tick Hbm::serve_chunk(Channel& ch, Bank& bank, std::uint64_t row, std::uint64_t bytes,
+                                                    bool write, Tick arrive, const ChunkTiming& t, Tick& wait) {
   // A row miss occupies its bank (precharge + activate) but not the data bus,
   // so activations in other banks overlap the current transfer.
-  Bank& bank = ch.banks[bank_index];
   Tick ready = std::max(arrive, bank.free);
   if (bank.open_row != row) {
     ready += t.row_miss;
@@ -59,8 +85,13 @@ template <bool Whole>
   } else {
     ++ch.row_hits;
   }
-  Tick start = std::max(ready, ch.bus.free_at);
-  wait = std::max(wait, start - ready);
+  // (The queueing wait, zero where the bus is free, apart: as the longest
+  // of max(ready, busy) - ready it took a branch more and kept the longest
+  // wait on the stack.)
+  const Tick busy = ch.bus.free_at;
+  const Tick queued = busy > ready ? busy - ready : 0;
+  Tick start = ready + queued;
+  wait = std::max(wait, queued);
   while (start >= ch.next_refresh) {  // refreshes due before this chunk
     start = std::max(start, ch.next_refresh + t.refresh_time);
     ch.next_refresh += t.refresh_interval;
@@ -91,7 +122,9 @@ Tick Hbm::serve_rows(const HbmAddressMap& map, const ChunkTiming& t, const MemAc
   // (`map` and `t` are the caller's locals: the chunks' stores (channel and
   // bank state) could alias this object's fields as far as the compiler
   // knows, which would then be reloaded for every chunk.)
-  Channel* const channels = channels_.data();
+  std::byte* const records = channels_.base();
+  const std::size_t record_bytes = channels_.bytes();
+  const std::uint32_t* const bank_at = bank_at_.data();
   Tick done = arrive, longest = 0;
   for (std::uint32_t r = 0; r < a.rows; ++r) {
     std::uint64_t addr = a.row(r);
@@ -99,7 +132,9 @@ Tick Hbm::serve_rows(const HbmAddressMap& map, const ChunkTiming& t, const MemAc
     while (left > 0) {  // split the row at interleave boundaries
       const std::uint64_t chunk = std::min(left, map.to_block_end<Pow2>(addr));
       const HbmAddressMap::Place at = map.place<Pow2>(addr);
-      done = std::max(done, serve_chunk(channels[at.channel], at.bank, at.row, chunk, a.write, arrive, t, longest));
+      std::byte* const rec = records + at.channel * record_bytes;
+      done = std::max(done, serve_chunk(ChannelRecords::channel(rec), ChannelRecords::bank(rec, bank_at[at.bank]),
+                                        at.row, chunk, a.write, arrive, t, longest));
       addr += chunk;
       left -= chunk;
     }
@@ -114,14 +149,18 @@ Tick Hbm::walk_runs(const HbmAddressMap& map, const ChunkTiming& t, bool write, 
   // serve_rows<true>'s chunks, in its order: a run's part chunk up to its
   // first interleave boundary, its whole chunks (walked), its part chunk
   // after the last boundary.
-  Channel* const channels = channels_.data();
+  std::byte* const records = channels_.base();
+  const std::size_t record_bytes = channels_.bytes();
+  const std::uint32_t* const bank_at = bank_at_.data();
   const HbmBlockWalk walk(map);
   const std::uint64_t low = (std::uint64_t{1} << walk.run_bits()) - 1;
   const std::uint64_t whole = map.interleave;
   Tick done = arrive, longest = 0;
   const auto part = [&](std::uint64_t addr, std::uint64_t bytes) __attribute__((always_inline)) {
     const HbmAddressMap::Place at = map.place<true>(addr);
-    done = std::max(done, serve_chunk(channels[at.channel], at.bank, at.row, bytes, write, arrive, t, longest));
+    std::byte* const rec = records + at.channel * record_bytes;
+    done = std::max(done, serve_chunk(ChannelRecords::channel(rec), ChannelRecords::bank(rec, bank_at[at.bank]), at.row,
+                                      bytes, write, arrive, t, longest));
   };
   runs([&](std::uint64_t addr, std::uint64_t left) __attribute__((always_inline)) {
     if (left == 0) return;
@@ -142,9 +181,11 @@ Tick Hbm::walk_runs(const HbmAddressMap& map, const ChunkTiming& t, bool write, 
       for (std::uint64_t blk = walk.block(addr), end = blk + count; blk < end;) {
         const HbmAddressMap::Place at = walk.at(blk);
         const std::uint64_t stop = std::min(end, (blk | low) + 1);
+        const std::size_t bank = bank_at[at.bank];
         for (std::uint64_t b = blk; b < stop; ++b) {
-          done = std::max(done, serve_chunk<true>(channels[at.channel ^ static_cast<std::uint32_t>(b ^ blk)], at.bank,
-                                                  at.row, whole, write, arrive, t, longest));
+          std::byte* const rec = records + (at.channel ^ static_cast<std::uint32_t>(b ^ blk)) * record_bytes;
+          done = std::max(done, serve_chunk<true>(ChannelRecords::channel(rec), ChannelRecords::bank(rec, bank), at.row,
+                                                  whole, write, arrive, t, longest));
         }
         blk = stop;
       }

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -138,15 +140,54 @@ class Hbm : public sc_core::sc_module {
     std::uint64_t open_row = ~0ull;  // ~0 = closed
     Tick free = 0;                   // done with its last access
   };
-  struct Channel {
+  // A channel's state that every chunk on it reads and writes, in one host
+  // cache line, its banks' records right after it (ChannelRecords).
+  struct alignas(64) Channel {
     BusyUntil bus;
     Tick next_refresh = 0;
-    bool last_write = false;
-    std::vector<Bank> banks;  // (a bank's row and time side by side: one host cache line)
     std::uint64_t bytes = 0;
     std::uint64_t row_hits = 0;
     std::uint64_t row_misses = 0;
     std::uint64_t refreshes = 0;
+    bool last_write = false;
+  };
+  static_assert(sizeof(Channel) == 64 && sizeof(Bank) == 16);
+  // Every channel's state in one 64-byte-aligned allocation: channel c's
+  // record at bytes() x c, its Channel (one host cache line) and then its
+  // banks' records, bank b at bank_at_[b]. A chunk then touches two host
+  // cache lines, where the channel with a vector of banks inside took two
+  // (its fields across a line boundary) and a third for the bank; and both
+  // lie a multiple of one stride from one base (the walks touch every
+  // channel in turn, 256 on MI355X: more than the host's first-level cache
+  // holds). Host layout only.
+  class ChannelRecords {
+   public:
+    ChannelRecords() = default;
+    ChannelRecords(std::uint32_t channels, std::uint32_t banks);
+    ChannelRecords(const ChannelRecords&) = delete;
+    ChannelRecords& operator=(const ChannelRecords&) = delete;
+    ChannelRecords(ChannelRecords&& o) noexcept : base_(o.base_), bytes_(o.bytes_), count_(o.count_) {
+      o.base_ = nullptr;
+    }
+    ChannelRecords& operator=(ChannelRecords&& o) noexcept {
+      std::swap(base_, o.base_);
+      bytes_ = o.bytes_;
+      count_ = o.count_;
+      return *this;
+    }
+    ~ChannelRecords();
+    std::byte* base() const { return base_; }
+    std::size_t bytes() const { return bytes_; }  // one channel's record
+    std::size_t size() const { return count_; }
+    // The Channel at the start of `record` (a channel's record), and the
+    // bank record at byte `at` of it (bank_at_).
+    static Channel& channel(std::byte* record) { return *std::launder(reinterpret_cast<Channel*>(record)); }
+    static Bank& bank(std::byte* record, std::size_t at) { return *std::launder(reinterpret_cast<Bank*>(record + at)); }
+    Channel& operator[](std::size_t c) const { return channel(base_ + c * bytes_); }
+
+   private:
+    std::byte* base_ = nullptr;
+    std::size_t bytes_ = 0, count_ = 0;
   };
   // The timing serve_chunk() works with, as locals of serve_rows(): read
   // through `this`, they were reloaded after every chunk's stores.
@@ -172,8 +213,19 @@ class Hbm : public sc_core::sc_module {
   // when they are moved, and keeps the longest queueing wait in `wait`.
   // (Whole: `bytes` is a whole interleave chunk, its transfer t.chunk_ticks.)
   template <bool Whole = false>
-  static Tick serve_chunk(Channel& ch, std::uint32_t bank, std::uint64_t row, std::uint64_t bytes, bool write,
-                          Tick arrive, const ChunkTiming& t, Tick& wait);
+  static Tick serve_chunk(Channel& ch, Bank& bank, std::uint64_t row, std::uint64_t bytes, bool write, Tick arrive,
+                          const ChunkTiming& t, Tick& wait);
+  // bank_at_[b]: where bank b's record lies in its channel's record (bytes
+  // from the record's start). Its place among the banks is the bank number
+  // rotated right by r bits (within the bank bits), 2^r the rows a whole
+  // interleave block spans (4 KiB blocks of 1 KiB rows: r = 2): the banks
+  // whole blocks start in are the multiples of 2^r, and rotated they are
+  // the first records, one host cache line (banks 0, 4, 8, 12 of 16 at
+  // places 0-3, where they were 64 bytes apart). A bijection on the banks:
+  // only where a bank's state is kept changes. (A bank count that is no
+  // power of two: r = 0, the bank number itself.) A table, as the decode
+  // gives the bank number: one load instead of the rotation's shifts.
+  std::vector<std::uint32_t> bank_at_;
   Tick last_wait_ = 0;  // longest queueing wait of the access being served (serve())
   bool reference_walk_ = false;
   // serve()'s walk over the access's chunks (Pow2: map_.pow2()) with the
@@ -202,7 +254,7 @@ class Hbm : public sc_core::sc_module {
   units::Bandwidth channel_bw_;
   Tick chunk_ticks_ = 0;  // one full interleave chunk (the common case)
   std::vector<Tick> part_ticks_;  // ChunkTiming::part_ticks
-  std::vector<Channel> channels_;
+  ChannelRecords channels_;
   std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0;
   TraceWriter* trace_ = nullptr;  // null when tracing is off
   Tick bucket_ = 0;

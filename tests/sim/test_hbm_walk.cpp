@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <systemc>
@@ -188,7 +189,148 @@ BatchOutcome serve_batches(const std::string& name, bool reference) {
   return o;
 }
 
+// HBM's timing model kept plainly, the reference of Hbm's host layout (its
+// channels' state in one record each, the banks' records in rotated places,
+// hbm.h): a vector of banks per channel, indexed by the bank number, every
+// chunk decoded by place().
+struct PlainHbm {
+  struct Bank {
+    std::uint64_t open_row = ~0ull;
+    Tick free = 0;
+  };
+  struct Channel {
+    Tick bus = 0, next_refresh = 0;
+    bool last_write = false;
+    std::vector<Bank> banks;
+    std::uint64_t bytes = 0, row_hits = 0, row_misses = 0, refreshes = 0;
+  };
+  explicit PlainHbm(const HbmSpec& spec) : map(map_of(spec)), spec(spec) {
+    bw = units::Bandwidth{spec.bandwidth.bytes_per_s / map.channels};
+    channels.resize(map.channels);
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+      channels[i].banks.resize(map.banks);
+      channels[i].next_refresh = ticks(spec.refresh_interval) * (i + 1) / channels.size();
+    }
+  }
+  Tick serve(const MemAccess& a, Tick arrive, Tick& wait) {
+    Tick done = arrive;
+    wait = 0;
+    for (std::uint32_t r = 0; r < a.rows; ++r) {
+      std::uint64_t addr = a.row(r), left = a.row_bytes;
+      while (left > 0) {
+        const std::uint64_t chunk = std::min(left, map.interleave - addr % map.interleave);
+        const HbmAddressMap::Place p = map.place<false>(addr);
+        Channel& ch = channels[p.channel];
+        Bank& bank = ch.banks[p.bank];
+        Tick ready = std::max(arrive, bank.free);
+        if (bank.open_row != p.row) {
+          ready += ticks(spec.row_miss_penalty);
+          bank.open_row = p.row;
+          ++ch.row_misses;
+        } else {
+          ++ch.row_hits;
+        }
+        Tick start = std::max(ready, ch.bus);
+        wait = std::max(wait, start - ready);
+        while (start >= ch.next_refresh) {
+          start = std::max(start, ch.next_refresh + ticks(spec.refresh_time));
+          ch.next_refresh += ticks(spec.refresh_interval);
+          ++ch.refreshes;
+        }
+        if (a.write != ch.last_write) start += ticks(spec.turnaround);
+        ch.last_write = a.write;
+        ch.bus = start + transfer_ticks(chunk, bw);
+        bank.free = ch.bus;
+        ch.bytes += chunk;
+        done = std::max(done, ch.bus);
+        addr += chunk;
+        left -= chunk;
+      }
+    }
+    return done + ticks(spec.latency);
+  }
+  HbmAddressMap map;
+  HbmSpec spec;
+  units::Bandwidth bw{};
+  std::vector<Channel> channels;
+};
+
+// Random accesses (as serve_random's) served by Hbm (walked, or chunk by
+// chunk with `reference`) and by PlainHbm side by side: the same completion
+// and wait for each, the same bytes, row hits, misses and refreshes per
+// channel at the end. Returns the accesses compared.
+int compare_with_plain(const HbmSpec& spec, const std::string& name, bool reference, std::uint64_t seed) {
+  StatRegistry stats;
+  SimClock time;
+  Hbm hbm(name.c_str(), spec, stats, time);
+  hbm.set_reference_walk(reference);
+  PlainHbm plain(spec);
+  std::mt19937_64 rng(seed);
+  const std::uint64_t il = spec.interleave.bytes;
+  std::vector<std::uint64_t> gather(16);
+  Tick at = 0;
+  int compared = 0;
+  for (int i = 0; i < 2000; ++i) {
+    MemAccess a;
+    // A region small enough for rows to be opened again (row hits), and
+    // one large enough for the mix's high bits.
+    const std::uint64_t region = (i % 2 == 0) ? (16ull << 20) : (1ull << 36);
+    a.addr = rng() % region;
+    if (rng() % 2 == 0) a.addr -= a.addr % il;
+    switch (rng() % 3) {
+      case 0: a.row_bytes = static_cast<std::uint32_t>(1 + rng() % (2 * il)); break;
+      case 1: a.row_bytes = static_cast<std::uint32_t>(il * (1 + rng() % 64)); break;
+      default: a.row_bytes = static_cast<std::uint32_t>(1 + rng() % (100 * il)); break;
+    }
+    if (rng() % 3 == 0) {
+      for (auto& g : gather) g = (rng() % 512) * 7168;
+      a.rows = static_cast<std::uint32_t>(gather.size());
+      a.gather = gather.data();
+    }
+    a.write = rng() % 3 == 0;
+    at += (rng() % 10 == 0) ? rng() % (5 * kTicksPerUs) : rng() % (20 * kTicksPerNs);
+    Tick want_wait = 0;
+    const Tick want = plain.serve(a, at, want_wait);
+    const Tick got = hbm.serve(a, at);
+    INFO("access " << i);
+    REQUIRE(got == want);
+    REQUIRE(hbm.last_wait() == want_wait);
+    ++compared;
+  }
+  for (std::uint32_t c = 0; c < plain.map.channels; ++c) {
+    INFO("channel " << c);
+    const std::string ch = name + ".ch[" + std::to_string(c) + "]";
+    REQUIRE(hbm.channel_bytes(c) == plain.channels[c].bytes);
+    REQUIRE(stats.sum(ch, "row_hits") == static_cast<double>(plain.channels[c].row_hits));
+    REQUIRE(stats.sum(ch, "row_misses") == static_cast<double>(plain.channels[c].row_misses));
+    REQUIRE(stats.sum(ch, "refreshes") == static_cast<double>(plain.channels[c].refreshes));
+  }
+  return compared;
+}
+
 }  // namespace
+
+TEST_CASE("HBM's channel and bank records give what a plain vector of banks per channel gives", "[hbm_walk]") {
+  int machines = 0;
+  for (const std::string& name : shipped_machine_names()) {
+    const HbmSpec spec = tdmsim::test::shipped_machine(name).memory.hbm;
+    INFO(name);
+    CHECK(compare_with_plain(spec, "hbm_plain_w_" + name, false, 7) == 2000);
+    CHECK(compare_with_plain(spec, "hbm_plain_r_" + name, true, 8) == 2000);
+    ++machines;
+  }
+  CHECK(machines >= 6);
+  // Interleave blocks of one row and of more rows than banks, 32 banks, one bank.
+  HbmSpec spec = tdmsim::test::shipped_machine("mi355x").memory.hbm;
+  for (const auto& [il, row, banks] : {std::tuple{1024ull, 1024ull, 16u}, std::tuple{65536ull, 1024ull, 16u},
+                                       std::tuple{4096ull, 2048ull, 32u}, std::tuple{4096ull, 1024ull, 1u}}) {
+    spec.interleave.bytes = il;
+    spec.row_buffer.bytes = row;
+    spec.banks = banks;
+    INFO("interleave " << il << ", rows " << row << ", banks " << banks);
+    CHECK(compare_with_plain(spec, "hbm_plain_" + std::to_string(il) + "_" + std::to_string(banks), false, 9) == 2000);
+  }
+}
 
 TEST_CASE("HBM's batches walked in one walk give what their runs served one by one give", "[hbm_walk]") {
   for (const std::string name : {"mi355x", "mi300x", "h200"}) {
