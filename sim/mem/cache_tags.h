@@ -490,34 +490,6 @@ template <bool Prefetch, bool Common>
   std::uint32_t* dirty = set + 2 * ways;
   Run r;
   std::uint32_t i = Common ? find_way(set, kCommonWays, key) : find(set, key);
-  if constexpr (Common) {
-    // Hit or miss without a branch on which (data-dependent: a branch on it
-    // was mispredicted a third of the time in the L2's lookups of
-    // part-blocks): the way is the block's, else the least recent one; an
-    // absent block's way counts as holding no valid or dirty lines; and
-    // either way moves to the front of the order (a miss's rotation by one
-    // nibble is the least recent way's move; a hit on the most recent way
-    // leaves the order as it was). The same as the branches below
-    // (tests/sim/test_lru_order.cpp: against the ring of ways). (Not for
-    // other shapes: in the L1's lookups the compiler split the two cases
-    // again, and the result's test follows in its loop anyway.)
-    std::uint32_t* const order = set + 3 * ways;
-    const std::uint64_t o = LruOrder::load(order);
-    const bool hit = i != ways;
-    i = hit ? i : static_cast<std::uint32_t>(o >> 60);
-    const std::uint32_t old_valid = hit ? valid[i] : 0;
-    const std::uint32_t old_dirty = dirty[i];
-    if (!hit && old_dirty != 0) [[unlikely]] {  // a victim with dirty lines: written back
-      r.victim = (unfold(g_, std::uint64_t{set[i]} * g_.sets + s) << g_.block_shift) << g_.line_shift;
-      r.victim_dirty = old_dirty;
-    }
-    set[i] = key;
-    valid[i] = old_valid | want;
-    dirty[i] = (hit ? old_dirty : 0) | (write ? want : 0);
-    LruOrder::store(order, LruOrder::touched(o, i));
-    r.missed = (want & ~old_valid) >> first;
-    return r;
-  }
   if (i == ways) {  // block absent: the least-recent way goes
     i = take_lru<true, Common>(set, s, r);
     set[i] = key;

@@ -68,9 +68,6 @@ class L2Cache : public sc_core::sc_module {
   // to their channels' counts.
   [[gnu::cold, gnu::noinline]] void count_plain(std::uint64_t first, std::uint64_t n,
                                                 std::uint32_t* per_channel) const;
-  // An atomic access's row [begin, end): its bytes added to their channels'
-  // atomic counts (whole groups of whole lines to `every_atomic_lines`).
-  [[gnu::noinline]] void count_atomic_row(std::uint64_t begin, std::uint64_t end, std::uint64_t& every_atomic_lines);
   // The atomic units' reservations of an access whose old data is there at
   // `ready`: the latest end (at least `ready`); leaves the atomic counts zero.
   [[gnu::noinline]] Tick reserve_atomic(Tick ready, std::uint64_t every_atomic_lines);
