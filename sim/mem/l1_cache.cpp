@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/mem/l2_cache.h"
 #include "sim/mem/run_merge.h"
 
 namespace tdmsim::sim {
@@ -28,19 +29,44 @@ L1Cache::L1Cache(sc_core::sc_module_name name, const ComputeSpec& cu, StatRegist
 
 void L1Cache::invalidate() { tags_ = make_tags(spec_); }
 
+void L1Cache::connect(L2Cache& l2) {
+  initiator.bind(l2.target);
+  l2_ = &l2;
+}
+
+// (The socket's call out of line: each send is then a test and a direct
+// call in the L1's hot code.)
+[[gnu::cold, gnu::noinline]] void L1Cache::send_by_socket(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  initiator->b_transport(p, delay);
+}
+
+inline void L1Cache::Below::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  if (l1.l2_ != nullptr) [[likely]] {
+    l1.l2_->transport(p, delay);
+  } else {
+    l1.send_by_socket(p, delay);
+  }
+}
+
 void L1Cache::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
   const MemAccess& a = ext->access;
   // Write-through without allocation; streamed tiles; and loads of at least
   // the L1's capacity (a stream, whose own lines would evict each other).
-  if (a.write || a.streamed || a.bytes() >= capacity_) {
+  // (One test of the three, not three branches: which loads pass is
+  // data-dependent, and each branch of its own was mispredicted often.)
+  Below below{*this};
+  if (static_cast<bool>(static_cast<unsigned>(a.write) | static_cast<unsigned>(a.streamed) |
+                        static_cast<unsigned>(a.bytes() >= capacity_))) {
     passed_bytes_ += a.bytes();
-    initiator->b_transport(p, delay);
+    below->b_transport(p, delay);
     return;
   }
   const Tick now = time_.now();
   const Tick arrive = now + delay.value();
-  misses_.clear();
+  // (misses_ is empty here: each way out below that filled it clears it,
+  // where it is rarely empty. Cleared here, whether the last access left
+  // runs in it was a branch mispredicted more often than not.)
   std::uint64_t lines = 0, missed = 0, hit_bytes = 0;
   // The geometry in a local (CacheTags::Walker), the line size too: the
   // lookups' stores could alias this object's fields. An L1's records (a
@@ -66,7 +92,8 @@ void L1Cache::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   misses_count_ += missed;
   hit_bytes_ += hit_bytes;
   if (missed == lines) {  // nothing to serve here: below as it came
-    initiator->b_transport(p, delay);
+    misses_.clear();
+    below->b_transport(p, delay);
     return;
   }
   // The hits: the port moves their bytes, then the hit latency.
@@ -75,7 +102,8 @@ void L1Cache::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   BelowResponse r{served + hit_latency_, hit_latency_ + transfer, served - transfer - arrive};
   // The misses go below as runs of lines (in address order, touching runs merged).
   std::sort(misses_.begin(), misses_.end(), [](const ByteRun& x, const ByteRun& y) { return x.addr < y.addr; });
-  for_each_run(misses_, false, a.die, [&](const MemAccess& m) { r.send(port_, initiator, m, arrive, now); });
+  for_each_run(misses_, false, a.die, [&](const MemAccess& m) { r.send(port_, below, m, arrive, now); });
+  misses_.clear();
   r.answer(*ext, delay, now);
 }
 

@@ -33,6 +33,8 @@
 
 namespace tdmsim::sim {
 
+class L2Cache;
+
 class L1Cache : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<L1Cache> target;
@@ -46,8 +48,24 @@ class L1Cache : public sc_core::sc_module {
   // CUs' writes, so each kernel starts with it empty).
   void invalidate();
 
+  // Binds the initiator to `l2`'s target and sends to that L2 by a direct
+  // call (L2Cache::transport) rather than through the sockets' indirect
+  // calls: the same accesses, in the same order. (Bound any other way, the
+  // L1 sends through its initiator socket.)
+  void connect(L2Cache& l2);
+
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+
+  // The level below, in the shape MemPort::send takes a socket: the L2
+  // directly where connect() bound one, else the initiator socket.
+  struct Below {
+    L1Cache& l1;
+    Below* operator->() { return this; }
+    void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  };
+  L2Cache* l2_ = nullptr;
+  void send_by_socket(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
   MemPort port_;  // reused request payload (misses below)
   const SimClock& time_;
@@ -58,7 +76,7 @@ class L1Cache : public sc_core::sc_module {
   Tick hit_latency_ = 0;
   units::Bandwidth bandwidth_{};
   BusyUntil port_busy_;  // the port that serves hits
-  std::vector<ByteRun> misses_;  // scratch: an access's missed lines as runs
+  std::vector<ByteRun> misses_;  // scratch: an access's missed lines as runs (empty between accesses)
   std::uint64_t hits_ = 0, misses_count_ = 0, hit_bytes_ = 0, passed_bytes_ = 0;
 };
 

@@ -39,6 +39,13 @@ class L2Cache : public sc_core::sc_module {
 
   std::size_t channels() const { return channel_.size(); }
 
+  // What the target socket's b_transport does, called directly by an
+  // initiator that is always bound to this L2 (an L1, L1Cache::connect): the
+  // same access without the socket's two indirect calls (a virtual call and
+  // the multi-socket's member-function pointer, shared by every module's
+  // sockets and so often mispredicted).
+  void transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) { b_transport(0, p, delay); }
+
   // Sends misses and write-backs below one run a call (the reference of the
   // batches of run_batch.h, for tests) instead of one batch per access.
   void set_runs_one_by_one(bool on) { one_by_one_ = on; }
@@ -55,6 +62,15 @@ class L2Cache : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // Out of b_transport's hot code (the host's instruction cache holds less
+  // of it between accesses than it did):
+  // set_plain_counts' reference, line by line: `n` lines from `first` added
+  // to their channels' counts.
+  [[gnu::cold, gnu::noinline]] void count_plain(std::uint64_t first, std::uint64_t n,
+                                                std::uint32_t* per_channel) const;
+  // The atomic units' reservations of an access whose old data is there at
+  // `ready`: the latest end (at least `ready`); leaves the atomic counts zero.
+  [[gnu::noinline]] Tick reserve_atomic(Tick ready, std::uint64_t every_atomic_lines);
 
   // Lines sharing one tag (sector block, cache_tags.h): a 4 KiB block, so a
   // tile row streamed in a K group is a handful of tag operations.
@@ -80,7 +96,7 @@ class L2Cache : public sc_core::sc_module {
   // Scratch reused by every access (no allocation on the hot path); the
   // two counts are all zero between accesses.
   std::vector<std::uint32_t> lines_per_channel_, misses_per_channel_;
-  std::vector<std::uint64_t> atomic_bytes_per_channel_;
+  std::vector<std::uint64_t> atomic_bytes_per_channel_;  // all zero between accesses
   // An atomic access's whole lines per channel (their bytes are the line's),
   // all zero between accesses.
   std::vector<std::uint32_t> atomic_lines_per_channel_;

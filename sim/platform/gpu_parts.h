@@ -146,7 +146,7 @@ struct Die : sc_core::sc_module {
         const std::string l1 = "l1[" + std::to_string(c) + "]";
         l1s.push_back(std::make_unique<L1Cache>(l1.c_str(), m.compute, stats, time));
         cus.back()->mem.bind(l1s.back()->target);
-        l1s.back()->initiator.bind(l2->target);
+        l1s.back()->connect(*l2);
       } else {
         cus.back()->mem.bind(l2->target);
       }

@@ -3,11 +3,17 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <filesystem>
+#include <random>
 
 #include <systemc>
 
 #include "sim/mem/l1_cache.h"
+#include "sim/mem/l2_cache.h"
+#include "tests/sim/fork_run.h"
+#include "tests/sim/hash_mix.h"
 #include "tests/sim/mem_stubs.h"
+#include "workloads/config/loader.h"
 #include "workloads/config/schema.h"
 
 using namespace tdmsim;
@@ -46,7 +52,74 @@ struct L1Harness {
   Tick hit(std::uint64_t bytes) const { return 20'000 + (bytes * 1000 + 127) / 128; }  // latency + transfer
 };
 
+struct L1L2Outcome {
+  std::uint64_t answers = 0, stats = 0, accesses = 0, l1_hits = 0, l2_misses = 0;
+};
+
+// An L1 (l1_spec) over a small L2 of the mi355x's shape, bound to it through
+// the sockets or, with `direct`, by L1Cache::connect (the L2 called
+// directly): a random stream of loads (repeated, so that they hit in part),
+// stores and streamed loads.
+L1L2Outcome run_l1_l2(bool direct) {
+  const std::filesystem::path root = std::filesystem::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  const MachineSpec m = loader.machine(root / "machines/mi355x.yaml").spec;
+  StatRegistry stats;
+  SimClock time;
+  L2Spec l2spec = m.memory.l2;
+  l2spec.size_per_die = units::Bytes{256 << 10};
+  L2Cache l2("l2", l2spec, m.compute.clock, 500 * kTicksPerNs, 0, stats, time);
+  StubMemory mem("mem", 300 * kTicksPerNs);
+  L1Cache l1("l1", l1_spec(), stats, time);
+  Requester cu("cu");
+  cu.socket.bind(l1.target);
+  if (direct) {
+    l1.connect(l2);
+  } else {
+    l1.initiator.bind(l2.target);
+  }
+  l2.initiator.bind(mem.target);
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  L1L2Outcome o;
+  o.answers = tdmsim::test::kHashStart;
+  MemPort port;
+  std::mt19937_64 rng(5);
+  Tick at = 0;
+  for (int i = 0; i < 4000; ++i) {
+    MemAccess a{(rng() % 512) * 64, static_cast<std::uint32_t>(4u << (rng() % 8)), 1, 0, false, 0};
+    const auto kind = rng() % 8;
+    if (kind == 0) a.write = true;
+    if (kind == 1) a.streamed = true;
+    if (kind == 2) {  // rows of a tile: several lines apart
+      a.rows = 1 + static_cast<std::uint32_t>(rng() % 4);
+      a.row_stride = 1024;
+    }
+    const Tick done = port.send(cu.socket, a, at, 0);
+    tdmsim::test::hash_mix(o.answers, done);
+    tdmsim::test::hash_mix(o.answers, port.unloaded());
+    tdmsim::test::hash_mix(o.answers, port.wait());
+    ++o.accesses;
+    at += 5 * kTicksPerNs;
+  }
+  tdmsim::test::hash_stats(o.stats, stats);
+  o.l1_hits = static_cast<std::uint64_t>(stats.sum("l1", "hits"));
+  o.l2_misses = static_cast<std::uint64_t>(stats.sum("l2", "misses"));
+  return o;
+}
+
 }  // namespace
+
+TEST_CASE("an L1 connected to its L2 directly answers as one bound to it through the sockets", "[l1]") {
+  const L1L2Outcome ref = tdmsim::test::in_child<L1L2Outcome>([] { return run_l1_l2(false); });
+  const L1L2Outcome got = tdmsim::test::in_child<L1L2Outcome>([] { return run_l1_l2(true); });
+  CHECK(ref.accesses == 4000);
+  CHECK(ref.l1_hits > 0);
+  CHECK(ref.l2_misses > 0);
+  CHECK(got.l1_hits == ref.l1_hits);
+  CHECK(got.l2_misses == ref.l2_misses);
+  CHECK(got.stats == ref.stats);
+  CHECK(got.answers == ref.answers);
+}
 
 TEST_CASE("an L1 miss goes below as it came, and the same load then hits", "[l1]") {
   L1Harness h;

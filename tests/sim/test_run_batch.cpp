@@ -206,6 +206,28 @@ TEST_CASE("to_sc_time gives the sc_time sc_time::from_value gives", "[run_batch]
   }
 }
 
+TEST_CASE("transfer_ticks' 64-bit division gives the 128-bit division's ticks", "[run_batch][host]") {
+  // The reference: the numerator always in 128 bits.
+  const auto reference = [](std::uint64_t bytes, std::uint64_t bw) -> Tick {
+    __extension__ typedef unsigned __int128 u128;
+    if (bw == 0) return 0;
+    return static_cast<Tick>((static_cast<u128>(bytes) * 1'000'000'000'000ull + bw - 1) / bw);
+  };
+  std::mt19937_64 rng(13);
+  std::vector<std::uint64_t> sizes{0, 1, 127, 128, 4096, (1u << 24) - 1, 1u << 24, (1u << 24) + 1, ~0ull >> 20};
+  std::vector<std::uint64_t> rates{1, 3, 999, 64ull * 2'400'000'000ull, 1ull << 59, (1ull << 60) - 1, 1ull << 60,
+                                   ~0ull};
+  for (int i = 0; i < 2000; ++i) {
+    sizes.push_back(rng() >> (rng() % 64));
+    rates.push_back(rng() >> (rng() % 64));
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    for (std::size_t j = 0; j < rates.size(); j += 1 + i % 7) {
+      REQUIRE(transfer_ticks(sizes[i], units::Bandwidth{rates[j]}) == reference(sizes[i], rates[j]));
+    }
+  }
+}
+
 TEST_CASE("the L2's channel counts in pieces and its visits of the channels with lines give the plain counts",
           "[run_batch]") {
   // The reference counts every run line by line (channel_of) and visits every
