@@ -204,12 +204,12 @@ struct PlainHbm {
     std::vector<Bank> banks;
     std::uint64_t bytes = 0, row_hits = 0, row_misses = 0, refreshes = 0;
   };
-  explicit PlainHbm(const HbmSpec& spec) : map(map_of(spec)), spec(spec) {
-    bw = units::Bandwidth{spec.bandwidth.bytes_per_s / map.channels};
+  explicit PlainHbm(const HbmSpec& hbm) : map(map_of(hbm)), spec(hbm) {
+    bw = units::Bandwidth{hbm.bandwidth.bytes_per_s / map.channels};
     channels.resize(map.channels);
     for (std::size_t i = 0; i < channels.size(); ++i) {
       channels[i].banks.resize(map.banks);
-      channels[i].next_refresh = ticks(spec.refresh_interval) * (i + 1) / channels.size();
+      channels[i].next_refresh = ticks(hbm.refresh_interval) * (i + 1) / channels.size();
     }
   }
   Tick serve(const MemAccess& a, Tick arrive, Tick& wait) {
