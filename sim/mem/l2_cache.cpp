@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "sim/mem/fabric.h"
 #include "sim/mem/run_batch.h"
 #include "sim/mem/run_merge.h"
 
@@ -38,6 +39,11 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
   stats.share(me, "hit_rate", &hits_, &misses_count_, "L2 hits / line accesses");
 }
 
+
+void L2Cache::connect(Fabric& fabric) {
+  initiator.bind(fabric.target);
+  below_.target = &fabric;
+}
 
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   auto* ext = p.get_extension<MemAccessExt>();
@@ -298,14 +304,14 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     // Everything missed (a tile streamed for the first time): forward the
     // access whole rather than row by row.
     MemAccess m = a;
-    done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
+    done = std::max(done, port_.send(below_, m, miss_ready, now) + hit_latency);
     unloaded = std::max(unloaded, hit_latency + port_.unloaded());
     below = std::max(below, port_.unloaded());
     wait = std::max(wait, miss_ready - arrive + port_.wait());
     misses_.clear();
   }
   // Misses go below as runs of consecutive lines, in one batch (run_batch.h).
-  send_runs(port_, initiator, misses_, batch_, false, a.die, miss_ready, now, [&](Tick d, Tick u, Tick w) {
+  send_runs(port_, below_, misses_, batch_, false, a.die, miss_ready, now, [&](Tick d, Tick u, Tick w) {
     done = std::max(done, d + hit_latency);
     unloaded = std::max(unloaded, hit_latency + u);
     below = std::max(below, u);
@@ -348,7 +354,7 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   std::sort(victims_.begin(), victims_.end(),
             [](const ByteRun& x, const ByteRun& y) { return x.addr < y.addr; });
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
-  send_runs(port_, initiator, victims_, batch_, true, a.die, served, now, [](Tick, Tick, Tick) {}, one_by_one_);
+  send_runs(port_, below_, victims_, batch_, true, a.die, served, now, [](Tick, Tick, Tick) {}, one_by_one_);
   ext->unloaded = unloaded;
   ext->wait = wait;
   delay = to_sc_time(done - now);
@@ -399,7 +405,7 @@ Tick L2Cache::flush(Tick at) {
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
   Tick done = at;
   const Tick now = time_.now();
-  send_runs(port_, initiator, victims_, batch_, true, 0, at, now,
+  send_runs(port_, below_, victims_, batch_, true, 0, at, now,
             [&](Tick d, Tick, Tick) { done = std::max(done, d); }, one_by_one_);
   return done;
 }

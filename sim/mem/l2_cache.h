@@ -20,6 +20,8 @@
 
 namespace tdmsim::sim {
 
+class Fabric;
+
 class L2Cache : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<L2Cache> target;
@@ -45,6 +47,12 @@ class L2Cache : public sc_core::sc_module {
   // the multi-socket's member-function pointer, shared by every module's
   // sockets and so often mispredicted).
   void transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) { b_transport(0, p, delay); }
+
+  // Binds the initiator to `fabric`'s target and sends to that link by a
+  // direct call (Fabric::transport, DirectLink) rather than through the
+  // sockets: the same accesses, in the same order. (Bound any other way, the
+  // L2 sends through its initiator socket.)
+  void connect(Fabric& fabric);
 
   // Sends misses and write-backs below one run a call (the reference of the
   // batches of run_batch.h, for tests) instead of one batch per access.
@@ -77,6 +85,7 @@ class L2Cache : public sc_core::sc_module {
   static constexpr std::uint32_t kBlockLines = 32;
 
   MemPort port_;  // reused request payload
+  DirectLink<tlm_utils::simple_initiator_socket<L2Cache>, Fabric> below_{initiator};  // the link (connect)
   const SimClock& time_;
   L2Spec spec_;
   CacheTags tags_;
