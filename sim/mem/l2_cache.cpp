@@ -46,10 +46,12 @@ void L2Cache::connect(Fabric& fabric) {
 }
 
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  auto* ext = p.get_extension<MemAccessExt>();
-  const MemAccess& a = ext->access;
   const Tick now = time_.now();
-  const Tick arrive = now + delay.value();
+  delay = to_sc_time(transport(*p.get_extension<MemAccessExt>(), now + delay.value(), now) - now);
+}
+
+Tick L2Cache::transport(MemAccessExt& ext, Tick arrive, Tick now) {
+  const MemAccess& a = ext.access;
   const std::uint64_t line = spec_.line.bytes;
   const Tick hit_latency = ticks(spec_.hit_latency);
   (a.write ? write_bytes_ : read_bytes_) += a.bytes();
@@ -355,9 +357,9 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
             [](const ByteRun& x, const ByteRun& y) { return x.addr < y.addr; });
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
   send_runs(port_, below_, victims_, batch_, true, a.die, served, now, [](Tick, Tick, Tick) {}, one_by_one_);
-  ext->unloaded = unloaded;
-  ext->wait = wait;
-  delay = to_sc_time(done - now);
+  ext.unloaded = unloaded;
+  ext.wait = wait;
+  return done;
 }
 
 void L2Cache::count_plain(std::uint64_t first, std::uint64_t n, std::uint32_t* per_channel) const {
