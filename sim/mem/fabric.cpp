@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/mem/hbm.h"
+#include "sim/mem/mall.h"
 #include "sim/mem/run_batch.h"
 
 namespace tdmsim::sim {
@@ -15,10 +17,22 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricSpec& spec, std::uint32
   stats.add(this->name(), "bytes", &bytes_, "bytes", "bytes crossing this die's fabric link");
 }
 
+void Fabric::connect(Mall& mall) {
+  initiator.bind(mall.target);
+  mall_ = &mall;
+}
+
+void Fabric::connect(Hbm& hbm) {
+  initiator.bind(hbm.target);
+  hbm_ = &hbm;
+}
+
 void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  auto* ext = p.get_extension<MemAccessExt>();
   const Tick now = time_.now();
-  const Tick arrive = now + delay.value();
+  delay = to_sc_time(transport(*p.get_extension<MemAccessExt>(), now + delay.value(), now) - now);
+}
+
+Tick Fabric::transport(MemAccessExt& ext, Tick arrive, Tick now) {
   // Each run of a batch takes the link on its own, in order (run_batch.h).
   // All arrive at `arrive`, so after the first each starts where the last
   // ended: the link ends at max(arrive, free) + the sum of their durations,
@@ -29,7 +43,7 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     std::uint64_t bytes = 0;
     Tick busy = 0;
     bool any = false;  // (an empty batch reserves nothing)
-    for_each_in_batch(ext->access, [&](const MemAccess& a) {
+    for_each_in_batch(ext.access, [&](const MemAccess& a) {
       bytes += a.bytes();
       busy += link_ticks_(a.bytes());
       any = true;
@@ -37,7 +51,7 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     bytes_ += bytes;
     if (any) link_done = std::max(link_done, link_.reserve(arrive, busy));
   } else {
-    for_each_in_batch(ext->access, [&](const MemAccess& a) {
+    for_each_in_batch(ext.access, [&](const MemAccess& a) {
       const std::uint64_t bytes = a.bytes();
       bytes_ += bytes;
       link_done = std::max(link_done, link_.reserve(arrive, link_ticks_(bytes)));
@@ -46,10 +60,20 @@ void Fabric::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   }
   // Requests go out as soon as they arrive; the link's occupancy bounds when
   // the data can be back.
-  const Tick mem_done = port_.send(initiator, ext->access, arrive + latency_, now);
-  ext->unloaded = latency_ + port_.unloaded();
-  ext->wait = port_.wait();
-  delay = to_sc_time(std::max(mem_done, link_done) - now);
+  // The memory side is handed the request's own extension (it reads only the
+  // access and writes only its answer, as into a copy: the same answer).
+  Tick mem_done;
+  if (mall_ != nullptr) {
+    mem_done = mall_->transport(ext, arrive + latency_, now);
+  } else if (hbm_ != nullptr) {
+    mem_done = hbm_->transport(ext, arrive + latency_, now);
+  } else {
+    mem_done = port_.send(initiator, ext.access, arrive + latency_, now);
+    ext.unloaded = port_.unloaded();
+    ext.wait = port_.wait();
+  }
+  ext.unloaded += latency_;
+  return std::max(mem_done, link_done);
 }
 
 }  // namespace tdmsim::sim

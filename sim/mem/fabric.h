@@ -19,6 +19,9 @@
 
 namespace tdmsim::sim {
 
+class Hbm;
+class Mall;
+
 class Fabric : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Fabric> target;
@@ -34,9 +37,27 @@ class Fabric : public sc_core::sc_module {
     iod_ = iod;
   }
 
+
+  // Binds the initiator to the memory side's target (`mall`, or `hbm` where
+  // the machine has no MALL) and sends to it by a direct call (its
+  // transport(), handed the request's own extension) rather than through the
+  // sockets: the same accesses, in the same order. (Bound any other way, the
+  // link sends through its initiator socket.)
+  void connect(Mall& mall);
+  void connect(Hbm& hbm);
+
+  // What the target socket's b_transport does, called directly by an L2
+  // connected to this link (L2Cache::connect): serves `ext`'s access
+  // arriving at `arrive` (global time `now`), writes its unloaded round trip
+  // and wait into `ext` and returns its completion.
+  Tick transport(MemAccessExt& ext, Tick arrive, Tick now);
+
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  MemPort port_;  // reused request payload
+  MemPort port_;  // reused request payload (the socket's path)
+  // The memory side where connect() named one (at most one of the two).
+  Mall* mall_ = nullptr;
+  Hbm* hbm_ = nullptr;
   const SimClock& time_;
   units::Bandwidth link_bw_;
   CeilRatio link_ticks_;  // transfer_ticks(bytes, link_bw_), without its 128-bit division

@@ -252,28 +252,30 @@ Tick Hbm::serve_with(const HbmAddressMap& map, const ChunkTiming& t, const MemAc
 }
 
 void Hbm::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  auto* ext = p.get_extension<MemAccessExt>();
   const Tick now = time_.now();
-  const Tick arrive = now + delay.value();
+  delay = to_sc_time(transport(*p.get_extension<MemAccessExt>(), now + delay.value(), now) - now);
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+Tick Hbm::transport(MemAccessExt& ext, Tick arrive, Tick) {
   // A batch's runs one by one, as if each came on its own (run_batch.h),
   // with the map and timing set up once.
   const HbmAddressMap map = map_;
   const ChunkTiming t = timing();
   Tick done = 0, wait = 0;
-  if (ext->access.batch() && ext->access.run_count > 0 && map.pow2() && !reference_walk_ && trace_ == nullptr) {
-    done = walk_batch(map, t, ext->access, arrive, wait);  // (the same, in one walk)
+  if (ext.access.batch() && ext.access.run_count > 0 && map.pow2() && !reference_walk_ && trace_ == nullptr) {
+    done = walk_batch(map, t, ext.access, arrive, wait);  // (the same, in one walk)
   } else {
-    for_each_in_batch(ext->access, [&](const MemAccess& a) {
+    for_each_in_batch(ext.access, [&](const MemAccess& a) {
       Tick w = 0;
       done = std::max(done, serve_with(map, t, a, arrive, w));
       wait = std::max(wait, w);
     });
   }
   // A lone request opens its row and waits the access latency.
-  ext->unloaded = ticks(spec_.latency) + ticks(spec_.row_miss_penalty);
-  ext->wait = wait;
-  delay = to_sc_time(done - now);
-  p.set_response_status(tlm::TLM_OK_RESPONSE);
+  ext.unloaded = ticks(spec_.latency) + ticks(spec_.row_miss_penalty);
+  ext.wait = wait;
+  return done;
 }
 
 void Hbm::enable_trace(TraceWriter* trace, Tick bucket) {

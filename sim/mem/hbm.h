@@ -118,6 +118,13 @@ class Hbm : public sc_core::sc_module {
   // byte is back (timing only). Used by the socket and directly by tests.
   Tick serve(const MemAccess& a, Tick arrive);
 
+  // What the target socket's b_transport does, called directly by the
+  // block above where the simulator connected it (Fabric::connect,
+  // Mall::connect): serves `ext`'s access (a batch's runs in turn) arriving
+  // at `arrive` (global time `now`), writes its unloaded round trip and
+  // wait into `ext` and returns when its last byte is back.
+  Tick transport(MemAccessExt& ext, Tick arrive, Tick now);
+
   // Records HBM traffic for the trace: bytes per `bucket` of simulated time,
   // emitted as read/write bandwidth counters by emit_trace().
   void enable_trace(TraceWriter* trace, Tick bucket);

@@ -31,7 +31,7 @@ void L1Cache::invalidate() { tags_ = make_tags(spec_); }
 
 void L1Cache::connect(L2Cache& l2) {
   initiator.bind(l2.target);
-  l2_ = &l2;
+  below_.target = &l2;
 }
 
 // (The socket's call out of line: each send is then a test and a direct
@@ -40,11 +40,12 @@ void L1Cache::connect(L2Cache& l2) {
   initiator->b_transport(p, delay);
 }
 
-inline void L1Cache::Below::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  if (l1.l2_ != nullptr) [[likely]] {
-    l1.l2_->transport(p, delay);
+inline void L1Cache::pass_below(tlm::tlm_generic_payload& p, MemAccessExt& ext, sc_core::sc_time& delay) {
+  if (below_.target != nullptr) [[likely]] {
+    const Tick now = time_.now();
+    delay = to_sc_time(below_.target->transport(ext, now + delay.value(), now) - now);
   } else {
-    l1.send_by_socket(p, delay);
+    send_by_socket(p, delay);
   }
 }
 
@@ -55,11 +56,10 @@ void L1Cache::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   // the L1's capacity (a stream, whose own lines would evict each other).
   // (One test of the three, not three branches: which loads pass is
   // data-dependent, and each branch of its own was mispredicted often.)
-  Below below{*this};
   if (static_cast<bool>(static_cast<unsigned>(a.write) | static_cast<unsigned>(a.streamed) |
                         static_cast<unsigned>(a.bytes() >= capacity_))) {
     passed_bytes_ += a.bytes();
-    below->b_transport(p, delay);
+    pass_below(p, *ext, delay);
     return;
   }
   const Tick now = time_.now();
@@ -93,7 +93,7 @@ void L1Cache::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   hit_bytes_ += hit_bytes;
   if (missed == lines) {  // nothing to serve here: below as it came
     misses_.clear();
-    below->b_transport(p, delay);
+    pass_below(p, *ext, delay);
     return;
   }
   // The hits: the port moves their bytes, then the hit latency.
@@ -102,7 +102,7 @@ void L1Cache::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   BelowResponse r{served + hit_latency_, hit_latency_ + transfer, served - transfer - arrive};
   // The misses go below as runs of lines (in address order, touching runs merged).
   std::sort(misses_.begin(), misses_.end(), [](const ByteRun& x, const ByteRun& y) { return x.addr < y.addr; });
-  for_each_run(misses_, false, a.die, [&](const MemAccess& m) { r.send(port_, below, m, arrive, now); });
+  for_each_run(misses_, false, a.die, [&](const MemAccess& m) { r.send(port_, below_, m, arrive, now); });
   misses_.clear();
   r.answer(*ext, delay, now);
 }

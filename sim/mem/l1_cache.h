@@ -57,17 +57,14 @@ class L1Cache : public sc_core::sc_module {
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
-  // The level below, in the shape MemPort::send takes a socket: the L2
-  // directly where connect() bound one, else the initiator socket.
-  struct Below {
-    L1Cache& l1;
-    Below* operator->() { return this; }
-    void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  };
-  L2Cache* l2_ = nullptr;
+  // Passes the requester's payload `p` (its extension `ext`) below as it
+  // came: to the L2 directly where connect() bound one, else on the socket.
+  void pass_below(tlm::tlm_generic_payload& p, MemAccessExt& ext, sc_core::sc_time& delay);
   void send_by_socket(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
   MemPort port_;  // reused request payload (misses below)
+  // The level below: the L2 directly where connect() bound one (L2Cache::transport), else the socket.
+  DirectLink<tlm_utils::simple_initiator_socket<L1Cache>, L2Cache> below_{initiator};
   const SimClock& time_;
   ComputeSpec spec_;
   CacheTags tags_;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "sim/mem/fabric.h"
 #include "sim/mem/run_batch.h"
 #include "sim/mem/run_merge.h"
 
@@ -39,11 +40,18 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Spec& spec, units::Freque
 }
 
 
+void L2Cache::connect(Fabric& fabric) {
+  initiator.bind(fabric.target);
+  below_.target = &fabric;
+}
+
 void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  auto* ext = p.get_extension<MemAccessExt>();
-  const MemAccess& a = ext->access;
   const Tick now = time_.now();
-  const Tick arrive = now + delay.value();
+  delay = to_sc_time(transport(*p.get_extension<MemAccessExt>(), now + delay.value(), now) - now);
+}
+
+Tick L2Cache::transport(MemAccessExt& ext, Tick arrive, Tick now) {
+  const MemAccess& a = ext.access;
   const std::uint64_t line = spec_.line.bytes;
   const Tick hit_latency = ticks(spec_.hit_latency);
   (a.write ? write_bytes_ : read_bytes_) += a.bytes();
@@ -298,14 +306,14 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     // Everything missed (a tile streamed for the first time): forward the
     // access whole rather than row by row.
     MemAccess m = a;
-    done = std::max(done, port_.send(initiator, m, miss_ready, now) + hit_latency);
+    done = std::max(done, port_.send(below_, m, miss_ready, now) + hit_latency);
     unloaded = std::max(unloaded, hit_latency + port_.unloaded());
     below = std::max(below, port_.unloaded());
     wait = std::max(wait, miss_ready - arrive + port_.wait());
     misses_.clear();
   }
   // Misses go below as runs of consecutive lines, in one batch (run_batch.h).
-  send_runs(port_, initiator, misses_, batch_, false, a.die, miss_ready, now, [&](Tick d, Tick u, Tick w) {
+  send_runs(port_, below_, misses_, batch_, false, a.die, miss_ready, now, [&](Tick d, Tick u, Tick w) {
     done = std::max(done, d + hit_latency);
     unloaded = std::max(unloaded, hit_latency + u);
     below = std::max(below, u);
@@ -348,10 +356,10 @@ void L2Cache::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   std::sort(victims_.begin(), victims_.end(),
             [](const ByteRun& x, const ByteRun& y) { return x.addr < y.addr; });
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
-  send_runs(port_, initiator, victims_, batch_, true, a.die, served, now, [](Tick, Tick, Tick) {}, one_by_one_);
-  ext->unloaded = unloaded;
-  ext->wait = wait;
-  delay = to_sc_time(done - now);
+  send_runs(port_, below_, victims_, batch_, true, a.die, served, now, [](Tick, Tick, Tick) {}, one_by_one_);
+  ext.unloaded = unloaded;
+  ext.wait = wait;
+  return done;
 }
 
 void L2Cache::count_plain(std::uint64_t first, std::uint64_t n, std::uint32_t* per_channel) const {
@@ -399,7 +407,7 @@ Tick L2Cache::flush(Tick at) {
   for (const auto& v : victims_) writebacks_ += v.bytes / line;
   Tick done = at;
   const Tick now = time_.now();
-  send_runs(port_, initiator, victims_, batch_, true, 0, at, now,
+  send_runs(port_, below_, victims_, batch_, true, 0, at, now,
             [&](Tick d, Tick, Tick) { done = std::max(done, d); }, one_by_one_);
   return done;
 }

@@ -20,6 +20,8 @@
 
 namespace tdmsim::sim {
 
+class Fabric;
+
 class L2Cache : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<L2Cache> target;
@@ -43,8 +45,17 @@ class L2Cache : public sc_core::sc_module {
   // initiator that is always bound to this L2 (an L1, L1Cache::connect): the
   // same access without the socket's two indirect calls (a virtual call and
   // the multi-socket's member-function pointer, shared by every module's
-  // sockets and so often mispredicted).
-  void transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) { b_transport(0, p, delay); }
+  // sockets and so often mispredicted) and the extension's lookup: serves
+  // `ext`'s access arriving at `arrive` (global time `now`), writes its
+  // unloaded round trip and wait into `ext` and returns its completion.
+  // (Out of line: the socket's b_transport and the L1 call one copy.)
+  [[gnu::noinline]] Tick transport(MemAccessExt& ext, Tick arrive, Tick now);
+
+  // Binds the initiator to `fabric`'s target and sends to that link by a
+  // direct call (Fabric::transport, DirectLink) rather than through the
+  // sockets: the same accesses, in the same order. (Bound any other way, the
+  // L2 sends through its initiator socket.)
+  void connect(Fabric& fabric);
 
   // Sends misses and write-backs below one run a call (the reference of the
   // batches of run_batch.h, for tests) instead of one batch per access.
@@ -77,6 +88,7 @@ class L2Cache : public sc_core::sc_module {
   static constexpr std::uint32_t kBlockLines = 32;
 
   MemPort port_;  // reused request payload
+  DirectLink<tlm_utils::simple_initiator_socket<L2Cache>, Fabric> below_{initiator};  // the link (connect)
   const SimClock& time_;
   L2Spec spec_;
   CacheTags tags_;

@@ -39,19 +39,21 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
 }
 
 void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  auto* ext = p.get_extension<MemAccessExt>();
   const Tick now = time_.now();
-  const Tick arrive = now + delay.value();
+  delay = to_sc_time(transport(*p.get_extension<MemAccessExt>(), now + delay.value(), now) - now);
+}
+
+Tick Mall::transport(MemAccessExt& ext, Tick arrive, Tick now) {
   BatchAnswer answer;
-  if (ext->access.batch() && !one_by_one_) {
-    serve_batch(ext->access, arrive, now, answer);  // (mall_batch.cpp)
+  if (ext.access.batch() && !one_by_one_) {
+    serve_batch(ext.access, arrive, now, answer);  // (mall_batch.cpp)
   } else {
     // Each run on its own, as if it came alone (run_batch.h): the reference.
-    for_each_in_batch(ext->access, [&](const MemAccess& a) { serve_one(a, arrive, now, answer); });
+    for_each_in_batch(ext.access, [&](const MemAccess& a) { serve_one(a, arrive, now, answer); });
   }
-  ext->unloaded = answer.unloaded;
-  ext->wait = answer.wait;
-  delay = to_sc_time(answer.done - now);
+  ext.unloaded = answer.unloaded;
+  ext.wait = answer.wait;
+  return answer.done;
 }
 
 std::uint64_t Mall::look_up(const MemAccess& b, bool each_run) {
@@ -286,17 +288,17 @@ void Mall::serve_one(const MemAccess& a, Tick arrive, Tick now, BatchAnswer& ans
     wait = std::max(wait, end - dur - arrive);
   }
   if (a.write) {
-    done = std::max(done, port_.send(initiator, a, arrive, now));
+    done = std::max(done, port_.send(hbm_link_, a, arrive, now));
     unloaded = std::max(unloaded, port_.unloaded());
     wait = std::max(wait, port_.wait());
   }
   if (!a.write && missed_lines > 0 && missed_lines * line == a.bytes() && a.line_aligned(line)) {
-    done = std::max(done, port_.send(initiator, a, arrive, now));  // all missed: forward whole
+    done = std::max(done, port_.send(hbm_link_, a, arrive, now));  // all missed: forward whole
     unloaded = std::max(unloaded, port_.unloaded());
     wait = std::max(wait, port_.wait());
     misses_v_.clear();
   }
-  send_runs(port_, initiator, misses_v_, batch_, false, a.die, arrive, now, [&](Tick d, Tick u, Tick w) {
+  send_runs(port_, hbm_link_, misses_v_, batch_, false, a.die, arrive, now, [&](Tick d, Tick u, Tick w) {
     done = std::max(done, d);
     unloaded = std::max(unloaded, u);
     wait = std::max(wait, w);

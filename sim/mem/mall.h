@@ -38,6 +38,21 @@ class Mall : public sc_core::sc_module {
   // serve_batch, for tests) instead of serving the batch as a whole.
   void set_runs_one_by_one(bool on) { one_by_one_ = on; }
 
+  // Binds the initiator to `hbm`'s target and sends to that HBM by a direct
+  // call (Hbm::transport, DirectLink) rather than through the sockets: the
+  // same accesses, in the same order. (Bound any other way, the MALL sends
+  // through its initiator socket.)
+  void connect(Hbm& hbm) {
+    initiator.bind(hbm.target);
+    hbm_link_.target = &hbm;
+  }
+
+  // What the target socket's b_transport does, called directly by a fabric
+  // link connected to this MALL (Fabric::connect): serves `ext`'s access
+  // arriving at `arrive` (global time `now`), writes its unloaded round trip
+  // and wait into `ext` and returns its completion.
+  Tick transport(MemAccessExt& ext, Tick arrive, Tick now);
+
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   // Serves single access `a` (a batch's run, or an access that is none)
@@ -57,6 +72,7 @@ class Mall : public sc_core::sc_module {
   void serve_batch(const MemAccess& b, Tick arrive, Tick now, BatchAnswer& answer);
 
   MemPort port_;  // reused request payload
+  DirectLink<tlm_utils::simple_initiator_socket<Mall>, Hbm> hbm_link_{initiator};  // HBM (connect)
   const SimClock& time_;
   MallSpec spec_;
   HbmAddressMap map_;

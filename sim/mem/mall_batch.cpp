@@ -47,7 +47,7 @@ void Mall::serve_batch(const MemAccess& b, Tick arrive, Tick now, BatchAnswer& a
     wait = std::max(wait, end - slice_last_[sl] - arrive);
   }
   if (!below_.empty()) {
-    done = std::max(done, port_.send(initiator, batch_access(below_, b.write, b.die), arrive, now));
+    done = std::max(done, port_.send(hbm_link_, batch_access(below_, b.write, b.die), arrive, now));
     unloaded = std::max(unloaded, port_.unloaded());
     wait = std::max(wait, port_.wait());
   }

@@ -83,6 +83,18 @@ class MemAccessExt : public tlm::tlm_extension<MemAccessExt> {
   }
 };
 
+// A block's connection to the level below: `target` called directly
+// (target->transport(ext, arrive, now): the request's extension handed over,
+// no payload set-up, no socket's virtual call and member-function pointer, no
+// extension lookup) where the simulator connected one, else `socket` (bound
+// any other way: other initiators' tests, stubs). Either way the same block
+// serves the same access (MemPort::send).
+template <class Socket, class Target>
+struct DirectLink {
+  Socket& socket;
+  Target* target = nullptr;
+};
+
 // One reusable payload per initiator: building a tlm_generic_payload costs an
 // allocation, and memory requests are the simulator's hottest path. Not
 // reentrant: each initiating block owns its own.
@@ -111,12 +123,29 @@ class MemPort {
     socket->b_transport(payload_, delay);
     return now + delay.value();
   }
+  // Sends `a` on `link`: to its target directly where it has one (with this
+  // port's extension, as the socket would carry it), else on its socket.
+  template <class Socket, class Target>
+  std::uint64_t send(DirectLink<Socket, Target>& link, const MemAccess& a, std::uint64_t arrive,
+                     std::uint64_t now) {
+    if (link.target == nullptr) [[unlikely]] return send_by_socket(link.socket, a, arrive, now);
+    ext_.access = a;
+    ext_.unloaded = 0;
+    ext_.wait = 0;
+    return link.target->transport(ext_, arrive, now);
+  }
   // The last response's unloaded round trip (see MemAccessExt::unloaded).
   Tick unloaded() const { return ext_.unloaded; }
   // The last response's queueing wait (see MemAccessExt::wait).
   Tick wait() const { return ext_.wait; }
 
  private:
+  // (Out of line: a link's socket is the rare case, kept out of the sender's hot code.)
+  template <class Socket>
+  [[gnu::cold, gnu::noinline]] std::uint64_t send_by_socket(Socket& socket, const MemAccess& a,
+                                                            std::uint64_t arrive, std::uint64_t now) {
+    return send(socket, a, arrive, now);
+  }
   tlm::tlm_generic_payload payload_;
   MemAccessExt ext_;
 };

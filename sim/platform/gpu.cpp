@@ -52,7 +52,7 @@ struct GpuModule : sc_core::sc_module {
     if (m.memory.mall) {
       mall = std::make_unique<Mall>("mall", *m.memory.mall, hbm->map(), m.memory.hbm.stacks, stats,
                                     time);
-      mall->initiator.bind(hbm->target);
+      mall->connect(*hbm);  // (called directly down the chain: Mall::connect, Fabric::connect)
     }
     iod_links = gpu_parts::iod_links(m, stats, std::string(name()) + ".iod");
     const Tick miss_latency = ticks(m.memory.fabric.latency) + ticks(m.memory.hbm.latency);
@@ -61,8 +61,8 @@ struct GpuModule : sc_core::sc_module {
       const std::string die = kind + "[" + std::to_string(d) + "]";
       dies.push_back(std::make_unique<Die>(die.c_str(), m, d, miss_latency, *dispatcher,
                                            *cu_scheduler, options, stats, trace, time));
-      if (mall) dies.back()->fabric->initiator.bind(mall->target);
-      else dies.back()->fabric->initiator.bind(hbm->target);
+      if (mall) dies.back()->fabric->connect(*mall);
+      else dies.back()->fabric->connect(*hbm);
       if (iod_links) dies.back()->fabric->attach(*iod_links, gpu_parts::iod_of(m, d));
     }
     host = std::make_unique<Host>("host", *dispatcher, m);

@@ -136,7 +136,7 @@ struct Die : sc_core::sc_module {
     l2 = std::make_unique<L2Cache>("l2", m.memory.l2, m.compute.clock, miss_latency,
                                    m.memory.mall ? ticks(m.memory.fabric.latency) + ticks(m.memory.mall->hit_latency) : 0,
                                    stats, time);
-    l2->initiator.bind(fabric->target);
+    l2->connect(*fabric);  // (called directly: L2Cache::connect)
     const std::uint32_t pid = trace != nullptr ? trace->process(name()) : 0;
     for (std::uint32_t c = 0; c < m.compute.cus_per_die; ++c) {
       const std::string cu = "cu[" + std::to_string(c) + "]";

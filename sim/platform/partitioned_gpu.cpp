@@ -46,7 +46,7 @@ struct Partition : sc_core::sc_module {
       const std::string die = kind + "[" + std::to_string(index * m.compute.dies + d) + "]";
       dies.push_back(std::make_unique<Die>(die.c_str(), m, d, miss_latency, *dispatcher, scheduler, options,
                                            stats, trace, time));
-      dies.back()->fabric->initiator.bind(mem);
+      dies.back()->fabric->connect(mem);  // (called directly: Fabric::connect)
       if (links != nullptr) dies.back()->fabric->attach(*links, gpu_parts::iod_of(m, first_die + d));
     }
     host = std::make_unique<Host>("host", *dispatcher, m);
@@ -58,10 +58,10 @@ struct Partition : sc_core::sc_module {
     }
     if (m.tdm) {
       tdm = std::make_unique<TdmScheduler>("tdm", m, *dispatcher, stats, trace);
-      tdm->mem.bind(mem);
+      tdm->mem.bind(mem.target);
       host->tdm = tdm.get();
       router = std::make_unique<TdmRouter>("tdm_router", *m.tdm, *dispatcher, stats, trace);
-      router->mem.bind(mem);
+      router->mem.bind(mem.target);
       host->router = router.get();
     }
   }
@@ -96,7 +96,7 @@ struct PartitionedModule : sc_core::sc_module {
       if (m.memory.mall) {
         malls.push_back(std::make_unique<Mall>(("mall" + suffix).c_str(), *m.memory.mall, hbms.back()->map(),
                                                m.memory.hbm.stacks, stats, time));
-        malls.back()->initiator.bind(hbms.back()->target);
+        malls.back()->connect(*hbms.back());
       }
       const std::uint32_t pool_iods = m.memory.fabric.iods ? m.memory.fabric.iods->count : 0;
       iod_links.push_back(gpu_parts::iod_links(m, stats, std::string(name()) + ".iod", q * pool_iods));
@@ -108,11 +108,11 @@ struct PartitionedModule : sc_core::sc_module {
       const std::uint32_t first_die = (p - q * partitions / pools) * m.compute.dies;
       if (m.memory.mall) {
         parts.push_back(std::make_unique<Partition>(name.c_str(), m, p, kind, *cu_schedulers[q], *hbms[q],
-                                                    malls[q]->target, iod_links[q].get(), first_die, options, stats, trace,
+                                                    *malls[q], iod_links[q].get(), first_die, options, stats, trace,
                                                     *times[q]));
       } else {
         parts.push_back(std::make_unique<Partition>(name.c_str(), m, p, kind, *cu_schedulers[q], *hbms[q],
-                                                    hbms[q]->target, iod_links[q].get(), first_die, options, stats, trace,
+                                                    *hbms[q], iod_links[q].get(), first_die, options, stats, trace,
                                                     *times[q]));
       }
     }

@@ -1,0 +1,176 @@
+// The memory chain below the L2 called directly (L2Cache::connect,
+// Fabric::connect, Mall::connect: each block calls the next one's transport()
+// with the request's extension) against the same blocks bound through their
+// TLM sockets: an mi355x die's L2, fabric link, MALL (or none) and HBM driven
+// by the same accesses (gathered token rows hit in part, weight streams,
+// stores that evict dirty lines, atomics, a flush), with a second initiator
+// on the memory side's socket (as the TDM unit is) between them, give the
+// same answers, stats and later state either way.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <systemc>
+
+#include "sim/mem/fabric.h"
+#include "sim/mem/hbm.h"
+#include "sim/mem/iod_links.h"
+#include "sim/mem/l2_cache.h"
+#include "sim/mem/mall.h"
+#include "tests/sim/fork_run.h"
+#include "tests/sim/hash_mix.h"
+#include "tests/sim/mem_stubs.h"
+#include "workloads/config/loader.h"
+
+using namespace tdmsim;
+using namespace tdmsim::sim;
+
+namespace {
+
+using tdmsim::test::hash_mix;
+
+struct ChainOutcome {
+  std::uint64_t answers = 0;  // FNV-1a over every access's completion, unloaded round trip and wait
+  std::uint64_t stats = 0;    // ... over every stat's value at the end
+  std::uint64_t accesses = 0, l2_misses = 0, mall_misses = 0, hbm_reads = 0, writebacks = 0, fabric_bytes = 0;
+};
+
+// With `direct`, the blocks are connected as the simulator connects them
+// (connect()); else bound through their sockets. With `mall`, a MALL sits
+// between the fabric link and HBM; with `links`, the link crosses IODs too.
+ChainOutcome run_chain(bool direct, bool mall_below, bool links) {
+  const std::filesystem::path root = std::filesystem::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  const MachineSpec m = loader.machine(root / "machines/mi355x.yaml").spec;
+  StatRegistry stats;
+  SimClock time;  // SystemC's time (no CuScheduler here)
+  const Tick hbm_trip = 500 * kTicksPerNs, mall_trip = mall_below ? 250 * kTicksPerNs : 0;
+  // A small L2 and MALL, so that rows evict each other.
+  L2Spec l2spec = m.memory.l2;
+  l2spec.size_per_die = units::Bytes{256 << 10};
+  L2Cache l2("l2", l2spec, m.compute.clock, hbm_trip, mall_trip, stats, time);
+  Fabric fabric("fabric", m.memory.fabric, m.compute.dies, stats, time);
+  Hbm hbm("hbm", m.memory.hbm, stats, time);
+  MallSpec mallspec = *m.memory.mall;
+  mallspec.size = units::Bytes{16 << 20};
+  std::unique_ptr<Mall> mall;
+  if (mall_below) mall = std::make_unique<Mall>("mall", mallspec, hbm.map(), m.memory.hbm.stacks, stats, time);
+  std::unique_ptr<IodLinks> iods;
+  if (links) {
+    iods = std::make_unique<IodLinks>(4, units::Bandwidth{400'000'000'000}, stats, "iod");
+    fabric.attach(*iods, 1);
+  }
+  sim::test::Requester cpu("cpu"), side("side");
+  cpu.socket.bind(l2.target);
+  if (direct) {
+    l2.connect(fabric);
+    if (mall) {
+      fabric.connect(*mall);
+      mall->connect(hbm);
+    } else {
+      fabric.connect(hbm);
+    }
+  } else {
+    l2.initiator.bind(fabric.target);
+    if (mall) {
+      fabric.initiator.bind(mall->target);
+      mall->initiator.bind(hbm.target);
+    } else {
+      fabric.initiator.bind(hbm.target);
+    }
+  }
+  // Another initiator on the memory side (as the TDM unit reads descriptors
+  // there): through the socket either way.
+  if (mall) {
+    side.socket.bind(mall->target);
+  } else {
+    side.socket.bind(hbm.target);
+  }
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+
+  ChainOutcome o;
+  o.answers = tdmsim::test::kHashStart;
+  MemPort port;
+  std::mt19937_64 rng(11);
+  const std::uint64_t row = 7168, x = 1ull << 30, w = 2ull << 30, out = 3ull << 30;
+  std::vector<std::uint64_t> gather(64), sums(8);
+  Tick at = 0;
+  const auto send_on = [&](auto& socket, const MemAccess& a) {
+    const Tick done = port.send(socket, a, at, 0);
+    hash_mix(o.answers, done);
+    hash_mix(o.answers, port.unloaded());
+    hash_mix(o.answers, port.wait());
+    ++o.accesses;
+    at += 40 * kTicksPerNs;
+  };
+  const auto send = [&](const MemAccess& a) { send_on(cpu.socket, a); };
+  for (int step = 0; step < 250; ++step) {
+    // Token rows of a block (tokens drawn from 512, so rows repeat and hit in part).
+    for (auto& g : gather) g = (rng() % 512) * row;
+    MemAccess a{x, static_cast<std::uint32_t>(row), static_cast<std::uint32_t>(gather.size()), 0, false, 0};
+    a.gather = gather.data();
+    send(a);
+    // A weight stream (experts drawn from 24: some again, some new).
+    send(MemAccess{w + (rng() % 24) * (8ull << 20) + (rng() % 4) * 65536, 256 * 1024, 1, 0, false, 0});
+    // Stores of output rows (dirty lines, evicted later as write-backs).
+    send(MemAccess{out + (rng() % 256) * 2 * row, static_cast<std::uint32_t>(row), 8, 4 * row, true, 0});
+    // A lone line read, spread over the channels.
+    send(MemAccess{x + (rng() % 4096) * (5 * 4096 + 128), 128, 1, 0, false, 0});
+    // Atomic adds of gathered partial rows.
+    for (auto& g : sums) g = (rng() % 1024) * 37 * 256;
+    MemAccess add{out + (64ull << 20), 128u >> (rng() % 2), static_cast<std::uint32_t>(sums.size()), 0, true, 0};
+    add.gather = sums.data();
+    add.atomic = true;
+    send(add);
+    // The other initiator: a descriptor read, and at times a weight row
+    // (which the MALL then holds for the L2's misses).
+    send_on(side.socket, MemAccess{w + (rng() % 24) * (8ull << 20), 512, 1, 0, false, 0});
+  }
+  hash_mix(o.answers, l2.flush(at));
+  tdmsim::test::hash_stats(o.stats, stats);
+  o.l2_misses = static_cast<std::uint64_t>(stats.sum("l2", "misses"));
+  o.writebacks = static_cast<std::uint64_t>(stats.sum("l2", "writebacks"));
+  o.hbm_reads = static_cast<std::uint64_t>(stats.sum("hbm", "reads"));
+  o.fabric_bytes = static_cast<std::uint64_t>(stats.sum("fabric", "bytes"));
+  if (mall) o.mall_misses = static_cast<std::uint64_t>(stats.sum("mall", "misses"));
+  return o;
+}
+
+void compare_chain(bool mall, bool links) {
+  const ChainOutcome ref = tdmsim::test::in_child<ChainOutcome>([&] { return run_chain(false, mall, links); });
+  const ChainOutcome got = tdmsim::test::in_child<ChainOutcome>([&] { return run_chain(true, mall, links); });
+  // The accesses did what the comparison needs: misses at every level, write-backs.
+  CHECK(ref.accesses == 1500);
+  CHECK(ref.l2_misses > 0);
+  CHECK(ref.writebacks > 0);
+  CHECK(ref.hbm_reads > 0);
+  CHECK(ref.fabric_bytes > 0);
+  if (mall) CHECK(ref.mall_misses > 0);
+  CHECK(got.l2_misses == ref.l2_misses);
+  CHECK(got.writebacks == ref.writebacks);
+  CHECK(got.hbm_reads == ref.hbm_reads);
+  CHECK(got.fabric_bytes == ref.fabric_bytes);
+  CHECK(got.mall_misses == ref.mall_misses);
+  CHECK(got.stats == ref.stats);
+  CHECK(got.answers == ref.answers);
+}
+
+}  // namespace
+
+TEST_CASE("an L2, fabric link, MALL and HBM called directly answer as when bound through the sockets",
+          "[mem_direct]") {
+  compare_chain(true, false);
+}
+
+TEST_CASE("an L2, fabric link and HBM (no MALL) called directly answer as when bound through the sockets",
+          "[mem_direct]") {
+  compare_chain(false, false);
+}
+
+TEST_CASE("a fabric link across IODs called directly answers as when bound through the sockets", "[mem_direct]") {
+  compare_chain(true, true);
+}
