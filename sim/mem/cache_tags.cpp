@@ -13,7 +13,7 @@ void CacheTags::beyond_range(std::uint64_t addr) {
 }
 
 CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
-                     std::uint32_t block_lines)
+                     std::uint32_t block_lines, Writes writes)
     : line_(line_bytes) {
   g_.ways = ways;
   g_.block_lines = std::clamp(block_lines, 1u, 32u);
@@ -39,7 +39,9 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   g_.set_bits = static_cast<std::uint32_t>(std::bit_width(g_.sets - 1));
   g_.set_mask = std::has_single_bit(g_.sets) ? g_.sets - 1 : 0;
   g_.order = LruOrder(ways);
-  g_.record = 3 * std::uint64_t{ways} + g_.order.words();
+  g_.dirty_masks = writes == Writes::some;
+  const std::uint64_t masks = (g_.dirty_masks ? 3 : 2) * std::uint64_t{ways};
+  g_.record = masks + g_.order.words();
   g_.record_bytes = g_.record * sizeof(std::uint32_t);
 #if defined(__x86_64__) && defined(__GNUC__)
   g_.bmi2 = __builtin_cpu_supports("bmi2");
@@ -47,7 +49,7 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   tags_.assign(g_.sets * g_.record, 0);
   for (std::uint64_t s = 0; s < g_.sets; ++s) {
     std::fill_n(&tags_[s * g_.record], ways, kEmpty);
-    g_.order.init(&tags_[s * g_.record + 3 * ways]);
+    g_.order.init(&tags_[s * g_.record + masks]);
   }
 }
 
@@ -155,6 +157,7 @@ bool CacheTags::contains(std::uint64_t addr) const {
 
 std::vector<std::uint64_t> CacheTags::clean() {
   std::vector<std::uint64_t> dirty;
+  if (!g_.dirty_masks) return dirty;  // (never written: no dirty lines)
   const std::uint32_t ways = g_.ways;
   for (std::uint64_t s = 0; s < g_.sets; ++s) {
     std::uint32_t* set = &tags_[s * g_.record];

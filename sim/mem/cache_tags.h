@@ -13,7 +13,8 @@
 //
 // Host layout: each set is a record of 32-bit keys, compared four at a time,
 // then the valid and dirty masks, then the set's recency order, one 64-bit
-// word up to 16 ways: nibble k is the way k places from the most recent. A
+// word up to 16 ways (an array whose blocks are never written, the MALL's,
+// keeps no dirty masks: see Writes): nibble k is the way k places from the most recent. A
 // block stays in its way for as long as it is cached; a miss takes the least
 // recent way and rotates the word by one nibble, a hit moves its way's nibble
 // to the front with a few shifts and masks (lru_order.h). The ways' order is
@@ -40,8 +41,20 @@ class CacheTags {
   // lines per way are not a multiple of it, the sets are rounded down (at
   // least kMinSetsForFloor of them, so under 1/64 of the capacity is lost);
   // a smaller cache halves the block until it divides evenly.
+  //
+  // Writes::never: no access will write the array's blocks (the MALL's:
+  // writes pass it by), so its set records keep no dirty masks: 16 ways take
+  // 136 bytes (3 host cache lines) instead of 200 (4), and a walk over
+  // neighbouring sets (the MALL's chunk streaks) touches a third fewer host
+  // cache lines. Such an array is looked up only through the lookups for
+  // arrays never written (read_block_never_written, read_never_written,
+  // miss_whole<false>), the others only through the rest: a layout is fixed
+  // at construction, and each lookup has its record's layout compiled in.
+  // The same answers and keys, valid masks and orders as the lookups of an
+  // array with dirty masks that is only read (tests/sim/test_cache_tags.cpp).
+  enum class Writes : bool { never, some };
   CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
-            std::uint32_t block_lines = 1);
+            std::uint32_t block_lines = 1, Writes writes = Writes::some);
 
   static constexpr std::uint64_t kNoVictim = ~0ull;
   static constexpr std::uint64_t kMinSetsForFloor = 64;
@@ -62,7 +75,8 @@ class CacheTags {
     std::uint32_t set_bits = 0;     // bits needed to number the sets
     std::uint64_t sets = 0;
     std::uint64_t set_mask = 0;     // sets - 1 when sets is a power of two, else 0
-    std::uint64_t record = 0;       // words per set record: 3 x ways + the order's (lru_order.h)
+    bool dirty_masks = true;        // Writes::some: the records keep dirty masks
+    std::uint64_t record = 0;       // words per set record: 3 (2 without dirty masks) x ways + the order's (lru_order.h)
     LruOrder order;                 // the recency word's operations for `ways` ways
     std::size_t record_bytes = 0;
     // The host has BMI2 (checked at run time: the build targets baseline
@@ -86,20 +100,25 @@ class CacheTags {
     // absent ones (the block's LRU victim goes if the block itself is
     // absent). `write` marks the run's lines dirty.
     [[gnu::always_inline]] Run access(std::uint64_t addr, std::uint32_t lines, bool write) {
-      return access_with<true, false>(addr, lines, write);
+      return access_with<true, false, true>(addr, lines, write);
+    }
+    // access(addr, lines, false) in an array no access ever wrote
+    // (Writes::never: the MALL's), in its records without dirty masks.
+    [[gnu::always_inline]] Run read_never_written(std::uint64_t addr, std::uint32_t lines) {
+      return access_with<true, false, false>(addr, lines, false);
     }
     // access() without asking the host's caches for the rest of the set
     // record first: for arrays small enough to stay in the host's caches
     // (resident(): an L1's, an MI355X L2's), where the request is only
     // instructions. The same lookup.
     [[gnu::always_inline]] Run access_resident(std::uint64_t addr, std::uint32_t lines, bool write) {
-      return access_with<false, false>(addr, lines, write);
+      return access_with<false, false, true>(addr, lines, write);
     }
     // access_resident() in an array of the common shape (common_shape(),
     // below), with its constants compiled in: the L2's part-blocks of
     // gathered token rows (a 7168-byte row starts off a block boundary).
     [[gnu::always_inline]] Run access_common(std::uint64_t addr, std::uint32_t lines, bool write) {
-      return access_with<false, true>(addr, lines, write);
+      return access_with<false, true, true>(addr, lines, write);
     }
     // access(addr, block lines, write) for `addr` the first byte of a block
     // (a whole block of a stream), without access()'s request for the rest
@@ -110,8 +129,7 @@ class CacheTags {
       return access_block<true>(records, addr, write);
     }
     // access_block(records, addr, false) in an array no access ever wrote
-    // (the MALL's: its dirty masks are all zero), without reading or
-    // clearing them: a miss touches one host cache line fewer.
+    // (Writes::never: the MALL's), in its records without dirty masks.
     Run read_block_never_written(std::uint32_t* records, std::uint64_t addr) const {
       return access_block<false>(records, addr, false);
     }
@@ -129,7 +147,7 @@ class CacheTags {
     // returns false. The case of nearly every block of a stream the cache has
     // not seen (a weight tile), for tight loops over a stream's blocks: no
     // result record, no victim. With Dirty false, as read_block_never_written
-    // (the dirty masks neither read nor written).
+    // (an array of Writes::never, without dirty masks).
     // With Common, for the common shape only (below), with its constants
     // compiled in.
     template <bool Dirty, bool Common = false>
@@ -214,10 +232,11 @@ class CacheTags {
       return !present && claim_absent<Dirty, Common>(set, key, write);
     }
     // prefetch_sets(): prefetch() of `Records` consecutive set records from
-    // record `set` on (with Common, of the common shape: their size compiled in).
-    template <std::size_t Records, bool Common = false>
+    // record `set` on (with Common, of the common shape: their size compiled
+    // in, with dirty masks or, Dirty false, without).
+    template <std::size_t Records, bool Common = false, bool Dirty = true>
     [[gnu::always_inline]] void prefetch_sets(const std::uint32_t* set) const {
-      const std::size_t bytes = Records * (Common ? (3 * kCommonWays + LruOrder::kWordWords) * 4 : g_.record_bytes);
+      const std::size_t bytes = Records * (Common ? common_record<Dirty>() * 4 : g_.record_bytes);
       const char* const rec = reinterpret_cast<const char*>(set);
 #pragma GCC unroll 32
       for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(rec + b);
@@ -226,6 +245,17 @@ class CacheTags {
 
    private:
     friend class CacheTags;
+    // Words of a set record before its recency order: keys and valid masks,
+    // and with Dirty, dirty masks (Writes).
+    template <bool Dirty>
+    static constexpr std::uint32_t masks_words(std::uint32_t ways) {
+      return (Dirty ? 3 : 2) * ways;
+    }
+    // Words of a set record of the common shape (common_shape()).
+    template <bool Dirty>
+    static constexpr std::uint32_t common_record() {
+      return masks_words<Dirty>(kCommonWays) + LruOrder::kWordWords;
+    }
     // A block is identified by fold(block number) = set + sets * key: the set
     // is implied by where the key sits, so 32 bits of key cover addresses far
     // beyond any GPU's memory.
@@ -261,9 +291,10 @@ class CacheTags {
     }
     // The way holding `key` in the set record `set`, or ways if none.
     std::uint32_t find(const std::uint32_t* set, std::uint32_t key) const;
-    // access(), with Prefetch false for access_resident(), and Common for
-    // the common shape only (its constants compiled in).
-    template <bool Prefetch, bool Common>
+    // access(), with Prefetch false for access_resident(), Common for the
+    // common shape only (its constants compiled in), and Dirty false for
+    // read_never_written() (records without dirty masks).
+    template <bool Prefetch, bool Common, bool Dirty>
     [[gnu::always_inline]] Run access_with(std::uint64_t addr, std::uint32_t lines, bool write);
     // access_block(), with Dirty false for arrays no access ever wrote.
     template <bool Dirty>
@@ -276,7 +307,7 @@ class CacheTags {
     [[gnu::always_inline]] Streak miss_streak_loop(std::uint64_t addr, std::uint64_t count, bool write) const;
 
     Geometry g_;
-    std::uint32_t* rec_;  // sets records of 3 x ways + 1 words
+    std::uint32_t* rec_;  // sets records of g_.record words
   };
   Walker walker() { return Walker(g_, tags_.data()); }
 
@@ -305,7 +336,8 @@ class CacheTags {
   std::uint32_t line_bytes() const { return line_; }
   std::uint32_t block_lines() const { return g_.block_lines; }
   std::uint64_t sets() const { return g_.sets; }
-  // 32-bit words of one set's record (3 x ways and the recency order's).
+  // 32-bit words of one set's record (3 x ways, 2 x without dirty masks,
+  // and the recency order's).
   std::uint64_t record_words() const { return g_.record; }
   // The set a line address maps to (exposed for tests of the spread).
   std::uint64_t set_of(std::uint64_t addr) const;
@@ -322,8 +354,8 @@ class CacheTags {
 
   std::uint32_t line_;
   Geometry g_;
-  // g_.sets records of 3 x ways words and the order's: one lookup touches
-  // one contiguous record. A set's record: keys, then valid masks, then
+  // g_.sets records of g_.record words: one lookup touches one contiguous
+  // record. A set's record: keys, then valid masks, then (Writes::some)
   // dirty masks, ways each, then the recency order (lru_order.h).
   std::vector<std::uint32_t> tags_;
 };
@@ -339,14 +371,15 @@ template <bool Dirty, bool Common>
 [[gnu::always_inline]] inline std::uint32_t CacheTags::Walker::take_lru(std::uint32_t* set, std::uint64_t s,
                                                                        Run& r) const {
   const std::uint32_t ways = Common ? kCommonWays : g_.ways;
+  std::uint32_t* const order = set + masks_words<Dirty>(ways);
   std::uint32_t i;
   if constexpr (Common) {
-    i = LruOrder::least_recent16(set + 3 * ways);
-    LruOrder::take_least_recent16(set + 3 * ways);
+    i = LruOrder::least_recent16(order);
+    LruOrder::take_least_recent16(order);
   } else {
-    i = g_.order.take_least_recent(set + 3 * ways);
+    i = g_.order.take_least_recent(order);
   }
-  if constexpr (Dirty) {  // (read_block_never_written never reads the dirty masks)
+  if constexpr (Dirty) {  // (an array never written has no dirty masks)
     const std::uint32_t dirty = set[2 * ways + i];
     if (dirty != 0) {
       r.victim = (unfold(g_, std::uint64_t{set[i]} * g_.sets + s) << g_.block_shift) << g_.line_shift;
@@ -378,7 +411,7 @@ template <bool Dirty, bool Common>
     const std::uint64_t key64 = h >> g_.set_bits;
     if (key64 >= kEmpty) beyond_range(addr);
     s = h & g_.set_mask;
-    set = records + s * (3 * kCommonWays + LruOrder::kWordWords);
+    set = records + s * common_record<Dirty>();
     key = static_cast<std::uint32_t>(key64);
   } else {
     const auto w = where(records, addr >> g_.line_shift >> g_.block_shift, addr);
@@ -402,11 +435,11 @@ template <bool Dirty, bool Common>
   valid[i] = want;
   if (Dirty && write) dirty[i] |= want;
   if constexpr (Common) {  // LruOrder::touch for 16 ways
-    std::uint32_t* const order = set + 3 * ways;
+    std::uint32_t* const order = set + masks_words<Dirty>(ways);
     const std::uint64_t o = LruOrder::load(order);
     if ((o & 0xFu) != i) LruOrder::store(order, LruOrder::touched(o, i));
   } else {
-    g_.order.touch(set + 3 * ways, i);
+    g_.order.touch(set + masks_words<Dirty>(ways), i);
   }
   return r;
 }
@@ -424,7 +457,7 @@ template <bool Dirty, bool Common>
     const std::uint64_t h = block ^ (block >> g_.set_bits) ^ (block >> (2 * g_.set_bits));
     const std::uint64_t key64 = h >> g_.set_bits;
     if (key64 >= kEmpty) beyond_range(addr);
-    set = records + (h & g_.set_mask) * (3 * kCommonWays + LruOrder::kWordWords);
+    set = records + (h & g_.set_mask) * common_record<Dirty>();
     key = static_cast<std::uint32_t>(key64);
     static_assert(kCommonWays == 16);
     present = has_key16(set, key);
@@ -442,7 +475,7 @@ template <bool Dirty, bool Common>
 [[gnu::always_inline]] inline bool CacheTags::Walker::claim_absent(std::uint32_t* set, std::uint32_t key,
                                                                   bool write) const {
   const std::uint32_t ways = Common ? kCommonWays : g_.ways;
-  std::uint32_t* const order = set + 3 * ways;
+  std::uint32_t* const order = set + masks_words<Dirty>(ways);
   const std::uint32_t i = Common ? LruOrder::least_recent16(order) : g_.order.least_recent(order);  // take_lru's way
   if (Dirty && set[2 * ways + i] != 0) return false;
   const std::uint32_t want = Common || g_.block_lines >= 32 ? ~0u : (1u << g_.block_lines) - 1;
@@ -457,7 +490,7 @@ template <bool Dirty, bool Common>
   return true;
 }
 
-template <bool Prefetch, bool Common>
+template <bool Prefetch, bool Common, bool Dirty>
 [[gnu::always_inline]] inline CacheTags::Run CacheTags::Walker::access_with(std::uint64_t addr, std::uint32_t lines,
                                                                            bool write) {
   const std::uint32_t ways = Common ? kCommonWays : g_.ways;
@@ -475,7 +508,7 @@ template <bool Prefetch, bool Common>
     const std::uint64_t key64 = h >> g_.set_bits;
     if (key64 >= kEmpty) beyond_range(addr);
     s = h & g_.set_mask;
-    set = rec_ + s * (3 * kCommonWays + LruOrder::kWordWords);
+    set = rec_ + s * common_record<Dirty>();
     key = static_cast<std::uint32_t>(key64);
   } else {
     const auto w = where(rec_, line >> g_.block_shift, addr);
@@ -491,22 +524,22 @@ template <bool Prefetch, bool Common>
   Run r;
   std::uint32_t i = Common ? find_way(set, kCommonWays, key) : find(set, key);
   if (i == ways) {  // block absent: the least-recent way goes
-    i = take_lru<true, Common>(set, s, r);
+    i = take_lru<Dirty, Common>(set, s, r);
     set[i] = key;
     valid[i] = want;
-    dirty[i] = write ? want : 0;
+    if (Dirty) dirty[i] = write ? want : 0;
     r.missed = want >> first;
     return r;  // (already the most recent)
   }
   r.missed = (want & ~valid[i]) >> first;
   valid[i] |= want;
-  if (write) dirty[i] |= want;
+  if (Dirty && write) dirty[i] |= want;
   if constexpr (Common) {  // LruOrder::touch for 16 ways
-    std::uint32_t* const order = set + 3 * ways;
+    std::uint32_t* const order = set + masks_words<Dirty>(ways);
     const std::uint64_t o = LruOrder::load(order);
     if ((o & 0xFu) != i) LruOrder::store(order, LruOrder::touched(o, i));
   } else {
-    g_.order.touch(set + 3 * ways, i);
+    g_.order.touch(set + masks_words<Dirty>(ways), i);
   }
   return r;
 }

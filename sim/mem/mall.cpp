@@ -25,7 +25,7 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   pow2_ = map_.pow2() && per_stack_.pow2() && chunk_div_.pow2() && line_div_.pow2();
   for (std::uint32_t s = 0; s < stacks; ++s) {
     slices_.emplace_back(spec.size.bytes / stacks, static_cast<std::uint32_t>(tag_line_),
-                         spec.ways, kBlockLines);
+                         spec.ways, kBlockLines, CacheTags::Writes::never);  // (writes pass it by: below)
   }
   for (auto& slice : slices_) slice_records_.push_back(slice.walker().records());
   slice_bus_.resize(stacks);
@@ -186,7 +186,7 @@ std::uint64_t Mall::look_up(const MemAccess& b, bool each_run) {
         // channels' blocks packed densely), so a slice's sets all get used.
         CacheTags::Walker tags = tags0.with_records(records[slice]);
         n = std::min<std::uint64_t>(n, tags.lines_to_block_end(local));
-        const CacheTags::Run res = tags.access(local, static_cast<std::uint32_t>(n), false);  // never dirty
+        const CacheTags::Run res = tags.read_never_written(local, static_cast<std::uint32_t>(n));
         const auto missed = CacheTags::count(res.missed);
         streak = missed == n;
         looked_up += n;  // (the stats are added after the walk: kept in registers)

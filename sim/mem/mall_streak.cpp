@@ -53,7 +53,7 @@ template <bool Pow2, bool Blocks>
         return Run{records[p.group], w.s, w.key};
       };
       const auto ask = [&](const Run& r) __attribute__((always_inline)) {
-        tags.prefetch_sets<kRun, true>(tags.set_record(r.records, r.s & ~low));
+        tags.prefetch_sets<kRun, true, false>(tags.set_record(r.records, r.s & ~low));
       };
       const std::uint64_t first = addr >> il, end = first + count;
       std::uint64_t blk = first;  // the looked-up chunk's block

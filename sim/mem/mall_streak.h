@@ -24,7 +24,8 @@ struct ChunkStreak {
 
 // Reads of whole interleave chunks, each one tag block, from `addr` on, at
 // most `count`, each looked up in its slice's tags (`records[slice]`, all of
-// the geometry of `tags`), for as long as each misses whole
+// the geometry of `tags`, arrays of CacheTags::Writes::never: the MALL's
+// blocks are never written), for as long as each misses whole
 // (CacheTags::Walker::miss_whole: nearly every chunk of a weight tile).
 // `missed_whole` of them did; if it `stopped` before `count`, the chunk after
 // them was looked up too (in slice `slice`, with result `next`) for the

@@ -193,16 +193,70 @@ TEST_CASE("a whole-block lookup does what a run lookup of the whole block does",
       REQUIRE(ra.victim_dirty == rb.victim_dirty);
     }
     CHECK(a.clean() == b.clean());
-    // Reads only (the MALL's array): without its dirty masks, the same.
-    CacheTags c(256 << 10, 128, 16, block_lines), d(256 << 10, 128, 16, block_lines);
-    for (int step = 0; step < 20000; ++step) {
+  }
+}
+
+TEST_CASE("an array never written keeps no dirty masks and answers as one with them that is only read",
+          "[cache][host]") {
+  // The MALL's arrays (CacheTags::Writes::never): the lookups for arrays
+  // never written, on records without dirty masks, against the general
+  // lookups on an array with them, the same reads. Every answer, and every
+  // set's keys, valid masks and order, the same. Shapes: the common one (16
+  // ways, 32-line blocks, a power of two of sets: its constants compiled in)
+  // and others (fewer ways, shorter blocks, sets not a power of two).
+  struct Shape {
+    std::uint64_t bytes;
+    std::uint32_t ways, block_lines;
+  };
+  for (const Shape sh : {Shape{1 << 20, 16, 32}, Shape{3 << 18, 16, 32}, Shape{1 << 18, 8, 8}, Shape{3 << 16, 4, 4}}) {
+    CacheTags n(sh.bytes, 128, sh.ways, sh.block_lines, CacheTags::Writes::never);
+    CacheTags w(sh.bytes, 128, sh.ways, sh.block_lines);
+    const std::uint32_t order_words = static_cast<std::uint32_t>(w.record_words()) - 3 * sh.ways;
+    REQUIRE(n.record_words() == 2 * sh.ways + order_words);
+    CacheTags::Walker wn = n.walker(), ww = w.walker();
+    const bool common = wn.common_shape();
+    REQUIRE(common == (sh.bytes == (1 << 20)));
+    const std::uint64_t block = std::uint64_t{128} * sh.block_lines;
+    const std::uint64_t blocks = 4 * sh.bytes / block;  // four times the capacity: evictions
+    std::uint64_t x = sh.bytes + sh.ways;
+    for (int step = 0; step < 60000; ++step) {
       x = x * 6364136223846793005ull + 1442695040888963407ull;
-      const std::uint64_t addr = ((x >> 20) % 4096) * block;
-      const auto rc = c.walker().read_block_never_written(c.walker().records(), addr);
-      const auto rd = d.access(addr, block_lines, false);
-      REQUIRE(rc.missed == rd.missed);
-      REQUIRE(rc.victim == rd.victim);
+      const std::uint64_t addr = ((x >> 20) % blocks) * block;
+      const auto kind = (x >> 13) & 3;
+      if (kind == 0) {  // a partial run
+        const auto first = static_cast<std::uint32_t>((x >> 40) % sh.block_lines);
+        const auto lines = static_cast<std::uint32_t>(1 + (x >> 45) % (sh.block_lines - first));
+        const auto rn = wn.read_never_written(addr + first * 128, lines);
+        const auto rw = ww.access(addr + first * 128, lines, false);
+        REQUIRE(rn.missed == rw.missed);
+        REQUIRE(!rn.dirty_victim());
+        REQUIRE(!rw.dirty_victim());
+      } else if (kind == 1) {  // a whole block
+        const auto rn = wn.read_block_never_written(wn.records(), addr);
+        const auto rw = ww.access_block(addr, false);
+        REQUIRE(rn.missed == rw.missed);
+        REQUIRE(!rn.dirty_victim());
+      } else if (kind == 2) {  // a stream's block (miss_whole, as the chunk streaks)
+        const bool mn = common ? wn.miss_whole<false, true>(wn.records(), addr, false)
+                               : wn.miss_whole<false>(wn.records(), addr, false);
+        const bool mw = ww.miss_whole<true>(ww.records(), addr, false);
+        REQUIRE(mn == mw);
+        if (!mn) REQUIRE(wn.read_block_never_written(wn.records(), addr).missed == ww.access_block(addr, false).missed);
+      } else {
+        REQUIRE(n.contains(addr + ((x >> 40) % sh.block_lines) * 128) ==
+                w.contains(addr + ((x >> 40) % sh.block_lines) * 128));
+      }
     }
+    // The records: keys, valid masks and order alike; none has dirty lines.
+    for (std::uint64_t s = 0; s < n.sets(); ++s) {
+      const std::uint32_t* rn = wn.records() + s * n.record_words();
+      const std::uint32_t* rw = ww.records() + s * w.record_words();
+      for (std::uint32_t i = 0; i < 2 * sh.ways; ++i) REQUIRE(rn[i] == rw[i]);
+      for (std::uint32_t i = 0; i < sh.ways; ++i) REQUIRE(rw[2 * sh.ways + i] == 0);
+      for (std::uint32_t i = 0; i < order_words; ++i) REQUIRE(rn[2 * sh.ways + i] == rw[3 * sh.ways + i]);
+    }
+    CHECK(n.clean().empty());
+    CHECK(w.clean().empty());
   }
 }
 

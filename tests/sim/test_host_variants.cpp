@@ -205,7 +205,7 @@ TEST_CASE("MALL chunk streaks: the baseline and BMI2 loops do what chunk-by-chun
     const HbmAddressMap map(4096, channels, 16, 2048);
     const Divisor per_stack(channels / stacks);
     REQUIRE(map.pow2() == pow2);
-    std::vector<std::vector<CacheTags>> arrays(1 + bmi2.size(), std::vector<CacheTags>(stacks, CacheTags(slice_bytes, 128, 16, 32)));
+    std::vector<std::vector<CacheTags>> arrays(1 + bmi2.size(), std::vector<CacheTags>(stacks, CacheTags(slice_bytes, 128, 16, 32, CacheTags::Writes::never)));
     std::mt19937_64 rng(pow2 ? 5 : 6);
     const std::uint64_t span = 4 * stacks * (1 << 20) / 4096;
     for (int trial = 0; trial < 3000; ++trial) {
