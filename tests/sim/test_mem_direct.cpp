@@ -23,6 +23,7 @@
 #include "sim/mem/mall.h"
 #include "tests/sim/fork_run.h"
 #include "tests/sim/hash_mix.h"
+#include "tests/sim/moe_access_mix.h"
 #include "tests/sim/mem_stubs.h"
 #include "workloads/config/loader.h"
 
@@ -96,8 +97,8 @@ ChainOutcome run_chain(bool direct, bool mall_below, bool links) {
   o.answers = tdmsim::test::kHashStart;
   MemPort port;
   std::mt19937_64 rng(11);
-  const std::uint64_t row = 7168, x = 1ull << 30, w = 2ull << 30, out = 3ull << 30;
-  std::vector<std::uint64_t> gather(64), sums(8);
+  tdmsim::test::MoeAccessMix mix;
+  const std::uint64_t w = mix.kW;
   Tick at = 0;
   const auto send_on = [&](auto& socket, const MemAccess& a) {
     const Tick done = port.send(socket, a, at, 0);
@@ -109,23 +110,7 @@ ChainOutcome run_chain(bool direct, bool mall_below, bool links) {
   };
   const auto send = [&](const MemAccess& a) { send_on(cpu.socket, a); };
   for (int step = 0; step < 250; ++step) {
-    // Token rows of a block (tokens drawn from 512, so rows repeat and hit in part).
-    for (auto& g : gather) g = (rng() % 512) * row;
-    MemAccess a{x, static_cast<std::uint32_t>(row), static_cast<std::uint32_t>(gather.size()), 0, false, 0};
-    a.gather = gather.data();
-    send(a);
-    // A weight stream (experts drawn from 24: some again, some new).
-    send(MemAccess{w + (rng() % 24) * (8ull << 20) + (rng() % 4) * 65536, 256 * 1024, 1, 0, false, 0});
-    // Stores of output rows (dirty lines, evicted later as write-backs).
-    send(MemAccess{out + (rng() % 256) * 2 * row, static_cast<std::uint32_t>(row), 8, 4 * row, true, 0});
-    // A lone line read, spread over the channels.
-    send(MemAccess{x + (rng() % 4096) * (5 * 4096 + 128), 128, 1, 0, false, 0});
-    // Atomic adds of gathered partial rows.
-    for (auto& g : sums) g = (rng() % 1024) * 37 * 256;
-    MemAccess add{out + (64ull << 20), 128u >> (rng() % 2), static_cast<std::uint32_t>(sums.size()), 0, true, 0};
-    add.gather = sums.data();
-    add.atomic = true;
-    send(add);
+    mix.step(rng, send);
     // The other initiator: a descriptor read, and at times a weight row
     // (which the MALL then holds for the L2's misses).
     send_on(side.socket, MemAccess{w + (rng() % 24) * (8ull << 20), 512, 1, 0, false, 0});

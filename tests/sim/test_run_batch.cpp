@@ -24,6 +24,7 @@
 #include "sim/mem/run_batch.h"
 #include "tests/sim/fork_run.h"
 #include "tests/sim/hash_mix.h"
+#include "tests/sim/moe_access_mix.h"
 #include "tests/sim/mem_stubs.h"
 #include "workloads/config/loader.h"
 
@@ -93,8 +94,9 @@ Outcome run(bool one_by_one, bool plain = false) {
   o.answers = tdmsim::test::kHashStart;
   MemPort port;
   std::mt19937_64 rng(7);
-  const std::uint64_t row = 7168, x = 1ull << 30, w = 2ull << 30, out = 3ull << 30;
-  std::vector<std::uint64_t> gather(64), sums(8);
+  tdmsim::test::MoeAccessMix mix;
+  const std::uint64_t row = mix.kRow, out = mix.kOut;
+  std::vector<std::uint64_t>& sums = mix.sums;
   Tick at = 0;
   const auto send = [&](MemAccess a) {
     const Tick done = port.send(cpu.socket, a, at, 0);
@@ -105,25 +107,7 @@ Outcome run(bool one_by_one, bool plain = false) {
     at += 40 * kTicksPerNs;
   };
   for (int step = 0; step < 300; ++step) {
-    // Token rows of a block (tokens drawn from 512, so rows repeat and hit in part).
-    for (auto& g : gather) g = (rng() % 512) * row;
-    MemAccess a{x, static_cast<std::uint32_t>(row), static_cast<std::uint32_t>(gather.size()), 0, false, 0};
-    a.gather = gather.data();
-    send(a);
-    // A weight stream (experts drawn from 24: some again, some new).
-    send(MemAccess{w + (rng() % 24) * (8ull << 20) + (rng() % 4) * 65536, 256 * 1024, 1, 0, false, 0});
-    // Stores of output rows (dirty lines, evicted later as write-backs).
-    MemAccess st{out + (rng() % 256) * 2 * row, static_cast<std::uint32_t>(row), 8, 4 * row, true, 0};
-    send(st);
-    // A lone line read (a scale, a router row): hits and misses, spread so
-    // that every term of the channel hash varies.
-    send(MemAccess{x + (rng() % 4096) * (5 * 4096 + 128), 128, 1, 0, false, 0});
-    // Atomic adds of gathered partial rows (rows of 128 bytes, some 64).
-    for (auto& g : sums) g = (rng() % 1024) * 37 * 256;
-    MemAccess add{out + (64ull << 20), 128u >> (rng() % 2), static_cast<std::uint32_t>(sums.size()), 0, true, 0};
-    add.gather = sums.data();
-    add.atomic = true;
-    send(add);
+    mix.step(rng, send);
     // Atomic adds of long gathered rows (a down stage's bf16 output rows,
     // from a column off a line boundary at times): part lines at their ends,
     // whole lines between.
