@@ -167,9 +167,11 @@ def mode_stale():
 
 
 def slow_command(out):
-    # A GEMM big enough to take some seconds on the simulator.
-    return [TDMSIM, "microbench", "gemm", "--machine", "mi300x", "--M", "8192", "--N", "8192",
-            "--K", "8192", "--quiet", "--output", out]
+    # A GEMM big enough to take some seconds on the simulator (about 4 s of CPU
+    # on the 2-core CI-class machine at 2026-12-04: 8192 x 8192 x 8192, 0.2 s by
+    # then, ended before the signal came).
+    return [TDMSIM, "microbench", "gemm", "--machine", "mi300x", "--M", "32768", "--N", "32768",
+            "--K", "16384", "--quiet", "--output", out]
 
 
 def mode_signal():
@@ -186,6 +188,9 @@ def mode_signal():
                 fail(f"{sig.name}: the staging folder {staging} never appeared (exit {p.poll()})")
             time.sleep(0.01)
         time.sleep(0.2)
+        if p.poll() is not None:
+            fail(f"{sig.name}: the command ended (exit {p.returncode}) before the signal; "
+                 "slow_command needs a bigger GEMM")
         p.send_signal(sig)
         try:
             _, err = p.communicate(timeout=60)
