@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -12,17 +13,16 @@ void CacheTags::beyond_range(std::uint64_t addr) {
   throw std::out_of_range("address " + std::to_string(addr) + " beyond the cache model's range");
 }
 
-CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
-                     std::uint32_t block_lines, Writes writes)
-    : line_(line_bytes) {
-  g_.ways = ways;
-  g_.block_lines = std::clamp(block_lines, 1u, 32u);
-  g_.line_shift = static_cast<std::uint32_t>(std::countr_zero(line_bytes));
+std::optional<CacheTags::Geometry> CacheTags::shape(std::uint64_t size_bytes, std::uint32_t line_bytes,
+                                                     std::uint32_t ways, std::uint32_t block_lines, Writes writes) {
+  Geometry g;
+  g.ways = ways;
+  g.block_lines = std::clamp(block_lines, 1u, 32u);
+  g.line_shift = static_cast<std::uint32_t>(std::countr_zero(line_bytes));
   const std::uint64_t lines_per_set =
       line_bytes == 0 || ways == 0 ? 0 : size_bytes / (std::uint64_t{line_bytes} * ways);
-  if (lines_per_set == 0 || !std::has_single_bit(line_bytes) ||
-      !std::has_single_bit(g_.block_lines)) {
-    throw std::invalid_argument("cache geometry does not form whole sets");
+  if (lines_per_set == 0 || !std::has_single_bit(line_bytes) || !std::has_single_bit(g.block_lines)) {
+    return std::nullopt;
   }
   // Whole blocks per set. Where the line count per way is not a multiple of
   // the block, the sets are rounded down, losing under 1/kMinSetsForFloor of
@@ -30,22 +30,38 @@ CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::ui
   // sets of 32, 0.09%); only a cache too small for that halves the block.
   // (Halving until the block divided evenly had left that MALL with 2-line
   // blocks: 16x the tag operations of the other parts for the same bytes.)
-  while (g_.block_lines > 1 && lines_per_set % g_.block_lines != 0 &&
-         lines_per_set / g_.block_lines < kMinSetsForFloor) {
-    g_.block_lines /= 2;
+  while (g.block_lines > 1 && lines_per_set % g.block_lines != 0 && lines_per_set / g.block_lines < kMinSetsForFloor) {
+    g.block_lines /= 2;
   }
-  g_.block_shift = static_cast<std::uint32_t>(std::countr_zero(g_.block_lines));
-  g_.sets = lines_per_set / g_.block_lines;
-  g_.set_bits = static_cast<std::uint32_t>(std::bit_width(g_.sets - 1));
-  g_.set_mask = std::has_single_bit(g_.sets) ? g_.sets - 1 : 0;
-  g_.order = LruOrder(ways);
-  g_.dirty_masks = writes == Writes::some;
-  const std::uint64_t masks = (g_.dirty_masks ? 3 : 2) * std::uint64_t{ways};
-  g_.record = masks + g_.order.words();
-  g_.record_bytes = g_.record * sizeof(std::uint32_t);
+  g.block_shift = static_cast<std::uint32_t>(std::countr_zero(g.block_lines));
+  g.sets = lines_per_set / g.block_lines;
+  g.set_bits = static_cast<std::uint32_t>(std::bit_width(g.sets - 1));
+  g.set_mask = std::has_single_bit(g.sets) ? g.sets - 1 : 0;
+  g.order = LruOrder(ways);
+  g.dirty_masks = writes == Writes::some;
+  g.record = (g.dirty_masks ? 3 : 2) * std::uint64_t{ways} + g.order.words();
+  g.record_bytes = g.record * sizeof(std::uint32_t);
 #if defined(__x86_64__) && defined(__GNUC__)
-  g_.bmi2 = __builtin_cpu_supports("bmi2");
+  g.bmi2 = __builtin_cpu_supports("bmi2");
 #endif
+  return g;
+}
+
+std::uint64_t CacheTags::records_bytes(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
+                                       std::uint32_t block_lines, Writes writes) {
+  const std::optional<Geometry> g = shape(size_bytes, line_bytes, ways, block_lines, writes);
+  if (!g) return 0;
+  std::uint64_t bytes = 0;
+  return __builtin_mul_overflow(g->sets, g->record_bytes, &bytes) ? ~0ull : bytes;
+}
+
+CacheTags::CacheTags(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
+                     std::uint32_t block_lines, Writes writes)
+    : line_(line_bytes) {
+  const std::optional<Geometry> g = shape(size_bytes, line_bytes, ways, block_lines, writes);
+  if (!g) throw std::invalid_argument("cache geometry does not form whole sets");
+  g_ = *g;
+  const std::uint64_t masks = g_.record - g_.order.words();
   tags_.assign(g_.sets * g_.record, 0);
   for (std::uint64_t s = 0; s < g_.sets; ++s) {
     std::fill_n(&tags_[s * g_.record], ways, kEmpty);

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/mem/lru_order.h"
@@ -311,6 +312,16 @@ class CacheTags {
   };
   Walker walker() { return Walker(g_, tags_.data()); }
 
+  // The geometry an array of these parameters takes (as the constructor
+  // makes it), or none where they do not form whole sets.
+  static std::optional<Geometry> shape(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
+                                       std::uint32_t block_lines, Writes writes);
+  // The bytes of set records such an array allocates (sets x record, as the
+  // constructor does; saturated at 2^64 - 1), 0 where it forms no whole
+  // sets: for estimates of a run's host memory before anything is built.
+  static std::uint64_t records_bytes(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t ways,
+                                     std::uint32_t block_lines, Writes writes);
+
   // The same one lookup at a time.
   [[gnu::always_inline]] Run access(std::uint64_t addr, std::uint32_t lines, bool write) { return walker().access(addr, lines, write); }
   std::uint32_t lines_to_block_end(std::uint64_t addr) const {
@@ -339,6 +350,8 @@ class CacheTags {
   // 32-bit words of one set's record (3 x ways, 2 x without dirty masks,
   // and the recency order's).
   std::uint64_t record_words() const { return g_.record; }
+  // The bytes its records take (what records_bytes() estimates).
+  std::uint64_t allocated_bytes() const { return tags_.size() * sizeof(std::uint32_t); }
   // The set a line address maps to (exposed for tests of the spread).
   std::uint64_t set_of(std::uint64_t addr) const;
   // The inverse of Walker::fold (a victim's block number from its set and

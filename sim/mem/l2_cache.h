@@ -41,6 +41,13 @@ class L2Cache : public sc_core::sc_module {
 
   std::size_t channels() const { return channel_.size(); }
 
+  // The bytes of tag records an L2 of `spec` allocates for one die (its
+  // CacheTags, as the constructor makes it): for host-memory estimates.
+  static std::uint64_t tag_bytes(const L2Spec& spec) {
+    return CacheTags::records_bytes(spec.size_per_die.bytes, static_cast<std::uint32_t>(spec.line.bytes), spec.ways,
+                                    kBlockLines, CacheTags::Writes::some);
+  }
+
   // What the target socket's b_transport does, called directly by an
   // initiator that is always bound to this L2 (an L1, L1Cache::connect): the
   // same access without the socket's two indirect calls (a virtual call and

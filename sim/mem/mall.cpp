@@ -19,7 +19,7 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   // access less than an L2 line, and halving the tag work keeps a GiB-sized
   // stream cheap to simulate. Capacity and associativity are unchanged.
   per_stack_ = Divisor(std::max(1u, map.channels / stacks));
-  tag_line_ = std::max<std::uint64_t>(spec.line.bytes, kRequesterLine);
+  tag_line_ = tag_line(spec);
   chunk_div_ = Divisor(std::max(map.interleave, tag_line_));
   line_div_ = Divisor(tag_line_);
   pow2_ = map_.pow2() && per_stack_.pow2() && chunk_div_.pow2() && line_div_.pow2();
@@ -36,6 +36,14 @@ Mall::Mall(sc_core::sc_module_name name, const MallSpec& spec, const HbmAddressM
   stats.add(me, "hits", &hits_, "lines", "MALL line hits");
   stats.add(me, "misses", &misses_, "lines", "MALL line misses (filled from HBM)");
   stats.share(me, "hit_rate", &hits_, &misses_, "MALL hits / accesses");
+}
+
+std::uint64_t Mall::tag_bytes(const MallSpec& spec, std::uint32_t stacks) {
+  const std::uint32_t n = std::max(1u, stacks);
+  const std::uint64_t slice = CacheTags::records_bytes(spec.size.bytes / n, static_cast<std::uint32_t>(tag_line(spec)),
+                                                       spec.ways, kBlockLines, CacheTags::Writes::never);
+  std::uint64_t bytes = 0;
+  return __builtin_mul_overflow(slice, std::uint64_t{n}, &bytes) ? ~0ull : bytes;
 }
 
 void Mall::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

@@ -47,6 +47,11 @@ class Mall : public sc_core::sc_module {
     hbm_link_.target = &hbm;
   }
 
+  // The bytes of tag records a MALL of `spec` over `stacks` HBM stacks
+  // allocates (a slice per stack, as the constructor makes them): for
+  // host-memory estimates.
+  static std::uint64_t tag_bytes(const MallSpec& spec, std::uint32_t stacks);
+
   // What the target socket's b_transport does, called directly by a fabric
   // link connected to this MALL (Fabric::connect): serves `ext`'s access
   // arriving at `arrive` (global time `now`), writes its unloaded round trip
@@ -83,6 +88,9 @@ class Mall : public sc_core::sc_module {
   std::vector<std::uint32_t*> slice_records_;  // each slice's tag records (one geometry for all)
   std::vector<BusyUntil> slice_bus_;
   static constexpr std::uint64_t kRequesterLine = 128;
+  static std::uint64_t tag_line(const MallSpec& spec) {
+    return std::max<std::uint64_t>(spec.line.bytes, kRequesterLine);
+  }
   // Tag lines sharing one tag (sector block, cache_tags.h): 4 KiB blocks.
   static constexpr std::uint32_t kBlockLines = 32;
   std::uint64_t tag_line_ = 128;

@@ -9,6 +9,7 @@
 
 #include "sim/core/sim_error.h"
 #include "sim/mem/l2_cache.h"
+#include "sim/mem/mall.h"
 #include "workloads/config/units.h"
 
 namespace tdmsim::sim {
@@ -34,24 +35,11 @@ constexpr std::uint64_t kTraceEventBytes = 192;
 // and each kernel's gather offsets (8 bytes) for the paths run.
 constexpr std::uint64_t kPlanBytesPerRow = 6 * 4;
 constexpr std::uint64_t kGatherBytesPerRow = 8;
-// The L2's and the MALL's tag blocks (32 lines, sim/mem/l2_cache.h and
-// mall.h), and the MALL's smallest tag line (its requesters' 128 B).
-constexpr std::uint32_t kTagBlockLines = 32;
-constexpr std::uint64_t kMallTagLine = 128;
 
 std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
   if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
   return a * b;
-}
-
-// A CacheTags array: sets of 32-line blocks, one record of 3 x ways 32-bit
-// words and the recency order's per set (sim/mem/cache_tags.h, lru_order.h).
-std::uint64_t tag_bytes(std::uint64_t size, std::uint64_t line, std::uint32_t ways, std::uint32_t block_lines) {
-  if (line == 0 || ways == 0) return 0;
-  const std::uint64_t lines_per_way = size / (line * ways);
-  const std::uint64_t sets = std::max<std::uint64_t>(1, lines_per_way / block_lines);
-  return sat_mul(sets, (3ull * ways + LruOrder(ways).words()) * 4);
 }
 
 std::string gib(std::uint64_t b) {
@@ -91,16 +79,12 @@ MemoryEstimate machine_memory(const MachineSpec& m) {
   const std::uint64_t l2_channels = sat_mul(l2.channels_per_die, 16 * 8 + 5 * kStatBytes / 4);
   e.add(fmt::format("L2 tag arrays (compute.dies x memory.l2.size_per_die = {} x {}, line {}, {} ways)",
                     m.compute.dies, units::format(l2.size_per_die), units::format(l2.line), l2.ways),
-        sat_mul(m.compute.dies, sat_add(sizeof(L2Cache) + l2_channels,
-                                        tag_bytes(l2.size_per_die.bytes, l2.line.bytes, l2.ways,
-                                                  kTagBlockLines))));
+        sat_mul(m.compute.dies, sat_add(sizeof(L2Cache) + l2_channels, L2Cache::tag_bytes(l2))));
   const auto& hbm = m.memory.hbm;
   if (m.memory.mall) {
     const auto& mall = *m.memory.mall;
-    const std::uint64_t line = std::max<std::uint64_t>(mall.line.bytes, kMallTagLine);
     e.add(fmt::format("MALL tag arrays (memory.mall.size {}, {} ways)", units::format(mall.size), mall.ways),
-          sat_mul(hbm.stacks, tag_bytes(mall.size.bytes / std::max(1u, hbm.stacks), line, mall.ways,
-                                        kTagBlockLines)));
+          Mall::tag_bytes(mall, hbm.stacks));
   }
   const std::uint64_t channels = std::uint64_t{hbm.stacks} * hbm.channels_per_stack * hbm.pseudo_channels;
   // Per pseudo-channel: its state, its banks' open rows and times, four stats.

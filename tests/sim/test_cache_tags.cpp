@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/mem/cache_tags.h"
@@ -136,6 +137,35 @@ TEST_CASE("a cache whose lines per way are not a multiple of the block keeps the
   CacheTags small(48 * 128 * 4, 128, 4, 32);  // 48 lines per way
   CHECK(small.block_lines() == 16);
   CHECK(small.sets() == 3);
+}
+
+TEST_CASE("records_bytes gives the bytes an array of those parameters allocates", "[cache][limits]") {
+  // What a run's host-memory estimate counts for the L2's and MALL's tags
+  // (sim/platform/host_memory.cpp), against the arrays themselves: with and
+  // without dirty masks, blocks kept or halved, sets rounded down, few and
+  // many ways.
+  struct Shape {
+    std::uint64_t bytes;
+    std::uint32_t line, ways, block_lines;
+  };
+  for (const Shape sh : {Shape{4 << 20, 128, 16, 32}, Shape{(256ull << 20) / 12, 128, 16, 32},
+                         Shape{48 * 128 * 4, 128, 4, 32}, Shape{50 << 20, 128, 24, 32}, Shape{1 << 16, 64, 2, 1},
+                         Shape{3 << 20, 256, 12, 8}}) {
+    for (const auto writes : {CacheTags::Writes::some, CacheTags::Writes::never}) {
+      const CacheTags t(sh.bytes, sh.line, sh.ways, sh.block_lines, writes);
+      CHECK(CacheTags::records_bytes(sh.bytes, sh.line, sh.ways, sh.block_lines, writes) == t.allocated_bytes());
+    }
+    // Records without dirty masks are ways words a set shorter.
+    const CacheTags some(sh.bytes, sh.line, sh.ways, sh.block_lines);
+    CHECK(CacheTags::records_bytes(sh.bytes, sh.line, sh.ways, sh.block_lines, CacheTags::Writes::never) ==
+          some.allocated_bytes() - some.sets() * sh.ways * 4);
+  }
+  // No whole set: nothing (the constructor refuses it).
+  CHECK(CacheTags::records_bytes(1000, 128, 16, 32, CacheTags::Writes::some) == 0);
+  CHECK(CacheTags::records_bytes(1 << 20, 96, 16, 32, CacheTags::Writes::some) == 0);
+  CHECK_THROWS_AS(CacheTags(1 << 20, 96, 16, 32), std::invalid_argument);
+  // Beyond 2^64 bytes: saturated.
+  CHECK(CacheTags::records_bytes(~0ull, 1, 1, 1, CacheTags::Writes::some) == ~0ull);
 }
 
 TEST_CASE("one set is an exact LRU list: hits, misses and victims as a reference list says", "[cache]") {
