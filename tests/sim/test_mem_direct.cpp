@@ -9,7 +9,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <random>
 #include <vector>
@@ -23,9 +22,9 @@
 #include "sim/mem/mall.h"
 #include "tests/sim/fork_run.h"
 #include "tests/sim/hash_mix.h"
-#include "tests/sim/moe_access_mix.h"
 #include "tests/sim/mem_stubs.h"
-#include "workloads/config/loader.h"
+#include "tests/sim/moe_access_mix.h"
+#include "tests/sim/small_die_chain.h"
 
 using namespace tdmsim;
 using namespace tdmsim::sim;
@@ -44,25 +43,14 @@ struct ChainOutcome {
 // (connect()); else bound through their sockets. With `mall`, a MALL sits
 // between the fabric link and HBM; with `links`, the link crosses IODs too.
 ChainOutcome run_chain(bool direct, bool mall_below, bool links) {
-  const std::filesystem::path root = std::filesystem::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  const MachineSpec m = loader.machine(root / "machines/mi355x.yaml").spec;
-  StatRegistry stats;
-  SimClock time;  // SystemC's time (no CuScheduler here)
-  const Tick hbm_trip = 500 * kTicksPerNs, mall_trip = mall_below ? 250 * kTicksPerNs : 0;
-  // A small L2 and MALL, so that rows evict each other.
-  L2Spec l2spec = m.memory.l2;
-  l2spec.size_per_die = units::Bytes{256 << 10};
-  L2Cache l2("l2", l2spec, m.compute.clock, hbm_trip, mall_trip, stats, time);
-  Fabric fabric("fabric", m.memory.fabric, m.compute.dies, stats, time);
-  Hbm hbm("hbm", m.memory.hbm, stats, time);
-  MallSpec mallspec = *m.memory.mall;
-  mallspec.size = units::Bytes{16 << 20};
-  std::unique_ptr<Mall> mall;
-  if (mall_below) mall = std::make_unique<Mall>("mall", mallspec, hbm.map(), m.memory.hbm.stacks, stats, time);
+  tdmsim::test::SmallDieChain chain(mall_below);
+  L2Cache& l2 = chain.l2;
+  Fabric& fabric = chain.fabric;
+  Hbm& hbm = chain.hbm;
+  Mall* mall = chain.mall.get();
   std::unique_ptr<IodLinks> iods;
   if (links) {
-    iods = std::make_unique<IodLinks>(4, units::Bandwidth{400'000'000'000}, stats, "iod");
+    iods = std::make_unique<IodLinks>(4, units::Bandwidth{400'000'000'000}, chain.stats, "iod");
     fabric.attach(*iods, 1);
   }
   sim::test::Requester cpu("cpu"), side("side");
@@ -94,28 +82,21 @@ ChainOutcome run_chain(bool direct, bool mall_below, bool links) {
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
 
   ChainOutcome o;
-  o.answers = tdmsim::test::kHashStart;
-  MemPort port;
+  tdmsim::test::HashedSends sends;
   std::mt19937_64 rng(11);
   tdmsim::test::MoeAccessMix mix;
   const std::uint64_t w = mix.kW;
-  Tick at = 0;
-  const auto send_on = [&](auto& socket, const MemAccess& a) {
-    const Tick done = port.send(socket, a, at, 0);
-    hash_mix(o.answers, done);
-    hash_mix(o.answers, port.unloaded());
-    hash_mix(o.answers, port.wait());
-    ++o.accesses;
-    at += 40 * kTicksPerNs;
-  };
-  const auto send = [&](const MemAccess& a) { send_on(cpu.socket, a); };
+  const auto send = [&](const MemAccess& a) { sends.send(cpu.socket, a); };
   for (int step = 0; step < 250; ++step) {
     mix.step(rng, send);
     // The other initiator: a descriptor read, and at times a weight row
     // (which the MALL then holds for the L2's misses).
-    send_on(side.socket, MemAccess{w + (rng() % 24) * (8ull << 20), 512, 1, 0, false, 0});
+    sends.send(side.socket, MemAccess{w + (rng() % 24) * (8ull << 20), 512, 1, 0, false, 0});
   }
-  hash_mix(o.answers, l2.flush(at));
+  o.answers = sends.answers;
+  o.accesses = sends.accesses;
+  const StatRegistry& stats = chain.stats;
+  hash_mix(o.answers, l2.flush(sends.at));
   tdmsim::test::hash_stats(o.stats, stats);
   o.l2_misses = static_cast<std::uint64_t>(stats.sum("l2", "misses"));
   o.writebacks = static_cast<std::uint64_t>(stats.sum("l2", "writebacks"));

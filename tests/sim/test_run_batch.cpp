@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
 #include <random>
 #include <vector>
 
@@ -24,9 +23,9 @@
 #include "sim/mem/run_batch.h"
 #include "tests/sim/fork_run.h"
 #include "tests/sim/hash_mix.h"
-#include "tests/sim/moe_access_mix.h"
 #include "tests/sim/mem_stubs.h"
-#include "workloads/config/loader.h"
+#include "tests/sim/moe_access_mix.h"
+#include "tests/sim/small_die_chain.h"
 
 using namespace tdmsim;
 using namespace tdmsim::sim;
@@ -63,49 +62,28 @@ using tdmsim::test::hash_mix;
 // With `plain`, the L2 counts lines per channel line by line and visits
 // every channel (L2Cache::set_plain_counts).
 Outcome run(bool one_by_one, bool plain = false) {
-  const std::filesystem::path root = std::filesystem::path(TDMSIM_SOURCE_DIR) / "workloads";
-  const config::Loader loader({root});
-  const MachineSpec m = loader.machine(root / "machines/mi355x.yaml").spec;
-  StatRegistry stats;
-  SimClock time;  // SystemC's time (no CuScheduler here)
-  const Tick hbm_trip = 500 * kTicksPerNs, mall_trip = 250 * kTicksPerNs;
-  // A small L2 (its spec's channels and line), so that rows evict each other.
-  L2Spec l2spec = m.memory.l2;
-  l2spec.size_per_die = units::Bytes{256 << 10};
-  L2Cache l2("l2", l2spec, m.compute.clock, hbm_trip, mall_trip, stats, time);
-  Fabric fabric("fabric", m.memory.fabric, m.compute.dies, stats, time);
-  Hbm hbm("hbm", m.memory.hbm, stats, time);
-  MallSpec mallspec = *m.memory.mall;
-  mallspec.size = units::Bytes{16 << 20};
-  Mall mall("mall", mallspec, hbm.map(), m.memory.hbm.stacks, stats, time);
+  tdmsim::test::SmallDieChain chain(true);
+  L2Cache& l2 = chain.l2;
+  Mall& mall = *chain.mall;
   sim::test::Requester cpu("cpu");
   cpu.socket.bind(l2.target);
-  l2.initiator.bind(fabric.target);
+  l2.initiator.bind(chain.fabric.target);
   Counter counter("counter");
-  fabric.initiator.bind(counter.target);
+  chain.fabric.initiator.bind(counter.target);
   counter.initiator.bind(mall.target);
-  mall.initiator.bind(hbm.target);
+  mall.initiator.bind(chain.hbm.target);
   l2.set_runs_one_by_one(one_by_one);
   mall.set_runs_one_by_one(one_by_one);
   l2.set_plain_counts(plain);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
 
   Outcome o;
-  o.answers = tdmsim::test::kHashStart;
-  MemPort port;
+  tdmsim::test::HashedSends sends;
   std::mt19937_64 rng(7);
   tdmsim::test::MoeAccessMix mix;
   const std::uint64_t row = mix.kRow, out = mix.kOut;
   std::vector<std::uint64_t>& sums = mix.sums;
-  Tick at = 0;
-  const auto send = [&](MemAccess a) {
-    const Tick done = port.send(cpu.socket, a, at, 0);
-    hash_mix(o.answers, done);
-    hash_mix(o.answers, port.unloaded());
-    hash_mix(o.answers, port.wait());
-    ++o.accesses;
-    at += 40 * kTicksPerNs;
-  };
+  const auto send = [&](const MemAccess& a) { sends.send(cpu.socket, a); };
   for (int step = 0; step < 300; ++step) {
     mix.step(rng, send);
     // Atomic adds of long gathered rows (a down stage's bf16 output rows,
@@ -119,7 +97,10 @@ Outcome run(bool one_by_one, bool plain = false) {
     long_add.atomic = true;
     send(long_add);
   }
-  hash_mix(o.answers, l2.flush(at));
+  o.answers = sends.answers;
+  o.accesses = sends.accesses;
+  const StatRegistry& stats = chain.stats;
+  hash_mix(o.answers, l2.flush(sends.at));
   tdmsim::test::hash_stats(o.stats, stats);
   o.hbm_reads = static_cast<std::uint64_t>(stats.sum("hbm", "reads"));
   o.hbm_writes = static_cast<std::uint64_t>(stats.sum("hbm", "writes"));
