@@ -143,6 +143,10 @@ isa::KernelLaunch launch_into(std::string name, std::uint32_t workgroups,
                               std::function<void(std::uint32_t, isa::TileProgram&)> into);
 isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
                          const std::vector<std::uint64_t>& offsets, std::int64_t iter_stride = 0);
+// The range keeps a pointer to `offsets` (MemRange::gather): a temporary
+// would leave it dangling, so none is taken.
+isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
+                         const std::vector<std::uint64_t>&& offsets, std::int64_t iter_stride = 0) = delete;
 std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k);
 std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma);
 std::uint32_t copies_ahead(const Layer& l, const KernelTile& tile, bool wgmma);
