@@ -5,7 +5,9 @@
 #   scripts/test.sh              the suite (Release build in build/)
 #   scripts/test.sh --sanitize   the suite, then the library unit tests again
 #                                under AddressSanitizer + UndefinedBehaviorSanitizer
-#                                (their own build in build-asan/; docs/reliability.md)
+#                                (build-asan/), and the SystemC tests and every
+#                                recorded output under UBSan alone (build-ubsan/;
+#                                scripts/sanitize-tests.sh, docs/reliability.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitize=0
