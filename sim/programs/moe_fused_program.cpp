@@ -68,7 +68,8 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   // docs/moe-timing.md).
   p.pipeline_depth = std::max(1u, l.kernel.pipeline_stages);
   block_prologue(l, j.block, p);
-  scale_prologue(l, j, 2 * cols + h, h + cols, p);
+  // Gate/up: 2 cols rows along H; down: H rows along the cols of I.
+  scale_prologue(l, j, 2 * cols, h, p, h, cols);
   const std::uint64_t h_row = bytes_of(h, wdt);
   const std::uint64_t i_row = bytes_of(l.shape.inter, wdt);
   const std::uint32_t k_bytes = bytes_of(tile.k, dt), wk_bytes = bytes_of(tile.k, wdt);

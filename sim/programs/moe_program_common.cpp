@@ -243,33 +243,48 @@ void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p) {
   p.prologue_loads.push_back(strided(l.buf.block_experts + std::uint64_t{block} * 4, 4, 1, 0));
 }
 
-// Scales a job reads: its rows' activation scales (per_token: one per row;
-// block_128: one per row and 128 of K; per_1x32: one E8M0 byte per row and
-// 32 of K; none for unscaled bf16 activations) and the weight scales of the
-// rows it covers (per output channel; 128x128 blocks; E8M0 per 32 of K;
-// fp32 per 32 / 128 of K for int4 groups). Small next to the tiles, so they
-// are loaded once, up front.
-void scale_prologue(const Layer& l, const TileJob& j, std::uint32_t n_rows, std::uint32_t k_len,
-                    isa::TileProgram& p) {
-  const Quant q = l.shape.quant;
-  if (q == Quant::none || q == Quant::per_tensor) return;
-  const std::uint32_t rows = scaled_dtype(l.shape.dtype) ? j.valid_rows : 0;
-  std::uint32_t a_scales = 0, b_scales = 0;
+namespace {
+// Bytes of the scales of an n_rows x k_len block of weights (per output
+// channel; 128x128 blocks; E8M0 per 32 of K; fp32 per 32 / 128 of K for int4
+// groups).
+std::uint32_t weight_scale_bytes(Quant q, std::uint32_t n_rows, std::uint32_t k_len) {
   switch (q) {
-    case Quant::per_token: a_scales = rows * 4; b_scales = n_rows * 4; break;
-    case Quant::block_128:
-      a_scales = rows * ceil_div(k_len, 128) * 4;
-      b_scales = ceil_div(n_rows, 128) * ceil_div(k_len, 128) * 4;
-      break;
-    case Quant::per_1x32:
-      a_scales = rows * ceil_div(k_len, 32);
-      b_scales = n_rows * ceil_div(k_len, 32);
-      break;
-    case Quant::group_32: b_scales = n_rows * ceil_div(k_len, 32) * 4; break;
-    case Quant::group_128: b_scales = n_rows * ceil_div(k_len, 128) * 4; break;
+    case Quant::per_token: return n_rows * 4;
+    case Quant::block_128: return ceil_div(n_rows, 128) * ceil_div(k_len, 128) * 4;
+    case Quant::per_1x32: return n_rows * ceil_div(k_len, 32);
+    case Quant::group_32: return n_rows * ceil_div(k_len, 32) * 4;
+    case Quant::group_128: return n_rows * ceil_div(k_len, 128) * 4;
     case Quant::none:
     case Quant::per_tensor: break;
   }
+  return 0;
+}
+}  // namespace
+
+// Scales a job reads: its rows' activation scales (per_token: one per row;
+// block_128: one per row and 128 of K; per_1x32: one E8M0 byte per row and
+// 32 of K; none for unscaled bf16 activations or int4 groups, which scale
+// weights only) and the weight scales of the rows it covers. Small next to
+// the tiles, so they are loaded once, up front. The fused kernel's two
+// weight blocks are counted apart: its gate/up rows along H and its w_down
+// rows along its slice of I (counted as one block of (2 cols + H) rows along
+// (H + cols), they had come to H^2 / 32 E8M0 bytes a job at 1x32).
+void scale_prologue(const Layer& l, const TileJob& j, std::uint32_t n_rows, std::uint32_t k_len,
+                    isa::TileProgram& p, std::uint32_t down_n, std::uint32_t down_k) {
+  const Quant q = l.shape.quant;
+  if (q == Quant::none || q == Quant::per_tensor) return;
+  const std::uint32_t rows = scaled_dtype(l.shape.dtype) ? j.valid_rows : 0;
+  std::uint32_t a_scales = 0;
+  switch (q) {
+    case Quant::per_token: a_scales = rows * 4; break;
+    case Quant::block_128: a_scales = rows * ceil_div(k_len, 128) * 4; break;
+    case Quant::per_1x32: a_scales = rows * ceil_div(k_len, 32); break;
+    case Quant::group_32:
+    case Quant::group_128:
+    case Quant::none:
+    case Quant::per_tensor: break;
+  }
+  const std::uint32_t b_scales = weight_scale_bytes(q, n_rows, k_len) + weight_scale_bytes(q, down_n, down_k);
   p.prologue_loads.push_back(strided(l.buf.scales, std::max(4u, a_scales + b_scales), 1, 0));
 }
 

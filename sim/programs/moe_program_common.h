@@ -169,8 +169,13 @@ void block_prologue(const Layer& l, std::uint32_t block, isa::TileProgram& p);
 // A main loop's in-register dequantisation of an n x k weight tile per
 // iteration (mixed pairs, Layer::dequant_ops), beside its matrix work.
 void dequant_of(const Layer& l, std::uint32_t n, std::uint32_t k, isa::Loop& loop);
+// The scales a job reads, loaded up front: its rows' activation scales along
+// `k_len` and the scales of its `n_rows` x `k_len` weights; with `down_n`,
+// also those of a second weight block of `down_n` rows x `down_k` (the fused
+// 1-stage kernel's slice of w_down, whose activations, the intermediate, are
+// its own and need no scales read).
 void scale_prologue(const Layer& l, const TileJob& j, std::uint32_t n_rows, std::uint32_t k_len,
-                    isa::TileProgram& p);
+                    isa::TileProgram& p, std::uint32_t down_n = 0, std::uint32_t down_k = 0);
 std::uint64_t w13_of(const Layer& l, std::uint32_t expert);
 std::uint64_t w2_of(const Layer& l, std::uint32_t expert);
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "descriptors/plan/moe_plan.h"
 #include "isa/matrix_table.h"
@@ -139,4 +140,43 @@ TEST_CASE("the gate/up kernel streams half the weight bytes per halving of the w
   CHECK(weight_bytes(scenario(DType::bf16, DType::mxfp4, Quant::per_1x32, 16)) / bf16 == Approx(0.25));
   CHECK(weight_bytes(scenario(DType::mxfp4, std::nullopt, Quant::per_1x32, 16)) / bf16 == Approx(0.25));
   CHECK(weight_bytes(scenario(DType::bf16, DType::int4, Quant::group_128, 16)) / bf16 == Approx(0.25));
+}
+
+TEST_CASE("the fused 1-stage kernel reads the scales of its gate/up rows along H and its w_down rows along I",
+          "[moe][formats]") {
+  // A job of the fused kernel covers `cols` columns of I: gate and up rows
+  // (2 cols along H) and the w_down slice (H rows along cols). Its prologue's
+  // last load is the scales: the token rows' activation scales along H and
+  // the two weight blocks' scales, each counted along its own K.
+  const auto fused = [](Quant q, DType a, std::optional<DType> w) {
+    auto sc = scenario(a, w, q, 1);
+    sc.scenario.spec.kernel.stages = 1;
+    const plan::MoePlan p = plan::build_plan(sc);
+    sim::AddressSpace as;
+    const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+    const auto& launch = k.kernels[kernel_of(k, "fused")];
+    const auto prog = launch.program(0);
+    REQUIRE(!prog.prologue_loads.empty());
+    const std::uint32_t cols = prog.loops.at(0).n / 2;
+    return std::tuple{prog.prologue_loads.back().row_bytes, cols, p.shape.hidden};
+  };
+  // One token: the block's one valid row.
+  {
+    const auto [bytes, cols, h] = fused(Quant::per_1x32, DType::mxfp4, std::nullopt);
+    REQUIRE(cols > 0);
+    CHECK(bytes == h / 32 + 2 * cols * (h / 32) + h * ((cols + 31) / 32));  // E8M0 bytes
+  }
+  {
+    const auto [bytes, cols, h] = fused(Quant::group_32, DType::bf16, DType::int4);
+    CHECK(bytes == 4 * (2 * cols * (h / 32) + h * ((cols + 31) / 32)));  // fp32, weights only
+  }
+  {
+    const auto [bytes, cols, h] = fused(Quant::block_128, DType::fp8_e4m3, std::nullopt);
+    CHECK(bytes == 4 * ((h + 127) / 128 + ((2 * cols + 127) / 128) * ((h + 127) / 128) +
+                        ((h + 127) / 128) * ((cols + 127) / 128)));
+  }
+  {
+    const auto [bytes, cols, h] = fused(Quant::per_token, DType::fp8_e4m3, std::nullopt);
+    CHECK(bytes == 4 * (1 + 2 * cols + h));
+  }
 }
