@@ -80,4 +80,30 @@ struct HashedSends {
   }
 };
 
+// What a comparison of two runs of the chain reads at the end: the answers
+// with the L2's flush (its write-backs landing) folded in, a hash of every
+// stat, and the counts that show the accesses did what the comparison needs
+// (misses at every level, write-backs). mall_misses is 0 without a MALL.
+struct ChainTally {
+  std::uint64_t answers = 0;  // FNV-1a over every access's completion, unloaded round trip and wait
+  std::uint64_t stats = 0;    // ... over every stat's value at the end
+  std::uint64_t accesses = 0, l2_misses = 0, writebacks = 0, hbm_reads = 0, mall_misses = 0;
+};
+
+inline ChainTally tally(SmallDieChain& chain, const HashedSends& sends) {
+  ChainTally t;
+  t.answers = sends.answers;
+  t.accesses = sends.accesses;
+  hash_mix(t.answers, chain.l2.flush(sends.at));
+  hash_stats(t.stats, chain.stats);
+  const auto count = [&](const char* owner, const char* name) {
+    return static_cast<std::uint64_t>(chain.stats.sum(owner, name));
+  };
+  t.l2_misses = count("l2", "misses");
+  t.writebacks = count("l2", "writebacks");
+  t.hbm_reads = count("hbm", "reads");
+  t.mall_misses = count("mall", "misses");
+  return t;
+}
+
 }  // namespace tdmsim::test

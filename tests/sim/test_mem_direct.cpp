@@ -21,7 +21,6 @@
 #include "sim/mem/l2_cache.h"
 #include "sim/mem/mall.h"
 #include "tests/sim/fork_run.h"
-#include "tests/sim/hash_mix.h"
 #include "tests/sim/mem_stubs.h"
 #include "tests/sim/moe_access_mix.h"
 #include "tests/sim/small_die_chain.h"
@@ -31,12 +30,8 @@ using namespace tdmsim::sim;
 
 namespace {
 
-using tdmsim::test::hash_mix;
-
-struct ChainOutcome {
-  std::uint64_t answers = 0;  // FNV-1a over every access's completion, unloaded round trip and wait
-  std::uint64_t stats = 0;    // ... over every stat's value at the end
-  std::uint64_t accesses = 0, l2_misses = 0, mall_misses = 0, hbm_reads = 0, writebacks = 0, fabric_bytes = 0;
+struct ChainOutcome : tdmsim::test::ChainTally {
+  std::uint64_t fabric_bytes = 0;
 };
 
 // With `direct`, the blocks are connected as the simulator connects them
@@ -81,7 +76,6 @@ ChainOutcome run_chain(bool direct, bool mall_below, bool links) {
   }
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
 
-  ChainOutcome o;
   tdmsim::test::HashedSends sends;
   std::mt19937_64 rng(11);
   tdmsim::test::MoeAccessMix mix;
@@ -93,16 +87,9 @@ ChainOutcome run_chain(bool direct, bool mall_below, bool links) {
     // (which the MALL then holds for the L2's misses).
     sends.send(side.socket, MemAccess{w + (rng() % 24) * (8ull << 20), 512, 1, 0, false, 0});
   }
-  o.answers = sends.answers;
-  o.accesses = sends.accesses;
-  const StatRegistry& stats = chain.stats;
-  hash_mix(o.answers, l2.flush(sends.at));
-  tdmsim::test::hash_stats(o.stats, stats);
-  o.l2_misses = static_cast<std::uint64_t>(stats.sum("l2", "misses"));
-  o.writebacks = static_cast<std::uint64_t>(stats.sum("l2", "writebacks"));
-  o.hbm_reads = static_cast<std::uint64_t>(stats.sum("hbm", "reads"));
-  o.fabric_bytes = static_cast<std::uint64_t>(stats.sum("fabric", "bytes"));
-  if (mall) o.mall_misses = static_cast<std::uint64_t>(stats.sum("mall", "misses"));
+  ChainOutcome o;
+  static_cast<tdmsim::test::ChainTally&>(o) = tdmsim::test::tally(chain, sends);
+  o.fabric_bytes = static_cast<std::uint64_t>(chain.stats.sum("fabric", "bytes"));
   return o;
 }
 

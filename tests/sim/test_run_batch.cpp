@@ -22,7 +22,6 @@
 #include "sim/mem/mall.h"
 #include "sim/mem/run_batch.h"
 #include "tests/sim/fork_run.h"
-#include "tests/sim/hash_mix.h"
 #include "tests/sim/mem_stubs.h"
 #include "tests/sim/moe_access_mix.h"
 #include "tests/sim/small_die_chain.h"
@@ -49,15 +48,10 @@ struct Counter : sc_core::sc_module {
   }
 };
 
-struct Outcome {
-  std::uint64_t answers = 0;  // FNV-1a over every access's completion, unloaded round trip and wait
-  std::uint64_t stats = 0;    // ... over every stat's value at the end
-  std::uint64_t hbm_reads = 0, hbm_writes = 0, mall_misses = 0, l2_misses = 0, writebacks = 0;
-  std::uint64_t accesses = 0;
+struct Outcome : tdmsim::test::ChainTally {
+  std::uint64_t hbm_writes = 0;
   std::uint64_t mall_calls = 0, mall_runs = 0;  // into the MALL
 };
-
-using tdmsim::test::hash_mix;
 
 // With `plain`, the L2 counts lines per channel line by line and visits
 // every channel (L2Cache::set_plain_counts).
@@ -77,7 +71,6 @@ Outcome run(bool one_by_one, bool plain = false) {
   l2.set_plain_counts(plain);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
 
-  Outcome o;
   tdmsim::test::HashedSends sends;
   std::mt19937_64 rng(7);
   tdmsim::test::MoeAccessMix mix;
@@ -97,16 +90,9 @@ Outcome run(bool one_by_one, bool plain = false) {
     long_add.atomic = true;
     send(long_add);
   }
-  o.answers = sends.answers;
-  o.accesses = sends.accesses;
-  const StatRegistry& stats = chain.stats;
-  hash_mix(o.answers, l2.flush(sends.at));
-  tdmsim::test::hash_stats(o.stats, stats);
-  o.hbm_reads = static_cast<std::uint64_t>(stats.sum("hbm", "reads"));
-  o.hbm_writes = static_cast<std::uint64_t>(stats.sum("hbm", "writes"));
-  o.mall_misses = static_cast<std::uint64_t>(stats.sum("mall", "misses"));
-  o.l2_misses = static_cast<std::uint64_t>(stats.sum("l2", "misses"));
-  o.writebacks = static_cast<std::uint64_t>(stats.sum("l2", "writebacks"));
+  Outcome o;
+  static_cast<tdmsim::test::ChainTally&>(o) = tdmsim::test::tally(chain, sends);
+  o.hbm_writes = static_cast<std::uint64_t>(chain.stats.sum("hbm", "writes"));
   o.mall_calls = counter.calls;
   o.mall_runs = counter.runs;
   return o;
