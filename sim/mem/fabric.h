@@ -37,7 +37,6 @@ class Fabric : public sc_core::sc_module {
     iod_ = iod;
   }
 
-
   // Binds the initiator to the memory side's target (`mall`, or `hbm` where
   // the machine has no MALL) and sends to it by a direct call (its
   // transport(), handed the request's own extension) rather than through the
