@@ -130,4 +130,31 @@ double peak_matrix_flops(const MachineSpec& m, DType operand) {
          m.compute.total_cus() * static_cast<double>(m.compute.clock.hz);
 }
 
+namespace {
+// `t` if `has(t)`, else the next wider dtype that has an instruction, as
+// kernels widen operands in registers: fp4 -> fp8 -> bf16 (every e2m1 value
+// is exact in e4m3); fp8 FNUZ -> OCP fp8 (the same bytes read as OCP e4m3
+// are twice the FNUZ value, subnormals included, so a kernel folds the 2
+// into its scale) -> bf16; integers -> bf16 (not fp8, which is not exact).
+template <class Has>
+DType widened(DType t, Has has) {
+  const bool integer = t == DType::int8 || t == DType::int4;
+  for (DType c : {t, DType::fp8_e4m3, DType::bf16}) {
+    if (dtype_bits(c) < dtype_bits(t)) continue;  // never narrower than the operands
+    if (integer && c == DType::fp8_e4m3) continue;
+    if (has(c)) return c;
+  }
+  return DType::bf16;
+}
+}  // namespace
+
+DType matrix_dtype(const MachineSpec& m, DType t) {
+  return widened(t, [&](DType c) { return matrix_flops_per_clock_per_cu(m.isa, c, 1) > 0; });
+}
+
+DType kernel_matrix_dtype(const MachineSpec& m, DType t) {
+  if (dtype_bits(t) == 8 && m.kernels.fp8_operands == Fp8Operands::f16) t = DType::fp16;
+  return widened(t, [&](DType c) { return kernel_matrix_flops_per_clock_per_simd(m, c) > 0; });
+}
+
 }  // namespace tdmsim::isa

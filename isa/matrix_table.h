@@ -44,4 +44,13 @@ std::span<const MatrixInstr> kernel_matrix_instructions(const MachineSpec& m);
 // instruction for `operand` (0 when none).
 double kernel_matrix_flops_per_clock_per_simd(const MachineSpec& m, DType operand);
 
+// The dtype the matrix pipes run for operands of `t` on this machine: `t`
+// where the ISA has an instruction for it, else the operands are widened in
+// registers (fp4 -> fp8 -> bf16), as kernels for such parts do.
+DType matrix_dtype(const MachineSpec& m, DType t);
+
+// The same for the machine's software kernels (`kernels:`): their matrix
+// instructions, and fp8 converted to f16 where `kernels.fp8_operands` says so.
+DType kernel_matrix_dtype(const MachineSpec& m, DType t);
+
 }  // namespace tdmsim::isa

@@ -70,6 +70,15 @@ inline MemRange gathered(std::uint64_t addr, std::uint32_t row_bytes, std::uint3
   return r;
 }
 
+// Cycles between two instructions of one wavefront on CDNA: a CU's
+// sequencer gives each of its 4 SIMDs an issue turn every 4 cycles, and in a
+// turn issues at most one instruction per wavefront (up to one per
+// instruction type from different wavefronts: VALU, SALU, vector memory, LDS,
+// branch). AMD "GCN Architecture" whitepaper (2012), "Compute Unit
+// Scheduler"; CDNA keeps the GCN sequencer (AMD CDNA3 ISA reference guide,
+// ch. 1-2; ROCm Compute Profiler, "Pipeline descriptions: Scheduler").
+inline constexpr double kCdnaIssueTurnCycles = 4.0;
+
 // One software-pipelined loop: each iteration loads its operands, then runs
 // an MxNxK matrix product in `dtype` (m == 0: no matrix work).
 struct Loop {

@@ -13,6 +13,7 @@
 #include "descriptors/plan/default_tile.h"
 #include "descriptors/plan/moe_plan.h"
 #include "isa/matrix_table.h"
+#include "isa/tile_program.h"
 
 namespace tdmsim::plan {
 namespace {
@@ -80,6 +81,68 @@ std::uint32_t floor_pow2(std::uint32_t v) {
   std::uint32_t p = 1;
   while (p * 2 <= v) p *= 2;
   return p;
+}
+
+
+// FLOP/s of the whole machine multiplying with this tile's main loop, as the
+// timing model charges it (sim/cu/compute_unit.cpp matrix_cost): a wgmma
+// tile at the ISA's rate and its loop's factor (warp-specialized, 8-bit or
+// bf16); any other at the kernels' fastest instruction for the operands
+// (isa::kernel_matrix_dtype: widened where there is none, e4m3 as f16 on
+// the H200 file's mma.sync) and kernels.matrix_efficiency, multiplying bf16
+// where our AMD loop converts e4m3 in LDS; times the CU's matrix efficiency.
+double tile_flops_per_s(const MachineSpec& machine, const LayerShape& shape, KernelCode source,
+                        const KernelTile& tile) {
+  double per_simd = 0;
+  if (wgmma_tile(machine, tile, shape.dtype)) {
+    const DType d = isa::matrix_dtype(machine, shape.dtype);
+    const double factor = ws_tile(machine, tile, shape.dtype) ? machine.kernels.wgmma_ws_efficiency
+                          : dtype_bits(shape.dtype) == 8      ? machine.kernels.wgmma_fp8_efficiency
+                                                              : machine.kernels.wgmma_efficiency;
+    per_simd = isa::matrix_flops_per_clock_per_cu(machine.isa, d, 1) * factor;
+  } else {
+    DType d = isa::kernel_matrix_dtype(machine, shape.dtype);
+    const auto target = mix_target(machine.isa);
+    if (source == KernelCode::tdmsim && machine.kernels.matrix_instructions == MatrixInstructions::isa && target &&
+        dtype_bits(shape.dtype) <= 8 && rules::amd_converts_fp8(1, tile.k, *target == CdnaTarget::gfx940)) {
+      d = DType::bf16;
+    }
+    per_simd = isa::kernel_matrix_flops_per_clock_per_simd(machine, d) * machine.kernels.matrix_efficiency;
+  }
+  return per_simd * machine.compute.matrix_efficiency * machine.compute.simds_per_cu * machine.compute.total_cus() *
+         static_cast<double>(machine.compute.clock.hz);
+}
+
+// Seconds our AMD kernels (kernel.source tdmsim on a CDNA machine) spend
+// issuing one stage's main loop (`kind`, over `k_tiles` K tiles of `tile`
+// in all): per K tile, each wavefront issues its loop's instructions
+// (plan::loop_mix, from the code objects) one per issue turn, in parallel
+// with the other workgroups the CU holds (by LDS, registers and wave slots,
+// as the timing model's occupancy), and its VALU instructions share the
+// CU's vector lanes; the slower of the two, spread over the CUs
+// (docs/moe-timing.md "CDNA main-loop issue"). 0 where the kernels are not
+// charged per instruction. The block-scaled loops (scales applied to each K
+// group's partial products in VALU) make this the bound of padded rows.
+double amd_issue_seconds(const MachineSpec& machine, const LayerShape& shape, KernelCode source, LoopKernel kind,
+                         double k_tiles, const KernelTile& tile, std::uint32_t stages) {
+  const auto target = mix_target(machine.isa);
+  if (source != KernelCode::tdmsim || machine.kernels.matrix_instructions != MatrixInstructions::isa || !target) {
+    return 0.0;
+  }
+  const auto& cu = machine.compute;
+  const bool fp8 = dtype_bits(shape.dtype) <= 8;
+  const bool bs = shape.quant == Quant::block_128 || shape.quant == Quant::per_1x32;
+  const auto mix = loop_mix(*target, kind, fp8, bs, tile.m, tile.n, tile.k);
+  if (!mix) return 0.0;
+  const std::uint32_t waves = std::max(1u, (tile.threads + cu.wave_size - 1) / cu.wave_size);
+  const std::uint64_t lds = amd_kernel_lds_bytes(*target, kind, fp8, bs, tile.m, tile.n, tile.k, stages);
+  const std::uint64_t regs = std::uint64_t{tile.threads} * rules::kMatrixKernelVgprs * 4;
+  const auto held = static_cast<double>(std::max<std::uint64_t>(
+      1, std::min({std::uint64_t{cu.simds_per_cu} * cu.wave_slots_per_simd / waves,
+                   lds ? cu.lds_per_cu.bytes / lds : ~std::uint64_t{0}, cu.vgpr_file_per_cu.bytes / regs})));
+  const double wave_cycles = k_tiles * mix->mix.instructions * isa::kCdnaIssueTurnCycles / held;
+  const double valu_cycles = k_tiles * mix->mix.valu * std::max(tile.threads, cu.wave_size) / cu.vector_lanes();
+  return std::max(wave_cycles, valu_cycles) / cu.total_cus() / static_cast<double>(cu.clock.hz);
 }
 
 }  // namespace
@@ -264,6 +327,21 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   std::string why;
   const bool wgmma = machine.kernels.matrix_instructions == MatrixInstructions::wgmma;
 
+  std::uint32_t touched = 0;
+  for (const std::uint32_t r : rows) touched += r > 0 ? 1 : 0;
+  const double rows_per_expert = touched ? static_cast<double>(local_rows) / touched : 0.0;
+  const bool ws = wgmma && machine.kernels.warp_specialized;
+  // The tile a layer at block_m m takes where the scenario sets none.
+  const auto auto_tile_at = [&](std::uint32_t m) {
+    return wgmma ? wgmma_default_tile(m, shape, !ws && short_k_bf16(m, shape, rows_per_expert), ws)
+           // AITER's kernels (kernel.source aiter) on an ISA-table machine: K
+           // scaled to the operand width; our own kernels keep their compiled
+           // tiles (the LDS fit below picks among them).
+           : machine.kernels.matrix_instructions == MatrixInstructions::isa && requested.source == KernelCode::aiter
+               ? default_tile(m, shape.quant, shape.dtype, shape.weight_dtype)
+               : default_tile(m, shape.quant);
+  };
+
   // Block size: fixed by the scenario (block_m, or a tile's M), else the M of
   // {16, 32, 64, 128} from the machine's kernels.min_block_m up with the
   // lowest roofline estimate of the layer: every block streams its expert's
@@ -285,10 +363,6 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   } else {
     const double expert_bytes = 3.0 * shape.hidden * shape.inter * dtype_bits(shape.weight_dtype) / 8.0;
     const double bw = static_cast<double>(machine.memory.hbm.bandwidth.bytes_per_s);
-    double peak = 0;
-    for (DType t : {shape.dtype, DType::fp8_e4m3, DType::bf16}) {  // widened where no instruction
-      if (peak <= 0 && dtype_bits(t) >= dtype_bits(shape.dtype)) peak = isa::peak_matrix_flops(machine, t);
-    }
     struct Candidate {
       std::uint32_t m;
       std::uint64_t padded;
@@ -299,18 +373,38 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     for (const std::uint32_t m : std::array<std::uint32_t, 4>{16, 32, 64, 128}) {
       if (m < machine.kernels.min_block_m) continue;
       const std::uint64_t blocks = block_count(rows, m);
-      const Candidate c{m, blocks * m,
-                        std::max(static_cast<double>(blocks) * expert_bytes / bw,
-                                 peak > 0 ? 6.0 * static_cast<double>(blocks * m) * shape.hidden *
-                                                shape.inter / peak
-                                          : 0.0)};
+      // The tiles and depth a layer at this M would run (before the 1-stage
+      // rule), fitted to our AMD kernels' LDS as below.
+      KernelChoice at;
+      at.block_m = m;
+      at.stages = 2;
+      at.gate_up_tile = at.down_tile = auto_tile_at(m);
+      at.pipeline_stages = std::max(2u, machine.kernels.pipeline_stages);
+      std::string unused;
+      fit_amd_lds(shape, requested, machine, at, unused);
+      // Each stage: the larger of its products' time (padded rows included)
+      // at its tile's rate and, for our AMD kernels, its loop's issue; the
+      // layer: the larger of the two stages' sum and the weights' streaming.
+      const auto stage_s = [&](LoopKernel kind, const KernelTile& t, double flops, std::uint64_t n_tiles,
+                               std::uint32_t k_len) {
+        const double rate = tile_flops_per_s(machine, shape, requested.source, t);
+        const auto k_tiles = static_cast<double>(blocks * n_tiles * ceil_div(k_len, t.k));
+        return std::max(rate > 0 ? flops / rate : 0.0,
+                        amd_issue_seconds(machine, shape, requested.source, kind, k_tiles, t, at.pipeline_stages));
+      };
+      const double row_flops = static_cast<double>(blocks * m) * shape.hidden * shape.inter;
+      const double compute = stage_s(LoopKernel::gate_up, at.gate_up_tile, 4.0 * row_flops,
+                                     ceil_div(shape.inter, at.gate_up_tile.n / 2), shape.hidden) +
+                             stage_s(LoopKernel::down, at.down_tile, 2.0 * row_flops,
+                                     ceil_div(shape.hidden, at.down_tile.n), shape.inter);
+      const Candidate c{m, blocks * m, std::max(static_cast<double>(blocks) * expert_bytes / bw, compute)};
       table += fmt::format("{}M{}: {} blocks {:.1f} us", table.empty() ? "" : ", ", m, blocks,
                            c.seconds * 1e6);
       const bool tie = best && c.seconds <= best->seconds * 1.01 && best->seconds <= c.seconds * 1.01;
       if (!best || (!tie && c.seconds < best->seconds) || (tie && c.padded <= best->padded)) best = c;
     }
     k.block_m = best->m;
-    why = fmt::format("block_m {} (lowest roofline estimate, ties to fewer padded rows: {})",
+    why = fmt::format("block_m {} (lowest estimate, ties to fewer padded rows: {})",
                       k.block_m, table);
     // wgmma needs 64 rows; for 8-bit layers the M 64 wgmma tile streams the
     // weights faster than the M 32 mma.sync one even when most rows are padding.
@@ -319,19 +413,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
       why += "; raised to 64 (8-bit on wgmma kernels)";
     }
   }
-  std::uint32_t touched = 0;
-  for (const std::uint32_t r : rows) touched += r > 0 ? 1 : 0;
-  const double rows_per_expert = touched ? static_cast<double>(local_rows) / touched : 0.0;
-  const bool ws = wgmma && machine.kernels.warp_specialized;
-  const bool short_k = wgmma && !ws && short_k_bf16(k.block_m, shape, rows_per_expert);
-  const KernelTile auto_tile =
-      wgmma ? wgmma_default_tile(k.block_m, shape, short_k, ws)
-      // AITER's kernels (kernel.source aiter) on an ISA-table machine: K
-      // scaled to the operand width; our own kernels keep their compiled
-      // tiles (the LDS fit below picks among them).
-      : machine.kernels.matrix_instructions == MatrixInstructions::isa && requested.source == KernelCode::aiter
-          ? default_tile(k.block_m, shape.quant, shape.dtype, shape.weight_dtype)
-          : default_tile(k.block_m, shape.quant);
+  const KernelTile auto_tile = auto_tile_at(k.block_m);
   k.gate_up_tile = requested.gate_up_tile.is_auto() ? auto_tile : requested.gate_up_tile;
   k.down_tile = requested.down_tile.is_auto() ? auto_tile : requested.down_tile;
   why += fmt::format("; tiles {} / {}{}", tile_text(k.gate_up_tile), tile_text(k.down_tile),
@@ -362,6 +444,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
       return true;
     };
     // The short-K bf16 default runs two workgroups per SM: 3 buffers.
+    const bool short_k = wgmma && !ws && short_k_bf16(k.block_m, shape, rows_per_expert);
     const bool two_per_sm = short_k && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto();
     // Decode layers (an expert's rows fit in one 16-row block on average) on
     // 16-row tiles over a long K loop (kDeepK tiles or more in either stage)

@@ -17,6 +17,11 @@
 
 namespace tdmsim::plan::rules {
 
+// Vector registers per thread the timing model charges a matrix kernel on
+// AMD and the AITER-like kernels (their occupancy: a 256-thread workgroup
+// takes 128 KiB of the register file, four to a 512 KiB CDNA CU).
+inline constexpr std::uint32_t kMatrixKernelVgprs = 128;
+
 // The fewest pipeline buffers the wgmma loop runs with (the copy is issued
 // buffers - 2 tiles ahead); the kernels raise a smaller request to this.
 inline constexpr std::uint32_t kWgmmaMinStages = 3;

@@ -667,15 +667,6 @@ Tick ComputeUnit::vector_work(Tick at, double lane_ops, std::uint32_t threads) {
   return std::max(pipe, at + cycle_ticks(lane_ops / threads * cpi, clock_));
 }
 
-// Cycles between two instructions of one wavefront on CDNA: a CU's
-// sequencer gives each of its 4 SIMDs an issue turn every 4 cycles, and in a
-// turn issues at most one instruction per wavefront (up to one per
-// instruction type from different wavefronts: VALU, SALU, vector memory, LDS,
-// branch). AMD "GCN Architecture" whitepaper (2012), "Compute Unit
-// Scheduler"; CDNA keeps the GCN sequencer (AMD CDNA3 ISA reference guide,
-// ch. 1-2; ROCm Compute Profiler, "Pipeline descriptions: Scheduler").
-constexpr double kCdnaIssueTurnCycles = 4.0;
-
 void ComputeUnit::enter_loop(Slot& s, std::uint32_t i) {
   const auto& p = *s.program;
   const auto [loop, first] = loop_of(p, i);
@@ -718,7 +709,7 @@ void ComputeUnit::enter_loop(Slot& s, std::uint32_t i) {
     if (w.valu > 0) {
       s.valu_dur = cycle_ticks(static_cast<double>(w.valu) * std::max(threads, cu.wave_size) / vector_lanes(), clock_);
     }
-    s.wave_dur = cycle_ticks(static_cast<double>(w.instructions) * kCdnaIssueTurnCycles, clock_);
+    s.wave_dur = cycle_ticks(static_cast<double>(w.instructions) * isa::kCdnaIssueTurnCycles, clock_);
   }
   s.tail = loop->wait_ps + p.iteration_overhead_ps;
 }

@@ -36,24 +36,6 @@ std::vector<std::uint64_t> row_offsets(const MoePlan& plan, std::uint32_t block,
 
 double element_bytes(DType t) { return dtype_bits(t) / 8.0; }
 
-namespace {
-// `t` if `has(t)`, else the next wider dtype that has an instruction, as
-// kernels widen operands in registers: fp4 -> fp8 -> bf16 (every e2m1 value
-// is exact in e4m3); fp8 FNUZ -> OCP fp8 (the same bytes read as OCP e4m3
-// are twice the FNUZ value, subnormals included, so a kernel folds the 2
-// into its scale) -> bf16; integers -> bf16 (not fp8, which is not exact).
-template <class Has>
-DType widened(DType t, Has has) {
-  const bool integer = t == DType::int8 || t == DType::int4;
-  for (DType c : {t, DType::fp8_e4m3, DType::bf16}) {
-    if (dtype_bits(c) < dtype_bits(t)) continue;  // never narrower than the operands
-    if (integer && c == DType::fp8_e4m3) continue;
-    if (has(c)) return c;
-  }
-  return DType::bf16;
-}
-}  // namespace
-
 // In-register weight dequantisation of the mixed pairs: the kernel
 // profile's dequant costs (estimates, docs/calibration.md "Mixed-precision
 // dequantisation"), none where the matrix instruction takes the pair.
@@ -68,15 +50,6 @@ double dequant_ops_per_weight(const MachineSpec& m, DType activation, DType weig
   }
   if (weight == DType::int4) return m.kernels.dequant.int4_ops;
   return 0.0;
-}
-
-DType matrix_dtype(const MachineSpec& m, DType t) {
-  return widened(t, [&](DType c) { return isa::matrix_flops_per_clock_per_cu(m.isa, c, 1) > 0; });
-}
-
-DType kernel_matrix_dtype(const MachineSpec& m, DType t) {
-  if (dtype_bits(t) == 8 && m.kernels.fp8_operands == Fp8Operands::f16) t = DType::fp16;
-  return widened(t, [&](DType c) { return isa::kernel_matrix_flops_per_clock_per_simd(m, c) > 0; });
 }
 
 MoeFloor moe_floor(const MoePlan& plan, const MachineSpec& machine) {
@@ -96,7 +69,7 @@ MoeFloor moe_floor(const MoePlan& plan, const MachineSpec& machine) {
   f.flops = 6.0 * double(rows) * s.inter * s.hidden;
   f.memory_s = (f.weight_bytes + f.activation_bytes) /
                static_cast<double>(machine.memory.hbm.bandwidth.bytes_per_s);
-  f.compute_s = f.flops / isa::peak_matrix_flops(machine, matrix_dtype(machine, s.dtype));
+  f.compute_s = f.flops / isa::peak_matrix_flops(machine, isa::matrix_dtype(machine, s.dtype));
   return f;
 }
 
@@ -111,8 +84,8 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   const auto& s = plan.shape;
   l->shape = s;
   l->kernel = plan.kernel;
-  l->mma = kernel_matrix_dtype(machine, s.dtype);
-  l->mma_wgmma = matrix_dtype(machine, s.dtype);
+  l->mma = isa::kernel_matrix_dtype(machine, s.dtype);
+  l->mma_wgmma = isa::matrix_dtype(machine, s.dtype);
   l->mma_sync = machine.kernels.matrix_instructions != MatrixInstructions::isa;
   l->epilogue = machine.kernels.epilogue;
   l->sort = machine.kernels.sort;

@@ -40,15 +40,6 @@ struct MoeBuffers {
 // Bytes per element of a dtype (fractional for 4-bit types).
 double element_bytes(DType t);
 
-// The dtype the matrix pipes run for operands of `t` on this machine: `t`
-// where the ISA has an instruction for it, else the operands are widened in
-// registers (fp4 -> fp8 -> bf16), as kernels for such parts do.
-DType matrix_dtype(const MachineSpec& m, DType t);
-
-// The same for the machine's software kernels (`kernels:`): their matrix
-// instructions, and fp8 converted to f16 where `kernels.fp8_operands` says so.
-DType kernel_matrix_dtype(const MachineSpec& m, DType t);
-
 // Vector element operations per weight element a kernel spends dequantising
 // `weight` in registers for a matrix product in `activation` (0 for same-type
 // pairs and where the matrix instruction takes both as they are: a8w4 on

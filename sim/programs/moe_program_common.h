@@ -39,7 +39,7 @@ inline constexpr std::uint32_t kSortThreads = 256;
 // The persistent warp-specialized gate/up kernel's consumer warpgroups
 // (gate_up_ws_kernel), which apply its epilogue.
 inline constexpr std::uint32_t kWsConsumerThreads = 256;
-inline constexpr std::uint32_t kVgprs = 128;  // per thread, for the MFMA/WGMMA kernels
+inline constexpr std::uint32_t kVgprs = plan::rules::kMatrixKernelVgprs;  // per thread, for the MFMA/WGMMA kernels
 // Threads of AITER's 1-stage assembly kernels (asm_fmoe.cu: bdx = 256).
 inline constexpr std::uint32_t kAiterOneStageThreads = 256;
 

@@ -55,7 +55,9 @@ TEST_CASE("prefill: Mixtral-8x7B, 8192 tokens on MI300X picks block_m 128", "[ke
   // 352.3 MB, 66.5 us at 5.3 TB/s; every block streams them:
   //   M 32:  64 blocks/expert x 8 = 512 blocks -> 34035.6 us
   //   M 64:  256 blocks -> 17017.8 us
-  //   M 128: 128 blocks -> 8508.9 us (the matrix time, 4417 us, is below it) (lowest)
+  //   M 128: 128 blocks -> 8508.9 us of weights, but the products take longer:
+  //          6 x 16384 x 4096 x 14336 FLOP at the bf16 MFMA rate x
+  //          kernels.matrix_efficiency 0.35 (1307 x 0.35 TFLOP/s) -> 12614.4 us (lowest)
   const LayerShape s = shape(8192, 4096, 14336, 8, 2);
   const KernelChoice k = choose_kernel(s, generic(), shipped_machine("mi300x"), round_robin(s));
   CHECK(k.block_m == 128);
@@ -63,21 +65,52 @@ TEST_CASE("prefill: Mixtral-8x7B, 8192 tokens on MI300X picks block_m 128", "[ke
   CHECK(k.split_k == 1);
   CHECK(k.gate_up_tile == default_tile(128));
   CHECK_THAT(k.reason, Catch::Contains("M32: 512 blocks 34035.6 us"));
-  CHECK_THAT(k.reason, Catch::Contains("M128: 128 blocks 8508.9 us"));
+  CHECK_THAT(k.reason, Catch::Contains("M128: 128 blocks 12614.4 us"));
+}
+
+TEST_CASE("our block-scaled loops on CDNA: padded rows cost their instruction issue, not the matrix peak",
+          "[kernel]") {
+  // DeepSeek-V3 MXFP4 (1x32 E8M0 scales), 128 tokens on MI355X with our
+  // kernels: 1024 rows round robin over 256 experts, 4 rows each, so one block
+  // per expert at any M and the same weight time (256 x 3 x 7168 x 2048 x 0.5 B
+  // at 8 TB/s: 704.6 us). At M 128, 97% of the rows are padding; our
+  // block-scaled loop (gate_up_kernel<fp8, 128, 128, 64, true>: 1051
+  // instructions a wavefront per K tile, code-object counts) issues them at
+  // one per 4 cycles with one or two workgroups a CU (their LDS): 4708.5 us,
+  // where the fp4 MFMA peak alone would have hidden them (the estimate before
+  // 2026-12-05 picked M 128, 4.7x M 32 in the timing model).
+  LayerShape s = shape(128, 7168, 2048, 256, 8);
+  s.dtype = s.weight_dtype = DType::mxfp4;
+  s.quant = Quant::per_1x32;
+  const KernelChoice k = choose_kernel(s, automatic(), shipped_machine("mi355x"), round_robin(s));
+  CHECK(k.block_m == 32);
+  CHECK_THAT(k.reason, Catch::Contains("M64: 256 blocks 1568.0 us"));
+  CHECK_THAT(k.reason, Catch::Contains("M128: 256 blocks 4708.5 us"));
+  // AITER's kernels apply the scales in the MFMA: no issue term. At M 32 and
+  // 64 the weights bound (a tie, to M 32); at M 128 the products at the fp4
+  // rate x kernels.matrix_efficiency 0.35 (6 x 32768 x 7168 x 2048 FLOP at
+  // 3.52 PFLOP/s): 819.2 us.
+  const KernelChoice a = choose_kernel(s, generic(), shipped_machine("mi355x"), round_robin(s));
+  CHECK(a.block_m == 32);
+  CHECK_THAT(a.reason, Catch::Contains("M64: 256 blocks 704.6 us"));
+  CHECK_THAT(a.reason, Catch::Contains("M128: 256 blocks 819.2 us"));
 }
 
 TEST_CASE("decode: DeepSeek-V3 TP8, 4 tokens on MI355X: a tie goes to fewer padded rows, 1-stage", "[kernel]") {
   // 4 tokens x top-8 over 256 experts, round robin: 32 experts with 1 row,
-  // plus the shared expert with 4: 33 blocks at any M. Memory-bound at every M
-  // (33 x 3 x 7168 x 256 x 2 B at 8 TB/s = 45.4 us), so a tie: M 32 pads least
-  // (33 x 32 rows). 36 local rows <= 2 x 32 -> the fused 1-stage kernel.
+  // plus the shared expert with 4: 33 blocks at any M. Memory-bound at M 32
+  // and 64 (33 x 3 x 7168 x 256 x 2 B at 8 TB/s = 45.4 us), so a tie: M 32
+  // pads least (33 x 32 rows); at M 128 the padded rows' products at the
+  // kernels' bf16 rate (x 0.35) take 52.8 us. 36 local rows <= 2 x 32 -> the
+  // fused 1-stage kernel.
   const LayerShape s = shape(4, 7168, 256, 256, 8, 1);
   const KernelChoice k = choose_kernel(s, automatic(), shipped_machine("mi355x"), round_robin(s));
   CHECK(k.block_m == 32);
   CHECK(k.stages == 1);
   CHECK(k.split_k == 1);
   CHECK_THAT(k.reason, Catch::Contains("M32: 33 blocks 45.4 us"));
-  CHECK_THAT(k.reason, Catch::Contains("M128: 33 blocks 45.4 us"));
+  CHECK_THAT(k.reason, Catch::Contains("M64: 33 blocks 45.4 us"));
+  CHECK_THAT(k.reason, Catch::Contains("M128: 33 blocks 52.8 us"));
   CHECK_THAT(k.reason, Catch::Contains("1-stage (36 local rows <= 2*block_m = 64)"));
 }
 

@@ -55,12 +55,12 @@ TEST_CASE("matrix rates per format and architecture", "[moe][formats]") {
     return loader.machine(w / "machines" / (std::string(n) + ".yaml")).spec;
   };
   const MachineSpec h200 = machine("h200"), mi300x = machine("mi300x"), mi355x = machine("mi355x");
-  CHECK(sim::programs::matrix_dtype(h200, DType::mxfp4) == DType::fp8_e4m3);
-  CHECK(sim::programs::matrix_dtype(mi300x, DType::mxfp4) == DType::fp8_e4m3);
-  CHECK(sim::programs::matrix_dtype(mi355x, DType::mxfp4) == DType::mxfp4);
-  CHECK(sim::programs::matrix_dtype(mi355x, DType::fp8_e4m3_fnuz) == DType::fp8_e4m3);
-  CHECK(sim::programs::matrix_dtype(mi300x, DType::fp8_e4m3_fnuz) == DType::fp8_e4m3_fnuz);
-  CHECK(sim::programs::matrix_dtype(h200, DType::int8) == DType::int8);
+  CHECK(isa::matrix_dtype(h200, DType::mxfp4) == DType::fp8_e4m3);
+  CHECK(isa::matrix_dtype(mi300x, DType::mxfp4) == DType::fp8_e4m3);
+  CHECK(isa::matrix_dtype(mi355x, DType::mxfp4) == DType::mxfp4);
+  CHECK(isa::matrix_dtype(mi355x, DType::fp8_e4m3_fnuz) == DType::fp8_e4m3);
+  CHECK(isa::matrix_dtype(mi300x, DType::fp8_e4m3_fnuz) == DType::fp8_e4m3_fnuz);
+  CHECK(isa::matrix_dtype(h200, DType::int8) == DType::int8);
   // Dequantisation work of the mixed pairs.
   using sim::programs::dequant_ops_per_weight;
   CHECK(dequant_ops_per_weight(mi355x, DType::fp8_e4m3, DType::mxfp4) == 0.0);  // f8f6f4 mixed

@@ -446,11 +446,11 @@ TEST_CASE("kernels: fp8 through f16 on mma_sync, the floor keeps the ISA's fp8 p
   MachineSpec& m = sc.machine.spec;
   m.kernels.matrix_instructions = MatrixInstructions::mma_sync;
   CHECK(isa::kernel_matrix_flops_per_clock_per_simd(m, DType::fp8_e4m3) == Approx(2.0 * 16 * 16 * 128 / 43));
-  CHECK(sim::programs::kernel_matrix_dtype(m, DType::fp8_e4m3) == DType::fp8_e4m3);
+  CHECK(isa::kernel_matrix_dtype(m, DType::fp8_e4m3) == DType::fp8_e4m3);
   m.kernels.fp8_operands = Fp8Operands::f16;
-  CHECK(sim::programs::kernel_matrix_dtype(m, DType::fp8_e4m3) == DType::fp16);
-  CHECK(sim::programs::kernel_matrix_dtype(m, DType::bf16) == DType::bf16);
-  CHECK(sim::programs::matrix_dtype(m, DType::fp8_e4m3) == DType::fp8_e4m3);
+  CHECK(isa::kernel_matrix_dtype(m, DType::fp8_e4m3) == DType::fp16);
+  CHECK(isa::kernel_matrix_dtype(m, DType::bf16) == DType::bf16);
+  CHECK(isa::matrix_dtype(m, DType::fp8_e4m3) == DType::fp8_e4m3);
 }
 
 TEST_CASE("kernels.combine fp32: a clearing kernel first, 4-byte output elements", "[moe]") {
