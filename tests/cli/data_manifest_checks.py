@@ -2,7 +2,8 @@
 """validation/data/MANIFEST.md against the tree (CTest pydata.data_manifest):
 
 - every file under validation/data/ (README.md files aside) is named by a row of the
-  "Current" table, and every path that table names exists;
+  "Current" table, and every path that table names exists (a path ending in / names a
+  folder, every file in it: one measurement's scenarios, runs and device record);
 - every row of the "Current" table fills what, device, date, commit and command (a date
   as YYYY-MM-DD);
 - every path of the "Retired" table is gone from the tree and, in a git checkout, is at
@@ -57,6 +58,12 @@ def main():
             errors.append(f"{MANIFEST}:{n}: {len(cells)} columns, expected 6 (path, what, device, date, commit, command)")
             continue
         for p in paths_of(cells[0]):
+            if p.endswith("/"):
+                if not os.path.isdir(os.path.join(DATA, p)):
+                    errors.append(f"{MANIFEST}:{n}: {p}: no such folder under validation/data")
+                for dirpath, _, files in os.walk(os.path.join(DATA, p)):
+                    listed.update(os.path.relpath(os.path.join(dirpath, f), DATA) for f in files)
+                continue
             listed.add(p)
             if not os.path.isfile(os.path.join(DATA, p)):
                 errors.append(f"{MANIFEST}:{n}: {p}: no such file under validation/data")

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Measured pairs of block sizes on the H200 against the simulator: for every
+scenario measured at two fixed block_m (a folder written like
+validation/data/h200/moe/blockm-2026-12-05: scenarios/NAME-mM.yaml and its
+index.csv, runs.jsonl from validation/gpu/run_batch.sh --scenarios), the
+measured and predicted layer times at each M, the speedup of the smaller M over
+the larger one measured and predicted, and the M the heuristic picks now.
+Writes a Markdown table (--output, else stdout).
+
+compare_block_m.py TDMSIM FOLDER [--jobs N] [--output FILE.md] [--check]
+
+Exit 0, 1 when a scenario's run failed its checks or ran another kernel
+configuration than its scenario fixes, or (--check) when for some layer the
+simulator predicts the other M faster than measured, or the heuristic picks a
+measured M that was not the faster one; 2 on bad input.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h200_data  # noqa: E402  (COMPARED_KERNELS, measured_us, KERNEL_KEYS, SCENARIO_DIR)
+import tdmsimtools  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tdmsim")
+    ap.add_argument("folder")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--output")
+    ap.add_argument("--check", action="store_true",
+                    help="fail unless the prediction and the heuristic side with the measured faster M")
+    a = ap.parse_args()
+    runs_path = os.path.join(a.folder, "runs.jsonl")
+    try:
+        runs = {r["case"]: r for r in h200_data.load_runs(runs_path)}
+    except h200_data.DataError as e:
+        print(f"compare_block_m.py: {e}", file=sys.stderr)
+        return 2
+    pairs = {}
+    for name in runs:
+        m = re.fullmatch(r"(.+)-m(\d+)", name)
+        if not m:
+            print(f"compare_block_m.py: {runs_path}: case {name} is not NAME-mM", file=sys.stderr)
+            return 2
+        pairs.setdefault(m.group(1), {})[int(m.group(2))] = name
+    bad = []
+    with tempfile.TemporaryDirectory() as tmp:
+        def predict(name):
+            scen = os.path.join(a.folder, "scenarios", name + ".yaml")
+            s = tdmsimtools.run(a.tdmsim, scen, os.path.join(tmp, name), path="software", extra=["--one-gpu"],
+                                label=name)
+            return name, s["paths"][0]["total_us"], s["layer"]
+
+        def pick(base):  # the heuristic's block_m for the scenario as the batch has it
+            s = tdmsimtools.run(a.tdmsim, os.path.join(h200_data.SCENARIO_DIR, base + ".yaml"),
+                                os.path.join(tmp, base), path="software", extra=["--one-gpu"], label=base)
+            return base, s["layer"]["block_m"]
+
+        pred = {n: (us, layer) for n, us, layer in
+                tdmsimtools.report.parallel(predict, sorted(runs), a.jobs, "block_m pairs", quiet=True)}
+        heur = dict(tdmsimtools.report.parallel(pick, sorted(pairs), a.jobs, "heuristic", quiet=True))
+    lines = ["| layer | M | measured us | predicted us | error | measured speedup | predicted speedup | heuristic |",
+             "|---|---|---|---|---|---|---|---|"]
+    for base in sorted(pairs):
+        ms = sorted(pairs[base])
+        times = {}
+        for m in ms:
+            r = runs[pairs[base][m]]
+            us, layer = pred[pairs[base][m]]
+            mism = h200_data.kernel_mismatch(r, dict(kernel={k: layer.get(k) for k in h200_data.KERNEL_KEYS}))
+            if r.get("rc") != 0 or not r.get("checks", {}).get("ok") or mism:
+                bad.append(f"{pairs[base][m]}: rc {r.get('rc')}, checks {r.get('checks', {}).get('ok')}, "
+                           f"{'; '.join(mism) or 'configuration as planned'}")
+                continue
+            times[m] = (h200_data.measured_us(r), us)
+        for i, m in enumerate(ms):
+            if m not in times:
+                continue
+            meas, p = times[m]
+            speed = ""
+            if i == 0 and ms[-1] in times:
+                big = times[ms[-1]]
+                faster = ms[0] if meas < big[0] else ms[-1]
+                if a.check and (p < big[1]) != (meas < big[0]):
+                    bad.append(f"{base}: measured M {faster} faster, predicted the other")
+                if a.check and heur[base] in ms and heur[base] != faster:
+                    bad.append(f"{base}: the heuristic picks M {heur[base]}, measured slower than M {faster}")
+                speed = f"| {big[0] / meas:.2f}x | {big[1] / p:.2f}x | {heur[base]}"
+            else:
+                speed = "| | |"
+            lines.append(f"| {base if i == 0 else ''} | {m} | {meas:.1f} | {p:.1f} | {100 * (p / meas - 1):+.1f}% "
+                         f"{speed} |")
+    text = "\n".join(lines) + "\n"
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    for b in bad:
+        print(f"compare_block_m.py: {b}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
