@@ -47,14 +47,20 @@ std::uint32_t aiter_ksplit(std::uint32_t token, std::uint32_t topk, std::uint32_
 
 namespace {
 
+// AITER's fp8: e4m3 FNUZ on gfx942 (torch.float8_e4m3fnuz), OCP e4m3 on
+// gfx950; a scenario of either flavour is its fp8 format.
+bool aiter_fp8(DType d) { return d == DType::fp8_e4m3 || d == DType::fp8_e4m3_fnuz; }
+
 // Whether fused_moe_1stage_dict[gfx] has the layer's (activation, q_type,
 // dtype bf16 out, q_dtype_a, q_dtype_w, use_g1u1 True, doweight_stage1): the
 // entries for formats tdmsim expresses. bf16 and fp16 entries there are
 // use_g1u1 False (tdmsim's layers are gated), so never.
 bool in_1stage_dict(const AiterLayer& l) {
   const bool silu = l.activation == Activation::silu, gelu = l.activation == Activation::gelu;
-  const bool fp8 = l.format.dtype == DType::fp8_e4m3;
-  if (!fp8) return false;
+  const bool int8 = l.format.dtype == DType::int8 && l.format.weight_dtype == DType::int8;
+  // gfx942 lists INT8 per-token (SiLU and GELU, g1u1), as fmoe_g1u1; gfx950 does not.
+  if (int8) return l.isa == IsaFamily::cdna3 && l.format.quant == Quant::per_token && (silu || gelu);
+  if (!aiter_fp8(l.format.dtype) || !aiter_fp8(l.format.weight_dtype)) return false;
   switch (l.isa) {
     case IsaFamily::cdna3:  // gfx942
       if (l.format.quant == Quant::per_token) return (silu || gelu) && !l.doweight_stage1;
@@ -72,6 +78,25 @@ bool in_1stage_dict(const AiterLayer& l) {
 
 }  // namespace
 
+bool aiter_has_1stage_kernel(IsaFamily isa, const AiterFormat& f) {
+  const bool same = f.dtype == f.weight_dtype || (aiter_fp8(f.dtype) && aiter_fp8(f.weight_dtype));
+  const bool fp8 = aiter_fp8(f.dtype) && same;
+  const bool int8 = f.dtype == DType::int8 && same;
+  switch (isa) {
+    case IsaFamily::cdna3:  // gfx942: hsa/gfx942/fmoe (fmoe_g1u1, fmoe_fp8_blockscale_g1u1, fmoe_int8_g1u0)
+      return (fp8 && (f.quant == Quant::per_token || f.quant == Quant::block_128)) ||
+             (int8 && f.quant == Quant::per_token);
+    case IsaFamily::cdna4:  // gfx950: the same, and the MXFP4 kernels (pertokenMXfp4, in-kernel bf16 X quant)
+      return (fp8 && (f.quant == Quant::per_token || f.quant == Quant::block_128)) ||
+             (int8 && f.quant == Quant::per_token) ||
+             (f.quant == Quant::per_1x32 && f.weight_dtype == DType::mxfp4 &&
+              (f.dtype == DType::mxfp4 || f.dtype == DType::bf16));
+    case IsaFamily::gfx1250:
+    case IsaFamily::hopper: return false;
+  }
+  return false;
+}
+
 AiterChoice aiter_default(const AiterLayer& l) {
   AiterChoice c;
   std::string stage_why;
@@ -80,6 +105,9 @@ AiterChoice aiter_default(const AiterLayer& l) {
       c.run_1stage = l.token > 32 && l.inter_dim % 256 == 0;
       stage_why = fmt::format("fp8 block-scale: 1-stage when token > 32 and inter_dim % 256 == 0 (token {}, "
                               "inter_dim {})", l.token, l.inter_dim);
+    } else if (l.format.dtype == DType::int8) {
+      c.run_1stage = l.token > 32;
+      stage_why = fmt::format("int8 per-token: 1-stage when token > 32 (token {})", l.token);
     } else {  // per-token fp8
       c.run_1stage = l.token > 16;
       stage_why = fmt::format("fp8 per-token: 1-stage when token > 16 (token {})", l.token);

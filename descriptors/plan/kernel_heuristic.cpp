@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include "descriptors/plan/aiter_heuristic.h"
 #include "descriptors/plan/amd_kernels.h"
 #include "descriptors/plan/default_tile.h"
 #include "descriptors/plan/moe_plan.h"
@@ -483,6 +484,10 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   } else if (machine.kernels.one_stage_blocks == 0) {
     k.stages = 2;
     why += "; 2-stage (this machine's kernels: kernels.one_stage_blocks 0)";
+  } else if (requested.source == KernelCode::aiter &&
+             !aiter_has_1stage_kernel(machine.isa, {shape.dtype, shape.quant, shape.weight_dtype})) {
+    k.stages = 2;
+    why += "; 2-stage (AITER ships no 1-stage kernel for this format on this GPU)";
   } else {
     const std::uint64_t blocks = machine.kernels.one_stage_blocks;
     const std::uint64_t limit = blocks * k.block_m;

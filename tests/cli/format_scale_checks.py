@@ -7,8 +7,10 @@ element) and AITER's kernels apply them inside the matrix instructions or the
 epilogue. So, with AITER's kernels (`kernel.source: aiter`), the same DeepSeek-V3
 layer in the same element formats but a different scale granularity runs within a
 few percent: fp8 per-tensor, per-token, 1x128 blocks and MX 1x32; bf16 x int4
-per-channel, group 32 and group 128. Checked at 1 token (the fused 1-stage kernel)
-and 128 tokens (2-stage) on mi300x and mi355x; every group's times within
+per-channel, group 32 and group 128. Checked at 1 token with the stage count fixed
+(`kernel.stages` 1, the fused 1-stage kernel, and 2: AITER ships a 1-stage kernel
+for some of these formats only, so the heuristic's own choice differs by format)
+and at 128 tokens (2-stage) on mi300x and mi355x; every group's times within
 TOLERANCE of each other. (A fused job once counted its scales as one weight block
 of (2 cols + H) rows along (H + cols): group 32 came out 1.7x per-channel's time.)
 
@@ -26,16 +28,18 @@ GROUPS = {
     "bf16 x int4": [("bf16", "int4", q) for q in ("per_token", "group_32", "group_128")],
 }
 MACHINES = ("mi300x", "mi355x")
-TOKENS = (1, 128)
+# (tokens, kernel.stages or 0 for the heuristic's)
+POINTS = ((1, 1), (1, 2), (128, 0))
 
 
-def kernel_us(tdmsim, work, machine, dtype, weight, quant, tokens):
-    name = f"{machine}-{dtype}-{weight}-{quant}-{tokens}"
+def kernel_us(tdmsim, work, machine, dtype, weight, quant, tokens, stages):
+    name = f"{machine}-{dtype}-{weight}-{quant}-{tokens}-s{stages}"
     scenario = os.path.join(work, name + ".yaml")
     with open(scenario, "w") as f:
         f.write(f"name: {name}\nmachine: {machine}\nmodel: deepseek-v3\ntokens: {tokens}\n"
                 f"dtype: {dtype}\nweight_dtype: {weight}\nquant: {quant}\nseed: 1\npath: software\n"
-                "routing:\n  router_stage: given\nkernel:\n  source: aiter\n")
+                "routing:\n  router_stage: given\nkernel:\n  source: aiter\n"
+                + (f"  stages: {stages}\n" if stages else ""))
     out = os.path.join(work, name)
     r = subprocess.run([tdmsim, "run", scenario, "--quiet", "--force", "--output", out],
                        capture_output=True, text=True, timeout=300)
@@ -57,10 +61,10 @@ def main():
         for group, formats in GROUPS.items():
             if machine == "mi355x" and "FNUZ" in group:
                 continue  # MI355X runs OCP fp8 (FNUZ is widened to it: the same as OCP)
-            for tokens in TOKENS:
-                times = {q: kernel_us(tdmsim, work, machine, d, w, q, tokens) for d, w, q in formats}
+            for tokens, stages in POINTS:
+                times = {q: kernel_us(tdmsim, work, machine, d, w, q, tokens, stages) for d, w, q in formats}
                 spread = max(times.values()) / min(times.values())
-                line = f"{machine} {group}, {tokens} tok: " + ", ".join(
+                line = f"{machine} {group}, {tokens} tok, {stages or 'heuristic'} stage(s): " + ", ".join(
                     f"{q} {t:.1f} us" for q, t in times.items()) + f" (max/min {spread:.3f})"
                 print(line)
                 if spread > TOLERANCE:

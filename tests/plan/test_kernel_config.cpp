@@ -399,6 +399,22 @@ TEST_CASE("AITER's default: the 1-stage rule per quant type, block_m and split-K
   CHECK_FALSE(aiter_default(l).run_1stage);
   l.doweight_stage1 = true;
   CHECK(aiter_default(l).run_1stage);
+  // gfx942's fp8 is e4m3 FNUZ (torch.float8_e4m3fnuz): the same entries.
+  l.doweight_stage1 = false;
+  l.isa = IsaFamily::cdna3;
+  l.format = AiterFormat{DType::fp8_e4m3_fnuz, Quant::per_token};
+  CHECK(aiter_default(l).run_1stage);
+  // INT8 per-token: gfx942 only, above 32 tokens.
+  l.format = AiterFormat{DType::int8, Quant::per_token};
+  CHECK_FALSE(aiter_default(l).run_1stage);
+  l.token = 64;
+  CHECK(aiter_default(l).run_1stage);
+  l.isa = IsaFamily::cdna4;
+  CHECK_FALSE(aiter_default(l).run_1stage);
+  // fp8 activations with int4 weights are not an fp8 entry.
+  l.isa = IsaFamily::cdna3;
+  l.format = AiterFormat{DType::fp8_e4m3_fnuz, Quant::per_token, DType::int4};
+  CHECK_FALSE(aiter_default(l).run_1stage);
   // bf16: AITER's bf16 1-stage kernels are for ungated layers only: 2-stage, get_block_size_M.
   l = AiterLayer{};
   l.token = 64;
@@ -412,6 +428,25 @@ TEST_CASE("AITER's default: the 1-stage rule per quant type, block_m and split-K
   CHECK_FALSE(c.run_1stage);
   CHECK(c.block_m == 32);
   CHECK(c.ksplit == 0);
+}
+
+TEST_CASE("AITER's 1-stage kernel inventory per format and GPU", "[aiter_heuristic]") {
+  using D = DType;
+  using Q = Quant;
+  for (const IsaFamily isa : {IsaFamily::cdna3, IsaFamily::cdna4}) {
+    CHECK(aiter_has_1stage_kernel(isa, {D::fp8_e4m3, Q::per_token}));
+    CHECK(aiter_has_1stage_kernel(isa, {D::fp8_e4m3_fnuz, Q::block_128}));
+    CHECK(aiter_has_1stage_kernel(isa, {D::int8, Q::per_token}));
+    CHECK_FALSE(aiter_has_1stage_kernel(isa, {D::bf16, Q::none}));         // fmoe bf16 is ungated only
+    CHECK_FALSE(aiter_has_1stage_kernel(isa, {D::fp8_e4m3, Q::per_tensor}));
+    CHECK_FALSE(aiter_has_1stage_kernel(isa, {D::fp8_e4m3, Q::per_1x32}));  // MX fp8
+    CHECK_FALSE(aiter_has_1stage_kernel(isa, {D::fp8_e4m3, Q::per_1x32, D::mxfp4}));  // a8w4
+    CHECK_FALSE(aiter_has_1stage_kernel(isa, {D::bf16, Q::group_128, D::int4}));
+  }
+  CHECK(aiter_has_1stage_kernel(IsaFamily::cdna4, {D::mxfp4, Q::per_1x32}));
+  CHECK(aiter_has_1stage_kernel(IsaFamily::cdna4, {D::bf16, Q::per_1x32, D::mxfp4}));
+  CHECK_FALSE(aiter_has_1stage_kernel(IsaFamily::cdna3, {D::mxfp4, Q::per_1x32}));
+  CHECK_FALSE(aiter_has_1stage_kernel(IsaFamily::gfx1250, {D::fp8_e4m3, Q::per_token}));
 }
 
 TEST_CASE("kernel.heuristic aiter fills what the scenario leaves open", "[aiter_heuristic]") {

@@ -112,6 +112,16 @@ TEST_CASE("decode: DeepSeek-V3 TP8, 4 tokens on MI355X: a tie goes to fewer padd
   CHECK_THAT(k.reason, Catch::Contains("M64: 33 blocks 45.4 us"));
   CHECK_THAT(k.reason, Catch::Contains("M128: 33 blocks 52.8 us"));
   CHECK_THAT(k.reason, Catch::Contains("1-stage (36 local rows <= 2*block_m = 64)"));
+  // With AITER's kernels the rows fit as well, but AITER has no 1-stage kernel
+  // for gated bf16 layers (its fmoe bf16 is ungated only): 2-stage. Its fp8
+  // block-scale one exists: 1-stage.
+  const KernelChoice a = choose_kernel(s, generic(), shipped_machine("mi355x"), round_robin(s));
+  CHECK(a.stages == 2);
+  CHECK_THAT(a.reason, Catch::Contains("2-stage (AITER ships no 1-stage kernel for this format on this GPU)"));
+  LayerShape f = s;
+  f.dtype = f.weight_dtype = DType::fp8_e4m3;
+  f.quant = Quant::block_128;
+  CHECK(choose_kernel(f, generic(), shipped_machine("mi355x"), round_robin(f)).stages == 1);
 }
 
 TEST_CASE("split-K when the gate/up grid is far smaller than the CUs", "[kernel]") {
