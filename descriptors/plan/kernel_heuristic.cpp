@@ -84,7 +84,6 @@ std::uint32_t floor_pow2(std::uint32_t v) {
   return p;
 }
 
-
 // FLOP/s of the whole machine multiplying with this tile's main loop, as the
 // timing model charges it (sim/cu/compute_unit.cpp matrix_cost): a wgmma
 // tile at the ISA's rate and its loop's factor (warp-specialized, 8-bit or
@@ -345,8 +344,10 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
 
   // Block size: fixed by the scenario (block_m, or a tile's M), else the M of
   // {16, 32, 64, 128} from the machine's kernels.min_block_m up with the
-  // lowest roofline estimate of the layer: every block streams its expert's
-  // weights, and computes all M rows, padding included. Ties (within 1%) go to
+  // lowest estimate of the layer: every block streams its expert's weights,
+  // and computes all M rows, padding included, at the rate of the tile that M
+  // runs (tile_flops_per_s) or, for our CDNA kernels, as fast as their loops
+  // issue (amd_issue_seconds), whichever is slower. Ties (within 1%) go to
   // fewer padded rows, then to the larger M. Decode layers (an expert's rows
   // fit in 16) tie and take the smallest: 32 by default, as AITER's tables;
   // 16 on the h200 file, half the padded A rows and LDS of 32 (our H200
