@@ -48,6 +48,11 @@ struct CompiledLoop {
   std::string_view name;  // as the summary names it
 };
 
+// Whether a layer of this quantisation runs our block-scaled main loops (on
+// AMD and NVIDIA): scales per K group (128x128 blocks, MX 1x32), applied to
+// each group's partial products (`block_scaled` of CompiledLoop).
+constexpr bool block_scaled(Quant q) { return q == Quant::block_128 || q == Quant::per_1x32; }
+
 // Every 256-thread GEMM instantiation of every committed summary.
 std::span<const CompiledLoop> compiled_loops();
 

@@ -102,9 +102,8 @@ double tile_flops_per_s(const MachineSpec& machine, const LayerShape& shape, Ker
     per_simd = isa::matrix_flops_per_clock_per_cu(machine.isa, d, 1) * factor;
   } else {
     DType d = isa::kernel_matrix_dtype(machine, shape.dtype);
-    const auto target = mix_target(machine.isa);
-    if (source == KernelCode::tdmsim && machine.kernels.matrix_instructions == MatrixInstructions::isa && target &&
-        dtype_bits(shape.dtype) <= 8 && rules::amd_converts_fp8(1, tile.k, *target == CdnaTarget::gfx940)) {
+    const auto target = our_cdna_target(machine, source);
+    if (target && dtype_bits(shape.dtype) <= 8 && rules::amd_converts_fp8(1, tile.k, *target == CdnaTarget::gfx940)) {
       d = DType::bf16;
     }
     per_simd = isa::kernel_matrix_flops_per_clock_per_simd(machine, d) * machine.kernels.matrix_efficiency;
@@ -125,21 +124,16 @@ double tile_flops_per_s(const MachineSpec& machine, const LayerShape& shape, Ker
 // group's partial products in VALU) make this the bound of padded rows.
 double amd_issue_seconds(const MachineSpec& machine, const LayerShape& shape, KernelCode source, LoopKernel kind,
                          double k_tiles, const KernelTile& tile, std::uint32_t stages) {
-  const auto target = mix_target(machine.isa);
-  if (source != KernelCode::tdmsim || machine.kernels.matrix_instructions != MatrixInstructions::isa || !target) {
-    return 0.0;
-  }
+  const auto target = our_cdna_target(machine, source);
+  if (!target) return 0.0;
   const auto& cu = machine.compute;
   const bool fp8 = dtype_bits(shape.dtype) <= 8;
-  const bool bs = shape.quant == Quant::block_128 || shape.quant == Quant::per_1x32;
+  const bool bs = block_scaled(shape.quant);
   const auto mix = loop_mix(*target, kind, fp8, bs, tile.m, tile.n, tile.k);
   if (!mix) return 0.0;
-  const std::uint32_t waves = std::max(1u, (tile.threads + cu.wave_size - 1) / cu.wave_size);
   const std::uint64_t lds = amd_kernel_lds_bytes(*target, kind, fp8, bs, tile.m, tile.n, tile.k, stages);
-  const std::uint64_t regs = std::uint64_t{tile.threads} * rules::kMatrixKernelVgprs * 4;
-  const auto held = static_cast<double>(std::max<std::uint64_t>(
-      1, std::min({std::uint64_t{cu.simds_per_cu} * cu.wave_slots_per_simd / waves,
-                   lds ? cu.lds_per_cu.bytes / lds : ~std::uint64_t{0}, cu.vgpr_file_per_cu.bytes / regs})));
+  const auto held = static_cast<double>(
+      std::max(1u, cu.occupancy(tile.threads, lds, rules::kMatrixKernelVgprs).workgroups));
   const double wave_cycles = k_tiles * mix->mix.instructions * isa::kCdnaIssueTurnCycles / held;
   const double valu_cycles = k_tiles * mix->mix.valu * std::max(tile.threads, cu.wave_size) / cu.vector_lanes();
   return std::max(wave_cycles, valu_cycles) / cu.total_cus() / static_cast<double>(cu.clock.hz);
@@ -151,6 +145,11 @@ bool wgmma_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype)
   return machine.kernels.matrix_instructions == MatrixInstructions::wgmma &&
          (rules::wgmma_tile(tile.threads, tile.m, tile.n, tile.k, dtype_bits(dtype)) ||
           ws_tile(machine, tile, dtype));
+}
+
+std::optional<CdnaTarget> our_cdna_target(const MachineSpec& machine, KernelCode source) {
+  if (source != KernelCode::tdmsim || machine.kernels.matrix_instructions != MatrixInstructions::isa) return {};
+  return mix_target(machine.isa);
 }
 
 bool ws_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype) {
@@ -244,13 +243,10 @@ KernelTile aiter_one_stage_tile(const LayerShape& shape, std::uint32_t block_m, 
 // left as asked: the run refuses it (exit 2, the kernel and its LDS named).
 static void fit_amd_lds(const LayerShape& shape, const KernelSpec& requested, const MachineSpec& machine, KernelChoice& k,
                         std::string& why) {
-  const auto target = mix_target(machine.isa);
-  if (requested.source != KernelCode::tdmsim || machine.kernels.matrix_instructions != MatrixInstructions::isa ||
-      !target) {
-    return;
-  }
+  const auto target = our_cdna_target(machine, requested.source);
+  if (!target) return;
   const bool fp8 = dtype_bits(shape.dtype) <= 8;
-  const bool bs = shape.quant == Quant::block_128 || shape.quant == Quant::per_1x32;
+  const bool bs = block_scaled(shape.quant);
   const std::uint64_t limit = machine.compute.lds_per_cu.bytes;
   const auto need = [&](const KernelTile& t, LoopKernel kind, std::uint32_t depth) {
     return amd_kernel_lds_bytes(*target, kind, fp8, bs, t.m, t.n, t.k, depth);

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "descriptors/plan/amd_kernels.h"
 #include "descriptors/plan/kernel_rules.h"
 #include "workloads/config/resolved.h"
 
@@ -191,6 +193,11 @@ bool wgmma_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype)
 // Whether the tile runs the warp-specialized wgmma loop (kernels.warp_specialized).
 bool ws_tile(const MachineSpec& machine, const KernelTile& tile, DType dtype);
 inline constexpr std::uint32_t kWgmmaMinStages = rules::kWgmmaMinStages;
+// The code-object target our AMD kernels' loops are charged from
+// (plan::loop_mix) when a layer runs them: kernel.source tdmsim on a machine
+// whose kernels issue the ISA's instructions, of a family with a committed
+// summary (mix_target); nothing otherwise.
+std::optional<CdnaTarget> our_cdna_target(const MachineSpec& machine, KernelCode source);
 
 struct MoePlan {
   LayerShape shape;

@@ -29,18 +29,8 @@ constexpr double kGatherOpsPerRow = 4;
 }  // namespace
 
 Occupancy occupancy(const ComputeSpec& cu, const isa::TileProgram& p) {
-  const std::uint32_t waves = std::max(1u, (p.threads + cu.wave_size - 1) / cu.wave_size);
-  Occupancy o{cu.simds_per_cu * cu.wave_slots_per_simd / waves, "waves"};
-  if (p.lds_bytes > 0) {
-    const auto by_lds = static_cast<std::uint32_t>(cu.lds_per_cu.bytes / p.lds_bytes);
-    if (by_lds < o.workgroups) o = {by_lds, "lds"};
-  }
-  const std::uint64_t regs = static_cast<std::uint64_t>(p.threads) * p.vgprs_per_thread * 4;
-  if (regs > 0) {
-    const auto by_regs = static_cast<std::uint32_t>(cu.vgpr_file_per_cu.bytes / regs);
-    if (by_regs < o.workgroups) o = {by_regs, "registers"};
-  }
-  return o;
+  const ComputeSpec::Occupancy o = cu.occupancy(p.threads, p.lds_bytes, p.vgprs_per_thread);
+  return {o.workgroups, std::string(o.limiter)};
 }
 
 ComputeUnit::ComputeUnit(sc_core::sc_module_name name, const MachineSpec& machine,

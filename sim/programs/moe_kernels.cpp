@@ -98,7 +98,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
                                 "or fp8_intermediate: kernel) but its kernel profile has no nvidia: section of their "
                                 "instruction counts");
   }
-  if (!l->mma_sync && plan.kernel.code == KernelCode::tdmsim) l->amd_target = plan::mix_target(machine.isa);
+  l->amd_target = plan::our_cdna_target(machine, plan.kernel.code);
   if (l->amd_target) {  // the tiles the programs run: gate/up's (and the fused kernel's), down's
     using plan::LoopKernel;
     for (const LoopKernel kind : {LoopKernel::gate_up, LoopKernel::down, LoopKernel::fused}) {

@@ -146,7 +146,7 @@ std::uint32_t tile_instructions(const Layer& l, const KernelTile& tile, bool wgm
   const std::uint32_t fixed = l.nv.main_loop.tile_loop_ops + 2 * l.nv.main_loop.stage_division_ops + l.nv.main_loop.copy_issue_ops + copies * l.nv.main_loop.copy_ops;
   // Hopper has no block-scaled MMA: K-group scales (1x128, MX 1x32) are
   // applied to the fp32 partial sums.
-  const bool block = l.shape.quant == Quant::block_128 || l.shape.quant == Quant::per_1x32;
+  const bool block = plan::block_scaled(l.shape.quant);
   if (wgmma) {
     // Two warpgroups: 64-row halves of the tile, or N halves of a 64-row one.
     const std::uint32_t cols = tile.m >= 128 ? tile.n : tile.n / 2;
@@ -207,7 +207,7 @@ Layer::AmdLoop amd_loop_lookup(const Layer& l, plan::LoopKernel kind, const Kern
   if (!l.amd_target) return a;
   const plan::CdnaTarget t = *l.amd_target;
   const bool fp8 = dtype_bits(l.shape.dtype) <= 8;
-  const bool bs = l.shape.quant == Quant::block_128 || l.shape.quant == Quant::per_1x32;
+  const bool bs = plan::block_scaled(l.shape.quant);
   a.mix = plan::loop_mix(t, kind, fp8, bs, tile.m, tile.n, tile.k);
   if (a.mix) a.lds_bytes = plan::amd_kernel_lds_bytes(t, kind, fp8, bs, tile.m, tile.n, tile.k, l.kernel.pipeline_stages);
   return a;

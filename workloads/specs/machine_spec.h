@@ -3,9 +3,11 @@
 // the value in a shipped YAML file carries its source as a comment.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "workloads/config/schema.h"
 #include "workloads/specs/enums.h"
@@ -91,6 +93,28 @@ struct ComputeSpec {
   // Element operations the vector pipes of one CU do per clock (all SIMDs'
   // lanes: 16 per SIMD for wave64 hardware, 32 for wave32).
   double vector_lanes() const { return simds_per_cu * (wave_size == 64 ? 16.0 : 32.0); }
+  // How many workgroups of `threads` threads, each taking `lds_bytes` of LDS
+  // and `vgprs_per_thread` 4-byte registers a thread, one CU holds at once:
+  // the fewest its wave slots, its LDS and its register file allow, and which
+  // of the three it is ("waves", "lds", "registers"). 0: not even one fits.
+  struct Occupancy {
+    std::uint32_t workgroups = 0;
+    std::string_view limiter = "waves";
+  };
+  Occupancy occupancy(std::uint32_t threads, std::uint64_t lds_bytes, std::uint32_t vgprs_per_thread) const {
+    const std::uint32_t waves = std::max(1u, (threads + wave_size - 1) / wave_size);
+    Occupancy o{simds_per_cu * wave_slots_per_simd / waves, "waves"};
+    if (lds_bytes > 0) {
+      const auto by_lds = static_cast<std::uint32_t>(lds_per_cu.bytes / lds_bytes);
+      if (by_lds < o.workgroups) o = {by_lds, "lds"};
+    }
+    const std::uint64_t regs = std::uint64_t{threads} * vgprs_per_thread * 4;
+    if (regs > 0) {
+      const auto by_regs = static_cast<std::uint32_t>(vgpr_file_per_cu.bytes / regs);
+      if (by_regs < o.workgroups) o = {by_regs, "registers"};
+    }
+    return o;
+  }
 };
 
 struct L2Spec {
