@@ -39,10 +39,16 @@ KernelTiming Dispatcher::launch(const isa::KernelLaunch& kernel, const DispatchP
   return timing_;
 }
 
-// Host launches on a die_round_robin machine (plans, the TDM unit's, keep
-// their own order).
-static bool round_robin(WorkgroupOrder order, std::uint32_t dies, const DispatchPlan* plan) {
-  return order == WorkgroupOrder::die_round_robin && dies > 1 && plan == nullptr;
+// Host launches on a machine whose dies take their own share of the grid
+// (die_round_robin, die_chunked); plans, the TDM unit's, keep their own order.
+static bool per_die(WorkgroupOrder order, std::uint32_t dies, const DispatchPlan* plan) {
+  return order != WorkgroupOrder::index && dies > 1 && plan == nullptr;
+}
+
+// Workgroups of a grid of `total` that die `d` of `dies` runs: an even share,
+// the first total % dies dies one more.
+static std::uint32_t die_share(std::uint32_t d, std::uint32_t dies, std::uint32_t total) {
+  return total / dies + (d < total % dies ? 1 : 0);
 }
 
 bool Dispatcher::next(std::uint32_t die, std::uint32_t& wg, Tick& not_before, Tick free_at) {
@@ -56,13 +62,24 @@ bool Dispatcher::next(std::uint32_t die, std::uint32_t& wg, Tick& not_before, Ti
     }
   } else {
     std::uint32_t pos = next_wg_;
-    if (round_robin(order_, dies_, plan_)) {
+    if (per_die(order_, dies_, plan_)) {
       // The hardware sends flat workgroup i to XCD i mod 8 on MI300 and MI350
       // (ROCm/composable_kernel PR 3652, XCD remapping; iree-org/wave PR 1001;
       // Modular's chiplet_transform_chunked); each die runs its own in order.
-      const std::uint64_t i = std::uint64_t{next_of_die_[die % dies_]} * dies_ + die % dies_;
-      if (i >= kernel_->workgroups) return false;
-      ++next_of_die_[die % dies_];
+      // Kernels that remap their workgroup index (die_chunked: CK's RemapXCD,
+      // composable_kernel PR 3161 for its MoE flatmm) give each XCD a
+      // contiguous run of the grid instead, so that neighbouring tiles, which
+      // share operands, share that XCD's L2.
+      const std::uint32_t d = die % dies_, total = kernel_->workgroups;
+      std::uint64_t i;
+      if (order_ == WorkgroupOrder::die_chunked) {
+        if (next_of_die_[d] >= die_share(d, dies_, total)) return false;
+        i = std::uint64_t{d} * (total / dies_) + std::min(d, total % dies_) + next_of_die_[d];
+      } else {
+        i = std::uint64_t{next_of_die_[d]} * dies_ + d;
+        if (i >= total) return false;
+      }
+      ++next_of_die_[d];
       pos = static_cast<std::uint32_t>(i);
     }
     wg = plan_ != nullptr ? plan_->order[pos] : pos;
@@ -79,9 +96,8 @@ bool Dispatcher::next(std::uint32_t die, std::uint32_t& wg, Tick& not_before, Ti
 }
 
 std::uint32_t Dispatcher::first_claims(std::uint32_t die, std::uint32_t slots) const {
-  if (kernel_ == nullptr || !round_robin(order_, dies_, plan_)) return slots;
-  const std::uint32_t d = die % dies_, total = kernel_->workgroups;
-  const std::uint32_t share = total / dies_ + (d < total % dies_ ? 1 : 0);
+  if (kernel_ == nullptr || !per_die(order_, dies_, plan_)) return slots;
+  const std::uint32_t share = die_share(die % dies_, dies_, kernel_->workgroups);
   const std::uint32_t per_die = cus_ / dies_;
   return std::min(slots, std::max(1u, (share + per_die - 1) / std::max(1u, per_die)));
 }

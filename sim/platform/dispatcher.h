@@ -1,8 +1,8 @@
 // The command processor / workgroup dispatcher: launches one kernel at a time
 // (after the launch overhead), hands workgroups to CUs as their slots free
-// up (in index order, or with launch.workgroup_order die_round_robin from one
-// queue per die: workgroup i on die i mod dies), and knows when the last one
-// has finished.
+// up (in index order, or with launch.workgroup_order die_round_robin or
+// die_chunked from one queue per die: workgroup i on die i mod dies, or die d
+// a contiguous run of the grid), and knows when the last one has finished.
 #pragma once
 
 #include <cstdint>
@@ -85,7 +85,7 @@ class Dispatcher : public sc_core::sc_module {
   std::uint64_t generation() const { return generation_; }
   // The next workgroup for a CU of `die` whose slot is free at `free_at`, and
   // the earliest time it may start, or false when all (all of that die's,
-  // with die_round_robin) are handed out. wg == kRetry: none may start yet;
+  // with a per-die order) are handed out. wg == kRetry: none may start yet;
   // the slot asks again at `not_before` (a plan with a runtime only).
   static constexpr std::uint32_t kRetry = ~0u;
   bool next(std::uint32_t die, std::uint32_t& wg, Tick& not_before, Tick free_at = 0);
@@ -95,7 +95,7 @@ class Dispatcher : public sc_core::sc_module {
     if (plan_ != nullptr && plan_->runtime != nullptr) plan_->runtime->done(wg, start, end);
   }
   // How many of its `slots` a CU of `die` fills at the kernel's start (the
-  // rest stay idle for this kernel): all of them, or with die_round_robin
+  // rest stay idle for this kernel): all of them, or with a per-die order
   // its share of the die's workgroups spread evenly over the die's CUs, so
   // that a small grid takes one slot on each CU before a second on any.
   std::uint32_t first_claims(std::uint32_t die, std::uint32_t slots) const;
@@ -120,7 +120,7 @@ class Dispatcher : public sc_core::sc_module {
   const DispatchPlan* plan_ = nullptr;
   Progress progress_;
   std::uint32_t next_wg_ = 0;           // workgroups handed out
-  std::vector<std::uint32_t> next_of_die_;  // die_round_robin: handed out per die
+  std::vector<std::uint32_t> next_of_die_;  // per-die orders: handed out per die
   std::uint32_t cus_running_ = 0;
   std::uint64_t generation_ = 0;
   double clock_hz_ = 0;

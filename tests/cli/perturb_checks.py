@@ -62,7 +62,7 @@ PROBES = {
     "gemm_h200_fp8": ("microbench", "gemm", "h200", None,
                       ["--M", "4096", "--N", "4096", "--K", "4096", "--dtype", "fp8_e4m3"]),
     # mixed pairs whose weights are dequantised in registers (the format CLI tests' layers)
-    "a16w4": ("run", f"{FORMATS}/a16w4.yaml", "mi355x", None, []),
+    "a16w4": ("run", f"{PERTURB}/a16w4-2048tok.yaml", "mi355x", None, []),
     "int4": ("run", f"{FORMATS}/bf16-int4-g128.yaml", "mi355x", None, []),
     # the interconnect (sim/net): an all-to-all on one node, and on two (the NIC)
     "collective": ("collective", None, "mi300x", None, ["--op", "all_to_all", "--bytes", "64MiB", "--gpus", "8"]),

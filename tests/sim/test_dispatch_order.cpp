@@ -2,7 +2,8 @@
 // (launch.workgroup_order, sim/platform/dispatcher.h): with die_round_robin,
 // as AMD's multi-XCD parts dispatch, workgroup i runs on die i mod dies and a
 // small grid takes one slot on each of a die's CUs before a second on any;
-// with index, the first units to start fill all their slots in index order.
+// with die_chunked, die d runs the d-th contiguous run of the grid; with
+// index, the first units to start fill all their slots in index order.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -35,6 +36,35 @@ isa::KernelLaunch small_grid(std::uint32_t n) {
             return p;
           },
           nullptr, nullptr};  // hardware dispatch, hardware routing
+}
+
+// `n` workgroups, workgroup i reading (i + 1) x 128 B of its own once: what a
+// die's L2 reads tells which workgroups ran there.
+isa::KernelLaunch sized_grid(std::uint32_t n) {
+  return {"sized", n, [](std::uint32_t wg) {
+            isa::TileProgram p;
+            p.threads = 256;
+            p.vgprs_per_thread = 128;
+            p.lds_bytes = 0;
+            isa::Loop loop;
+            loop.iterations = 1;
+            loop.loads.push_back(isa::strided((1ull << 36) + std::uint64_t{wg} * 16384, 128 * (wg + 1), 1, 0, 0));
+            p.loops.push_back(std::move(loop));
+            return p;
+          },
+          nullptr, nullptr};
+}
+
+// Bytes each die's L2 was asked to read (`...xcd[d].l2.read_bytes`).
+std::map<int, double> l2_reads(sim::Gpu& gpu) {
+  std::map<int, double> out;
+  const auto stats = gpu.stats().to_json();
+  for (const auto& [key, v] : stats.items()) {
+    const auto x = key.find("xcd[");
+    if (x == std::string::npos || key.find("].l2.read_bytes") == std::string::npos) continue;
+    out[std::stoi(key.substr(x + 4))] += v["value"].get<double>();
+  }
+  return out;
 }
 
 // Workgroups run per CU, keyed by (die, cu), from the stats (`...xcd[d].cu[c].workgroups`).
@@ -111,4 +141,36 @@ TEST_CASE("launch.kernel_boundary adds its time to each host-launched kernel's e
   CHECK(ta[0].end - tb[0].end == 4'000'000);
   CHECK(ta[1].launch - tb[1].launch == 4'000'000);
   CHECK(ta[1].end - ta[1].start >= tb[1].end - tb[1].start + 4'000'000 - 50'000);
+}
+
+TEST_CASE("die_chunked gives die d the d-th contiguous run of the grid, die_round_robin every 8th", "[dispatch]") {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  MachineSpec chunked = loader.machine(root / "machines/mi355x.yaml").spec;  // 8 XCDs
+  chunked.launch.workgroup_order = WorkgroupOrder::die_chunked;
+  chunked.launch.kernel_boundary = units::Duration{0};
+  MachineSpec rr = chunked;
+  rr.launch.workgroup_order = WorkgroupOrder::die_round_robin;
+  sim::Gpu a(chunked), b(rr);
+  const std::vector<isa::KernelLaunch> k{sized_grid(43)};
+  a.submit(k);
+  b.submit(k);
+  sc_core::sc_start();
+  a.collect();
+  b.collect();
+  // 43 over 8 dies, 6 on dies 0-2 and 5 on the others: chunked, die 0 runs
+  // workgroups 0-5, die 1 6-11, die 3 18-22, die 7 38-42; round robin, die 0
+  // runs 0, 8, ..., 40 and die 7 runs 7, 15, ..., 39.
+  const auto bytes_of = [](std::initializer_list<int> wgs) {
+    double b = 0;
+    for (int w : wgs) b += 128.0 * (w + 1);
+    return b;
+  };
+  const auto ca = l2_reads(a), rb = l2_reads(b);
+  CHECK(ca.at(0) == bytes_of({0, 1, 2, 3, 4, 5}));
+  CHECK(ca.at(1) == bytes_of({6, 7, 8, 9, 10, 11}));
+  CHECK(ca.at(3) == bytes_of({18, 19, 20, 21, 22}));
+  CHECK(ca.at(7) == bytes_of({38, 39, 40, 41, 42}));
+  CHECK(rb.at(0) == bytes_of({0, 8, 16, 24, 32, 40}));
+  CHECK(rb.at(7) == bytes_of({7, 15, 23, 31, 39}));
 }

@@ -92,8 +92,10 @@ enum class CombineType { bf16, fp32, reduce };
 // How the dispatcher places a kernel's workgroups: in index order on whichever
 // CU slot frees first (`index`), or AMD's multi-XCD parts' way: workgroup i to
 // die i mod dies, each die's CUs taking its workgroups in order, one CU after
-// another before any CU takes a second (`die_round_robin`).
-enum class WorkgroupOrder { index, die_round_robin };
+// another before any CU takes a second (`die_round_robin`); or, as kernels that
+// remap their workgroup index for L2 locality run, each die a contiguous run
+// of the grid (`die_chunked`), its CUs taking it the same way.
+enum class WorkgroupOrder { index, die_round_robin, die_chunked };
 // Where the fp8 intermediate is quantised: in the gate/up epilogue, or by a
 // separate kernel between the stages.
 enum class Fp8Intermediate { epilogue, kernel };
@@ -182,8 +184,9 @@ TDMSIM_ENUM_NAMES(MatrixInstructions, 3, {MatrixInstructions::isa, "isa"},
 TDMSIM_ENUM_NAMES(Fp8Operands, 2, {Fp8Operands::native, "native"}, {Fp8Operands::f16, "f16"});
 TDMSIM_ENUM_NAMES(CombineType, 3, {CombineType::bf16, "bf16"}, {CombineType::fp32, "fp32"},
                   {CombineType::reduce, "reduce"});
-TDMSIM_ENUM_NAMES(WorkgroupOrder, 2, {WorkgroupOrder::index, "index"},
-                  {WorkgroupOrder::die_round_robin, "die_round_robin"});
+TDMSIM_ENUM_NAMES(WorkgroupOrder, 3, {WorkgroupOrder::index, "index"},
+                  {WorkgroupOrder::die_round_robin, "die_round_robin"},
+                  {WorkgroupOrder::die_chunked, "die_chunked"});
 TDMSIM_ENUM_NAMES(Fp8Intermediate, 2, {Fp8Intermediate::epilogue, "epilogue"},
                   {Fp8Intermediate::kernel, "kernel"});
 TDMSIM_ENUM_NAMES(SweepMode, 5, {SweepMode::grid, "grid"}, {SweepMode::zip, "zip"},

@@ -294,7 +294,9 @@ struct LaunchSpec {
             "how a host-launched kernel's workgroups reach the CUs: index (in index order, to "
             "whichever CU slot frees first) or die_round_robin (workgroup i to die i mod dies, "
             "as AMD's multi-XCD parts dispatch; a die's CUs take its workgroups in order, each "
-            "CU one before any takes a second)",
+            "CU one before any takes a second) or die_chunked (die d takes the d-th contiguous "
+            "run of the grid, as kernels that remap their workgroup index to XCDs run; its CUs "
+            "take them the same way)",
             Default{WorkgroupOrder::index});
     v.param(kernel_boundary, "kernel_boundary",
             "device-side fixed time of every host-launched kernel beyond its workgroups and its "
