@@ -88,14 +88,9 @@ def fit_rows(rows):
 
 
 def fit_objective(res):
-    """What the fit minimises, as a fraction: the mean of the total time's MAPE, stage 1's
-    and stage 2's (2-stage rows). Each row measures both stages; on the total alone a
-    model whose stage errors cancel scores as well as one whose stages are right (the
-    2026-12-05 placement fit, docs/calibration.md "Kernel boundaries")."""
-    s2 = [r for r in res if r["stages"] == 2]
-    total = sum(abs(err(r["simt"], r["us"])) for r in res) / len(res)
-    return (total + aiter_mi300x.mape(res, "sim1", "us1") / 100 +
-            (aiter_mi300x.mape(s2, "sim2", "us2") / 100 if s2 else total)) / 3
+    """What the fit minimises, as a fraction: aiter_mi300x.fit_objective (the mean of the
+    total time's MAPE, stage 1's and, on 2-stage rows, stage 2's)."""
+    return aiter_mi300x.fit_objective(res) / 100
 
 
 def regime(tokens):
