@@ -14,10 +14,13 @@ matrix peak says (DeepSeek-V3 MXFP4 at 128 tokens on mi355x: block_m 128 took
 H200 fp8 layer, where the measured pair agrees (validation/data/h200/moe/
 blockm-2026-12-05: M 64 1.4-1.6x faster than M 128 on DeepSeek-V3 fp8).
 
-Known misses, not asserted (docs/moe-plan.md "Kernel heuristic"): prefill layers of
-4096+ tokens, where M 128 is picked and M 64 is 1.05-1.16x faster; Qwen3-30B-A3B
-MXFP8 at 1024 tokens with our kernels on mi355x, M 64 picked, M 32 1.26x faster (the
-estimate streams an expert's weights once per block, which M 32's job order does not).
+Known misses, not asserted (docs/moe-plan.md "How good the block size pick is"):
+prefill layers of 1024-4096 tokens, where M 128 is picked and M 64 is 1.05-1.13x faster
+in the model (on the H200, fp8 block-scaled layers at 4096 tokens measure the same at
+both: validation/data/h200/moe/blockm-grid-2026-12-05); Qwen3-30B-A3B fp8 block-scale
+and MXFP8 at 1024 tokens with our kernels on mi355x, M 64 picked, M 32 1.22-1.24x faster
+(the estimate streams an expert's weights once per block, which M 32's job order does
+not).
 
     block_m_choice.py TDMSIM WORKDIR
 """
