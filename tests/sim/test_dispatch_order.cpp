@@ -162,9 +162,9 @@ TEST_CASE("die_chunked gives die d the d-th contiguous run of the grid, die_roun
   // workgroups 0-5, die 1 6-11, die 3 18-22, die 7 38-42; round robin, die 0
   // runs 0, 8, ..., 40 and die 7 runs 7, 15, ..., 39.
   const auto bytes_of = [](std::initializer_list<int> wgs) {
-    double b = 0;
-    for (int w : wgs) b += 128.0 * (w + 1);
-    return b;
+    double sum = 0;
+    for (int w : wgs) sum += 128.0 * (w + 1);
+    return sum;
   };
   const auto ca = l2_reads(a), rb = l2_reads(b);
   CHECK(ca.at(0) == bytes_of({0, 1, 2, 3, 4, 5}));

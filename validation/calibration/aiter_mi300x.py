@@ -19,8 +19,7 @@ Rows are split into a calibration half and a held-out half by a fixed rule
 With --fit, each value of the fitted parameter is simulated on the
 calibration rows only; the value with the lowest fit_objective (the mean of the
 total stage time's, stage 1's and stage 2's MAPE) is kept, and both halves are then
-reported with it. The score is the MAPE of
-stage 2 (the down kernel), the only stage the fitted parameter acts on. The held-out rows never
+reported with it. The held-out rows never
 influence the choice.
 
 Fitted parameter (the one the unfitted report pointed at):
