@@ -21,38 +21,35 @@ namespace {
 using namespace tdmsim;
 namespace fs = std::filesystem;
 
-// `n` workgroups of one short loop each (a 4 KiB load of its own), small
-// enough that four fit on a CU at once.
-isa::KernelLaunch small_grid(std::uint32_t n) {
-  return {"small", n, [](std::uint32_t wg) {
+// `n` workgroups, each a loop of `iterations` loads of its own: workgroup wg
+// reads row_bytes(wg) at its own address, the next iteration the next piece.
+template <class RowBytes>
+isa::KernelLaunch grid(const char* name, std::uint32_t n, std::uint32_t iterations, RowBytes row_bytes) {
+  return {name, n, [iterations, row_bytes](std::uint32_t wg) {
             isa::TileProgram p;
             p.threads = 256;
             p.vgprs_per_thread = 128;
             p.lds_bytes = 0;
             isa::Loop loop;
-            loop.iterations = 4;
-            loop.loads.push_back(isa::strided((1ull << 36) + std::uint64_t{wg} * 16384, 1024, 1, 0, 1024));
+            loop.iterations = iterations;
+            const std::uint32_t bytes = row_bytes(wg);
+            loop.loads.push_back(isa::strided((1ull << 36) + std::uint64_t{wg} * 16384, bytes, 1, 0, bytes));
             p.loops.push_back(std::move(loop));
             return p;
           },
           nullptr, nullptr};  // hardware dispatch, hardware routing
 }
 
+// `n` workgroups of one short loop each (4 KiB of their own), small enough
+// that four fit on a CU at once.
+isa::KernelLaunch small_grid(std::uint32_t n) {
+  return grid("small", n, 4, [](std::uint32_t) { return 1024u; });
+}
+
 // `n` workgroups, workgroup i reading (i + 1) x 128 B of its own once: what a
 // die's L2 reads tells which workgroups ran there.
 isa::KernelLaunch sized_grid(std::uint32_t n) {
-  return {"sized", n, [](std::uint32_t wg) {
-            isa::TileProgram p;
-            p.threads = 256;
-            p.vgprs_per_thread = 128;
-            p.lds_bytes = 0;
-            isa::Loop loop;
-            loop.iterations = 1;
-            loop.loads.push_back(isa::strided((1ull << 36) + std::uint64_t{wg} * 16384, 128 * (wg + 1), 1, 0, 0));
-            p.loops.push_back(std::move(loop));
-            return p;
-          },
-          nullptr, nullptr};
+  return grid("sized", n, 1, [](std::uint32_t wg) { return 128 * (wg + 1); });
 }
 
 // Bytes each die's L2 was asked to read (`...xcd[d].l2.read_bytes`).
