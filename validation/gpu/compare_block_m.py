@@ -114,10 +114,11 @@ def main():
         sim_m = min(times, key=lambda m: times[m][1])
         sim_r = times[sim_m][0] / times[fastest][0]
         sim_regrets.append(sim_r)
-        heur_cell = f"{heur[base]} | (not measured)"
-        if heur[base] not in times and a.check:
-            bad.append(f"{base}: the heuristic's M {heur[base]} was not measured")
-        if heur[base] in times:
+        if heur[base] not in times:
+            heur_cell = f"{heur[base]} | (not measured)"
+            if a.check:
+                bad.append(f"{base}: the heuristic's M {heur[base]} was not measured")
+        else:
             heur_r = times[heur[base]][0] / times[fastest][0]
             heur_regrets.append(heur_r)
             heur_cell = f"{heur[base]} | {heur_r:.3f}"
