@@ -874,7 +874,12 @@ def main():
             "[MI355X](#mi355x-aiter-fused-moe-five-tuned-tables-fp8-block-scale-mxfp4-mxfp8-bf16) "
             "(AITER kernels, published tuned tables), "
             "[Collectives](#collectives-the-interconnect-model-against-published-all-to-all-figures) "
-            "(validation/collectives.py).\n\n")
+            "(validation/collectives.py).\n\n"
+            "Any other AITER tuned fused-MoE table (AITER's own CSV columns or the shorter ones of\n"
+            "../shared/calibration/), scored against its published times with the machine files as shipped:\n\n"
+            "    validation/calibration/aiter_tuned.py FILE.csv [...] --output rows.csv --markdown report.md\n\n"
+            "(each row on the machine of its cu_num: 304 mi300x, 256 mi355x; rows it cannot simulate are\n"
+            "listed with why).\n\n")
     text = head + h200_section(h, rows, preds_note, figs, doc_dir) + "\n" + mi + "\n" + mi355
     write_atomic(a.output, text + kept_blocks(a.output))
     if not a.quiet:

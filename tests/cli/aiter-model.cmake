@@ -12,3 +12,11 @@ add_test(NAME aiter_model.run_one_stage_tile_mi355x
 add_test(NAME aiter_model.run_one_stage_tile_h200_unchanged
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/one-stage-h200.yaml
                  -DEXPECT_RC=0 "-DREJECT_STDOUT=AITER's assembly" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+# Any AITER tuned table predicted (validation/calibration/aiter_tuned.py), on made-up
+# fixtures: AITER's own column layout with rows that cannot be simulated (each kept, with
+# why), the same stage times as aiter_mi355x.py, --machine, and malformed input (exit 2).
+foreach(mode rows same machine bad)
+  add_test(NAME aiter_model.tuned_table_${mode}
+           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/aiter_tuned_checks.py ${TDMSIM_BIN} ${mode})
+  set_tests_properties(aiter_model.tuned_table_${mode} PROPERTIES TIMEOUT 300)
+endforeach()

@@ -117,7 +117,7 @@ def rows_of(path, tdmsim):
                    split_k=max(1, int(r["ksplit"])), stages=1 if one else 2,
                    tile1=r["tile1"].strip(), tile2=r["tile2"].strip(),
                    us1=float(r["us1"]), us2=float(r["us2"]), us=float(r["us"]),
-                   role="calibration" if k % 2 == 0 else "held out",
+                   role="calibration" if k % 2 == 0 else "held out", machine=MACHINE, file=SHARED_CSV_NAME,
                    activation=activation_of(path, i, r["act_type"]))
         if one:  # the 1-stage kernels are AITER's assembly kernels: the simulator's heuristic picks their tile
             row["tile1"] = row["tile2"] = ""
@@ -131,6 +131,7 @@ def rows_of(path, tdmsim):
 ACTIVATIONS = {
     "ActivationType.Silu": "activation: silu",
     "ActivationType.Swiglu": "activation: swiglu_oai\nactivation_limit: 7.0",
+    "ActivationType.Gelu": "activation: gelu",
 }
 
 
@@ -140,15 +141,23 @@ def activation_of(path, line, act_type):
     return ACTIVATIONS[act_type.strip()]
 
 
+def fused_shared_expert(expert, topk):
+    """Whether AITER's expert/topk count a shared expert fused into the routing: an odd
+    expert count one above a multiple of 8 (257 top-9: DeepSeek-V3's 256 routed + 1 shared;
+    385 top-9 Kimi K2, 161 top-9 GLM-4.5, 17 top-2 Llama 4), where every token's last
+    row goes to the shared expert. No routed-expert count of a MoE model is odd."""
+    return expert % 2 == 1 and (expert - 1) % 8 == 0 and expert > 1 and topk > 1
+
+
 def model_yaml(r):
-    """A model file of the row's shape. 257 experts top-9: DeepSeek-V3's 256 routed + 1
-    shared expert, fused into the routing (every token's ninth row goes to it)."""
+    """A model file of the row's shape, with a fused shared expert where
+    fused_shared_expert says so."""
     routed, top, shared = r["expert"], r["topk"], 0
-    if r["expert"] == 257 and r["topk"] == 9:
-        routed, top, shared = 256, 8, 1
+    if fused_shared_expert(r["expert"], r["topk"]):
+        routed, top, shared = r["expert"] - 1, r["topk"] - 1, 1
     return (f"kind: model\nname: aiter-shape-{r['hidden']}-{r['inter_dim']}-{r['expert']}-{r['topk']}\n"
             f"description: shape of an AITER tuned-table row (validation/calibration/aiter_mi355x.py)\n"
-            f"source: ../shared/calibration/mi355x_fused_moe_aiter_tuned.csv\n"
+            f"source: {r['file']}\n"
             f"hidden_size: {r['hidden']}\nintermediate_size: {r['inter_dim']}\n"
             f"experts: {routed}\ntop_k: {top}\nshared_experts: {shared}\n"
             f"shared_intermediate_size: {r['inter_dim'] if shared else 0}\n"
@@ -162,16 +171,16 @@ def scenario_yaml(r, model_path):
         kernel += f", gate_up_tile: {r['tile1']}"
     if r["tile2"]:
         kernel += f", down_tile: {r['tile2']}"
-    return (f"kind: scenario\nname: aiter-mi355x-line{r['line']}\n"
-            f"description: AITER fused MoE on MI355X, {r['source']} (calibration CSV)\n"
-            f"machine: {MACHINE}\nmodel: {model_path}\ntokens: {r['tokens']}\n"
+    return (f"kind: scenario\nname: aiter-{r['machine']}-line{r['line']}\n"
+            f"description: AITER fused MoE on {r['machine']}, {r['source']} ({r['file']})\n"
+            f"machine: {r['machine']}\nmodel: {model_path}\ntokens: {r['tokens']}\n"
             f"dtype: {r['dtype']}\nweight_dtype: {r['weight_dtype']}\nquant: {r['quant']}\npath: software\nseed: 1\n"
             f"routing: {{source: uniform, router_stage: given}}\n"  # AITER times fused_moe alone, no router
             f"kernel: {{source: aiter, {kernel}, raster_group: 1}}\n")
 
 
 def write_case(folder, r):
-    name = f"line{r['line']}"
+    name = r.get("case", f"line{r['line']}")
     model = os.path.join(folder, name + "-model.yaml")
     with open(model, "w") as f:
         f.write(model_yaml(r))
@@ -206,12 +215,12 @@ def machine_overlay(folder, value):
     return report.fit_overlay(folder, MACHINE, FIT_KEY, value)
 
 
-def store_key(tdmsim, sc, machine):
+def store_key(tdmsim, sc, machine, name=MACHINE):
     """What a simulation depends on: the binary (size, mtime), the scenario and model files
-    (with the temporary folder's name taken out) and the machine (the shipped file and the
-    overlay)."""
+    (with the temporary folder's name taken out) and the machine (the shipped file `name`
+    and the overlay)."""
     paths = [sc, sc.replace(".yaml", "-model.yaml"),
-             *report.shipped_machine_inputs(MACHINE)] + (machine if isinstance(machine, list) else
+             *report.shipped_machine_inputs(name)] + (machine if isinstance(machine, list) else
                                                          [machine] if machine else [])
     return report.store_key(tdmsim, paths, strip=os.path.dirname(sc))
 
@@ -225,16 +234,16 @@ def two_combines(r):
     return r["stages"] == 2 and not r["tile2"] and "fp4" in (r["weight_dtype"] or "")
 
 
-def reduce_overlay(folder, machine):
-    """A machine file over `machine` (an overlay of a fit grid point, or the shipped file)
-    with kernels.combine reduce."""
-    path = (machine or os.path.join(folder, MACHINE)).replace(".yaml", "") + "_reduce.yaml"
+def reduce_overlay(folder, machine, name=MACHINE):
+    """A machine file over `machine` (an overlay of a fit grid point, or the shipped file
+    `name`) with kernels.combine reduce."""
+    path = (machine or os.path.join(folder, name)).replace(".yaml", "") + "_reduce.yaml"
     # Written whole under a name of this thread's, then renamed over: the rows of a grid
     # point write it from several threads, and a reader must never see it half written.
     tmp = f"{path}.tmp.{threading.get_ident()}"
     with open(tmp, "w") as f:
-        f.write(f"kind: machine\nbase: {machine or report.shipped_machine(MACHINE)}\n"
-                f"name: {MACHINE}\nkernels: {{combine: reduce}}\n")
+        f.write(f"kind: machine\nbase: {machine or report.shipped_machine(name)}\n"
+                f"name: {name}\nkernels: {{combine: reduce}}\n")
     os.replace(tmp, path)
     return path
 
@@ -246,9 +255,10 @@ def simulate(tdmsim, folder, r, machine=None, tag="", store=None, both_combines=
     keeps the faster stage 2, as AITER's tuner keeps the fastest candidate kernel
     (r["combine"] says which)."""
     name, sc = write_case(folder, r)
-    machines = [machine] + ([reduce_overlay(folder, machine)] if both_combines and two_combines(r) else [])
+    machines = [machine] + ([reduce_overlay(folder, machine, r["machine"])] if both_combines and two_combines(r)
+                            else [])
     results = report.ResultStore(store)
-    key = store_key(tdmsim, sc, [m for m in machines if m]) if store else None
+    key = store_key(tdmsim, sc, [m for m in machines if m], r["machine"]) if store else None
     saved = results.get(key) if key else None
     if saved is not None:
         return dict(r, **saved)

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Checks of validation/calibration/aiter_tuned.py (any AITER tuned table, predicted) on
+made-up fixtures (tests/data/aiter/: invented times, not measurements).
+
+  aiter_tuned_checks.py TDMSIM rows      # AITER's own column layout: every row kept, with its status
+  aiter_tuned_checks.py TDMSIM same      # the same stage times as aiter_mi355x.py on its fixture
+  aiter_tuned_checks.py TDMSIM machine   # --machine CU=NAME simulates an unmapped cu_num
+  aiter_tuned_checks.py TDMSIM bad       # malformed input: exit 2 naming file, line and column; nothing written
+"""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPT = os.path.join(ROOT, "validation", "calibration", "aiter_tuned.py")
+MI355X = os.path.join(ROOT, "validation", "calibration", "aiter_mi355x.py")
+DATA = os.path.join(ROOT, "tests", "data", "aiter")
+LAYOUT = os.path.join(DATA, "tuned-aiter-layout.csv")
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def run(tdmsim, *args):
+    return subprocess.run([sys.executable, SCRIPT, *args, "--tdmsim", tdmsim, "--jobs", "2", "--quiet"],
+                          capture_output=True, text=True)
+
+
+def predicted(tdmsim, tmp, *args):
+    out, md = os.path.join(tmp, "rows.csv"), os.path.join(tmp, "report.md")
+    p = run(tdmsim, *args, "--output", out, "--markdown", md)
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}: {p.stderr}")
+    with open(out) as f:
+        return {int(r["line"]): r for r in csv.DictReader(f)}, open(md).read()
+
+
+def check_rows(tdmsim, tmp):
+    rows, text = predicted(tdmsim, tmp, LAYOUT)
+    if sorted(rows) != list(range(2, 9)):
+        fail(f"rows {sorted(rows)}: every input row (lines 2-8) must be in the output")
+    expect = {2: "simulated", 3: "simulated", 4: "simulated", 5: "cu_num 80: no machine",
+              6: "AITER quantisation (torch.int8, torch.int8, QuantType.per_Tensor)",
+              7: "use_g1u1 0", 8: "does not fit on a CU of machine mi300x"}
+    for line, status in expect.items():
+        if status not in rows[line]["status"]:
+            fail(f"line {line}: status {rows[line]['status']!r}, expected {status!r}")
+        if (rows[line]["status"] == "simulated") != bool(rows[line]["sim_us"]):
+            fail(f"line {line}: a simulated row has a time, any other none: {rows[line]}")
+    # The machine follows cu_num; tiles come from CK kernel names, none from other kernels.
+    if [rows[i]["machine"] for i in (2, 3, 4)] != ["mi300x", "mi300x", "mi355x"]:
+        fail(f"machines {[rows[i]['machine'] for i in (2, 3, 4)]}, expected mi300x, mi300x, mi355x")
+    if (rows[2]["tile1"], rows[2]["tile2"]) != ("256x32x64x128", "256x32x64x64"):
+        fail(f"line 2: tiles {rows[2]['tile1']} / {rows[2]['tile2']} not read from the CK kernel names")
+    if (rows[3]["tile1"], rows[3]["tile2"]) != ("256x64x128x128", ""):
+        fail(f"line 3: tiles {rows[3]['tile1']!r} / {rows[3]['tile2']!r}: a non-CK name must give no tile")
+    if rows[4]["stages"] != "1" or float(rows[4]["sim_us2"]) != 0.0 or float(rows[4]["sim_us1"]) <= 0:
+        fail(f"line 4 (run_1stage 1) is not a 1-stage layer: {rows[4]}")
+    for head in ("#### mi300x (cu_num 304)", "#### mi355x (cu_num 256)", "**Not simulated**",
+                 "tuned-aiter-layout.csv:5", "regime decode", "1-stage (run_1stage 1)"):
+        if head not in text:
+            fail(f"the report lacks {head!r}:\n{text}")
+
+
+def check_same(tdmsim, tmp):
+    """aiter_tuned.py on the curated layout gives aiter_mi355x.py's stage times (the one
+    scenario builder, two readers)."""
+    fixture = os.path.join(DATA, "mi355x-fixture.csv")
+    rows, _ = predicted(tdmsim, tmp, fixture)
+    md = os.path.join(tmp, "mi355x.md")
+    p = subprocess.run([sys.executable, MI355X, "--csv", fixture, "--tdmsim", tdmsim, "--jobs", "2",
+                        "--markdown", md], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"aiter_mi355x.py: exit {p.returncode}: {p.stderr}")
+    ref = {}
+    for line in open(md).read().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 16 and cells[0].isdigit():
+            ref[int(cells[0])] = (float(cells[9]), float(cells[11]))
+    if len(ref) != 5:
+        fail(f"{len(ref)} simulated rows in aiter_mi355x.py's report, expected 5")
+    for line, (s1, s2) in ref.items():
+        got = (round(float(rows[line]["sim_us1"]), 1), round(float(rows[line]["sim_us2"]), 1))
+        if got != (s1, s2):
+            fail(f"line {line}: aiter_tuned.py {got}, aiter_mi355x.py {(s1, s2)}")
+    if "AITER quantisation" not in rows[7]["status"]:
+        fail(f"line 7 (bf16 x fp8, refused) is not listed as not simulated: {rows[7]}")
+
+
+def check_machine(tdmsim, tmp):
+    rows, _ = predicted(tdmsim, tmp, LAYOUT, "--machine", "80=mi325x")
+    if rows[5]["machine"] != "mi325x" or rows[5]["status"] != "simulated":
+        fail(f"--machine 80=mi325x: line 5 {rows[5]}")
+    p = run(tdmsim, LAYOUT, "--machine", "80=no_such_machine")
+    if p.returncode != 2 or "no machine 'no_such_machine'" not in p.stderr:
+        fail(f"--machine with an unknown machine: exit {p.returncode}, {p.stderr}")
+
+
+def check_bad(tdmsim, tmp):
+    with open(LAYOUT) as f:
+        lines = f.read().splitlines()
+    cases = {
+        "no-us1.csv": (lines[0].replace(",us1,", ",us_one,"), "no-us1.csv:1: missing column(s) us1"),
+        "not-number.csv": (lines[0] + "\n" + lines[1].replace(",16,1024,", ",sixteen,1024,", 1),
+                           "not-number.csv:2: column token: 'sixteen' is not an integer"),
+        "no-tiles.csv": (lines[0].replace("kernelName2", "kernel2"), "missing tile columns"),
+        "short-row.csv": (lines[0] + "\n" + lines[1] + "\n" + "304,16,1024", "short-row.csv:3: 21 columns expected"),
+        "bad-names.csv": (lines[0] + "\n" + lines[1].replace("QuantType.No", "QuantType.per_1x64"),
+                          "bad-names.csv:2: columns q_dtype_a/q_dtype_w/q_type"),
+        "bad-act.csv": (lines[0] + "\n" + lines[1].replace("ActivationType.Silu", "ActivationType.Relu"),
+                        "bad-act.csv:2: act_type"),
+    }
+    for name, (text, message) in cases.items():
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text + "\n")
+        out, md = os.path.join(tmp, name + ".rows.csv"), os.path.join(tmp, name + ".md")
+        p = run(tdmsim, path, "--output", out, "--markdown", md)
+        if p.returncode != 2 or message not in p.stderr:
+            fail(f"{name}: exit {p.returncode}, expected 2 with {message!r}: {p.stderr}")
+        if os.path.exists(out) or os.path.exists(md):
+            fail(f"{name}: output written despite the error")
+    p = run(tdmsim, os.path.join(tmp, "absent.csv"))
+    if p.returncode != 2 or "absent.csv: not a regular file" not in p.stderr:
+        fail(f"a missing file: exit {p.returncode}: {p.stderr}")
+    p = run(tdmsim, "/dev/null", "--output", os.path.join(tmp, "x.csv"))
+    if p.returncode != 2 or "/dev/null" not in p.stderr:
+        fail(f"a special file: exit {p.returncode}: {p.stderr}")
+
+
+def main():
+    tdmsim, mode = sys.argv[1], sys.argv[2]
+    checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad)
+    with tempfile.TemporaryDirectory() as tmp:
+        checks[mode](tdmsim, tmp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Predicts any AITER fused-MoE tuned table with the simulator and scores it: every row's
+stage 1, stage 2 and total time, simulated on the machine of the row's cu_num, against
+the times the table publishes.
+
+This is how to judge the timing model on measurements it was never fitted on (the MI300X
+and MI355X reports fit on ../shared/calibration/ alone): give it any tuned file of
+AITER's fused MoE (`aiter/configs/*tuned_fmoe*.csv`, or a file the user's own tuning run
+wrote). The machine files' values are used as shipped; nothing is fitted here.
+
+Input (one or more CSV files). Either column layout AITER's tables use is read:
+
+- AITER's own (`dtype`, `use_g1u1`, `doweight_stage1`, `kernelName1`, `kernelName2`, ...):
+  the CK tile THREADSxMxNxK is read from the kernel name
+  (`moe_ck2stages_gemm1_256x32x64x128_...`); names of other kernels (assembly, FlyDSL)
+  give no tile, and the simulator's heuristic tile of the row's block_m is used.
+- The shorter one of ../shared/calibration/mi355x_fused_moe_aiter_tuned.csv (`tile1`,
+  `tile2`, `source`): the tile names as they are.
+
+Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
+q_type block_m ksplit us1 us2 run_1stage and one of the tile column pairs; `us` (else
+us1 + us2), `source` (else the file's name) and `use_g1u1` are read where present. Each row
+becomes a scenario as in validation/calibration/aiter_mi355x.py: the row's shape (an odd
+expert count one above a multiple of 8 is a shared expert fused into the routing, as AITER
+runs DeepSeek-V3 with 257 experts top-9), format (`tdmsim config aiter-format`), tokens,
+block_m, split-K, stages and tiles, uniform routing (seed 1), no router, kernel times
+without launch overhead and without the sort (as AITER's tuner times us1 and us2).
+
+Rows that cannot be simulated are listed with the reason, never dropped: a cu_num with no
+machine (--machine maps one), a format the simulator refuses, `use_g1u1 0` (AITER's
+ungated MLP kernels; every model here is gated), a tile that does not fit (tdmsim's
+message). Malformed input (a missing column, a number that is not one, names that are
+not AITER's) stops the script with exit 2, naming the file, line and column; nothing is
+written then.
+
+Output: the Markdown report (--markdown, else stdout) with the error per machine, source
+table, format, token regime and stage count, and against the plain roofline; --output
+FILE.csv the per-row predictions (one line per input row, with its status).
+
+Usage:
+  validation/calibration/aiter_tuned.py FILE.csv [FILE.csv ...] [--tdmsim build/apps/tdmsim/tdmsim]
+      [--machine CU=NAME ...] [--max-tokens N] [--jobs J] [--store DIR] [--markdown FILE]
+      [--output FILE.csv] [--quiet]"""
+import argparse
+import csv
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+
+import aiter_mi300x
+import aiter_mi355x
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tdmsimtools  # noqa: E402
+from tdmsimtools import err, mape, spearman  # noqa: E402
+from tdmsimtools import report  # noqa: E402
+
+# cu_num -> shipped machine. 304 CUs is MI300X (MI325X has 304 as well: --machine 304=mi325x),
+# 256 MI355X (workloads/machines/*.yaml `compute.cus`).
+MACHINES = {304: "mi300x", 256: "mi355x"}
+REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_type", "q_dtype_a",
+            "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "us2", "run_1stage")
+TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
+BARE_TILE = re.compile(r"^\d+x\d+x\d+x\d+$")
+
+
+class InputError(ValueError):
+    """Malformed input: the message names the file, line and column."""
+
+
+def tile_of(name):
+    """The CK tile THREADSxMxNxK of a kernel name or bare tile name; "" for any other
+    kernel (AITER's assembly and FlyDSL kernels name no CK tile)."""
+    name = name.strip()
+    if BARE_TILE.match(name):
+        return name
+    m = aiter_mi300x.TILE.search(name)  # the MI300X report's reading of CK names
+    return "x".join(m.groups()) if m else ""
+
+
+def number(path, line, r, column, integer=False):
+    text = (r.get(column) or "").strip()
+    try:
+        x = float(text)
+    except ValueError:
+        x = float("nan")
+    if x != x or abs(x) == float("inf") or (integer and x != int(x)):
+        raise InputError(f"{path}:{line}: column {column}: {text!r} is not {'an integer' if integer else 'a number'}")
+    return int(x) if integer else x
+
+
+def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
+    """The file's rows as aiter_mi355x's simulate() takes them, each with `status` "" (to
+    simulate) or why it is not simulated. index: the file's place on the command line, which
+    names its cases apart from another file's of the same line."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            raw = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise InputError(f"{path}: cannot read: {e}") from None
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise InputError(f"{path}:1: missing column(s) {', '.join(missing)}")
+    pair = next((p for p in TILE_PAIRS if p[0] in header and p[1] in header), None)
+    if pair is None:
+        raise InputError(f"{path}:1: missing tile columns: kernelName1 and kernelName2 (or tile1 and tile2)")
+    out = []
+    for line, r in enumerate(raw, start=2):
+        if None in r or any(r.get(c) is None for c in REQUIRED):
+            raise InputError(f"{path}:{line}: {len(header)} columns expected")
+        n = {c: number(path, line, r, c, True) for c in ("cu_num", "token", "model_dim", "inter_dim", "expert",
+                                                        "topk", "block_m", "ksplit", "run_1stage")}
+        us1, us2 = number(path, line, r, "us1"), number(path, line, r, "us2")
+        us = number(path, line, r, "us") if (r.get("us") or "").strip() else us1 + us2
+        for c in ("token", "model_dim", "inter_dim", "expert", "topk", "block_m"):
+            if n[c] < 1:
+                raise InputError(f"{path}:{line}: column {c}: {n[c]} must be at least 1")
+        if n["run_1stage"] not in (0, 1):
+            raise InputError(f"{path}:{line}: column run_1stage: {n['run_1stage']} is not 0 or 1")
+        if max_tokens and n["token"] > max_tokens:
+            continue
+        fm = aiter_mi355x.aiter_format(tdmsim, r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
+        names = f"{r['q_dtype_a'].strip()} / {r['q_dtype_w'].strip()} / {r['q_type'].strip()}"
+        if fm[0] is None and not fm[1].startswith("AITER quantisation"):
+            raise InputError(f"{path}:{line}: columns q_dtype_a/q_dtype_w/q_type: {names}: {fm[1]}")
+        try:
+            activation = aiter_mi355x.activation_of(path, line, r["act_type"])
+        except ValueError as e:
+            raise InputError(f"{e} (column act_type)") from None
+        one = n["run_1stage"] == 1
+        machine = machines.get(n["cu_num"])
+        status = ""
+        if machine is None:
+            status = (f"cu_num {n['cu_num']}: no machine ({', '.join(f'{k}={v}' for k, v in sorted(machines.items()))};"
+                      f" --machine {n['cu_num']}=NAME maps one)")
+        elif fm[0] is None:
+            status = fm[1]
+        elif (r.get("use_g1u1") or "1").strip() in ("0", "False", "false"):
+            status = "use_g1u1 0: AITER's ungated MLP kernels (every model here is gated)"
+        dtype, wdtype, quant, label = fm if fm[0] is not None else (None, None, None, names)
+        source = (r.get("source") or "").strip() or os.path.basename(path)
+        out.append(dict(
+            line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
+            hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
+            dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, why=status, status=status,
+            block_m=n["block_m"], split_k=max(1, n["ksplit"]), stages=1 if one else 2,
+            kernel1=r[pair[0]].strip(), kernel2=r[pair[1]].strip(),
+            tile1="" if one else tile_of(r[pair[0]]), tile2="" if one else tile_of(r[pair[1]]),
+            us1=us1, us2=us2, us=us, role=source, activation=activation, case=f"file{index}-line{line}"))
+    return out
+
+
+def simulate_all(rows, tdmsim, jobs, store=None, quiet=False):
+    """Simulates every row without a status; a row whose simulation fails keeps tdmsim's
+    message as its status (a bad tile, say), so no row is lost."""
+    t0 = time.time()
+    todo = [r for r in rows if not r["status"] and r["us"] > 0]
+    for r in rows:
+        if not r["status"] and r["us"] <= 0:
+            r["status"] = "published time is 0"
+    with tempfile.TemporaryDirectory() as tmp:
+        def one(r):
+            try:
+                return aiter_mi355x.simulate(tdmsim, tmp, r, None, "", store)
+            except tdmsimtools.RunError as e:
+                lines = [x for x in e.stderr.strip().splitlines() if x.strip()]
+                why = re.sub(r"^(tdmsim: )?(error: )?", "", lines[-1]) if lines else f"exit {e.returncode}"
+                return dict(r, status="tdmsim run: " + why)
+        done = report.parallel(one, todo, jobs, "AITER tuned tables", t0=t0, quiet=quiet)
+    by = {(r["file"], r["line"]): r for r in done}
+    return [by.get((r["file"], r["line"]), r) for r in rows]
+
+
+def regime(tokens):
+    return aiter_mi355x.regime(tokens)
+
+
+def group_stats(sel):
+    """n, MAPE, median error, Spearman, worst and rows beyond +-50% of the total; the
+    stage MAPEs; the roofline's MAPE and the rows where it is closer."""
+    errs = [err(r["simt"], r["us"]) for r in sel]
+    worst = max(range(len(sel)), key=lambda i: abs(errs[i]))
+    s2 = [r for r in sel if r["stages"] == 2 and r["us2"] > 0]
+    return dict(n=len(sel), mape=mape(sel, "simt", "us"), median=100 * statistics.median(errs),
+                spearman=spearman([r["simt"] for r in sel], [r["us"] for r in sel]),
+                worst=(sel[worst], errs[worst]), beyond=sum(abs(e) > 0.5 for e in errs),
+                s1=mape([r for r in sel if r["us1"] > 0], "sim1", "us1"), s2=mape(s2, "sim2", "us2"),
+                roof=mape(sel, "roof", "us"),
+                closer=sum(abs(err(r["roof"], r["us"])) < abs(err(r["simt"], r["us"])) for r in sel))
+
+
+def fmt_group(label, sel):
+    if not sel:
+        return f"| {label} | 0 |" + " |" * 10
+    g = group_stats(sel)
+    w, e = g["worst"]
+    rho = f"{g['spearman']:.3f}" if g["spearman"] == g["spearman"] else "-"
+    s2 = f"{g['s2']:.1f}%" if g["s2"] == g["s2"] else "-"
+    return (f"| {label} | {g['n']} | {g['mape']:.1f}% | {g['median']:+.1f}% | {rho} | "
+            f"{100 * e:+.0f}% ({os.path.basename(w['file'])}:{w['line']}, {w['tokens']} tok) | {g['beyond']} | "
+            f"{g['s1']:.1f}% | {s2} | {g['roof']:.1f}% | {g['closer']} |")
+
+
+def summary(done):
+    head = ["| rows | n | MAPE total | median error | Spearman | worst | beyond ±50% | MAPE stage 1 | "
+            "MAPE stage 2 | roofline MAPE | rows where the roofline is closer |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = []
+    for machine in sorted({r["machine"] for r in done}):
+        on = [r for r in done if r["machine"] == machine]
+        out += [f"#### {machine} (cu_num {', '.join(str(c) for c in sorted({r['cu_num'] for r in on}))})", ""]
+        out += head + [fmt_group("all rows", on)]
+        groups = [(f"source {s}", lambda r, s=s: r["source"] == s) for s in sorted({r["source"] for r in on})]
+        groups += [(f"format {f}", lambda r, f=f: r["format"] == f) for f in sorted({r["format"] for r in on})]
+        groups += [(f"regime {g}", lambda r, g=g: regime(r["tokens"]) == g)
+                   for g in ("decode (<=64)", "mid (65-1023)", "prefill (>=1024)")]
+        groups += [("1-stage (run_1stage 1)", lambda r: r["stages"] == 1),
+                   ("2-stage (run_1stage 0)", lambda r: r["stages"] == 2)]
+        out += [fmt_group(label, [r for r in on if pred(r)]) for label, pred in groups]
+        out.append("")
+    return "\n".join(out)
+
+
+def not_simulated(rows):
+    skipped = [r for r in rows if r["status"]]
+    if not skipped:
+        return "Every row was simulated.\n"
+    counts = {}
+    for r in skipped:
+        counts.setdefault((r["format"], r["status"]), []).append(f"{os.path.basename(r['file'])}:{r['line']}")
+    out = ["| format (AITER names) | why it is not simulated | rows |", "|---|---|---|"]
+    for (label, why), where in sorted(counts.items()):
+        shown = ", ".join(where[:6]) + (f" and {len(where) - 6} more" if len(where) > 6 else "")
+        out.append(f"| {label} | {why} | {len(where)} ({shown}) |")
+    return "**Not simulated**:\n\n" + "\n".join(out) + "\n"
+
+
+def beyond(done):
+    far = sorted((r for r in done if abs(err(r["simt"], r["us"])) > 0.5),
+                 key=lambda r: -abs(err(r["simt"], r["us"])))
+    if not far:
+        return "No row is beyond ±50% on the total.\n"
+    out = ["| row | machine | format | shape (hidden/inter/E/topk) | tokens | stages | tiles | "
+           "err stage 1 / 2 / total |", "|---|---|---|---|---|---|---|---|"]
+    for r in far:
+        e2 = f"{100 * err(r['sim2'], r['us2']):+.0f}%" if r["stages"] == 2 and r["us2"] > 0 else "-"
+        e1 = f"{100 * err(r['sim1'], r['us1']):+.0f}%" if r["us1"] > 0 else "-"
+        tiles = " / ".join(t for t in (r["tile1"], r["tile2"]) if t) or (
+            "AITER 1-stage" if r["stages"] == 1 else "heuristic")
+        out.append(f"| {os.path.basename(r['file'])}:{r['line']} | {r['machine']} | {r['format']} | "
+                   f"{r['hidden']}/{r['inter_dim']}/{r['expert']}/{r['topk']} | {r['tokens']} | {r['stages']} | "
+                   f"{tiles} | {e1} / {e2} / {100 * err(r['simt'], r['us']):+.0f}% |")
+    return "\n".join(out) + "\n"
+
+
+def markdown(rows, files, command):
+    done = [r for r in rows if not r["status"]]
+    text = (report.generated_header(command) +
+            "## AITER tuned tables, predicted\n\n"
+            f"Files: {', '.join(f'`{f}`' for f in files)} ({len(rows)} rows, {len(done)} simulated). Each row "
+            "is simulated on the machine of its cu_num with the machine file's values as shipped (nothing is "
+            "fitted here; validation/calibration/aiter_tuned.py says how a row becomes a scenario). Error = "
+            "simulated / published - 1. Regimes: decode <= 64 tokens, prefill >= 1024. Roofline: "
+            "max(useful matrix FLOPs / peak, compulsory bytes / HBM bandwidth).\n\n" + not_simulated(rows) + "\n")
+    if done:
+        text += ("### Error\n\n" + summary(done) + "\n### Rows beyond ±50%\n\n" + beyond(done) + "\n" +
+                 f"Simulation wall time: {sum(r['wall'] for r in done):.0f} s over {len(done)} rows.\n")
+    return text
+
+
+CSV_COLUMNS = ("file", "line", "source", "machine", "cu_num", "tokens", "model_dim", "inter_dim", "expert", "topk",
+               "format", "stages", "block_m", "ksplit", "tile1", "tile2", "status", "sim_us1", "sim_us2", "sim_us",
+               "roofline_us", "us1", "us2", "us", "err_total")
+
+
+def write_rows(path, rows):
+    """The per-row predictions, written whole under a temporary name and renamed over `path`."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for r in rows:
+            sim = not r["status"]
+            w.writerow([r["file"], r["line"], r["source"], r["machine"] or "", r["cu_num"], r["tokens"], r["hidden"],
+                        r["inter_dim"], r["expert"], r["topk"], r["format"], r["stages"], r["block_m"], r["split_k"],
+                        r["tile1"], r["tile2"], r["status"] or "simulated",
+                        *([f"{r['sim1']:.4f}", f"{r['sim2']:.4f}", f"{r['simt']:.4f}", f"{r['roof']:.4f}"]
+                          if sim else ["", "", "", ""]),
+                        r["us1"], r["us2"], r["us"], f"{err(r['simt'], r['us']):.4f}" if sim else ""])
+    os.replace(tmp, path)
+
+
+def machine_map(items):
+    machines = dict(MACHINES)
+    for item in items or []:
+        cu, _, name = item.partition("=")
+        if not cu.strip().isdigit() or not name.strip():
+            raise InputError(f"--machine {item!r}: expected CU=NAME, e.g. 304=mi325x")
+        if not os.path.exists(report.shipped_machine(name.strip())):
+            raise InputError(f"--machine {item!r}: no machine {name.strip()!r} in workloads/machines")
+        machines[int(cu)] = name.strip()
+    return machines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv", nargs="+", help="AITER tuned fused-MoE tables")
+    ap.add_argument("--tdmsim", default=tdmsimtools.DEFAULT_TDMSIM)
+    ap.add_argument("--machine", action="append", metavar="CU=NAME",
+                    help=f"simulate rows of this cu_num on this shipped machine (default {MACHINES})")
+    ap.add_argument("--max-tokens", type=int, default=None, help="skip rows above this token count")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--store", help="folder keeping each simulation's result, so that a rerun simulates only "
+                                    "what changed")
+    ap.add_argument("--markdown", help="write the report here instead of stdout")
+    ap.add_argument("--output", help="write the per-row predictions to this CSV file")
+    ap.add_argument("--quiet", action="store_true", help="no progress line")
+    args = ap.parse_args()
+    try:
+        machines = machine_map(args.machine)
+        for path in args.csv:
+            if not os.path.isfile(path):
+                raise InputError(f"{path}: not a regular file")
+        rows = [r for i, path in enumerate(args.csv) for r in rows_of(path, args.tdmsim, machines, args.max_tokens, i)]
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    rows = simulate_all(rows, args.tdmsim, args.jobs, args.store, args.quiet)
+    text = markdown(rows, args.csv, report.script_command("validation/calibration/aiter_tuned.py"))
+    if args.output:
+        write_rows(args.output, rows)
+    if args.markdown:
+        with open(args.markdown + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(args.markdown + ".tmp", args.markdown)
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
