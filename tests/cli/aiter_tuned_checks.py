@@ -6,6 +6,8 @@ made-up fixtures (tests/data/aiter/: invented times, not measurements).
   aiter_tuned_checks.py TDMSIM same      # the same stage times as aiter_mi355x.py on its fixture
   aiter_tuned_checks.py TDMSIM machine   # --machine CU=NAME simulates an unmapped cu_num
   aiter_tuned_checks.py TDMSIM bad       # malformed input: exit 2 naming file, line and column; nothing written
+  aiter_tuned_checks.py TDMSIM grid      # every AITER format on both machines, 1- and 2-stage: all simulated,
+                                         # none faster than the plain roofline
 """
 import csv
 import os
@@ -133,9 +135,55 @@ def check_bad(tdmsim, tmp):
         fail(f"a special file: exit {p.returncode}: {p.stderr}")
 
 
+# AITER's format names per machine (fp8 FNUZ on MI300X, OCP and the MX formats on MI355X),
+# and shapes of DeepSeek-V3 TP8 (a fused shared expert), Qwen3-30B and gpt-oss-120b TP8.
+GRID_FORMATS = {
+    304: [("bfloat16", "bfloat16", "No"), ("float8_e4m3fnuz", "float8_e4m3fnuz", "per_Token"),
+          ("float8_e4m3fnuz", "float8_e4m3fnuz", "per_1x128"), ("float8_e4m3fnuz", "float8_e4m3fnuz", "per_Tensor"),
+          ("int8", "int8", "per_Token"), ("bfloat16", "int4", "per_1x128"), ("float8_e4m3fnuz", "int4", "per_Token")],
+    256: [("bfloat16", "bfloat16", "No"), ("float8_e4m3fn", "float8_e4m3fn", "per_1x128"),
+          ("float8_e4m3fn", "float8_e4m3fn", "per_1x32"), ("float4_e2m1fn_x2", "float4_e2m1fn_x2", "per_1x32"),
+          ("bfloat16", "float4_e2m1fn_x2", "per_1x32"), ("float8_e4m3fn", "float4_e2m1fn_x2", "per_1x32"),
+          ("bfloat16", "int4", "per_Token")],
+}
+GRID_SHAPES = [(7168, 256, 257, 9, "Silu"), (2048, 768, 128, 8, "Silu"), (2880, 360, 128, 4, "Swiglu")]
+
+
+def check_grid(tdmsim, tmp):
+    """Every format of each machine on three shapes, at 1 and 512 tokens, 1- and 2-stage
+    (made-up times of 1 us): every row simulates, and none is faster than the roofline,
+    a lower bound by construction."""
+    path = os.path.join(tmp, "grid.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_type", "q_dtype_a",
+                    "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "tile1", "us2", "tile2", "us", "run_1stage",
+                    "source"])
+        for cu, formats in GRID_FORMATS.items():
+            for i, (a, wt, q) in enumerate(formats):
+                for j, (h, inter, e, k, act) in enumerate(GRID_SHAPES):
+                    if (i + j) % 2:  # half the format x shape pairs, each format on some shape
+                        continue
+                    for tokens, one in ((1, 1), (1, 0), (512, 1), (512, 0)):
+                        w.writerow([cu, tokens, h, inter, e, k, f"ActivationType.{act}", f"torch.{a}", f"torch.{wt}",
+                                    f"QuantType.{q}", 16 if tokens == 1 else 64, 0, 1.0, "", 1.0, "", 2.0, one,
+                                    f"grid-{cu}"])
+    rows, _ = predicted(tdmsim, tmp, path)
+    not_sim = [f"line {n}: {r['status']}" for n, r in rows.items() if r["status"] != "simulated"]
+    if not_sim:
+        fail("rows not simulated:\n" + "\n".join(not_sim))
+    below = [f"line {n} ({r['machine']}, {r['format']}, {r['tokens']} tok, {r['stages']}-stage): "
+             f"{r['sim_us']} us < roofline {r['roofline_us']} us" for n, r in rows.items()
+             if float(r["sim_us"]) < float(r["roofline_us"])]
+    if below:
+        fail("simulated faster than the roofline:\n" + "\n".join(below))
+    if len(rows) < 40:
+        fail(f"{len(rows)} grid rows, expected at least 40")
+
+
 def main():
     tdmsim, mode = sys.argv[1], sys.argv[2]
-    checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad)
+    checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad, grid=check_grid)
     with tempfile.TemporaryDirectory() as tmp:
         checks[mode](tdmsim, tmp)
     return 0
