@@ -142,11 +142,14 @@ def activation_of(path, line, act_type):
 
 
 def fused_shared_expert(expert, topk):
-    """Whether AITER's expert/topk count a shared expert fused into the routing: an odd
-    expert count one above a multiple of 8 (257 top-9: DeepSeek-V3's 256 routed + 1 shared;
-    385 top-9 Kimi K2, 161 top-9 GLM-4.5, 17 top-2 Llama 4), where every token's last
-    row goes to the shared expert. No routed-expert count of a MoE model is odd."""
-    return expert % 2 == 1 and (expert - 1) % 8 == 0 and expert > 1 and topk > 1
+    """Whether AITER's expert/topk count a shared expert fused into the routing, as the
+    DeepSeek-V3 family runs: 256, 384 or 160 routed experts + 1 shared, top-8 + 1 (257 top-9
+    DeepSeek-V3, 385 top-9 Kimi K2, 161 top-9 GLM-4.5), every token's last row going to the
+    shared expert. The rule: an odd count whose routed part is a multiple of 32 and at least
+    128, with topk above 1. An expert-parallel shard's 33 experts top-8 (32 local + 1, the
+    dsv3_fp4 rows of the MI355X file) stay 33 plain experts, as the calibration has them."""
+    routed = expert - 1
+    return expert % 2 == 1 and routed % 32 == 0 and routed >= 128 and topk > 1
 
 
 def model_yaml(r):

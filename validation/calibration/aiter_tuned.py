@@ -20,9 +20,9 @@ Input (one or more CSV files). Either column layout AITER's tables use is read:
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 run_1stage and one of the tile column pairs; `us` (else
 us1 + us2), `source` (else the file's name) and `use_g1u1` are read where present. Each row
-becomes a scenario as in validation/calibration/aiter_mi355x.py: the row's shape (an odd
-expert count one above a multiple of 8 is a shared expert fused into the routing, as AITER
-runs DeepSeek-V3 with 257 experts top-9), format (`tdmsim config aiter-format`), tokens,
+becomes a scenario as in validation/calibration/aiter_mi355x.py: the row's shape (257, 385
+or 161 experts top-9 are the DeepSeek-V3 family's routed experts + 1 shared expert fused
+into the routing: aiter_mi355x.fused_shared_expert), format (`tdmsim config aiter-format`), tokens,
 block_m, split-K, stages and tiles, uniform routing (seed 1), no router, kernel times
 without launch overhead and without the sort (as AITER's tuner times us1 and us2).
 
