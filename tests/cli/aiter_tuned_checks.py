@@ -6,6 +6,7 @@ made-up fixtures (tests/data/aiter/: invented times, not measurements).
   aiter_tuned_checks.py TDMSIM same      # the same stage times as aiter_mi355x.py on its fixture
   aiter_tuned_checks.py TDMSIM machine   # --machine CU=NAME simulates an unmapped cu_num
   aiter_tuned_checks.py TDMSIM bad       # malformed input: exit 2 naming file, line and column; nothing written
+  aiter_tuned_checks.py TDMSIM edges     # byte-order mark, True/False, blank lines, --max-tokens, shared expert
   aiter_tuned_checks.py TDMSIM grid      # every AITER format on both machines, 1- and 2-stage: all simulated,
                                          # none faster than the plain roofline
 """
@@ -94,6 +95,28 @@ def check_same(tdmsim, tmp):
         fail(f"line 7 (bf16 x fp8, refused) is not listed as not simulated: {rows[7]}")
 
 
+def check_edges(tdmsim, tmp):
+    """Input AITER's tools or a spreadsheet may write: a byte-order mark, True/False flags,
+    a blank line (rows keep their own line numbers); --max-tokens lists the rows above it;
+    the fused shared expert only for the DeepSeek-V3 family's counts."""
+    with open(LAYOUT) as f:
+        lines = f.read().splitlines()
+    path = os.path.join(tmp, "edges.csv")
+    with open(path, "w", encoding="utf-8-sig") as f:  # with a byte-order mark
+        f.write(lines[0] + "\n" + lines[1] + "\n\n" + lines[3][:-2] + ",True\n")
+    rows, _ = predicted(tdmsim, tmp, path, "--max-tokens", "100")
+    if sorted(rows) != [2, 4]:
+        fail(f"rows at lines {sorted(rows)}, expected 2 and 4 (line 3 is blank)")
+    if rows[2]["status"] != "simulated" or rows[4]["stages"] != "1" or "above --max-tokens 100" not in rows[4]["status"]:
+        fail(f"flags or --max-tokens: {rows}")
+    sys.path.insert(0, os.path.join(ROOT, "validation", "calibration"))
+    import aiter_mi355x
+    shared = {(e, k): aiter_mi355x.fused_shared_expert(e, k) for e, k in ((257, 9), (385, 9), (161, 9), (33, 8),
+                                                                         (128, 8), (17, 2))}
+    if shared != {(257, 9): True, (385, 9): True, (161, 9): True, (33, 8): False, (128, 8): False, (17, 2): False}:
+        fail(f"fused shared expert rule: {shared}")
+
+
 def check_machine(tdmsim, tmp):
     rows, _ = predicted(tdmsim, tmp, LAYOUT, "--machine", "80=mi325x")
     if rows[5]["machine"] != "mi325x" or rows[5]["status"] != "simulated":
@@ -116,6 +139,13 @@ def check_bad(tdmsim, tmp):
                           "bad-names.csv:2: columns q_dtype_a/q_dtype_w/q_type"),
         "bad-act.csv": (lines[0] + "\n" + lines[1].replace("ActivationType.Silu", "ActivationType.Relu"),
                         "bad-act.csv:2: act_type"),
+        "header-only.csv": (lines[0], "header-only.csv: no data rows"),
+        "negative.csv": (lines[0] + "\n" + lines[1].replace(",10.0,", ",-10.0,", 1), "negative.csv:2: column us1"),
+        "bad-flag.csv": (lines[0] + "\n" + lines[1][:-2] + ",2", "bad-flag.csv:2: column run_1stage: '2' is not 0 or 1"),
+        # A blank line is skipped, and the error still names the row's own line (4).
+        "blank-line.csv": (lines[0] + "\n" + lines[1] + "\n\n" + lines[1].replace(",16,1024,", ",x,1024,", 1),
+                           "blank-line.csv:4: column token"),
+        "short-last.csv": (lines[0] + "\n" + lines[1].rsplit(",", 1)[0], "short-last.csv:2: 21 columns expected"),
     }
     for name, (text, message) in cases.items():
         path = os.path.join(tmp, name)
@@ -183,7 +213,8 @@ def check_grid(tdmsim, tmp):
 
 def main():
     tdmsim, mode = sys.argv[1], sys.argv[2]
-    checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad, grid=check_grid)
+    checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad, grid=check_grid,
+                  edges=check_edges)
     with tempfile.TemporaryDirectory() as tmp:
         checks[mode](tdmsim, tmp)
     return 0

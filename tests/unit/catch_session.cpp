@@ -62,8 +62,11 @@ int run_in_child(Catch::Session& session, const std::string& name) {
   if (pid == 0) {
     Catch::ConfigData data = session.configData();
     data.testsOrTags = {exact_spec(name)};
+    // A spec that matched no case would otherwise exit 0 and count as a pass.
+    data.warnings = static_cast<Catch::WarnAbout::What>(data.warnings | Catch::WarnAbout::NoTests);
     session.useConfigData(data);
     const int rc = session.run();
+    std::cout.flush();
     std::fflush(nullptr);
     ::_exit(rc);
   }
@@ -81,12 +84,20 @@ int tdmsim_catch_run_each_in_child(int argc, char* argv[]) {
   if (const int rc = session.applyCommandLine(argc, argv); rc != 0) return rc;
   const std::vector<std::string> names = selected(session);
   if (names.size() <= 1) return session.run();
+  if (!session.configData().outputFilename.empty()) {
+    std::fprintf(stderr,
+                 "error: --out: %zu test cases would each run in a process of its own and overwrite "
+                 "the file; select one test case, or write to standard output\n",
+                 names.size());
+    return 2;
+  }
   std::vector<std::string> failed;
   for (const std::string& name : names) {
     if (run_in_child(session, name) != 0) failed.push_back(name);
   }
-  std::printf("\n%zu test cases, each in a process of its own: %zu passed, %zu failed\n", names.size(),
-              names.size() - failed.size(), failed.size());
-  for (const std::string& name : failed) std::printf("  failed: %s\n", name.c_str());
+  // On stderr: stdout may carry a reporter's XML.
+  std::fprintf(stderr, "\n%zu test cases, each in a process of its own: %zu passed, %zu failed\n",
+               names.size(), names.size() - failed.size(), failed.size());
+  for (const std::string& name : failed) std::fprintf(stderr, "  failed: %s\n", name.c_str());
   return failed.empty() ? 0 : 1;
 }

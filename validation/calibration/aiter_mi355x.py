@@ -44,6 +44,7 @@ Usage:
       [--max-tokens N] [--lines L1,L2,...] [--jobs J] [--fit] [--store DIR] [--markdown FILE]
 validation/report.py writes this report as the MI355X section of docs/validation.md."""
 import csv
+import json
 import os
 import sys
 import tempfile
@@ -160,7 +161,7 @@ def model_yaml(r):
         routed, top, shared = r["expert"] - 1, r["topk"] - 1, 1
     return (f"kind: model\nname: aiter-shape-{r['hidden']}-{r['inter_dim']}-{r['expert']}-{r['topk']}\n"
             f"description: shape of an AITER tuned-table row (validation/calibration/aiter_mi355x.py)\n"
-            f"source: {r['file']}\n"
+            f"source: {json.dumps(r['file'])}\n"
             f"hidden_size: {r['hidden']}\nintermediate_size: {r['inter_dim']}\n"
             f"experts: {routed}\ntop_k: {top}\nshared_experts: {shared}\n"
             f"shared_intermediate_size: {r['inter_dim'] if shared else 0}\n"
@@ -169,14 +170,17 @@ def model_yaml(r):
 
 
 def scenario_yaml(r, model_path):
+    # Text from the CSV (tile names, the source table, the file's path) goes in as JSON
+    # strings, which YAML reads as they are whatever they hold.
     kernel = f"stages: {r['stages']}, block_m: {r['block_m']}, split_k: {r['split_k']}"
     if r["tile1"]:
-        kernel += f", gate_up_tile: {r['tile1']}"
+        kernel += f", gate_up_tile: {json.dumps(r['tile1'])}"
     if r["tile2"]:
-        kernel += f", down_tile: {r['tile2']}"
+        kernel += f", down_tile: {json.dumps(r['tile2'])}"
+    description = f"AITER fused MoE on {r['machine']}, {r['source']} ({r['file']})"
     return (f"kind: scenario\nname: aiter-{r['machine']}-line{r['line']}\n"
-            f"description: AITER fused MoE on {r['machine']}, {r['source']} ({r['file']})\n"
-            f"machine: {r['machine']}\nmodel: {model_path}\ntokens: {r['tokens']}\n"
+            f"description: {json.dumps(description)}\n"
+            f"machine: {r['machine']}\nmodel: {json.dumps(model_path)}\ntokens: {r['tokens']}\n"
             f"dtype: {r['dtype']}\nweight_dtype: {r['weight_dtype']}\nquant: {r['quant']}\npath: software\nseed: 1\n"
             f"routing: {{source: uniform, router_stage: given}}\n"  # AITER times fused_moe alone, no router
             f"kernel: {{source: aiter, {kernel}, raster_group: 1}}\n")

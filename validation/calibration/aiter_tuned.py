@@ -15,11 +15,14 @@ Input (one or more CSV files). Either column layout AITER's tables use is read:
   (`moe_ck2stages_gemm1_256x32x64x128_...`); names of other kernels (assembly, FlyDSL)
   give no tile, and the simulator's heuristic tile of the row's block_m is used.
 - The shorter one of ../shared/calibration/mi355x_fused_moe_aiter_tuned.csv (`tile1`,
-  `tile2`, `source`): the tile names as they are.
+  `tile2`, `source`): the tile names as written (an empty one: the heuristic tile; one the
+  simulator cannot run: the row is listed with tdmsim's reason).
 
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 run_1stage and one of the tile column pairs; `us` (else
-us1 + us2), `source` (else the file's name) and `use_g1u1` are read where present. Each row
+us1 + us2), `source` (else the file's name) and `use_g1u1` (0/1 or False/True, as
+run_1stage) are read where present; `doweight_stage1` (where the routed weight multiplies,
+an epilogue scale either way) and AITER's other columns are not. Each row
 becomes a scenario as in validation/calibration/aiter_mi355x.py: the row's shape (257, 385
 or 161 experts top-9 are the DeepSeek-V3 family's routed experts + 1 shared expert fused
 into the routing: aiter_mi355x.fused_shared_expert), format (`tdmsim config aiter-format`), tokens,
@@ -29,9 +32,10 @@ without launch overhead and without the sort (as AITER's tuner times us1 and us2
 Rows that cannot be simulated are listed with the reason, never dropped: a cu_num with no
 machine (--machine maps one), a format the simulator refuses, `use_g1u1 0` (AITER's
 ungated MLP kernels; every model here is gated), a tile that does not fit (tdmsim's
-message). Malformed input (a missing column, a number that is not one, names that are
-not AITER's) stops the script with exit 2, naming the file, line and column; nothing is
-written then.
+message), a published time of 0, a token count above --max-tokens. Malformed input (a
+missing column, a number that is not one, a negative time, names that are not AITER's, a
+file without rows) stops the script with exit 2, naming the file, line and column; nothing
+is written then. A tdmsim crash on a row is listed too, and the script then exits 1.
 
 Output: the Markdown report (--markdown, else stdout) with the error per machine, source
 table, format, token regime and stage count, and against the plain roofline; --output
@@ -91,15 +95,28 @@ def number(path, line, r, column, integer=False):
     return int(x) if integer else x
 
 
+def flag(path, line, r, column, default):
+    """A 0/1 column (AITER writes 0/1, pandas True/False); `default` where the column is absent."""
+    text = (r.get(column) or "").strip()
+    if column not in r or text == "":
+        return default
+    if text.lower() in ("0", "false"):
+        return 0
+    if text.lower() in ("1", "true"):
+        return 1
+    raise InputError(f"{path}:{line}: column {column}: {text!r} is not 0 or 1")
+
+
 def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
     """The file's rows as aiter_mi355x's simulate() takes them, each with `status` "" (to
     simulate) or why it is not simulated. index: the file's place on the command line, which
     names its cases apart from another file's of the same line."""
     try:
-        with open(path, newline="") as f:
+        # A spreadsheet's byte-order mark is not part of the first column's name.
+        with open(path, newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
             header = reader.fieldnames or []
-            raw = list(reader)
+            raw = [(reader.line_num, r) for r in reader]  # the file's line of each row (blank lines skipped)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise InputError(f"{path}: cannot read: {e}") from None
     missing = [c for c in REQUIRED if c not in header]
@@ -108,21 +125,24 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
     pair = next((p for p in TILE_PAIRS if p[0] in header and p[1] in header), None)
     if pair is None:
         raise InputError(f"{path}:1: missing tile columns: kernelName1 and kernelName2 (or tile1 and tile2)")
+    if not raw:
+        raise InputError(f"{path}: no data rows")
     out = []
-    for line, r in enumerate(raw, start=2):
-        if None in r or any(r.get(c) is None for c in REQUIRED):
+    for line, r in raw:
+        if None in r or None in r.values():
             raise InputError(f"{path}:{line}: {len(header)} columns expected")
         n = {c: number(path, line, r, c, True) for c in ("cu_num", "token", "model_dim", "inter_dim", "expert",
-                                                        "topk", "block_m", "ksplit", "run_1stage")}
-        us1, us2 = number(path, line, r, "us1"), number(path, line, r, "us2")
-        us = number(path, line, r, "us") if (r.get("us") or "").strip() else us1 + us2
+                                                        "topk", "block_m", "ksplit")}
+        one = flag(path, line, r, "run_1stage", None) == 1
+        gated = flag(path, line, r, "use_g1u1", 1) == 1
+        t = {c: number(path, line, r, c) for c in ("us1", "us2")}
+        t["us"] = number(path, line, r, "us") if (r.get("us") or "").strip() else t["us1"] + t["us2"]
+        for c, x in t.items():
+            if x < 0:
+                raise InputError(f"{path}:{line}: column {c}: {x} is negative")
         for c in ("token", "model_dim", "inter_dim", "expert", "topk", "block_m"):
             if n[c] < 1:
                 raise InputError(f"{path}:{line}: column {c}: {n[c]} must be at least 1")
-        if n["run_1stage"] not in (0, 1):
-            raise InputError(f"{path}:{line}: column run_1stage: {n['run_1stage']} is not 0 or 1")
-        if max_tokens and n["token"] > max_tokens:
-            continue
         fm = aiter_mi355x.aiter_format(tdmsim, r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
         names = f"{r['q_dtype_a'].strip()} / {r['q_dtype_w'].strip()} / {r['q_type'].strip()}"
         if fm[0] is None and not fm[1].startswith("AITER quantisation"):
@@ -131,7 +151,6 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             activation = aiter_mi355x.activation_of(path, line, r["act_type"])
         except ValueError as e:
             raise InputError(f"{e} (column act_type)") from None
-        one = n["run_1stage"] == 1
         machine = machines.get(n["cu_num"])
         status = ""
         if machine is None:
@@ -139,40 +158,47 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
                       f" --machine {n['cu_num']}=NAME maps one)")
         elif fm[0] is None:
             status = fm[1]
-        elif (r.get("use_g1u1") or "1").strip() in ("0", "False", "false"):
+        elif not gated:
             status = "use_g1u1 0: AITER's ungated MLP kernels (every model here is gated)"
+        elif max_tokens and n["token"] > max_tokens:
+            status = f"above --max-tokens {max_tokens}"
+        elif t["us"] == 0:
+            status = "published time is 0"
         dtype, wdtype, quant, label = fm if fm[0] is not None else (None, None, None, names)
         source = (r.get("source") or "").strip() or os.path.basename(path)
+        # AITER's kernel names give their CK tile (others none: the heuristic tile); the
+        # shorter layout's tile names go to the simulator as written, which refuses a bad one.
+        tiles = ([tile_of(r[c]) for c in pair] if pair == TILE_PAIRS[0] else [r[c].strip() for c in pair])
         out.append(dict(
             line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
             dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, why=status, status=status,
             block_m=n["block_m"], split_k=max(1, n["ksplit"]), stages=1 if one else 2,
-            kernel1=r[pair[0]].strip(), kernel2=r[pair[1]].strip(),
-            tile1="" if one else tile_of(r[pair[0]]), tile2="" if one else tile_of(r[pair[1]]),
-            us1=us1, us2=us2, us=us, role=source, activation=activation, case=f"file{index}-line{line}"))
+            tile1="" if one else tiles[0], tile2="" if one else tiles[1],
+            us1=t["us1"], us2=t["us2"], us=t["us"], role=source, activation=activation,
+            case=f"file{index}-line{line}"))
     return out
 
 
 def simulate_all(rows, tdmsim, jobs, store=None, quiet=False):
-    """Simulates every row without a status; a row whose simulation fails keeps tdmsim's
-    message as its status (a bad tile, say), so no row is lost."""
+    """Simulates every row without a status. A row tdmsim refuses (exit 2: a tile that does
+    not fit, say) keeps tdmsim's message as its status, so no row is lost; any other failure
+    (a crash) too, marked `crashed`: main() then exits 1."""
     t0 = time.time()
-    todo = [r for r in rows if not r["status"] and r["us"] > 0]
-    for r in rows:
-        if not r["status"] and r["us"] <= 0:
-            r["status"] = "published time is 0"
+    todo = [r for r in rows if not r["status"]]
     with tempfile.TemporaryDirectory() as tmp:
         def one(r):
             try:
                 return aiter_mi355x.simulate(tdmsim, tmp, r, None, "", store)
             except tdmsimtools.RunError as e:
                 lines = [x for x in e.stderr.strip().splitlines() if x.strip()]
-                why = re.sub(r"^(tdmsim: )?(error: )?", "", lines[-1]) if lines else f"exit {e.returncode}"
-                return dict(r, status="tdmsim run: " + why)
+                why = re.sub(r"^(tdmsim: )?(error: )?", "", lines[-1]) if lines else ""
+                if e.returncode == 2:
+                    return dict(r, status="tdmsim run: " + why)
+                return dict(r, status=f"tdmsim run crashed (exit {e.returncode}): {why}", crashed=True)
         done = report.parallel(one, todo, jobs, "AITER tuned tables", t0=t0, quiet=quiet)
-    by = {(r["file"], r["line"]): r for r in done}
-    return [by.get((r["file"], r["line"]), r) for r in rows]
+    by = {r["case"]: r for r in done}
+    return [by.get(r["case"], r) for r in rows]
 
 
 def regime(tokens):
@@ -180,17 +206,18 @@ def regime(tokens):
 
 
 def group_stats(sel):
-    """n, MAPE, median error, Spearman, worst and rows beyond +-50% of the total; the
-    stage MAPEs; the roofline's MAPE and the rows where it is closer."""
-    errs = [err(r["simt"], r["us"]) for r in sel]
-    worst = max(range(len(sel)), key=lambda i: abs(errs[i]))
+    """aiter_mi355x.stats of the total (n, MAPE, Spearman, worst, rows beyond +-50%) with
+    the median error, the stage MAPEs, the roofline's MAPE and the rows where it is closer."""
     s2 = [r for r in sel if r["stages"] == 2 and r["us2"] > 0]
-    return dict(n=len(sel), mape=mape(sel, "simt", "us"), median=100 * statistics.median(errs),
-                spearman=spearman([r["simt"] for r in sel], [r["us"] for r in sel]),
-                worst=(sel[worst], errs[worst]), beyond=sum(abs(e) > 0.5 for e in errs),
+    return dict(aiter_mi355x.stats(sel), median=100 * statistics.median(err(r["simt"], r["us"]) for r in sel),
                 s1=mape([r for r in sel if r["us1"] > 0], "sim1", "us1"), s2=mape(s2, "sim2", "us2"),
                 roof=mape(sel, "roof", "us"),
                 closer=sum(abs(err(r["roof"], r["us"])) < abs(err(r["simt"], r["us"])) for r in sel))
+
+
+def pct(x):
+    """A percentage, or '-' for none (NaN: no row to average)."""
+    return f"{x:.1f}%" if x == x else "-"
 
 
 def fmt_group(label, sel):
@@ -199,10 +226,9 @@ def fmt_group(label, sel):
     g = group_stats(sel)
     w, e = g["worst"]
     rho = f"{g['spearman']:.3f}" if g["spearman"] == g["spearman"] else "-"
-    s2 = f"{g['s2']:.1f}%" if g["s2"] == g["s2"] else "-"
     return (f"| {label} | {g['n']} | {g['mape']:.1f}% | {g['median']:+.1f}% | {rho} | "
             f"{100 * e:+.0f}% ({os.path.basename(w['file'])}:{w['line']}, {w['tokens']} tok) | {g['beyond']} | "
-            f"{g['s1']:.1f}% | {s2} | {g['roof']:.1f}% | {g['closer']} |")
+            f"{pct(g['s1'])} | {pct(g['s2'])} | {pct(g['roof'])} | {g['closer']} |")
 
 
 def summary(done):
@@ -277,9 +303,8 @@ CSV_COLUMNS = ("file", "line", "source", "machine", "cu_num", "tokens", "model_d
                "roofline_us", "us1", "us2", "us", "err_total")
 
 
-def write_rows(path, rows):
-    """The per-row predictions, written whole under a temporary name and renamed over `path`."""
-    tmp = path + ".tmp"
+def write_rows(tmp, rows):
+    """The per-row predictions into `tmp` (main() renames it into place)."""
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)
@@ -291,7 +316,6 @@ def write_rows(path, rows):
                         *([f"{r['sim1']:.4f}", f"{r['sim2']:.4f}", f"{r['simt']:.4f}", f"{r['roof']:.4f}"]
                           if sim else ["", "", "", ""]),
                         r["us1"], r["us2"], r["us"], f"{err(r['simt'], r['us']):.4f}" if sim else ""])
-    os.replace(tmp, path)
 
 
 def machine_map(items):
@@ -313,7 +337,8 @@ def main():
     ap.add_argument("--tdmsim", default=tdmsimtools.DEFAULT_TDMSIM)
     ap.add_argument("--machine", action="append", metavar="CU=NAME",
                     help=f"simulate rows of this cu_num on this shipped machine (default {MACHINES})")
-    ap.add_argument("--max-tokens", type=int, default=None, help="skip rows above this token count")
+    ap.add_argument("--max-tokens", type=int, default=None,
+                    help="list rows above this token count as not simulated")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--store", help="folder keeping each simulation's result, so that a rerun simulates only "
                                     "what changed")
@@ -322,6 +347,13 @@ def main():
     ap.add_argument("--quiet", action="store_true", help="no progress line")
     args = ap.parse_args()
     try:
+        if not (os.path.isfile(args.tdmsim) and os.access(args.tdmsim, os.X_OK)):
+            raise InputError(f"--tdmsim {args.tdmsim}: not an executable file (build it: scripts/build.sh)")
+        for out in (args.output, args.markdown):
+            if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+                raise InputError(f"{out}: its folder does not exist")
+            if out and os.path.exists(out) and not os.path.isfile(out):
+                raise InputError(f"{out}: not a regular file")
         machines = machine_map(args.machine)
         for path in args.csv:
             if not os.path.isfile(path):
@@ -332,14 +364,23 @@ def main():
         return 2
     rows = simulate_all(rows, args.tdmsim, args.jobs, args.store, args.quiet)
     text = markdown(rows, args.csv, report.script_command("validation/calibration/aiter_tuned.py"))
+    # Both files written whole under temporary names, then renamed into place.
+    done = []
     if args.output:
-        write_rows(args.output, rows)
+        write_rows(args.output + ".tmp", rows)
+        done.append(args.output)
     if args.markdown:
         with open(args.markdown + ".tmp", "w") as f:
             f.write(text)
-        os.replace(args.markdown + ".tmp", args.markdown)
-    else:
+        done.append(args.markdown)
+    for path in done:
+        os.replace(path + ".tmp", path)
+    if not args.markdown:
         print(text)
+    crashed = [f"{r['file']}:{r['line']}" for r in rows if r.get("crashed")]
+    if crashed:
+        print(f"error: tdmsim crashed on {len(crashed)} row(s): {', '.join(crashed[:10])}", file=sys.stderr)
+        return 1
     return 0
 
 

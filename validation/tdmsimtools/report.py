@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 
 from .runner import DEFAULT_TDMSIM, ROOT
@@ -123,9 +124,10 @@ class ResultStore:
         if not p:
             return
         os.makedirs(self.folder, exist_ok=True)
-        with open(p + ".tmp", "w") as f:
+        tmp = f"{p}.tmp.{os.getpid()}.{threading.get_ident()}"  # processes and threads sharing a store
+        with open(tmp, "w") as f:
             json.dump(values, f)
-        os.replace(p + ".tmp", p)
+        os.replace(tmp, p)
 
 
 def parallel(fn, items, jobs, label, noun="rows", t0=None, quiet=False, on_result=None):
