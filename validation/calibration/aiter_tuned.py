@@ -172,10 +172,10 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         out.append(dict(
             line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
-            dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, why=status, status=status,
+            dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, status=status,
             block_m=n["block_m"], split_k=max(1, n["ksplit"]), stages=1 if one else 2,
             tile1="" if one else tiles[0], tile2="" if one else tiles[1],
-            us1=t["us1"], us2=t["us2"], us=t["us"], role=source, activation=activation,
+            us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation,
             case=f"file{index}-line{line}"))
     return out
 
@@ -199,10 +199,6 @@ def simulate_all(rows, tdmsim, jobs, store=None, quiet=False):
         done = report.parallel(one, todo, jobs, "AITER tuned tables", t0=t0, quiet=quiet)
     by = {r["case"]: r for r in done}
     return [by.get(r["case"], r) for r in rows]
-
-
-def regime(tokens):
-    return aiter_mi355x.regime(tokens)
 
 
 def group_stats(sel):
@@ -242,7 +238,7 @@ def summary(done):
         out += head + [fmt_group("all rows", on)]
         groups = [(f"source {s}", lambda r, s=s: r["source"] == s) for s in sorted({r["source"] for r in on})]
         groups += [(f"format {f}", lambda r, f=f: r["format"] == f) for f in sorted({r["format"] for r in on})]
-        groups += [(f"regime {g}", lambda r, g=g: regime(r["tokens"]) == g)
+        groups += [(f"regime {g}", lambda r, g=g: aiter_mi355x.regime(r["tokens"]) == g)
                    for g in ("decode (<=64)", "mid (65-1023)", "prefill (>=1024)")]
         groups += [("1-stage (run_1stage 1)", lambda r: r["stages"] == 1),
                    ("2-stage (run_1stage 0)", lambda r: r["stages"] == 2)]
