@@ -44,6 +44,9 @@ struct MemRange {
   // Stores only: an atomic add (read-modify-write in L2), as the MoE combine
   // scatter-adds partial outputs into token rows.
   bool atomic = false;
+  // Loads only: straight into registers, not through LDS (AITER's MoE GEMMs
+  // load their pre-shuffled weights so: Loop::b_in_registers).
+  bool to_registers = false;
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(row_bytes) * rows; }
   bool operator==(const MemRange&) const = default;  // (a gather by its pointer)
 };
@@ -96,6 +99,12 @@ struct Loop {
   // With wgmma: the warp-specialized loop (plan::ws_tile), charged at
   // kernels.wgmma_ws_efficiency instead.
   bool ws = false;
+  // The B operand (the weights) reaches the matrix instructions from
+  // registers, not LDS: its loads are MemRange::to_registers, and the LDS
+  // serves only A (sim/cu/lds.h). AITER's MoE GEMMs: CK's GridwiseMoeGemm
+  // with its b_preshuffle pipeline, FlyDSL's MoE kernels, the assembly
+  // 1-stage kernels (sim/programs/moe_program_common.cpp aiter_gemm).
+  bool b_in_registers = false;
   // Element operations each iteration puts on the vector pipe beside its
   // matrix work (the two overlap): fp8 operands converted to f16 in registers.
   std::uint64_t vector_ops = 0;
@@ -147,6 +156,7 @@ struct Loop {
     moe_kernel = d.moe_kernel;
     wgmma = d.wgmma;
     ws = d.ws;
+    b_in_registers = d.b_in_registers;
     vector_ops = d.vector_ops;
     vector_after_matrix = d.vector_after_matrix;
     vector_issue_bound = d.vector_issue_bound;

@@ -11,9 +11,12 @@ Lds::Lds(const ComputeSpec& cu)
 
 double Lds::iteration_bytes(const isa::Loop& loop) {
   double bytes = 0;
-  for (const auto& r : loop.loads) bytes += static_cast<double>(r.row_bytes) * r.rows;
+  for (const auto& r : loop.loads) {
+    if (!r.to_registers) bytes += static_cast<double>(r.row_bytes) * r.rows;
+  }
   if (loop.m > 0) {
-    bytes += (static_cast<double>(loop.m) + loop.n) * loop.k * dtype_bits(loop.dtype) / 8.0;
+    const double rows = static_cast<double>(loop.m) + (loop.b_in_registers ? 0.0 : loop.n);
+    bytes += rows * loop.k * dtype_bits(loop.dtype) / 8.0;
   }
   return bytes;
 }

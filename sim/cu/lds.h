@@ -4,7 +4,8 @@
 // 4 x lds_banks) bytes a clock (bank conflicts beyond that are not
 // modelled). A main-loop iteration moves its loads' bytes into it and its
 // matrix operands out of it (each of A and B read once per K step:
-// iteration_bytes()); the workgroups resident on the unit share it, one
+// iteration_bytes(); loads into registers and a B read from registers,
+// isa::Loop::b_in_registers, do not pass through it); the workgroups resident on the unit share it, one
 // after another, as they share the matrix pipes.
 #pragma once
 
@@ -22,7 +23,8 @@ class Lds {
   // Bytes the LDS moves per clock.
   double bytes_per_clock() const { return bytes_per_clock_; }
   // Bytes one iteration of `loop` moves through the LDS: its loads written
-  // in, its matrix product's operands (m x k and n x k elements) read out.
+  // in (not those to registers), its matrix product's operands (m x k and,
+  // unless B is in registers, n x k elements) read out.
   static double iteration_bytes(const isa::Loop& loop);
   // How long the LDS takes to move `bytes` at engine clock `clock`.
   Tick transfer(double bytes, units::Frequency clock) const {

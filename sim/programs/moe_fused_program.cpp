@@ -57,7 +57,8 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   // registers holding the gate/up and down accumulators, not LDS, bound them.
   // Modelled as the register file shared by that many workgroups, and LDS for
   // the token rows' K tiles alone (the weights go to registers).
-  if (!l.mma_sync && !l.amd_target && tile.threads == kAiterOneStageThreads && tile.n >= 256) {
+  const bool aiter_asm = aiter_gemm(l) && tile.threads == kAiterOneStageThreads && tile.n >= 256;
+  if (aiter_asm) {
     const std::uint32_t per_cu = tile.n >= 512 ? 1 : 2;
     p.vgprs_per_thread = static_cast<std::uint32_t>(l.vgpr_file_bytes / (std::uint64_t{per_cu} * tile.threads * 4));
     p.lds_bytes = l.block_m * bytes_of(tile.k, l.shape.dtype) * std::max(1u, l.kernel.pipeline_stages);
@@ -87,6 +88,7 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   up.m = l.block_m;
   up.n = 2 * cols;
   up.k = tile.k;
+  if (aiter_asm) weights_in_registers(up);
   // Down: the intermediate slice stays on chip (K = cols); the loop walks H
   // in N-wide column groups of w_down, each a cols-long row slice.
   isa::Loop& down = p.loops[1];
@@ -98,6 +100,10 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   down.m = l.block_m;
   down.n = tile.n;
   down.k = cols;
+  if (aiter_asm) {  // w_down into registers too; the intermediate (A) is read from LDS
+    down.loads[0].to_registers = true;
+    down.b_in_registers = true;
+  }
   // Per chunk, between barriers: (8-bit) the chunk's down rows converted in
   // LDS before the product; after it, every element of the BM x N product
   // scanned (padding rows too) and the real rows' ones added into y.

@@ -15,6 +15,7 @@ void gate_up_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;  // of gate, and as many of up
   base_program(l, tile, 2 * cols, l.wgmma_gate_up, 1, p);
+  if (aiter_gemm(l)) aiter_gemm_resources(l, tile, true, p);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, 2 * cols, k.end - k.begin, p);
   // Activations and weights each in their own dtype (mixed pairs: 4-bit weights).
@@ -30,6 +31,7 @@ void gate_up_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   loop.loads.push_back(strided(gate + std::uint64_t{l.shape.inter} * h_row, wk_bytes, cols, h_row, wk_bytes));
   matrix_of(l, l.wgmma_gate_up, l.ws_gate_up, &tile, loop);
   amd_loop_of(l, plan::LoopKernel::gate_up, tile, p, loop);
+  if (aiter_gemm(l)) weights_in_registers(loop);
   dequant_of(l, 2 * cols, tile.k, loop);
   loop.m = l.block_m;  // padding rows are computed too: that is the padding waste
   loop.n = 2 * cols;
@@ -152,6 +154,7 @@ void down_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   const plan::Range k = plan::job_k_range(l.shape, l.kernel, j);
   const std::uint32_t cols = n.end - n.begin;
   base_program(l, tile, cols, l.wgmma_down, 1, p);
+  if (aiter_gemm(l)) aiter_gemm_resources(l, tile, false, p);
   block_prologue(l, j.block, p);
   scale_prologue(l, j, cols, k.end - k.begin, p);
   const std::uint64_t i_row = bytes_of(l.shape.inter, dt), wi_row = bytes_of(l.shape.inter, wdt);
@@ -168,6 +171,7 @@ void down_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
                                cols, wi_row, wk_bytes));
   matrix_of(l, l.wgmma_down, l.ws_down, &tile, loop);
   amd_loop_of(l, plan::LoopKernel::down, tile, p, loop);
+  if (aiter_gemm(l)) weights_in_registers(loop);
   dequant_of(l, cols, tile.k, loop);
   loop.m = l.block_m;
   loop.n = cols;

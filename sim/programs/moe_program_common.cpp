@@ -48,6 +48,49 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
   return static_cast<std::uint32_t>(tile * std::max(1u, l.kernel.pipeline_stages));
 }
 
+// AITER's 2-stage MoE GEMMs are CK's DeviceMoeGemm instances
+// (aiter csrc/ck_gemm_moe_2stages_codegen/gemm_moe_ck2stages_common.cuh, on
+// composable_kernel's GridwiseMoeGemm, include/ck/tensor_operation/gpu/grid/
+// gridwise_moe_gemm.hpp), read off their source:
+// - The weights (B) are pre-shuffled in memory and loaded from it straight
+//   into registers (the b_preshuffle block pipeline): LDS holds only the A
+//   tile, block_m x K, and the C shuffle that stores the result, one buffer
+//   the size of the larger (GetSharedMemoryNumberOfByte), two with the v2/v3
+//   pipelines (kernel_moe_gemm_2lds; v1's kernel_moe_gemm has one). The
+//   model's pipeline_stages (2 on the AMD machines) stands for v3; the tuned
+//   tables' v1 kernels take half this LDS, which binds none of them.
+// - The C shuffle is fp32 (CShuffleDataType F32) with the 1x4 wave layout of
+//   the 16x16 XDL instances: gate/up shuffles 2 XDL rows of 16 by 4 waves of
+//   16 columns a step (CShuffle MXdlPerWavePerShuffle 2, N 1), down all
+//   block_m rows by 64 columns (MXdlPerWave, 1).
+// - Registers: CK's own estimate (device_moe_gemm.hpp estimated_reg_total,
+//   from which it sets the kernel's minimum occupancy): A's
+//   block_m x K bytes / 256 threads / 4 x (1 + NWave), B's N x K bytes / 256 /
+//   4 x 2 (double-buffered) x 2 for gate and up, C's block_m x N fp32 / 256 /
+//   4 x 2 for gate and up; NWave 4. Rounded up to the 8-register allocation
+//   granule (AMD CDNA3 ISA, "VGPR allocation").
+// FlyDSL's MoE kernels (aiter/ops/flydsl), the other 2-stage kernels of
+// AITER's tables, load pre-shuffled weights the same way
+// (kernels/mfma_preshuffle_pipeline load_b_pack_k32; token rows through LDS).
+void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p) {
+  constexpr std::uint64_t kThreads = 256, kNWave = 4, kShuffleCols = 4 * 16, kFp32 = 4;
+  const std::uint64_t a_tile = std::uint64_t{l.block_m} * bytes_of(tile.k, l.shape.dtype);
+  const std::uint64_t shuffle_rows = gate_up ? std::min<std::uint64_t>(l.block_m, 2 * 16) : l.block_m;
+  const std::uint64_t c_shuffle = shuffle_rows * kShuffleCols * kFp32;
+  const std::uint64_t buffers = l.kernel.pipeline_stages >= 2 ? 2 : 1;
+  p.lds_bytes = static_cast<std::uint32_t>(buffers * std::max(a_tile, c_shuffle));
+  const std::uint64_t halves = gate_up ? 2 : 1;
+  const std::uint64_t b_tile = std::uint64_t{tile.n} * bytes_of(tile.k, l.shape.weight_dtype);
+  const std::uint64_t regs = a_tile / kThreads / 4 * (1 + kNWave) + b_tile / kThreads / 4 * 2 * halves +
+                             std::uint64_t{l.block_m} * tile.n * kFp32 / kThreads / 4 * halves;
+  p.vgprs_per_thread = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((regs + 7) / 8 * 8, 8, 512));
+}
+
+void weights_in_registers(isa::Loop& loop) {
+  for (std::size_t i = 1; i < loop.loads.size(); ++i) loop.loads[i].to_registers = true;
+  loop.b_in_registers = true;
+}
+
 // Registers per thread of a GEMM tile. Our NVIDIA kernels are compiled for
 // two workgroups per SM (<= 128 registers) when the fp32 accumulators,
 // doubled by block_128 partial sums, need at most 64 per thread, else for one

@@ -28,7 +28,7 @@ add_test(NAME hard_limits.microbench_bytes_over_capacity_exit_2
 # A kernel that does not fit on a CU (was SystemC E549, exit 1).
 add_test(NAME hard_limits.run_tile_does_not_fit_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${HL_DATA}/tile_does_not_fit.yaml\;--output\;${HL_OUT}/tile
-                 -DEXPECT_RC=2 -DEXPECT_STDERR=kernel.moe_down.does.not.fit.on.a.CU.of.machine.mi300x:.it.needs.320KiB.of.LDS.per.workgroup,.compute.lds_per_cu.is.64KiB;.its.tile.is.256x64x256x256..kernel.down_tile
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=kernel.moe_down.does.not.fit.on.a.CU.of.machine.mi300x:.it.needs.128KiB.of.LDS.per.workgroup,.compute.lds_per_cu.is.64KiB;.its.tile.is.256x64x256x512..kernel.down_tile
                  -DMUST_NOT_EXIST=${HL_OUT}/tile -P ${HL_EXPECT})
 
 # Machines the schema once accepted that crashed or never finished: `run`

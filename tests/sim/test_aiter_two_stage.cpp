@@ -1,0 +1,83 @@
+// AITER's 2-stage MoE GEMMs on AMD machines (CK's GridwiseMoeGemm, read off
+// its source: sim/programs/moe_program_common.cpp aiter_gemm_resources): the
+// pre-shuffled weights go from memory straight into registers, so LDS holds
+// the A tile (and the C shuffle), and the workgroup's registers are CK's own
+// estimate. Our NVIDIA kernels keep both operands in LDS.
+#include <catch2/catch.hpp>
+
+#include "descriptors/plan/moe_plan.h"
+#include "sim/cu/compute_unit.h"
+#include "sim/cu/lds.h"
+#include "sim/programs/moe_kernels.h"
+#include "tests/sim/shipped_inputs.h"
+
+namespace {
+
+using namespace tdmsim;
+using tdmsim::test::source_scenario;
+
+isa::TileProgram first_program(const sim::programs::MoeKernels& k, const char* stage) {
+  for (std::size_t i = 0; i < k.stage.size(); ++i) {
+    if (k.stage[i] == stage) return k.kernels[i].program(0);
+  }
+  throw std::runtime_error(std::string("no stage ") + stage);
+}
+
+}  // namespace
+
+TEST_CASE("AITER 2-stage kernels: the A tile in LDS, the weights in registers, CK's register estimate",
+          "[moe][aiter]") {
+  // DeepSeek-V3 TP4 on MI300X with the MI355X table's fp8 tile 256x16x128x256
+  // (block_m 16, N 128, K 256 bytes), 2 LDS buffers (pipeline_stages 2: CK's
+  // v3 pipeline, kernel_moe_gemm_2lds).
+  const auto sc = source_scenario("tests/data/aiter/two-stage-dsv3-tp4-mi300x.yaml");
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(p.kernel.stages == 2);
+  REQUIRE(p.kernel.pipeline_stages == 2);
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+
+  const isa::TileProgram up = first_program(k, "gate_up");
+  // A: 16 rows x 256 B = 4 KiB; C shuffle: 16 rows (of at most 2 x 16) x 64
+  // columns x 4 B = 4 KiB; 2 buffers of the larger. (With B in LDS as well it
+  // was (16 + 256 rows) x 256 B x 2 = 136 KiB, more than MI300X's 64 KiB.)
+  CHECK(up.lds_bytes == 2 * 4096);
+  // CK's estimate per thread: A 4096 / 256 / 4 x (1 + 4) = 20, B 128 x 256 /
+  // 256 / 4 x 2 x 2 (gate and up) = 128, C 16 x 128 x 4 / 256 / 4 x 2 = 16:
+  // 164, allocated in 8s: 168.
+  CHECK(up.vgprs_per_thread == 168);
+  const sim::Occupancy o = sim::occupancy(sc.machine.spec.compute, up);
+  CHECK(o.workgroups == 3);  // 512 KiB / (256 threads x 168 x 4 B)
+  CHECK(o.limiter == "registers");
+  REQUIRE(up.loops.size() == 1);
+  const isa::Loop& loop = up.loops[0];
+  CHECK(loop.b_in_registers);
+  REQUIRE(loop.loads.size() == 3);  // token rows, gate, up
+  CHECK_FALSE(loop.loads[0].to_registers);
+  CHECK(loop.loads[1].to_registers);
+  CHECK(loop.loads[2].to_registers);
+  // Through LDS per K step: the A rows written (the valid rows gathered,
+  // 256 B each) and the A tile read (16 x 256 B); no weight byte.
+  const double a_written = static_cast<double>(loop.loads[0].rows) * loop.loads[0].row_bytes;
+  CHECK(sim::Lds::iteration_bytes(loop) == Approx(a_written + 16 * 256));
+
+  const isa::TileProgram down = first_program(k, "down");
+  // Down: K 256 B of the intermediate, block_m 16 rows x 64 columns x 4 B of C
+  // shuffle = 4 KiB each: 2 x 4 KiB. Registers: A 20, B 128 x 256 / 256 / 4 x
+  // 2 = 64, C 16 x 128 x 4 / 256 / 4 = 8: 92 -> 96.
+  CHECK(down.lds_bytes == 2 * 4096);
+  CHECK(down.vgprs_per_thread == 96);
+  CHECK(down.loops[0].b_in_registers);
+}
+
+TEST_CASE("our NVIDIA kernels keep both operands in LDS", "[moe][aiter]") {
+  const auto sc = source_scenario("workloads/scenarios/qwen3-30b-decode-h200.yaml");
+  REQUIRE(plan::build_plan(sc).kernel.stages == 2);
+  const plan::MoePlan p = plan::build_plan(sc);
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+  const isa::TileProgram up = first_program(k, "gate_up");
+  REQUIRE(!up.loops.empty());
+  CHECK_FALSE(up.loops[0].b_in_registers);
+  for (const auto& r : up.loops[0].loads) CHECK_FALSE(r.to_registers);
+}
