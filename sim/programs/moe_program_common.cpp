@@ -57,32 +57,37 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
 //   tile, block_m x K, and the C shuffle that stores the result, one buffer
 //   the size of the larger (GetSharedMemoryNumberOfByte), two with the v2/v3
 //   pipelines (kernel_moe_gemm_2lds; v1's kernel_moe_gemm has one). The
-//   model's pipeline_stages (2 on the AMD machines) stands for v3; the tuned
-//   tables' v1 kernels take half this LDS, which binds none of them.
-// - The C shuffle is fp32 (CShuffleDataType F32) with the 1x4 wave layout of
-//   the 16x16 XDL instances: gate/up shuffles 2 XDL rows of 16 by 4 waves of
+//   model's pipeline_stages (2 on the AMD machines) stands for v3: a v1 tile
+//   whose A tile takes more than a quarter of the CU's LDS is charged twice
+//   its LDS (MI300X's 256x128x64x64: one workgroup a CU where v1 holds two).
+// - The C shuffle is fp32 (CShuffleDataType F32) with the 1 x waves layout of
+//   the 16x16 XDL instances: gate/up shuffles 2 XDL rows of 16 by each wave's
 //   16 columns a step (CShuffle MXdlPerWavePerShuffle 2, N 1), down all
-//   block_m rows by 64 columns (MXdlPerWave, 1).
+//   block_m rows by each wave's 16 columns (MXdlPerWave, 1).
 // - Registers: CK's own estimate (device_moe_gemm.hpp estimated_reg_total,
-//   from which it sets the kernel's minimum occupancy): A's
-//   block_m x K bytes / 256 threads / 4 x (1 + NWave), B's N x K bytes / 256 /
-//   4 x 2 (double-buffered) x 2 for gate and up, C's block_m x N fp32 / 256 /
-//   4 x 2 for gate and up; NWave 4. Rounded up to the 8-register allocation
-//   granule (AMD CDNA3 ISA, "VGPR allocation").
+//   from which it sets the kernel's minimum occupancy): A's block_m x K bytes
+//   / threads / 4 x (1 + NWave), B's N x K bytes / threads / 4 x 2
+//   (double-buffered) x 2 for gate and up, C's block_m x N fp32 / threads / 4
+//   x 2 for gate and up; NWave = the tile's waves (threads / 64). Bytes of
+//   packed 4-bit weights count as bytes (CK's sizeof of a packed pair is 1 per
+//   pair). Rounded up to the 8-register allocation granule (AMD CDNA3 ISA,
+//   "VGPR allocation").
 // FlyDSL's MoE kernels (aiter/ops/flydsl), the other 2-stage kernels of
 // AITER's tables, load pre-shuffled weights the same way
 // (kernels/mfma_preshuffle_pipeline load_b_pack_k32; token rows through LDS).
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p) {
-  constexpr std::uint64_t kThreads = 256, kNWave = 4, kShuffleCols = 4 * 16, kFp32 = 4;
+  constexpr std::uint64_t kWave = 64, kXdl = 16, kFp32 = 4;
+  const std::uint64_t threads = std::max<std::uint64_t>(kWave, tile.threads);
+  const std::uint64_t waves = threads / kWave;
   const std::uint64_t a_tile = std::uint64_t{l.block_m} * bytes_of(tile.k, l.shape.dtype);
-  const std::uint64_t shuffle_rows = gate_up ? std::min<std::uint64_t>(l.block_m, 2 * 16) : l.block_m;
-  const std::uint64_t c_shuffle = shuffle_rows * kShuffleCols * kFp32;
+  const std::uint64_t shuffle_rows = gate_up ? std::min<std::uint64_t>(l.block_m, 2 * kXdl) : l.block_m;
+  const std::uint64_t c_shuffle = shuffle_rows * waves * kXdl * kFp32;
   const std::uint64_t buffers = l.kernel.pipeline_stages >= 2 ? 2 : 1;
   p.lds_bytes = static_cast<std::uint32_t>(buffers * std::max(a_tile, c_shuffle));
   const std::uint64_t halves = gate_up ? 2 : 1;
   const std::uint64_t b_tile = std::uint64_t{tile.n} * bytes_of(tile.k, l.shape.weight_dtype);
-  const std::uint64_t regs = a_tile / kThreads / 4 * (1 + kNWave) + b_tile / kThreads / 4 * 2 * halves +
-                             std::uint64_t{l.block_m} * tile.n * kFp32 / kThreads / 4 * halves;
+  const std::uint64_t regs = a_tile / threads / 4 * (1 + waves) + b_tile / threads / 4 * 2 * halves +
+                             std::uint64_t{l.block_m} * tile.n * kFp32 / threads / 4 * halves;
   p.vgprs_per_thread = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((regs + 7) / 8 * 8, 8, 512));
 }
 

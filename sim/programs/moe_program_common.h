@@ -148,10 +148,10 @@ isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, 
 isa::MemRange token_rows(bool tdm, std::uint64_t addr, std::uint32_t row_bytes, std::uint32_t rows,
                          const std::vector<std::uint64_t>&& offsets, std::int64_t iter_stride = 0) = delete;
 std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k);
-// AITER's MoE kernels: those of machines whose kernels are AITER-like
-// (kernels.matrix_instructions isa) other than our own AMD code objects.
-// They load their pre-shuffled weights straight into registers.
-inline bool aiter_gemm(const Layer& l) { return !l.mma_sync && !l.amd_target; }
+// AITER's MoE kernels (kernel.source aiter, which only the CDNA machines
+// take). They load their pre-shuffled weights straight into registers; our
+// own kernels (kernel.source tdmsim, on any machine) keep both operands in LDS.
+inline bool aiter_gemm(const Layer& l) { return !l.mma_sync && l.kernel.code == KernelCode::aiter; }
 // An AITER 2-stage GEMM workgroup's LDS and registers (CK's GridwiseMoeGemm),
 // and its loop's weights in registers: every load of `loop` but the first
 // (the A rows) is MemRange::to_registers, and Loop::b_in_registers.

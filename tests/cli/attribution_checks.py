@@ -144,7 +144,7 @@ def check_responds(scenario):
     runs = {}
     for name, machine in (("base", base),
                           ("launch", overlay("launch-x2", base, "launch:\n  kernel_launch: 12us\n")),
-                          ("slot", overlay("slot-x12", base, "tdm:\n  slot_length: 50us\n"))):
+                          ("slot", overlay("slot-x5", base, "tdm:\n  slot_length: 20us\n"))):
         out = os.path.join(WORK, name)
         tdmsim(["run", scenario, "--machine", machine, "--path", "both", "--quiet", "--output", out, "--force"])
         with open(os.path.join(out, "config.json")) as f:
@@ -162,7 +162,7 @@ def check_responds(scenario):
     wait1 = tdm1["time_by_cause"]["detail"]["slot_release_wait_us"]
     waiting = (tdm1["time_by_cause"]["dispatch_and_slot_waiting_us"] -
                tdm0["time_by_cause"]["dispatch_and_slot_waiting_us"])
-    print(f"slot_length 4 -> 50 us: TDM total +{grew:.2f} us, release waits {wait0:.2f} -> {wait1:.2f} us")
+    print(f"slot_length 4 -> 20 us: TDM total +{grew:.2f} us, release waits {wait0:.2f} -> {wait1:.2f} us")
     # Longer slots make the unit's path measurably slower (the model is
     # deterministic, so 0.2% of the layer is far above any noise) ...
     assert grew > 0.002 * tdm0["total_us"], grew

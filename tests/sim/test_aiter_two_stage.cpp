@@ -38,9 +38,9 @@ TEST_CASE("AITER 2-stage kernels: the A tile in LDS, the weights in registers, C
   const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
 
   const isa::TileProgram up = first_program(k, "gate_up");
-  // A: 16 rows x 256 B = 4 KiB; C shuffle: 16 rows (of at most 2 x 16) x 64
-  // columns x 4 B = 4 KiB; 2 buffers of the larger. (With B in LDS as well it
-  // was (16 + 256 rows) x 256 B x 2 = 136 KiB, more than MI300X's 64 KiB.)
+  // A: 16 rows x 256 B = 4 KiB; C shuffle: 16 rows (of at most 2 x 16) x 4
+  // waves' 16 columns x 4 B = 4 KiB; 2 buffers of the larger. (With B in LDS
+  // as well, (16 + 128 rows) x 256 B x 2 = 72 KiB: more than MI300X's 64 KiB.)
   CHECK(up.lds_bytes == 2 * 4096);
   // CK's estimate per thread: A 4096 / 256 / 4 x (1 + 4) = 20, B 128 x 256 /
   // 256 / 4 x 2 x 2 (gate and up) = 128, C 16 x 128 x 4 / 256 / 4 x 2 = 16:
@@ -68,6 +68,43 @@ TEST_CASE("AITER 2-stage kernels: the A tile in LDS, the weights in registers, C
   CHECK(down.lds_bytes == 2 * 4096);
   CHECK(down.vgprs_per_thread == 96);
   CHECK(down.loops[0].b_in_registers);
+}
+
+TEST_CASE("AITER 2-stage kernels: a one-wave tile's LDS and registers", "[moe][aiter]") {
+  // The MI355X table also names 64-thread tiles (64x32x32x128): one wave, so
+  // the C shuffle is 16 columns wide and the registers are per 64 threads.
+  auto sc = source_scenario("tests/data/aiter/two-stage-dsv3-tp4-mi300x.yaml");
+  sc.scenario.spec.kernel.down_tile = KernelTile{64, 16, 32, 128};
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(p.kernel.down_tile == KernelTile{64, 16, 32, 128});
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+  const isa::TileProgram down = first_program(k, "down");
+  // A 16 x 128 B = 2 KiB, C shuffle 16 x 16 x 4 B = 1 KiB: 2 x 2 KiB.
+  CHECK(down.lds_bytes == 2 * 2048);
+  // A 2048 / 64 / 4 x (1 + 1) = 16, B 32 x 128 / 64 / 4 x 2 = 32, C 16 x 32 x 4
+  // / 64 / 4 = 8: 56.
+  CHECK(down.vgprs_per_thread == 56);
+}
+
+TEST_CASE("our own kernels keep their weights in LDS on the AMD machines", "[moe][aiter]") {
+  // kernel.source tdmsim: our code objects on CDNA (mi300x), and on gfx1250
+  // (mi500x-tdm), where no code object of ours is compiled, both operands in LDS.
+  for (const char* file : {"workloads/scenarios/mixtral-8x7b-64tok-bf16-mi300x.yaml",
+                           "workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml"}) {
+    const auto sc = source_scenario(file);
+    REQUIRE(sc.scenario.spec.kernel.source == KernelCode::tdmsim);
+    const plan::MoePlan p = plan::build_plan(sc);
+    sim::AddressSpace as;
+    const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+    for (const char* stage : {"gate_up", "down"}) {
+      const isa::TileProgram prog = first_program(k, stage);
+      INFO(file << " " << stage);
+      REQUIRE(!prog.loops.empty());
+      CHECK_FALSE(prog.loops[0].b_in_registers);
+      for (const auto& r : prog.loops[0].loads) CHECK_FALSE(r.to_registers);
+    }
+  }
 }
 
 TEST_CASE("our NVIDIA kernels keep both operands in LDS", "[moe][aiter]") {
