@@ -5,8 +5,9 @@
 // modelled). A main-loop iteration moves its loads' bytes into it and its
 // matrix operands out of it (each of A and B read once per K step:
 // iteration_bytes(); loads into registers and a B read from registers,
-// isa::Loop::b_in_registers, do not pass through it); the workgroups resident on the unit share it, one
-// after another, as they share the matrix pipes.
+// isa::Loop::b_in_registers, do not pass through it); the workgroups
+// resident on the unit share it, one after another, as they share the
+// matrix pipes.
 #pragma once
 
 #include <cstdint>

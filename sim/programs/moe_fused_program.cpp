@@ -100,10 +100,8 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   down.m = l.block_m;
   down.n = tile.n;
   down.k = cols;
-  if (aiter_asm) {  // w_down into registers too; the intermediate (A) is read from LDS
-    down.loads[0].to_registers = true;
-    down.b_in_registers = true;
-  }
+  // w_down into registers too; the intermediate (A) is on chip, read from LDS.
+  if (aiter_asm) weights_in_registers(down, 0);
   // Per chunk, between barriers: (8-bit) the chunk's down rows converted in
   // LDS before the product; after it, every element of the BM x N product
   // scanned (padding rows too) and the real rows' ones added into y.

@@ -91,8 +91,8 @@ void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, 
   p.vgprs_per_thread = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((regs + 7) / 8 * 8, 8, 512));
 }
 
-void weights_in_registers(isa::Loop& loop) {
-  for (std::size_t i = 1; i < loop.loads.size(); ++i) loop.loads[i].to_registers = true;
+void weights_in_registers(isa::Loop& loop, std::size_t first_weight) {
+  for (std::size_t i = first_weight; i < loop.loads.size(); ++i) loop.loads[i].to_registers = true;
   loop.b_in_registers = true;
 }
 

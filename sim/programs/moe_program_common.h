@@ -152,11 +152,12 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k);
 // take). They load their pre-shuffled weights straight into registers; our
 // own kernels (kernel.source tdmsim, on any machine) keep both operands in LDS.
 inline bool aiter_gemm(const Layer& l) { return !l.mma_sync && l.kernel.code == KernelCode::aiter; }
-// An AITER 2-stage GEMM workgroup's LDS and registers (CK's GridwiseMoeGemm),
-// and its loop's weights in registers: every load of `loop` but the first
-// (the A rows) is MemRange::to_registers, and Loop::b_in_registers.
+// An AITER 2-stage GEMM workgroup's LDS and registers (CK's GridwiseMoeGemm).
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p);
-void weights_in_registers(isa::Loop& loop);
+// A loop whose weights go to registers: its loads from `first_weight` on are
+// MemRange::to_registers (those before it, the A rows, go through LDS; a loop
+// whose A is already on chip has none), and Loop::b_in_registers.
+void weights_in_registers(isa::Loop& loop, std::size_t first_weight = 1);
 std::uint32_t gemm_vgprs(const Layer& l, const KernelTile& tile, bool wgmma);
 std::uint32_t copies_ahead(const Layer& l, const KernelTile& tile, bool wgmma);
 // A GEMM workgroup's program without its loads and work, with `loops`
