@@ -96,7 +96,7 @@ Json shape_json(const plan::LayerShape& s) {
 Json kernel_json(const plan::KernelChoice& k) {
   return {{"stages", k.stages},
           {"block_m", k.block_m},
-          {"gate_up_tile", config::ValueTraits<KernelTile>::text(k.gate_up_tile)},
+          {"gate_up_tile", config::ValueTraits<KernelTile>::text(plan::named_gate_up_tile(k))},
           {"down_tile", config::ValueTraits<KernelTile>::text(k.down_tile)},
           {"split_k", k.split_k},
           {"pipeline_stages", k.pipeline_stages},

@@ -138,7 +138,7 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
     const std::string hint =
         ends("_gate_up") || ends("_fused") || down
             ? fmt::format("its tile is {} ({}; block_m {}, pipeline_stages {}){}: {}",
-                          tile_name(down ? p.kernel.down_tile : p.kernel.gate_up_tile),
+                          tile_name(down ? p.kernel.down_tile : plan::named_gate_up_tile(p.kernel)),
                           down ? "kernel.down_tile" : "kernel.gate_up_tile", p.kernel.block_m,
                           p.kernel.pipeline_stages, chosen,
                           chosen.empty() ? fmt::format("choose a smaller kernel.{} or kernel.pipeline_stages, or "
@@ -250,7 +250,7 @@ Json layer_summary(const plan::MoePlan& p) {
   return {{"tokens", p.shape.tokens}, {"rows", rows}, {"padded_rows", p.layout.padded_rows},
           {"padding_waste", 1.0 - ratio(double(rows), p.layout.padded_rows)},
           {"block_m", p.layout.block_m}, {"stages", p.kernel.stages}, {"split_k", p.kernel.split_k},
-          {"gate_up_tile", tile_name(p.kernel.gate_up_tile)}, {"down_tile", tile_name(p.kernel.down_tile)},
+          {"gate_up_tile", tile_name(plan::named_gate_up_tile(p.kernel))}, {"down_tile", tile_name(p.kernel.down_tile)},
           {"pipeline_stages", p.kernel.pipeline_stages}, {"raster_group", p.kernel.raster_group},
           {"kernel_reason", p.kernel.reason}, {"kernel_source", kernel_source(p.kernel.source)},
           {"load_spread", load_spread(p)}, {"capacity", capacity_summary(p.capacity)}};

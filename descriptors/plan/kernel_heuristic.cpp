@@ -206,8 +206,9 @@ namespace {
 // with the fewest rounds of workgroups over the CUs, then the fewest idle CUs
 // in the last round. Widths 128 and 256 (the kernel lists
 // hsa/gfx950/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv: subGU_n 128 and
-// 256); 128 when none divides. As a tile: 256 x block_m x 2 subGU_n (gate and
-// up) x K of 128 bytes of operands.
+// 256); 128 when none divides. As the model's tile: 256 x block_m x 2 subGU_n
+// (gate and up) x K of 128 bytes of operands; named_gate_up_tile shows it as
+// AITER names it, N = subGU_n.
 KernelTile aiter_one_stage_tile(const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus) {
   const std::uint64_t rows = std::uint64_t{shape.tokens} * shape.slots();
   const std::uint64_t sub_x = (rows + std::uint64_t{shape.experts_fused()} * block_m - shape.slots() +
@@ -412,9 +413,12 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     }
   }
   const KernelTile auto_tile = auto_tile_at(k.block_m);
-  k.gate_up_tile = requested.gate_up_tile.is_auto() ? auto_tile : requested.gate_up_tile;
+  // A named gate/up tile of AITER's is N per half (model_gate_up_tile).
+  k.code = requested.source;
+  k.gate_up_tile = requested.gate_up_tile.is_auto() ? auto_tile
+                                                    : model_gate_up_tile(requested.gate_up_tile, requested.source);
   k.down_tile = requested.down_tile.is_auto() ? auto_tile : requested.down_tile;
-  why += fmt::format("; tiles {} / {}{}", tile_text(k.gate_up_tile), tile_text(k.down_tile),
+  why += fmt::format("; tiles {} / {}{}", tile_text(named_gate_up_tile(k)), tile_text(k.down_tile),
                      requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()
                          ? " (default)" : "");
 
@@ -499,7 +503,8 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   if (k.stages == 1 && machine.kernels.matrix_instructions == MatrixInstructions::isa &&
       requested.source == KernelCode::aiter && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()) {
     k.gate_up_tile = k.down_tile = aiter_one_stage_tile(shape, k.block_m, cus);
-    why += fmt::format("; tiles {} for the 1-stage kernel (AITER's assembly kernels)", tile_text(k.gate_up_tile));
+    why += fmt::format("; tiles {} for the 1-stage kernel (AITER's assembly kernels)",
+                       tile_text(named_gate_up_tile(k)));
   }
 
   // The fused 1-stage kernel keeps a second phase's tiles in LDS as well: with
@@ -512,7 +517,6 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     why += fmt::format("; tiles {} for the 1-stage kernel", tile_text(k.gate_up_tile));
   }
 
-  k.code = requested.source;
   fit_amd_lds(shape, requested, machine, k, why);
 
   // Split-K: the 1-stage kernel has none. Otherwise, when the gate/up grid

@@ -180,6 +180,20 @@ struct Range {
 Range job_n_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job);
 Range job_k_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job);
 
+// Gate/up tile names. The model's gate/up (and fused) tile N counts the
+// columns of gate and up together (job_n_range above: N/2 of each). AITER
+// names its CK tiles by NPerBlock, the columns of gate a workgroup takes, and
+// it takes as many of up: its stage-1 GEMM's N is inter_dim (aiter
+// csrc/ck_gemm_moe_2stages_codegen/gemm_moe_ck2stages.cu, N = w1.size(1) /
+// 2), and composable_kernel's GridwiseMoeGemm loads the up columns beside the
+// gate ones (gridwise_moe_gemm.hpp, IsInputGemm: p_b_grid_up at
+// expert_stride / 2). So with kernel.source aiter a gate_up_tile as named
+// (scenario, sweep or kernel.config row) is N per half: model_gate_up_tile
+// doubles it on the way in, named_gate_up_tile halves it for every output.
+// Our own kernels (kernel.source tdmsim) name tiles as the model does.
+KernelTile model_gate_up_tile(const KernelTile& named, KernelCode code);
+KernelTile named_gate_up_tile(const KernelChoice& kernel);
+
 // The default tile of a stage for a block size (heuristic, docs/moe-plan.md).
 KernelTile default_tile(std::uint32_t block_m);
 // The default for a layer's scaling mode (docs/moe-plan.md "Kernel heuristic").

@@ -62,6 +62,18 @@ Range job_n_range(const LayerShape& shape, const KernelChoice& kernel, const Til
   return {job.n_tile * tile.n, std::min(shape.hidden, (job.n_tile + 1) * tile.n)};
 }
 
+KernelTile model_gate_up_tile(const KernelTile& named, KernelCode code) {
+  KernelTile t = named;
+  if (code == KernelCode::aiter && !t.is_auto()) t.n *= 2;
+  return t;
+}
+
+KernelTile named_gate_up_tile(const KernelChoice& kernel) {
+  KernelTile t = kernel.gate_up_tile;
+  if (kernel.code == KernelCode::aiter && !t.is_auto()) t.n /= 2;
+  return t;
+}
+
 Range job_k_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job) {
   if (job.stage == Stage::fused) return {0, shape.hidden};  // then its I slice into down
   const KernelTile& tile = stage_tile(kernel, job.stage);

@@ -66,9 +66,12 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
 //   block_m rows by each wave's 16 columns (MXdlPerWave, 1).
 // - Registers: CK's own estimate (device_moe_gemm.hpp estimated_reg_total,
 //   from which it sets the kernel's minimum occupancy): A's block_m x K bytes
-//   / threads / 4 x (1 + NWave), B's N x K bytes / threads / 4 x 2
-//   (double-buffered) x 2 for gate and up, C's block_m x N fp32 / threads / 4
-//   x 2 for gate and up; NWave = the tile's waves (threads / 64). Bytes of
+//   / threads / 4 x (1 + NWave), B's NPerBlock x K bytes / threads / 4 x 2
+//   (double-buffered) x 2 for gate and up, C's block_m x NPerBlock fp32 /
+//   threads / 4 x 2 for gate and up; NWave = the tile's waves (threads / 64);
+//   NPerBlock = the tile name's N, half the model's gate/up N
+//   (plan::named_gate_up_tile: a gate/up workgroup takes NPerBlock columns
+//   of gate and as many of up). Bytes of
 //   packed 4-bit weights count as bytes (CK's sizeof of a packed pair is 1 per
 //   pair). Rounded up to the 8-register allocation granule (AMD CDNA3 ISA,
 //   "VGPR allocation").
@@ -85,9 +88,10 @@ void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, 
   const std::uint64_t buffers = l.kernel.pipeline_stages >= 2 ? 2 : 1;
   p.lds_bytes = static_cast<std::uint32_t>(buffers * std::max(a_tile, c_shuffle));
   const std::uint64_t halves = gate_up ? 2 : 1;
-  const std::uint64_t b_tile = std::uint64_t{tile.n} * bytes_of(tile.k, l.shape.weight_dtype);
+  const std::uint64_t n_per_block = tile.n / halves;
+  const std::uint64_t b_tile = n_per_block * bytes_of(tile.k, l.shape.weight_dtype);
   const std::uint64_t regs = a_tile / threads / 4 * (1 + waves) + b_tile / threads / 4 * 2 * halves +
-                             std::uint64_t{l.block_m} * tile.n * kFp32 / threads / 4 * halves;
+                             std::uint64_t{l.block_m} * n_per_block * kFp32 / threads / 4 * halves;
   p.vgprs_per_thread = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((regs + 7) / 8 * 8, 8, 512));
 }
 

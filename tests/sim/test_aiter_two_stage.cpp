@@ -70,6 +70,38 @@ TEST_CASE("AITER 2-stage kernels: the A tile in LDS, the weights in registers, C
   CHECK(down.loops[0].b_in_registers);
 }
 
+TEST_CASE("AITER gate/up tiles are named by N per half: NPerBlock of gate and as many of up", "[moe][aiter]") {
+  // AITER's stage-1 GEMM has N = inter_dim and each workgroup takes NPerBlock
+  // columns of gate and the same of up (plan::named_gate_up_tile). DeepSeek-V3
+  // TP4: I = 512, so 256x16x128x256 is 4 workgroups a block, 128 columns of
+  // each; the same name on our own kernels (N counts both) is 8 of 64.
+  auto sc = source_scenario("tests/data/aiter/two-stage-dsv3-tp4-mi300x.yaml");
+  REQUIRE(sc.scenario.spec.kernel.source == KernelCode::aiter);
+  const plan::MoePlan p = plan::build_plan(sc);
+  CHECK(p.kernel.gate_up_tile == KernelTile{256, 16, 256, 256});  // the model's N: gate and up
+  CHECK(plan::named_gate_up_tile(p.kernel) == KernelTile{256, 16, 128, 256});
+  CHECK(p.kernel.down_tile == KernelTile{256, 16, 128, 256});      // down is named as the model has it
+  CHECK(p.kernel.reason.find("tiles 256x16x128x256 / 256x16x128x256") != std::string::npos);
+  const std::size_t blocks = p.layout.block_expert.size();
+  REQUIRE(p.stage1.size() == blocks * 4);
+  for (const plan::TileJob& j : p.stage1) {
+    const plan::Range n = plan::job_n_range(p.shape, p.kernel, j);
+    CHECK(n.end - n.begin == 128);
+  }
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+  const isa::TileProgram up = first_program(k, "gate_up");
+  CHECK(up.loops[0].n == 256);               // 128 of gate + 128 of up
+  CHECK(up.loops[0].loads[1].rows == 128);   // gate's weight rows
+  CHECK(up.loops[0].loads[2].rows == 128);   // up's
+
+  sc.scenario.spec.kernel.source = KernelCode::tdmsim;
+  const plan::MoePlan ours = plan::build_plan(sc);
+  CHECK(ours.kernel.gate_up_tile == KernelTile{256, 16, 128, 256});
+  CHECK(plan::named_gate_up_tile(ours.kernel) == ours.kernel.gate_up_tile);
+  CHECK(ours.stage1.size() == ours.layout.block_expert.size() * 8);
+}
+
 TEST_CASE("AITER 2-stage kernels: a one-wave tile's LDS and registers", "[moe][aiter]") {
   // The MI355X table also names 64-thread tiles (64x32x32x128): one wave, so
   // the C shuffle is 16 columns wide and the registers are per 64 threads.

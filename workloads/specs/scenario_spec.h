@@ -92,7 +92,9 @@ struct KernelSpec {
     v.param(block_m, "block_m", "token block size M of the sorted layout (0 = heuristic)",
             Default{0u}, Max{256u});
     v.param(gate_up_tile, "gate_up_tile",
-            "tile of the gate/up kernel (also the fused 1-stage kernel)", Default{"auto"});
+            "tile of the gate/up kernel (also the fused 1-stage kernel); N counts the gate and up "
+            "columns together, except with source aiter, where N is AITER's NPerBlock: N of gate "
+            "and N of up", Default{"auto"});
     v.param(down_tile, "down_tile", "tile of the down kernel", Default{"auto"});
     v.param(split_k, "split_k", "K splits (1 = none, 0 = heuristic)", Default{0u}, Max{64u});
     v.param(pipeline_stages, "pipeline_stages",
