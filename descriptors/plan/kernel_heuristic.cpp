@@ -377,7 +377,8 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
       KernelChoice at;
       at.block_m = m;
       at.stages = 2;
-      at.gate_up_tile = at.down_tile = auto_tile_at(m);
+      at.down_tile = auto_tile_at(m);
+      at.gate_up_tile = model_gate_up_tile(at.down_tile, requested.source);
       at.pipeline_stages = std::max(2u, machine.kernels.pipeline_stages);
       std::string unused;
       fit_amd_lds(shape, requested, machine, at, unused);
@@ -413,10 +414,11 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     }
   }
   const KernelTile auto_tile = auto_tile_at(k.block_m);
-  // A named gate/up tile of AITER's is N per half (model_gate_up_tile).
+  // An AITER gate/up tile, named or the default, is N per half
+  // (model_gate_up_tile): the default names the same N for both stages.
   k.code = requested.source;
-  k.gate_up_tile = requested.gate_up_tile.is_auto() ? auto_tile
-                                                    : model_gate_up_tile(requested.gate_up_tile, requested.source);
+  k.gate_up_tile = model_gate_up_tile(requested.gate_up_tile.is_auto() ? auto_tile : requested.gate_up_tile,
+                                      requested.source);
   k.down_tile = requested.down_tile.is_auto() ? auto_tile : requested.down_tile;
   why += fmt::format("; tiles {} / {}{}", tile_text(named_gate_up_tile(k)), tile_text(k.down_tile),
                      requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()
@@ -435,11 +437,14 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                        k.pipeline_stages > requested.pipeline_stages ? ", raised for wgmma" : "");
   } else {
     const std::uint64_t lds = machine.compute.lds_per_cu.bytes;
+    // AITER's kernels load the weights into registers, not LDS (sim/programs
+    // moe_program_common.cpp aiter_gemm_resources): only their A rows count.
+    const bool b_in_lds = requested.source != KernelCode::aiter;
     const auto fits = [&](std::uint32_t depth) {
       for (const KernelTile* t : {&k.gate_up_tile, &k.down_tile}) {
         // A rows in the activation dtype, B rows in the weight dtype.
         const std::uint64_t bytes = (std::uint64_t{t->m} * dtype_bits(shape.dtype) +
-                                     std::uint64_t{t->n} * dtype_bits(shape.weight_dtype)) *
+                                     (b_in_lds ? std::uint64_t{t->n} * dtype_bits(shape.weight_dtype) : 0)) *
                                     t->k / 8 * depth;
         if (bytes > lds) return false;
       }

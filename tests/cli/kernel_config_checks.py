@@ -6,7 +6,8 @@ mode as its own test.
   good         the hand-made tables drive the run: the row's line, block_m,
                tiles, split-K and stages in summary.json; --kernel-config and
                the scenario key agree; --verbose prints the lookup; no row:
-               the rule that chose is recorded; kernel.heuristic: aiter
+               the rule that chose is recorded; kernel.heuristic: aiter; one
+               row for AITER's kernels and ours (AITER's gate/up N per half)
   sweep        kernel.config as a sweep axis: results.csv names the row per point
   deepseek     DeepSeek-V3 TP8 fp8 block-scale on MI355X looked up in the
                MI355X calibration table (../shared/calibration; 77 without it)
@@ -94,6 +95,27 @@ def good(tdmsim, work):
     layer4 = summary(out4)["layer"]
     check(layer4["kernel_source"]["chosen_by"] == "aiter heuristic", f"aiter {layer4['kernel_source']}")
     check("AITER's default" in layer4["kernel_reason"], layer4["kernel_reason"])
+    # The same row (1 token: line 2, tile1 16x128) for AITER's kernels and for
+    # ours: the name is printed as written by both, but AITER's N is per half
+    # (N of gate and N of up a workgroup), so its gate/up grid is half ours.
+    grids = {}
+    for source in ("tdmsim", "aiter"):
+        sc = os.path.join(work, f"row-{source}.yaml")
+        with open(sc, "w") as f:
+            f.write(f"kind: scenario\nname: tiny-row-{source}\nmachine: mi355x\n"
+                    f"model: {os.path.join(DATA, 'tiny-model.yaml')}\ntokens: 1\ndtype: fp8_e4m3\nquant: per_token\n"
+                    f"path: software\nrouting: {{source: uniform}}\n"
+                    f"kernel: {{source: {source}, config: {os.path.join(DATA, 'short_tiles.csv')}}}\n")
+        o = os.path.join(work, f"row-{source}")
+        run(tdmsim, [sc], o)
+        s5 = summary(o)
+        lay = s5["layer"]
+        check(lay["kernel_source"]["config"]["line"] == 2, f"{source} row {lay['kernel_source']}")
+        check(lay["gate_up_tile"] == "256x16x128x128", f"{source} gate_up_tile {lay['gate_up_tile']}")
+        check("tiles 256x16x128x128 / " in lay["kernel_reason"], lay["kernel_reason"])
+        stages = s5["paths"][0]["stages"]
+        grids[source] = next(st["workgroups"] for st in stages if st["stage"] == "gate_up")
+    check(grids["tdmsim"] == 2 * grids["aiter"] and grids["aiter"] > 0, f"gate/up grids {grids}")
     print("good: ok")
 
 

@@ -69,7 +69,10 @@ TEST_CASE("on MI300X our kernels' heuristic tiles fit 64 KiB - AITER's keep thei
   aiter.source = KernelCode::aiter;
   const KernelChoice a = choose_kernel(s, aiter, m, round_robin(s));
   CHECK(a.code == KernelCode::aiter);
-  CHECK(a.gate_up_tile == KernelTile{256, 128, 128, 64});
+  // AITER's default 256x128x128x64 names N per half: 128 of gate and 128 of up.
+  CHECK(named_gate_up_tile(a) == KernelTile{256, 128, 128, 64});
+  CHECK(a.gate_up_tile == KernelTile{256, 128, 256, 64});
+  CHECK(a.down_tile == KernelTile{256, 128, 128, 64});
   CHECK(a.reason.find("our AMD kernel's") == std::string::npos);
 }
 

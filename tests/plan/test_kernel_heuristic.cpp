@@ -63,7 +63,10 @@ TEST_CASE("prefill: Mixtral-8x7B, 8192 tokens on MI300X picks block_m 128", "[ke
   CHECK(k.block_m == 128);
   CHECK(k.stages == 2);
   CHECK(k.split_k == 1);
-  CHECK(k.gate_up_tile == default_tile(128));
+  // AITER's gate/up tile names N per half (named_gate_up_tile).
+  CHECK(named_gate_up_tile(k) == default_tile(128));
+  CHECK(k.gate_up_tile.n == 2 * default_tile(128).n);
+  CHECK(k.down_tile == default_tile(128));
   CHECK_THAT(k.reason, Catch::Contains("M32: 512 blocks 34035.6 us"));
   CHECK_THAT(k.reason, Catch::Contains("M128: 128 blocks 8830.1 us"));
 }
@@ -126,9 +129,10 @@ TEST_CASE("decode: DeepSeek-V3 TP8, 4 tokens on MI355X: a tie goes to fewer padd
 
 TEST_CASE("split-K when the gate/up grid is far smaller than the CUs", "[kernel]") {
   // Qwen3-235B TP8 (I = 192, H = 4096), one token, top-8 of 128, forced
-  // 2-stage with block_m 128, MI300X 304 CUs: 8 blocks x ceil(192 / 64) = 3 ->
-  // 24 tiles. The grid of 24 fills 24 x 4 = 96 <= 304 CUs, so split:
-  // floor_pow2(304 / 24 = 12) = 8, capped by the K tiles:
+  // 2-stage with block_m 128, MI300X 304 CUs, AITER's default tile (N 128 of
+  // gate and 128 of up a workgroup): 8 blocks x ceil(192 / 128) = 2 -> 16
+  // tiles. The grid of 16 fills 16 x 4 = 64 <= 304 CUs, so split:
+  // floor_pow2(304 / 16 = 19) = 16, capped by the K tiles:
   // min(4096/64, ceil(192/64) = 3) = 3 -> floor_pow2 = 2.
   const LayerShape s = shape(1, 4096, 192, 128, 8);
   KernelSpec req = generic();
@@ -138,15 +142,16 @@ TEST_CASE("split-K when the gate/up grid is far smaller than the CUs", "[kernel]
   CHECK(k.block_m == 128);
   CHECK(k.stages == 2);
   CHECK(k.split_k == 2);
-  CHECK_THAT(k.reason, Catch::Contains("split_k 2 (gate/up grid 24 <= 304 CUs / 4)"));
+  CHECK_THAT(k.reason, Catch::Contains("split_k 2 (gate/up grid 16 <= 304 CUs / 4)"));
 
-  // With I = 2048 the down stage has 32 K tiles: the CU fill (8) decides,
-  // capped at 8. Grid: 8 blocks x 2048/64 = 32 N tiles = 256 > 76 -> no split;
-  // with 2 experts' worth of rows (top_k 2) it is 64 tiles <= 76 -> 4.
+  // With I = 2048 the down stage has 32 K tiles: the CU fill decides, capped
+  // at 8. Grid: 2 blocks (top_k 2) x 2048/128 = 16 N tiles = 32 <= 76 ->
+  // floor_pow2(304 / 32 = 9) = 8.
   const LayerShape big = shape(1, 4096, 2048, 128, 2);
   const KernelChoice kb = choose_kernel(big, req, shipped_machine("mi300x"), round_robin(big));
   CHECK(kb.block_m == 128);
-  CHECK(kb.split_k == 4);  // floor_pow2(304 / 64 = 4) = 4
+  CHECK(kb.split_k == 8);
+  CHECK_THAT(kb.reason, Catch::Contains("gate/up grid 32 <= 304 CUs / 4"));
 }
 
 TEST_CASE("the scenario's kernel configuration wins over the heuristic", "[kernel]") {

@@ -40,7 +40,7 @@ TEST_CASE("AITER 2-stage kernels: the A tile in LDS, the weights in registers, C
   const isa::TileProgram up = first_program(k, "gate_up");
   // A: 16 rows x 256 B = 4 KiB; C shuffle: 16 rows (of at most 2 x 16) x 4
   // waves' 16 columns x 4 B = 4 KiB; 2 buffers of the larger. (With B in LDS
-  // as well, (16 + 128 rows) x 256 B x 2 = 72 KiB: more than MI300X's 64 KiB.)
+  // as well, (16 + 2 x 128 rows) x 256 B x 2 = 136 KiB: more than MI300X's 64 KiB.)
   CHECK(up.lds_bytes == 2 * 4096);
   // CK's estimate per thread: A 4096 / 256 / 4 x (1 + 4) = 20, B 128 x 256 /
   // 256 / 4 x 2 x 2 (gate and up) = 128, C 16 x 128 x 4 / 256 / 4 x 2 = 16:
