@@ -425,7 +425,7 @@ def roofline_table(done):
         closer = [r for r in sel if abs(err(r["roof"], r["us"])) < abs(err(r["simt"], r["us"]))]
         lines = ", ".join(str(r["line"]) for r in closer)
         out.append(f"| {role} | {s['n']} | {s['mape']:.1f}% | {s['spearman']:.3f} | {f['mape']:.1f}% | "
-                   f"{f['spearman']:.3f} | {w} | {len(closer)}" + (f" (lines {lines})" if closer and role != "all" else "")
+                   f"{f['spearman']:.3f} | {w} | {len(closer)}" + (f" ({'line' if len(closer) == 1 else 'lines'} {lines})" if closer and role != "all" else "")
                    + " |")
     return "\n".join(out)
 
