@@ -314,7 +314,7 @@ KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row
   while (ok && p < end) {
     std::uint32_t x = 0;
     const auto [next, ec] = std::from_chars(p, end, x);
-    ok = ec == std::errc{} && x > 0 && x <= 4096 && (next == end || *next == 'x');
+    ok = ec == std::errc{} && x > 0 && x <= KernelTile::kMaxDim && (next == end || *next == 'x');
     v.push_back(x);
     p = next == end ? end : next + 1;
     if (ok && next != end && next + 1 == end) ok = false;  // a trailing 'x'

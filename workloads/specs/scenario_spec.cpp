@@ -11,8 +11,6 @@
 namespace tdmsim {
 namespace {
 
-constexpr std::uint32_t kMaxTileDim = 4096;  // threads, N, K of a kernel tile
-
 bool valid_block(std::uint32_t m) {
   return m == 16 || m == 32 || m == 64 || m == 128 || m == 256;
 }
@@ -25,12 +23,9 @@ void check_tile(const KernelTile& t, const std::string& key, std::uint32_t block
   }
   if (!valid_block(t.m)) c.fail(key, "M must be 16, 32, 64, 128 or 256, got " + std::to_string(t.m));
   if (t.n % 16 != 0 || t.k % 16 != 0) c.fail(key, "N and K must be multiples of 16");
-  // A bound like the tuned tables' (plan::aiter_tile): no GPU tile is wider,
-  // and an AITER gate/up N, doubled into the model's (plan::model_gate_up_tile),
-  // stays far inside 32 bits.
-  if (t.n > kMaxTileDim || t.k > kMaxTileDim || t.threads > kMaxTileDim) {
-    c.fail(key, fmt::format("threads, N and K must be at most {}, got {}x{}x{}x{}", kMaxTileDim, t.threads, t.m,
-                            t.n, t.k));
+  if (t.n > KernelTile::kMaxDim || t.k > KernelTile::kMaxDim || t.threads > KernelTile::kMaxDim) {
+    c.fail(key, fmt::format("threads, N and K must be at most {}, got {}x{}x{}x{}", KernelTile::kMaxDim, t.threads,
+                            t.m, t.n, t.k));
   }
   if (block_m != 0 && t.m != block_m) {
     c.fail(key, "tile M (" + std::to_string(t.m) + ") differs from kernel.block_m (" +

@@ -23,6 +23,10 @@ struct KernelTile {
   std::uint32_t k = 0;
   bool is_auto() const { return threads == 0; }
   auto operator<=>(const KernelTile&) const = default;
+  // The largest threads, N or K a tile may name (scenario keys and tuned
+  // tables alike): no GPU tile is wider, and an AITER gate/up N, doubled into
+  // the model's (plan::model_gate_up_tile), stays far inside 32 bits.
+  static constexpr std::uint32_t kMaxDim = 4096;
 };
 
 // An expert's capacity as a multiple of its even share of the batch's picks:
