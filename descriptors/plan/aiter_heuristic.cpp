@@ -45,11 +45,9 @@ std::uint32_t aiter_ksplit(std::uint32_t token, std::uint32_t topk, std::uint32_
   return 0;
 }
 
-namespace {
-
-// AITER's fp8: e4m3 FNUZ on gfx942 (torch.float8_e4m3fnuz), OCP e4m3 on
-// gfx950; a scenario of either flavour is its fp8 format.
 bool aiter_fp8(DType d) { return d == DType::fp8_e4m3 || d == DType::fp8_e4m3_fnuz; }
+
+namespace {
 
 // Whether fused_moe_1stage_dict[gfx] has the layer's (activation, q_type,
 // dtype bf16 out, q_dtype_a, q_dtype_w, use_g1u1 True, doweight_stage1): the
@@ -122,7 +120,8 @@ AiterChoice aiter_default(const AiterLayer& l) {
   } else {
     c.block_m = aiter_block_size_m(l.token, l.topk, l.expert, l.inter_dim, l.cu_num);
   }
-  // get_ksplit only for per_1x128 and per_1x32 layers on the 2-stage path.
+  // get_ksplit only for fp8 block-scale (per_1x128) layers on the 2-stage
+  // path (at this commit; later versions add per_1x32).
   if (!c.run_1stage && l.format.quant == Quant::block_128) {
     c.ksplit = aiter_ksplit(l.token, l.topk, l.expert, l.inter_dim, l.model_dim, l.cu_num);
   }
@@ -134,7 +133,7 @@ AiterChoice aiter_default(const AiterLayer& l) {
                                              : "get_block_size_M over {32, 64, 128}",
       c.ksplit,
       l.format.quant == Quant::block_128 && !c.run_1stage ? "get_ksplit" : "get_ksplit applies to 2-stage "
-                                                                           "per_1x128/per_1x32 layers only");
+                                                                           "fp8 block-scale (per_1x128) layers only");
   return c;
 }
 

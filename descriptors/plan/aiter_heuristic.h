@@ -46,6 +46,10 @@ std::uint32_t aiter_ksplit(std::uint32_t token, std::uint32_t topk, std::uint32_
 
 AiterChoice aiter_default(const AiterLayer& l);
 
+// AITER's fp8 (its dtypes.fp8): e4m3 FNUZ on gfx942 (torch.float8_e4m3fnuz),
+// OCP e4m3 on gfx950; a scenario of either flavour is its fp8 format.
+bool aiter_fp8(DType d);
+
 // Whether AITER ships a 1-stage (assembly fmoe_*) kernel for gated layers of
 // this format on this GPU, whether or not its default dispatch runs it
 // (ROCm/aiter csrc/py_itfs_cu/asm_fmoe.cu and the kernel lists under

@@ -35,9 +35,11 @@ struct AiterFormat {
 std::optional<AiterFormat> aiter_format(std::string_view q_dtype_a, std::string_view q_dtype_w,
                                         std::string_view q_type);
 
-// Why a row's format does not map, for --verbose and "no row matched"
-// messages: e.g. "torch.float4_e2m1fn_x2 x torch.float4_e2m1fn_x2
-// QuantType.per_1x32 is not a format tdmsim scenarios can express yet".
+// A row's format with what it maps to, for --verbose and "no row matched"
+// messages: e.g. "torch.float8_e4m3fnuz x torch.float8_e4m3fnuz
+// QuantType.per_Token (tdmsim dtype fp8_e4m3_fnuz, ...)", or, for a name no
+// scenario expresses (torch.float32), "... (not a format tdmsim scenarios
+// can express yet)".
 std::string aiter_format_text(std::string_view q_dtype_a, std::string_view q_dtype_w,
                               std::string_view q_type);
 

@@ -9,6 +9,9 @@
 
 #include <fmt/core.h>
 
+#include "descriptors/plan/aiter_heuristic.h"
+#include "descriptors/plan/aiter_names.h"
+#include "descriptors/plan/default_tile.h"
 #include "descriptors/plan/moe_plan.h"
 #include "workloads/config/diagnostics.h"
 #include "workloads/util/input_file.h"
@@ -236,8 +239,10 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
       q.format.quant == Quant::none ? std::string() : std::string(" ") + std::string(config::enum_name(q.format.quant)),
       q.doweight_stage1 ? ", doweight_stage1 1" : "");
   // fused_moe.py get_2stage_cfgs use_cfg(): fp8 block-scale layers with SiLU
-  // and at most 128 routed rows never use the tuned table.
-  if (q.format.dtype == DType::fp8_e4m3 && q.format.quant == Quant::block_128 && q.act_type == "ActivationType.Silu" &&
+  // and at most 128 routed rows never use the tuned table. Its fp8 is
+  // dtypes.fp8, the GPU's own (FNUZ on gfx942, OCP on gfx950): a layer of
+  // either flavour is bypassed, as the heuristic treats both as AITER's fp8.
+  if (aiter_fp8(q.format.dtype) && q.format.quant == Quant::block_128 && q.act_type == "ActivationType.Silu" &&
       std::uint64_t{out.padded_token} * q.topk <= 128) {
     out.bypassed = true;
     out.detail = fmt::format("looked up {}: AITER bypasses its tuned table for fp8 block-scale SiLU layers with "
@@ -326,8 +331,13 @@ KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row
                      "CK names its tiles, MxN for an assembly kernel, or a moe_ck2stages_gemm kernel name)",
                      column, name));
   }
-  KernelTile t = v.size() == 4 ? KernelTile{v[0], v[1], v[2], v[3]}
-                               : KernelTile{256, v[0], v[1], default_tile(v[0]).k};
+  // An assembly kernel's MxN name: K of the default tile for M in the row's
+  // format (the bf16 default's LDS bytes: x2 for 8-bit, x4 for 4-bit).
+  const auto format = aiter_format(row.q_dtype_a, row.q_dtype_w, row.q_type);
+  const auto k_of = [&](std::uint32_t m) {
+    return format ? default_tile(m, format->quant, format->dtype, format->weight_dtype).k : default_tile(m).k;
+  };
+  KernelTile t = v.size() == 4 ? KernelTile{v[0], v[1], v[2], v[3]} : KernelTile{256, v[0], v[1], k_of(v[0])};
   const auto bad = [&](const std::string& why) {
     fail(table.file, row.line, at, column, fmt::format("column {}: tile '{}' ({}x{}x{}x{}): {}", column, name,
                                                        t.threads, t.m, t.n, t.k, why));

@@ -74,12 +74,13 @@ struct KernelConfigLookup {
 
 KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const KernelConfigQuery& q);
 
-// A tile name of a table row as a tdmsim tile (docs/moe-plan.md "Tile names"):
+// A tile name of a table row as a tdmsim tile (docs/moe-plan.md "Tuned kernel tables"):
 // "" -> auto (the heuristic's tile for block_m); THREADSxMxNxK as CK names its
 // tiles (256x32x64x128, also inside moe_ck2stages_gemm1_256x32x64x128_... kernel
-// names); MxN (assembly kernels, e.g. 16x128) -> 256 threads, that M and N, and
-// the K of tdmsim's default tile for M. Throws config::ConfigError at the row's
-// tile column when the name is none of these, or its M differs from block_m.
+// names); MxN (assembly kernels, e.g. 16x128) -> 256 threads, that M and N,
+// and the K of tdmsim's default tile for M in the row's format. Throws
+// config::ConfigError at the row's tile column when the name is none of
+// these, or its M differs from block_m.
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second);
 
 }  // namespace tdmsim::plan

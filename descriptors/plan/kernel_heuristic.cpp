@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "descriptors/plan/aiter_heuristic.h"
+#include "descriptors/plan/aiter_kernels.h"
 #include "descriptors/plan/amd_kernels.h"
 #include "descriptors/plan/default_tile.h"
 #include "descriptors/plan/moe_plan.h"
@@ -192,44 +193,6 @@ KernelTile default_tile(std::uint32_t block_m) {
   return {256, block_m, n, k};
 }
 
-namespace {
-
-// AITER's 1-stage fused MoE kernels (its assembly fmoe_* kernels, launched by
-// csrc/py_itfs_cu/asm_fmoe.cu): a workgroup of 256 threads (bdx) takes
-// subGU_m = block_m sorted rows and subGU_n columns of the intermediate: gate
-// and up over all of H, the activation, then its subGU_n-wide slice through
-// w_down into every H column, added atomically into the tokens' output rows.
-// The grid is inter / subGU_n x sub_X_cnt, sub_X_cnt being the length of the
-// sorted expert-id buffer (aiter/fused_moe.py moe_sorting: the padded maximum
-// of blocks, rows + experts x block_m - top-k over block_m); its
-// get_heuristic_kernel takes, among the widths that divide inter, the one
-// with the fewest rounds of workgroups over the CUs, then the fewest idle CUs
-// in the last round. Widths 128 and 256 (the kernel lists
-// hsa/gfx950/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv: subGU_n 128 and
-// 256); 128 when none divides. As the model's tile: 256 x block_m x 2 subGU_n
-// (gate and up) x K of 128 bytes of operands; named_gate_up_tile shows it as
-// AITER names it, N = subGU_n.
-KernelTile aiter_one_stage_tile(const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus) {
-  const std::uint64_t rows = std::uint64_t{shape.tokens} * shape.slots();
-  const std::uint64_t sub_x = (rows + std::uint64_t{shape.experts_fused()} * block_m - shape.slots() +
-                               block_m - 1) / block_m;
-  std::uint32_t width = 128;
-  std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
-  for (const std::uint32_t w : {128u, 256u}) {
-    if (shape.inter % w != 0) continue;
-    const std::uint64_t tgs = shape.inter / w * sub_x;
-    const std::uint64_t rounds = (tgs + cus - 1) / cus;
-    const std::pair<std::uint64_t, std::uint64_t> key{rounds, rounds * cus - tgs};
-    if (!best || key < *best) {
-      best = key;
-      width = w;
-    }
-  }
-  const std::uint32_t k = std::max(32u, 128u * 8 / std::max(1u, dtype_bits(shape.dtype)));
-  return {256, block_m, 2 * width, k};
-}
-
-}  // namespace
 
 // Our kernels on AMD (kernel.source tdmsim on a CDNA machine) allocate the
 // LDS of plan::amd_kernel_lds_bytes (padded rows, the fp32 C tile, the e4m3
@@ -437,18 +400,22 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                        k.pipeline_stages > requested.pipeline_stages ? ", raised for wgmma" : "");
   } else {
     const std::uint64_t lds = machine.compute.lds_per_cu.bytes;
-    // AITER's kernels load the weights into registers, not LDS (sim/programs
-    // moe_program_common.cpp aiter_gemm_resources): only their A rows count.
-    const bool b_in_lds = requested.source != KernelCode::aiter;
+    // AITER's kernels (on an ISA-table machine, as the simulator runs them)
+    // load the weights into registers and hold the LDS that
+    // plan::aiter_gemm_resources reads off their source, the figure the
+    // simulated program takes too; it does not grow with the depth.
+    const bool aiter_kernels = requested.source == KernelCode::aiter &&
+                               machine.kernels.matrix_instructions == MatrixInstructions::isa;
+    // (The stage count is chosen below; the 2-stage kernels' tiles are checked.)
     const auto fits = [&](std::uint32_t depth) {
-      for (const KernelTile* t : {&k.gate_up_tile, &k.down_tile}) {
+      const auto tile_lds = [&](const KernelTile& t, bool gate_up) -> std::uint64_t {
+        if (aiter_kernels)
+          return aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up, depth).lds_bytes;
         // A rows in the activation dtype, B rows in the weight dtype.
-        const std::uint64_t bytes = (std::uint64_t{t->m} * dtype_bits(shape.dtype) +
-                                     (b_in_lds ? std::uint64_t{t->n} * dtype_bits(shape.weight_dtype) : 0)) *
-                                    t->k / 8 * depth;
-        if (bytes > lds) return false;
-      }
-      return true;
+        return (std::uint64_t{t.m} * dtype_bits(shape.dtype) + std::uint64_t{t.n} * dtype_bits(shape.weight_dtype)) *
+               t.k / 8 * depth;
+      };
+      return tile_lds(k.gate_up_tile, true) <= lds && tile_lds(k.down_tile, false) <= lds;
     };
     // The short-K bf16 default runs two workgroups per SM: 3 buffers.
     const bool short_k = wgmma && !ws && short_k_bf16(k.block_m, shape, rows_per_expert);

@@ -12,6 +12,7 @@ target_sources(tdmsim_descriptors PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/kernel_heuristic.cpp
   ${CMAKE_CURRENT_LIST_DIR}/aiter_names.cpp
   ${CMAKE_CURRENT_LIST_DIR}/aiter_heuristic.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/aiter_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernel_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernel_request.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tile_jobs.cpp

@@ -1,6 +1,8 @@
 // The 1-stage fused-MoE kernel as a tile program; docs/moe-timing.md.
 #include "sim/programs/moe_program_common.h"
 
+#include "descriptors/plan/aiter_kernels.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -57,11 +59,11 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   // registers holding the gate/up and down accumulators, not LDS, bound them.
   // Modelled as the register file shared by that many workgroups, and LDS for
   // the token rows' K tiles alone (the weights go to registers).
-  const bool aiter_asm = aiter_gemm(l) && tile.threads == kAiterOneStageThreads && tile.n >= 256;
+  const bool aiter_asm = aiter_gemm(l) && plan::aiter_one_stage_asm_tile(tile);
   if (aiter_asm) {
     const std::uint32_t per_cu = tile.n >= 512 ? 1 : 2;
     p.vgprs_per_thread = static_cast<std::uint32_t>(l.vgpr_file_bytes / (std::uint64_t{per_cu} * tile.threads * 4));
-    p.lds_bytes = l.block_m * bytes_of(tile.k, l.shape.dtype) * std::max(1u, l.kernel.pipeline_stages);
+    p.lds_bytes = plan::aiter_one_stage_lds_bytes(l.shape.dtype, l.block_m, tile, l.kernel.pipeline_stages);
   }
   // Its phase 2 keeps 2 down slices in flight (issue(h0 + 2 BN), then
   // async_wait<2>), phase 1 copies_ahead; one depth per program: `stages`,

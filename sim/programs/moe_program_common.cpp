@@ -1,6 +1,8 @@
 // Helpers the MoE kernel families share (moe_program_common.h).
 #include "sim/programs/moe_program_common.h"
 
+#include "descriptors/plan/aiter_kernels.h"
+
 #include "workloads/specs/quant_formats.h"
 
 #include <algorithm>
@@ -48,51 +50,14 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
   return static_cast<std::uint32_t>(tile * std::max(1u, l.kernel.pipeline_stages));
 }
 
-// AITER's 2-stage MoE GEMMs are CK's DeviceMoeGemm instances
-// (aiter csrc/ck_gemm_moe_2stages_codegen/gemm_moe_ck2stages_common.cuh, on
-// composable_kernel's GridwiseMoeGemm, include/ck/tensor_operation/gpu/grid/
-// gridwise_moe_gemm.hpp), read off their source:
-// - The weights (B) are pre-shuffled in memory and loaded from it straight
-//   into registers (the b_preshuffle block pipeline): LDS holds only the A
-//   tile, block_m x K, and the C shuffle that stores the result, one buffer
-//   the size of the larger (GetSharedMemoryNumberOfByte), two with the v2/v3
-//   pipelines (kernel_moe_gemm_2lds; v1's kernel_moe_gemm has one). The
-//   model's pipeline_stages (2 on the AMD machines) stands for v3: a v1 tile
-//   whose A tile takes more than a quarter of the CU's LDS is charged twice
-//   its LDS (MI300X's 256x128x64x64: one workgroup a CU where v1 holds two).
-// - The C shuffle is fp32 (CShuffleDataType F32) with the 1 x waves layout of
-//   the 16x16 XDL instances: gate/up shuffles 2 XDL rows of 16 by each wave's
-//   16 columns a step (CShuffle MXdlPerWavePerShuffle 2, N 1), down all
-//   block_m rows by each wave's 16 columns (MXdlPerWave, 1).
-// - Registers: CK's own estimate (device_moe_gemm.hpp estimated_reg_total,
-//   from which it sets the kernel's minimum occupancy): A's block_m x K bytes
-//   / threads / 4 x (1 + NWave), B's NPerBlock x K bytes / threads / 4 x 2
-//   (double-buffered) x 2 for gate and up, C's block_m x NPerBlock fp32 /
-//   threads / 4 x 2 for gate and up; NWave = the tile's waves (threads / 64);
-//   NPerBlock = the tile name's N, half the model's gate/up N
-//   (plan::named_gate_up_tile: a gate/up workgroup takes NPerBlock columns
-//   of gate and as many of up). Bytes of
-//   packed 4-bit weights count as bytes (CK's sizeof of a packed pair is 1 per
-//   pair). Rounded up to the 8-register allocation granule (AMD CDNA3 ISA,
-//   "VGPR allocation").
-// FlyDSL's MoE kernels (aiter/ops/flydsl), the other 2-stage kernels of
-// AITER's tables, load pre-shuffled weights the same way
-// (kernels/mfma_preshuffle_pipeline load_b_pack_k32; token rows through LDS).
+// AITER's 2-stage GEMMs: LDS and registers as plan::aiter_gemm_resources
+// reads them off CK's source (descriptors/plan/aiter_kernels.cpp), the same
+// figures the plan checks a tile against.
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p) {
-  constexpr std::uint64_t kWave = 64, kXdl = 16, kFp32 = 4;
-  const std::uint64_t threads = std::max<std::uint64_t>(kWave, tile.threads);
-  const std::uint64_t waves = threads / kWave;
-  const std::uint64_t a_tile = std::uint64_t{l.block_m} * bytes_of(tile.k, l.shape.dtype);
-  const std::uint64_t shuffle_rows = gate_up ? std::min<std::uint64_t>(l.block_m, 2 * kXdl) : l.block_m;
-  const std::uint64_t c_shuffle = shuffle_rows * waves * kXdl * kFp32;
-  const std::uint64_t buffers = l.kernel.pipeline_stages >= 2 ? 2 : 1;
-  p.lds_bytes = static_cast<std::uint32_t>(buffers * std::max(a_tile, c_shuffle));
-  const std::uint64_t halves = gate_up ? 2 : 1;
-  const std::uint64_t n_per_block = tile.n / halves;
-  const std::uint64_t b_tile = n_per_block * bytes_of(tile.k, l.shape.weight_dtype);
-  const std::uint64_t regs = a_tile / threads / 4 * (1 + waves) + b_tile / threads / 4 * 2 * halves +
-                             std::uint64_t{l.block_m} * n_per_block * kFp32 / threads / 4 * halves;
-  p.vgprs_per_thread = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((regs + 7) / 8 * 8, 8, 512));
+  const auto r = plan::aiter_gemm_resources(l.shape.dtype, l.shape.weight_dtype, l.block_m, tile, gate_up,
+                                            l.kernel.pipeline_stages);
+  p.lds_bytes = r.lds_bytes;
+  p.vgprs_per_thread = r.vgprs_per_thread;
 }
 
 void weights_in_registers(isa::Loop& loop, std::size_t first_weight) {

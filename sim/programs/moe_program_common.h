@@ -40,8 +40,6 @@ inline constexpr std::uint32_t kSortThreads = 256;
 // (gate_up_ws_kernel), which apply its epilogue.
 inline constexpr std::uint32_t kWsConsumerThreads = 256;
 inline constexpr std::uint32_t kVgprs = plan::rules::kMatrixKernelVgprs;  // per thread, for the MFMA/WGMMA kernels
-// Threads of AITER's 1-stage assembly kernels (asm_fmoe.cu: bdx = 256).
-inline constexpr std::uint32_t kAiterOneStageThreads = 256;
 
 inline std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint32_t>((a + b - 1) / b);

@@ -120,11 +120,16 @@ TEST_CASE("a table with CK kernel names and the optional columns is read", "[ker
 TEST_CASE("a table with short tile names: empty, THREADSxMxNxK and assembly MxN", "[kernel_config]") {
   const KernelConfigTable t = table("short_tiles.csv");
   CHECK(t.tile1_name == "tile1");
-  REQUIRE(t.rows.size() == 7);
+  REQUIRE(t.rows.size() == 10);
   CHECK_FALSE(t.rows[0].dtype.size());  // no dtype column
   CHECK_FALSE(t.rows[0].use_g1u1);
-  // 16x128: an assembly kernel's M x N; 256 threads and the K of the default 16-row tile (128).
-  CHECK(aiter_tile(t, t.rows[0], false) == KernelTile{256, 16, 128, 128});
+  // MxN: an assembly kernel's M x N; 256 threads and the K of the default
+  // tile for M in the row's format, the bf16 default's LDS bytes: 16x128 in
+  // fp8 takes K 256 (bf16 128 x 2), 32x64 in bf16 K 128, 128x128 in MXFP4 K
+  // 256 (bf16 64 x 4).
+  CHECK(aiter_tile(t, t.rows[0], false) == KernelTile{256, 16, 128, 256});
+  CHECK(aiter_tile(t, t.rows[7], false) == KernelTile{256, 32, 64, 128});
+  CHECK(aiter_tile(t, t.rows[8], false) == KernelTile{256, 128, 128, 256});
   CHECK(aiter_tile(t, t.rows[0], true).is_auto());  // empty: the heuristic's tile
   CHECK(aiter_tile(t, t.rows[1], false).is_auto());
   CHECK(aiter_tile(t, t.rows[1], true) == KernelTile{64, 32, 32, 64});
@@ -268,6 +273,11 @@ TEST_CASE("fp8 block-scale layers of at most 128 routed rows bypass the table, a
   const auto big = lookup_kernel_config(t, query(256, 200, kFp8Block, 9, 3));
   REQUIRE(big.row != nullptr);
   CHECK(big.row->line == 6);
+  // AITER's fp8 is the GPU's own (dtypes.fp8: FNUZ on gfx942): FNUZ
+  // block-scale layers are bypassed too, though line 11 would match.
+  const auto fnuz = lookup_kernel_config(t, query(256, 16, AiterFormat{DType::fp8_e4m3_fnuz, Quant::block_128}, 9, 3));
+  CHECK(fnuz.row == nullptr);
+  CHECK(fnuz.bypassed);
 }
 
 TEST_CASE("a layer's key: expert and topk count the shared experts fused in", "[kernel_config]") {

@@ -1,10 +1,11 @@
 // AITER's 2-stage MoE GEMMs on AMD machines (CK's GridwiseMoeGemm, read off
-// its source: sim/programs/moe_program_common.cpp aiter_gemm_resources): the
+// its source: descriptors/plan/aiter_kernels.cpp aiter_gemm_resources): the
 // pre-shuffled weights go from memory straight into registers, so LDS holds
 // the A tile (and the C shuffle), and the workgroup's registers are CK's own
 // estimate. Our NVIDIA kernels keep both operands in LDS.
 #include <catch2/catch.hpp>
 
+#include "descriptors/plan/aiter_kernels.h"
 #include "descriptors/plan/moe_plan.h"
 #include "sim/cu/compute_unit.h"
 #include "sim/cu/lds.h"
@@ -117,6 +118,38 @@ TEST_CASE("AITER 2-stage kernels: a one-wave tile's LDS and registers", "[moe][a
   // A 2048 / 64 / 4 x (1 + 1) = 16, B 32 x 128 / 64 / 4 x 2 = 32, C 16 x 32 x 4
   // / 64 / 4 = 8: 56.
   CHECK(down.vgprs_per_thread == 56);
+}
+
+TEST_CASE("AITER 2-stage kernels: the plan's pipeline depth and the program's LDS are one figure",
+          "[moe][aiter]") {
+  // block_m 128 with K 256 B on MI300X (64 KiB of LDS): the A tile is 32 KiB.
+  // The weights go to registers and CK's LDS (2 buffers of max(A, C shuffle))
+  // does not grow with the depth, so a machine whose kernels run 4 stages
+  // keeps them (counting A x depth would have lowered it to 2), and the
+  // program charges exactly what the plan checked.
+  auto sc = source_scenario("tests/data/aiter/two-stage-dsv3-tp4-mi300x.yaml");
+  sc.scenario.spec.tokens = 512;
+  sc.scenario.spec.kernel.block_m = 128;
+  sc.scenario.spec.kernel.gate_up_tile = KernelTile{256, 128, 128, 256};
+  sc.scenario.spec.kernel.down_tile = KernelTile{256, 128, 128, 256};
+  sc.machine.spec.kernels.pipeline_stages = 4;
+  const plan::MoePlan p = plan::build_plan(sc);
+  CHECK(p.kernel.pipeline_stages == 4);
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+  const std::uint64_t lds = sc.machine.spec.compute.lds_per_cu.bytes;
+  for (const char* stage : {"gate_up", "down"}) {
+    INFO(stage);
+    const bool gate_up = std::string(stage) == "gate_up";
+    const isa::TileProgram prog = first_program(k, stage);
+    const KernelTile& tile = gate_up ? p.kernel.gate_up_tile : p.kernel.down_tile;
+    CHECK(prog.lds_bytes == plan::aiter_gemm_resources(DType::fp8_e4m3_fnuz, DType::fp8_e4m3_fnuz, 128, tile,
+                                                        gate_up, 4).lds_bytes);
+    CHECK(prog.lds_bytes <= lds);
+  }
+  // Down's C shuffle: 128 rows x 4 waves' 16 columns x 4 B = 32 KiB, as A:
+  // 2 x 32 KiB, the whole of MI300X's LDS.
+  CHECK(first_program(k, "down").lds_bytes == 65536);
 }
 
 TEST_CASE("our own kernels keep their weights in LDS on the AMD machines", "[moe][aiter]") {

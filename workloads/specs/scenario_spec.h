@@ -117,7 +117,7 @@ struct KernelSpec {
     v.param(source, "source",
             "whose kernels run the layer: tdmsim (the project's kernels/moe; on CDNA machines "
             "their main loops are charged the instruction mix of their code objects) or aiter "
-            "(AITER's CK and assembly kernels, no mix of ours; CDNA machines only)",
+            "(AITER's CK and assembly kernels, no mix of ours; CDNA machines only; tdmsim gpu-case refuses it)",
             Default{KernelCode::tdmsim});
   }
 };

@@ -1,0 +1,110 @@
+#include "descriptors/plan/aiter_kernels.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+namespace tdmsim::plan {
+namespace {
+
+std::uint64_t bytes_of(std::uint64_t elems, DType t) { return (elems * dtype_bits(t) + 7) / 8; }
+
+}  // namespace
+
+// AITER's 2-stage MoE GEMMs are CK's DeviceMoeGemm instances
+// (aiter csrc/ck_gemm_moe_2stages_codegen/gemm_moe_ck2stages_common.cuh, on
+// composable_kernel's GridwiseMoeGemm, include/ck/tensor_operation/gpu/grid/
+// gridwise_moe_gemm.hpp), read off their source:
+// - The weights (B) are pre-shuffled in memory and loaded from it straight
+//   into registers (the b_preshuffle block pipeline): LDS holds only the A
+//   tile, block_m x K, and the C shuffle that stores the result, one buffer
+//   the size of the larger (GetSharedMemoryNumberOfByte), two with the v2/v3
+//   pipelines (kernel_moe_gemm_2lds; v1's kernel_moe_gemm has one). The
+//   model's pipeline_stages (2 on the AMD machines) stands for v3, so a v1
+//   tile whose A tile takes more than a quarter of the CU's LDS is charged
+//   twice its LDS (MI300X's 256x128x64x64: one workgroup a CU where v1 holds
+//   two; the short tile names of the calibration files carry no version).
+// - The C shuffle is fp32 (CShuffleDataType F32) with the 1 x waves layout of
+//   the 16x16 XDL instances: gate/up shuffles 2 XDL rows of 16 by each wave's
+//   16 columns a step (CShuffle MXdlPerWavePerShuffle 2, N 1), down all
+//   block_m rows by each wave's 16 columns (MXdlPerWave, 1).
+// - Registers: CK's own estimate (device_moe_gemm.hpp estimated_reg_total,
+//   from which it sets the kernel's minimum occupancy): A's block_m x K bytes
+//   / threads / 4 x (1 + NWave), B's NPerBlock x K bytes / threads / 4 x 2
+//   (double-buffered) x 2 for gate and up, C's block_m x NPerBlock fp32 /
+//   threads / 4 x 2 for gate and up; NWave = the tile's waves (threads / 64);
+//   NPerBlock = the tile name's N, half the model's gate/up N
+//   (plan::named_gate_up_tile: a gate/up workgroup takes NPerBlock columns
+//   of gate and as many of up). Bytes of packed 4-bit weights count as bytes
+//   (CK's sizeof of a packed pair is 1 per pair). Rounded up to the
+//   8-register allocation granule (AMD CDNA3 ISA, "VGPR allocation").
+// FlyDSL's MoE kernels (aiter/ops/flydsl), the other 2-stage kernels of
+// AITER's tables, load pre-shuffled weights the same way
+// (kernels/mfma_preshuffle_pipeline load_b_pack_k32; token rows through LDS).
+AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uint32_t block_m,
+                                        const KernelTile& tile, bool gate_up, std::uint32_t stages) {
+  constexpr std::uint64_t kWave = 64, kXdl = 16, kFp32 = 4;
+  const std::uint64_t threads = std::max<std::uint64_t>(kWave, tile.threads);
+  const std::uint64_t waves = threads / kWave;
+  const std::uint64_t a_tile = std::uint64_t{block_m} * bytes_of(tile.k, activation);
+  const std::uint64_t shuffle_rows = gate_up ? std::min<std::uint64_t>(block_m, 2 * kXdl) : block_m;
+  const std::uint64_t c_shuffle = shuffle_rows * waves * kXdl * kFp32;
+  const std::uint64_t buffers = stages >= 2 ? 2 : 1;
+  const std::uint64_t halves = gate_up ? 2 : 1;
+  const std::uint64_t n_per_block = tile.n / halves;
+  const std::uint64_t b_tile = n_per_block * bytes_of(tile.k, weight);
+  const std::uint64_t regs = a_tile / threads / 4 * (1 + waves) + b_tile / threads / 4 * 2 * halves +
+                             std::uint64_t{block_m} * n_per_block * kFp32 / threads / 4 * halves;
+  AiterGemmResources r;
+  r.lds_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(buffers * std::max(a_tile, c_shuffle), UINT32_MAX));
+  r.vgprs_per_thread = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((regs + 7) / 8 * 8, 8, 512));
+  return r;
+}
+
+std::uint32_t aiter_one_stage_lds_bytes(DType activation, std::uint32_t block_m, const KernelTile& tile,
+                                        std::uint32_t stages) {
+  const std::uint64_t bytes = std::uint64_t{block_m} * bytes_of(tile.k, activation) * std::max(1u, stages);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, UINT32_MAX));
+}
+
+// AITER's 1-stage fused MoE kernels (its assembly fmoe_* kernels, launched by
+// csrc/py_itfs_cu/asm_fmoe.cu): a workgroup of 256 threads (bdx) takes
+// subGU_m = block_m sorted rows and subGU_n columns of the intermediate: gate
+// and up over all of H, the activation, then its subGU_n-wide slice through
+// w_down into every H column, added atomically into the tokens' output rows.
+// The grid is inter / subGU_n x sub_X_cnt, sub_X_cnt being the length of the
+// sorted expert-id buffer (aiter/fused_moe.py moe_sorting: the padded maximum
+// of blocks, rows + experts x block_m - top-k over block_m); its
+// get_heuristic_kernel takes, among the widths that divide inter, the one
+// with the fewest rounds of workgroups over the CUs, then the fewest idle CUs
+// in the last round. Widths 128 and 256 (the kernel lists
+// hsa/gfx950/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv: subGU_n 128 and
+// 256); 128 when none divides. As the model's tile: 256 x block_m x 2 subGU_n
+// (gate and up) x K of 128 bytes of operands; named_gate_up_tile shows it as
+// AITER names it, N = subGU_n.
+KernelTile aiter_one_stage_tile(const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus) {
+  const std::uint64_t rows = std::uint64_t{shape.tokens} * shape.slots();
+  const std::uint64_t sub_x = (rows + std::uint64_t{shape.experts_fused()} * block_m - shape.slots() +
+                               block_m - 1) / block_m;
+  std::uint32_t width = 128;
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
+  for (const std::uint32_t w : {128u, 256u}) {
+    if (shape.inter % w != 0) continue;
+    const std::uint64_t tgs = shape.inter / w * sub_x;
+    const std::uint64_t rounds = (tgs + cus - 1) / cus;
+    const std::pair<std::uint64_t, std::uint64_t> key{rounds, rounds * cus - tgs};
+    if (!best || key < *best) {
+      best = key;
+      width = w;
+    }
+  }
+  const std::uint32_t k = std::max(32u, 128u * 8 / std::max(1u, dtype_bits(shape.dtype)));
+  return {kAiterOneStageThreads, block_m, 2 * width, k};
+}
+
+
+bool aiter_one_stage_asm_tile(const KernelTile& tile) {
+  return tile.threads == kAiterOneStageThreads && tile.n >= 2 * kAiterOneStageMinSubGuN;
+}
+
+}  // namespace tdmsim::plan

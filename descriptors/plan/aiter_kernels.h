@@ -1,0 +1,49 @@
+// The on-chip resources of AITER's MoE GEMM kernels, as their sources size
+// them: one function read by the plan (whether a tile fits a CU, which
+// pipeline depth to run) and by the simulator's tile programs (LDS and
+// registers a workgroup holds, hence occupancy), so the two cannot disagree.
+#pragma once
+
+#include <cstdint>
+
+#include "workloads/specs/enums.h"
+#include "workloads/specs/scenario_spec.h"
+#include "descriptors/plan/moe_plan.h"
+
+namespace tdmsim::plan {
+
+struct AiterGemmResources {
+  std::uint32_t lds_bytes = 0;         // a workgroup's LDS
+  std::uint32_t vgprs_per_thread = 0;  // CK's own register estimate, in 8-register granules
+};
+
+// AITER's 2-stage GEMM (CK's DeviceMoeGemm on GridwiseMoeGemm; FlyDSL's
+// pre-shuffled kernels load B the same way). `tile` is the model's tile: a
+// gate/up tile's N counts gate and up together (plan::model_gate_up_tile).
+// `stages` is the plan's pipeline depth: 2 or more stands for the v3
+// pipeline's two LDS buffers, 1 for v1's one; more stages do not add LDS (the
+// weights are double-buffered in registers whatever the depth).
+AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uint32_t block_m,
+                                        const KernelTile& tile, bool gate_up, std::uint32_t stages);
+
+// Threads of AITER's 1-stage assembly kernels (asm_fmoe.cu: bdx = 256), and
+// the narrowest slice of the intermediate they take (subGU_n).
+inline constexpr std::uint32_t kAiterOneStageThreads = 256;
+inline constexpr std::uint32_t kAiterOneStageMinSubGuN = 128;
+
+// The tile of AITER's 1-stage assembly kernel for a layer at block_m on a
+// machine of `cus` CUs, as the model's tile (gate/up N counting both halves;
+// aiter_kernels.cpp says how AITER picks it).
+KernelTile aiter_one_stage_tile(const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus);
+
+// Whether a 1-stage tile is one of the assembly kernels' (256 threads,
+// subGU_n of 128 or more), whose weights go to registers; other 1-stage tiles
+// under kernel.source aiter run the generic fused program.
+bool aiter_one_stage_asm_tile(const KernelTile& tile);
+
+// AITER's 1-stage assembly kernels (256 x block_m x subGU_n x K): LDS for the
+// token rows' K tiles alone, `stages` of them (the weights go to registers).
+std::uint32_t aiter_one_stage_lds_bytes(DType activation, std::uint32_t block_m, const KernelTile& tile,
+                                        std::uint32_t stages);
+
+}  // namespace tdmsim::plan
