@@ -11,6 +11,7 @@
 #include "descriptors/emulator/synthetic.h"
 #include "descriptors/format/descriptor_error.h"
 #include "descriptors/format/moe_builder.h"
+#include "descriptors/plan/expert_parallel.h"
 #include "descriptors/plan/routing.h"
 #include "workloads/config/schema.h"
 
@@ -30,15 +31,9 @@ plan::MoePlan make_plan(const config::ResolvedScenario& scenario, plan::Routing 
   p.seed = scenario.scenario.spec.seed;
   p.routing = std::move(routing);
   p.fused = plan::fuse_routing(p.shape, p.routing);
-  p.kernel = plan::choose_kernel(p.shape, scenario.scenario.spec.kernel, scenario.machine.spec,
-                                 p.fused);
-  p.layout = plan::sort_into_blocks(p.shape, p.fused, p.kernel.block_m);
-  if (p.kernel.stages == 1) {
-    p.stage1 = plan::tile_jobs(p.shape, p.layout, p.kernel, plan::Stage::fused);
-  } else {
-    p.stage1 = plan::tile_jobs(p.shape, p.layout, p.kernel, plan::Stage::gate_up);
-    p.stage2 = plan::tile_jobs(p.shape, p.layout, p.kernel, plan::Stage::down);
-  }
+  // The kernel as build_plan chooses it (a kernel.config row or AITER's rule
+  // first), the layout and the jobs.
+  plan::finish_plan(scenario, p);
   return p;
 }
 

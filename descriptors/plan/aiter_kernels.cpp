@@ -19,11 +19,13 @@ std::uint64_t bytes_of(std::uint64_t elems, DType t) { return (elems * dtype_bit
 //   into registers (the b_preshuffle block pipeline): LDS holds only the A
 //   tile, block_m x K, and the C shuffle that stores the result, one buffer
 //   the size of the larger (GetSharedMemoryNumberOfByte), two with the v2/v3
-//   pipelines (kernel_moe_gemm_2lds; v1's kernel_moe_gemm has one). The
-//   model's pipeline_stages (2 on the AMD machines) stands for v3, so a v1
-//   tile whose A tile takes more than a quarter of the CU's LDS is charged
-//   twice its LDS (MI300X's 256x128x64x64: one workgroup a CU where v1 holds
-//   two; the short tile names of the calibration files carry no version).
+//   pipelines (kernel_moe_gemm_2lds; v1's kernel_moe_gemm has one). AITER's
+//   own kernel names carry the version (..._v1_..., kernel_config.cpp
+//   aiter_tile_lds_buffers); where no name says (the short tile names of the
+//   MI355X calibration file, scenarios), the model's pipeline_stages (2 on
+//   the AMD machines) stands for v3. Either way one figure for the plan and
+//   the simulated program: MI300X's 256x128x64x64 down tile takes 64 KiB as
+//   v3 (one workgroup a CU), 32 KiB as v1 (two).
 // - The C shuffle is fp32 (CShuffleDataType F32) with the 1 x waves layout of
 //   the 16x16 XDL instances: gate/up shuffles 2 XDL rows of 16 by each wave's
 //   16 columns a step (CShuffle MXdlPerWavePerShuffle 2, N 1), down all
@@ -41,15 +43,21 @@ std::uint64_t bytes_of(std::uint64_t elems, DType t) { return (elems * dtype_bit
 // FlyDSL's MoE kernels (aiter/ops/flydsl), the other 2-stage kernels of
 // AITER's tables, load pre-shuffled weights the same way
 // (kernels/mfma_preshuffle_pipeline load_b_pack_k32; token rows through LDS).
+std::uint32_t aiter_lds_buffers(const CkPipelines& ck, bool gate_up, std::uint32_t stages) {
+  const std::uint32_t named = gate_up ? ck.gate_up : ck.down;
+  if (named != 0) return named;
+  return stages >= 2 ? 2 : 1;
+}
+
 AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uint32_t block_m,
-                                        const KernelTile& tile, bool gate_up, std::uint32_t stages) {
+                                        const KernelTile& tile, bool gate_up, std::uint32_t lds_buffers) {
   constexpr std::uint64_t kWave = 64, kXdl = 16, kFp32 = 4;
   const std::uint64_t threads = std::max<std::uint64_t>(kWave, tile.threads);
   const std::uint64_t waves = threads / kWave;
   const std::uint64_t a_tile = std::uint64_t{block_m} * bytes_of(tile.k, activation);
   const std::uint64_t shuffle_rows = gate_up ? std::min<std::uint64_t>(block_m, 2 * kXdl) : block_m;
   const std::uint64_t c_shuffle = shuffle_rows * waves * kXdl * kFp32;
-  const std::uint64_t buffers = stages >= 2 ? 2 : 1;
+  const std::uint64_t buffers = std::clamp<std::uint32_t>(lds_buffers, 1, 2);
   const std::uint64_t halves = gate_up ? 2 : 1;
   const std::uint64_t n_per_block = tile.n / halves;
   const std::uint64_t b_tile = n_per_block * bytes_of(tile.k, weight);

@@ -20,11 +20,15 @@ struct AiterGemmResources {
 // AITER's 2-stage GEMM (CK's DeviceMoeGemm on GridwiseMoeGemm; FlyDSL's
 // pre-shuffled kernels load B the same way). `tile` is the model's tile: a
 // gate/up tile's N counts gate and up together (plan::model_gate_up_tile).
-// `stages` is the plan's pipeline depth: 2 or more stands for the v3
-// pipeline's two LDS buffers, 1 for v1's one; more stages do not add LDS (the
-// weights are double-buffered in registers whatever the depth).
+// `lds_buffers`: 1 (CK pipeline v1) or 2 (v2/v3); see aiter_lds_buffers.
 AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uint32_t block_m,
-                                        const KernelTile& tile, bool gate_up, std::uint32_t stages);
+                                        const KernelTile& tile, bool gate_up, std::uint32_t lds_buffers);
+
+// The LDS buffers of a stage's AITER GEMM: what the table's kernel name says
+// (`ck`), else 2 while the pipeline depth `stages` is 2 or more (the v3
+// pipeline the model's depth stands for), 1 below. More stages never add LDS:
+// the weights are double-buffered in registers whatever the depth.
+std::uint32_t aiter_lds_buffers(const CkPipelines& ck, bool gate_up, std::uint32_t stages);
 
 // Threads of AITER's 1-stage assembly kernels (asm_fmoe.cu: bdx = 256), and
 // the narrowest slice of the intermediate they take (subGU_n).

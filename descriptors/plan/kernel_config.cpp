@@ -297,6 +297,23 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
   return out;
 }
 
+std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second) {
+  const std::string& name = second ? row.tile2 : row.tile1;
+  if (name.find("moe_ck2stages_gemm") == std::string::npos) return 0;
+  // The version is a field of its own: _vN_ inside the name or _vN at its end.
+  const auto has = [&](std::string_view v) {
+    const std::string field = fmt::format("_{}", v);
+    for (auto i = name.find(field); i != std::string::npos; i = name.find(field, i + 1)) {
+      const std::size_t after = i + field.size();
+      if (after == name.size() || name[after] == '_') return true;
+    }
+    return false;
+  };
+  if (has("v1")) return 1;
+  if (has("v2") || has("v3")) return 2;
+  return 0;
+}
+
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second) {
   const std::string& name = second ? row.tile2 : row.tile1;
   const std::string& column = second ? table.tile2_name : table.tile1_name;

@@ -83,4 +83,10 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
 // these, or its M differs from block_m.
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second);
 
+// The LDS buffers of the CK pipeline a row's tile name gives: 1 for a CK
+// kernel name of pipeline v1 (moe_ck2stages_gemm1_..._v1_...: composable_kernel's
+// kernel_moe_gemm, one LDS buffer), 2 for v2/v3 (kernel_moe_gemm_2lds), 0 for
+// a name that says none (THREADSxMxNxK, MxN, empty).
+std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second);
+
 }  // namespace tdmsim::plan

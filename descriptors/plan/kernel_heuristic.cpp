@@ -273,7 +273,8 @@ static void fit_amd_lds(const LayerShape& shape, const KernelSpec& requested, co
 constexpr std::uint32_t kMaxRasterGroup = 16;
 
 KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
-                           const MachineSpec& machine, const FusedRouting& fused, std::string_view fixed_by) {
+                           const MachineSpec& machine, const FusedRouting& fused, std::string_view fixed_by,
+                           const CkPipelines& ck) {
   const std::uint32_t cus = machine.compute.total_cus();
   std::vector<std::uint32_t> rows(shape.experts_fused(), 0);
   std::uint64_t local_rows = 0;
@@ -284,6 +285,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   }
 
   KernelChoice k;
+  if (requested.source == KernelCode::aiter) k.ck_lds_buffers = ck;
   std::string why;
   const bool wgmma = machine.kernels.matrix_instructions == MatrixInstructions::wgmma;
 
@@ -410,7 +412,9 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     const auto fits = [&](std::uint32_t depth) {
       const auto tile_lds = [&](const KernelTile& t, bool gate_up) -> std::uint64_t {
         if (aiter_kernels)
-          return aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up, depth).lds_bytes;
+          return aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up,
+                                      aiter_lds_buffers(k.ck_lds_buffers, gate_up, depth))
+              .lds_bytes;
         // A rows in the activation dtype, B rows in the weight dtype.
         return (std::uint64_t{t.m} * dtype_bits(shape.dtype) + std::uint64_t{t.n} * dtype_bits(shape.weight_dtype)) *
                t.k / 8 * depth;
@@ -443,6 +447,13 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                        : deep      ? "pipeline_stages + 1 for 16-row tiles over a long K,"
                                    : "pipeline_stages", wanted,
                        k.pipeline_stages < wanted ? ", lowered to fit LDS" : "");
+  }
+  if (k.ck_lds_buffers != CkPipelines{}) {
+    const auto text = [](std::uint32_t b) {
+      return b == 0 ? "not named (LDS buffers by depth)" : b == 1 ? "v1 (1 LDS buffer)" : "v2/v3 (2 LDS buffers)";
+    };
+    why += fmt::format("; CK pipelines from the kernel names: gate/up {}, down {}", text(k.ck_lds_buffers.gate_up),
+                       text(k.ck_lds_buffers.down));
   }
 
   // Stages: the fused 1-stage kernel only when this GPU's rows fit in two

@@ -60,6 +60,7 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
       r.spec.block_m = row.block_m;
       r.spec.gate_up_tile = aiter_tile(*table, row, false);
       r.spec.down_tile = aiter_tile(*table, row, true);
+      r.ck = {aiter_tile_lds_buffers(row, false), aiter_tile_lds_buffers(row, true)};
       r.spec.split_k = std::max(1u, row.ksplit);  // AITER's 0: no split
       r.spec.stages = row.run_1stage ? 1 : 2;
       r.fixed_by = fmt::format("{}:{}", table->file, row.line);

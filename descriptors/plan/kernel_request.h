@@ -16,6 +16,7 @@ struct KernelRequest {
   std::string fixed_by = "scenario";  // for choose_kernel's reason
   std::string prefix;                 // put before choose_kernel's reason
   KernelSource source;
+  CkPipelines ck;  // from the row's kernel names
 };
 
 // The lookup key of a layer (docs/moe-plan.md "Tuned kernel tables"):

@@ -43,7 +43,8 @@ void finish_plan(const config::ResolvedScenario& scenario, MoePlan& plan) {
   // A tuned table's row (kernel.config) or AITER's rule (kernel.heuristic)
   // fixes what the scenario leaves open; choose_kernel decides the rest.
   KernelRequest request = kernel_request(scenario, plan.shape);
-  plan.kernel = choose_kernel(plan.shape, request.spec, scenario.machine.spec, plan.fused, request.fixed_by);
+  plan.kernel =
+      choose_kernel(plan.shape, request.spec, scenario.machine.spec, plan.fused, request.fixed_by, request.ck);
   plan.kernel.reason = request.prefix + plan.kernel.reason;
   plan.kernel.source = std::move(request.source);
   plan.layout = sort_into_blocks(plan.shape, plan.fused, plan.kernel.block_m);

@@ -149,6 +149,15 @@ struct KernelSource {
   std::string chosen_by;             // "kernel.config row", "scenario", "tdmsim heuristic", "aiter heuristic"
 };
 
+// LDS buffers of AITER's CK GEMM pipelines as a tuned table's kernel names
+// give them (moe_ck2stages_gemm1_..._v1_...: 1; v2 and v3: 2); 0 where no
+// name says (the calibration files' short names, scenarios): then 2 while
+// pipeline_stages >= 2 (plan::aiter_lds_buffers).
+struct CkPipelines {
+  std::uint32_t gate_up = 0, down = 0;
+  bool operator==(const CkPipelines&) const = default;
+};
+
 struct KernelChoice {
   std::uint32_t stages = 2;
   std::uint32_t block_m = 0;
@@ -160,6 +169,7 @@ struct KernelChoice {
   std::string reason;       // e.g. "block_m 32: fewest waves over 256 CUs"
   KernelSource source;
   KernelCode code = KernelCode::tdmsim;  // kernel.source: whose kernels run the layer
+  CkPipelines ck_lds_buffers;            // AITER's kernels only
 };
 
 // Element ranges a tile job covers (half-open [begin, end)), so every backend
@@ -237,9 +247,10 @@ BlockLayout sort_into_blocks(const LayerShape& shape, const FusedRouting& fused,
                              std::uint32_t block_m);
 // `fixed_by` names, in the reason, what set block_m, the tiles, stages and
 // split_k of `requested` ("scenario", or a kernel.config row).
+// `ck` gives AITER's CK pipelines where a table row's kernel names say.
 KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                            const MachineSpec& machine, const FusedRouting& fused,
-                           std::string_view fixed_by = "scenario");
+                           std::string_view fixed_by = "scenario", const CkPipelines& ck = {});
 std::vector<TileJob> tile_jobs(const LayerShape& shape, const BlockLayout& layout,
                                const KernelChoice& kernel, Stage stage);
 

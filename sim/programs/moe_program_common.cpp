@@ -54,8 +54,9 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
 // reads them off CK's source (descriptors/plan/aiter_kernels.cpp), the same
 // figures the plan checks a tile against.
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p) {
-  const auto r = plan::aiter_gemm_resources(l.shape.dtype, l.shape.weight_dtype, l.block_m, tile, gate_up,
-                                            l.kernel.pipeline_stages);
+  const auto r = plan::aiter_gemm_resources(
+      l.shape.dtype, l.shape.weight_dtype, l.block_m, tile, gate_up,
+      plan::aiter_lds_buffers(l.kernel.ck_lds_buffers, gate_up, l.kernel.pipeline_stages));
   p.lds_bytes = r.lds_bytes;
   p.vgprs_per_thread = r.vgprs_per_thread;
 }

@@ -93,6 +93,22 @@ TEST_CASE("forward runs the emulator on caller activations", "[api]") {
   }
 }
 
+TEST_CASE("the API's plan chooses the kernel as build_plan does (kernel.heuristic, kernel.config)", "[api]") {
+  const TempDir dir("api-kernel");
+  const auto sc = tiny(dir, "kernel: {heuristic: aiter}\n");
+  MoeDescriptor desc(sc, TdmPolicy::load_balance);
+  Bound b;
+  desc.bind(b.stream);
+  const auto r = desc.forward_seeded(10);
+  REQUIRE(r.ok());
+  const plan::MoePlan p = plan::build_plan(sc);
+  CHECK(r.plan.kernel.source.chosen_by == "aiter heuristic");
+  CHECK(r.plan.kernel.source.chosen_by == p.kernel.source.chosen_by);
+  CHECK(r.plan.kernel.block_m == p.kernel.block_m);
+  CHECK(r.plan.kernel.stages == p.kernel.stages);
+  CHECK(r.plan.kernel.reason == p.kernel.reason);
+}
+
 TEST_CASE("router on given activations equals the plan's router on seeded ones", "[api]") {
   const TempDir dir("api-router");
   const auto scenario = tiny(dir);

@@ -117,6 +117,21 @@ TEST_CASE("a table with CK kernel names and the optional columns is read", "[ker
   CHECK(aiter_tile(t, r, true) == KernelTile{256, 64, 64, 64});
 }
 
+TEST_CASE("a CK kernel name gives its pipeline's LDS buffers: v1 one, v2/v3 two, other names none",
+          "[kernel_config]") {
+  const KernelConfigTable t = table("ck_names.csv");
+  CHECK(aiter_tile_lds_buffers(t.rows[0], false) == 1);  // ..._TypeCast_v1_Nswizzle0_...
+  CHECK(aiter_tile_lds_buffers(t.rows[1], true) == 1);   // ..._TypeCast_v1 at the end
+  KernelConfigRow r = t.rows[0];
+  r.tile2 = "moe_ck2stages_gemm2_256x128x64x64_1x4_TypeCastExpertWeight_v3_Nswizzle0_Quant0_MulRoutedWeight1_B16";
+  CHECK(aiter_tile_lds_buffers(r, true) == 2);
+  r.tile2 = "moe_ck2stages_gemm2_256x128x64x64_1x4_TypeCast_v2_Nswizzle0";
+  CHECK(aiter_tile_lds_buffers(r, true) == 2);
+  const KernelConfigTable s = table("short_tiles.csv");
+  CHECK(aiter_tile_lds_buffers(s.rows[4], false) == 0);  // 256x64x128x128: no version
+  CHECK(aiter_tile_lds_buffers(s.rows[0], true) == 0);   // empty
+}
+
 TEST_CASE("a table with short tile names: empty, THREADSxMxNxK and assembly MxN", "[kernel_config]") {
   const KernelConfigTable t = table("short_tiles.csv");
   CHECK(t.tile1_name == "tile1");

@@ -24,6 +24,17 @@ isa::TileProgram first_program(const sim::programs::MoeKernels& k, const char* s
   throw std::runtime_error(std::string("no stage ") + stage);
 }
 
+// DeepSeek-V3 TP4 fp8 on MI300X at block_m 128 with K 256 B (A tile 32 KiB,
+// as large as down's C shuffle).
+config::ResolvedScenario block_m_128_layer() {
+  auto sc = source_scenario("tests/data/aiter/two-stage-dsv3-tp4-mi300x.yaml");
+  sc.scenario.spec.tokens = 512;
+  sc.scenario.spec.kernel.block_m = 128;
+  sc.scenario.spec.kernel.gate_up_tile = KernelTile{256, 128, 128, 256};
+  sc.scenario.spec.kernel.down_tile = KernelTile{256, 128, 128, 256};
+  return sc;
+}
+
 }  // namespace
 
 TEST_CASE("AITER 2-stage kernels: the A tile in LDS, the weights in registers, CK's register estimate",
@@ -127,11 +138,7 @@ TEST_CASE("AITER 2-stage kernels: the plan's pipeline depth and the program's LD
   // does not grow with the depth, so a machine whose kernels run 4 stages
   // keeps them (counting A x depth would have lowered it to 2), and the
   // program charges exactly what the plan checked.
-  auto sc = source_scenario("tests/data/aiter/two-stage-dsv3-tp4-mi300x.yaml");
-  sc.scenario.spec.tokens = 512;
-  sc.scenario.spec.kernel.block_m = 128;
-  sc.scenario.spec.kernel.gate_up_tile = KernelTile{256, 128, 128, 256};
-  sc.scenario.spec.kernel.down_tile = KernelTile{256, 128, 128, 256};
+  auto sc = block_m_128_layer();
   sc.machine.spec.kernels.pipeline_stages = 4;
   const plan::MoePlan p = plan::build_plan(sc);
   CHECK(p.kernel.pipeline_stages == 4);
@@ -144,12 +151,28 @@ TEST_CASE("AITER 2-stage kernels: the plan's pipeline depth and the program's LD
     const isa::TileProgram prog = first_program(k, stage);
     const KernelTile& tile = gate_up ? p.kernel.gate_up_tile : p.kernel.down_tile;
     CHECK(prog.lds_bytes == plan::aiter_gemm_resources(DType::fp8_e4m3_fnuz, DType::fp8_e4m3_fnuz, 128, tile,
-                                                        gate_up, 4).lds_bytes);
+                                                        gate_up, 2).lds_bytes);
     CHECK(prog.lds_bytes <= lds);
   }
   // Down's C shuffle: 128 rows x 4 waves' 16 columns x 4 B = 32 KiB, as A:
   // 2 x 32 KiB, the whole of MI300X's LDS.
   CHECK(first_program(k, "down").lds_bytes == 65536);
+}
+
+TEST_CASE("AITER 2-stage kernels: a v1 CK pipeline (from a table's kernel name) takes one LDS buffer",
+          "[moe][aiter]") {
+  // The block_m 128 layer above: 2 x 32 KiB with the v3 pipeline the model
+  // takes where no name says, 32 KiB for a v1 name (kernel_moe_gemm).
+  auto sc = block_m_128_layer();
+  plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(p.kernel.ck_lds_buffers == plan::CkPipelines{});
+  sim::AddressSpace as;
+  CHECK(first_program(sim::programs::software_moe(as, p, sc.machine.spec), "down").lds_bytes == 65536);
+  p.kernel.ck_lds_buffers = {2, 1};  // gate/up v3, down v1
+  sim::AddressSpace as1;
+  const auto k = sim::programs::software_moe(as1, p, sc.machine.spec);
+  CHECK(first_program(k, "down").lds_bytes == 32768);
+  CHECK(first_program(k, "gate_up").lds_bytes == 65536);  // A 128 x 256 B = 32 KiB, twice
 }
 
 TEST_CASE("our own kernels keep their weights in LDS on the AMD machines", "[moe][aiter]") {
