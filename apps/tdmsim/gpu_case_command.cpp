@@ -32,6 +32,15 @@ int run_gpu_case(const GpuCaseOptions& o) {
     const auto sc = o.machine.empty() ? loader.resolve_scenario(o.scenario)
                                       : loader.resolve_scenario(o.scenario, o.machine);
     serving::refuse_serving(sc, "tdmsim gpu-case");
+    // A case is for cross-validating the simulator's timing of a layer against
+    // the runner's: a scenario of AITER's kernels (kernel.source aiter) times
+    // kernels the runner does not have, and names its tiles as AITER does
+    // (gate/up N per half), so its case would compare different kernels.
+    if (sc.scenario.spec.kernel.source == KernelCode::aiter) {
+      throw BadInput(o.scenario + ": kernel.source aiter: the GPU case runs the project's HIP kernels, not "
+                     "AITER's; set kernel.source: tdmsim to run the layer on ours (a gate/up tile's N then counts "
+                     "gate and up together)");
+    }
     const plan::MoePlan p = plan::build_plan(sc);
     gpu::MoeCase c;
     try {

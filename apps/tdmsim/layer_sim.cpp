@@ -143,8 +143,12 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
                           p.kernel.pipeline_stages, chosen,
                           chosen.empty() ? fmt::format("choose a smaller kernel.{} or kernel.pipeline_stages, or "
                                                        "leave them auto", down ? "down_tile" : "gate_up_tile")
-                                         : std::string("give that row a smaller tile, or set a smaller "
-                                                       "kernel.pipeline_stages"))
+                                         : p.kernel.code == KernelCode::aiter
+                                             ? std::string("give that row a smaller tile (AITER's kernels' "
+                                                           "LDS does not shrink with kernel.pipeline_stages "
+                                                           "above 1)")
+                                             : std::string("give that row a smaller tile, or set a smaller "
+                                                           "kernel.pipeline_stages"))
             : std::string("tdmsim's MoE kernels need more of this resource than machine ") + m.name + " has";
     throw sim::NotSimulatable(fmt::format("kernel {} does not fit on a CU of machine {}: it {}; {}", kernel.name,
                                           m.name, why, hint));

@@ -391,7 +391,9 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
 
   // Pipeline depth: the machine's kernels' depth (kernels.pipeline_stages:
   // 2 by default, 3 for our H200 kernels, measured faster there), lowered
-  // towards 2 while both stages' A and B buffers would not fit in the CU's LDS.
+  // towards 2 while both stages' A and B buffers would not fit in the CU's LDS
+  // (AITER's kernels: their LDS does not grow with the depth, so it is never
+  // lowered; a tile that does not fit is refused by the run).
   // A wgmma loop runs with at least kWgmmaMinStages (the kernels raise it).
   const bool any_wgmma = wgmma_tile(machine, k.gate_up_tile, shape.dtype) ||
                          wgmma_tile(machine, k.down_tile, shape.dtype);

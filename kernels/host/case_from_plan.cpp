@@ -20,14 +20,6 @@ MoeCase make_case(const config::ResolvedScenario& scenario, const plan::MoePlan&
   if (s.weight_on_input) {
     throw std::invalid_argument("the GPU kernels do not run weight_on_input models (Llama-4)");
   }
-  // The case runs the project's HIP kernels. A scenario of AITER's kernels
-  // (kernel.source aiter) names its tiles as AITER does, gate/up N per half,
-  // and times kernels the runner does not have.
-  if (scenario.scenario.spec.kernel.source == KernelCode::aiter) {
-    throw std::invalid_argument(
-        "kernel.source aiter: the GPU case runs the project's HIP kernels, not AITER's; set kernel.source: "
-        "tdmsim to run the layer on ours (a gate/up tile's N then counts gate and up together)");
-  }
   // The kernels (kernels/moe/*.hip) run bf16, and fp8 e4m3 OCP with per-token
   // or 1x128 block scales, weights in the activation dtype. Every other format
   // the scenario schema accepts is modelled by the emulator and the timing

@@ -93,7 +93,7 @@ TEST_CASE("forward runs the emulator on caller activations", "[api]") {
   }
 }
 
-TEST_CASE("the API's plan chooses the kernel as build_plan does (kernel.heuristic, kernel.config)", "[api]") {
+TEST_CASE("the API's plan chooses the kernel as build_plan does (kernel.heuristic)", "[api]") {
   const TempDir dir("api-kernel");
   const auto sc = tiny(dir, "kernel: {heuristic: aiter}\n");
   MoeDescriptor desc(sc, TdmPolicy::load_balance);
@@ -107,6 +107,27 @@ TEST_CASE("the API's plan chooses the kernel as build_plan does (kernel.heuristi
   CHECK(r.plan.kernel.block_m == p.kernel.block_m);
   CHECK(r.plan.kernel.stages == p.kernel.stages);
   CHECK(r.plan.kernel.reason == p.kernel.reason);
+}
+
+TEST_CASE("the API's plan takes a kernel.config row, as build_plan does", "[api]") {
+  // tiny.yaml on MI300X: H 64, I 96, 8 experts top-2 + 1 shared (expert 9,
+  // topk 3), bf16; 10 tokens pad to 16. The row sets block_m 64, which the
+  // project's rule would not pick for 10 tokens.
+  const TempDir dir("api-config");
+  std::ofstream(dir.path() / "k.csv")
+      << "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,ksplit,us1,"
+         "tile1,us2,tile2,us,run_1stage\n"
+      << "304,16,64,96,9,3,ActivationType.Silu,torch.bfloat16,torch.bfloat16,QuantType.No,64,0,1,,1,,2,0\n";
+  const auto sc = tiny(dir, "kernel: {config: k.csv}\n");
+  MoeDescriptor desc(sc, TdmPolicy::load_balance);
+  Bound b;
+  desc.bind(b.stream);
+  const auto r = desc.forward_seeded(10);
+  REQUIRE(r.ok());
+  CHECK(r.plan.kernel.source.chosen_by == "kernel.config row");
+  CHECK(r.plan.kernel.source.config_line == 2);
+  CHECK(r.plan.kernel.block_m == 64);
+  CHECK(r.plan.kernel.reason == plan::build_plan(sc).kernel.reason);
 }
 
 TEST_CASE("router on given activations equals the plan's router on seeded ones", "[api]") {

@@ -175,6 +175,25 @@ TEST_CASE("AITER 2-stage kernels: a v1 CK pipeline (from a table's kernel name) 
   CHECK(first_program(k, "gate_up").lds_bytes == 65536);  // A 128 x 256 B = 32 KiB, twice
 }
 
+TEST_CASE("AITER 2-stage kernels: a table row's CK names reach the plan and the programs", "[moe][aiter]") {
+  // The row names gate/up v1 and down v3: one LDS buffer for gate/up, two
+  // for down, said on the kernel: line. Our kernels take nothing from it.
+  auto sc = source_scenario("tests/data/aiter/ck-v1-dsv3-tp4-mi300x.yaml");
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(p.kernel.source.config_line == 2);
+  CHECK(p.kernel.ck_lds_buffers == plan::CkPipelines{1, 2});
+  CHECK(p.kernel.reason.find("CK pipelines from the kernel names: gate/up v1 (1 LDS buffer), down v2/v3 (2 LDS "
+                             "buffers)") != std::string::npos);
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+  // A 16 x 256 B = 4 KiB = the C shuffle (16 rows x 4 waves' 16 columns x 4 B):
+  // once for v1, twice for v3.
+  CHECK(first_program(k, "gate_up").lds_bytes == 4096);
+  CHECK(first_program(k, "down").lds_bytes == 2 * 4096);
+  sc.scenario.spec.kernel.source = KernelCode::tdmsim;
+  CHECK(plan::build_plan(sc).kernel.ck_lds_buffers == plan::CkPipelines{});
+}
+
 TEST_CASE("our own kernels keep their weights in LDS on the AMD machines", "[moe][aiter]") {
   // kernel.source tdmsim: our code objects on CDNA (mi300x), and on gfx1250
   // (mi500x-tdm), where no code object of ours is compiled, both operands in LDS.
