@@ -3,6 +3,7 @@
 #include "descriptors/plan/kernel_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <tuple>
@@ -117,7 +118,9 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
                          std::string, std::string, std::string, std::string, std::string, int, int>;
   std::map<Key, std::size_t> seen;  // key -> index in rows
   int line = 0;
-  std::size_t pos = 0;
+  // A UTF-8 byte-order mark (spreadsheet exports write one) is not part of
+  // the first column's name.
+  std::size_t pos = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   while (pos <= text.size()) {
     const std::size_t nl = std::min(text.find('\n', pos), text.size());
     std::string_view s(text.data() + pos, nl - pos);
@@ -319,6 +322,11 @@ KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row
   const std::string& column = second ? table.tile2_name : table.tile1_name;
   const int at = second ? row.tile2_column : row.tile1_column;
   if (name.empty()) return {};
+  // A kernel name that is not a CK 2-stage GEMM's (AITER's assembly kernels,
+  // fmoe_..., or FlyDSL's): no CK tile; AITER runs that kernel, and the
+  // nearest thing the model has is the default tile, as for an empty name.
+  const bool ck_name = name.find("gemm1_") != std::string::npos || name.find("gemm2_") != std::string::npos;
+  if (!ck_name && (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) return {};
   // The numbers of the first run of 'x'-separated numbers after the CK
   // kernel prefix (moe_ck2stages_gemm1_256x32x64x128_1x4_...) or of the name.
   std::string_view s = name;

@@ -269,6 +269,34 @@ static void fit_amd_lds(const LayerShape& shape, const KernelSpec& requested, co
   if (requested.down_tile.is_auto()) shrink(k.down_tile, LoopKernel::down, "down");
 }
 
+// AITER's kernels on a CDNA machine: a 2-stage tile the scenario or table
+// row leaves open (the default tile) whose LDS in CK's v3 pipeline (two
+// buffers of max(A, C shuffle), plan::aiter_gemm_resources) exceeds the CU's
+// is run as CK's v1 pipeline (one buffer) when that fits: AITER ships both,
+// and its default CK dispatch takes what compiles for the GPU (MI300X's 64
+// KiB at block_m 256: the down C shuffle alone is 256 rows x 4 waves' 16
+// columns x 4 B = 64 KiB). A named tile is left as named: the run refuses it.
+static void fit_aiter_lds(const LayerShape& shape, const KernelSpec& requested, const MachineSpec& machine,
+                          KernelChoice& k, std::string& why) {
+  if (requested.source != KernelCode::aiter || machine.kernels.matrix_instructions != MatrixInstructions::isa ||
+      k.stages != 2)
+    return;
+  const std::uint64_t limit = machine.compute.lds_per_cu.bytes;
+  const auto fit = [&](const KernelTile& t, bool auto_tile, bool gate_up, std::uint32_t& buffers, const char* which) {
+    if (!auto_tile || buffers != 0) return;
+    const auto lds = [&](std::uint32_t b) {
+      return aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up, b).lds_bytes;
+    };
+    const std::uint32_t two = aiter_lds_buffers(k.ck_lds_buffers, gate_up, k.pipeline_stages);
+    if (two < 2 || lds(two) <= limit || lds(1) > limit) return;
+    buffers = 1;
+    why += fmt::format("; {} tile: CK's v1 pipeline, one LDS buffer ({} KiB; two would take {} KiB > {} KiB)", which,
+                       lds(1) >> 10, lds(two) >> 10, limit >> 10);
+  };
+  fit(k.gate_up_tile, requested.gate_up_tile.is_auto(), true, k.ck_lds_buffers.gate_up, "gate/up");
+  fit(k.down_tile, requested.down_tile.is_auto(), false, k.ck_lds_buffers.down, "down");
+}
+
 // The largest group of blocks the job order takes (choose_kernel).
 constexpr std::uint32_t kMaxRasterGroup = 16;
 
@@ -450,7 +478,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                                    : "pipeline_stages", wanted,
                        k.pipeline_stages < wanted ? ", lowered to fit LDS" : "");
   }
-  if (k.ck_lds_buffers != CkPipelines{}) {
+  if (requested.source == KernelCode::aiter && ck != CkPipelines{}) {
     const auto text = [](std::uint32_t b) {
       return b == 0 ? "not named (LDS buffers by depth)" : b == 1 ? "v1 (1 LDS buffer)" : "v2/v3 (2 LDS buffers)";
     };
@@ -503,6 +531,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   }
 
   fit_amd_lds(shape, requested, machine, k, why);
+  fit_aiter_lds(shape, requested, machine, k, why);
 
   // Split-K: the 1-stage kernel has none. Otherwise, when the gate/up grid
   // would occupy at most a quarter of the CUs, split K by the largest power

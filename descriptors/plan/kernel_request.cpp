@@ -63,10 +63,29 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
       r.ck = {aiter_tile_lds_buffers(row, false), aiter_tile_lds_buffers(row, true)};
       r.spec.split_k = std::max(1u, row.ksplit);  // AITER's 0: no split
       r.spec.stages = row.run_1stage ? 1 : 2;
+      // A 1-stage row of AITER's kernels runs its assembly 1-stage kernel,
+      // whatever the tile columns hold (AITER's fused_moe_1stage takes no CK
+      // tile): the plan picks that kernel's tile (aiter_one_stage_tile).
+      std::string one_stage_note;
+      if (row.run_1stage && spec.source == KernelCode::aiter &&
+          (!r.spec.gate_up_tile.is_auto() || !r.spec.down_tile.is_auto())) {
+        r.spec.gate_up_tile = r.spec.down_tile = KernelTile{};
+        r.ck = {};
+        one_stage_note = "; tile names not used: AITER runs its assembly 1-stage kernel";
+      }
       r.fixed_by = fmt::format("{}:{}", table->file, row.line);
-      r.prefix = fmt::format("kernel.config {}:{} (token {} padded to {}{}{}); ", table->file, row.line,
-                             shape.tokens, hit.padded_token, row.tile1.empty() ? "; tile1 empty: default tile" : "",
-                             row.tile2.empty() ? "; tile2 empty: default tile" : "");
+      // Why a tile column gives the default tile: empty, or a kernel of no CK tile.
+      const auto default_note = [](const std::string& column, const std::string& name, const KernelTile& t) {
+        if (!t.is_auto()) return std::string();
+        if (name.empty()) return fmt::format("; {} empty: default tile", column);
+        return fmt::format("; {} '{}': not a CK tile (an assembly or FlyDSL kernel): default tile", column,
+                           name.size() > 48 ? name.substr(0, 45) + "..." : name);
+      };
+      r.prefix = fmt::format("kernel.config {}:{} (token {} padded to {}{}{}{}); ", table->file, row.line,
+                             shape.tokens, hit.padded_token,
+                             one_stage_note.empty() ? default_note("tile1", row.tile1, r.spec.gate_up_tile) : "",
+                             one_stage_note.empty() ? default_note("tile2", row.tile2, r.spec.down_tile) : "",
+                             one_stage_note);
     } else {
       r.prefix = fmt::format("kernel.config {}: {}; ", table->file,
                              hit.bypassed ? "table bypassed as AITER does" : "no row matched");

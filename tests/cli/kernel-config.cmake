@@ -18,7 +18,7 @@ foreach(bad "bad_number.csv:3:11:.inter_dim" "missing_column.csv:1:1:.q_type:.mi
 endforeach()
 add_test(NAME kernel_config.bad_tile_names_tile_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${KC_DATA}/tiny-fp8-bad-tile.yaml\;--output\;${KC_WORK}/bad_tile
-                 -DEXPECT_RC=2 -DEXPECT_STDERR=bad_tile.csv:2:108:.tile1:.*.wide_tile -DMUST_NOT_EXIST=${KC_WORK}/bad_tile
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=bad_tile.csv:2:108:.tile1:.*.256x16x64 -DMUST_NOT_EXIST=${KC_WORK}/bad_tile
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 add_test(NAME kernel_config.with_block_m_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;validate\;${KC_DATA}/tiny-fp8-block-m.yaml

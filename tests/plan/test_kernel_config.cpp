@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "descriptors/plan/aiter_heuristic.h"
@@ -201,6 +203,12 @@ TEST_CASE("bad tables are refused at their file, line and column", "[kernel_conf
     CHECK_THROWS_WITH(parse_kernel_config(h + std::string("256,1\0,2\n", 9), "x.csv"), Catch::Contains("NUL"));
     CHECK_THROWS_AS(parse_kernel_config(h + "\"256,1\n", "x.csv"), config::ConfigError);
   }
+  // A UTF-8 byte-order mark before the header is skipped.
+  {
+    std::ifstream in(kData / "ck_names.csv", std::ios::binary);
+    const std::string ck((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(parse_kernel_config("\xEF\xBB\xBF" + ck, "bom.csv").rows.size() == table("ck_names.csv").rows.size());
+  }
   // Identical duplicates are harmless (AITER's dict keeps one).
   CHECK(table("duplicate_same.csv").rows.size() == 1);
 }
@@ -215,8 +223,15 @@ TEST_CASE("bad tile names and tiles whose M is not block_m are refused naming th
     CHECK(d.where.line == 2);
     CHECK(d.where.column == 108);  // the tile1 field
     CHECK(d.key == "tile1");
-    CHECK(d.message.find("'wide_tile'") != std::string::npos);
+    CHECK(d.message.find("'256x16x64'") != std::string::npos);  // three numbers
   }
+  // A kernel name that is not a CK GEMM's (AITER's assembly or FlyDSL
+  // kernels) names no CK tile: the default tile, as for an empty name.
+  KernelConfigRow asm_row = bad.rows.at(0);
+  asm_row.tile1 = "fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256";
+  CHECK(aiter_tile(bad, asm_row, false).is_auto());
+  asm_row.tile1 = "_ZN5aiter40fmoe_fp8_g1u1_subGU_256E";
+  CHECK(aiter_tile(bad, asm_row, false).is_auto());
   const KernelConfigTable mm = table("tile_m_mismatch.csv");
   CHECK_THROWS_WITH(aiter_tile(mm, mm.rows.at(0), false),
                     Catch::Contains("256x32x64x128") && Catch::Contains("block_m 16"));
@@ -356,6 +371,46 @@ TEST_CASE("a matching row drives the plan: block_m, tiles, split-K, stages, and 
   CHECK(r.source.chosen_by == "tdmsim heuristic");
   CHECK(r.spec.block_m == 0);
   CHECK(r.prefix.find("no row matched") != std::string::npos);
+}
+
+TEST_CASE("a 1-stage row of AITER's kernels runs the assembly tile, whatever its tile columns hold", "[kernel_config]") {
+  // The layer of short_tiles.csv's line 4 (64 tokens, fp8 per-token, 1-stage),
+  // its tile columns holding CK names, and an assembly kernel name at line 3.
+  const std::string header =
+      "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,ksplit,us1,"
+      "tile1,us2,tile2,us,run_1stage\n";
+  const KernelConfigTable t = parse_kernel_config(
+      header +
+          "256,64,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
+          "7,256x32x64x128,0,256x32x64x64,7,1\n"
+          "256,32,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
+          "7,fmoe_fp8_g1u1_vs_silu_32x256,0,,7,0\n",
+      "one.csv");
+  ModelSpec m = make_model(8, 2, 256, 128);
+  m.shared_experts = 1;
+  m.shared_intermediate_size = 128;
+  auto sc = make_scenario(m, 64, 3);
+  sc.machine.spec = shipped_machine("mi355x");
+  sc.scenario.spec.dtype = DType::fp8_e4m3;
+  sc.scenario.spec.quant = Quant::per_token;
+  KernelSpec spec = config::defaults<KernelSpec>();
+  spec.source = KernelCode::aiter;
+  KernelRequest r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
+  CHECK(r.source.config_line == 2);
+  CHECK(r.spec.stages == 1);
+  CHECK(r.spec.gate_up_tile.is_auto());
+  CHECK(r.spec.down_tile.is_auto());
+  CHECK(r.prefix.find("tile names not used: AITER runs its assembly 1-stage kernel") != std::string::npos);
+  // Our kernels run the row's tiles in our fused kernel.
+  spec.source = KernelCode::tdmsim;
+  r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
+  CHECK(r.spec.gate_up_tile == KernelTile{256, 32, 64, 128});
+  // A 2-stage row naming an assembly kernel: the default tile, said so.
+  sc.scenario.spec.tokens = 20;
+  r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
+  CHECK(r.source.config_line == 3);
+  CHECK(r.spec.gate_up_tile.is_auto());
+  CHECK(r.prefix.find("tile1 'fmoe_fp8_g1u1_vs_silu_32x256': not a CK tile") != std::string::npos);
 }
 
 TEST_CASE("AITER's get_block_size_M, worked by hand", "[aiter_heuristic]") {

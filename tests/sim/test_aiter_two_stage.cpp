@@ -194,6 +194,28 @@ TEST_CASE("AITER 2-stage kernels: a table row's CK names reach the plan and the 
   CHECK(plan::build_plan(sc).kernel.ck_lds_buffers == plan::CkPipelines{});
 }
 
+TEST_CASE("AITER 2-stage kernels: a default tile too large for two LDS buffers runs CK's v1 pipeline",
+          "[moe][aiter]") {
+  // block_m 256 on MI300X with the default tiles: down's C shuffle is 256
+  // rows x 4 waves' 16 columns x 4 B = 64 KiB, twice that with two buffers;
+  // CK's v1 pipeline holds one, which fits. Gate/up (C shuffle of 32 rows)
+  // keeps two. A named tile is not changed (the run refuses it).
+  auto sc = source_scenario("tests/data/aiter/two-stage-dsv3-tp4-mi300x.yaml");
+  sc.scenario.spec.tokens = 4096;
+  sc.scenario.spec.kernel.block_m = 256;
+  sc.scenario.spec.kernel.gate_up_tile = KernelTile{};
+  sc.scenario.spec.kernel.down_tile = KernelTile{};
+  const plan::MoePlan p = plan::build_plan(sc);
+  CHECK(p.kernel.ck_lds_buffers == plan::CkPipelines{0, 1});
+  CHECK(p.kernel.reason.find("down tile: CK's v1 pipeline, one LDS buffer (64 KiB; two would take 128 KiB > 64 "
+                             "KiB)") != std::string::npos);
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+  CHECK(first_program(k, "down").lds_bytes == 65536);
+  sc.scenario.spec.kernel.down_tile = p.kernel.down_tile;  // the same tile, named
+  CHECK(plan::build_plan(sc).kernel.ck_lds_buffers == plan::CkPipelines{});
+}
+
 TEST_CASE("our own kernels keep their weights in LDS on the AMD machines", "[moe][aiter]") {
   // kernel.source tdmsim: our code objects on CDNA (mi300x), and on gfx1250
   // (mi500x-tdm), where no code object of ours is compiled, both operands in LDS.

@@ -15,8 +15,11 @@ Input (one or more CSV files). Either column layout AITER's tables use is read:
   (`moe_ck2stages_gemm1_256x32x64x128_...`); names of other kernels (assembly, FlyDSL)
   give no tile, and the simulator's heuristic tile of the row's block_m is used.
 - The shorter one of ../shared/calibration/mi355x_fused_moe_aiter_tuned.csv (`tile1`,
-  `tile2`, `source`): the tile names as written (an empty one: the heuristic tile; one the
-  simulator cannot run: the row is listed with tdmsim's reason).
+  `tile2`, `source`): a THREADSxMxNxK tile or a CK kernel name gives its tile; an empty
+  name, an assembly kernel's MxN or another kernel's name the heuristic tile (where
+  `tdmsim run --kernel-config` reads an MxN as 256 x M x N x the default K); anything else
+  goes to the simulator as written, and a tile it cannot run lists the row with tdmsim's
+  reason.
 
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 run_1stage and one of the tile column pairs; `us` (else
@@ -68,6 +71,7 @@ REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_
             "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "us2", "run_1stage")
 TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
 BARE_TILE = re.compile(r"^\d+x\d+x\d+x\d+$")
+ASM_TILE = re.compile(r"^\d+x\d+$")  # an assembly kernel's M x N
 
 
 class InputError(ValueError):
@@ -82,6 +86,16 @@ def tile_of(name):
         return name
     m = aiter_mi300x.TILE.search(name)  # the MI300X report's reading of CK names
     return "x".join(m.groups()) if m else ""
+
+
+def short_tile(name):
+    """A tile column of the shorter layout (tile1, tile2) as the scenario's tile."""
+    name = name.strip()
+    if tile_of(name):
+        return tile_of(name)
+    if ASM_TILE.match(name) or (name and (name[0].isalpha() or name[0] == "_")):
+        return ""
+    return name
 
 
 def number(path, line, r, column, integer=False):
@@ -100,9 +114,9 @@ def flag(path, line, r, column, default):
     text = (r.get(column) or "").strip()
     if column not in r or text == "":
         return default
-    if text.lower() in ("0", "false"):
+    if text.lower() in ("0", "0.0", "false"):
         return 0
-    if text.lower() in ("1", "true"):
+    if text.lower() in ("1", "1.0", "true"):
         return 1
     raise InputError(f"{path}:{line}: column {column}: {text!r} is not 0 or 1")
 
@@ -166,9 +180,11 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             status = "published time is 0"
         dtype, wdtype, quant, label = fm if fm[0] is not None else (None, None, None, names)
         source = (r.get("source") or "").strip() or os.path.basename(path)
-        # AITER's kernel names give their CK tile (others none: the heuristic tile); the
-        # shorter layout's tile names go to the simulator as written, which refuses a bad one.
-        tiles = ([tile_of(r[c]) for c in pair] if pair == TILE_PAIRS[0] else [r[c].strip() for c in pair])
+        # AITER's kernel names give their CK tile (others none: the heuristic tile); in the
+        # shorter layout a CK tile or kernel name gives its tile, an assembly kernel's MxN or
+        # another kernel's name none (the heuristic tile), and anything else goes to the
+        # simulator as written, which refuses it with its reason.
+        tiles = ([tile_of(r[c]) for c in pair] if pair == TILE_PAIRS[0] else [short_tile(r[c]) for c in pair])
         out.append(dict(
             line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
