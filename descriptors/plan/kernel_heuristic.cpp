@@ -536,10 +536,12 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   // Split-K: the 1-stage kernel has none. Otherwise, when the gate/up grid
   // would occupy at most a quarter of the CUs, split K by the largest power
   // of two that fills them, at most 8 (each split adds a partial-sum
-  // reduction). Never more splits than K tiles in either stage, so no split
-  // is empty.
-  const std::uint32_t k_tiles = std::min(ceil_div(shape.hidden, k.gate_up_tile.k),
-                                         ceil_div(shape.inter, k.down_tile.k));
+  // reduction). Never more splits than K tiles in a split stage, so no split
+  // is empty. AITER's kernels split stage 1 only (KernelChoice::split_down).
+  k.split_down = requested.source != KernelCode::aiter;
+  const std::uint32_t k_tiles = k.split_down ? std::min(ceil_div(shape.hidden, k.gate_up_tile.k),
+                                                        ceil_div(shape.inter, k.down_tile.k))
+                                             : ceil_div(shape.hidden, k.gate_up_tile.k);
   const std::uint64_t grid = std::max<std::uint64_t>(
       1, gate_up_tiles(shape, rows, k.block_m, k.gate_up_tile));
   if (k.stages == 1) {
@@ -561,6 +563,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     why += fmt::format("; split_k 1 (gate/up grid {} > {} CUs / 4)", grid, cus);
   }
   assert(k.split_k >= 1);
+  if (k.split_k > 1 && !k.split_down) why += " (stage 1 only, as AITER's kernels)";
 
   // Job order (rules::job_at): groups of blocks sweep the N tiles together,
   // so that an expert's weights are read from memory once per group rather

@@ -164,6 +164,10 @@ struct KernelChoice {
   KernelTile gate_up_tile;  // the fused 1-stage kernel uses this tile
   KernelTile down_tile;
   std::uint32_t split_k = 1;
+  // Whether the down stage's K is split too: our kernels split both stages;
+  // AITER's split only stage 1 (fused_moe.py passes ksplit to its stage-1
+  // call alone), so with kernel.source aiter down runs whole.
+  bool split_down = true;
   std::uint32_t pipeline_stages = 2;
   std::uint32_t raster_group = 1;  // blocks per group of the job order (rules::job_at)
   std::string reason;       // e.g. "block_m 32: fewest waves over 256 CUs"
@@ -188,6 +192,9 @@ struct Range {
   std::uint32_t end = 0;
 };
 Range job_n_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job);
+// The K splits of a stage's jobs: split_k for gate/up, for down where
+// split_down, else 1; the fused kernel never splits.
+std::uint32_t stage_splits(const KernelChoice& kernel, Stage stage);
 Range job_k_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job);
 
 // Gate/up tile names. The model's gate/up (and fused) tile N counts the

@@ -36,7 +36,7 @@ std::vector<TileJob> tile_jobs(const LayerShape& shape, const BlockLayout& layou
   assert(layout.block_m == kernel.block_m);
   const std::uint32_t blocks = static_cast<std::uint32_t>(layout.block_expert.size());
   const std::uint32_t n = n_tiles(shape, kernel, stage);
-  const std::uint32_t splits = stage == Stage::fused ? 1 : kernel.split_k;
+  const std::uint32_t splits = stage_splits(kernel, stage);
   const std::uint32_t group = std::max(1u, kernel.raster_group);
   const std::uint64_t count = std::uint64_t{blocks} * n * splits;
   std::vector<TileJob> jobs;
@@ -74,12 +74,17 @@ KernelTile named_gate_up_tile(const KernelChoice& kernel) {
   return t;
 }
 
+std::uint32_t stage_splits(const KernelChoice& kernel, Stage stage) {
+  if (stage == Stage::fused || (stage == Stage::down && !kernel.split_down)) return 1;
+  return kernel.split_k;
+}
+
 Range job_k_range(const LayerShape& shape, const KernelChoice& kernel, const TileJob& job) {
   if (job.stage == Stage::fused) return {0, shape.hidden};  // then its I slice into down
   const KernelTile& tile = stage_tile(kernel, job.stage);
   const std::uint32_t extent = k_extent(shape, job.stage);
   const std::uint64_t k_tiles = ceil_div(extent, tile.k);
-  const std::uint64_t splits = kernel.split_k;
+  const std::uint64_t splits = stage_splits(kernel, job.stage);
   const auto first = static_cast<std::uint32_t>(job.k_split * k_tiles / splits);
   const auto last = static_cast<std::uint32_t>((job.k_split + 1) * k_tiles / splits);
   return {first * tile.k, std::min(extent, last * tile.k)};

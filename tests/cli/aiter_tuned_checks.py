@@ -4,7 +4,7 @@ made-up fixtures (tests/data/aiter/: invented times, not measurements).
 
   aiter_tuned_checks.py TDMSIM rows      # AITER's own column layout: every row kept, with its status
   aiter_tuned_checks.py TDMSIM same      # the same stage times as aiter_mi355x.py on its fixture
-  aiter_tuned_checks.py TDMSIM machine   # --machine CU=NAME simulates an unmapped cu_num
+  aiter_tuned_checks.py TDMSIM machine   # --machine CU=NAME maps a cu_num to a machine of that many CUs
   aiter_tuned_checks.py TDMSIM bad       # malformed input: exit 2 naming file, line and column; nothing written
   aiter_tuned_checks.py TDMSIM edges     # byte-order mark, True/False, blank lines, --max-tokens, shared expert
   aiter_tuned_checks.py TDMSIM grid      # every AITER format on both machines, 1- and 2-stage: all simulated,
@@ -118,9 +118,14 @@ def check_edges(tdmsim, tmp):
 
 
 def check_machine(tdmsim, tmp):
-    rows, _ = predicted(tdmsim, tmp, LAYOUT, "--machine", "80=mi325x")
-    if rows[5]["machine"] != "mi325x" or rows[5]["status"] != "simulated":
-        fail(f"--machine 80=mi325x: line 5 {rows[5]}")
+    # 304 CUs mapped to MI325X (also 304) instead of MI300X: line 2 runs there.
+    rows, _ = predicted(tdmsim, tmp, LAYOUT, "--machine", "304=mi325x")
+    if rows[2]["machine"] != "mi325x" or rows[2]["status"] != "simulated":
+        fail(f"--machine 304=mi325x: line 2 {rows[2]}")
+    # A machine of another CU count is another GPU: refused, naming both counts.
+    p = run(tdmsim, LAYOUT, "--machine", "80=mi325x")
+    if p.returncode != 2 or "mi325x has 304 CUs, not 80" not in p.stderr:
+        fail(f"--machine 80=mi325x: exit {p.returncode}, {p.stderr}")
     p = run(tdmsim, LAYOUT, "--machine", "80=no_such_machine")
     if p.returncode != 2 or "no machine 'no_such_machine'" not in p.stderr:
         fail(f"--machine with an unknown machine: exit {p.returncode}, {p.stderr}")

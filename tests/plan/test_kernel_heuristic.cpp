@@ -132,8 +132,10 @@ TEST_CASE("split-K when the gate/up grid is far smaller than the CUs", "[kernel]
   // 2-stage with block_m 128, MI300X 304 CUs, AITER's default tile (N 128 of
   // gate and 128 of up a workgroup): 8 blocks x ceil(192 / 128) = 2 -> 16
   // tiles. The grid of 16 fills 16 x 4 = 64 <= 304 CUs, so split:
-  // floor_pow2(304 / 16 = 19) = 16, capped by the K tiles:
-  // min(4096/64, ceil(192/64) = 3) = 3 -> floor_pow2 = 2.
+  // floor_pow2(304 / 16 = 19) = 16, at most 8 and capped by the K tiles of
+  // the split stages. AITER's kernels split stage 1 only: 4096/64 = 64 K
+  // tiles -> 8, and down runs whole. Our kernels split both: min(64,
+  // ceil(192/64) = 3) = 3 -> floor_pow2 = 2.
   const LayerShape s = shape(1, 4096, 192, 128, 8);
   KernelSpec req = generic();
   req.stages = 2;
@@ -141,8 +143,17 @@ TEST_CASE("split-K when the gate/up grid is far smaller than the CUs", "[kernel]
   const KernelChoice k = choose_kernel(s, req, shipped_machine("mi300x"), round_robin(s));
   CHECK(k.block_m == 128);
   CHECK(k.stages == 2);
-  CHECK(k.split_k == 2);
-  CHECK_THAT(k.reason, Catch::Contains("split_k 2 (gate/up grid 16 <= 304 CUs / 4)"));
+  CHECK(k.split_k == 8);
+  CHECK_FALSE(k.split_down);
+  CHECK(stage_splits(k, Stage::gate_up) == 8);
+  CHECK(stage_splits(k, Stage::down) == 1);
+  CHECK_THAT(k.reason, Catch::Contains("split_k 8 (gate/up grid 16 <= 304 CUs / 4) (stage 1 only, as AITER's kernels)"));
+  KernelSpec ours = req;
+  ours.source = KernelCode::tdmsim;
+  const KernelChoice ko = choose_kernel(s, ours, shipped_machine("mi300x"), round_robin(s));
+  CHECK(ko.split_down);
+  CHECK(stage_splits(ko, Stage::down) == ko.split_k);
+  CHECK(ko.split_k <= 4);  // capped by down's few K tiles (our tile's K)
 
   // With I = 2048 the down stage has 32 K tiles: the CU fill decides, capped
   // at 8. Grid: 2 blocks (top_k 2) x 2048/128 = 16 N tiles = 32 <= 76 ->

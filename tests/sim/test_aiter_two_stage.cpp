@@ -216,6 +216,26 @@ TEST_CASE("AITER 2-stage kernels: a default tile too large for two LDS buffers r
   CHECK(plan::build_plan(sc).kernel.ck_lds_buffers == plan::CkPipelines{});
 }
 
+TEST_CASE("AITER 2-stage kernels: split-K splits stage 1 only", "[moe][aiter]") {
+  // fused_moe.py passes ksplit to its stage-1 call alone: gate/up jobs are
+  // split (and reduced), down jobs cover all of I; our kernels split both.
+  auto sc = source_scenario("tests/data/aiter/two-stage-dsv3-tp4-mi300x.yaml");
+  sc.scenario.spec.kernel.split_k = 2;
+  const plan::MoePlan a = plan::build_plan(sc);
+  REQUIRE(a.kernel.split_k == 2);
+  const std::size_t blocks = a.layout.block_expert.size();
+  // N tiles: gate/up I / 128 per half = 4 (the model's N 256), down H / 128 = 56.
+  CHECK(a.stage1.size() == blocks * 4 * 2);
+  CHECK(a.stage2.size() == blocks * 56);
+  for (const auto& j : a.stage2) {
+    CHECK(j.k_split == 0);
+    CHECK(plan::job_k_range(a.shape, a.kernel, j).end == a.shape.inter);
+  }
+  sc.scenario.spec.kernel.source = KernelCode::tdmsim;
+  const plan::MoePlan o = plan::build_plan(sc);
+  CHECK(o.stage2.size() == blocks * 56 * 2);
+}
+
 TEST_CASE("our own kernels keep their weights in LDS on the AMD machines", "[moe][aiter]") {
   // kernel.source tdmsim: our code objects on CDNA (mi300x), and on gfx1250
   // (mi500x-tdm), where no code object of ours is compiled, both operands in LDS.

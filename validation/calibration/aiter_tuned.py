@@ -33,7 +33,8 @@ block_m, split-K, stages and tiles, uniform routing (seed 1), no router, kernel 
 without launch overhead and without the sort (as AITER's tuner times us1 and us2).
 
 Rows that cannot be simulated are listed with the reason, never dropped: a cu_num with no
-machine (--machine maps one), a format the simulator refuses, `use_g1u1 0` (AITER's
+machine (--machine CU=NAME maps one: a shipped machine of that many CUs, since AITER
+tunes per cu_num and another CU count is another GPU), a format the simulator refuses, `use_g1u1 0` (AITER's
 ungated MLP kernels; every model here is gated), a tile that does not fit (tdmsim's
 message), a published time of 0, a token count above --max-tokens. Malformed input (a
 missing column, a number that is not one, a negative time, names that are not AITER's, a
@@ -330,7 +331,18 @@ def write_rows(tmp, rows):
                         r["us1"], r["us2"], r["us"], f"{err(r['simt'], r['us']):.4f}" if sim else ""])
 
 
-def machine_map(items):
+def machine_cus(tdmsim, name):
+    """A shipped machine's CUs as tdmsim resolves it (`config show`: compute.total_cus)."""
+    p = tdmsimtools.tdmsim(tdmsim, "config", "show", report.shipped_machine(name))
+    m = re.search(r"^\s*total_cus:\s*(\d+)\s*$", p.stdout, re.M) if p.returncode == 0 else None
+    if not m:
+        raise InputError(f"--machine: tdmsim config show cannot resolve machine {name!r}: {p.stderr.strip()}")
+    return int(m.group(1))
+
+
+def machine_map(items, tdmsim):
+    """cu_num -> machine; a mapped machine must have the row's CUs (AITER tunes per cu_num: a
+    table of another CU count is another GPU)."""
     machines = dict(MACHINES)
     for item in items or []:
         cu, _, name = item.partition("=")
@@ -338,6 +350,10 @@ def machine_map(items):
             raise InputError(f"--machine {item!r}: expected CU=NAME, e.g. 304=mi325x")
         if not os.path.exists(report.shipped_machine(name.strip())):
             raise InputError(f"--machine {item!r}: no machine {name.strip()!r} in workloads/machines")
+        cus = machine_cus(tdmsim, name.strip())
+        if cus != int(cu):
+            raise InputError(f"--machine {item!r}: {name.strip()} has {cus} CUs, not {int(cu)}; a machine file with "
+                             f"{int(cu)} CUs (compute.dies x cus_per_die) in workloads/machines simulates those rows")
         machines[int(cu)] = name.strip()
     return machines
 
@@ -366,7 +382,7 @@ def main():
                 raise InputError(f"{out}: its folder does not exist")
             if out and os.path.exists(out) and not os.path.isfile(out):
                 raise InputError(f"{out}: not a regular file")
-        machines = machine_map(args.machine)
+        machines = machine_map(args.machine, args.tdmsim)
         for path in args.csv:
             if not os.path.isfile(path):
                 raise InputError(f"{path}: not a regular file")
