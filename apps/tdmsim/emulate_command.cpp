@@ -99,6 +99,7 @@ Json kernel_json(const plan::KernelChoice& k) {
           {"gate_up_tile", config::ValueTraits<KernelTile>::text(plan::named_gate_up_tile(k))},
           {"down_tile", config::ValueTraits<KernelTile>::text(k.down_tile)},
           {"split_k", k.split_k},
+          {"split_down", k.split_down},
           {"pipeline_stages", k.pipeline_stages},
           {"raster_group", k.raster_group},
           {"reason", k.reason}};

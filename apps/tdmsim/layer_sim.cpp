@@ -254,6 +254,7 @@ Json layer_summary(const plan::MoePlan& p) {
   return {{"tokens", p.shape.tokens}, {"rows", rows}, {"padded_rows", p.layout.padded_rows},
           {"padding_waste", 1.0 - ratio(double(rows), p.layout.padded_rows)},
           {"block_m", p.layout.block_m}, {"stages", p.kernel.stages}, {"split_k", p.kernel.split_k},
+          {"split_down", p.kernel.split_down},
           {"gate_up_tile", tile_name(plan::named_gate_up_tile(p.kernel))}, {"down_tile", tile_name(p.kernel.down_tile)},
           {"pipeline_stages", p.kernel.pipeline_stages}, {"raster_group", p.kernel.raster_group},
           {"kernel_reason", p.kernel.reason}, {"kernel_source", kernel_source(p.kernel.source)},

@@ -182,9 +182,9 @@ struct KernelChoice {
 // the epilogue; a fused job then multiplies its slice of the intermediate by
 // the matching columns of down into all of H and scatter-adds the partial
 // sums into the tokens); down jobs cover hidden columns [n*N, (n+1)*N). K:
-// split s of k_tiles = ceil(K / tile.k) covers tiles [s*k_tiles/split_k,
-// (s+1)*k_tiles/split_k) (never empty: choose_kernel keeps split_k <= the
-// K tiles of both stages); K is H for
+// split s of k_tiles = ceil(K / tile.k) covers tiles [s*k_tiles/splits,
+// (s+1)*k_tiles/splits), splits = stage_splits (never empty: choose_kernel
+// keeps split_k <= the K tiles of every split stage); K is H for
 // gate_up, I for down; a fused job covers all of H, then its own N/2 columns
 // of I. Ends are clamped to the dimension.
 struct Range {

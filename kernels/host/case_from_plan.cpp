@@ -32,6 +32,14 @@ MoeCase make_case(const config::ResolvedScenario& scenario, const plan::MoePlan&
         ": emulator and timing model only; the GPU kernels run: dtype bf16 (quant none) and "
         "dtype fp8_e4m3 (quant per_token or block_128), with weight_dtype same");
   }
+  // Our kernels split both stages' K (kernels/moe/fused_moe.hip launch_down);
+  // a plan of AITER's kernels splits stage 1 only (KernelChoice::split_down).
+  if (!p.kernel.split_down && p.kernel.split_k > 1) {
+    throw std::invalid_argument(
+        "split_k " + std::to_string(p.kernel.split_k) +
+        " on stage 1 only (kernel.source aiter, as AITER splits): the GPU kernels split both stages; set "
+        "kernel.source: tdmsim, or kernel.split_k: 1");
+  }
   MoeCase c;
   c.name = scenario.scenario.spec.name;
   c.seed = p.seed;

@@ -124,7 +124,7 @@ def check_machine(tdmsim, tmp):
         fail(f"--machine 304=mi325x: line 2 {rows[2]}")
     # A machine of another CU count is another GPU: refused, naming both counts.
     p = run(tdmsim, LAYOUT, "--machine", "80=mi325x")
-    if p.returncode != 2 or "mi325x has 304 CUs, not 80" not in p.stderr:
+    if p.returncode != 2 or "mi325x runs a layer on 304 CUs, not 80" not in p.stderr:
         fail(f"--machine 80=mi325x: exit {p.returncode}, {p.stderr}")
     p = run(tdmsim, LAYOUT, "--machine", "80=no_such_machine")
     if p.returncode != 2 or "no machine 'no_such_machine'" not in p.stderr:

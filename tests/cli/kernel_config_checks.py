@@ -113,6 +113,8 @@ def good(tdmsim, work):
         check(lay["kernel_source"]["config"]["line"] == 2, f"{source} row {lay['kernel_source']}")
         check(lay["gate_up_tile"] == "256x16x128x256", f"{source} gate_up_tile {lay['gate_up_tile']}")
         check("tiles 256x16x128x256 / " in lay["kernel_reason"], lay["kernel_reason"])
+        # AITER's kernels split stage 1 only, ours both (summary.json layer.split_down).
+        check(lay["split_down"] == (source == "tdmsim"), f"{source} split_down {lay['split_down']}")
         stages = s5["paths"][0]["stages"]
         grids[source] = next(st["workgroups"] for st in stages if st["stage"] == "gate_up")
     check(grids["tdmsim"] == 2 * grids["aiter"] and grids["aiter"] > 0, f"gate/up grids {grids}")

@@ -331,13 +331,20 @@ def write_rows(tmp, rows):
                         r["us1"], r["us2"], r["us"], f"{err(r['simt'], r['us']):.4f}" if sim else ""])
 
 
+# Logical GPUs of a compute partition mode (workloads/specs/partition.h compute_partitions).
+COMPUTE_PARTITIONS = {"spx": 1, "dpx": 2, "qpx": 4, "cpx": 8}
+
+
 def machine_cus(tdmsim, name):
-    """A shipped machine's CUs as tdmsim resolves it (`config show`: compute.total_cus)."""
+    """The CUs a layer runs on on a shipped machine, as tdmsim resolves it (`config show`):
+    compute.total_cus, over the compute partitions of a partitioned machine (a layer runs
+    on one partition, and AITER's cu_num there is the partition's)."""
     p = tdmsimtools.tdmsim(tdmsim, "config", "show", report.shipped_machine(name))
     m = re.search(r"^\s*total_cus:\s*(\d+)\s*$", p.stdout, re.M) if p.returncode == 0 else None
     if not m:
         raise InputError(f"--machine: tdmsim config show cannot resolve machine {name!r}: {p.stderr.strip()}")
-    return int(m.group(1))
+    part = re.search(r"^partition:\s*\n\s+compute:\s*(\w+)", p.stdout, re.M)
+    return int(m.group(1)) // COMPUTE_PARTITIONS.get(part.group(1) if part else "spx", 1)
 
 
 def machine_map(items, tdmsim):
@@ -352,7 +359,7 @@ def machine_map(items, tdmsim):
             raise InputError(f"--machine {item!r}: no machine {name.strip()!r} in workloads/machines")
         cus = machine_cus(tdmsim, name.strip())
         if cus != int(cu):
-            raise InputError(f"--machine {item!r}: {name.strip()} has {cus} CUs, not {int(cu)}; a machine file with "
+            raise InputError(f"--machine {item!r}: {name.strip()} runs a layer on {cus} CUs, not {int(cu)}; a machine file with "
                              f"{int(cu)} CUs (compute.dies x cus_per_die) in workloads/machines simulates those rows")
         machines[int(cu)] = name.strip()
     return machines

@@ -100,7 +100,10 @@ struct KernelSpec {
             "columns together, except with source aiter, where N is AITER's NPerBlock: N of gate "
             "and N of up", Default{"auto"});
     v.param(down_tile, "down_tile", "tile of the down kernel", Default{"auto"});
-    v.param(split_k, "split_k", "K splits (1 = none, 0 = heuristic)", Default{0u}, Max{64u});
+    v.param(split_k, "split_k",
+            "K splits (1 = none, 0 = heuristic): of both stages, or of stage 1 only with source aiter, "
+            "as AITER splits",
+            Default{0u}, Max{64u});
     v.param(pipeline_stages, "pipeline_stages",
             "software pipeline depth (buffers in LDS; 0 = heuristic)", Default{0u}, Max{8u});
     v.param(raster_group, "raster_group",
