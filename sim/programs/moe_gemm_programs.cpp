@@ -50,10 +50,15 @@ void gate_up_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
     } else {
       p.epilogue_vector_ops = std::uint64_t{l.block_m} * 2 * cols;
     }
+    // Our kernels: one fp32 plane a split, plain stores. AITER's (split
+    // stage 1 only): one zeroed fp32 buffer every split adds into atomically
+    // (ck_moe_stage1 / asm_stage1 with ksplit, then silu_and_mul reads it).
     const std::uint64_t row = std::uint64_t{2} * l.shape.inter * 4;
-    const std::uint64_t at = l.buf.partials + (std::uint64_t{j.k_split} * l.padded_rows + first_row) * row +
+    const std::uint64_t plane = partial_planes(l) > 1 ? j.k_split : 0;
+    const std::uint64_t at = l.buf.partials + (plane * l.padded_rows + first_row) * row +
                              std::uint64_t{n.begin} * 2 * 4;
     p.stores.push_back(strided(at, 2 * cols * 4, j.valid_rows, row));
+    p.stores.back().atomic = partial_planes(l) == 1;
   } else {
     const DType it = l.inter_dtype;
     if (l.ws_gate_up) {
@@ -80,13 +85,14 @@ isa::TileProgram reduce_program(const Layer& l, std::uint32_t block, std::uint32
   p.vgprs_per_thread = 64;
   const std::uint64_t row = std::uint64_t{2} * l.shape.inter * 4;
   const std::uint64_t first_row = std::uint64_t{block} * l.block_m;
-  for (std::uint32_t s = 0; s < l.kernel.split_k; ++s) {
+  const std::uint32_t planes = partial_planes(l);
+  for (std::uint32_t s = 0; s < planes; ++s) {
     p.prologue_loads.push_back(strided(
         l.buf.partials + (std::uint64_t{s} * l.padded_rows + first_row) * row,
         static_cast<std::uint32_t>(row), valid, row));
   }
   const std::uint64_t elems = std::uint64_t{valid} * l.shape.inter;
-  p.epilogue_vector_ops = elems * (2 * l.kernel.split_k * l.epilogue.reduce_ops + l.epilogue.activation_ops +
+  p.epilogue_vector_ops = elems * (2 * planes * l.epilogue.reduce_ops + l.epilogue.activation_ops +
                                    (dtype_bits(l.inter_dtype) <= 8 ? l.epilogue.quant_ops : 0));
   const std::uint64_t i_row = bytes_of(l.shape.inter, l.inter_dtype);
   p.stores.push_back(strided(l.buf.inter + first_row * i_row, static_cast<std::uint32_t>(i_row),

@@ -157,7 +157,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     b.inter = as.allocate(std::uint64_t{l->padded_rows} * bytes_of(s.inter, l->inter_dtype));
     if (quant_kernel) b.inter_q = as.allocate(std::uint64_t{l->padded_rows} * bytes_of(s.inter, s.dtype));
     if (plan.kernel.split_k > 1) {
-      b.partials = as.allocate(std::uint64_t{plan.kernel.split_k} * l->padded_rows * 2 * s.inter * 4);
+      b.partials = as.allocate(std::uint64_t{partial_planes(*l)} * l->padded_rows * 2 * s.inter * 4);
     }
   }
   b.out = as.allocate(std::uint64_t{s.tokens} * l->out_row);

@@ -152,6 +152,12 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k);
 inline bool aiter_gemm(const Layer& l) { return !l.mma_sync && l.kernel.code == KernelCode::aiter; }
 // An AITER 2-stage GEMM workgroup's LDS and registers (CK's GridwiseMoeGemm).
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p);
+
+// fp32 planes of gate/up partial sums under split-K: one a split for our
+// kernels (plain stores, the reduction reads every plane); one for AITER's,
+// which split stage 1 only and add every split into one zeroed buffer
+// atomically (its zeroing is not modelled: a memset of that buffer).
+inline std::uint32_t partial_planes(const Layer& l) { return l.kernel.split_down ? l.kernel.split_k : 1; }
 // A loop whose weights go to registers: its loads from `first_weight` on are
 // MemRange::to_registers (those before it, the A rows, go through LDS; a loop
 // whose A is already on chip has none), and Loop::b_in_registers.

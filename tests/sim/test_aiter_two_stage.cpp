@@ -231,9 +231,32 @@ TEST_CASE("AITER 2-stage kernels: split-K splits stage 1 only", "[moe][aiter]") 
     CHECK(j.k_split == 0);
     CHECK(plan::job_k_range(a.shape, a.kernel, j).end == a.shape.inter);
   }
+  // Every split adds into one fp32 buffer atomically (AITER's ksplit), and
+  // the reduction reads that one plane.
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, a, sc.machine.spec);
+  std::size_t gate_up = 0, reduce = 0;
+  for (std::size_t i = 0; i < k.stage.size(); ++i) {
+    if (k.stage[i] == "gate_up") gate_up = i;
+    if (k.stage[i] == "reduce") reduce = i;
+  }
+  REQUIRE(reduce > gate_up);
+  // Jobs 0 and 1 of block 0, n tile 0 are its two K splits (rules::job_at).
+  REQUIRE(a.stage1[0].k_split != a.stage1[1].k_split);
+  const isa::TileProgram s0 = k.kernels[gate_up].program(0), s1 = k.kernels[gate_up].program(1);
+  REQUIRE(s0.stores.size() == 1);
+  CHECK(s0.stores[0].atomic);
+  CHECK(s0.stores[0].addr == s1.stores[0].addr);
+  CHECK(k.kernels[reduce].program(0).prologue_loads.size() == 1);
   sc.scenario.spec.kernel.source = KernelCode::tdmsim;
   const plan::MoePlan o = plan::build_plan(sc);
   CHECK(o.stage2.size() == blocks * 56 * 2);
+  sim::AddressSpace as2;
+  const auto ko = sim::programs::software_moe(as2, o, sc.machine.spec);
+  const isa::TileProgram o0 = ko.kernels[gate_up].program(0), o1 = ko.kernels[gate_up].program(1);
+  CHECK_FALSE(o0.stores[0].atomic);
+  CHECK(o0.stores[0].addr != o1.stores[0].addr);  // a plane a split
+  CHECK(ko.kernels[reduce].program(0).prologue_loads.size() == 2);
 }
 
 TEST_CASE("our own kernels keep their weights in LDS on the AMD machines", "[moe][aiter]") {
