@@ -43,6 +43,10 @@ std::uint64_t bytes_of(std::uint64_t elems, DType t) { return (elems * dtype_bit
 // FlyDSL's MoE kernels (aiter/ops/flydsl), the other 2-stage kernels of
 // AITER's tables, load pre-shuffled weights the same way
 // (kernels/mfma_preshuffle_pipeline load_b_pack_k32; token rows through LDS).
+bool runs_aiter_kernels(const MachineSpec& machine, KernelCode source) {
+  return source == KernelCode::aiter && machine.kernels.matrix_instructions == MatrixInstructions::isa;
+}
+
 std::uint32_t aiter_lds_buffers(const CkPipelines& ck, bool gate_up, std::uint32_t stages) {
   const std::uint32_t named = gate_up ? ck.gate_up : ck.down;
   if (named != 0) return named;

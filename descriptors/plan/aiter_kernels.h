@@ -12,6 +12,12 @@
 
 namespace tdmsim::plan {
 
+// Whether a layer runs AITER's kernels as the simulator models them:
+// kernel.source aiter on a machine whose kernels are AITER-like (ISA-table
+// matrix instructions, the CDNA machines). Elsewhere kernel.source aiter
+// runs our kernels (the simulator's Layer::mma_sync machines).
+bool runs_aiter_kernels(const MachineSpec& machine, KernelCode source);
+
 struct AiterGemmResources {
   std::uint32_t lds_bytes = 0;         // a workgroup's LDS
   std::uint32_t vgprs_per_thread = 0;  // CK's own register estimate, in 8-register granules

@@ -300,9 +300,19 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
   return out;
 }
 
+namespace {
+
+// A CK 2-stage GEMM's kernel name (moe_ck2stages_gemm1_256x32x64x128_...):
+// the tile follows its gemm1_ / gemm2_.
+bool ck_kernel_name(const std::string& name) {
+  return name.find("gemm1_") != std::string::npos || name.find("gemm2_") != std::string::npos;
+}
+
+}  // namespace
+
 std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second) {
   const std::string& name = second ? row.tile2 : row.tile1;
-  if (name.find("moe_ck2stages_gemm") == std::string::npos) return 0;
+  if (!ck_kernel_name(name)) return 0;
   // The version is a field of its own: _vN_ inside the name or _vN at its end.
   const auto has = [&](std::string_view v) {
     const std::string field = fmt::format("_{}", v);
@@ -325,8 +335,7 @@ KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row
   // A kernel name that is not a CK 2-stage GEMM's (AITER's assembly kernels,
   // fmoe_..., or FlyDSL's): no CK tile; AITER runs that kernel, and the
   // nearest thing the model has is the default tile, as for an empty name.
-  const bool ck_name = name.find("gemm1_") != std::string::npos || name.find("gemm2_") != std::string::npos;
-  if (!ck_name && (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) return {};
+  if (!ck_kernel_name(name) && (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) return {};
   // The numbers of the first run of 'x'-separated numbers after the CK
   // kernel prefix (moe_ck2stages_gemm1_256x32x64x128_1x4_...) or of the name.
   std::string_view s = name;

@@ -278,9 +278,7 @@ static void fit_amd_lds(const LayerShape& shape, const KernelSpec& requested, co
 // columns x 4 B = 64 KiB). A named tile is left as named: the run refuses it.
 static void fit_aiter_lds(const LayerShape& shape, const KernelSpec& requested, const MachineSpec& machine,
                           KernelChoice& k, std::string& why) {
-  if (requested.source != KernelCode::aiter || machine.kernels.matrix_instructions != MatrixInstructions::isa ||
-      k.stages != 2)
-    return;
+  if (!runs_aiter_kernels(machine, requested.source) || k.stages != 2) return;
   const std::uint64_t limit = machine.compute.lds_per_cu.bytes;
   const auto fit = [&](const KernelTile& t, bool auto_tile, bool gate_up, std::uint32_t& buffers, const char* which) {
     if (!auto_tile || buffers != 0) return;
@@ -314,6 +312,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
 
   KernelChoice k;
   if (requested.source == KernelCode::aiter) k.ck_lds_buffers = ck;
+  const bool aiter_kernels = runs_aiter_kernels(machine, requested.source);
   std::string why;
   const bool wgmma = machine.kernels.matrix_instructions == MatrixInstructions::wgmma;
 
@@ -327,8 +326,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
            // AITER's kernels (kernel.source aiter) on an ISA-table machine: K
            // scaled to the operand width; our own kernels keep their compiled
            // tiles (the LDS fit below picks among them).
-           : machine.kernels.matrix_instructions == MatrixInstructions::isa && requested.source == KernelCode::aiter
-               ? default_tile(m, shape.quant, shape.dtype, shape.weight_dtype)
+           : aiter_kernels ? default_tile(m, shape.quant, shape.dtype, shape.weight_dtype)
                : default_tile(m, shape.quant);
   };
 
@@ -432,12 +430,10 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                        k.pipeline_stages > requested.pipeline_stages ? ", raised for wgmma" : "");
   } else {
     const std::uint64_t lds = machine.compute.lds_per_cu.bytes;
-    // AITER's kernels (on an ISA-table machine, as the simulator runs them)
-    // load the weights into registers and hold the LDS that
-    // plan::aiter_gemm_resources reads off their source, the figure the
-    // simulated program takes too; it does not grow with the depth.
-    const bool aiter_kernels = requested.source == KernelCode::aiter &&
-                               machine.kernels.matrix_instructions == MatrixInstructions::isa;
+    // AITER's kernels (runs_aiter_kernels) load the weights into registers
+    // and hold the LDS that plan::aiter_gemm_resources reads off their
+    // source, the figure the simulated program takes too; it does not grow
+    // with the depth.
     // (The stage count is chosen below; the 2-stage kernels' tiles are checked.)
     const auto fits = [&](std::uint32_t depth) {
       const auto tile_lds = [&](const KernelTile& t, bool gate_up) -> std::uint64_t {
@@ -513,8 +509,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   // AITER-like kernels (`isa`): the 1-stage layer runs AITER's assembly
   // kernel's tile (aiter_one_stage_tile), not the 2-stage kernels' default.
   // (kernel.source aiter only: our own fused kernel keeps its default tile.)
-  if (k.stages == 1 && machine.kernels.matrix_instructions == MatrixInstructions::isa &&
-      requested.source == KernelCode::aiter && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()) {
+  if (k.stages == 1 && aiter_kernels && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()) {
     k.gate_up_tile = k.down_tile = aiter_one_stage_tile(shape, k.block_m, cus);
     why += fmt::format("; tiles {} for the 1-stage kernel (AITER's assembly kernels)",
                        tile_text(named_gate_up_tile(k)));

@@ -37,6 +37,14 @@ struct Bound {
   std::shared_ptr<Stream> stream = std::make_shared<Stream>(context, "s0");
 };
 
+// The scenario's layer run by the API on its seeded activations.
+ForwardResult forward_seeded(const config::ResolvedScenario& sc, std::uint32_t tokens) {
+  MoeDescriptor desc(sc, TdmPolicy::load_balance);
+  Bound b;
+  desc.bind(b.stream);
+  return desc.forward_seeded(tokens);
+}
+
 }  // namespace
 
 TEST_CASE("capabilities report what this build runs", "[api]") {
@@ -96,10 +104,7 @@ TEST_CASE("forward runs the emulator on caller activations", "[api]") {
 TEST_CASE("the API's plan chooses the kernel as build_plan does (kernel.heuristic)", "[api]") {
   const TempDir dir("api-kernel");
   const auto sc = tiny(dir, "kernel: {heuristic: aiter}\n");
-  MoeDescriptor desc(sc, TdmPolicy::load_balance);
-  Bound b;
-  desc.bind(b.stream);
-  const auto r = desc.forward_seeded(10);
+  const auto r = forward_seeded(sc, 10);
   REQUIRE(r.ok());
   const plan::MoePlan p = plan::build_plan(sc);
   CHECK(r.plan.kernel.source.chosen_by == "aiter heuristic");
@@ -119,10 +124,7 @@ TEST_CASE("the API's plan takes a kernel.config row, as build_plan does", "[api]
          "tile1,us2,tile2,us,run_1stage\n"
       << "304,16,64,96,9,3,ActivationType.Silu,torch.bfloat16,torch.bfloat16,QuantType.No,64,0,1,,1,,2,0\n";
   const auto sc = tiny(dir, "kernel: {config: k.csv}\n");
-  MoeDescriptor desc(sc, TdmPolicy::load_balance);
-  Bound b;
-  desc.bind(b.stream);
-  const auto r = desc.forward_seeded(10);
+  const auto r = forward_seeded(sc, 10);
   REQUIRE(r.ok());
   CHECK(r.plan.kernel.source.chosen_by == "kernel.config row");
   CHECK(r.plan.kernel.source.config_line == 2);
