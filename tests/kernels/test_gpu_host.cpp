@@ -169,4 +169,12 @@ TEST_CASE("layers the kernels cannot run are refused with a reason", "[kernels]"
                         Catch::Contains("emulator and timing model only"));
     }
   }
+  // A plan of AITER's kernels splits K in stage 1 only; ours split both
+  // stages, so such a split is refused (without a split the layer runs).
+  auto aiter = loader.resolve_scenario(root / "workloads/scenarios/qwen3-235b-tp4-decode-mi300x.yaml");
+  REQUIRE(aiter.scenario.spec.kernel.source == KernelCode::aiter);
+  CHECK_NOTHROW(gpu::make_case(aiter, plan::build_plan(aiter)));
+  aiter.scenario.spec.kernel.split_k = 2;
+  CHECK_THROWS_WITH(gpu::make_case(aiter, plan::build_plan(aiter)),
+                    Catch::Contains("split_k 2 on stage 1 only") && Catch::Contains("the GPU kernels split both"));
 }
