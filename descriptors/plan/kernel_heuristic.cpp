@@ -510,7 +510,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   // kernel's tile (aiter_one_stage_tile), not the 2-stage kernels' default.
   // (kernel.source aiter only: our own fused kernel keeps its default tile.)
   if (k.stages == 1 && aiter_kernels && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()) {
-    k.gate_up_tile = k.down_tile = aiter_one_stage_tile(shape, k.block_m, cus);
+    k.gate_up_tile = k.down_tile = aiter_one_stage_tile(machine.isa, shape, k.block_m, cus);
     why += fmt::format("; tiles {} for the 1-stage kernel (AITER's assembly kernels)",
                        tile_text(named_gate_up_tile(k)));
   }

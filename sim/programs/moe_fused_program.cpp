@@ -54,14 +54,13 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   if (l.mma_sync) p.lds_bytes = fused_lds(l, tile, p.lds_bytes);
   // AITER's assembly 1-stage kernels (machines whose kernels are AITER-like,
   // plan::aiter_one_stage_tile): their kernel lists give each kernel its
-  // workgroups per CU (tg_num_perCU: 1 for subGU_n 256, 2 for 128,
-  // hsa/gfx950/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv): the
-  // registers holding the gate/up and down accumulators, not LDS, bound them.
-  // Modelled as the register file shared by that many workgroups, and LDS for
-  // the token rows' K tiles alone (the weights go to registers).
+  // workgroups per CU (tg_num_perCU, plan::aiter_one_stage_workgroups_per_cu):
+  // the registers holding the gate/up and down accumulators, not LDS, bound
+  // them. Modelled as the register file shared by that many workgroups, and
+  // LDS for the token rows' K tiles alone (the weights go to registers).
   const bool aiter_asm = aiter_gemm(l) && plan::aiter_one_stage_asm_tile(tile);
   if (aiter_asm) {
-    const std::uint32_t per_cu = tile.n >= 512 ? 1 : 2;
+    const std::uint32_t per_cu = std::max(1u, l.aiter_one_stage_per_cu);
     p.vgprs_per_thread = static_cast<std::uint32_t>(l.vgpr_file_bytes / (std::uint64_t{per_cu} * tile.threads * 4));
     p.lds_bytes = plan::aiter_one_stage_lds_bytes(l.shape.dtype, l.block_m, tile, l.kernel.pipeline_stages);
   }

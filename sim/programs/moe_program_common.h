@@ -105,6 +105,9 @@ struct Layer {
   std::uint64_t sort_one_overhead_ps = 0;  // kernels.sort_one_overhead (the one-kernel sort)
   std::uint64_t clear_overhead_ps = 0;  // kernels.clear_overhead
   std::uint64_t vgpr_file_bytes = 0;    // compute.vgpr_file_per_cu
+  // Workgroups a CU holds of AITER's 1-stage assembly kernel of this layer's
+  // tile (plan::aiter_one_stage_workgroups_per_cu: its kernel list's tg_num_perCU).
+  std::uint32_t aiter_one_stage_per_cu = 1;
   // Our sort's scratch (sort.hip): fused expert and weight per row, counts
   // per chunk and expert (the one kernel: rows per expert), first block per
   // expert; and per chunk, the first row of each warp with a local row

@@ -11,7 +11,10 @@ per-channel, group 32 and group 128. Checked at 1 token with the stage count fix
 (`kernel.stages` 1, the fused 1-stage kernel, and 2: AITER ships a 1-stage kernel
 for some of these formats only, so the heuristic's own choice differs by format)
 and at 128 tokens (2-stage) on mi300x and mi355x; every group's times within
-TOLERANCE of each other. (A fused job once counted its scales as one weight block
+TOLERANCE of each other. The 1-stage point pins the assembly kernel's tile
+(subGU_n 256): AITER's per-token 1-stage kernels come in other widths than its
+block-scale ones (plan::aiter_one_stage_kernels), so with the width left to the
+plan the per-token layer runs another kernel, which is not what this checks. (A fused job once counted its scales as one weight block
 of (2 cols + H) rows along (H + cols): group 32 came out 1.7x per-channel's time.)
 
     format_scale_checks.py TDMSIM WORKDIR
@@ -39,7 +42,9 @@ def kernel_us(tdmsim, work, machine, dtype, weight, quant, tokens, stages):
         f.write(f"name: {name}\nmachine: {machine}\nmodel: deepseek-v3\ntokens: {tokens}\n"
                 f"dtype: {dtype}\nweight_dtype: {weight}\nquant: {quant}\nseed: 1\npath: software\n"
                 "routing:\n  router_stage: given\nkernel:\n  source: aiter\n"
-                + (f"  stages: {stages}\n" if stages else ""))
+                + (f"  stages: {stages}\n" if stages else "")
+                # 128 bytes of activations a K step, as the plan's own 1-stage tile.
+                + (f"  gate_up_tile: 256x32x256x{128 if dtype.startswith('fp8') else 64}\n" if stages == 1 else ""))
     out = os.path.join(work, name)
     r = subprocess.run([tdmsim, "run", scenario, "--quiet", "--force", "--output", out],
                        capture_output=True, text=True, timeout=300)

@@ -5,7 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "descriptors/plan/aiter_kernels.h"
 #include "descriptors/plan/moe_plan.h"
 #include "sim/cu/compute_unit.h"
 #include "sim/programs/moe_kernels.h"
@@ -81,5 +85,100 @@ TEST_CASE("AITER 1-stage kernels: tg_num_perCU workgroups per CU, the combine on
       CHECK(out.atomic);
       CHECK(out.row_bytes == sc.model.spec.hidden_size * 2);
     }
+  }
+}
+
+namespace {
+
+plan::LayerShape aiter_shape(std::uint32_t tokens, std::uint32_t hidden, std::uint32_t inter, std::uint32_t experts,
+                             std::uint32_t top_k, DType dtype, Quant quant, DType weight) {
+  plan::LayerShape s;
+  s.tokens = tokens;
+  s.hidden = hidden;
+  s.inter = inter;
+  s.experts_total = s.experts_local = experts;
+  s.top_k = top_k;
+  s.dtype = dtype;
+  s.quant = quant;
+  s.weight_dtype = weight;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("AITER 1-stage widths follow each format's kernel list", "[moe][aiter]") {
+  using D = DType;
+  using Q = Quant;
+  const auto widths = [](IsaFamily isa, const plan::LayerShape& s) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> w;
+    for (const auto& k : plan::aiter_one_stage_kernels(isa, s)) w.emplace_back(k.sub_gu_n, k.workgroups_per_cu);
+    return w;
+  };
+  using W = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+  const W per_token{{512, 1}, {448, 1}, {384, 1}, {320, 1}, {256, 1}, {192, 1}, {128, 1}};
+  // fp8 and int8 per-token (fmoe_g1u1): 128-512 in steps of 64, one a CU, on both GPUs.
+  CHECK(widths(IsaFamily::cdna3, aiter_shape(1, 4096, 384, 128, 8, D::fp8_e4m3_fnuz, Q::per_token, D::fp8_e4m3_fnuz)) ==
+        per_token);
+  CHECK(widths(IsaFamily::cdna4, aiter_shape(1, 4096, 384, 128, 8, D::int8, Q::per_token, D::int8)) == per_token);
+  // fp8 block-scale: gfx942 lists 32x128 at one workgroup a CU, gfx950 at two.
+  const auto block = aiter_shape(1, 7168, 256, 256, 8, D::fp8_e4m3, Q::block_128, D::fp8_e4m3);
+  CHECK(widths(IsaFamily::cdna3, block) == W{{256, 1}, {128, 1}});
+  CHECK(widths(IsaFamily::cdna4, block) == W{{256, 1}, {128, 2}});
+  // MXFP4 weights on gfx950: 32x512 at one a CU, 32x256 at two.
+  CHECK(widths(IsaFamily::cdna4, aiter_shape(1, 2880, 2880, 128, 4, D::bf16, Q::per_1x32, D::mxfp4)) ==
+        W{{512, 1}, {256, 2}});
+  // No kernel list of its own (bf16): gfx950's block-scale list.
+  CHECK(widths(IsaFamily::cdna3, aiter_shape(1, 4096, 384, 128, 8, D::bf16, Q::none, D::bf16)) ==
+        W{{256, 1}, {128, 2}});
+}
+
+TEST_CASE("AITER 1-stage tile: the per-token kernels' widths by fewest rounds, then fewest idle CUs", "[moe][aiter]") {
+  const auto fp8 = [](std::uint32_t tokens, std::uint32_t hidden, std::uint32_t inter, std::uint32_t experts,
+                      std::uint32_t top_k) {
+    return aiter_shape(tokens, hidden, inter, experts, top_k, DType::fp8_e4m3_fnuz, Quant::per_token,
+                       DType::fp8_e4m3_fnuz);
+  };
+  // Qwen3-235B TP4 (I 384, 128 experts top-8) on MI300X's 304 CUs, block_m 32.
+  // 1024 tokens: sub_X_cnt = (8192 + 128 x 32 - 8 + 31) / 32 = 384 blocks;
+  // 384 -> 384 workgroups, 2 rounds; 192 -> 768, 3; 128 -> 1152, 4.
+  CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna3, fp8(1024, 4096, 384, 128, 8), 32, 304) ==
+        KernelTile{256, 32, 768, 128});
+  // 1 token: 128 blocks; 384 and 192 both one round (128 and 256 workgroups):
+  // 192 leaves 48 CUs idle against 176 (128: 384 workgroups, two rounds).
+  CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna3, fp8(1, 4096, 384, 128, 8), 32, 304) ==
+        KernelTile{256, 32, 384, 128});
+  // Mixtral-8x7B TP8 (I 1792, 8 experts top-2), 4096 tokens: 264 blocks;
+  // of 448 (4 slices), 256 (7) and 128 (14), 448 takes 4 rounds against 7 and 13.
+  CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna3, fp8(4096, 4096, 1792, 8, 2), 32, 304) ==
+        KernelTile{256, 32, 896, 128});
+  // Where no width divides I, the narrowest (AITER refuses such a layer).
+  CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna3, fp8(16, 4096, 200, 8, 2), 32, 304).n == 256);
+}
+
+TEST_CASE("AITER 1-stage kernels: MI300X's block-scale 32x128 and the per-token kernels hold one workgroup a CU",
+          "[moe][aiter]") {
+  // Qwen3-235B TP4 (I 384) at 16 tokens: fp8 per-token takes 192 (one
+  // workgroup a CU); block-scale 128 on mi300x (one a CU, gfx942's list)
+  // and on mi355x (two a CU, gfx950's).
+  struct Case {
+    const char* machine;
+    Quant quant;
+    std::uint32_t n, per_cu;
+  };
+  for (const Case& c : {Case{"mi300x", Quant::per_token, 384, 1}, Case{"mi300x", Quant::block_128, 256, 1},
+                        Case{"mi355x", Quant::block_128, 256, 2}}) {
+    auto sc = source_scenario("tests/data/aiter/one-stage-qwen3-tp4-mi355x.yaml", c.machine);
+    const DType fp8 = std::string(c.machine) == "mi300x" ? DType::fp8_e4m3_fnuz : DType::fp8_e4m3;
+    sc.scenario.spec.dtype = fp8;
+    sc.scenario.spec.quant = c.quant;
+    const plan::MoePlan p = plan::build_plan(sc);
+    INFO(c.machine << " quant " << static_cast<int>(c.quant));
+    REQUIRE(p.kernel.stages == 1);
+    CHECK(p.kernel.gate_up_tile.n == c.n);
+    sim::AddressSpace as;
+    const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+    const sim::Occupancy o = sim::occupancy(sc.machine.spec.compute, fused_of(k).program(0));
+    CHECK(o.workgroups == c.per_cu);
+    CHECK(o.limiter == "registers");
   }
 }
