@@ -257,7 +257,7 @@ int write_ep_outputs(const config::ResolvedScenario& sc, const EpSetup& setup, c
 
 PreparedRun prepare_run(const RunOptions& o) {
   const config::Loader loader(config::default_roots());
-  PreparedRun r{loader.resolve_scenario(o.scenario, o.machine), {}, {}, {}, false};
+  PreparedRun r{loader.resolve_scenario(o.scenario, o.machine, !o.kernel_config.empty()), {}, {}, {}, false};
   config::ResolvedScenario& sc = r.sc;
   if (!o.kernel_config.empty()) apply_kernel_config_option(sc, o.kernel_config);
   const bool stream = sc.scenario.spec.serving.has_value();

@@ -37,3 +37,9 @@ add_test(NAME kernel_config.tile_does_not_fit_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${KC_DATA}/tiny-bf16-mi300x.yaml\;--kernel-config\;${KC_DATA}/too_big_tile.csv\;--output\;${KC_WORK}/too_big
                  -DEXPECT_RC=2 -DEXPECT_STDERR=moe_[a-z_]+.does.not.fit.*LDS.*kernel.config.*too_big_tile.csv:2 -DMUST_NOT_EXIST=${KC_WORK}/too_big
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+# --kernel-config replaces the scenario's kernel.config: the scenario's table
+# need not exist then (its row drives the run: the kernel: line names it).
+add_test(NAME kernel_config.option_replaces_missing_table
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${KC_DATA}/tiny-fp8-missing-table.yaml\;--kernel-config\;${KC_DATA}/ck_names.csv\;--quiet\;--output\;${KC_WORK}/replaced
+                 -DEXPECT_RC=0 -DMUST_EXIST=${KC_WORK}/replaced/summary.json
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)

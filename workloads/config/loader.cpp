@@ -314,6 +314,11 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file) const {
 
 ResolvedScenario Loader::resolve_scenario(const fs::path& file,
                                           const std::string& machine_ref) const {
+  return resolve_scenario(file, machine_ref, false);
+}
+
+ResolvedScenario Loader::resolve_scenario(const fs::path& file, const std::string& machine_ref,
+                                          bool kernel_config_replaced) const {
   ResolvedScenario r;
   r.scenario = scenario(file);
   if (machine_ref.empty()) {
@@ -340,8 +345,9 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file,
                 "routing.trace", "routing trace " + std::string(e.what()));
     }
   }
-  // Likewise the tuned kernel table: read (and its rows checked) by the plan.
-  if (!r.scenario.spec.kernel.config.empty()) {
+  // Likewise the tuned kernel table: read (and its rows checked) by the plan;
+  // unless the caller replaces it (and checks its own).
+  if (!r.scenario.spec.kernel.config.empty() && !kernel_config_replaced) {
     try {
       util::check_input_file(kernel_config_path(r.scenario), util::InputKind::kernel_config);
     } catch (const util::InputFileError& e) {

@@ -61,6 +61,11 @@ class Loader {
   // The same with the scenario's machine replaced by `machine_ref` (a name,
   // or a path relative to the working directory; a command-line override).
   ResolvedScenario resolve_scenario(const fs::path& file, const std::string& machine_ref) const;
+  // The same, for a caller that replaces the scenario's kernel.config with a
+  // table of its own (`tdmsim run --kernel-config`, which checks that file
+  // itself): the scenario's table is not required to exist.
+  ResolvedScenario resolve_scenario(const fs::path& file, const std::string& machine_ref,
+                                    bool kernel_config_replaced) const;
   ResolvedSweep resolve_sweep(const fs::path& file) const;
   // With the checks that need the machine and the scenarios: a partitioned
   // machine, at most one tenant per partition, each tenant one MoE layer, the
