@@ -89,51 +89,67 @@ std::uint32_t aiter_one_stage_lds_bytes(DType activation, std::uint32_t block_m,
 // w_down into every H column, added atomically into the tokens' output rows.
 // The grid is inter / subGU_n x sub_X_cnt, sub_X_cnt being the length of the
 // sorted expert-id buffer (aiter/fused_moe.py moe_sorting: the padded maximum
-// of blocks, rows + experts x block_m - top-k over block_m). Among the widths
-// of the format's kernels that divide inter, get_heuristic_kernel (kernel
-// lists) and get_heuristic_tile (fixed width lists) take the one with the
-// fewest rounds of workgroups over the CUs, then the fewest idle CUs in the
-// last round (a distinct pair for each width); the narrowest width where
-// none divides (AITER refuses the layer). As the model's tile: 256 x block_m
-// x 2 subGU_n (gate and up) x K of 128 bytes of operands; named_gate_up_tile
-// shows it as AITER names it, N = subGU_n.
+// of blocks, rows + experts x block_m - top-k over block_m). Among the
+// format's kernels of subGU_m = block_m (get_heuristic_kernel requires it)
+// whose width divides inter, get_heuristic_kernel (kernel lists) and
+// get_heuristic_tile (fixed width lists) take the one with the fewest rounds
+// of workgroups over the CUs, then the fewest idle CUs in the last round (a
+// distinct pair for each width); the narrowest width where none divides
+// (AITER refuses the layer). fmoe_g1u1_tkw1 (weights applied in stage 1)
+// counts its rounds on ceil(rows / 32) blocks instead of sub_X_cnt. As the
+// model's tile: 256 x block_m x 2 subGU_n (gate and up) x K of 128 bytes of
+// operands; named_gate_up_tile shows it as AITER names it, N = subGU_n.
 //
-// The widths and workgroups per CU (tg_num_perCU), from ROCm/aiter:
-// - fp8 per-token and int8 per-token (fmoe_g1u1): 128 to 512 in steps of 64,
-//   one workgroup a CU (hsa/gfx942/fmoe/fmoe_bf16_pertokenFp8_g1u1_silu.csv,
-//   hsa/gfx950/fmoe/silu/fmoe_bf16_pertokenFp8_g1u1_silu.csv and
-//   ..._pertokenInt8_g1u1_silu.csv: every kernel "1tg"; asm_fmoe.cu
-//   fmoe_g1u1's int8 and fp8 lists {512, 448, ..., 128}).
-// - fp8 128x128 block-scale (fmoe_fp8_blockscale_g1u1): gfx942 32x128 and
-//   32x256 (64x256 for block_m 64), one workgroup a CU
-//   (hsa/gfx942/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv); gfx950
-//   32x128 at two a CU and 32x256 at one
-//   (hsa/gfx950/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv).
+// subGU_m x subGU_n (workgroups a CU, tg_num_perCU), from ROCm/aiter:
+// - fp8 per-token or per-tensor and int8 per-token (fmoe_g1u1, which picks
+//   its kernels by the input's dtype; fmoe_g1u1_tkw1): 32 x 128 to 32 x 512
+//   in steps of 64, one a CU (hsa/gfx942/fmoe/fmoe_bf16_pertokenFp8_g1u1_silu.csv
+//   at efd21eb, hsa/gfx950/fmoe/silu/fmoe_bf16_pertokenFp8_g1u1_silu.csv and
+//   ..._pertokenInt8_g1u1_silu.csv at 3486755 and 4100225: every kernel
+//   "1tg"; asm_fmoe.cu's fixed lists {512, 448, ..., 128}).
+// - fp8 128x128 block-scale (fmoe_fp8_blockscale_g1u1): gfx942 32 x 128,
+//   32 x 256 and 64 x 256, one a CU
+//   (hsa/gfx942/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv at 05ddabb);
+//   gfx950 32 x 128 at two a CU and 32 x 256 at one
+//   (hsa/gfx950/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv at 55b3314;
+//   the list at 3486755 had 32 x 256 alone).
 // - MXFP4 weights, gfx950 (fmoe_g1u1's fp4 branch, widths {512, 256};
-//   hsa/gfx950/fmoe/silu/fmoe_bf16_pertokenMXfp4_g1u1_silu.csv: 32x256 "2tg",
-//   32x512 "1tg").
-// Formats with no kernel list of their own take gfx950's block-scale one.
-std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const LayerShape& shape) {
+//   hsa/gfx950/fmoe/silu/fmoe_bf16_pertokenMXfp4_g1u1_silu.csv: 32 x 256
+//   "2tg", 32 x 512 "1tg").
+// Formats with no kernel list of their own take gfx950's block-scale one; a
+// block_m no kernel of the format has takes the format's widths all the same.
+std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const LayerShape& shape,
+                                                        std::uint32_t block_m) {
   const AiterFormat f{shape.dtype, shape.quant, shape.weight_dtype};
   const bool gfx9 = isa == IsaFamily::cdna3 || isa == IsaFamily::cdna4;
   const bool fp8 = aiter_fp8(f.dtype) && aiter_fp8(f.weight_dtype);
   const bool int8 = f.dtype == DType::int8 && f.weight_dtype == DType::int8;
-  if (gfx9 && (fp8 || int8) && f.quant == Quant::per_token) {
-    return {{512, 1}, {448, 1}, {384, 1}, {320, 1}, {256, 1}, {192, 1}, {128, 1}};
+  std::vector<AiterOneStageKernel> list;
+  if (gfx9 && ((fp8 && (f.quant == Quant::per_token || f.quant == Quant::per_tensor)) ||
+               (int8 && f.quant == Quant::per_token))) {
+    list = {{32, 512, 1}, {32, 448, 1}, {32, 384, 1}, {32, 320, 1}, {32, 256, 1}, {32, 192, 1}, {32, 128, 1}};
+  } else if (isa == IsaFamily::cdna3 && fp8 && f.quant == Quant::block_128) {
+    list = {{32, 256, 1}, {64, 256, 1}, {32, 128, 1}};
+  } else if (isa == IsaFamily::cdna4 && f.weight_dtype == DType::mxfp4 && f.quant == Quant::per_1x32 &&
+             (f.dtype == DType::mxfp4 || f.dtype == DType::bf16)) {
+    list = {{32, 512, 1}, {32, 256, 2}};
+  } else {  // gfx950's block-scale list: its own, and the fallback
+    list = {{32, 256, 1}, {32, 128, 2}};
   }
-  if (isa == IsaFamily::cdna3 && fp8 && f.quant == Quant::block_128) return {{256, 1}, {128, 1}};
-  if (isa == IsaFamily::cdna4 && f.weight_dtype == DType::mxfp4 && f.quant == Quant::per_1x32 &&
-      (f.dtype == DType::mxfp4 || f.dtype == DType::bf16)) {
-    return {{512, 1}, {256, 2}};
+  std::vector<AiterOneStageKernel> at_m;
+  for (const AiterOneStageKernel& k : list) {
+    if (k.sub_gu_m == block_m) at_m.push_back(k);
   }
-  return {{256, 1}, {128, 2}};
+  return at_m.empty() ? list : at_m;
 }
 
 KernelTile aiter_one_stage_tile(IsaFamily isa, const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus) {
   const std::uint64_t rows = std::uint64_t{shape.tokens} * shape.slots();
-  const std::uint64_t sub_x = (rows + std::uint64_t{shape.experts_fused()} * block_m - shape.slots() +
-                               block_m - 1) / block_m;
-  const std::vector<AiterOneStageKernel> kernels = aiter_one_stage_kernels(isa, shape);
+  const bool tkw1 = shape.weight_on_input && (shape.quant == Quant::per_token || shape.quant == Quant::per_tensor);
+  const std::uint64_t sub_x = tkw1 ? (rows + 31) / 32
+                                   : (rows + std::uint64_t{shape.experts_fused()} * block_m - shape.slots() +
+                                      block_m - 1) / block_m;
+  const std::vector<AiterOneStageKernel> kernels = aiter_one_stage_kernels(isa, shape, block_m);
   std::uint32_t width = kernels.back().sub_gu_n;
   std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
   for (const AiterOneStageKernel& kl : kernels) {
@@ -151,7 +167,7 @@ KernelTile aiter_one_stage_tile(IsaFamily isa, const LayerShape& shape, std::uin
 }
 
 std::uint32_t aiter_one_stage_workgroups_per_cu(IsaFamily isa, const LayerShape& shape, const KernelTile& tile) {
-  for (const AiterOneStageKernel& kl : aiter_one_stage_kernels(isa, shape)) {
+  for (const AiterOneStageKernel& kl : aiter_one_stage_kernels(isa, shape, tile.m)) {
     if (2 * kl.sub_gu_n == tile.n) return kl.workgroups_per_cu;
   }
   return 1;

@@ -42,18 +42,20 @@ std::uint32_t aiter_lds_buffers(const CkPipelines& ck, bool gate_up, std::uint32
 inline constexpr std::uint32_t kAiterOneStageThreads = 256;
 inline constexpr std::uint32_t kAiterOneStageMinSubGuN = 128;
 
-// One width of AITER's 1-stage assembly kernels, as its kernel list gives it.
+// One of AITER's 1-stage assembly kernels, as its kernel list gives it.
 struct AiterOneStageKernel {
+  std::uint32_t sub_gu_m = 32;          // sorted rows a workgroup takes (the layer's block_m)
   std::uint32_t sub_gu_n = 0;           // columns of the intermediate a workgroup takes
   std::uint32_t workgroups_per_cu = 1;  // tg_num_perCU: workgroups sharing a CU's registers
 };
 
-// The widths AITER's 1-stage kernels come in for a layer's format on a GPU,
-// widest first (aiter_kernels.cpp gives the kernel lists they come from).
-// Formats with no 1-stage kernel of their own there (bf16, fp8 per-tensor,
-// ...; a tuned row may still say run_1stage) take the gfx950 fp8
-// block-scale list's.
-std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const LayerShape& shape);
+// The kernels AITER's 1-stage path has for a layer's format at block_m on a
+// GPU, widest first (aiter_kernels.cpp gives the kernel lists they come
+// from); where none is of subGU_m = block_m, all of the format's. Formats
+// with no 1-stage kernel of their own there (bf16, ...; a tuned row may
+// still say run_1stage) take the gfx950 fp8 block-scale list's.
+std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const LayerShape& shape,
+                                                        std::uint32_t block_m);
 
 // The tile of AITER's 1-stage assembly kernel for a layer at block_m on a
 // machine of `cus` CUs, as the model's tile (gate/up N counting both halves;
@@ -61,7 +63,7 @@ std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const La
 KernelTile aiter_one_stage_tile(IsaFamily isa, const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus);
 
 // Workgroups a CU holds of the 1-stage assembly kernel of `tile` (its kernel
-// list's tg_num_perCU for that width; 1 for a width no list has).
+// list's tg_num_perCU for that block_m and width; 1 for a width no list has).
 std::uint32_t aiter_one_stage_workgroups_per_cu(IsaFamily isa, const LayerShape& shape, const KernelTile& tile);
 
 // Whether a 1-stage tile is one of the assembly kernels' (256 threads,

@@ -38,8 +38,13 @@ add_test(NAME kernel_config.tile_does_not_fit_exit_2
                  -DEXPECT_RC=2 -DEXPECT_STDERR=moe_[a-z_]+.does.not.fit.*LDS.*kernel.config.*too_big_tile.csv:2 -DMUST_NOT_EXIST=${KC_WORK}/too_big
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 # --kernel-config replaces the scenario's kernel.config: the scenario's table
-# need not exist then (its row drives the run: the kernel: line names it).
+# need not exist then (line 3 of the option's table drives the run: the
+# kernel: line names it). Likewise a sweep whose kernel.config axis replaces it.
 add_test(NAME kernel_config.option_replaces_missing_table
-         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${KC_DATA}/tiny-fp8-missing-table.yaml\;--kernel-config\;${KC_DATA}/ck_names.csv\;--quiet\;--output\;${KC_WORK}/replaced
-                 -DEXPECT_RC=0 -DMUST_EXIST=${KC_WORK}/replaced/summary.json
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${KC_DATA}/tiny-fp8-missing-table.yaml\;--kernel-config\;${KC_DATA}/short_tiles.csv\;--output\;${KC_WORK}/replaced\;--force
+                 -DEXPECT_RC=0 -DEXPECT_STDOUT=kernel.config.*short_tiles.csv:3 -DMUST_EXIST=${KC_WORK}/replaced/summary.json
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME kernel_config.sweep_axis_replaces_missing_table
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;sweep\;${KC_DATA}/tiny-sweep-missing-base.yaml\;--quiet\;--force\;-j\;1\;--output\;${KC_WORK}/sweep_missing_base
+                 -DEXPECT_RC=0 -DMUST_EXIST=${KC_WORK}/sweep_missing_base/results.csv
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)

@@ -109,9 +109,9 @@ plan::LayerShape aiter_shape(std::uint32_t tokens, std::uint32_t hidden, std::ui
 TEST_CASE("AITER 1-stage widths follow each format's kernel list", "[moe][aiter]") {
   using D = DType;
   using Q = Quant;
-  const auto widths = [](IsaFamily isa, const plan::LayerShape& s) {
+  const auto widths = [](IsaFamily isa, const plan::LayerShape& s, std::uint32_t block_m = 32) {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> w;
-    for (const auto& k : plan::aiter_one_stage_kernels(isa, s)) w.emplace_back(k.sub_gu_n, k.workgroups_per_cu);
+    for (const auto& k : plan::aiter_one_stage_kernels(isa, s, block_m)) w.emplace_back(k.sub_gu_n, k.workgroups_per_cu);
     return w;
   };
   using W = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
@@ -124,6 +124,10 @@ TEST_CASE("AITER 1-stage widths follow each format's kernel list", "[moe][aiter]
   const auto block = aiter_shape(1, 7168, 256, 256, 8, D::fp8_e4m3, Q::block_128, D::fp8_e4m3);
   CHECK(widths(IsaFamily::cdna3, block) == W{{256, 1}, {128, 1}});
   CHECK(widths(IsaFamily::cdna4, block) == W{{256, 1}, {128, 2}});
+  // gfx942 has a 64-row block-scale kernel, 64x256, alone at block_m 64.
+  CHECK(widths(IsaFamily::cdna3, block, 64) == W{{256, 1}});
+  // A block_m no kernel of the format has: all of its widths (AITER has none).
+  CHECK(widths(IsaFamily::cdna4, block, 64) == W{{256, 1}, {128, 2}});
   // MXFP4 weights on gfx950: 32x512 at one a CU, 32x256 at two.
   CHECK(widths(IsaFamily::cdna4, aiter_shape(1, 2880, 2880, 128, 4, D::bf16, Q::per_1x32, D::mxfp4)) ==
         W{{512, 1}, {256, 2}});
@@ -151,6 +155,30 @@ TEST_CASE("AITER 1-stage tile: the per-token kernels' widths by fewest rounds, t
   // of 448 (4 slices), 256 (7) and 128 (14), 448 takes 4 rounds against 7 and 13.
   CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna3, fp8(4096, 4096, 1792, 8, 2), 32, 304) ==
         KernelTile{256, 32, 896, 128});
+  // Weights applied in stage 1 (fmoe_g1u1_tkw1): the rounds counted on
+  // ceil(rows / 32) blocks. Llama-4-Maverick-like TP8 (H 5120, I 1024, 128
+  // experts top-1), 64 tokens on MI355X's 256 CUs: 2 blocks, so 512, 256 and
+  // 128 all take one round and 128 leaves the fewest CUs idle; counted on the
+  // sort's 130 blocks, 512 (2 rounds against 3 and 5).
+  auto maverick = fp8(64, 5120, 1024, 128, 1);
+  maverick.dtype = maverick.weight_dtype = DType::fp8_e4m3;
+  CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna4, maverick, 32, 256).n == 2 * 512);
+  maverick.weight_on_input = true;
+  CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna4, maverick, 32, 256).n == 2 * 128);
+  // MXFP4 on MI355X: DeepSeek-V3 TP4 (I 512) at 1 token, 256 blocks: 512 fills
+  // the 256 CUs in one round (256 at two rounds), one workgroup a CU; TP8 (I
+  // 256) takes 256, two a CU.
+  const auto fp4 = [](std::uint32_t inter) {
+    return aiter_shape(1, 7168, inter, 256, 8, DType::mxfp4, Quant::per_1x32, DType::mxfp4);
+  };
+  const KernelTile tp4 = plan::aiter_one_stage_tile(IsaFamily::cdna4, fp4(512), 32, 256);
+  CHECK(tp4.n == 2 * 512);
+  CHECK(plan::aiter_one_stage_workgroups_per_cu(IsaFamily::cdna4, fp4(512), tp4) == 1);
+  const KernelTile tp8 = plan::aiter_one_stage_tile(IsaFamily::cdna4, fp4(256), 32, 256);
+  CHECK(tp8.n == 2 * 256);
+  CHECK(plan::aiter_one_stage_workgroups_per_cu(IsaFamily::cdna4, fp4(256), tp8) == 2);
+  // A width no list has (a scenario's own tile): one workgroup a CU.
+  CHECK(plan::aiter_one_stage_workgroups_per_cu(IsaFamily::cdna4, fp4(256), KernelTile{256, 32, 2 * 320, 128}) == 1);
   // Where no width divides I, the narrowest (AITER refuses such a layer).
   CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna3, fp8(16, 4096, 200, 8, 2), 32, 304).n == 256);
 }

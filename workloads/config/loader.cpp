@@ -514,7 +514,13 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
              display_path(base_file) + " is a tenants file; sweeps over tenants are not supported (run it with "
              "tdmsim run; docs/partitions.md)");
   }
-  r.base = resolve_scenario(base_file);
+  // An axis over kernel.config replaces the base's table: the base's own file
+  // need not exist (a point that keeps it reads it, and fails, when planned).
+  const bool axis_sets_kernel_config = std::any_of(sw.axes.items.begin(), sw.axes.items.end(), [](const auto& a) {
+    const auto ref = axis_ref(a.key);
+    return ref && ref->target == AxisTarget::scenario_param && ref->sub == "kernel.config";
+  });
+  r.base = resolve_scenario(base_file, "", axis_sets_kernel_config);
   Diagnostics diags;
   if (!sw.machine.empty()) {
     r.base.machine = machine(find_ref(*this, r.sweep, "machine", sw.machine, SpecKind::machine));

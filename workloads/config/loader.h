@@ -63,7 +63,8 @@ class Loader {
   ResolvedScenario resolve_scenario(const fs::path& file, const std::string& machine_ref) const;
   // The same, for a caller that replaces the scenario's kernel.config with a
   // table of its own (`tdmsim run --kernel-config`, which checks that file
-  // itself): the scenario's table is not required to exist.
+  // itself; a sweep with a kernel.config axis): the scenario's table is not
+  // required to exist.
   ResolvedScenario resolve_scenario(const fs::path& file, const std::string& machine_ref,
                                     bool kernel_config_replaced) const;
   ResolvedSweep resolve_sweep(const fs::path& file) const;
