@@ -118,8 +118,10 @@ std::uint32_t aiter_one_stage_lds_bytes(DType activation, std::uint32_t block_m,
 //   "2tg", 32 x 512 "1tg").
 // Formats with no kernel list of their own take gfx950's block-scale one; a
 // block_m no kernel of the format has takes the format's widths all the same.
-std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const LayerShape& shape,
-                                                        std::uint32_t block_m) {
+namespace {
+
+// Every 1-stage kernel of the layer's format on the GPU, of any subGU_m.
+std::vector<AiterOneStageKernel> format_one_stage_kernels(IsaFamily isa, const LayerShape& shape) {
   const AiterFormat f{shape.dtype, shape.quant, shape.weight_dtype};
   const bool gfx9 = isa == IsaFamily::cdna3 || isa == IsaFamily::cdna4;
   const bool fp8 = aiter_fp8(f.dtype) && aiter_fp8(f.weight_dtype);
@@ -136,11 +138,24 @@ std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const La
   } else {  // gfx950's block-scale list: its own, and the fallback
     list = {{32, 256, 1}, {32, 128, 2}};
   }
+  return list;
+}
+
+}  // namespace
+
+std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const LayerShape& shape,
+                                                        std::uint32_t block_m) {
+  const std::vector<AiterOneStageKernel> list = format_one_stage_kernels(isa, shape);
   std::vector<AiterOneStageKernel> at_m;
   for (const AiterOneStageKernel& k : list) {
     if (k.sub_gu_m == block_m) at_m.push_back(k);
   }
   return at_m.empty() ? list : at_m;
+}
+
+bool aiter_one_stage_takes_block_m(IsaFamily isa, const LayerShape& shape, std::uint32_t block_m) {
+  const std::vector<AiterOneStageKernel> list = format_one_stage_kernels(isa, shape);
+  return std::any_of(list.begin(), list.end(), [&](const AiterOneStageKernel& k) { return k.sub_gu_m == block_m; });
 }
 
 KernelTile aiter_one_stage_tile(IsaFamily isa, const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus) {

@@ -57,6 +57,12 @@ struct AiterOneStageKernel {
 std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const LayerShape& shape,
                                                         std::uint32_t block_m);
 
+// Whether the format's 1-stage kernels include one of subGU_m = block_m (the
+// per-token and MXFP4 kernels are all of 32 rows: "fmoe sorting kernel and
+// fmoe kernel only support 32", asm_fmoe.cu). The project's heuristic runs
+// AITER's kernels 2-stage at a block_m they have no 1-stage kernel for.
+bool aiter_one_stage_takes_block_m(IsaFamily isa, const LayerShape& shape, std::uint32_t block_m);
+
 // The tile of AITER's 1-stage assembly kernel for a layer at block_m on a
 // machine of `cus` CUs, as the model's tile (gate/up N counting both halves;
 // aiter_kernels.cpp says how AITER picks it).

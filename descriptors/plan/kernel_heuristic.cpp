@@ -498,6 +498,9 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
              !aiter_has_1stage_kernel(machine.isa, {shape.dtype, shape.quant, shape.weight_dtype})) {
     k.stages = 2;
     why += "; 2-stage (AITER ships no 1-stage kernel for this format on this GPU)";
+  } else if (aiter_kernels && !aiter_one_stage_takes_block_m(machine.isa, shape, k.block_m)) {
+    k.stages = 2;
+    why += fmt::format("; 2-stage (AITER's 1-stage kernels for this format have no block_m {})", k.block_m);
   } else {
     const std::uint64_t blocks = machine.kernels.one_stage_blocks;
     const std::uint64_t limit = blocks * k.block_m;

@@ -127,6 +127,33 @@ TEST_CASE("decode: DeepSeek-V3 TP8, 4 tokens on MI355X: a tie goes to fewer padd
   CHECK(choose_kernel(f, generic(), shipped_machine("mi355x"), round_robin(f)).stages == 1);
 }
 
+TEST_CASE("AITER's kernels run 1-stage only at a block_m of their 1-stage kernels", "[kernel]") {
+  // Qwen3-30B-A3B's shape (H 2048, I 768, 128 experts top-8) at 16 tokens: 128
+  // local rows, within 2 x block_m at block_m 64. AITER's MXFP4 1-stage kernels
+  // on MI355X are all of 32 rows (32x256, 32x512): 2-stage at block_m 64.
+  LayerShape s = shape(16, 2048, 768, 128, 8);
+  s.dtype = s.weight_dtype = DType::mxfp4;
+  s.quant = Quant::per_1x32;
+  KernelSpec at64 = generic();
+  at64.block_m = 64;
+  const KernelChoice a = choose_kernel(s, at64, shipped_machine("mi355x"), round_robin(s));
+  CHECK(a.stages == 2);
+  CHECK_THAT(a.reason, Catch::Contains("2-stage (AITER's 1-stage kernels for this format have no block_m 64)"));
+  // MI300X's fp8 block-scale kernels include 64x256: 1-stage at block_m 64,
+  // on that kernel.
+  s.dtype = s.weight_dtype = DType::fp8_e4m3_fnuz;
+  s.quant = Quant::block_128;
+  const KernelChoice b = choose_kernel(s, at64, shipped_machine("mi300x"), round_robin(s));
+  CHECK(b.stages == 1);
+  CHECK(b.gate_up_tile == KernelTile{256, 64, 512, 128});
+  // A scenario's stages: 1 is kept at any block_m.
+  KernelSpec one = at64;
+  one.stages = 1;
+  s.dtype = s.weight_dtype = DType::mxfp4;
+  s.quant = Quant::per_1x32;
+  CHECK(choose_kernel(s, one, shipped_machine("mi355x"), round_robin(s)).stages == 1);
+}
+
 TEST_CASE("split-K when the gate/up grid is far smaller than the CUs", "[kernel]") {
   // Qwen3-235B TP8 (I = 192, H = 4096), one token, top-8 of 128, forced
   // 2-stage with block_m 128, MI300X 304 CUs, AITER's default tile (N 128 of
