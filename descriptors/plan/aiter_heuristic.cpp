@@ -84,11 +84,16 @@ bool aiter_has_1stage_kernel(IsaFamily isa, const AiterFormat& f) {
     case IsaFamily::cdna3:  // gfx942: hsa/gfx942/fmoe (fmoe_g1u1, fmoe_fp8_blockscale_g1u1, fmoe_int8_g1u0)
       return (fp8 && (f.quant == Quant::per_token || f.quant == Quant::block_128)) ||
              (int8 && f.quant == Quant::per_token);
-    case IsaFamily::cdna4:  // gfx950: the same, and the MXFP4 kernels (pertokenMXfp4, in-kernel bf16 X quant)
+    // gfx950: the same, and the MXFP4 kernels (pertokenMXfp4). Those take X
+    // in bf16 and quantise it to MXFP4 inside (xbf16), but fused_moe.py keys
+    // them as fp4 x fp4 (fused_moe_1stage_dict: q_dtype_a fp4x2): a layer of
+    // bf16 activations and MXFP4 weights (a16w4) runs AITER's 2-stage kernels,
+    // which widen the weights to bf16 for bf16 MFMA (CK's F16xMXF4 flatmm,
+    // FlyDSL's a16w4 GEMMs).
+    case IsaFamily::cdna4:
       return (fp8 && (f.quant == Quant::per_token || f.quant == Quant::block_128)) ||
              (int8 && f.quant == Quant::per_token) ||
-             (f.quant == Quant::per_1x32 && f.weight_dtype == DType::mxfp4 &&
-              (f.dtype == DType::mxfp4 || f.dtype == DType::bf16));
+             (f.quant == Quant::per_1x32 && f.weight_dtype == DType::mxfp4 && f.dtype == DType::mxfp4);
     case IsaFamily::gfx1250:
     case IsaFamily::hopper: return false;
   }

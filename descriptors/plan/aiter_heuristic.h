@@ -54,10 +54,11 @@ bool aiter_fp8(DType d);
 // this format on this GPU, whether or not its default dispatch runs it
 // (ROCm/aiter csrc/py_itfs_cu/asm_fmoe.cu and the kernel lists under
 // hsa/gfx942/fmoe and hsa/gfx950/fmoe): fp8 (FNUZ or OCP) per-token and
-// 128x128 block-scale and int8 per-token on gfx942 and gfx950; MXFP4 weights
-// with MXFP4 or bf16 activations on gfx950. None for bf16 (its fmoe is
-// ungated only), fp8 per-tensor, MX fp8, fp8 x MXFP4, int4 with group scales
-// (the fp8 x int4 fmoe is per-channel and GELU only), nor for other GPUs.
+// 128x128 block-scale and int8 per-token on gfx942 and gfx950; MXFP4 on
+// gfx950. None for bf16 (its fmoe is ungated only), fp8 per-tensor, MX fp8,
+// fp8 x MXFP4, bf16 x MXFP4 (the MXFP4 kernel is keyed as fp4 x fp4),
+// int4 with group scales (the fp8 x int4 fmoe is per-channel and GELU
+// only), nor for other GPUs.
 // The project's heuristic runs AITER's kernels 2-stage where there is none.
 bool aiter_has_1stage_kernel(IsaFamily isa, const AiterFormat& f);
 
