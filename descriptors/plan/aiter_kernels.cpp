@@ -89,7 +89,8 @@ std::uint32_t aiter_one_stage_lds_bytes(DType activation, std::uint32_t block_m,
 // w_down into every H column, added atomically into the tokens' output rows.
 // The grid is inter / subGU_n x sub_X_cnt, sub_X_cnt being the length of the
 // sorted expert-id buffer (aiter/fused_moe.py moe_sorting: the padded maximum
-// of blocks, rows + experts x block_m - top-k over block_m). Among the
+// of blocks, rows + experts x block_m - top-k over block_m, the model's
+// experts under expert parallelism: global_E). Among the
 // format's kernels of subGU_m = block_m (get_heuristic_kernel requires it)
 // whose width divides inter, get_heuristic_kernel (kernel lists) and
 // get_heuristic_tile (fixed width lists) take the one with the fewest rounds
@@ -161,9 +162,11 @@ bool aiter_one_stage_takes_block_m(IsaFamily isa, const LayerShape& shape, std::
 KernelTile aiter_one_stage_tile(IsaFamily isa, const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus) {
   const std::uint64_t rows = std::uint64_t{shape.tokens} * shape.slots();
   const bool tkw1 = shape.weight_on_input && (shape.quant == Quant::per_token || shape.quant == Quant::per_tensor);
+  // Under expert parallelism the sort is sized on every expert of the model
+  // (fused_moe.py: global_E = expert_mask.numel()), not the GPU's own.
+  const std::uint64_t sorted_experts = std::uint64_t{shape.experts_total} + shape.shared;
   const std::uint64_t sub_x = tkw1 ? (rows + 31) / 32
-                                   : (rows + std::uint64_t{shape.experts_fused()} * block_m - shape.slots() +
-                                      block_m - 1) / block_m;
+                                   : (rows + sorted_experts * block_m - shape.slots() + block_m - 1) / block_m;
   const std::vector<AiterOneStageKernel> kernels = aiter_one_stage_kernels(isa, shape, block_m);
   std::uint32_t width = kernels.back().sub_gu_n;
   std::optional<std::pair<std::uint64_t, std::uint64_t>> best;

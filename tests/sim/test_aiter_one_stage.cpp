@@ -177,6 +177,17 @@ TEST_CASE("AITER 1-stage tile: the per-token kernels' widths by fewest rounds, t
   const KernelTile tp8 = plan::aiter_one_stage_tile(IsaFamily::cdna4, fp4(256), 32, 256);
   CHECK(tp8.n == 2 * 256);
   CHECK(plan::aiter_one_stage_workgroups_per_cu(IsaFamily::cdna4, fp4(256), tp8) == 2);
+  // Expert parallelism: AITER sizes the sort on the model's experts
+  // (global_E). Qwen3-30B-A3B's shape (H 2048, I 768, 128 experts top-8) at
+  // EP4, 16 tokens, fp8 per-token on MI355X: 132 blocks, so 256 (396
+  // workgroups, 2 rounds, 116 idle) over 384 (264, 2 rounds, 248 idle); on the
+  // GPU's 32 experts alone it would be 36 blocks and 128 (216 workgroups, one round).
+  auto ep = fp8(16, 2048, 768, 128, 8);
+  ep.dtype = ep.weight_dtype = DType::fp8_e4m3;
+  ep.experts_local = 32;
+  CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna4, ep, 32, 256).n == 2 * 256);
+  ep.experts_total = 32;
+  CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna4, ep, 32, 256).n == 2 * 128);
   // A width no list has (a scenario's own tile): one workgroup a CU.
   CHECK(plan::aiter_one_stage_workgroups_per_cu(IsaFamily::cdna4, fp4(256), KernelTile{256, 32, 2 * 320, 128}) == 1);
   // Where no width divides I, the narrowest (AITER refuses such a layer).
