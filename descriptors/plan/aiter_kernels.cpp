@@ -114,7 +114,9 @@ std::uint32_t aiter_one_stage_lds_bytes(DType activation, std::uint32_t block_m,
 //   gfx950 32 x 128 at two a CU and 32 x 256 at one
 //   (hsa/gfx950/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv at 55b3314;
 //   the list at 3486755 had 32 x 256 alone).
-// - MXFP4 weights, gfx950 (fmoe_g1u1's fp4 branch, widths {512, 256};
+// - MXFP4 weights, gfx950 (fmoe_g1u1's fp4 branch, widths {512, 256}; bf16
+//   activations only where a 1-stage run is forced: fused_moe.py keys the
+//   kernel as fp4 x fp4, though it quantises bf16 X itself;
 //   hsa/gfx950/fmoe/silu/fmoe_bf16_pertokenMXfp4_g1u1_silu.csv: 32 x 256
 //   "2tg", 32 x 512 "1tg").
 // Formats with no kernel list of their own take gfx950's block-scale one; a
@@ -163,7 +165,9 @@ KernelTile aiter_one_stage_tile(IsaFamily isa, const LayerShape& shape, std::uin
   const std::uint64_t rows = std::uint64_t{shape.tokens} * shape.slots();
   const bool tkw1 = shape.weight_on_input && (shape.quant == Quant::per_token || shape.quant == Quant::per_tensor);
   // Under expert parallelism the sort is sized on every expert of the model
-  // (fused_moe.py: global_E = expert_mask.numel()), not the GPU's own.
+  // (fused_moe.py: global_E = expert_mask.numel()), not the GPU's own. The
+  // logical experts: redundant EPLB copies, which a serving engine's mask
+  // also counts (vLLM adds one more entry), are left out.
   const std::uint64_t sorted_experts = std::uint64_t{shape.experts_total} + shape.shared;
   const std::uint64_t sub_x = tkw1 ? (rows + 31) / 32
                                    : (rows + sorted_experts * block_m - shape.slots() + block_m - 1) / block_m;

@@ -483,7 +483,8 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   }
 
   // Stages: the fused 1-stage kernel only when this GPU's rows fit in two
-  // blocks. Each of its jobs scatter-adds a partial sum over its slice of I
+  // blocks (with AITER's kernels, only for a format and block_m it has a
+  // 1-stage kernel for). Each of its jobs scatter-adds a partial sum over its slice of I
   // into every H column of its rows, I / (N/2) times the output traffic of
   // the 2-stage kernel, which is cheap only for a handful of rows; in
   // exchange it saves a launch and the intermediate's round trip through
@@ -514,8 +515,11 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   // (kernel.source aiter only: our own fused kernel keeps its default tile.)
   if (k.stages == 1 && aiter_kernels && requested.gate_up_tile.is_auto() && requested.down_tile.is_auto()) {
     k.gate_up_tile = k.down_tile = aiter_one_stage_tile(machine.isa, shape, k.block_m, cus);
-    why += fmt::format("; tiles {} for the 1-stage kernel (AITER's assembly kernels)",
-                       tile_text(named_gate_up_tile(k)));
+    why += fmt::format("; tiles {} for the 1-stage kernel (AITER's assembly kernels{})",
+                       tile_text(named_gate_up_tile(k)),
+                       aiter_one_stage_takes_block_m(machine.isa, shape, k.block_m)
+                           ? ""
+                           : fmt::format("; none of block_m {} for this format: its widths taken", k.block_m));
   }
 
   // The fused 1-stage kernel keeps a second phase's tiles in LDS as well: with

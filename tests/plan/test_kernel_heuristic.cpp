@@ -146,12 +146,25 @@ TEST_CASE("AITER's kernels run 1-stage only at a block_m of their 1-stage kernel
   const KernelChoice b = choose_kernel(s, at64, shipped_machine("mi300x"), round_robin(s));
   CHECK(b.stages == 1);
   CHECK(b.gate_up_tile == KernelTile{256, 64, 512, 128});
-  // A scenario's stages: 1 is kept at any block_m.
+  // A scenario's stages: 1 is kept at any block_m, on the format's widths, said so.
   KernelSpec one = at64;
   one.stages = 1;
   s.dtype = s.weight_dtype = DType::mxfp4;
   s.quant = Quant::per_1x32;
-  CHECK(choose_kernel(s, one, shipped_machine("mi355x"), round_robin(s)).stages == 1);
+  const KernelChoice forced = choose_kernel(s, one, shipped_machine("mi355x"), round_robin(s));
+  CHECK(forced.stages == 1);
+  CHECK_THAT(forced.reason, Catch::Contains("none of block_m 64 for this format: its widths taken"));
+  // bf16 x MXFP4 (a16w4) at block_m 32, whose rows fit two blocks: AITER keys
+  // its MXFP4 1-stage kernel as fp4 x fp4, so 2-stage.
+  s.tokens = 8;
+  s.dtype = DType::bf16;
+  KernelSpec at32 = generic();
+  at32.block_m = 32;
+  const KernelChoice a16w4 = choose_kernel(s, at32, shipped_machine("mi355x"), round_robin(s));
+  CHECK(a16w4.stages == 2);
+  CHECK_THAT(a16w4.reason, Catch::Contains("2-stage (AITER ships no 1-stage kernel for this format on this GPU)"));
+  s.dtype = DType::mxfp4;
+  CHECK(choose_kernel(s, at32, shipped_machine("mi355x"), round_robin(s)).stages == 1);
 }
 
 TEST_CASE("split-K when the gate/up grid is far smaller than the CUs", "[kernel]") {

@@ -429,7 +429,8 @@ struct KernelsSpec {
             Default{"0ns"}, Max{"10us"});
     v.param(one_stage_blocks, "one_stage_blocks",
             "the kernel heuristic picks the fused 1-stage kernel when this GPU's routed rows fit "
-            "in this many blocks of block_m (0: never)",
+            "in this many blocks of block_m (0: never); with kernel.source aiter only for a format "
+            "and block_m AITER has a 1-stage kernel for",
             Default{2u}, Max{64u});
     v.param(min_block_m, "min_block_m",
             "smallest token block (16 or 32) the kernel heuristic weighs when the scenario "
