@@ -74,17 +74,18 @@ std::vector<ConfigField> split_line(std::string_view s, const std::string& file,
 }
 
 // A non-negative integer as pandas writes one (32, or 32.0 for a column that
-// held a float), at most `max`.
-std::uint32_t number(const ConfigField& f, const std::string& column, std::uint32_t max, const std::string& file,
-                     int line) {
+// held a float), from `min` to `max`.
+std::uint32_t number(const ConfigField& f, const std::string& column, std::uint32_t min, std::uint32_t max,
+                     const std::string& file, int line) {
   std::string_view t = f.text;
   if (t.size() > 2 && t.substr(t.size() - 2) == ".0") t.remove_suffix(2);
   std::uint64_t v = 0;
   const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc{} || p != t.data() + t.size() || v > max) {
     fail(file, line, f.column, column,
-         fmt::format("column {}: expected a whole number from 0 to {}, got '{}'", column, max, f.text));
+         fmt::format("column {}: expected a whole number from {} to {}, got '{}'", column, min, max, f.text));
   }
+  if (v < min) fail(file, line, f.column, column, fmt::format("column {}: must be at least {}", column, min));
   return static_cast<std::uint32_t>(v);
 }
 
@@ -166,7 +167,13 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
            fmt::format("row has {} fields, the header {}", f.size(), header.size()));
     }
     const auto at = [&](const std::string& c) -> const ConfigField& { return f[col.at(c)]; };
-    const auto num = [&](const std::string& c, std::uint32_t max) { return number(at(c), c, max, file, line); };
+    // A shape no layer has (a zero dimension) never matches: refused, with
+    // min 1, rather than left to sit in the table unused. (topk may exceed
+    // expert: under expert parallelism AITER's expert is the GPU's own
+    // experts, w1.shape[0], and topk all of a token's picks.)
+    const auto num = [&](const std::string& c, std::uint32_t min, std::uint32_t max) {
+      return number(at(c), c, min, max, file, line);
+    };
     const auto text_of = [&](const std::string& c) {
       const ConfigField& v = at(c);
       if (v.text.empty()) fail(file, line, v.column, c, "column " + c + ": empty");
@@ -174,12 +181,12 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
     };
     KernelConfigRow r;
     r.line = line;
-    r.cu_num = num("cu_num", 65536);
-    r.token = num("token", kMaxDim);
-    r.model_dim = num("model_dim", kMaxDim);
-    r.inter_dim = num("inter_dim", kMaxDim);
-    r.expert = num("expert", 1u << 20);
-    r.topk = num("topk", 1u << 20);
+    r.cu_num = num("cu_num", 1, 65536);
+    r.token = num("token", 1, kMaxDim);
+    r.model_dim = num("model_dim", 1, kMaxDim);
+    r.inter_dim = num("inter_dim", 1, kMaxDim);
+    r.expert = num("expert", 1, 1u << 20);
+    r.topk = num("topk", 1, 1u << 20);
     r.act_type = text_of("act_type");
     if (col.count("dtype")) r.dtype = text_of("dtype");
     r.q_dtype_a = text_of("q_dtype_a");
@@ -187,26 +194,17 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
     r.q_type = text_of("q_type");
     if (col.count("use_g1u1")) r.use_g1u1 = flag(at("use_g1u1"), "use_g1u1", file, line);
     if (col.count("doweight_stage1")) r.doweight_stage1 = flag(at("doweight_stage1"), "doweight_stage1", file, line);
-    r.block_m = num("block_m", 256);
+    r.block_m = num("block_m", 0, 256);
     if (r.block_m != 16 && r.block_m != 32 && r.block_m != 64 && r.block_m != 128 && r.block_m != 256) {
       fail(file, line, at("block_m").column, "block_m",
            fmt::format("column block_m: must be 16, 32, 64, 128 or 256, got {}", r.block_m));
     }
-    r.ksplit = num("ksplit", 64);
+    r.ksplit = num("ksplit", 0, 64);
     r.tile1 = at(t.tile1_name).text;
     r.tile2 = at(t.tile2_name).text;
     r.tile1_column = at(t.tile1_name).column;
     r.tile2_column = at(t.tile2_name).column;
     if (col.count("run_1stage")) r.run_1stage = flag(at("run_1stage"), "run_1stage", file, line);
-    // A shape no layer has never matches; refused rather than left to sit in
-    // the table unused. (topk may exceed expert: under expert parallelism
-    // AITER's expert is the GPU's own experts, w1.shape[0], and topk all of a
-    // token's picks.)
-    for (const auto& [c, v] : {std::pair<const char*, std::uint32_t>{"cu_num", r.cu_num}, {"token", r.token},
-                               {"model_dim", r.model_dim}, {"inter_dim", r.inter_dim}, {"expert", r.expert},
-                               {"topk", r.topk}}) {
-      if (v == 0) fail(file, line, at(c).column, c, fmt::format("column {}: must be at least 1", c));
-    }
     // AITER's table is a dict on these columns (pandas set_index + to_dict):
     // a second row of a key silently replaces the first there; here two rows
     // that disagree are an error, two identical ones harmless.
