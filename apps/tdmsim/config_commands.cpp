@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "apps/tdmsim/output_dir.h"
+#include "descriptors/plan/kernel_config.h"
 #include "isa/matrix_table.h"
 #include "kernels/host/case_from_plan.h"
 #include "workloads/specs/aiter_names.h"
@@ -343,6 +344,45 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
     }
     fmt::print("dtype: {}\nweight_dtype: {}\nquant: {}\nlabel: {}\n", config::enum_name(f->activation),
                config::enum_name(f->weight), config::enum_name(f->quant), label);
+    result.exit_code = kExitOk;
+  });
+
+  // A tuned table's tile name as the table reader (`--kernel-config`,
+  // kernel.config) reads it, through plan::read_aiter_tile: the one mapping,
+  // so that scripts reading AITER tables keep no second reading of names.
+  struct AiterTileOpts {
+    std::string name;
+    std::uint32_t block_m = 0;
+    int stage = 1;
+    std::vector<std::string> format;
+  };
+  auto topts = std::make_shared<AiterTileOpts>();
+  auto* tile = cfg->add_subcommand(
+      "aiter-tile", "Print the tile a tuned table's tile or kernel name gives at block_m, as --kernel-config reads "
+                    "it (exit 2 where the name is refused, with why)");
+  tile->add_option("name", topts->name, "tile1/tile2 or kernelName1/kernelName2 field (\"\" for an empty one)")
+      ->required();
+  tile->add_option("--block-m", topts->block_m, "the row's block_m")->required()->check(CLI::Range(1, 256));
+  tile->add_option("--stage", topts->stage, "1: the tile1/kernelName1 column, 2: tile2/kernelName2")
+      ->check(CLI::IsMember({1, 2}));
+  tile->add_option("--format", topts->format, "the row's q_dtype_a q_dtype_w q_type (sets an MxN name's K)")
+      ->expected(3);
+  tile->callback([topts, &result] {
+    std::optional<plan::AiterFormat> format;
+    if (!topts->format.empty()) {
+      const auto& f = topts->format;
+      format = plan::aiter_format(f[0], f[1], f[2]);
+    }
+    const plan::AiterTileReading r = plan::read_aiter_tile(topts->name, topts->block_m, format, topts->stage == 2);
+    if (!r.error.empty()) {
+      std::cerr << "Error: " << r.error << "\n";
+      result.exit_code = kExitBadInput;
+      return;
+    }
+    const KernelTile& t = r.tile;
+    fmt::print("tile: {}\nlds_buffers: {}\nreading: {}\n",
+               t.is_auto() ? std::string("default") : fmt::format("{}x{}x{}x{}", t.threads, t.m, t.n, t.k),
+               plan::aiter_lds_buffers_of(topts->name), r.reading);
     result.exit_code = kExitOk;
   });
 

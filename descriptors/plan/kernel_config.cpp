@@ -311,19 +311,48 @@ namespace {
 
 // A CK 2-stage GEMM's kernel name (moe_ck2stages_gemm1_256x32x64x128_...):
 // the tile follows its gemm1_ / gemm2_.
-bool ck_kernel_name(const std::string& name) {
-  return name.find("gemm1_") != std::string::npos || name.find("gemm2_") != std::string::npos;
+bool ck_kernel_name(std::string_view name) {
+  return name.find("gemm1_") != std::string_view::npos || name.find("gemm2_") != std::string_view::npos;
+}
+
+// AITER's 2-stage assembly kernels (hsa/gfx942/fmoe_2stages, hsa/gfx950/fmoe_2stages:
+// fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3, as the tables name them,
+// or mangled _ZN5aiter48fmoe_stage1_..._64x128_2tg_pf3E): 1 or 2 for the
+// stage the name is of, 0 for another name.
+int asm_stage_kernel(std::string_view name) {
+  if (name.find("fmoe_stage1_") != std::string_view::npos) return 1;
+  if (name.find("fmoe_stage2_") != std::string_view::npos) return 2;
+  return 0;
+}
+
+// The kernel's tile_m x tile_n in such a name: the first "_MxN" field
+// (followed by '_', the mangled name's closing 'E', or the end).
+std::string_view asm_stage_tile(std::string_view name) {
+  for (std::size_t i = name.find('_'); i != std::string_view::npos; i = name.find('_', i + 1)) {
+    std::size_t j = i + 1;
+    const auto digits = [&] {
+      const std::size_t from = j;
+      while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+      return j > from;
+    };
+    if (!digits() || j >= name.size() || name[j] != 'x') continue;
+    ++j;
+    if (!digits()) continue;
+    if (j == name.size() || name[j] == '_' || (name[j] == 'E' && j + 1 == name.size())) {
+      return name.substr(i + 1, j - i - 1);
+    }
+  }
+  return {};
 }
 
 }  // namespace
 
-std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second) {
-  const std::string& name = second ? row.tile2 : row.tile1;
+std::uint32_t aiter_lds_buffers_of(std::string_view name) {
   if (!ck_kernel_name(name)) return 0;
   // The version is a field of its own: _vN_ inside the name or _vN at its end.
   const auto has = [&](std::string_view v) {
     const std::string field = fmt::format("_{}", v);
-    for (auto i = name.find(field); i != std::string::npos; i = name.find(field, i + 1)) {
+    for (auto i = name.find(field); i != std::string_view::npos; i = name.find(field, i + 1)) {
       const std::size_t after = i + field.size();
       if (after == name.size() || name[after] == '_') return true;
     }
@@ -334,23 +363,51 @@ std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second) {
   return 0;
 }
 
-KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second) {
-  const std::string& name = second ? row.tile2 : row.tile1;
-  const std::string& column = second ? table.tile2_name : table.tile1_name;
-  const int at = second ? row.tile2_column : row.tile1_column;
-  if (name.empty()) return {};
-  // A kernel name that is not a CK 2-stage GEMM's (AITER's assembly kernels,
-  // fmoe_..., or FlyDSL's): no CK tile; AITER runs that kernel, and the
-  // nearest thing the model has is the default tile, as for an empty name.
-  if (!ck_kernel_name(name) && (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) return {};
-  // The numbers of the first run of 'x'-separated numbers after the CK
-  // kernel prefix (moe_ck2stages_gemm1_256x32x64x128_1x4_...) or of the name.
+std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second) {
+  return aiter_lds_buffers_of(second ? row.tile2 : row.tile1);
+}
+
+AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, const std::optional<AiterFormat>& format,
+                                 bool second) {
+  AiterTileReading out;
+  const auto refuse = [&](std::string why) {
+    out.error = std::move(why);
+    return out;
+  };
+  if (name.empty()) {
+    out.reading = "empty: the default tile of block_m";
+    return out;
+  }
   std::string_view s = name;
-  for (const std::string_view p : {std::string_view("gemm1_"), std::string_view("gemm2_")}) {
-    if (const auto i = s.find(p); i != std::string_view::npos) {
-      s = s.substr(i + p.size());
-      s = s.substr(0, s.find('_'));
-      break;
+  const int asm_stage = asm_stage_kernel(name);
+  if (asm_stage != 0) {
+    // AITER's 2-stage assembly kernels: 256 threads, tile_m sorted rows
+    // (block_m) by tile_n columns of the stage's output (asm_moe_2stage.cu:
+    // bdx 256, gdx = inter_dim / tile_n). As the nearest tile program, the
+    // CK-style tile of that M and N.
+    if (asm_stage != (second ? 2 : 1)) {
+      return refuse(fmt::format("an assembly stage-{} kernel in the stage-{} column", asm_stage, second ? 2 : 1));
+    }
+    s = asm_stage_tile(name);
+    if (s.empty()) return refuse("an assembly 2-stage kernel whose name has no tile_m x tile_n field");
+    out.reading = "AITER assembly 2-stage kernel (tile_m x tile_n)";
+  } else if (!ck_kernel_name(name) &&
+             (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) {
+    // Another kernel name (AITER's 1-stage assembly kernels, FlyDSL's): no
+    // CK tile; AITER runs that kernel, and the nearest thing the model has is
+    // the default tile, as for an empty name.
+    out.reading = "not a CK tile (an assembly or FlyDSL kernel): the default tile of block_m";
+    return out;
+  } else {
+    // The numbers of the first run of 'x'-separated numbers after the CK
+    // kernel prefix (moe_ck2stages_gemm1_256x32x64x128_1x4_...) or of the name.
+    for (const std::string_view p : {std::string_view("gemm1_"), std::string_view("gemm2_")}) {
+      if (const auto i = s.find(p); i != std::string_view::npos) {
+        s = s.substr(i + p.size());
+        s = s.substr(0, s.find('_'));
+        out.reading = "CK kernel name";
+        break;
+      }
     }
   }
   std::vector<std::uint32_t> v;
@@ -365,28 +422,38 @@ KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row
     p = next == end ? end : next + 1;
     if (ok && next != end && next + 1 == end) ok = false;  // a trailing 'x'
   }
-  ok = ok && (v.size() == 2 || v.size() == 4);
+  ok = ok && (v.size() == 2 || v.size() == 4) && (asm_stage == 0 || v.size() == 2);
   if (!ok) {
-    fail(table.file, row.line, at, column,
-         fmt::format("column {}: tile '{}' is not a tile name tdmsim maps to a tile program (THREADSxMxNxK as "
-                     "CK names its tiles, MxN for an assembly kernel, or a moe_ck2stages_gemm kernel name)",
-                     column, name));
+    return refuse(fmt::format("tile '{}' is not a tile name tdmsim maps to a tile program (THREADSxMxNxK as "
+                              "CK names its tiles, MxN for an assembly kernel, a moe_ck2stages_gemm kernel name "
+                              "or an assembly fmoe_stage1_/fmoe_stage2_ kernel name)",
+                              name));
   }
-  // An assembly kernel's MxN name: K of the default tile for M in the row's
+  if (out.reading.empty()) out.reading = v.size() == 4 ? "CK tile (threads x M x N x K)" : "assembly M x N";
+  // An assembly kernel's MxN: K of the default tile for M in the row's
   // format (the bf16 default's LDS bytes: x2 for 8-bit, x4 for 4-bit).
-  const auto format = aiter_format(row.q_dtype_a, row.q_dtype_w, row.q_type);
   const auto k_of = [&](std::uint32_t m) {
     return format ? default_tile(m, format->quant, format->dtype, format->weight_dtype).k : default_tile(m).k;
   };
-  KernelTile t = v.size() == 4 ? KernelTile{v[0], v[1], v[2], v[3]} : KernelTile{256, v[0], v[1], k_of(v[0])};
+  const KernelTile t = v.size() == 4 ? KernelTile{v[0], v[1], v[2], v[3]} : KernelTile{256, v[0], v[1], k_of(v[0])};
   const auto bad = [&](const std::string& why) {
-    fail(table.file, row.line, at, column, fmt::format("column {}: tile '{}' ({}x{}x{}x{}): {}", column, name,
-                                                       t.threads, t.m, t.n, t.k, why));
+    return refuse(fmt::format("tile '{}' ({}x{}x{}x{}): {}", name, t.threads, t.m, t.n, t.k, why));
   };
-  if (t.m != row.block_m) bad(fmt::format("its M differs from the row's block_m {}", row.block_m));
-  if (t.threads % 32 != 0) bad("threads must be a multiple of 32");
-  if (t.n % 16 != 0 || t.k % 16 != 0) bad("N and K must be multiples of 16");
-  return t;
+  if (t.m != block_m) return bad(fmt::format("its M differs from the row's block_m {}", block_m));
+  if (t.threads % 32 != 0) return bad("threads must be a multiple of 32");
+  if (t.n % 16 != 0 || t.k % 16 != 0) return bad("N and K must be multiples of 16");
+  out.tile = t;
+  return out;
+}
+
+KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second) {
+  const std::string& name = second ? row.tile2 : row.tile1;
+  const std::string& column = second ? table.tile2_name : table.tile1_name;
+  const int at = second ? row.tile2_column : row.tile1_column;
+  const AiterTileReading r =
+      read_aiter_tile(name, row.block_m, aiter_format(row.q_dtype_a, row.q_dtype_w, row.q_type), second);
+  if (!r.error.empty()) fail(table.file, row.line, at, column, fmt::format("column {}: {}", column, r.error));
+  return r.tile;
 }
 
 }  // namespace tdmsim::plan

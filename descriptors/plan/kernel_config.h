@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "descriptors/plan/aiter_names.h"
@@ -77,16 +78,29 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
 // A tile name of a table row as a tdmsim tile (docs/moe-plan.md "Tuned kernel tables"):
 // "" -> auto (the heuristic's tile for block_m); THREADSxMxNxK as CK names its
 // tiles (256x32x64x128, also inside moe_ck2stages_gemm1_256x32x64x128_... kernel
-// names); MxN (assembly kernels, e.g. 16x128) -> 256 threads, that M and N,
-// and the K of tdmsim's default tile for M in the row's format. Throws
-// config::ConfigError at the row's tile column when the name is none of
-// these, or its M differs from block_m.
+// names); MxN (assembly kernels, e.g. 16x128) and AITER's 2-stage assembly
+// kernels' names (fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3: tile_m x
+// tile_n) -> 256 threads, that M and N, and the K of tdmsim's default tile
+// for M in the row's format; other kernel names (AITER's 1-stage assembly
+// kernels, FlyDSL's) -> auto. `error` says why a name is none of these, or
+// its M differs from block_m (tile empty then).
+struct AiterTileReading {
+  KernelTile tile;      // auto for the default tile
+  std::string reading;  // how the name was read (for `tdmsim config aiter-tile`)
+  std::string error;    // non-empty: refused, and why
+};
+AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m,
+                                 const std::optional<AiterFormat>& format, bool second);
+
+// read_aiter_tile on a table row's tile column; a refusal is a
+// config::ConfigError at the row's tile column.
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second);
 
-// The LDS buffers of the CK pipeline a row's tile name gives: 1 for a CK
-// kernel name of pipeline v1 (moe_ck2stages_gemm1_..._v1_...: composable_kernel's
+// The LDS buffers of the CK pipeline a tile name gives: 1 for a CK kernel
+// name of pipeline v1 (moe_ck2stages_gemm1_..._v1_...: composable_kernel's
 // kernel_moe_gemm, one LDS buffer), 2 for v2/v3 (kernel_moe_gemm_2lds), 0 for
-// a name that says none (THREADSxMxNxK, MxN, empty).
+// a name that says none (THREADSxMxNxK, MxN, assembly, empty).
+std::uint32_t aiter_lds_buffers_of(std::string_view name);
 std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second);
 
 }  // namespace tdmsim::plan

@@ -45,11 +45,13 @@ def predicted(tdmsim, tmp, *args):
 
 def check_rows(tdmsim, tmp):
     rows, text = predicted(tdmsim, tmp, LAYOUT)
-    if sorted(rows) != list(range(2, 9)):
-        fail(f"rows {sorted(rows)}: every input row (lines 2-8) must be in the output")
+    if sorted(rows) != list(range(2, 11)):
+        fail(f"rows {sorted(rows)}: every input row (lines 2-10) must be in the output")
     expect = {2: "simulated", 3: "simulated", 4: "simulated", 5: "cu_num 80: no machine",
               6: "AITER quantisation (torch.int8, torch.int8, QuantType.per_Tensor)",
-              7: "use_g1u1 0", 8: "does not fit on a CU of machine mi300x"}
+              7: "use_g1u1 0", 8: "does not fit on a CU of machine mi300x", 9: "simulated",
+              10: "column kernelName1: tile 'fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3' (256x32x128x256): "
+                  "its M differs from the row's block_m 64"}
     for line, status in expect.items():
         if status not in rows[line]["status"]:
             fail(f"line {line}: status {rows[line]['status']!r}, expected {status!r}")
@@ -62,6 +64,10 @@ def check_rows(tdmsim, tmp):
         fail(f"line 2: tiles {rows[2]['tile1']} / {rows[2]['tile2']} not read from the CK kernel names")
     if (rows[3]["tile1"], rows[3]["tile2"]) != ("256x64x128x128", ""):
         fail(f"line 3: tiles {rows[3]['tile1']!r} / {rows[3]['tile2']!r}: a non-CK name must give no tile")
+    # AITER's 2-stage assembly stage-1 kernel: its tile_m x tile_n, fp8's K at M 32 (as
+    # `tdmsim config aiter-tile` and --kernel-config read it).
+    if (rows[9]["tile1"], rows[9]["tile2"]) != ("256x32x128x256", "256x32x64x128"):
+        fail(f"line 9: tiles {rows[9]['tile1']!r} / {rows[9]['tile2']!r}, expected the assembly kernel's 32x128")
     if rows[4]["stages"] != "1" or float(rows[4]["sim_us2"]) != 0.0 or float(rows[4]["sim_us1"]) <= 0:
         fail(f"line 4 (run_1stage 1) is not a 1-stage layer: {rows[4]}")
     for head in ("#### mi300x (cu_num 304)", "#### mi355x (cu_num 256)", "**Not simulated**",
@@ -137,7 +143,16 @@ def check_bad(tdmsim, tmp):
     cases = {
         "no-us1.csv": (lines[0].replace(",us1,", ",us_one,"), "no-us1.csv:1: missing column(s) us1"),
         "not-number.csv": (lines[0] + "\n" + lines[1].replace(",16,1024,", ",sixteen,1024,", 1),
-                           "not-number.csv:2: column token: 'sixteen' is not an integer"),
+                           "not-number.csv:2: column token: 'sixteen' is not a whole number"),
+        # Numbers and flags tdmsim's table reader refuses are refused here too.
+        "signed.csv": (lines[0] + "\n" + lines[1].replace(",16,1024,", ",+16,1024,", 1),
+                       "signed.csv:2: column token: '+16' is not a whole number"),
+        "exponent.csv": (lines[0] + "\n" + lines[1].replace(",16,1024,", ",1.6e1,1024,", 1),
+                         "exponent.csv:2: column token: '1.6e1' is not a whole number"),
+        "ksplit.csv": (lines[0] + "\n" + lines[1].replace(",32,0,10.0,", ",32,-1,10.0,", 1),
+                       "ksplit.csv:2: column ksplit: '-1' is not a whole number"),
+        "upper-flag.csv": (lines[0] + "\n" + lines[1][:-2] + ",TRUE",
+                           "upper-flag.csv:2: column run_1stage: 'TRUE' is not 0, 1, True or False"),
         "no-tiles.csv": (lines[0].replace("kernelName2", "kernel2"), "missing tile columns"),
         "short-row.csv": (lines[0] + "\n" + lines[1] + "\n" + "304,16,1024", "short-row.csv:3: 21 columns expected"),
         "bad-names.csv": (lines[0] + "\n" + lines[1].replace("QuantType.No", "QuantType.per_1x64"),
@@ -146,7 +161,7 @@ def check_bad(tdmsim, tmp):
                         "bad-act.csv:2: act_type"),
         "header-only.csv": (lines[0], "header-only.csv: no data rows"),
         "negative.csv": (lines[0] + "\n" + lines[1].replace(",10.0,", ",-10.0,", 1), "negative.csv:2: column us1"),
-        "bad-flag.csv": (lines[0] + "\n" + lines[1][:-2] + ",2", "bad-flag.csv:2: column run_1stage: '2' is not 0 or 1"),
+        "bad-flag.csv": (lines[0] + "\n" + lines[1][:-2] + ",2", "bad-flag.csv:2: column run_1stage: '2' is not 0, 1, True or False"),
         # A blank line is skipped, and the error still names the row's own line (4).
         "blank-line.csv": (lines[0] + "\n" + lines[1] + "\n\n" + lines[1].replace(",16,1024,", ",x,1024,", 1),
                            "blank-line.csv:4: column token"),

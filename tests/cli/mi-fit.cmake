@@ -15,6 +15,20 @@ add_test(NAME mi_fit.aiter_format_bad_name_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-format\;torch.float32\;torch.float32\;QuantType.No
                  -DEXPECT_RC=2 "-DEXPECT_STDERR=q_dtype_a 'torch.float32' is not a dtype AITER's MoE uses"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+# A tuned table's tile names through `tdmsim config aiter-tile` (plan::read_aiter_tile, the
+# reading --kernel-config takes), which validation/calibration/aiter_tuned.py asks.
+add_test(NAME mi_fit.aiter_tile_reads_assembly_stage1_name
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-tile\;--block-m\;64\;--format\;torch.float8_e4m3fnuz\;torch.float8_e4m3fnuz\;QuantType.per_Token\;--\;_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3E
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=tile: 256x64x128x128.lds_buffers: 0.reading: AITER assembly 2-stage kernel"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME mi_fit.aiter_tile_ck_name_pipeline
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-tile\;--block-m\;32\;--stage\;2\;moe_ck2stages_gemm2_256x32x64x64_1x4_TypeCastExpertWeight_v1_Nswizzle0_Quant0
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=tile: 256x32x64x64.lds_buffers: 1.reading: CK kernel name"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME mi_fit.aiter_tile_m_mismatch_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-tile\;--block-m\;64\;256x32x64x128
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=tile '256x32x64x128' .256x32x64x128.: its M differs from the row's block_m 64"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 add_test(NAME mi_fit.validation_rows_match_docs
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/mi_fit_checks.py ${TDMSIM_BIN})
 set_tests_properties(mi_fit.validation_rows_match_docs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -262,6 +262,44 @@ TEST_CASE("bad tile names and tiles whose M is not block_m are refused naming th
                     Catch::Contains("256x32x64x128") && Catch::Contains("block_m 16"));
 }
 
+TEST_CASE("AITER's 2-stage assembly kernel names give their tile_m x tile_n", "[kernel_config]") {
+  // hsa/gfx942/fmoe_2stages names, plain and mangled: 256 threads (asm_moe_2stage.cu
+  // bdx), tile_m = block_m, tile_n the stage's output columns (gdx = inter_dim / tile_n),
+  // K that of the default tile for M in the row's format (fp8: twice bf16's).
+  const AiterFormat fp8_token{DType::fp8_e4m3_fnuz, Quant::per_token};
+  const auto read = [&](std::string_view name, std::uint32_t block_m, bool second = false) {
+    return read_aiter_tile(name, block_m, fp8_token, second);
+  };
+  const AiterTileReading mangled = read("_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3E", 64);
+  CHECK(mangled.error.empty());
+  CHECK(mangled.tile == KernelTile{256, 64, 128, 2 * default_tile(64).k});
+  CHECK(read("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3", 32).tile ==
+        KernelTile{256, 32, 128, 2 * default_tile(32).k});
+  CHECK(read("fmoe_stage1_bf16_pertokenFp8_g1u1_16x512_pf3", 16).tile.n == 512);
+  // Without a format, bf16's K.
+  CHECK(read_aiter_tile("fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3", 32, std::nullopt, false).tile ==
+        KernelTile{256, 32, 128, default_tile(32).k});
+  // Refused: M other than block_m, a stage-1 kernel in the stage-2 column, no tile field.
+  CHECK_THAT(read("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3", 64).error,
+             Catch::Contains("block_m 64"));
+  CHECK_THAT(read("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3", 32, true).error,
+             Catch::Contains("stage-1 kernel in the stage-2 column"));
+  CHECK_THAT(read("fmoe_stage1_bf16_pertokenFp8_g1u1", 32).error, Catch::Contains("no tile_m x tile_n"));
+  CHECK(read("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3", 64).tile.is_auto());
+  // A 1-stage assembly kernel's name (no CK tile, not a 2-stage kernel): the default tile.
+  const AiterTileReading one = read("fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256", 64);
+  CHECK(one.error.empty());
+  CHECK(one.tile.is_auto());
+  // The table reader takes the same reading, refusing at the row's column.
+  const KernelConfigTable bad = table("bad_tile.csv");
+  KernelConfigRow row = bad.rows.at(0);  // fp8 OCP per-token, block_m 16
+  row.tile1 = "fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_2tg_pf3";
+  CHECK(aiter_tile(bad, row, false) == KernelTile{256, 16, 256, 2 * default_tile(16).k});
+  row.tile1 = "fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3";
+  CHECK_THROWS_WITH(aiter_tile(bad, row, false), Catch::Contains("column tile1") && Catch::Contains("block_m 16"));
+  CHECK(aiter_lds_buffers_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3") == 0);
+}
+
 TEST_CASE("the lookup pads the token count and matches every key column", "[kernel_config]") {
   const KernelConfigTable t = table("ck_names.csv");
   // 9..16 tokens pad to 16: line 2.

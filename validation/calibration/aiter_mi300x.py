@@ -62,15 +62,36 @@ def fit_objective(res):
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CSV = os.path.join(os.path.dirname(ROOT), "shared", "calibration",
                            "mi300x_fused_moe_qwen3_235b_bf16.csv")
-TILE = re.compile(r"gemm[12]_(\d+)x(\d+)x(\d+)x(\d+)_")
 MODEL_INTER = 1536  # Qwen3-235B-A22B intermediate size (workloads/models/qwen3-235b-a22b.yaml)
 
 
-def tile_of(kernel_name):
-    m = TILE.search(kernel_name)
-    if not m:
-        raise ValueError(f"no THREADSxMxNxK tile in kernel name {kernel_name!r}")
-    return "x".join(m.groups())
+def aiter_tile(tdmsim, name, block_m, stage, names=None, memo={}):
+    """(tile, lds_buffers) of a tuned table's tile or kernel name at block_m in stage 1 or
+    2, tile "" for the default tile of block_m, or (None, reason): asked of `tdmsim config
+    aiter-tile` (plan::read_aiter_tile, the reading `tdmsim run --kernel-config` takes), so
+    this script keeps no reading of its own. names: the row's (q_dtype_a, q_dtype_w,
+    q_type), which set an assembly kernel's K."""
+    key = (tdmsim, name, block_m, stage, tuple(names or ()))
+    if key not in memo:
+        fmt = ["--format", *names] if names else []
+        p = tdmsimtools.tdmsim(tdmsim, "config", "aiter-tile", "--block-m", str(block_m), "--stage", str(stage),
+                               *fmt, "--", name)
+        if p.returncode == 0:
+            kv = dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
+            memo[key] = ("" if kv["tile"] == "default" else kv["tile"], int(kv["lds_buffers"]))
+        else:
+            memo[key] = (None, p.stderr.strip().removeprefix("Error: ") or f"exit code {p.returncode}")
+    return memo[key]
+
+
+def tile_of(tdmsim, r, stage):
+    """The CK tile of the row's kernelName1 (stage 1) or kernelName2 (stage 2)."""
+    column = f"kernelName{stage}"
+    tile, why = aiter_tile(tdmsim, r[column], int(r["block_m"]), stage,
+                           (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
+    if tile is None or not tile:
+        raise ValueError(f"{column} {r[column]!r}: {why if tile is None else 'names no CK tile'}")
+    return tile
 
 
 def aiter_format(tdmsim, q_dtype_a, q_dtype_w, q_type, memo={}):
@@ -107,8 +128,8 @@ def rows_of(path, tdmsim):
         seen[tp] += 1
         out.append(dict(
             tokens=int(r["token"]), tp=tp, block_m=int(r["block_m"]),
-            split_k=max(1, int(r["ksplit"])), gate_up_tile=tile_of(r["kernelName1"]),
-            down_tile=tile_of(r["kernelName2"]), us1=float(r["us1"]), us2=float(r["us2"]),
+            split_k=max(1, int(r["ksplit"])), gate_up_tile=tile_of(tdmsim, r, 1),
+            down_tile=tile_of(tdmsim, r, 2), us1=float(r["us1"]), us2=float(r["us2"]),
             cu_num=int(r["cu_num"]), dtype=fm[0], weight_dtype=fm[1], quant=fm[2],
             role="calibration" if k % 2 == 0 else "held out"))
     return out

@@ -10,21 +10,25 @@ wrote). The machine files' values are used as shipped; nothing is fitted here.
 
 Input (one or more CSV files). Either column layout AITER's tables use is read:
 
-- AITER's own (`dtype`, `use_g1u1`, `doweight_stage1`, `kernelName1`, `kernelName2`, ...):
-  the CK tile THREADSxMxNxK is read from the kernel name
-  (`moe_ck2stages_gemm1_256x32x64x128_...`); names of other kernels (assembly, FlyDSL)
-  give no tile, and the simulator's heuristic tile of the row's block_m is used.
+- AITER's own (`dtype`, `use_g1u1`, `doweight_stage1`, `kernelName1`, `kernelName2`, ...).
 - The shorter one of ../shared/calibration/mi355x_fused_moe_aiter_tuned.csv (`tile1`,
-  `tile2`, `source`): a THREADSxMxNxK tile or a CK kernel name gives its tile; an empty
-  name, an assembly kernel's MxN or another kernel's name the heuristic tile (where
-  `tdmsim run --kernel-config` reads an MxN as 256 x M x N x the default K); anything else
-  goes to the simulator as written, and a tile it cannot run lists the row with tdmsim's
-  reason.
+  `tile2`, `source`).
+
+Every tile or kernel name is read as `tdmsim run --kernel-config` reads it, by asking
+`tdmsim config aiter-tile` (docs/moe-plan.md "Tuned kernel tables"): a CK tile
+THREADSxMxNxK or CK kernel name (`moe_ck2stages_gemm1_256x32x64x128_...`) gives its tile,
+an assembly kernel's MxN or AITER's 2-stage assembly kernel name
+(`fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3`) 256 x M x N x the default K, an empty
+name or another kernel's (AITER's 1-stage assembly kernels, FlyDSL's) the heuristic tile of
+the row's block_m; a name tdmsim refuses (its M is not block_m, say) lists the row with
+tdmsim's reason. The scenario has no key for CK's pipeline version, so a v1 name's single
+LDS buffer is not passed on (validation scenarios run two; `--kernel-config` takes one).
 
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 run_1stage and one of the tile column pairs; `us` (else
 us1 + us2), `source` (else the file's name) and `use_g1u1` (0/1 or False/True, as
-run_1stage) are read where present; `doweight_stage1` (where the routed weight multiplies,
+run_1stage) are read where present. Whole numbers and flags are read as tdmsim's table
+reader reads them (digits or pandas' 32.0; 0, 1, True, False); `doweight_stage1` (where the routed weight multiplies,
 an epilogue scale either way) and AITER's other columns are not. Each row
 becomes a scenario as in validation/calibration/aiter_mi355x.py: the row's shape (257, 385
 or 161 experts top-9 are the DeepSeek-V3 family's routed experts + 1 shared expert fused
@@ -71,55 +75,42 @@ MACHINES = {304: "mi300x", 256: "mi355x"}
 REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_type", "q_dtype_a",
             "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "us2", "run_1stage")
 TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
-BARE_TILE = re.compile(r"^\d+x\d+x\d+x\d+$")
-ASM_TILE = re.compile(r"^\d+x\d+$")  # an assembly kernel's M x N
 
 
 class InputError(ValueError):
     """Malformed input: the message names the file, line and column."""
 
 
-def tile_of(name):
-    """The CK tile THREADSxMxNxK of a kernel name or bare tile name; "" for any other
-    kernel (AITER's assembly and FlyDSL kernels name no CK tile)."""
-    name = name.strip()
-    if BARE_TILE.match(name):
-        return name
-    m = aiter_mi300x.TILE.search(name)  # the MI300X report's reading of CK names
-    return "x".join(m.groups()) if m else ""
-
-
-def short_tile(name):
-    """A tile column of the shorter layout (tile1, tile2) as the scenario's tile."""
-    name = name.strip()
-    if tile_of(name):
-        return tile_of(name)
-    if ASM_TILE.match(name) or (name and (name[0].isalpha() or name[0] == "_")):
-        return ""
-    return name
+# A whole number as tdmsim's table reader takes one (descriptors/plan/kernel_config.cpp
+# number: digits, or pandas' "32.0"); a time as any finite decimal.
+WHOLE = re.compile(r"^\d+(\.0)?$")
+FLAGS = {"0": 0, "0.0": 0, "False": 0, "false": 0, "1": 1, "1.0": 1, "True": 1, "true": 1}
 
 
 def number(path, line, r, column, integer=False):
     text = (r.get(column) or "").strip()
+    if integer:
+        if not WHOLE.match(text):
+            raise InputError(f"{path}:{line}: column {column}: {text!r} is not a whole number")
+        return int(text.split(".")[0])
     try:
         x = float(text)
     except ValueError:
         x = float("nan")
-    if x != x or abs(x) == float("inf") or (integer and x != int(x)):
-        raise InputError(f"{path}:{line}: column {column}: {text!r} is not {'an integer' if integer else 'a number'}")
-    return int(x) if integer else x
+    if x != x or abs(x) == float("inf"):
+        raise InputError(f"{path}:{line}: column {column}: {text!r} is not a number")
+    return x
 
 
 def flag(path, line, r, column, default):
-    """A 0/1 column (AITER writes 0/1, pandas True/False); `default` where the column is absent."""
+    """A 0/1 column (AITER writes 0/1, pandas True/False), as tdmsim's table reader takes it;
+    `default` where the column is absent or the field empty."""
     text = (r.get(column) or "").strip()
     if column not in r or text == "":
         return default
-    if text.lower() in ("0", "0.0", "false"):
-        return 0
-    if text.lower() in ("1", "1.0", "true"):
-        return 1
-    raise InputError(f"{path}:{line}: column {column}: {text!r} is not 0 or 1")
+    if text in FLAGS:
+        return FLAGS[text]
+    raise InputError(f"{path}:{line}: column {column}: {text!r} is not 0, 1, True or False")
 
 
 def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
@@ -181,17 +172,24 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             status = "published time is 0"
         dtype, wdtype, quant, label = fm if fm[0] is not None else (None, None, None, names)
         source = (r.get("source") or "").strip() or os.path.basename(path)
-        # AITER's kernel names give their CK tile (others none: the heuristic tile); in the
-        # shorter layout a CK tile or kernel name gives its tile, an assembly kernel's MxN or
-        # another kernel's name none (the heuristic tile), and anything else goes to the
-        # simulator as written, which refuses it with its reason.
-        tiles = ([tile_of(r[c]) for c in pair] if pair == TILE_PAIRS[0] else [short_tile(r[c]) for c in pair])
+        # Each tile or kernel name as `tdmsim run --kernel-config` reads it (`tdmsim config
+        # aiter-tile`); a name it refuses is the row's reason not to simulate it. A 1-stage
+        # row runs AITER's assembly 1-stage kernel whatever its names.
+        tiles = ["", ""]
+        if not one:
+            for i, c in enumerate(pair):
+                tile, why = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1,
+                                                    (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
+                if tile is None:
+                    status = status or f"column {c}: {why}"
+                else:
+                    tiles[i] = tile
         out.append(dict(
             line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
             dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, status=status,
             block_m=n["block_m"], split_k=max(1, n["ksplit"]), stages=1 if one else 2,
-            tile1="" if one else tiles[0], tile2="" if one else tiles[1],
+            tile1=tiles[0], tile2=tiles[1],
             us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation,
             case=f"file{index}-line{line}"))
     return out
