@@ -104,7 +104,8 @@ def check_same(tdmsim, tmp):
 def check_edges(tdmsim, tmp):
     """Input AITER's tools or a spreadsheet may write: a byte-order mark, True/False flags,
     a blank line (rows keep their own line numbers); --max-tokens lists the rows above it;
-    the fused shared expert only for the DeepSeek-V3 family's counts."""
+    doweight_stage1 is the model's weight_on_input; the fused shared expert only for the
+    DeepSeek-V3 family's counts."""
     with open(LAYOUT) as f:
         lines = f.read().splitlines()
     path = os.path.join(tmp, "edges.csv")
@@ -115,6 +116,22 @@ def check_edges(tdmsim, tmp):
         fail(f"rows at lines {sorted(rows)}, expected 2 and 4 (line 3 is blank)")
     if rows[2]["status"] != "simulated" or rows[4]["stages"] != "1" or "above --max-tokens 100" not in rows[4]["status"]:
         fail(f"flags or --max-tokens: {rows}")
+    # doweight_stage1 reaches the model (gating.weight_on_input): a per-token fp8 1-stage
+    # layer then runs AITER's fmoe_g1u1_tkw1, whose width pick counts 32-row blocks.
+    path = os.path.join(tmp, "doweight.csv")
+    head = lines[0].split(",")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(head)
+        for dw in (0, 1):
+            v = dict(zip(head, lines[2].split(",")))  # line 3: fp8 FNUZ per-token on mi300x
+            v.update(token=64, model_dim=5120, inter_dim=1024, expert=128, topk=1, doweight_stage1=dw,
+                     block_m=32, run_1stage=1, kernelName1="", kernelName2="", us2=0.0)
+            w.writerow([v[c] for c in head])
+    rows, _ = predicted(tdmsim, tmp, path)
+    if rows[2]["status"] != "simulated" or rows[3]["status"] != "simulated" or \
+            rows[2]["sim_us1"] == rows[3]["sim_us1"]:
+        fail(f"doweight_stage1 0 and 1 must both simulate, at different times: {rows}")
     sys.path.insert(0, os.path.join(ROOT, "validation", "calibration"))
     import aiter_mi355x
     shared = {(e, k): aiter_mi355x.fused_shared_expert(e, k) for e, k in ((257, 9), (385, 9), (161, 9), (33, 8),

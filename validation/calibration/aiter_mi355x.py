@@ -155,7 +155,8 @@ def fused_shared_expert(expert, topk):
 
 def model_yaml(r):
     """A model file of the row's shape, with a fused shared expert where
-    fused_shared_expert says so."""
+    fused_shared_expert says so, and the routed weight on the expert's input where the row
+    says doweight_stage1 (`weight_on_input`, rows of aiter_tuned.py)."""
     routed, top, shared = r["expert"], r["topk"], 0
     if fused_shared_expert(r["expert"], r["topk"]):
         routed, top, shared = r["expert"] - 1, r["topk"] - 1, 1
@@ -165,7 +166,8 @@ def model_yaml(r):
             f"hidden_size: {r['hidden']}\nintermediate_size: {r['inter_dim']}\n"
             f"experts: {routed}\ntop_k: {top}\nshared_experts: {shared}\n"
             f"shared_intermediate_size: {r['inter_dim'] if shared else 0}\n"
-            f"gating: {{scoring: softmax, renormalize: true}}\n{r['activation']}\n"
+            f"gating: {{scoring: softmax, renormalize: true"
+            f"{', weight_on_input: true' if r.get('weight_on_input') else ''}}}\n{r['activation']}\n"
             f"layers: {{moe: 1, total: 1}}\n")
 
 

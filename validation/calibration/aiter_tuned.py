@@ -27,9 +27,10 @@ LDS buffer is not passed on (validation scenarios run two; `--kernel-config` tak
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 run_1stage and one of the tile column pairs; `us` (else
 us1 + us2), `source` (else the file's name) and `use_g1u1` (0/1 or False/True, as
-run_1stage) are read where present. Whole numbers and flags are read as tdmsim's table
-reader reads them (digits or pandas' 32.0; 0, 1, True, False); `doweight_stage1` (where the routed weight multiplies,
-an epilogue scale either way) and AITER's other columns are not. Each row
+run_1stage) and `doweight_stage1` (the model's `gating.weight_on_input`: AITER's 1-stage
+kernel for such per-token layers is `fmoe_g1u1_tkw1`) are read where present. Whole numbers
+and flags are read as tdmsim's table reader reads them (digits or pandas' 32.0; 0, 1, True,
+False); AITER's other columns are not. Each row
 becomes a scenario as in validation/calibration/aiter_mi355x.py: the row's shape (257, 385
 or 161 experts top-9 are the DeepSeek-V3 family's routed experts + 1 shared expert fused
 into the routing: aiter_mi355x.fused_shared_expert), format (`tdmsim config aiter-format`), tokens,
@@ -141,6 +142,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
                                                         "topk", "block_m", "ksplit")}
         one = flag(path, line, r, "run_1stage", None) == 1
         gated = flag(path, line, r, "use_g1u1", 1) == 1
+        doweight = flag(path, line, r, "doweight_stage1", 0) == 1
         t = {c: number(path, line, r, c) for c in ("us1", "us2")}
         t["us"] = number(path, line, r, "us") if (r.get("us") or "").strip() else t["us1"] + t["us2"]
         for c, x in t.items():
@@ -190,7 +192,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, status=status,
             block_m=n["block_m"], split_k=max(1, n["ksplit"]), stages=1 if one else 2,
             tile1=tiles[0], tile2=tiles[1],
-            us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation,
+            us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation, weight_on_input=doweight,
             case=f"file{index}-line{line}"))
     return out
 
