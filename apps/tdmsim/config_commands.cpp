@@ -380,9 +380,11 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
       return;
     }
     const KernelTile& t = r.tile;
-    fmt::print("tile: {}\nlds_buffers: {}\nreading: {}\n",
+    // assembly_stage1: the row's stage 1 runs unsplit whatever its ksplit
+    // (plan::aiter_asm_stage1_name), as --kernel-config runs it.
+    fmt::print("tile: {}\nlds_buffers: {}\nassembly_stage1: {}\nreading: {}\n",
                t.is_auto() ? std::string("default") : fmt::format("{}x{}x{}x{}", t.threads, t.m, t.n, t.k),
-               plan::aiter_lds_buffers_of(topts->name), r.reading);
+               plan::aiter_lds_buffers_of(topts->name), r.assembly_stage1 ? 1 : 0, r.reading);
     result.exit_code = kExitOk;
   });
 

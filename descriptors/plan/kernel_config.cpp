@@ -315,16 +315,6 @@ bool ck_kernel_name(std::string_view name) {
   return name.find("gemm1_") != std::string_view::npos || name.find("gemm2_") != std::string_view::npos;
 }
 
-// AITER's 2-stage assembly kernels (hsa/gfx942/fmoe_2stages, hsa/gfx950/fmoe_2stages:
-// fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3, as the tables name them,
-// or mangled _ZN5aiter48fmoe_stage1_..._64x128_2tg_pf3E): 1 or 2 for the
-// stage the name is of, 0 for another name.
-int asm_stage_kernel(std::string_view name) {
-  if (name.find("fmoe_stage1_") != std::string_view::npos) return 1;
-  if (name.find("fmoe_stage2_") != std::string_view::npos) return 2;
-  return 0;
-}
-
 // The kernel's tile_m x tile_n in such a name: the first "_MxN" field
 // (followed by '_', the mangled name's closing 'E', or the end).
 std::string_view asm_stage_tile(std::string_view name) {
@@ -346,6 +336,8 @@ std::string_view asm_stage_tile(std::string_view name) {
 }
 
 }  // namespace
+
+bool aiter_asm_stage1_name(std::string_view name) { return name.find("fmoe_stage1_") != std::string_view::npos; }
 
 std::uint32_t aiter_lds_buffers_of(std::string_view name) {
   if (!ck_kernel_name(name)) return 0;
@@ -379,18 +371,17 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
     return out;
   }
   std::string_view s = name;
-  const int asm_stage = asm_stage_kernel(name);
-  if (asm_stage != 0) {
-    // AITER's 2-stage assembly kernels: 256 threads, tile_m sorted rows
-    // (block_m) by tile_n columns of the stage's output (asm_moe_2stage.cu:
-    // bdx 256, gdx = inter_dim / tile_n). As the nearest tile program, the
-    // CK-style tile of that M and N.
-    if (asm_stage != (second ? 2 : 1)) {
-      return refuse(fmt::format("an assembly stage-{} kernel in the stage-{} column", asm_stage, second ? 2 : 1));
-    }
+  const bool asm_stage1 = aiter_asm_stage1_name(name);
+  if (asm_stage1) {
+    // AITER's assembly stage-1 kernels: 256 threads, tile_m sorted rows
+    // (block_m) by tile_n columns of each of gate and up (asm_moe_2stage.cu
+    // moe_stage1_g1u1: bdx 256, gdx = inter_dim / tile_n). As the nearest
+    // tile program, the CK-style tile of that M and N.
+    if (second) return refuse("an assembly stage-1 kernel in the stage-2 column");
     s = asm_stage_tile(name);
-    if (s.empty()) return refuse("an assembly 2-stage kernel whose name has no tile_m x tile_n field");
-    out.reading = "AITER assembly 2-stage kernel (tile_m x tile_n)";
+    if (s.empty()) return refuse("an assembly stage-1 kernel whose name has no tile_m x tile_n field");
+    out.reading = "AITER assembly stage-1 kernel (tile_m x tile_n)";
+    out.assembly_stage1 = true;
   } else if (!ck_kernel_name(name) &&
              (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) {
     // Another kernel name (AITER's 1-stage assembly kernels, FlyDSL's): no
@@ -422,11 +413,11 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
     p = next == end ? end : next + 1;
     if (ok && next != end && next + 1 == end) ok = false;  // a trailing 'x'
   }
-  ok = ok && (v.size() == 2 || v.size() == 4) && (asm_stage == 0 || v.size() == 2);
+  ok = ok && (v.size() == 2 || v.size() == 4) && (!asm_stage1 || v.size() == 2);
   if (!ok) {
     return refuse(fmt::format("tile '{}' is not a tile name tdmsim maps to a tile program (THREADSxMxNxK as "
                               "CK names its tiles, MxN for an assembly kernel, a moe_ck2stages_gemm kernel name "
-                              "or an assembly fmoe_stage1_/fmoe_stage2_ kernel name)",
+                              "or an assembly fmoe_stage1_ kernel name)",
                               name));
   }
   if (out.reading.empty()) out.reading = v.size() == 4 ? "CK tile (threads x M x N x K)" : "assembly M x N";

@@ -78,17 +78,23 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
 // A tile name of a table row as a tdmsim tile (docs/moe-plan.md "Tuned kernel tables"):
 // "" -> auto (the heuristic's tile for block_m); THREADSxMxNxK as CK names its
 // tiles (256x32x64x128, also inside moe_ck2stages_gemm1_256x32x64x128_... kernel
-// names); MxN (assembly kernels, e.g. 16x128) and AITER's 2-stage assembly
-// kernels' names (fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3: tile_m x
-// tile_n) -> 256 threads, that M and N, and the K of tdmsim's default tile
-// for M in the row's format; other kernel names (AITER's 1-stage assembly
-// kernels, FlyDSL's) -> auto. `error` says why a name is none of these, or
-// its M differs from block_m (tile empty then).
+// names); MxN (assembly kernels, e.g. 16x128) and AITER's assembly stage-1
+// kernels' names in the stage-1 column (fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3:
+// tile_m x tile_n) -> 256 threads, that M and N, and the K of tdmsim's
+// default tile for M in the row's format; other kernel names (AITER's other
+// assembly kernels, FlyDSL's) -> auto. `error` says why a name is none of
+// these, or its M differs from block_m (tile empty then).
 struct AiterTileReading {
   KernelTile tile;      // auto for the default tile
   std::string reading;  // how the name was read (for `tdmsim config aiter-tile`)
   std::string error;    // non-empty: refused, and why
+  bool assembly_stage1 = false;  // an assembly stage-1 kernel (aiter_asm_stage1_name)
 };
+// Whether a stage-1 name is one of AITER's assembly stage-1 kernels
+// (fmoe_stage1_..., plain or mangled). fused_moe.py runs them unsplit: its
+// asm_stage1 gets no ksplit (default 0), and AITER's tuner times them with 0,
+// whatever the row's ksplit column holds (which is CK's split).
+bool aiter_asm_stage1_name(std::string_view name);
 AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m,
                                  const std::optional<AiterFormat>& format, bool second);
 

@@ -58,20 +58,27 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
       r.source.config_line = row.line;
       r.source.chosen_by = "kernel.config row";
       r.spec.block_m = row.block_m;
-      r.spec.gate_up_tile = aiter_tile(*table, row, false);
-      r.spec.down_tile = aiter_tile(*table, row, true);
-      r.ck = {aiter_tile_lds_buffers(row, false), aiter_tile_lds_buffers(row, true)};
       r.spec.split_k = std::max(1u, row.ksplit);  // AITER's 0: no split
       r.spec.stages = row.run_1stage ? 1 : 2;
       // A 1-stage row of AITER's kernels runs its assembly 1-stage kernel,
       // whatever the tile columns hold (AITER's fused_moe_1stage takes no CK
-      // tile): the plan picks that kernel's tile (aiter_one_stage_tile).
-      std::string one_stage_note;
-      if (row.run_1stage && spec.source == KernelCode::aiter &&
-          (!r.spec.gate_up_tile.is_auto() || !r.spec.down_tile.is_auto())) {
-        r.spec.gate_up_tile = r.spec.down_tile = KernelTile{};
-        r.ck = {};
-        one_stage_note = "; tile names not used: AITER runs its assembly 1-stage kernel";
+      // tile): the names are not read, and the plan picks that kernel's tile
+      // (aiter_one_stage_tile).
+      std::string one_stage_note, split_note;
+      if (row.run_1stage && spec.source == KernelCode::aiter) {
+        if (!row.tile1.empty() || !row.tile2.empty()) {
+          one_stage_note = "; tile names not used: AITER runs its assembly 1-stage kernel";
+        }
+      } else {
+        r.spec.gate_up_tile = aiter_tile(*table, row, false);
+        r.spec.down_tile = aiter_tile(*table, row, true);
+        r.ck = {aiter_tile_lds_buffers(row, false), aiter_tile_lds_buffers(row, true)};
+        // AITER's assembly stage 1 runs unsplit (aiter_asm_stage1_name);
+        // with AITER's kernels only stage 1 splits, so the row runs none.
+        if (!row.run_1stage && aiter_asm_stage1_name(row.tile1) && r.spec.split_k > 1) {
+          split_note = fmt::format("; ksplit {} not used: AITER's assembly stage 1 runs unsplit", row.ksplit);
+          r.spec.split_k = 1;
+        }
       }
       r.fixed_by = fmt::format("{}:{}", table->file, row.line);
       // Why a tile column gives the default tile: empty, or a kernel of no CK tile.
@@ -85,7 +92,7 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
                              shape.tokens, hit.padded_token,
                              one_stage_note.empty() ? default_note("tile1", row.tile1, r.spec.gate_up_tile) : "",
                              one_stage_note.empty() ? default_note("tile2", row.tile2, r.spec.down_tile) : "",
-                             one_stage_note);
+                             one_stage_note + split_note);
     } else {
       r.prefix = fmt::format("kernel.config {}: {}; ", table->file,
                              hit.bypassed ? "table bypassed as AITER does" : "no row matched");

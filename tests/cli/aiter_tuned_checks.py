@@ -68,6 +68,8 @@ def check_rows(tdmsim, tmp):
     # `tdmsim config aiter-tile` and --kernel-config read it).
     if (rows[9]["tile1"], rows[9]["tile2"]) != ("256x32x128x256", "256x32x64x128"):
         fail(f"line 9: tiles {rows[9]['tile1']!r} / {rows[9]['tile2']!r}, expected the assembly kernel's 32x128")
+    if rows[9]["ksplit"] != "1":  # ksplit 2 in the row: AITER runs its assembly stage 1 unsplit
+        fail(f"line 9: ksplit {rows[9]['ksplit']}, expected 1 (assembly stage 1)")
     if rows[4]["stages"] != "1" or float(rows[4]["sim_us2"]) != 0.0 or float(rows[4]["sim_us1"]) <= 0:
         fail(f"line 4 (run_1stage 1) is not a 1-stage layer: {rows[4]}")
     for head in ("#### mi300x (cu_num 304)", "#### mi355x (cu_num 256)", "**Not simulated**",
@@ -116,6 +118,13 @@ def check_edges(tdmsim, tmp):
         fail(f"rows at lines {sorted(rows)}, expected 2 and 4 (line 3 is blank)")
     if rows[2]["status"] != "simulated" or rows[4]["stages"] != "1" or "above --max-tokens 100" not in rows[4]["status"]:
         fail(f"flags or --max-tokens: {rows}")
+    # A name that looks like an option is a name all the same: refused by tdmsim, listed.
+    path = os.path.join(tmp, "dash.csv")
+    with open(path, "w") as f:
+        f.write(lines[0] + "\n" + lines[1].replace("moe_ck2stages_gemm1_", "--help_", 1) + "\n")
+    rows, _ = predicted(tdmsim, tmp, path)
+    if "column kernelName1: tile '--help_256x32x64x128" not in rows[2]["status"]:
+        fail(f"a name starting with '-': {rows[2]['status']!r}")
     # doweight_stage1 reaches the model (gating.weight_on_input): a per-token fp8 1-stage
     # layer then runs AITER's fmoe_g1u1_tkw1, whose width pick counts 32-row blocks.
     path = os.path.join(tmp, "doweight.csv")
@@ -168,6 +177,8 @@ def check_bad(tdmsim, tmp):
                          "exponent.csv:2: column token: '1.6e1' is not a whole number"),
         "ksplit.csv": (lines[0] + "\n" + lines[1].replace(",32,0,10.0,", ",32,-1,10.0,", 1),
                        "ksplit.csv:2: column ksplit: '-1' is not a whole number"),
+        "nul.csv": (lines[0] + "\n" + lines[1].replace("moe_ck2stages_gemm1_", "moe\0", 1),
+                    "nul.csv:2: column kernelName1: a NUL byte"),
         "upper-flag.csv": (lines[0] + "\n" + lines[1][:-2] + ",TRUE",
                            "upper-flag.csv:2: column run_1stage: 'TRUE' is not 0, 1, True or False"),
         "no-tiles.csv": (lines[0].replace("kernelName2", "kernel2"), "missing tile columns"),

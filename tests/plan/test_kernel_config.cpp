@@ -262,7 +262,7 @@ TEST_CASE("bad tile names and tiles whose M is not block_m are refused naming th
                     Catch::Contains("256x32x64x128") && Catch::Contains("block_m 16"));
 }
 
-TEST_CASE("AITER's 2-stage assembly kernel names give their tile_m x tile_n", "[kernel_config]") {
+TEST_CASE("AITER's assembly stage-1 kernel names give their tile_m x tile_n", "[kernel_config]") {
   // hsa/gfx942/fmoe_2stages names, plain and mangled: 256 threads (asm_moe_2stage.cu
   // bdx), tile_m = block_m, tile_n the stage's output columns (gdx = inter_dim / tile_n),
   // K that of the default tile for M in the row's format (fp8: twice bf16's).
@@ -272,6 +272,7 @@ TEST_CASE("AITER's 2-stage assembly kernel names give their tile_m x tile_n", "[
   };
   const AiterTileReading mangled = read("_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3E", 64);
   CHECK(mangled.error.empty());
+  CHECK(mangled.assembly_stage1);
   CHECK(mangled.tile == KernelTile{256, 64, 128, 2 * default_tile(64).k});
   CHECK(read("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3", 32).tile ==
         KernelTile{256, 32, 128, 2 * default_tile(32).k});
@@ -290,6 +291,10 @@ TEST_CASE("AITER's 2-stage assembly kernel names give their tile_m x tile_n", "[
   const AiterTileReading one = read("fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256", 64);
   CHECK(one.error.empty());
   CHECK(one.tile.is_auto());
+  CHECK(!one.assembly_stage1);
+  // fused_moe.py runs no assembly stage 2 (its stage 2 is always ck_moe_stage2_fwd): such a
+  // name is another kernel's, the default tile.
+  CHECK(read("fmoe_stage2_bf16_pertokenInt8_g1u1_32x128", 32, true).tile.is_auto());
   // The table reader takes the same reading, refusing at the row's column.
   const KernelConfigTable bad = table("bad_tile.csv");
   KernelConfigRow row = bad.rows.at(0);  // fp8 OCP per-token, block_m 16
@@ -447,7 +452,13 @@ TEST_CASE("a 1-stage row of AITER's kernels runs the assembly tile, whatever its
           "256,64,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
           "7,256x32x64x128,0,256x32x64x64,7,1\n"
           "256,32,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
-          "7,fmoe_fp8_g1u1_vs_silu_32x256,0,,7,0\n",
+          "7,fmoe_fp8_g1u1_vs_silu_32x256,0,,7,0\n"
+          // 1-stage, its tile1 an assembly stage-1 kernel of another M: not read, so not refused.
+          "256,128,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
+          "7,fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3,0,,7,1\n"
+          // 2-stage with an assembly stage 1 and ksplit 2: its tile, run unsplit.
+          "256,16,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,2,"
+          "7,_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3E,0,,7,0\n",
       "one.csv");
   ModelSpec m = make_model(8, 2, 256, 128);
   m.shared_experts = 1;
@@ -474,6 +485,19 @@ TEST_CASE("a 1-stage row of AITER's kernels runs the assembly tile, whatever its
   CHECK(r.source.config_line == 3);
   CHECK(r.spec.gate_up_tile.is_auto());
   CHECK(r.prefix.find("tile1 'fmoe_fp8_g1u1_vs_silu_32x256': not a CK tile") != std::string::npos);
+  spec.source = KernelCode::aiter;
+  sc.scenario.spec.tokens = 128;
+  r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
+  CHECK(r.source.config_line == 4);
+  CHECK(r.spec.stages == 1);
+  CHECK(r.spec.gate_up_tile.is_auto());
+  // AITER's fused_moe.py calls asm_stage1 without ksplit (and its tuner times it with 0).
+  sc.scenario.spec.tokens = 16;
+  r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
+  CHECK(r.source.config_line == 5);
+  CHECK(r.spec.gate_up_tile == KernelTile{256, 32, 128, 2 * default_tile(32).k});
+  CHECK(r.spec.split_k == 1);
+  CHECK(r.prefix.find("ksplit 2 not used: AITER's assembly stage 1 runs unsplit") != std::string::npos);
 }
 
 TEST_CASE("AITER's get_block_size_M, worked by hand", "[aiter_heuristic]") {

@@ -66,21 +66,28 @@ MODEL_INTER = 1536  # Qwen3-235B-A22B intermediate size (workloads/models/qwen3-
 
 
 def aiter_tile(tdmsim, name, block_m, stage, names=None, memo={}):
-    """(tile, lds_buffers) of a tuned table's tile or kernel name at block_m in stage 1 or
-    2, tile "" for the default tile of block_m, or (None, reason): asked of `tdmsim config
-    aiter-tile` (plan::read_aiter_tile, the reading `tdmsim run --kernel-config` takes), so
-    this script keeps no reading of its own. names: the row's (q_dtype_a, q_dtype_w,
-    q_type), which set an assembly kernel's K."""
+    """(tile, assembly_stage1) of a tuned table's tile or kernel name at block_m in stage 1
+    or 2, tile "" for the default tile of block_m and assembly_stage1 whether it is AITER's
+    assembly stage-1 kernel (which runs unsplit); or (None, reason) where tdmsim refuses
+    the name (exit 2). Asked of `tdmsim config aiter-tile` (plan::read_aiter_tile, the
+    reading `tdmsim run --kernel-config` takes), so this script keeps no reading of its
+    own. names: the row's (q_dtype_a, q_dtype_w, q_type), which set an assembly kernel's K.
+    Any other exit of tdmsim raises RuntimeError."""
     key = (tdmsim, name, block_m, stage, tuple(names or ()))
     if key not in memo:
+        # --format's three values first: a "--" right after them would only end that list,
+        # and the name after "--" may start with "-".
         fmt = ["--format", *names] if names else []
-        p = tdmsimtools.tdmsim(tdmsim, "config", "aiter-tile", "--block-m", str(block_m), "--stage", str(stage),
-                               *fmt, "--", name)
+        p = tdmsimtools.tdmsim(tdmsim, "config", "aiter-tile", *fmt, "--block-m", str(block_m), "--stage",
+                               str(stage), "--", name)
         if p.returncode == 0:
             kv = dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
-            memo[key] = ("" if kv["tile"] == "default" else kv["tile"], int(kv["lds_buffers"]))
+            memo[key] = ("" if kv["tile"] == "default" else kv["tile"], kv["assembly_stage1"] == "1")
+        elif p.returncode == 2:
+            why = " ".join(p.stderr.split()).removeprefix("Error: ")  # one line, for a table cell
+            memo[key] = (None, why or "refused (exit 2)")
         else:
-            memo[key] = (None, p.stderr.strip().removeprefix("Error: ") or f"exit code {p.returncode}")
+            raise RuntimeError(f"tdmsim config aiter-tile {name!r} failed (exit {p.returncode}): {p.stderr.strip()}")
     return memo[key]
 
 

@@ -21,7 +21,8 @@ an assembly kernel's MxN or AITER's 2-stage assembly kernel name
 (`fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3`) 256 x M x N x the default K, an empty
 name or another kernel's (AITER's 1-stage assembly kernels, FlyDSL's) the heuristic tile of
 the row's block_m; a name tdmsim refuses (its M is not block_m, say) lists the row with
-tdmsim's reason. The scenario has no key for CK's pipeline version, so a v1 name's single
+tdmsim's reason. A row whose stage 1 is an assembly kernel runs unsplit, as AITER's
+fused_moe.py and tuner run it (no ksplit reaches asm_stage1). The scenario has no key for CK's pipeline version, so a v1 name's single
 LDS buffer is not passed on (validation scenarios run two; `--kernel-config` takes one).
 
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
@@ -30,7 +31,8 @@ us1 + us2), `source` (else the file's name) and `use_g1u1` (0/1 or False/True, a
 run_1stage) and `doweight_stage1` (the model's `gating.weight_on_input`: AITER's 1-stage
 kernel for such per-token layers is `fmoe_g1u1_tkw1`) are read where present. Whole numbers
 and flags are read as tdmsim's table reader reads them (digits or pandas' 32.0; 0, 1, True,
-False); AITER's other columns are not. Each row
+False, empty = 0); a block_m or ksplit the simulator does not take (block_m 48, say) lists
+the row with its reason. AITER's other columns are not read. Each row
 becomes a scenario as in validation/calibration/aiter_mi355x.py: the row's shape (257, 385
 or 161 experts top-9 are the DeepSeek-V3 family's routed experts + 1 shared expert fused
 into the routing: aiter_mi355x.fused_shared_expert), format (`tdmsim config aiter-format`), tokens,
@@ -84,7 +86,7 @@ class InputError(ValueError):
 
 # A whole number as tdmsim's table reader takes one (descriptors/plan/kernel_config.cpp
 # number: digits, or pandas' "32.0"); a time as any finite decimal.
-WHOLE = re.compile(r"^\d+(\.0)?$")
+WHOLE = re.compile(r"^[0-9]+(\.0)?$")
 FLAGS = {"0": 0, "0.0": 0, "False": 0, "false": 0, "1": 1, "1.0": 1, "True": 1, "true": 1}
 
 
@@ -104,11 +106,13 @@ def number(path, line, r, column, integer=False):
 
 
 def flag(path, line, r, column, default):
-    """A 0/1 column (AITER writes 0/1, pandas True/False), as tdmsim's table reader takes it;
-    `default` where the column is absent or the field empty."""
+    """A 0/1 column (AITER writes 0/1, pandas True/False), as tdmsim's table reader takes it:
+    an empty field is 0; `default` where the column is absent."""
     text = (r.get(column) or "").strip()
-    if column not in r or text == "":
+    if column not in r:
         return default
+    if text == "":
+        return 0
     if text in FLAGS:
         return FLAGS[text]
     raise InputError(f"{path}:{line}: column {column}: {text!r} is not 0, 1, True or False")
@@ -177,22 +181,31 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         # Each tile or kernel name as `tdmsim run --kernel-config` reads it (`tdmsim config
         # aiter-tile`); a name it refuses is the row's reason not to simulate it. A 1-stage
         # row runs AITER's assembly 1-stage kernel whatever its names.
-        tiles = ["", ""]
+        tiles, unsplit, crashed = ["", ""], False, False
         if not one:
             for i, c in enumerate(pair):
-                tile, why = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1,
-                                                    (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
-                if tile is None:
-                    status = status or f"column {c}: {why}"
+                if "\0" in r[c]:
+                    raise InputError(f"{path}:{line}: column {c}: a NUL byte")
+                try:
+                    got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1,
+                                                  (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
+                except RuntimeError as e:  # listed as a crash: main() exits 1
+                    status, crashed = " ".join(str(e).split()), True
+                    continue
+                if got[0] is None:
+                    status = status or f"column {c}: {got[1]}"
                 else:
-                    tiles[i] = tile
+                    tiles[i] = got[0]
+                    # AITER's assembly stage 1 runs unsplit, whatever the row's ksplit.
+                    unsplit = unsplit or (i == 0 and got[1])
         out.append(dict(
             line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
             dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, status=status,
-            block_m=n["block_m"], split_k=max(1, n["ksplit"]), stages=1 if one else 2,
+            block_m=n["block_m"], split_k=1 if unsplit else max(1, n["ksplit"]), stages=1 if one else 2,
             tile1=tiles[0], tile2=tiles[1],
             us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation, weight_on_input=doweight,
+            crashed=crashed,
             case=f"file{index}-line{line}"))
     return out
 
