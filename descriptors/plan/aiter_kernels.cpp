@@ -163,7 +163,9 @@ bool aiter_one_stage_takes_block_m(IsaFamily isa, const LayerShape& shape, std::
 
 KernelTile aiter_one_stage_tile(IsaFamily isa, const LayerShape& shape, std::uint32_t block_m, std::uint32_t cus) {
   const std::uint64_t rows = std::uint64_t{shape.tokens} * shape.slots();
-  const bool tkw1 = shape.weight_on_input && (shape.quant == Quant::per_token || shape.quant == Quant::per_tensor);
+  // fused_moe.py fused_moe_1stage takes fmoe_g1u1_tkw1 for QuantType.per_Token
+  // with doweight_stage1 alone (per-tensor runs fmoe_g1u1).
+  const bool tkw1 = shape.weight_on_input && shape.quant == Quant::per_token;
   // Under expert parallelism the sort is sized on every expert of the model
   // (fused_moe.py: global_E = expert_mask.numel()), not the GPU's own. The
   // logical experts: redundant EPLB copies, which a serving engine's mask

@@ -476,7 +476,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   }
   if (requested.source == KernelCode::aiter && ck != CkPipelines{}) {
     const auto text = [](std::uint32_t b) {
-      return b == 0 ? "not named (LDS buffers by depth)" : b == 1 ? "v1 (1 LDS buffer)" : "v2/v3 (2 LDS buffers)";
+      return b == 0 ? "no CK pipeline version in the name (LDS buffers by depth)" : b == 1 ? "v1 (1 LDS buffer)" : "v2/v3 (2 LDS buffers)";
     };
     why += fmt::format("; CK pipelines from the kernel names: gate/up {}, down {}", text(k.ck_lds_buffers.gate_up),
                        text(k.ck_lds_buffers.down));

@@ -66,6 +66,7 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
       // (aiter_one_stage_tile).
       std::string one_stage_note, split_note;
       if (row.run_1stage && spec.source == KernelCode::aiter) {
+        r.spec.gate_up_tile = r.spec.down_tile = KernelTile{};
         if (!row.tile1.empty() || !row.tile2.empty()) {
           one_stage_note = "; tile names not used: AITER runs its assembly 1-stage kernel";
         }

@@ -7,6 +7,7 @@ made-up fixtures (tests/data/aiter/: invented times, not measurements).
   aiter_tuned_checks.py TDMSIM machine   # --machine CU=NAME maps a cu_num to a machine of that many CUs
   aiter_tuned_checks.py TDMSIM bad       # malformed input: exit 2 naming file, line and column; nothing written
   aiter_tuned_checks.py TDMSIM edges     # byte-order mark, True/False, blank lines, --max-tokens, shared expert
+  aiter_tuned_checks.py TDMSIM crash     # a tdmsim failing on a row's names: listed, exit 1, other rows kept
   aiter_tuned_checks.py TDMSIM grid      # every AITER format on both machines, 1- and 2-stage: all simulated,
                                          # none faster than the plain roofline
 """
@@ -179,6 +180,8 @@ def check_bad(tdmsim, tmp):
                        "ksplit.csv:2: column ksplit: '-1' is not a whole number"),
         "nul.csv": (lines[0] + "\n" + lines[1].replace("moe_ck2stages_gemm1_", "moe\0", 1),
                     "nul.csv:2: column kernelName1: a NUL byte"),
+        "nul-format.csv": (lines[0] + "\n" + lines[1].replace("QuantType.No", "QuantType.\0No", 1),
+                           "nul-format.csv:2: column q_type: a NUL byte"),
         "upper-flag.csv": (lines[0] + "\n" + lines[1][:-2] + ",TRUE",
                            "upper-flag.csv:2: column run_1stage: 'TRUE' is not 0, 1, True or False"),
         "no-tiles.csv": (lines[0].replace("kernelName2", "kernel2"), "missing tile columns"),
@@ -259,10 +262,35 @@ def check_grid(tdmsim, tmp):
         fail(f"{len(rows)} grid rows, expected at least 40")
 
 
+def check_crash(tdmsim, tmp):
+    """A tdmsim that fails (not exit 2) on a row's names: the row is listed as a crash, the
+    script exits 1, and the other rows are kept; a row already set aside (no machine) does
+    not ask tdmsim about its names, so it keeps its own reason."""
+    fake = os.path.join(tmp, "tdmsim")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\n"
+                "case \"$*\" in *aiter-tile*moe_ck2stages_gemm1_256x64x128x128*) echo boom >&2; exit 139;; esac\n"
+                f"exec {tdmsim} \"$@\"\n")
+    os.chmod(fake, 0o755)
+    out, md = os.path.join(tmp, "rows.csv"), os.path.join(tmp, "report.md")
+    p = subprocess.run([sys.executable, SCRIPT, LAYOUT, "--tdmsim", fake, "--jobs", "2", "--quiet",
+                        "--output", out, "--markdown", md], capture_output=True, text=True)
+    if p.returncode != 1 or "tdmsim crashed on 1 row(s)" not in p.stderr:
+        fail(f"a failing tdmsim: exit {p.returncode}, expected 1 naming the row: {p.stderr}")
+    with open(out) as f:
+        rows = {int(r["line"]): r for r in csv.DictReader(f)}
+    if sorted(rows) != list(range(2, 11)):
+        fail(f"rows {sorted(rows)}: every row must be kept")
+    if "aiter-tile" not in rows[3]["status"] or "exit 139" not in rows[3]["status"] or "\n" in rows[3]["status"]:
+        fail(f"line 3: status {rows[3]['status']!r}, expected the failure on one line")
+    if "cu_num 80: no machine" not in rows[5]["status"] or rows[2]["status"] != "simulated":
+        fail(f"lines 2 and 5 keep their own status: {rows[2]['status']!r}, {rows[5]['status']!r}")
+
+
 def main():
     tdmsim, mode = sys.argv[1], sys.argv[2]
     checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad, grid=check_grid,
-                  edges=check_edges)
+                  edges=check_edges, crash=check_crash)
     with tempfile.TemporaryDirectory() as tmp:
         checks[mode](tdmsim, tmp)
     return 0

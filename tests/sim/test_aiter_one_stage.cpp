@@ -165,6 +165,10 @@ TEST_CASE("AITER 1-stage tile: the per-token kernels' widths by fewest rounds, t
   CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna4, maverick, 32, 256).n == 2 * 512);
   maverick.weight_on_input = true;
   CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna4, maverick, 32, 256).n == 2 * 128);
+  // Per-tensor takes fmoe_g1u1 whatever doweight_stage1 (fused_moe_1stage: tkw1
+  // for per_Token alone): the sort's blocks, 512.
+  maverick.quant = Quant::per_tensor;
+  CHECK(plan::aiter_one_stage_tile(IsaFamily::cdna4, maverick, 32, 256).n == 2 * 512);
   // MXFP4 on MI355X: DeepSeek-V3 TP4 (I 512) at 1 token, 256 blocks: 512 fills
   // the 256 CUs in one round (256 at two rounds), one workgroup a CU; TP8 (I
   // 256) takes 256, two a CU.

@@ -102,17 +102,20 @@ def tile_of(tdmsim, r, stage):
 
 
 def aiter_format(tdmsim, q_dtype_a, q_dtype_w, q_type, memo={}):
-    """(dtype, weight_dtype, quant, label) of AITER's names, or (None, reason): asked of
-    `tdmsim config aiter-format` (formats_from_aiter, workloads/specs/aiter_names.cpp), the
-    one place AITER's names meet the simulator's, so this script keeps no table of its own."""
+    """(dtype, weight_dtype, quant, label) of AITER's names, or (None, reason) where tdmsim
+    refuses them (exit 2): asked of `tdmsim config aiter-format` (formats_from_aiter,
+    workloads/specs/aiter_names.cpp), the one place AITER's names meet the simulator's, so
+    this script keeps no table of its own. Any other exit of tdmsim raises RuntimeError."""
     key = (tdmsim, q_dtype_a, q_dtype_w, q_type)
     if key not in memo:
         p = tdmsimtools.tdmsim(tdmsim, "config", "aiter-format", q_dtype_a, q_dtype_w, q_type)
         if p.returncode == 0:
             kv = dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
             memo[key] = (kv["dtype"], kv["weight_dtype"], kv["quant"], kv["label"])
-        else:
-            memo[key] = (None, p.stderr.strip().removeprefix("Error: ") or f"exit code {p.returncode}")
+        elif p.returncode == 2:
+            memo[key] = (None, " ".join(p.stderr.split()).removeprefix("Error: ") or "refused (exit 2)")
+        else:  # not a refusal: tdmsim failed
+            raise RuntimeError(f"tdmsim config aiter-format failed (exit {p.returncode}): {p.stderr.strip()}")
     return memo[key]
 
 

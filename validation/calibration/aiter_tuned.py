@@ -14,16 +14,18 @@ Input (one or more CSV files). Either column layout AITER's tables use is read:
 - The shorter one of ../shared/calibration/mi355x_fused_moe_aiter_tuned.csv (`tile1`,
   `tile2`, `source`).
 
-Every tile or kernel name is read as `tdmsim run --kernel-config` reads it, by asking
-`tdmsim config aiter-tile` (docs/moe-plan.md "Tuned kernel tables"): a CK tile
-THREADSxMxNxK or CK kernel name (`moe_ck2stages_gemm1_256x32x64x128_...`) gives its tile,
-an assembly kernel's MxN or AITER's 2-stage assembly kernel name
-(`fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3`) 256 x M x N x the default K, an empty
-name or another kernel's (AITER's 1-stage assembly kernels, FlyDSL's) the heuristic tile of
-the row's block_m; a name tdmsim refuses (its M is not block_m, say) lists the row with
-tdmsim's reason. A row whose stage 1 is an assembly kernel runs unsplit, as AITER's
-fused_moe.py and tuner run it (no ksplit reaches asm_stage1). The scenario has no key for CK's pipeline version, so a v1 name's single
-LDS buffer is not passed on (validation scenarios run two; `--kernel-config` takes one).
+The tile or kernel names of a 2-stage row are read as `tdmsim run --kernel-config` reads
+them, by asking `tdmsim config aiter-tile` (docs/moe-plan.md "Tuned kernel tables"): a CK
+tile THREADSxMxNxK or CK kernel name (`moe_ck2stages_gemm1_256x32x64x128_...`) gives its
+tile; an assembly kernel's MxN or AITER's assembly stage-1 kernel name in the stage-1
+column (`fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3`) 256 x M x N x the default K;
+an empty name or another kernel's (AITER's other assembly kernels, `fmoe_stage2_...`
+included, and FlyDSL's) the heuristic tile of the row's block_m; a name tdmsim refuses
+(its M is not block_m, say) lists the row with tdmsim's reason. A 1-stage row's names are
+not read (AITER runs its assembly 1-stage kernel). A row whose stage 1 is an assembly
+kernel runs unsplit, as AITER's fused_moe.py and tuner run it (no ksplit reaches
+asm_stage1). The scenario has no key for CK's pipeline version, so a v1 name's single LDS
+buffer is not passed on (validation scenarios run two; `--kernel-config` takes one).
 
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 run_1stage and one of the tile column pairs; `us` (else
@@ -142,6 +144,9 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
     for line, r in raw:
         if None in r or None in r.values():
             raise InputError(f"{path}:{line}: {len(header)} columns expected")
+        for c, v in r.items():  # (no argument to tdmsim may hold one)
+            if "\0" in v:
+                raise InputError(f"{path}:{line}: column {c}: a NUL byte")
         n = {c: number(path, line, r, c, True) for c in ("cu_num", "token", "model_dim", "inter_dim", "expert",
                                                         "topk", "block_m", "ksplit")}
         one = flag(path, line, r, "run_1stage", None) == 1
@@ -155,8 +160,12 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         for c in ("token", "model_dim", "inter_dim", "expert", "topk", "block_m"):
             if n[c] < 1:
                 raise InputError(f"{path}:{line}: column {c}: {n[c]} must be at least 1")
-        fm = aiter_mi355x.aiter_format(tdmsim, r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
         names = f"{r['q_dtype_a'].strip()} / {r['q_dtype_w'].strip()} / {r['q_type'].strip()}"
+        crashed = ""  # why tdmsim failed on this row's names (listed; main() exits 1)
+        try:
+            fm = aiter_mi355x.aiter_format(tdmsim, r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
+        except RuntimeError as e:
+            fm, crashed = (None, "AITER quantisation not read"), " ".join(str(e).split())
         if fm[0] is None and not fm[1].startswith("AITER quantisation"):
             raise InputError(f"{path}:{line}: columns q_dtype_a/q_dtype_w/q_type: {names}: {fm[1]}")
         try:
@@ -165,7 +174,9 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             raise InputError(f"{e} (column act_type)") from None
         machine = machines.get(n["cu_num"])
         status = ""
-        if machine is None:
+        if crashed:
+            status = crashed
+        elif machine is None:
             status = (f"cu_num {n['cu_num']}: no machine ({', '.join(f'{k}={v}' for k, v in sorted(machines.items()))};"
                       f" --machine {n['cu_num']}=NAME maps one)")
         elif fm[0] is None:
@@ -178,26 +189,24 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             status = "published time is 0"
         dtype, wdtype, quant, label = fm if fm[0] is not None else (None, None, None, names)
         source = (r.get("source") or "").strip() or os.path.basename(path)
-        # Each tile or kernel name as `tdmsim run --kernel-config` reads it (`tdmsim config
-        # aiter-tile`); a name it refuses is the row's reason not to simulate it. A 1-stage
-        # row runs AITER's assembly 1-stage kernel whatever its names.
-        tiles, unsplit, crashed = ["", ""], False, False
-        if not one:
-            for i, c in enumerate(pair):
-                if "\0" in r[c]:
-                    raise InputError(f"{path}:{line}: column {c}: a NUL byte")
-                try:
-                    got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1,
-                                                  (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
-                except RuntimeError as e:  # listed as a crash: main() exits 1
-                    status, crashed = " ".join(str(e).split()), True
-                    continue
-                if got[0] is None:
-                    status = status or f"column {c}: {got[1]}"
-                else:
-                    tiles[i] = got[0]
-                    # AITER's assembly stage 1 runs unsplit, whatever the row's ksplit.
-                    unsplit = unsplit or (i == 0 and got[1])
+        # Each tile or kernel name of a row to simulate, as `tdmsim run --kernel-config`
+        # reads it (`tdmsim config aiter-tile`); a name it refuses is the row's reason not
+        # to simulate it. A 1-stage row runs AITER's assembly 1-stage kernel whatever its
+        # names, which are not read.
+        tiles, unsplit = ["", ""], False
+        for i, c in enumerate(pair if not one and not status else ()):
+            try:
+                got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1,
+                                              (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
+            except RuntimeError as e:
+                status = crashed = " ".join(str(e).split())
+                break
+            if got[0] is None:
+                status = status or f"column {c}: {got[1]}"
+            else:
+                tiles[i] = got[0]
+                # AITER's assembly stage 1 runs unsplit, whatever the row's ksplit.
+                unsplit = unsplit or (i == 0 and got[1])
         out.append(dict(
             line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
@@ -205,7 +214,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             block_m=n["block_m"], split_k=1 if unsplit else max(1, n["ksplit"]), stages=1 if one else 2,
             tile1=tiles[0], tile2=tiles[1],
             us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation, weight_on_input=doweight,
-            crashed=crashed,
+            crashed=bool(crashed),
             case=f"file{index}-line{line}"))
     return out
 
@@ -223,6 +232,7 @@ def simulate_all(rows, tdmsim, jobs, store=None, quiet=False):
             except tdmsimtools.RunError as e:
                 lines = [x for x in e.stderr.strip().splitlines() if x.strip()]
                 why = re.sub(r"^(tdmsim: )?(error: )?", "", lines[-1]) if lines else ""
+                why = why.replace(tmp + os.sep, "")  # the case's file by name, not its temporary folder
                 if e.returncode == 2:
                     return dict(r, status="tdmsim run: " + why)
                 return dict(r, status=f"tdmsim run crashed (exit {e.returncode}): {why}", crashed=True)
