@@ -119,6 +119,13 @@ def check_edges(tdmsim, tmp):
         fail(f"rows at lines {sorted(rows)}, expected 2 and 4 (line 3 is blank)")
     if rows[2]["status"] != "simulated" or rows[4]["stages"] != "1" or "above --max-tokens 100" not in rows[4]["status"]:
         fail(f"flags or --max-tokens: {rows}")
+    # AITER's ActivationType.No: listed, not an input error.
+    path = os.path.join(tmp, "no-act.csv")
+    with open(path, "w") as f:
+        f.write(lines[0] + "\n" + lines[1].replace("ActivationType.Silu", "ActivationType.No", 1) + "\n")
+    rows, _ = predicted(tdmsim, tmp, path)
+    if "act_type ActivationType.No" not in rows[2]["status"]:
+        fail(f"ActivationType.No: {rows[2]['status']!r}")
     # A name that looks like an option is a name all the same: refused by tdmsim, listed.
     path = os.path.join(tmp, "dash.csv")
     with open(path, "w") as f:

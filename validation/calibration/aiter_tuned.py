@@ -44,7 +44,7 @@ without launch overhead and without the sort (as AITER's tuner times us1 and us2
 Rows that cannot be simulated are listed with the reason, never dropped: a cu_num with no
 machine (--machine CU=NAME maps one: a shipped machine of that many CUs, since AITER
 tunes per cu_num and another CU count is another GPU), a format the simulator refuses, `use_g1u1 0` (AITER's
-ungated MLP kernels; every model here is gated), a tile that does not fit (tdmsim's
+ungated MLP kernels; every model here is gated), `ActivationType.No`, a tile that does not fit (tdmsim's
 message), a published time of 0, a token count above --max-tokens. Malformed input (a
 missing column, a number that is not one, a negative time, names that are not AITER's, a
 file without rows) stops the script with exit 2, naming the file, line and column; nothing
@@ -168,8 +168,11 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             fm, crashed = (None, "AITER quantisation not read"), " ".join(str(e).split())
         if fm[0] is None and not fm[1].startswith("AITER quantisation"):
             raise InputError(f"{path}:{line}: columns q_dtype_a/q_dtype_w/q_type: {names}: {fm[1]}")
+        # AITER's ActivationType is No, Silu, Gelu or Swiglu (csrc/include/aiter_enum.h);
+        # No (no activation: no gated MLP) is listed, a name AITER lacks is malformed.
+        no_activation = r["act_type"].strip() == "ActivationType.No"
         try:
-            activation = aiter_mi355x.activation_of(path, line, r["act_type"])
+            activation = None if no_activation else aiter_mi355x.activation_of(path, line, r["act_type"])
         except ValueError as e:
             raise InputError(f"{e} (column act_type)") from None
         machine = machines.get(n["cu_num"])
@@ -183,6 +186,8 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             status = fm[1]
         elif not gated:
             status = "use_g1u1 0: AITER's ungated MLP kernels (every model here is gated)"
+        elif no_activation:
+            status = "act_type ActivationType.No: no activation, not a gated MLP (every model here is one)"
         elif max_tokens and n["token"] > max_tokens:
             status = f"above --max-tokens {max_tokens}"
         elif t["us"] == 0:
