@@ -45,6 +45,13 @@ TEST_CASE("AITER's names map to the scenario's formats", "[aiter][formats]") {
       {"torch.bfloat16", "torch.int4", "QuantType.per_1x128", {D::bf16, D::int4, Q::group_128}},
       {"torch.float8_e4m3fnuz", "torch.uint32", "QuantType.per_Token",
        {D::fp8_e4m3_fnuz, D::int4, Q::per_token}},
+      // torch.uint8, AITER's stand-in for fp4x2 and i4x2 where torch lacks them:
+      // fp4 with MX scales (as AITER tests fp4x2 first), int4 with int4's scales.
+      {"torch.uint8", "torch.uint8", "QuantType.per_1x32", {D::mxfp4, D::mxfp4, Q::per_1x32}},
+      {"torch.bfloat16", "torch.uint8", "QuantType.per_1x32", {D::bf16, D::mxfp4, Q::per_1x32}},
+      {"torch.bfloat16", "torch.uint8", "QuantType.per_1x128", {D::bf16, D::int4, Q::group_128}},
+      {"torch.float8_e4m3fnuz", "torch.uint8", "QuantType.per_Token",
+       {D::fp8_e4m3_fnuz, D::int4, Q::per_token}},
       // Prefixes are optional, as some tables and logs drop them.
       {"bfloat16", "float4_e2m1fn_x2", "per_1x32", {D::bf16, D::mxfp4, Q::per_1x32}},
   };
@@ -73,6 +80,11 @@ TEST_CASE("names and combinations AITER does not ship are refused with a reason"
   std::string why;
   CHECK_FALSE(formats_from_aiter("torch.float32", "torch.float32", "QuantType.No", &why).has_value());
   CHECK(why.find("q_dtype_a 'torch.float32'") != std::string::npos);
+  // uint8 activations other than fp4's, or uint8 weights without a 4-bit format's scales.
+  CHECK_FALSE(formats_from_aiter("torch.uint8", "torch.uint8", "QuantType.per_Token", &why).has_value());
+  CHECK(why.find("q_dtype_a 'torch.uint8'") != std::string::npos);
+  CHECK_FALSE(formats_from_aiter("torch.bfloat16", "torch.uint8", "QuantType.No", &why).has_value());
+  CHECK(why.find("q_dtype_w 'torch.uint8'") != std::string::npos);
   CHECK_FALSE(formats_from_aiter("torch.bfloat16", "torch.bfloat16", "QuantType.per_2x2", &why).has_value());
   CHECK(why.find("not an AITER QuantType") != std::string::npos);
   // fp4 weights need their MX scales.

@@ -45,11 +45,23 @@ std::optional<OperandFormats> formats_from_aiter(std::string_view q_dtype_a,
     if (why) *why = std::move(m);
     return std::nullopt;
   };
-  const auto a = dtype_of(q_dtype_a);
-  if (!a) return fail("q_dtype_a '" + std::string(q_dtype_a) + "' is not a dtype AITER's MoE uses");
-  const auto w = dtype_of(q_dtype_w);
-  if (!w) return fail("q_dtype_w '" + std::string(q_dtype_w) + "' is not a dtype AITER's MoE uses");
   const std::string_view q = strip(q_type, "QuantType.");
+  // torch.uint8 is AITER's stand-in for its packed 4-bit dtypes where torch
+  // lacks them (aiter/utility/dtypes.py: fp4x2 = getattr(torch,
+  // "float4_e2m1fn_x2", torch.uint8), i4x2 = getattr(torch, "int4",
+  // torch.uint8)), so tables written there say uint8 for both. AITER tests
+  // fp4x2 first (fused_moe.py), so with per_1x32 scales it is MXFP4; with
+  // the int4 scales (per_Token, per_1x128) INT4 weights.
+  const auto packed = [&](std::string_view name, bool weight) -> std::optional<DType> {
+    if (strip(name, "torch.") != "uint8") return dtype_of(name);
+    if (q == "per_1x32") return DType::mxfp4;
+    if (weight && (q == "per_Token" || q == "per_1x128" || q == "per_128x128")) return DType::int4;
+    return std::nullopt;
+  };
+  const auto a = packed(q_dtype_a, false);
+  if (!a) return fail("q_dtype_a '" + std::string(q_dtype_a) + "' is not a dtype AITER's MoE uses");
+  const auto w = packed(q_dtype_w, true);
+  if (!w) return fail("q_dtype_w '" + std::string(q_dtype_w) + "' is not a dtype AITER's MoE uses");
   OperandFormats f{*a, *w, Quant::none};
   // per_1x32 / per_1x128 on int4 weights are group scales along K (1 x N
   // blocks of one output channel); on float formats per_1x32 is OCP MX E8M0
