@@ -119,13 +119,20 @@ def check_edges(tdmsim, tmp):
         fail(f"rows at lines {sorted(rows)}, expected 2 and 4 (line 3 is blank)")
     if rows[2]["status"] != "simulated" or rows[4]["stages"] != "1" or "above --max-tokens 100" not in rows[4]["status"]:
         fail(f"flags or --max-tokens: {rows}")
-    # AITER's ActivationType.No: listed, not an input error.
-    path = os.path.join(tmp, "no-act.csv")
+    # AITER's own names tdmsim does not model (an activation, a dtype, a quantisation):
+    # listed, not input errors.
+    path = os.path.join(tmp, "aiter-names.csv")
     with open(path, "w") as f:
-        f.write(lines[0] + "\n" + lines[1].replace("ActivationType.Silu", "ActivationType.No", 1) + "\n")
+        f.write(lines[0] + "\n" + lines[1].replace("ActivationType.Silu", "ActivationType.No", 1) + "\n"
+                + lines[1].replace("torch.bfloat16,torch.bfloat16,torch.bfloat16", "torch.bfloat16,torch.float32,"
+                                   "torch.float32", 1) + "\n"
+                + lines[1].replace("QuantType.No", "QuantType.per_256x128", 1) + "\n")
     rows, _ = predicted(tdmsim, tmp, path)
-    if "act_type ActivationType.No" not in rows[2]["status"]:
-        fail(f"ActivationType.No: {rows[2]['status']!r}")
+    want = {2: "act_type ActivationType.No", 3: "q_dtype_a 'torch.float32' is AITER's",
+            4: "QuantType.per_256x128 is AITER's"}
+    for n, text in want.items():
+        if text not in rows[n]["status"]:
+            fail(f"line {n}: status {rows[n]['status']!r}, expected {text!r}")
     # A name that looks like an option is a name all the same: refused by tdmsim, listed.
     path = os.path.join(tmp, "dash.csv")
     with open(path, "w") as f:

@@ -12,8 +12,8 @@ add_test(NAME mi_fit.aiter_format_refused_pair_exit_2
                  -DEXPECT_RC=2 "-DEXPECT_STDERR=AITER quantisation .torch.bfloat16, torch.float8_e4m3fn, QuantType.per_Token.: dtype bf16 pairs with"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 add_test(NAME mi_fit.aiter_format_bad_name_exit_2
-         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-format\;torch.float32\;torch.float32\;QuantType.No
-                 -DEXPECT_RC=2 "-DEXPECT_STDERR=q_dtype_a 'torch.float32' is not a dtype AITER's MoE uses"
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-format\;torch.float64\;torch.float64\;QuantType.No
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=q_dtype_a 'torch.float64' is not a dtype AITER's MoE uses"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 # A tuned table's tile names through `tdmsim config aiter-tile` (plan::read_aiter_tile, the
 # reading --kernel-config takes), which validation/calibration/aiter_tuned.py asks.

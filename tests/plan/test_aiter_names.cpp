@@ -78,8 +78,17 @@ TEST_CASE("AITER's names map to the scenario's formats", "[aiter][formats]") {
 TEST_CASE("names and combinations AITER does not ship are refused with a reason",
           "[aiter][formats]") {
   std::string why;
+  // AITER's own names no MoE format of tdmsim's uses: refused as AITER quantisations (a
+  // table may hold them: listed, not malformed); names AITER lacks: not AITER's.
   CHECK_FALSE(formats_from_aiter("torch.float32", "torch.float32", "QuantType.No", &why).has_value());
-  CHECK(why.find("q_dtype_a 'torch.float32'") != std::string::npos);
+  CHECK(why.find("AITER quantisation (torch.float32") == 0);
+  CHECK(why.find("q_dtype_a 'torch.float32' is AITER's") != std::string::npos);
+  CHECK_FALSE(formats_from_aiter("torch.float8_e4m3fn", "torch.float8_e4m3fn", "QuantType.per_256x128", &why)
+                  .has_value());
+  CHECK(why.find("AITER quantisation (") == 0);
+  CHECK(why.find("QuantType.per_256x128 is AITER's") != std::string::npos);
+  CHECK_FALSE(formats_from_aiter("torch.float64", "torch.float64", "QuantType.No", &why).has_value());
+  CHECK(why.find("q_dtype_a 'torch.float64' is not a dtype AITER's MoE uses") == 0);
   // uint8 activations other than fp4's, or uint8 weights without a 4-bit format's scales.
   CHECK_FALSE(formats_from_aiter("torch.uint8", "torch.uint8", "QuantType.per_Token", &why).has_value());
   CHECK(why.find("q_dtype_a 'torch.uint8'") != std::string::npos);

@@ -44,7 +44,8 @@ without launch overhead and without the sort (as AITER's tuner times us1 and us2
 Rows that cannot be simulated are listed with the reason, never dropped: a cu_num with no
 machine (--machine CU=NAME maps one: a shipped machine of that many CUs, since AITER
 tunes per cu_num and another CU count is another GPU), a format the simulator refuses, `use_g1u1 0` (AITER's
-ungated MLP kernels; every model here is gated), `ActivationType.No`, a tile that does not fit (tdmsim's
+ungated MLP kernels; every model here is gated), an activation AITER has and tdmsim does not
+(`ActivationType.No`, `Situv2`, `GeluTanh`), a tile that does not fit (tdmsim's
 message), a published time of 0, a token count above --max-tokens. Malformed input (a
 missing column, a number that is not one, a negative time, names that are not AITER's, a
 file without rows) stops the script with exit 2, naming the file, line and column; nothing
@@ -80,6 +81,15 @@ MACHINES = {304: "mi300x", 256: "mi355x"}
 REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_type", "q_dtype_a",
             "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "us2", "run_1stage")
 TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
+
+
+# AITER's ActivationType values (csrc/include/aiter_enum.h: No, Silu, Gelu, Swiglu, Situv2,
+# GeluTanh) that tdmsim's models do not have: such a row is listed, not malformed.
+OTHER_ACTIVATIONS = {
+    "ActivationType.No": "no activation, not a gated MLP (every model here is one)",
+    "ActivationType.Situv2": "an activation tdmsim's models do not have",
+    "ActivationType.GeluTanh": "an activation tdmsim's models do not have (gelu here is AITER's Gelu)",
+}
 
 
 class InputError(ValueError):
@@ -168,11 +178,10 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             fm, crashed = (None, "AITER quantisation not read"), " ".join(str(e).split())
         if fm[0] is None and not fm[1].startswith("AITER quantisation"):
             raise InputError(f"{path}:{line}: columns q_dtype_a/q_dtype_w/q_type: {names}: {fm[1]}")
-        # AITER's ActivationType is No, Silu, Gelu or Swiglu (csrc/include/aiter_enum.h);
-        # No (no activation: no gated MLP) is listed, a name AITER lacks is malformed.
-        no_activation = r["act_type"].strip() == "ActivationType.No"
+        # AITER's activations tdmsim does not model are listed; a name AITER lacks is malformed.
+        not_modelled = OTHER_ACTIVATIONS.get(r["act_type"].strip())
         try:
-            activation = None if no_activation else aiter_mi355x.activation_of(path, line, r["act_type"])
+            activation = None if not_modelled else aiter_mi355x.activation_of(path, line, r["act_type"])
         except ValueError as e:
             raise InputError(f"{e} (column act_type)") from None
         machine = machines.get(n["cu_num"])
@@ -186,8 +195,8 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             status = fm[1]
         elif not gated:
             status = "use_g1u1 0: AITER's ungated MLP kernels (every model here is gated)"
-        elif no_activation:
-            status = "act_type ActivationType.No: no activation, not a gated MLP (every model here is one)"
+        elif not_modelled:
+            status = f"act_type {r['act_type'].strip()}: {not_modelled}"
         elif max_tokens and n["token"] > max_tokens:
             status = f"above --max-tokens {max_tokens}"
         elif t["us"] == 0:

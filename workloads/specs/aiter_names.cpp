@@ -1,5 +1,6 @@
 #include "workloads/specs/aiter_names.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -20,6 +21,15 @@ constexpr std::array<std::pair<std::string_view, DType>, 9> kDTypes{{
     {"int4", DType::int4},
     {"uint32", DType::int4},
 }};
+
+// AITER's other dtypes (aiter/utility/dtypes.py: fp32, i32, i16, i64, u64,
+// fp8_e8m0) and quantisations (csrc/include/aiter_enum.h: per_256x128,
+// per_1024x128), which no MoE format of tdmsim's uses: a row naming one is
+// AITER's, only not expressible (a table may hold it), unlike a name AITER
+// does not have.
+constexpr std::array<std::string_view, 6> kOtherDTypes{"float32", "int32", "int16", "int64", "uint64",
+                                                       "float8_e8m0fnu"};
+constexpr std::array<std::string_view, 2> kOtherQuants{"per_256x128", "per_1024x128"};
 
 std::string_view strip(std::string_view s, std::string_view prefix) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
@@ -58,10 +68,22 @@ std::optional<OperandFormats> formats_from_aiter(std::string_view q_dtype_a,
     if (weight && (q == "per_Token" || q == "per_1x128" || q == "per_128x128")) return DType::int4;
     return std::nullopt;
   };
+  const std::string quantisation = "AITER quantisation (" + std::string(q_dtype_a) + ", " +
+                                   std::string(q_dtype_w) + ", " + std::string(q_type) + "): ";
+  const auto other = [](std::string_view name, const auto& list) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  const auto unknown = [&](std::string_view column, std::string_view name) {
+    if (other(strip(name, "torch."), kOtherDTypes)) {
+      return fail(quantisation + std::string(column) + " '" + std::string(name) +
+                  "' is AITER's, but no MoE format tdmsim expresses uses it");
+    }
+    return fail(std::string(column) + " '" + std::string(name) + "' is not a dtype AITER's MoE uses");
+  };
   const auto a = packed(q_dtype_a, false);
-  if (!a) return fail("q_dtype_a '" + std::string(q_dtype_a) + "' is not a dtype AITER's MoE uses");
+  if (!a) return unknown("q_dtype_a", q_dtype_a);
   const auto w = packed(q_dtype_w, true);
-  if (!w) return fail("q_dtype_w '" + std::string(q_dtype_w) + "' is not a dtype AITER's MoE uses");
+  if (!w) return unknown("q_dtype_w", q_dtype_w);
   OperandFormats f{*a, *w, Quant::none};
   // per_1x32 / per_1x128 on int4 weights are group scales along K (1 x N
   // blocks of one output channel); on float formats per_1x32 is OCP MX E8M0
@@ -77,13 +99,12 @@ std::optional<OperandFormats> formats_from_aiter(std::string_view q_dtype_a,
     f.quant = *w == DType::int4 ? Quant::group_32 : Quant::per_1x32;
   } else if (q == "per_1x128" || q == "per_128x128") {
     f.quant = *w == DType::int4 ? Quant::group_128 : Quant::block_128;
+  } else if (other(q, kOtherQuants)) {
+    return fail(quantisation + "QuantType." + std::string(q) + " is AITER's, but tdmsim models no MoE format with it");
   } else {
     return fail("q_type '" + std::string(q_type) + "' is not an AITER QuantType");
   }
-  if (const auto r = format_refusal(f)) {
-    return fail("AITER quantisation (" + std::string(q_dtype_a) + ", " + std::string(q_dtype_w) +
-                ", " + std::string(q_type) + "): " + r->message);
-  }
+  if (const auto r = format_refusal(f)) return fail(quantisation + r->message);
   return f;
 }
 
