@@ -127,12 +127,26 @@ def check_edges(tdmsim, tmp):
                 + lines[1].replace("torch.bfloat16,torch.bfloat16,torch.bfloat16", "torch.bfloat16,torch.float32,"
                                    "torch.float32", 1) + "\n"
                 + lines[1].replace("QuantType.No", "QuantType.per_256x128", 1) + "\n")
-    rows, _ = predicted(tdmsim, tmp, path)
     want = {2: "act_type ActivationType.No", 3: "q_dtype_a 'torch.float32' is AITER's",
             4: "QuantType.per_256x128 is AITER's"}
+    # A failed measurement (pandas writes inf / nan) is listed too.
+    with open(path, "a") as f:
+        f.write(lines[1].replace(",8.0,", ",inf,", 1) + "\n")
+    want[5] = "published time us2 inf (no measurement)"
+    rows, _ = predicted(tdmsim, tmp, path)
     for n, text in want.items():
         if text not in rows[n]["status"]:
             fail(f"line {n}: status {rows[n]['status']!r}, expected {text!r}")
+    # A table without run_1stage is 2-stage throughout (AITER's cfg.get default).
+    head = lines[0].split(",")
+    drop = head.index("run_1stage")
+    path = os.path.join(tmp, "no-run-1stage.csv")
+    with open(path, "w") as f:
+        for text in (lines[0], lines[1]):
+            f.write(",".join(v for i, v in enumerate(text.split(",")) if i != drop) + "\n")
+    rows, _ = predicted(tdmsim, tmp, path)
+    if rows[2]["status"] != "simulated" or rows[2]["stages"] != "2":
+        fail(f"a table without run_1stage: {rows[2]}")
     # A name that looks like an option is a name all the same: refused by tdmsim, listed.
     path = os.path.join(tmp, "dash.csv")
     with open(path, "w") as f:
@@ -206,6 +220,8 @@ def check_bad(tdmsim, tmp):
                         "bad-act.csv:2: act_type"),
         "header-only.csv": (lines[0], "header-only.csv: no data rows"),
         "negative.csv": (lines[0] + "\n" + lines[1].replace(",10.0,", ",-10.0,", 1), "negative.csv:2: column us1"),
+        "bad-time.csv": (lines[0] + "\n" + lines[1].replace(",10.0,", ",ten,", 1),
+                         "bad-time.csv:2: column us1: 'ten' is not a number"),
         "bad-flag.csv": (lines[0] + "\n" + lines[1][:-2] + ",2", "bad-flag.csv:2: column run_1stage: '2' is not 0, 1, True or False"),
         # A blank line is skipped, and the error still names the row's own line (4).
         "blank-line.csv": (lines[0] + "\n" + lines[1] + "\n\n" + lines[1].replace(",16,1024,", ",x,1024,", 1),

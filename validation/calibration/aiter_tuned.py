@@ -28,9 +28,9 @@ asm_stage1). The scenario has no key for CK's pipeline version, so a v1 name's s
 buffer is not passed on (validation scenarios run two; `--kernel-config` takes one).
 
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
-q_type block_m ksplit us1 us2 run_1stage and one of the tile column pairs; `us` (else
-us1 + us2), `source` (else the file's name) and `use_g1u1` (0/1 or False/True, as
-run_1stage) and `doweight_stage1` (the model's `gating.weight_on_input`: AITER's 1-stage
+q_type block_m ksplit us1 us2 and one of the tile column pairs; `us` (else us1 + us2),
+`run_1stage` (else 0, as AITER's `cfg.get` and tdmsim's reader take it), `source` (else the
+file's name) and `use_g1u1` (0/1 or False/True, as run_1stage) and `doweight_stage1` (the model's `gating.weight_on_input`: AITER's 1-stage
 kernel for such per-token layers is `fmoe_g1u1_tkw1`) are read where present. Whole numbers
 and flags are read as tdmsim's table reader reads them (digits or pandas' 32.0; 0, 1, True,
 False, empty = 0); a block_m or ksplit the simulator does not take (block_m 48, say) lists
@@ -44,7 +44,8 @@ without launch overhead and without the sort (as AITER's tuner times us1 and us2
 Rows that cannot be simulated are listed with the reason, never dropped: a cu_num with no
 machine (--machine CU=NAME maps one: a shipped machine of that many CUs, since AITER
 tunes per cu_num and another CU count is another GPU), a format the simulator refuses, `use_g1u1 0` (AITER's
-ungated MLP kernels; every model here is gated), an activation AITER has and tdmsim does not
+ungated MLP kernels; every model here is gated), a time of inf or nan (a failed measurement),
+an activation AITER has and tdmsim does not
 (`ActivationType.No`, `Situv2`, `GeluTanh`), a tile that does not fit (tdmsim's
 message), a published time of 0, a token count above --max-tokens. Malformed input (a
 missing column, a number that is not one, a negative time, names that are not AITER's, a
@@ -79,7 +80,7 @@ from tdmsimtools import report  # noqa: E402
 # 256 MI355X (workloads/machines/*.yaml `compute.cus`).
 MACHINES = {304: "mi300x", 256: "mi355x"}
 REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_type", "q_dtype_a",
-            "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "us2", "run_1stage")
+            "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "us2")
 TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
 
 
@@ -108,13 +109,11 @@ def number(path, line, r, column, integer=False):
         if not WHOLE.match(text):
             raise InputError(f"{path}:{line}: column {column}: {text!r} is not a whole number")
         return int(text.split(".")[0])
-    try:
-        x = float(text)
-    except ValueError:
-        x = float("nan")
-    if x != x or abs(x) == float("inf"):
+    # A time: a decimal, or inf / nan as pandas writes a failed measurement (the row is
+    # then listed, main() decides); anything else is not a number.
+    if not re.fullmatch(r"[+-]?(inf|nan|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)", text, re.IGNORECASE):
         raise InputError(f"{path}:{line}: column {column}: {text!r} is not a number")
-    return x
+    return float(text)
 
 
 def flag(path, line, r, column, default):
@@ -159,7 +158,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
                 raise InputError(f"{path}:{line}: column {c}: a NUL byte")
         n = {c: number(path, line, r, c, True) for c in ("cu_num", "token", "model_dim", "inter_dim", "expert",
                                                         "topk", "block_m", "ksplit")}
-        one = flag(path, line, r, "run_1stage", None) == 1
+        one = flag(path, line, r, "run_1stage", 0) == 1  # absent: 0, as AITER's cfg.get
         gated = flag(path, line, r, "use_g1u1", 1) == 1
         doweight = flag(path, line, r, "doweight_stage1", 0) == 1
         t = {c: number(path, line, r, c) for c in ("us1", "us2")}
@@ -167,6 +166,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         for c, x in t.items():
             if x < 0:
                 raise InputError(f"{path}:{line}: column {c}: {x} is negative")
+        not_measured = [c for c, x in t.items() if x != x or x == float("inf")]
         for c in ("token", "model_dim", "inter_dim", "expert", "topk", "block_m"):
             if n[c] < 1:
                 raise InputError(f"{path}:{line}: column {c}: {n[c]} must be at least 1")
@@ -199,6 +199,8 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             status = f"act_type {r['act_type'].strip()}: {not_modelled}"
         elif max_tokens and n["token"] > max_tokens:
             status = f"above --max-tokens {max_tokens}"
+        elif not_measured:
+            status = f"published time {', '.join(f'{c} {t[c]}' for c in not_measured)} (no measurement)"
         elif t["us"] == 0:
             status = "published time is 0"
         dtype, wdtype, quant, label = fm if fm[0] is not None else (None, None, None, names)
