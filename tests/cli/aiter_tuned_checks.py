@@ -129,10 +129,17 @@ def check_edges(tdmsim, tmp):
                 + lines[1].replace("QuantType.No", "QuantType.per_256x128", 1) + "\n")
     want = {2: "act_type ActivationType.No", 3: "q_dtype_a 'torch.float32' is AITER's",
             4: "QuantType.per_256x128 is AITER's"}
-    # A failed measurement (pandas writes inf / nan) is listed too.
+    # AITER's marks of a failed measurement (inf, -1, an empty field) and block_m 0 (no
+    # kernel found) are listed too; so is AITER's ActivationType.Relu2.
     with open(path, "a") as f:
         f.write(lines[1].replace(",8.0,", ",inf,", 1) + "\n")
-    want[5] = "published time us2 inf (no measurement)"
+        f.write(lines[1].replace(",8.0,", ",-1,", 1) + "\n")
+        f.write(lines[1].replace(",10.0,", ",,", 1) + "\n")
+        f.write(lines[1].replace(",32,0,10.0,", ",0,0,10.0,", 1) + "\n")
+        f.write(lines[1].replace("ActivationType.Silu", "ActivationType.Relu2", 1) + "\n")
+    want.update({5: "published time us2 inf (AITER's mark of a failed measurement)",
+                 6: "published time us2 -1 (AITER's mark", 7: "published time us1 '' (AITER's mark",
+                 8: "block_m 0 (AITER's tuner found no kernel", 9: "act_type ActivationType.Relu2"})
     rows, _ = predicted(tdmsim, tmp, path)
     for n, text in want.items():
         if text not in rows[n]["status"]:
@@ -141,9 +148,9 @@ def check_edges(tdmsim, tmp):
     head = lines[0].split(",")
     drop = head.index("run_1stage")
     path = os.path.join(tmp, "no-run-1stage.csv")
-    with open(path, "w") as f:
-        for text in (lines[0], lines[1]):
-            f.write(",".join(v for i, v in enumerate(text.split(",")) if i != drop) + "\n")
+    with open(path, "w") as f:  # its column names with spaces after the commas, as AITER's reader takes them
+        f.write(", ".join(v for i, v in enumerate(lines[0].split(",")) if i != drop) + "\n")
+        f.write(",".join(v for i, v in enumerate(lines[1].split(",")) if i != drop) + "\n")
     rows, _ = predicted(tdmsim, tmp, path)
     if rows[2]["status"] != "simulated" or rows[2]["stages"] != "2":
         fail(f"a table without run_1stage: {rows[2]}")

@@ -42,14 +42,16 @@ block_m, split-K, stages and tiles, uniform routing (seed 1), no router, kernel 
 without launch overhead and without the sort (as AITER's tuner times us1 and us2).
 
 Rows that cannot be simulated are listed with the reason, never dropped: a cu_num with no
-machine (--machine CU=NAME maps one: a shipped machine of that many CUs, since AITER
-tunes per cu_num and another CU count is another GPU), a format the simulator refuses, `use_g1u1 0` (AITER's
-ungated MLP kernels; every model here is gated), a time of inf or nan (a failed measurement),
-an activation AITER has and tdmsim does not
-(`ActivationType.No`, `Situv2`, `GeluTanh`), a tile that does not fit (tdmsim's
-message), a published time of 0, a token count above --max-tokens. Malformed input (a
-missing column, a number that is not one, a negative time, names that are not AITER's, a
-file without rows) stops the script with exit 2, naming the file, line and column; nothing
+machine (--machine CU=NAME maps one: a shipped machine of that many CUs, since AITER tunes
+per cu_num and another CU count is another GPU), a format the simulator refuses or AITER
+names no tdmsim format uses (torch.float32, QuantType.per_256x128, ...), `use_g1u1 0`
+(AITER's ungated MLP kernels; every model here is gated), an activation AITER has and
+tdmsim does not (`ActivationType.No`, `Situv2`, `GeluTanh`, `Relu2`), a time AITER marks as
+failed (-1, -inf, inf, nan, empty), block_m 0 (AITER's tuner found no kernel), a tile that
+does not fit (tdmsim's message), a published time of 0, a token count above --max-tokens.
+Malformed input (a missing column, a number that is not one, another negative time, names
+that are not AITER's, a file without rows) stops the script with exit 2, naming the file,
+line and column; nothing
 is written then. A tdmsim crash on a row is listed too, and the script then exits 1.
 
 Output: the Markdown report (--markdown, else stdout) with the error per machine, source
@@ -84,13 +86,17 @@ REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_
 TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
 
 
-# AITER's ActivationType values (csrc/include/aiter_enum.h: No, Silu, Gelu, Swiglu, Situv2,
-# GeluTanh) that tdmsim's models do not have: such a row is listed, not malformed.
+# AITER's ActivationType values (No, Silu, Gelu, Swiglu, Situv2, GeluTanh, Relu2: aiter_enum.h
+# and its Python mirror) that tdmsim's models do not have: such a row is listed, not malformed.
 OTHER_ACTIVATIONS = {
     "ActivationType.No": "no activation, not a gated MLP (every model here is one)",
     "ActivationType.Situv2": "an activation tdmsim's models do not have",
     "ActivationType.GeluTanh": "an activation tdmsim's models do not have (gelu here is AITER's Gelu)",
+    "ActivationType.Relu2": "an activation tdmsim's models do not have",
 }
+# AITER's markers of a failed measurement: INVALID_TIME = -1 (base_tuner.py) and -inf, an
+# empty field (pandas writes NaN so) and nan/inf.
+FAILED_TIMES = ("-1", "-1.0")
 
 
 class InputError(ValueError):
@@ -109,11 +115,17 @@ def number(path, line, r, column, integer=False):
         if not WHOLE.match(text):
             raise InputError(f"{path}:{line}: column {column}: {text!r} is not a whole number")
         return int(text.split(".")[0])
-    # A time: a decimal, or inf / nan as pandas writes a failed measurement (the row is
-    # then listed, main() decides); anything else is not a number.
-    if not re.fullmatch(r"[+-]?(inf|nan|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)", text, re.IGNORECASE):
+    # A time: a decimal, or one of AITER's markers of a failed measurement (FAILED_TIMES,
+    # inf, nan, empty), read as nan: the row is listed. Anything else is not a number.
+    if text == "" or text in FAILED_TIMES:
+        return float("nan")
+    if not re.fullmatch(r"[+-]?(inf|infinity|nan|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)", text,
+                        re.IGNORECASE):
         raise InputError(f"{path}:{line}: column {column}: {text!r} is not a number")
-    return float(text)
+    x = float(text)
+    if x in (float("inf"), float("-inf")) and "inf" not in text.lower():
+        raise InputError(f"{path}:{line}: column {column}: {text!r} is out of range")
+    return float("nan") if x == float("-inf") else x
 
 
 def flag(path, line, r, column, default):
@@ -137,7 +149,9 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         # A spreadsheet's byte-order mark is not part of the first column's name.
         with open(path, newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
-            header = reader.fieldnames or []
+            # Column names as AITER's reader takes them: surrounding spaces and tabs dropped.
+            reader.fieldnames = [h.strip() for h in (reader.fieldnames or [])]
+            header = reader.fieldnames
             raw = [(reader.line_num, r) for r in reader]  # the file's line of each row (blank lines skipped)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise InputError(f"{path}: cannot read: {e}") from None
@@ -167,7 +181,9 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             if x < 0:
                 raise InputError(f"{path}:{line}: column {c}: {x} is negative")
         not_measured = [c for c, x in t.items() if x != x or x == float("inf")]
-        for c in ("token", "model_dim", "inter_dim", "expert", "topk", "block_m"):
+        if "us" in not_measured and not (r.get("us") or "").strip():
+            not_measured.remove("us")  # the sum of the two, named there
+        for c in ("token", "model_dim", "inter_dim", "expert", "topk"):
             if n[c] < 1:
                 raise InputError(f"{path}:{line}: column {c}: {n[c]} must be at least 1")
         names = f"{r['q_dtype_a'].strip()} / {r['q_dtype_w'].strip()} / {r['q_type'].strip()}"
@@ -199,8 +215,11 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             status = f"act_type {r['act_type'].strip()}: {not_modelled}"
         elif max_tokens and n["token"] > max_tokens:
             status = f"above --max-tokens {max_tokens}"
+        elif n["block_m"] == 0:
+            status = "block_m 0 (AITER's tuner found no kernel for this shape)"
         elif not_measured:
-            status = f"published time {', '.join(f'{c} {t[c]}' for c in not_measured)} (no measurement)"
+            shown = [f"{c} {(r.get(c) or '').strip() or repr('')}" for c in not_measured]
+            status = f"published time {', '.join(shown)} (AITER's mark of a failed measurement)"
         elif t["us"] == 0:
             status = "published time is 0"
         dtype, wdtype, quant, label = fm if fm[0] is not None else (None, None, None, names)

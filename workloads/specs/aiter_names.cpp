@@ -23,17 +23,17 @@ constexpr std::array<std::pair<std::string_view, DType>, 9> kDTypes{{
 }};
 
 // AITER's other dtypes (aiter/utility/dtypes.py: fp32, i32, i16, i64, u64,
-// fp8_e8m0) and quantisations (csrc/include/aiter_enum.h: per_256x128,
+// fp8_e8m0, u8) and quantisations (csrc/include/aiter_enum.h: per_256x128,
 // per_1024x128), which no MoE format of tdmsim's uses: a row naming one is
 // AITER's, only not expressible (a table may hold it), unlike a name AITER
 // does not have.
-constexpr std::array<std::string_view, 6> kOtherDTypes{"float32", "int32", "int16", "int64", "uint64",
-                                                       "float8_e8m0fnu"};
+constexpr std::array<std::string_view, 7> kOtherDTypes{"float32", "int32", "int16", "int64", "uint64",
+                                                       "float8_e8m0fnu", "uint8"};
 constexpr std::array<std::string_view, 2> kOtherQuants{"per_256x128", "per_1024x128"};
 
 std::string_view strip(std::string_view s, std::string_view prefix) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   if (s.substr(0, prefix.size()) == prefix) s.remove_prefix(prefix.size());
   return s;
 }
@@ -56,17 +56,15 @@ std::optional<OperandFormats> formats_from_aiter(std::string_view q_dtype_a,
     return std::nullopt;
   };
   const std::string_view q = strip(q_type, "QuantType.");
-  // torch.uint8 is AITER's stand-in for its packed 4-bit dtypes where torch
-  // lacks them (aiter/utility/dtypes.py: fp4x2 = getattr(torch,
-  // "float4_e2m1fn_x2", torch.uint8), i4x2 = getattr(torch, "int4",
-  // torch.uint8)), so tables written there say uint8 for both. AITER tests
-  // fp4x2 first (fused_moe.py), so with per_1x32 scales it is MXFP4; with
-  // the int4 scales (per_Token, per_1x128) INT4 weights.
-  const auto packed = [&](std::string_view name, bool weight) -> std::optional<DType> {
-    if (strip(name, "torch.") != "uint8") return dtype_of(name);
-    if (q == "per_1x32") return DType::mxfp4;
-    if (weight && (q == "per_Token" || q == "per_1x128" || q == "per_128x128")) return DType::int4;
-    return std::nullopt;
+  // torch.uint8 is AITER's stand-in for fp4x2 where torch lacks
+  // float4_e2m1fn_x2 (aiter/utility/dtypes.py: fp4x2 = getattr(torch,
+  // "float4_e2m1fn_x2", torch.uint8); torch has it since 2.8): with per_1x32
+  // scales it is MXFP4. (AITER's int4 tables write torch.int4, aliased to
+  // torch.uint32 where torch lacks it; uint8 otherwise stands for fp8 on an
+  // unknown GPU, fp8_e8m0 or plain u8: listed below as AITER's, not ours.)
+  const auto packed = [&](std::string_view name) -> std::optional<DType> {
+    if (strip(name, "torch.") == "uint8" && q == "per_1x32") return DType::mxfp4;
+    return dtype_of(name);
   };
   const std::string quantisation = "AITER quantisation (" + std::string(q_dtype_a) + ", " +
                                    std::string(q_dtype_w) + ", " + std::string(q_type) + "): ";
@@ -80,9 +78,9 @@ std::optional<OperandFormats> formats_from_aiter(std::string_view q_dtype_a,
     }
     return fail(std::string(column) + " '" + std::string(name) + "' is not a dtype AITER's MoE uses");
   };
-  const auto a = packed(q_dtype_a, false);
+  const auto a = packed(q_dtype_a);
   if (!a) return unknown("q_dtype_a", q_dtype_a);
-  const auto w = packed(q_dtype_w, true);
+  const auto w = packed(q_dtype_w);
   if (!w) return unknown("q_dtype_w", q_dtype_w);
   OperandFormats f{*a, *w, Quant::none};
   // per_1x32 / per_1x128 on int4 weights are group scales along K (1 x N
