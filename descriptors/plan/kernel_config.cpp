@@ -195,9 +195,12 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
     if (col.count("use_g1u1")) r.use_g1u1 = flag(at("use_g1u1"), "use_g1u1", file, line);
     if (col.count("doweight_stage1")) r.doweight_stage1 = flag(at("doweight_stage1"), "doweight_stage1", file, line);
     r.block_m = num("block_m", 0, 256);
-    if (r.block_m != 16 && r.block_m != 32 && r.block_m != 64 && r.block_m != 128 && r.block_m != 256) {
+    // 0: AITER's tuner found no kernel for the shape (kept, never used:
+    // lookup_kernel_config says so).
+    if (r.block_m != 0 && r.block_m != 16 && r.block_m != 32 && r.block_m != 64 && r.block_m != 128 &&
+        r.block_m != 256) {
       fail(file, line, at("block_m").column, "block_m",
-           fmt::format("column block_m: must be 16, 32, 64, 128 or 256, got {}", r.block_m));
+           fmt::format("column block_m: must be 16, 32, 64, 128 or 256 (0: no kernel found), got {}", r.block_m));
     }
     r.ksplit = num("ksplit", 0, 64);
     r.tile1 = at(t.tile1_name).text;
@@ -286,6 +289,11 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
     if (r.token != out.padded_token) {
       ++other_token;
       continue;
+    }
+    if (r.block_m == 0) {  // AITER's tuner found no kernel for this key
+      out.detail = fmt::format("looked up {}: line {} has block_m 0 (AITER's tuner found no kernel for it): not used",
+                               key, r.line);
+      return out;
     }
     out.row = &r;
     out.detail = fmt::format("looked up {}: line {}", key, r.line);

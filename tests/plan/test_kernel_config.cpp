@@ -305,6 +305,22 @@ TEST_CASE("AITER's assembly stage-1 kernel names give their tile_m x tile_n", "[
   CHECK(aiter_lds_buffers_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3") == 0);
 }
 
+TEST_CASE("a row of block_m 0 (AITER's tuner found no kernel) is read and never used", "[kernel_config]") {
+  const KernelConfigTable t = parse_kernel_config(
+      "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,ksplit,us1,"
+      "tile1,us2,tile2,us,run_1stage\n"
+      "304,16,256,128,8,2,ActivationType.Silu,torch.bfloat16,torch.bfloat16,QuantType.No,0,0,-1,,-1,,-1,0\n"
+      "304,32,256,128,8,2,ActivationType.Silu,torch.bfloat16,torch.bfloat16,QuantType.No,32,0,7,,3,,10,0\n",
+      "failed.csv");
+  REQUIRE(t.rows.size() == 2);
+  const KernelConfigLookup miss = lookup_kernel_config(t, query(304, 16, kBf16));
+  CHECK(miss.row == nullptr);
+  CHECK_THAT(miss.detail, Catch::Contains("line 2 has block_m 0 (AITER's tuner found no kernel for it)"));
+  const KernelConfigLookup hit = lookup_kernel_config(t, query(304, 32, kBf16));
+  REQUIRE(hit.row != nullptr);
+  CHECK(hit.row->line == 3);
+}
+
 TEST_CASE("the lookup pads the token count and matches every key column", "[kernel_config]") {
   const KernelConfigTable t = table("ck_names.csv");
   // 9..16 tokens pad to 16: line 2.
