@@ -215,7 +215,13 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
                   r.q_dtype_a, r.q_dtype_w, r.q_type, r.use_g1u1 ? int(*r.use_g1u1) : -1,
                   r.doweight_stage1 ? int(*r.doweight_stage1) : -1};
     if (const auto it = seen.find(key); it != seen.end()) {
-      const KernelConfigRow& o = t.rows[it->second];
+      KernelConfigRow& o = t.rows[it->second];
+      // A row of no kernel found (block_m 0) gives way to one with a kernel,
+      // whichever comes first, and conflicts with none.
+      if (o.block_m == 0 || r.block_m == 0) {
+        if (o.block_m == 0 && r.block_m != 0) o = std::move(r);
+        continue;
+      }
       if (o.block_m != r.block_m || o.ksplit != r.ksplit || o.tile1 != r.tile1 || o.tile2 != r.tile2 ||
           o.run_1stage != r.run_1stage) {
         fail(file, line, 1, "",
@@ -264,6 +270,7 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
     return out;
   }
   std::size_t other_token = 0, other_format = 0, other_cu = 0, other_flags = 0;
+  int no_kernel_line = 0;  // a matching row of block_m 0, if one (another spelling may follow)
   std::vector<std::string> formats;
   for (const KernelConfigRow& r : table.rows) {
     if (r.model_dim != q.model_dim || r.inter_dim != q.inter_dim || r.expert != q.expert || r.topk != q.topk ||
@@ -291,12 +298,17 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
       continue;
     }
     if (r.block_m == 0) {  // AITER's tuner found no kernel for this key
-      out.detail = fmt::format("looked up {}: line {} has block_m 0 (AITER's tuner found no kernel for it): not used",
-                               key, r.line);
-      return out;
+      if (no_kernel_line == 0) no_kernel_line = r.line;
+      continue;
     }
     out.row = &r;
     out.detail = fmt::format("looked up {}: line {}", key, r.line);
+    return out;
+  }
+  if (no_kernel_line != 0) {
+    out.no_kernel_line = no_kernel_line;
+    out.detail = fmt::format("looked up {}: line {} has block_m 0 (AITER's tuner found no kernel for it): not used",
+                             key, no_kernel_line);
     return out;
   }
   std::string why = fmt::format("looked up {}: no row matched", key);

@@ -71,6 +71,9 @@ struct KernelConfigLookup {
   // fp8 block-scale, SiLU, token * topk <= 128).
   bool bypassed = false;
   std::string detail;  // the key searched and why rows did not match (for --verbose and outputs)
+  // The line of a matching row of block_m 0 (AITER's tuner found no kernel),
+  // which is never used: tdmsim's choice (AITER would run block_m 0); 0: none.
+  int no_kernel_line = 0;
 };
 
 KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const KernelConfigQuery& q);

@@ -96,7 +96,11 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
                              one_stage_note + split_note);
     } else {
       r.prefix = fmt::format("kernel.config {}: {}; ", table->file,
-                             hit.bypassed ? "table bypassed as AITER does" : "no row matched");
+                             hit.bypassed             ? std::string("table bypassed as AITER does")
+                             : hit.no_kernel_line != 0 ? fmt::format("line {} has block_m 0 (AITER's tuner found "
+                                                                     "no kernel): not used",
+                                                                     hit.no_kernel_line)
+                                                       : std::string("no row matched"));
     }
   }
   if (matched) return r;

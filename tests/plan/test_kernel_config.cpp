@@ -316,9 +316,32 @@ TEST_CASE("a row of block_m 0 (AITER's tuner found no kernel) is read and never 
   const KernelConfigLookup miss = lookup_kernel_config(t, query(304, 16, kBf16));
   CHECK(miss.row == nullptr);
   CHECK_THAT(miss.detail, Catch::Contains("line 2 has block_m 0 (AITER's tuner found no kernel for it)"));
+  CHECK(miss.no_kernel_line == 2);
   const KernelConfigLookup hit = lookup_kernel_config(t, query(304, 32, kBf16));
   REQUIRE(hit.row != nullptr);
   CHECK(hit.row->line == 3);
+  // A row with a kernel of the same key wins, before or after it, with no duplicate-key
+  // conflict; so does one of another spelling of the key (per_128x128 for per_1x128).
+  const std::string head =
+      "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,ksplit,us1,"
+      "tile1,us2,tile2,us,run_1stage\n";
+  // (128 tokens: above the block-scale bypass of token x topk <= 128.)
+  const std::string failed =
+      "304,128,256,128,8,2,ActivationType.Silu,torch.float8_e4m3fnuz,torch.float8_e4m3fnuz,QuantType.per_1x128,0,0,"
+      "-1,,-1,,-1,0\n";
+  const std::string good =
+      "304,128,256,128,8,2,ActivationType.Silu,torch.float8_e4m3fnuz,torch.float8_e4m3fnuz,QuantType.per_1x128,64,0,"
+      "7,,3,,10,0\n";
+  std::string other = good;
+  other.replace(other.find("per_1x128"), 9, "per_128x128");
+  const AiterFormat fp8_block{DType::fp8_e4m3_fnuz, Quant::block_128};
+  for (const std::string& text : {head + failed + good, head + good + failed, head + failed + other}) {
+    const KernelConfigTable two = parse_kernel_config(text, "two.csv");
+    const KernelConfigLookup l = lookup_kernel_config(two, query(304, 128, fp8_block, 8, 2));
+    INFO(text);
+    REQUIRE(l.row != nullptr);
+    CHECK(l.row->block_m == 64);
+  }
 }
 
 TEST_CASE("the lookup pads the token count and matches every key column", "[kernel_config]") {

@@ -86,17 +86,17 @@ REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_
 TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
 
 
-# AITER's ActivationType values (No, Silu, Gelu, Swiglu, Situv2, GeluTanh, Relu2: aiter_enum.h
-# and its Python mirror) that tdmsim's models do not have: such a row is listed, not malformed.
+# AITER's ActivationType values (No, Silu, Gelu, Swiglu in aiter_enum.h; Situv2, GeluTanh and
+# Relu2 in newer AITER, as its test mocks of the enum list them) that tdmsim's models do not
+# have: such a row is listed, not malformed.
 OTHER_ACTIVATIONS = {
     "ActivationType.No": "no activation, not a gated MLP (every model here is one)",
     "ActivationType.Situv2": "an activation tdmsim's models do not have",
     "ActivationType.GeluTanh": "an activation tdmsim's models do not have (gelu here is AITER's Gelu)",
     "ActivationType.Relu2": "an activation tdmsim's models do not have",
 }
-# AITER's markers of a failed measurement: INVALID_TIME = -1 (base_tuner.py) and -inf, an
-# empty field (pandas writes NaN so) and nan/inf.
-FAILED_TIMES = ("-1", "-1.0")
+# AITER's marks of a failed measurement: INVALID_TIME = -1 (base_tuner.py), -inf, inf, nan,
+# and an empty field (pandas writes NaN so).
 
 
 class InputError(ValueError):
@@ -104,7 +104,7 @@ class InputError(ValueError):
 
 
 # A whole number as tdmsim's table reader takes one (descriptors/plan/kernel_config.cpp
-# number: digits, or pandas' "32.0"); a time as any finite decimal.
+# number: digits, or pandas' "32.0"); a time: number() below.
 WHOLE = re.compile(r"^[0-9]+(\.0)?$")
 FLAGS = {"0": 0, "0.0": 0, "False": 0, "false": 0, "1": 1, "1.0": 1, "True": 1, "true": 1}
 
@@ -115,9 +115,9 @@ def number(path, line, r, column, integer=False):
         if not WHOLE.match(text):
             raise InputError(f"{path}:{line}: column {column}: {text!r} is not a whole number")
         return int(text.split(".")[0])
-    # A time: a decimal, or one of AITER's markers of a failed measurement (FAILED_TIMES,
-    # inf, nan, empty), read as nan: the row is listed. Anything else is not a number.
-    if text == "" or text in FAILED_TIMES:
+    # A time: a decimal; AITER's marks of a failed measurement (-1, -inf, nan, empty) come back
+    # as nan and inf as inf, and the row is listed. Anything else is not a number.
+    if text == "":
         return float("nan")
     if not re.fullmatch(r"[+-]?(inf|infinity|nan|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)", text,
                         re.IGNORECASE):
@@ -125,7 +125,7 @@ def number(path, line, r, column, integer=False):
     x = float(text)
     if x in (float("inf"), float("-inf")) and "inf" not in text.lower():
         raise InputError(f"{path}:{line}: column {column}: {text!r} is out of range")
-    return float("nan") if x == float("-inf") else x
+    return float("nan") if x in (-1.0, float("-inf")) else x
 
 
 def flag(path, line, r, column, default):
@@ -149,7 +149,8 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         # A spreadsheet's byte-order mark is not part of the first column's name.
         with open(path, newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
-            # Column names as AITER's reader takes them: surrounding spaces and tabs dropped.
+            # Column names as AITER's tuner reads its tables (base_tuner.py _read_csv): surrounding
+            # spaces and tabs dropped.
             reader.fieldnames = [h.strip() for h in (reader.fieldnames or [])]
             header = reader.fieldnames
             raw = [(reader.line_num, r) for r in reader]  # the file's line of each row (blank lines skipped)

@@ -59,9 +59,10 @@ std::optional<OperandFormats> formats_from_aiter(std::string_view q_dtype_a,
   // torch.uint8 is AITER's stand-in for fp4x2 where torch lacks
   // float4_e2m1fn_x2 (aiter/utility/dtypes.py: fp4x2 = getattr(torch,
   // "float4_e2m1fn_x2", torch.uint8); torch has it since 2.8): with per_1x32
-  // scales it is MXFP4. (AITER's int4 tables write torch.int4, aliased to
-  // torch.uint32 where torch lacks it; uint8 otherwise stands for fp8 on an
-  // unknown GPU, fp8_e8m0 or plain u8: listed below as AITER's, not ours.)
+  // scales (gfx950's MX formats) it is MXFP4. Otherwise it may stand for i4x2,
+  // fp8 on an unknown GPU or fp8_e8m0, or be plain u8: listed below as
+  // AITER's, not ours. (AITER's int4 MoE tables write torch.int4, aliased to
+  // torch.uint32 where torch lacks it.)
   const auto packed = [&](std::string_view name) -> std::optional<DType> {
     if (strip(name, "torch.") == "uint8" && q == "per_1x32") return DType::mxfp4;
     return dtype_of(name);
