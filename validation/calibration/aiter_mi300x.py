@@ -96,7 +96,7 @@ def tile_of(tdmsim, r, stage):
     column = f"kernelName{stage}"
     tile, why = aiter_tile(tdmsim, r[column], int(r["block_m"]), stage,
                            (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
-    if tile is None or not tile:
+    if not tile:  # refused (None) or the default tile ("")
         raise ValueError(f"{column} {r[column]!r}: {why if tile is None else 'names no CK tile'}")
     return tile
 

@@ -30,8 +30,9 @@ buffer is not passed on (validation scenarios run two; `--kernel-config` takes o
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 and one of the tile column pairs; `us` (else us1 + us2),
 `run_1stage` (else 0, as AITER's `cfg.get` and tdmsim's reader take it), `source` (else the
-file's name) and `use_g1u1` (0/1 or False/True, as run_1stage) and `doweight_stage1` (the model's `gating.weight_on_input`: AITER's 1-stage
-kernel for such per-token layers is `fmoe_g1u1_tkw1`) are read where present. Whole numbers
+file's name), `use_g1u1` (0/1 or False/True, as run_1stage) and `doweight_stage1` (the
+model's `gating.weight_on_input`: AITER's 1-stage kernel for such per-token layers is
+`fmoe_g1u1_tkw1`) are read where present. Whole numbers
 and flags are read as tdmsim's table reader reads them (digits or pandas' 32.0; 0, 1, True,
 False, empty = 0); a block_m or ksplit the simulator does not take (block_m 48, say) lists
 the row with its reason. AITER's other columns are not read. Each row
@@ -95,8 +96,6 @@ OTHER_ACTIVATIONS = {
     "ActivationType.GeluTanh": "an activation tdmsim's models do not have (gelu here is AITER's Gelu)",
     "ActivationType.Relu2": "an activation tdmsim's models do not have",
 }
-# AITER's marks of a failed measurement: INVALID_TIME = -1 (base_tuner.py), -inf, inf, nan,
-# and an empty field (pandas writes NaN so).
 
 
 class InputError(ValueError):
@@ -115,8 +114,9 @@ def number(path, line, r, column, integer=False):
         if not WHOLE.match(text):
             raise InputError(f"{path}:{line}: column {column}: {text!r} is not a whole number")
         return int(text.split(".")[0])
-    # A time: a decimal; AITER's marks of a failed measurement (-1, -inf, nan, empty) come back
-    # as nan and inf as inf, and the row is listed. Anything else is not a number.
+    # A time: a decimal; AITER's marks of a failed measurement (INVALID_TIME -1 of
+    # base_tuner.py, -inf, nan, and an empty field, as pandas writes NaN) come back as nan
+    # and inf as inf, and the row is listed. Anything else is not a number.
     if text == "":
         return float("nan")
     if not re.fullmatch(r"[+-]?(inf|infinity|nan|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)", text,
@@ -187,10 +187,11 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         for c in ("token", "model_dim", "inter_dim", "expert", "topk"):
             if n[c] < 1:
                 raise InputError(f"{path}:{line}: column {c}: {n[c]} must be at least 1")
-        names = f"{r['q_dtype_a'].strip()} / {r['q_dtype_w'].strip()} / {r['q_type'].strip()}"
+        quant_names = (r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
+        names = " / ".join(x.strip() for x in quant_names)
         crashed = ""  # why tdmsim failed on this row's names (listed; main() exits 1)
         try:
-            fm = aiter_mi355x.aiter_format(tdmsim, r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
+            fm = aiter_mi355x.aiter_format(tdmsim, *quant_names)
         except RuntimeError as e:
             fm, crashed = (None, "AITER quantisation not read"), " ".join(str(e).split())
         if fm[0] is None and not fm[1].startswith("AITER quantisation"):
@@ -232,8 +233,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         tiles, unsplit = ["", ""], False
         for i, c in enumerate(pair if not one and not status else ()):
             try:
-                got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1,
-                                              (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
+                got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1, quant_names)
             except RuntimeError as e:
                 status = crashed = " ".join(str(e).split())
                 break
