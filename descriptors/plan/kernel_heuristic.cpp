@@ -475,11 +475,11 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                        k.pipeline_stages < wanted ? ", lowered to fit LDS" : "");
   }
   if (requested.source == KernelCode::aiter && ck != CkPipelines{}) {
+    // From a table's kernel names, or the scenario's kernel.*_lds_buffers.
     const auto text = [](std::uint32_t b) {
-      return b == 0 ? "no CK pipeline version in the name (LDS buffers by depth)" : b == 1 ? "v1 (1 LDS buffer)" : "v2/v3 (2 LDS buffers)";
+      return b == 0 ? "LDS buffers by depth (no pipeline version given)" : b == 1 ? "v1 (1 LDS buffer)" : "v2/v3 (2 LDS buffers)";
     };
-    why += fmt::format("; CK pipelines from the kernel names: gate/up {}, down {}", text(k.ck_lds_buffers.gate_up),
-                       text(k.ck_lds_buffers.down));
+    why += fmt::format("; CK pipelines: gate/up {}, down {}", text(k.ck_lds_buffers.gate_up), text(k.ck_lds_buffers.down));
   }
 
   // Stages: the fused 1-stage kernel only when this GPU's rows fit in two

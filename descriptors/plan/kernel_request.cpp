@@ -44,6 +44,9 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
                              const MachineSpec& machine) {
   KernelRequest r;
   r.spec = spec;
+  // The scenario's CK pipelines (kernel.*_lds_buffers; a table's row names
+  // its own, and the scenario may not give both).
+  r.ck = {spec.gate_up_lds_buffers, spec.down_lds_buffers};
   r.source.heuristic = std::string(config::enum_name(spec.heuristic));
   bool matched = false;
   if (table != nullptr) {

@@ -16,9 +16,10 @@ add_test(NAME aiter_model.run_one_stage_tile_h200_unchanged
 # Any AITER tuned table predicted (validation/calibration/aiter_tuned.py), on made-up
 # fixtures: AITER's own column layout with rows that cannot be simulated (each kept, with
 # why), the same stage times as aiter_mi355x.py, --machine, malformed input (exit 2), and
-# every AITER format on both machines simulated, none faster than the roofline, and a tdmsim
-# that fails on a row (listed, exit 1).
-foreach(mode rows same machine bad edges grid crash)
+# every AITER format on both machines simulated, none faster than the roofline, a tdmsim
+# that fails on a row (listed, exit 1), and the stage times `tdmsim run --kernel-config`
+# gives a row of CK v1 names.
+foreach(mode rows same machine bad edges grid crash config)
   add_test(NAME aiter_model.tuned_table_${mode}
            COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/aiter_tuned_checks.py ${TDMSIM_BIN} ${mode})
   set_tests_properties(aiter_model.tuned_table_${mode} PROPERTIES TIMEOUT 300)

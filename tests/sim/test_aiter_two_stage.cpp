@@ -182,8 +182,8 @@ TEST_CASE("AITER 2-stage kernels: a table row's CK names reach the plan and the 
   const plan::MoePlan p = plan::build_plan(sc);
   REQUIRE(p.kernel.source.config_line == 2);
   CHECK(p.kernel.ck_lds_buffers == plan::CkPipelines{1, 2});
-  CHECK(p.kernel.reason.find("CK pipelines from the kernel names: gate/up v1 (1 LDS buffer), down v2/v3 (2 LDS "
-                             "buffers)") != std::string::npos);
+  CHECK(p.kernel.reason.find("CK pipelines: gate/up v1 (1 LDS buffer), down v2/v3 (2 LDS buffers)") !=
+        std::string::npos);
   sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
   // A 16 x 256 B = 4 KiB = the C shuffle (16 rows x 4 waves' 16 columns x 4 B):
@@ -192,6 +192,48 @@ TEST_CASE("AITER 2-stage kernels: a table row's CK names reach the plan and the 
   CHECK(first_program(k, "down").lds_bytes == 2 * 4096);
   sc.scenario.spec.kernel.source = KernelCode::tdmsim;
   CHECK(plan::build_plan(sc).kernel.ck_lds_buffers == plan::CkPipelines{});
+}
+
+TEST_CASE("AITER 2-stage kernels: a scenario's lds_buffers keys run what the table's names say", "[moe][aiter]") {
+  // The table row of ck-v1-dsv3-tp4-mi300x.csv as scenario values: block_m,
+  // tiles, split_k, stages and the names' pipelines (gate/up v1, down v3).
+  auto by_table = source_scenario("tests/data/aiter/ck-v1-dsv3-tp4-mi300x.yaml");
+  auto by_keys = by_table;
+  KernelSpec& k = by_keys.scenario.spec.kernel;
+  k.config.clear();
+  k.block_m = 16;
+  k.gate_up_tile = KernelTile{256, 16, 128, 256};
+  k.down_tile = KernelTile{256, 16, 128, 256};
+  k.split_k = 1;
+  k.stages = 2;
+  k.gate_up_lds_buffers = 1;
+  k.down_lds_buffers = 2;
+  const plan::MoePlan a = plan::build_plan(by_table);
+  const plan::MoePlan b = plan::build_plan(by_keys);
+  CHECK(b.kernel.ck_lds_buffers == plan::CkPipelines{1, 2});
+  CHECK(b.kernel.ck_lds_buffers == a.kernel.ck_lds_buffers);
+  CHECK(b.kernel.gate_up_tile == a.kernel.gate_up_tile);
+  CHECK(b.kernel.down_tile == a.kernel.down_tile);
+  CHECK(b.kernel.pipeline_stages == a.kernel.pipeline_stages);
+  CHECK(b.kernel.reason.find("CK pipelines: gate/up v1 (1 LDS buffer), down v2/v3 (2 LDS buffers)") !=
+        std::string::npos);
+  sim::AddressSpace as_a, as_b;
+  const auto ka = sim::programs::software_moe(as_a, a, by_table.machine.spec);
+  const auto kb = sim::programs::software_moe(as_b, b, by_keys.machine.spec);
+  for (const char* stage : {"gate_up", "down"}) {
+    INFO(stage);
+    CHECK(first_program(kb, stage).lds_bytes == first_program(ka, stage).lds_bytes);
+    CHECK(first_program(kb, stage).vgprs_per_thread == first_program(ka, stage).vgprs_per_thread);
+  }
+  CHECK(first_program(kb, "gate_up").lds_bytes == 4096);
+  CHECK(first_program(kb, "down").lds_bytes == 2 * 4096);
+  // Left at 0, both stages take two buffers (pipeline depth 2): down's LDS
+  // stays, gate/up's doubles.
+  k.gate_up_lds_buffers = k.down_lds_buffers = 0;
+  const plan::MoePlan c = plan::build_plan(by_keys);
+  CHECK(c.kernel.ck_lds_buffers == plan::CkPipelines{});
+  sim::AddressSpace as_c;
+  CHECK(first_program(sim::programs::software_moe(as_c, c, by_keys.machine.spec), "gate_up").lds_bytes == 2 * 4096);
 }
 
 TEST_CASE("AITER 2-stage kernels: a default tile too large for two LDS buffers runs CK's v1 pipeline",

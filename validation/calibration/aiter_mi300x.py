@@ -6,8 +6,9 @@ The measurements are read at run time from
 ../shared/calibration/mi300x_fused_moe_qwen3_235b_bf16.csv (not part of this
 repository: it is never copied here). For each row a scenario is generated
 with the row's token count, shard (inter_dim = 1536 / tp), block_m, split-K
-and the tiles parsed from the kernel names (moe_ck2stages_gemm1_256x32x64x128_...
--> gate_up_tile 256x32x64x128, threads x M x N x K), and simulated with
+and the tiles and CK pipelines read off the kernel names by `tdmsim config aiter-tile`
+(moe_ck2stages_gemm1_256x32x64x128_1x4_TypeCast_v1_... -> gate_up_tile 256x32x64x128,
+threads x M x N x K, and gate_up_lds_buffers 1, v1's one LDS buffer), and simulated with
 `tdmsim run --path software`. The simulated stage times are kernel times
 without the host launch overhead, as the measured us1/us2 are.
 The scenarios set kernel.source: aiter: the measured kernels are AITER's, not
@@ -66,10 +67,12 @@ MODEL_INTER = 1536  # Qwen3-235B-A22B intermediate size (workloads/models/qwen3-
 
 
 def aiter_tile(tdmsim, name, block_m, stage, names=None, memo={}):
-    """(tile, assembly_stage1) of a tuned table's tile or kernel name at block_m in stage 1
-    or 2, tile "" for the default tile of block_m and assembly_stage1 whether it is AITER's
-    assembly stage-1 kernel (which runs unsplit); or (None, reason) where tdmsim refuses
-    the name (exit 2). Asked of `tdmsim config aiter-tile` (plan::read_aiter_tile, the
+    """(tile, assembly_stage1, lds_buffers) of a tuned table's tile or kernel name at
+    block_m in stage 1 or 2: tile "" for the default tile of block_m, assembly_stage1
+    whether it is AITER's assembly stage-1 kernel (which runs unsplit), lds_buffers the
+    LDS buffers of a CK name's pipeline (1 for v1, 2 for v2/v3, 0 where the name gives no
+    version: the scenario's kernel.*_lds_buffers); or (None, reason, 0) where tdmsim
+    refuses the name (exit 2). Asked of `tdmsim config aiter-tile` (plan::read_aiter_tile, the
     reading `tdmsim run --kernel-config` takes), so this script keeps no reading of its
     own. names: the row's (q_dtype_a, q_dtype_w, q_type), which set an assembly kernel's K.
     Any other exit of tdmsim raises RuntimeError."""
@@ -82,23 +85,25 @@ def aiter_tile(tdmsim, name, block_m, stage, names=None, memo={}):
                                str(stage), "--", name)
         if p.returncode == 0:
             kv = dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
-            memo[key] = ("" if kv["tile"] == "default" else kv["tile"], kv["assembly_stage1"] == "1")
+            memo[key] = ("" if kv["tile"] == "default" else kv["tile"], kv["assembly_stage1"] == "1",
+                         int(kv["lds_buffers"]))
         elif p.returncode == 2:
             why = " ".join(p.stderr.split()).removeprefix("Error: ")  # one line, for a table cell
-            memo[key] = (None, why or "refused (exit 2)")
+            memo[key] = (None, why or "refused (exit 2)", 0)
         else:
             raise RuntimeError(f"tdmsim config aiter-tile {name!r} failed (exit {p.returncode}): {p.stderr.strip()}")
     return memo[key]
 
 
 def tile_of(tdmsim, r, stage):
-    """The CK tile of the row's kernelName1 (stage 1) or kernelName2 (stage 2)."""
+    """(CK tile, LDS buffers of its pipeline) of the row's kernelName1 (stage 1) or
+    kernelName2 (stage 2)."""
     column = f"kernelName{stage}"
-    tile, why = aiter_tile(tdmsim, r[column], int(r["block_m"]), stage,
-                           (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
+    tile, why, buffers = aiter_tile(tdmsim, r[column], int(r["block_m"]), stage,
+                                    (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
     if not tile:  # refused (None) or the default tile ("")
         raise ValueError(f"{column} {r[column]!r}: {why if tile is None else 'names no CK tile'}")
-    return tile
+    return tile, buffers
 
 
 def aiter_format(tdmsim, q_dtype_a, q_dtype_w, q_type, memo={}):
@@ -136,10 +141,11 @@ def rows_of(path, tdmsim):
             raise ValueError(f"{path}: format {r['q_dtype_a']} / {r['q_dtype_w']} / {r['q_type']}: {fm[1]}")
         k = seen.setdefault(tp, 0)
         seen[tp] += 1
+        (tile1, lds1), (tile2, lds2) = tile_of(tdmsim, r, 1), tile_of(tdmsim, r, 2)
         out.append(dict(
             tokens=int(r["token"]), tp=tp, block_m=int(r["block_m"]),
-            split_k=max(1, int(r["ksplit"])), gate_up_tile=tile_of(tdmsim, r, 1),
-            down_tile=tile_of(tdmsim, r, 2), us1=float(r["us1"]), us2=float(r["us2"]),
+            split_k=max(1, int(r["ksplit"])), gate_up_tile=tile1, down_tile=tile2,
+            gate_up_lds_buffers=lds1, down_lds_buffers=lds2, us1=float(r["us1"]), us2=float(r["us2"]),
             cu_num=int(r["cu_num"]), dtype=fm[0], weight_dtype=fm[1], quant=fm[2],
             role="calibration" if k % 2 == 0 else "held out"))
     return out
@@ -154,6 +160,7 @@ def scenario_yaml(r):
             f"routing: {{source: uniform, router_stage: given}}\n"  # AITER times fused_moe alone, no router
             f"kernel: {{source: aiter, stages: 2, block_m: {r['block_m']}, split_k: {r['split_k']}, "
             f"gate_up_tile: {r['gate_up_tile']}, down_tile: {r['down_tile']}, "
+            f"gate_up_lds_buffers: {r['gate_up_lds_buffers']}, down_lds_buffers: {r['down_lds_buffers']}, "
             f"raster_group: 1}}\n")  # AITER's workgroup order is not published: block after block
 
 

@@ -179,6 +179,10 @@ def scenario_yaml(r, model_path):
         kernel += f", gate_up_tile: {json.dumps(r['tile1'])}"
     if r["tile2"]:
         kernel += f", down_tile: {json.dumps(r['tile2'])}"
+    # A CK name's pipeline (aiter_tuned.py's rows; the calibration file's short names give none).
+    for key, column in (("gate_up_lds_buffers", "lds_buffers1"), ("down_lds_buffers", "lds_buffers2")):
+        if r.get(column):
+            kernel += f", {key}: {r[column]}"
     description = f"AITER fused MoE on {r['machine']}, {r['source']} ({r['file']})"
     return (f"kind: scenario\nname: aiter-{r['machine']}-line{r['line']}\n"
             f"description: {json.dumps(description)}\n"

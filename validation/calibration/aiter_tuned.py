@@ -24,8 +24,9 @@ included, and FlyDSL's) the heuristic tile of the row's block_m; a name tdmsim r
 (its M is not block_m, say) lists the row with tdmsim's reason. A 1-stage row's names are
 not read (AITER runs its assembly 1-stage kernel). A row whose stage 1 is an assembly
 kernel runs unsplit, as AITER's fused_moe.py and tuner run it (no ksplit reaches
-asm_stage1). The scenario has no key for CK's pipeline version, so a v1 name's single LDS
-buffer is not passed on (validation scenarios run two; `--kernel-config` takes one).
+asm_stage1). A CK name's pipeline version reaches the scenario as its LDS buffers
+(`kernel.gate_up_lds_buffers` / `down_lds_buffers`: 1 for v1, 2 for v2/v3), as
+`--kernel-config` takes it.
 
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 and one of the tile column pairs; `us` (else us1 + us2),
@@ -230,7 +231,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         # reads it (`tdmsim config aiter-tile`); a name it refuses is the row's reason not
         # to simulate it. A 1-stage row runs AITER's assembly 1-stage kernel whatever its
         # names, which are not read.
-        tiles, unsplit = ["", ""], False
+        tiles, buffers, unsplit = ["", ""], [0, 0], False
         for i, c in enumerate(pair if not one and not status else ()):
             try:
                 got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1, quant_names)
@@ -240,7 +241,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             if got[0] is None:
                 status = status or f"column {c}: {got[1]}"
             else:
-                tiles[i] = got[0]
+                tiles[i], buffers[i] = got[0], got[2]
                 # AITER's assembly stage 1 runs unsplit, whatever the row's ksplit.
                 unsplit = unsplit or (i == 0 and got[1])
         out.append(dict(
@@ -248,7 +249,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
             dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, status=status,
             block_m=n["block_m"], split_k=1 if unsplit else max(1, n["ksplit"]), stages=1 if one else 2,
-            tile1=tiles[0], tile2=tiles[1],
+            tile1=tiles[0], tile2=tiles[1], lds_buffers1=buffers[0], lds_buffers2=buffers[1],
             us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation, weight_on_input=doweight,
             crashed=bool(crashed),
             case=f"file{index}-line{line}"))

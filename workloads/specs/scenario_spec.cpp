@@ -144,6 +144,21 @@ void check(const ScenarioSpec& s, config::Checker& c) {
     fixed(!k.down_tile.is_auto(), "down_tile");
     fixed(k.split_k != 0, "split_k");
     fixed(k.stages != 0, "stages");
+    fixed(k.gate_up_lds_buffers != 0, "gate_up_lds_buffers");
+    fixed(k.down_lds_buffers != 0, "down_lds_buffers");
+  }
+  // CK's pipelines are AITER's kernels' (our kernels' LDS is pipeline_stages),
+  // and AITER's 1-stage kernel is an assembly kernel, not a CK one.
+  for (const auto& [buffers, key] : {std::pair{k.gate_up_lds_buffers, "kernel.gate_up_lds_buffers"},
+                                     std::pair{k.down_lds_buffers, "kernel.down_lds_buffers"}}) {
+    if (buffers == 0) continue;
+    if (k.source != KernelCode::aiter) {
+      c.fail(key, "describes AITER's CK kernels: needs kernel.source aiter (our kernels' LDS buffers are "
+                  "kernel.pipeline_stages)", {"kernel.source"});
+    } else if (k.stages == 1) {
+      c.fail(key, "AITER's 1-stage kernel is an assembly kernel, with no CK pipeline: leave it out (or 0)",
+             {"kernel.stages"});
+    }
   }
   if (!k.gate_up_tile.is_auto() && !k.down_tile.is_auto() && k.gate_up_tile.m != k.down_tile.m) {
     c.fail("kernel.down_tile", "tile M must equal gate_up_tile's M (one sorted block layout)");

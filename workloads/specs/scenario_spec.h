@@ -84,6 +84,8 @@ struct KernelSpec {
   KernelTile down_tile{};
   std::uint32_t split_k{};
   std::uint32_t pipeline_stages{};
+  std::uint32_t gate_up_lds_buffers{};
+  std::uint32_t down_lds_buffers{};
   std::uint32_t raster_group{};
   std::string config;
   KernelHeuristic heuristic{};
@@ -106,6 +108,14 @@ struct KernelSpec {
             Default{0u}, Max{64u});
     v.param(pipeline_stages, "pipeline_stages",
             "software pipeline depth (buffers in LDS; 0 = heuristic)", Default{0u}, Max{8u});
+    // What a tuned table's CK kernel name says (..._v1_...: 1; v2, v3: 2),
+    // so that a scenario can run the kernel a table names (source aiter).
+    v.param(gate_up_lds_buffers, "gate_up_lds_buffers",
+            "LDS buffers of AITER's CK gate/up kernel, as its name's pipeline says: 1 (v1) or 2 (v2, "
+            "v3); 0 = by pipeline depth (source aiter, 2-stage layers)",
+            Default{0u}, Max{2u});
+    v.param(down_lds_buffers, "down_lds_buffers",
+            "the same for AITER's CK down kernel", Default{0u}, Max{2u});
     v.param(raster_group, "raster_group",
             "blocks per group of the workgroup order: a group's blocks sweep the N tiles "
             "together (1 = block after block, 0 = heuristic)",
