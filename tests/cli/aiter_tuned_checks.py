@@ -74,6 +74,12 @@ def check_rows(tdmsim, tmp):
         fail(f"line 9: tiles {rows[9]['tile1']!r} / {rows[9]['tile2']!r}, expected the assembly kernel's 32x128")
     if rows[9]["ksplit"] != "1":  # ksplit 2 in the row: AITER runs its assembly stage 1 unsplit
         fail(f"line 9: ksplit {rows[9]['ksplit']}, expected 1 (assembly stage 1)")
+    # A simulated row says what ran (tdmsim's kernel: line), the CK names' pipelines too;
+    # a row not simulated has no kernel.
+    if "CK pipelines: gate/up v1 (1 LDS buffer), down v1 (1 LDS buffer)" not in rows[2]["kernel"]:
+        fail(f"line 2: kernel column {rows[2]['kernel']!r} lacks the v1 names' pipelines")
+    if rows[5]["kernel"]:
+        fail(f"line 5 (not simulated) has a kernel: {rows[5]['kernel']!r}")
     if rows[4]["stages"] != "1" or float(rows[4]["sim_us2"]) != 0.0 or float(rows[4]["sim_us1"]) <= 0:
         fail(f"line 4 (run_1stage 1) is not a 1-stage layer: {rows[4]}")
     for head in ("#### mi300x (cu_num 304)", "#### mi355x (cu_num 256)", "**Not simulated**",

@@ -292,10 +292,11 @@ def simulate(tdmsim, folder, r, machine=None, tag="", store=None, both_combines=
         r["sim2"] = sim2
         r["combine"] = combine
         r["roof"] = path["floor"]["us"]
+        r["kernel"] = s["layer"]["kernel_reason"]  # what ran and why (the printed kernel: line)
     r["simt"] = r["sim1"] + r["sim2"]
     r["wall"] = time.time() - t0
     if key:
-        results.put(key, {k: r[k] for k in ("sim1", "sim2", "simt", "roof", "wall", "combine")})
+        results.put(key, {k: r[k] for k in ("sim1", "sim2", "simt", "roof", "wall", "combine", "kernel")})
     return r
 
 

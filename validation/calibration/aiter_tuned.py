@@ -58,7 +58,8 @@ is written then. A tdmsim crash on a row is listed too, and the script then exit
 
 Output: the Markdown report (--markdown, else stdout) with the error per machine, source
 table, format, token regime and stage count, and against the plain roofline; --output
-FILE.csv the per-row predictions (one line per input row, with its status).
+FILE.csv the per-row predictions (one line per input row, with its status, and for a
+simulated row its `kernel` column: tdmsim's kernel: line, what ran and why).
 
 Usage:
   validation/calibration/aiter_tuned.py FILE.csv [FILE.csv ...] [--tdmsim build/apps/tdmsim/tdmsim]
@@ -373,7 +374,7 @@ def markdown(rows, files, command):
 
 CSV_COLUMNS = ("file", "line", "source", "machine", "cu_num", "tokens", "model_dim", "inter_dim", "expert", "topk",
                "format", "stages", "block_m", "ksplit", "tile1", "tile2", "status", "sim_us1", "sim_us2", "sim_us",
-               "roofline_us", "us1", "us2", "us", "err_total")
+               "roofline_us", "us1", "us2", "us", "err_total", "kernel")
 
 
 def write_rows(tmp, rows):
@@ -388,7 +389,8 @@ def write_rows(tmp, rows):
                         r["tile1"], r["tile2"], r["status"] or "simulated",
                         *([f"{r['sim1']:.4f}", f"{r['sim2']:.4f}", f"{r['simt']:.4f}", f"{r['roof']:.4f}"]
                           if sim else ["", "", "", ""]),
-                        r["us1"], r["us2"], r["us"], f"{err(r['simt'], r['us']):.4f}" if sim else ""])
+                        r["us1"], r["us2"], r["us"], f"{err(r['simt'], r['us']):.4f}" if sim else "",
+                        r.get("kernel", "") if sim else ""])
 
 
 # Logical GPUs of a compute partition mode (workloads/specs/partition.h compute_partitions).
