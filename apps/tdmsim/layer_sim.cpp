@@ -132,6 +132,12 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
     };
     const bool down = ends("_down");
     const auto& src = p.kernel.source;
+    // The scenario's kernel.*_lds_buffers 2 (AITER's CK v3 pipeline) doubles
+    // the stage's LDS: one buffer (v1) is the other way out.
+    const auto scenario_buffers = [&](bool d) {
+      const std::uint32_t b = d ? p.kernel.ck_lds_buffers.down : p.kernel.ck_lds_buffers.gate_up;
+      return p.kernel.code == KernelCode::aiter && src.config_line == 0 && b == 2 && !ends("_fused");
+    };
     const std::string chosen = src.config_line != 0
                                    ? fmt::format(" (chosen by kernel.config {}:{})", src.config_file, src.config_line)
                                    : std::string();
@@ -141,8 +147,12 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
                           tile_name(down ? p.kernel.down_tile : plan::named_gate_up_tile(p.kernel)),
                           down ? "kernel.down_tile" : "kernel.gate_up_tile", p.kernel.block_m,
                           p.kernel.pipeline_stages, chosen,
-                          chosen.empty() ? fmt::format("choose a smaller kernel.{} or kernel.pipeline_stages, or "
-                                                       "leave them auto", down ? "down_tile" : "gate_up_tile")
+                          chosen.empty() ? scenario_buffers(down)
+                                             ? fmt::format("set kernel.{0}_lds_buffers 1 (CK's v1 pipeline, one LDS "
+                                                           "buffer) or choose a smaller kernel.{0}_tile, or leave "
+                                                           "them out", down ? "down" : "gate_up")
+                                             : fmt::format("choose a smaller kernel.{} or kernel.pipeline_stages, or "
+                                                           "leave them auto", down ? "down_tile" : "gate_up_tile")
                                          : p.kernel.code == KernelCode::aiter
                                              ? std::string("give that row a smaller tile (AITER's kernels' "
                                                            "LDS does not shrink with kernel.pipeline_stages "

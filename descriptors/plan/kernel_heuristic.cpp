@@ -474,13 +474,6 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                                    : "pipeline_stages", wanted,
                        k.pipeline_stages < wanted ? ", lowered to fit LDS" : "");
   }
-  if (requested.source == KernelCode::aiter && ck != CkPipelines{}) {
-    // From a table's kernel names, or the scenario's kernel.*_lds_buffers.
-    const auto text = [](std::uint32_t b) {
-      return b == 0 ? "LDS buffers by depth (no pipeline version given)" : b == 1 ? "v1 (1 LDS buffer)" : "v2/v3 (2 LDS buffers)";
-    };
-    why += fmt::format("; CK pipelines: gate/up {}, down {}", text(k.ck_lds_buffers.gate_up), text(k.ck_lds_buffers.down));
-  }
 
   // Stages: the fused 1-stage kernel only when this GPU's rows fit in two
   // blocks (with AITER's kernels, only for a format and block_m it has a
@@ -508,6 +501,16 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     k.stages = local_rows <= limit ? 1 : 2;
     why += fmt::format("; {}-stage ({} local rows {} {}*block_m = {})", k.stages, local_rows,
                        k.stages == 1 ? "<=" : ">", blocks, limit);
+  }
+
+  // (After the stage count: AITER's 1-stage kernel is an assembly kernel,
+  // with no CK pipeline; finish_plan refuses the scenario's keys there.)
+  if (requested.source == KernelCode::aiter && k.stages == 2 && ck != CkPipelines{}) {
+    // From a table's kernel names, or the scenario's kernel.*_lds_buffers.
+    const auto text = [](std::uint32_t b) {
+      return b == 0 ? "LDS buffers by depth (no pipeline version given)" : b == 1 ? "v1 (1 LDS buffer)" : "v2/v3 (2 LDS buffers)";
+    };
+    why += fmt::format("; CK pipelines: gate/up {}, down {}", text(k.ck_lds_buffers.gate_up), text(k.ck_lds_buffers.down));
   }
 
   // AITER-like kernels (`isa`): the 1-stage layer runs AITER's assembly

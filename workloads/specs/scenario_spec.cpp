@@ -151,7 +151,7 @@ void check(const ScenarioSpec& s, config::Checker& c) {
   // and AITER's 1-stage kernel is an assembly kernel, not a CK one.
   for (const auto& [buffers, key] : {std::pair{k.gate_up_lds_buffers, "kernel.gate_up_lds_buffers"},
                                      std::pair{k.down_lds_buffers, "kernel.down_lds_buffers"}}) {
-    if (buffers == 0) continue;
+    if (buffers == 0 || !k.config.empty()) continue;  // beside kernel.config: refused above
     if (k.source != KernelCode::aiter) {
       c.fail(key, "describes AITER's CK kernels: needs kernel.source aiter (our kernels' LDS buffers are "
                   "kernel.pipeline_stages)", {"kernel.source"});

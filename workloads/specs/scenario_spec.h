@@ -107,7 +107,9 @@ struct KernelSpec {
             "as AITER splits",
             Default{0u}, Max{64u});
     v.param(pipeline_stages, "pipeline_stages",
-            "software pipeline depth (buffers in LDS; 0 = heuristic)", Default{0u}, Max{8u});
+            "software pipeline depth (buffers in LDS; 0 = heuristic; AITER's CK kernels: the loads in "
+            "flight, their LDS buffers as kernel.*_lds_buffers say where given)",
+            Default{0u}, Max{8u});
     // What a tuned table's CK kernel name says (..._v1_...: 1; v2, v3: 2),
     // so that a scenario can run the kernel a table names (source aiter).
     v.param(gate_up_lds_buffers, "gate_up_lds_buffers",
