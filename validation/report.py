@@ -3,9 +3,12 @@
 
 Sections:
   MI300X  AITER CK 2-stage kernels (validation/calibration/aiter_mi300x.py), read from
-          ../shared/calibration/ at run time; skipped when that file is absent.
+          ../shared/calibration/ at run time; skipped when that file is absent; its plot
+          (mi300x-simulated-vs-published.png: simulated against published time, error by
+          token count).
   MI355X  AITER's published MI355X tuned tables (validation/calibration/aiter_mi355x.py),
-          the same way; with --mi355x-fit its two fitted parameters are refitted first.
+          the same way; with --mi355x-fit its two fitted parameters are refitted first;
+          its plot (mi355x-simulated-vs-published.png, with the plain roofline's rows).
   H200    the project's HIP kernels measured on an H200 (validation/data/h200/moe/:
           timing-vN.jsonl, baselines-vN.csv, numerics-vN.csv, device-vN.txt) against
           the simulator's `h200` machine: accuracy per split with issue 6's bounds,
@@ -332,6 +335,16 @@ def token_axis(ax):
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
 
 
+def loglog_axes(ax, lo, hi, xlabel, ylabel):
+    """A predicted-against-measured panel's axes: both logarithmic over [lo, hi]."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+
+
 def savefig(fig, path):
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".png",
                                dir=os.path.dirname(path))
@@ -368,12 +381,7 @@ def plots(rows, folder, version):
             if sel:
                 ax.scatter([r["measured"] for r in sel], [r["predicted"] for r in sel], s=28,
                            color=colours[g], marker=markers[split], edgecolors="black", linewidths=0.4)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-    ax.set_xlabel("measured on the H200 (us, compared kernels)")
-    ax.set_ylabel("predicted by tdmsim, h200 machine (us)")
+    loglog_axes(ax, lo, hi, "measured on the H200 (us, compared kernels)", "predicted by tdmsim, h200 machine (us)")
     ax.set_title(f"MoE layer time, H200, timing-v{version}: predicted vs measured")
     ax.grid(True, which="both", alpha=0.3)
     split_legend(ax, colours, "upper left")
@@ -448,6 +456,72 @@ def plots(rows, folder, version):
     files["floor"] = os.path.join(folder, "h200-kernels-vs-floor.png")
     savefig(fig, files["floor"])
     plt.close(fig)
+    return files
+
+
+# The issue-20 aims on the MI-series rows: total-time MAPE <= 15% and no row beyond
+# +-50% (the bands drawn on the MI plots).
+MI_AIM_MAPE, MI_AIM_WORST = 0.15, 0.50
+
+
+def mi_plots(done300, done355, folder):
+    """The MI300X and MI355X rows (AITER's kernels, published times), a figure per machine:
+    simulated against published total time (log-log) and the error by token count; the
+    MI355X figure shows the plain roofline's rows too (grey crosses)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    os.makedirs(folder, exist_ok=True)
+    machines = [("mi300x", f"MI300X, AITER CK 2-stage, Qwen3-235B bf16 ({len(done300)} rows)", done300,
+                 lambda r: f"TP{r['tp']}", lambda r: r["reft"], None),
+                ("mi355x", f"MI355X, AITER, five published tuned tables ({len(done355)} rows)", done355,
+                 lambda r: r["format"], lambda r: r["us"], lambda r: r["roof"])]
+    markers = {"calibration": "o", "held out": "^"}
+    files = {}
+    for name, title, done, grp, ref, roof in machines:
+        if not done:
+            continue
+        colours = group_colours({grp(r) for r in done})
+        fig, (sc, tk) = plt.subplots(1, 2, figsize=(12.5, 5.6))
+        vals = [ref(r) for r in done] + [r["simt"] for r in done] + ([roof(r) for r in done] if roof else [])
+        lo, hi = min(vals) / 1.5, max(vals) * 1.5
+        xs = [lo, hi]
+        sc.fill_between(xs, [x * (1 - MI_AIM_WORST) for x in xs], [x * (1 + MI_AIM_WORST) for x in xs], color="0.92")
+        sc.fill_between(xs, [x * (1 - MI_AIM_MAPE) for x in xs], [x * (1 + MI_AIM_MAPE) for x in xs], color="0.82")
+        sc.plot(xs, xs, color="0.3", lw=1)
+        tk.axhspan(-100 * MI_AIM_WORST, 100 * MI_AIM_WORST, color="0.92", zorder=0)
+        tk.axhspan(-100 * MI_AIM_MAPE, 100 * MI_AIM_MAPE, color="0.82", zorder=0)
+        tk.axhline(0, color="0.3", lw=1)
+        if roof:
+            sc.scatter([ref(r) for r in done], [roof(r) for r in done], s=12, marker="x", color="0.55",
+                       linewidths=0.7, zorder=2)
+            tk.scatter([r["tokens"] for r in done], [100 * (roof(r) / ref(r) - 1) for r in done], s=12,
+                       marker="x", color="0.55", linewidths=0.7, zorder=2)
+        for r in done:
+            style = dict(color=colours[grp(r)], marker=markers[r["role"]], edgecolors="black", linewidths=0.4,
+                         zorder=3)
+            sc.scatter(ref(r), r["simt"], s=26, **style)
+            tk.scatter(r["tokens"], 100 * (r["simt"] / ref(r) - 1), s=26, **style)
+        loglog_axes(sc, lo, hi, "published total time (us; AITER's us1 + us2)", "simulated total time (us)")
+        token_axis(tk)
+        tk.set_ylim(-100, 100)
+        tk.set_xlabel("tokens (log scale)")
+        tk.set_ylabel("error = simulated / published - 1 (%)")
+        handles = [Line2D([], [], ls="", marker="s", color=colours[g], markeredgecolor="black",
+                          markeredgewidth=0.4, label=g) for g in sorted(colours)]
+        handles += [Line2D([], [], ls="", marker=m, color="0.6", markeredgecolor="black", markeredgewidth=0.4,
+                           label=label) for label, m in markers.items()]
+        if roof:
+            handles.append(Line2D([], [], ls="", marker="x", color="0.55", label="plain roofline"))
+        for ax in (sc, tk):
+            ax.grid(True, which="both", alpha=0.3)
+        sc.legend(handles=handles, fontsize=7, loc="upper left")
+        fig.suptitle(f"{title}: simulated vs published (shaded: ±15%, ±50%)", fontsize=11)
+        fig.tight_layout()
+        files[name] = os.path.join(folder, f"{name}-simulated-vs-published.png")
+        savefig(fig, files[name])
+        plt.close(fig)
     return files
 
 
@@ -712,11 +786,11 @@ def numerics_section(h):
 def mi300x_section(a, doc_dir, started):
     path = a.mi300x_csv
     if a.skip_mi300x:
-        return "## MI300X, AITER CK 2-stage fused MoE, Qwen3-235B-A22B bf16 (TP4, TP8)\n\nSkipped (--skip-mi300x).\n"
+        return "## MI300X, AITER CK 2-stage fused MoE, Qwen3-235B-A22B bf16 (TP4, TP8)\n\nSkipped (--skip-mi300x).\n", []
     if not os.path.isfile(path):
         if not a.quiet:
             print(f"MI300X: {path} not found: section skipped", file=sys.stderr)
-        return aiter_mi300x.skipped_section(path)
+        return aiter_mi300x.skipped_section(path), []
     rows = [r for r in aiter_mi300x.rows_of(path, a.tdmsim) if r["tokens"] <= a.mi300x_max_tokens]
     cache_path = os.path.join(a.figures, "mi300x-predictions.csv")
     cache = load_mi300x_cache(cache_path) if a.no_sim and not a.sim_mi300x else None
@@ -724,16 +798,16 @@ def mi300x_section(a, doc_dir, started):
                                                  store=a.store)
     if cache is None:
         save_mi300x_cache(cache_path, sims)
-    return aiter_mi300x.section(done, fit_lines)
+    return aiter_mi300x.section(done, fit_lines), done
 
 
 def mi355x_section(a):
     path = a.mi355x_csv
     if a.skip_mi355x:
         return aiter_mi355x.skipped_section(path).replace("**Skipped:** the measured file", "Skipped "
-                                                           "(--skip-mi355x); measured file")
+                                                           "(--skip-mi355x); measured file"), []
     if not os.path.exists(path):
-        return aiter_mi355x.skipped_section(path)
+        return aiter_mi355x.skipped_section(path), []
     try:
         rows = [r for r in aiter_mi355x.rows_of(path, a.tdmsim) if r["tokens"] <= a.mi355x_max_tokens]
     except ValueError as e:
@@ -745,7 +819,7 @@ def mi355x_section(a):
                                                                  both_combines=a.mi355x_two_combines)
     if cache is None:
         save_mi355x_cache(cache_path, sims)
-    return aiter_mi355x.section(done, missing, fit_lines, value)
+    return aiter_mi355x.section(done, missing, fit_lines, value), done
 
 
 # Blocks of the document that other scripts generate (validation/collectives.py): kept as
@@ -856,8 +930,19 @@ def main():
                           f"`{rel(saved)}`.")
         rows = build_rows(h, preds)
         figs = {} if a.no_plots else plots(rows, a.figures, h.version)
-        mi = mi300x_section(a, doc_dir, started)
-        mi355 = mi355x_section(a)
+        mi, done300 = mi300x_section(a, doc_dir, started)
+        mi355, done355 = mi355x_section(a)
+        if not a.no_plots:
+            mifigs = mi_plots(done300, done355, a.figures)
+            figs.update(mifigs)
+            # Each machine's figure goes before its section's per-row table.
+            def link(key):
+                return (f"![simulated vs published total time, and the error by token count]"
+                        f"({os.path.relpath(mifigs[key], doc_dir)})\n\n")
+            if "mi300x" in mifigs:
+                mi = mi.replace("### Per row\n", link("mi300x") + "### Per row\n", 1)
+            if "mi355x" in mifigs:
+                mi355 = mi355.replace("### Per row\n", link("mi355x") + "### Per row\n", 1)
     except DataError as e:
         fail(str(e))
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks of validation/report.py without the simulator (CTest validation.report_*):
+"""Checks of validation/report.py, without the simulator but for `mi` (CTest validation.report_*):
 
   full WORKDIR      the whole H200 report from the committed predictions
                     (docs/validation/h200-predictions.csv, --no-sim) into WORKDIR: exit 0,
@@ -10,8 +10,10 @@
                     commit stamp taken from TDMSIM_COMMIT
   errors WORKDIR    a missing timing file, a missing prediction and a bad --filter exit 2
                     naming the problem and leave no document behind
+  mi WORKDIR TDMSIM the MI355X section simulated on tests/data/aiter/mi355x-fixture.csv
+                    (invented times): its figure is a PNG shown before its per-row table
 
-Usage: report_checks.py MODE WORKDIR"""
+Usage: report_checks.py MODE WORKDIR [TDMSIM]"""
 import csv
 import json
 import os
@@ -46,13 +48,19 @@ def newest_timing():
     return os.path.join(d, max(files, key=lambda f: int(f[8:-6])))
 
 
-def full(work):
+def fresh(work):
+    """An empty WORKDIR with the committed H200 predictions in its figures folder:
+    (document path, figures folder)."""
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    out = os.path.join(work, "validation.md")
     figs = os.path.join(work, "validation")
     os.makedirs(figs)
     shutil.copy(PREDICTIONS, figs)
+    return os.path.join(work, "validation.md"), figs
+
+
+def full(work):
+    out, figs = fresh(work)
     report(["--no-sim", "--output", out, "--mi300x-csv", os.path.join(work, "absent.csv"),
             "--mi355x-csv", os.path.join(work, "absent.csv")], 0, env={"TDMSIM_COMMIT": "cafe123"})
     text = open(out).read()
@@ -137,7 +145,29 @@ def errors(work):
     print("ok: errors exit 2 and write nothing")
 
 
+def mi(work, tdmsim):
+    """The MI355X section on a made-up fixture (invented times), simulated: its figure
+    (simulated vs published, error by token count) is a PNG shown before the per-row
+    table; the skipped MI300X section has none."""
+    out, figs = fresh(work)
+    fixture = os.path.join(ROOT, "tests", "data", "aiter", "mi355x-fixture.csv")
+    report(["--no-sim", "--sim-mi355x", "--tdmsim", tdmsim, "--jobs", "2", "--output", out, "--skip-mi300x",
+            "--mi355x-csv", fixture], 0)
+    text = open(out).read()
+    png = os.path.join(figs, "mi355x-simulated-vs-published.png")
+    if not os.path.isfile(png) or open(png, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
+        sys.exit(f"FAILED: {png} is not a PNG")
+    section = text.split("## MI355X, AITER fused MoE", 1)[1]
+    link = "(validation/mi355x-simulated-vs-published.png)"
+    if link not in section or section.index(link) > section.index("### Per row"):
+        sys.exit("FAILED: the MI355X section does not show its figure before the per-row table")
+    if os.path.exists(os.path.join(figs, "mi300x-simulated-vs-published.png")) or "mi300x-simulated" in text:
+        sys.exit("FAILED: a skipped MI300X section has a figure")
+    print("ok: the MI355X figure")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("full", "errors"):
+    modes = {"full": (full, 3), "errors": (errors, 3), "mi": (mi, 4)}
+    if len(sys.argv) < 2 or sys.argv[1] not in modes or len(sys.argv) != modes[sys.argv[1]][1]:
         sys.exit(__doc__)
-    {"full": full, "errors": errors}[sys.argv[1]](os.path.abspath(sys.argv[2]))
+    modes[sys.argv[1]][0](os.path.abspath(sys.argv[2]), *sys.argv[3:])
