@@ -49,6 +49,8 @@ sys.path.insert(0, os.path.join(HERE, "calibration"))
 import aiter_mi300x  # noqa: E402
 import aiter_mi355x  # noqa: E402
 import check_numerics  # noqa: E402
+from tdmsimtools.plots import (group_colours, have_matplotlib, loglog_axes, savefig,  # noqa: E402
+                               simulated_vs_published, token_axis)
 import h200_data  # noqa: E402
 from h200_data import DataError  # noqa: E402
 
@@ -314,12 +316,6 @@ def group(r):
     return f"{r['model']} {'fp8' if r['dtype'].startswith('fp8') else r['dtype']}"
 
 
-def group_colours(groups):
-    import matplotlib
-    cmap = matplotlib.colormaps["tab10"]
-    return {g: cmap(i % 10) for i, g in enumerate(sorted(groups))}
-
-
 def split_legend(ax, colours, loc):
     from matplotlib.lines import Line2D
     handles = [Line2D([], [], ls="", marker="s", color=colours[g], markeredgecolor="black", markeredgewidth=0.4,
@@ -327,35 +323,6 @@ def split_legend(ax, colours, loc):
     handles += [Line2D([], [], ls="", marker=m, color="0.6", markeredgecolor="black", markeredgewidth=0.4,
                        label=label) for m, label in (("o", "calibration"), ("^", "held out"))]
     ax.legend(handles=handles, fontsize=7, loc=loc, ncol=2)
-
-
-def token_axis(ax):
-    from matplotlib.ticker import FuncFormatter
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-
-
-def loglog_axes(ax, lo, hi, xlabel, ylabel):
-    """A predicted-against-measured panel's axes: both logarithmic over [lo, hi]."""
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-
-
-def savefig(fig, path):
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".png",
-                               dir=os.path.dirname(path))
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=110, metadata={"Software": None})
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def plots(rows, folder, version):
@@ -459,69 +426,20 @@ def plots(rows, folder, version):
     return files
 
 
-# The issue-20 aims on the MI-series rows: total-time MAPE <= 15% and no row beyond
-# +-50% (the bands drawn on the MI plots).
-MI_AIM_MAPE, MI_AIM_WORST = 0.15, 0.50
-
-
 def mi_plots(done300, done355, folder):
-    """The MI300X and MI355X rows (AITER's kernels, published times), a figure per machine:
-    simulated against published total time (log-log) and the error by token count; the
-    MI355X figure shows the plain roofline's rows too (grey crosses)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    os.makedirs(folder, exist_ok=True)
-    machines = [("mi300x", f"MI300X, AITER CK 2-stage, Qwen3-235B bf16 ({len(done300)} rows)", done300,
-                 lambda r: f"TP{r['tp']}", lambda r: r["reft"], None),
-                ("mi355x", f"MI355X, AITER, five published tuned tables ({len(done355)} rows)", done355,
-                 lambda r: r["format"], lambda r: r["us"], lambda r: r["roof"])]
-    markers = {"calibration": "o", "held out": "^"}
+    """The MI300X and MI355X rows (AITER's kernels, published times), a figure per machine
+    (tdmsimtools.plots.simulated_vs_published); the MI355X one with the plain roofline."""
     files = {}
-    for name, title, done, grp, ref, roof in machines:
-        if not done:
-            continue
-        colours = group_colours({grp(r) for r in done})
-        fig, (sc, tk) = plt.subplots(1, 2, figsize=(12.5, 5.6))
-        vals = [ref(r) for r in done] + [r["simt"] for r in done] + ([roof(r) for r in done] if roof else [])
-        lo, hi = min(vals) / 1.5, max(vals) * 1.5
-        xs = [lo, hi]
-        sc.fill_between(xs, [x * (1 - MI_AIM_WORST) for x in xs], [x * (1 + MI_AIM_WORST) for x in xs], color="0.92")
-        sc.fill_between(xs, [x * (1 - MI_AIM_MAPE) for x in xs], [x * (1 + MI_AIM_MAPE) for x in xs], color="0.82")
-        sc.plot(xs, xs, color="0.3", lw=1)
-        tk.axhspan(-100 * MI_AIM_WORST, 100 * MI_AIM_WORST, color="0.92", zorder=0)
-        tk.axhspan(-100 * MI_AIM_MAPE, 100 * MI_AIM_MAPE, color="0.82", zorder=0)
-        tk.axhline(0, color="0.3", lw=1)
-        if roof:
-            sc.scatter([ref(r) for r in done], [roof(r) for r in done], s=12, marker="x", color="0.55",
-                       linewidths=0.7, zorder=2)
-            tk.scatter([r["tokens"] for r in done], [100 * (roof(r) / ref(r) - 1) for r in done], s=12,
-                       marker="x", color="0.55", linewidths=0.7, zorder=2)
-        for r in done:
-            style = dict(color=colours[grp(r)], marker=markers[r["role"]], edgecolors="black", linewidths=0.4,
-                         zorder=3)
-            sc.scatter(ref(r), r["simt"], s=26, **style)
-            tk.scatter(r["tokens"], 100 * (r["simt"] / ref(r) - 1), s=26, **style)
-        loglog_axes(sc, lo, hi, "published total time (us; AITER's us1 + us2)", "simulated total time (us)")
-        token_axis(tk)
-        tk.set_ylim(-100, 100)
-        tk.set_xlabel("tokens (log scale)")
-        tk.set_ylabel("error = simulated / published - 1 (%)")
-        handles = [Line2D([], [], ls="", marker="s", color=colours[g], markeredgecolor="black",
-                          markeredgewidth=0.4, label=g) for g in sorted(colours)]
-        handles += [Line2D([], [], ls="", marker=m, color="0.6", markeredgecolor="black", markeredgewidth=0.4,
-                           label=label) for label, m in markers.items()]
-        if roof:
-            handles.append(Line2D([], [], ls="", marker="x", color="0.55", label="plain roofline"))
-        for ax in (sc, tk):
-            ax.grid(True, which="both", alpha=0.3)
-        sc.legend(handles=handles, fontsize=7, loc="upper left")
-        fig.suptitle(f"{title}: simulated vs published (shaded: ±15%, ±50%)", fontsize=11)
-        fig.tight_layout()
-        files[name] = os.path.join(folder, f"{name}-simulated-vs-published.png")
-        savefig(fig, files[name])
-        plt.close(fig)
+    if done300:
+        files["mi300x"] = simulated_vs_published(
+            os.path.join(folder, "mi300x-simulated-vs-published.png"),
+            f"MI300X, AITER CK 2-stage, Qwen3-235B bf16 ({len(done300)} rows)", done300,
+            group=lambda r: f"TP{r['tp']}", published=lambda r: r["reft"])
+    if done355:
+        files["mi355x"] = simulated_vs_published(
+            os.path.join(folder, "mi355x-simulated-vs-published.png"),
+            f"MI355X, AITER, five published tuned tables ({len(done355)} rows)", done355,
+            group=lambda r: r["format"], published=lambda r: r["us"], roofline=lambda r: r["roof"])
     return files
 
 
@@ -897,16 +815,8 @@ def main():
     except re.error as e:
         fail(f"--filter {a.filter!r}: {e}")
 
-    if not a.no_plots:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            # Debian's python3-matplotlib belongs to /usr/bin/python3; a python3 earlier on
-            # PATH (pyenv, a virtualenv) may lack it.
-            system = "/usr/bin/python3"
-            if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system):
-                os.execv(system, [system, os.path.abspath(__file__), *sys.argv[1:]])
-            fail("matplotlib is missing: install python3-matplotlib (scripts/install-deps.sh) or pass --no-plots")
+    if not a.no_plots and not have_matplotlib(__file__):
+        fail("matplotlib is missing: install python3-matplotlib (scripts/install-deps.sh) or pass --no-plots")
 
     try:
         h = H200(a)
@@ -962,9 +872,10 @@ def main():
             "(validation/collectives.py).\n\n"
             "Any other AITER tuned fused-MoE table (AITER's own CSV columns or the shorter ones of\n"
             "../shared/calibration/), scored against its published times with the machine files as shipped:\n\n"
-            "    validation/calibration/aiter_tuned.py FILE.csv [...] --output rows.csv --markdown report.md\n\n"
+            "    validation/calibration/aiter_tuned.py FILE.csv [...] --output rows.csv --markdown report.md \\\n"
+            "        --plots figures\n\n"
             "(each row on the machine of its cu_num: 304 mi300x, 256 mi355x; rows it cannot simulate are\n"
-            "listed with why).\n\n")
+            "listed with why; --plots draws a figure per machine, as in the MI300X and MI355X sections).\n\n")
     text = head + h200_section(h, rows, preds_note, figs, doc_dir) + "\n" + mi + "\n" + mi355
     write_atomic(a.output, text + kept_blocks(a.output))
     if not a.quiet:

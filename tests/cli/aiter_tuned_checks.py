@@ -9,6 +9,7 @@ made-up fixtures (tests/data/aiter/: invented times, not measurements).
   aiter_tuned_checks.py TDMSIM edges     # byte-order mark, True/False, blank lines, --max-tokens, shared expert
   aiter_tuned_checks.py TDMSIM crash     # a tdmsim failing on a row's names: listed, exit 1, other rows kept
   aiter_tuned_checks.py TDMSIM config    # the stage times `tdmsim run --kernel-config` gives the rows (CK v1 names)
+  aiter_tuned_checks.py TDMSIM plots     # --plots DIR: a PNG per machine, linked from the report
   aiter_tuned_checks.py TDMSIM grid      # every AITER format on both machines, 1- and 2-stage: all simulated,
                                          # none faster than the plain roofline
 """
@@ -381,10 +382,29 @@ def check_config(tdmsim, tmp):
                      "cannot tell them apart")
 
 
+def check_plots(tdmsim, tmp):
+    """--plots DIR draws a figure per machine with simulated rows (the fixture has mi300x and
+    mi355x rows), linked from the Markdown report; a --plots that is a file is refused
+    (exit 2) before anything is simulated."""
+    figs = os.path.join(tmp, "figs")
+    rows, text = predicted(tdmsim, tmp, LAYOUT, "--plots", figs)
+    for machine in ("mi300x", "mi355x"):
+        png = os.path.join(figs, f"{machine}-simulated-vs-published.png")
+        if not os.path.isfile(png) or open(png, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
+            fail(f"{png} is not a PNG")
+        if f"](figs/{machine}-simulated-vs-published.png)" not in text:
+            fail(f"the report does not show the {machine} figure:\n{text}")
+    if sorted(os.listdir(figs)) != ["mi300x-simulated-vs-published.png", "mi355x-simulated-vs-published.png"]:
+        fail(f"--plots wrote {sorted(os.listdir(figs))}: one figure per machine, no temporary file")
+    p = run(tdmsim, LAYOUT, "--plots", LAYOUT)
+    if p.returncode != 2 or "not a folder" not in p.stderr:
+        fail(f"--plots naming a file: exit {p.returncode}, expected 2: {p.stderr}")
+
+
 def main():
     tdmsim, mode = sys.argv[1], sys.argv[2]
     checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad, grid=check_grid,
-                  edges=check_edges, crash=check_crash, config=check_config)
+                  edges=check_edges, crash=check_crash, config=check_config, plots=check_plots)
     with tempfile.TemporaryDirectory() as tmp:
         checks[mode](tdmsim, tmp)
     return 0

@@ -57,14 +57,17 @@ line and column; nothing
 is written then. A tdmsim crash on a row is listed too, and the script then exits 1.
 
 Output: the Markdown report (--markdown, else stdout) with the error per machine, source
-table, format, token regime and stage count, and against the plain roofline; --output
+table, format, token regime and stage count, and against the plain roofline; --plots DIR
+a figure per machine (MACHINE-simulated-vs-published.png: simulated against published
+total time, and the error by token count, with the plain roofline), linked from the
+report; --output
 FILE.csv the per-row predictions (one line per input row, with its status, and for a
 simulated row its `kernel` column: tdmsim's kernel: line, what ran and why).
 
 Usage:
   validation/calibration/aiter_tuned.py FILE.csv [FILE.csv ...] [--tdmsim build/apps/tdmsim/tdmsim]
       [--machine CU=NAME ...] [--max-tokens N] [--jobs J] [--store DIR] [--markdown FILE]
-      [--output FILE.csv] [--quiet]"""
+      [--output FILE.csv] [--plots DIR] [--quiet]"""
 import argparse
 import csv
 import os
@@ -79,7 +82,7 @@ import aiter_mi355x
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tdmsimtools  # noqa: E402
 from tdmsimtools import err, mape, spearman  # noqa: E402
-from tdmsimtools import report  # noqa: E402
+from tdmsimtools import plots, report  # noqa: E402
 
 # cu_num -> shipped machine. 304 CUs is MI300X (MI325X has 304 as well: --machine 304=mi325x),
 # 256 MI355X (workloads/machines/*.yaml `compute.cus`).
@@ -427,6 +430,20 @@ def machine_map(items, tdmsim):
     return machines
 
 
+def draw(rows, folder):
+    """A figure per machine of the simulated rows (tdmsimtools.plots.simulated_vs_published,
+    coloured by format, with the plain roofline) in folder: [(machine, path)]."""
+    done = [r for r in rows if not r["status"]]
+    out = []
+    for machine in sorted({r["machine"] for r in done}):
+        sel = [r for r in done if r["machine"] == machine]
+        path = os.path.join(folder, f"{machine}-simulated-vs-published.png")
+        title = f"{machine}, {len(sel)} rows of {len({r['source'] for r in sel})} table(s)"
+        out.append((machine, plots.simulated_vs_published(path, title, sel, group=lambda r: r["format"],
+                                                    published=lambda r: r["us"], roofline=lambda r: r["roof"])))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -441,6 +458,9 @@ def main():
                                     "what changed")
     ap.add_argument("--markdown", help="write the report here instead of stdout")
     ap.add_argument("--output", help="write the per-row predictions to this CSV file")
+    ap.add_argument("--plots", metavar="DIR",
+                    help="draw MACHINE-simulated-vs-published.png here for each machine with simulated rows "
+                         "(simulated against published time, the error by token count; needs matplotlib)")
     ap.add_argument("--quiet", action="store_true", help="no progress line")
     args = ap.parse_args()
     try:
@@ -451,6 +471,12 @@ def main():
                 raise InputError(f"{out}: its folder does not exist")
             if out and os.path.exists(out) and not os.path.isfile(out):
                 raise InputError(f"{out}: not a regular file")
+        if args.plots:
+            if os.path.exists(args.plots) and not os.path.isdir(args.plots):
+                raise InputError(f"--plots {args.plots}: not a folder")
+            if not plots.have_matplotlib(__file__):
+                raise InputError("--plots: matplotlib is missing (install python3-matplotlib: "
+                                 "scripts/install-deps.sh)")
         machines = machine_map(args.machine, args.tdmsim)
         for path in args.csv:
             if not os.path.isfile(path):
@@ -461,6 +487,12 @@ def main():
         return 2
     rows = simulate_all(rows, args.tdmsim, args.jobs, args.store, args.quiet)
     text = markdown(rows, args.csv, report.script_command("validation/calibration/aiter_tuned.py"))
+    if args.plots:
+        figures = draw(rows, args.plots)
+        if figures:
+            where = os.path.dirname(os.path.abspath(args.markdown)) if args.markdown else os.getcwd()
+            text += "\n### Figures\n\n" + "".join(
+                f"![{m}: simulated vs published]({os.path.relpath(f, where)})\n\n" for m, f in figures)
     # Both files written whole under temporary names, then renamed into place.
     done = []
     if args.output:

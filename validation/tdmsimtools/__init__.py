@@ -11,6 +11,8 @@ layout is made once:
   stats    error, MAPE and Spearman rank correlation for the accuracy reports
   report   the generated-report header, the parallel runner with progress, and the
            result store that lets a rerun simulate only what changed
+  plots    the reports' figures: shared axes, a deterministic PNG writer and the
+           simulated-against-published figure of AITER's tuned tables (matplotlib)
 
 Scripts outside validation/ put validation/ on sys.path (`import tdmsimtools` then
 works from any folder); the package needs only Debian's python3.
