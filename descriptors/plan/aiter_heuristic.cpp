@@ -118,27 +118,40 @@ AiterChoice aiter_default(const AiterLayer& l) {
   } else {
     stage_why = "no 1-stage kernel in fused_moe_1stage_dict for this format, activation and GPU";
   }
+  const bool block_scale = l.format.quant == Quant::block_128, mx = l.format.quant == Quant::per_1x32;
+  std::string block_why;
   if (c.run_1stage) {
     c.block_m = 32;  // BLOCK_SIZE_M
-  } else if (l.format.quant == Quant::block_128) {
+    block_why = "BLOCK_SIZE_M of the 1-stage kernel";
+  } else if (block_scale) {
     c.block_m = l.token > 32 ? 64 : 16;
+    block_why = "fp8 block-scale: 64 when token > 32, else 16";
   } else {
     c.block_m = aiter_block_size_m(l.token, l.topk, l.expert, l.inter_dim, l.cu_num);
+    block_why = "get_block_size_M over {32, 64, 128}";
   }
-  // get_ksplit only for fp8 block-scale (per_1x128) layers on the 2-stage
-  // path (at this commit; later versions add per_1x32).
-  if (!c.run_1stage && l.format.quant == Quant::block_128) {
+  // get_ksplit for the 2-stage per_1x128 and per_1x32 layers.
+  if (!c.run_1stage && (block_scale || mx)) {
     c.ksplit = aiter_ksplit(l.token, l.topk, l.expert, l.inter_dim, l.model_dim, l.cu_num);
   }
-  c.reason = fmt::format(
-      "AITER's default (fused_moe.py get_2stage_cfgs): {}-stage ({}); block_m {} ({}); ksplit {} ({})",
-      c.run_1stage ? 1 : 2, stage_why, c.block_m,
-      c.run_1stage                           ? "BLOCK_SIZE_M of the 1-stage kernel"
-      : l.format.quant == Quant::block_128 ? "fp8 block-scale: 64 when token > 32, else 16"
-                                             : "get_block_size_M over {32, 64, 128}",
-      c.ksplit,
-      l.format.quant == Quant::block_128 && !c.run_1stage ? "get_ksplit" : "get_ksplit applies to 2-stage "
-                                                                           "fp8 block-scale (per_1x128) layers only");
+  // The MX (per_1x32) layers that get_2stage_cfgs hands to CK-Tile's MoE
+  // kernels take their block_m from the token count instead: SwiGLU layers
+  // (get_block_m: 32 for fp8 activations), and fp4-weight layers that split K
+  // (weights pre-shuffled, as AITER's tuner and serving stacks load them).
+  const std::uint32_t tiers = l.token < 2048 ? 16 : l.token < 16384 ? 32 : 64;
+  if (!c.run_1stage && mx && l.activation == Activation::swiglu_oai) {
+    c.block_m = aiter_fp8(l.format.dtype) ? 32 : tiers;
+    block_why = "CK-Tile's MoE kernels for SwiGLU MX layers (get_block_m: 32 for fp8 activations, else 16 "
+                "below 2048 tokens, 32 below 16384, 64)";
+  } else if (!c.run_1stage && mx && l.format.weight_dtype == DType::mxfp4 && c.ksplit > 1) {
+    c.block_m = tiers;
+    block_why = "CK-Tile's MoE kernels for split-K fp4-weight layers (16 below 2048 tokens, 32 below 16384, 64)";
+  }
+  c.reason = fmt::format("AITER's default (fused_moe.py get_2stage_cfgs): {}-stage ({}); block_m {} ({}); ksplit {} ({})",
+                         c.run_1stage ? 1 : 2, stage_why, c.block_m, block_why, c.ksplit,
+                         (block_scale || mx) && !c.run_1stage
+                             ? "get_ksplit"
+                             : "get_ksplit applies to 2-stage per_1x128 and per_1x32 layers only");
   return c;
 }
 

@@ -208,9 +208,10 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
     r.tile1_column = at(t.tile1_name).column;
     r.tile2_column = at(t.tile2_name).column;
     if (col.count("run_1stage")) r.run_1stage = flag(at("run_1stage"), "run_1stage", file, line);
-    // AITER's table is a dict on these columns (pandas set_index + to_dict):
-    // a second row of a key silently replaces the first there; here two rows
-    // that disagree are an error, two identical ones harmless.
+    // AITER's table is a dict on these columns (pandas set_index +
+    // to_dict("index"), which raises on a repeated key, so AITER refuses any
+    // repeat); here two rows that disagree are an error, two identical ones
+    // harmless.
     const Key key{r.cu_num, r.token, r.model_dim, r.inter_dim, r.expert, r.topk, r.act_type, r.dtype,
                   r.q_dtype_a, r.q_dtype_w, r.q_type, r.use_g1u1 ? int(*r.use_g1u1) : -1,
                   r.doweight_stage1 ? int(*r.doweight_stage1) : -1};

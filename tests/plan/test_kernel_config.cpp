@@ -561,7 +561,8 @@ TEST_CASE("AITER's get_ksplit, worked by hand", "[aiter_heuristic]") {
   CHECK(aiter_ksplit(1, 8, 128, 384, 4000, 304) == 0);    // no split divides 4000 into multiples of 256
 }
 
-TEST_CASE("AITER's default: the 1-stage rule per quant type, block_m and split-K", "[aiter_heuristic]") {
+// DeepSeek-V3 TP8 on MI355X (shared expert fused: 257 experts top-9) in `format`.
+static AiterLayer dsv3_tp8_mi355x(const AiterFormat& format) {
   AiterLayer l;
   l.model_dim = 7168;
   l.inter_dim = 256;
@@ -569,7 +570,12 @@ TEST_CASE("AITER's default: the 1-stage rule per quant type, block_m and split-K
   l.topk = 9;
   l.cu_num = 256;
   l.isa = IsaFamily::cdna4;
-  l.format = kFp8Block;
+  l.format = format;
+  return l;
+}
+
+TEST_CASE("AITER's default: the 1-stage rule per quant type, block_m and split-K", "[aiter_heuristic]") {
+  AiterLayer l = dsv3_tp8_mi355x(kFp8Block);
   // fp8 block-scale: 1-stage when token > 32 and inter_dim % 256 == 0, block_m 32.
   l.token = 64;
   auto c = aiter_default(l);
@@ -634,6 +640,48 @@ TEST_CASE("AITER's default: the 1-stage rule per quant type, block_m and split-K
   CHECK_FALSE(c.run_1stage);
   CHECK(c.block_m == 32);
   CHECK(c.ksplit == 0);
+}
+
+TEST_CASE("AITER's default for MX (per_1x32) layers: get_ksplit, and CK-Tile's block_m", "[aiter_heuristic]") {
+  // fused_moe.py at 000621842c: get_ksplit for per_1x32 as for per_1x128; CK-Tile's
+  // kernels (block_m 16 below 2048 tokens, 32 below 16384, 64 above) for SwiGLU MX
+  // layers (32 with fp8 activations) and for fp4-weight layers that split K.
+  AiterLayer l = dsv3_tp8_mi355x(AiterFormat{DType::mxfp4, Quant::per_1x32});
+  // 1 token: get_ksplit 14 (as for fp8 block-scale), so CK-Tile at block_m 16.
+  l.token = 1;
+  auto c = aiter_default(l);
+  CHECK_FALSE(c.run_1stage);
+  CHECK(c.ksplit == 14);
+  CHECK(c.block_m == 16);
+  CHECK(c.reason.find("CK-Tile") != std::string::npos);
+  // 1024 tokens: no split (9216 rows > 257 experts): the CK path's get_block_size_M.
+  l.token = 1024;
+  c = aiter_default(l);
+  CHECK(c.ksplit == 0);
+  CHECK(c.block_m == aiter_block_size_m(1024, 9, 257, 256, 256));
+  CHECK(c.reason.find("get_block_size_M") != std::string::npos);
+  // gpt-oss-120b (SwiGLU, 128 experts top-4, H = I = 2880), bf16 x MXFP4 on MI355X:
+  // get_block_m's tiers on the padded token count; fp8 activations: 32.
+  l = AiterLayer{};
+  l.model_dim = 2880;
+  l.inter_dim = 2880;
+  l.expert = 128;
+  l.topk = 4;
+  l.cu_num = 256;
+  l.isa = IsaFamily::cdna4;
+  l.activation = Activation::swiglu_oai;
+  l.format = AiterFormat{DType::bf16, Quant::per_1x32, DType::mxfp4};
+  for (const auto& [token, block_m] : {std::pair{64u, 16u}, {1024u, 16u}, {2048u, 32u}, {16384u, 64u}}) {
+    l.token = token;
+    INFO(token);
+    CHECK(aiter_default(l).block_m == block_m);
+  }
+  l.format = AiterFormat{DType::fp8_e4m3, Quant::per_1x32, DType::mxfp4};
+  l.token = 64;
+  CHECK(aiter_default(l).block_m == 32);
+  // 8 tokens: 32 rows <= 128 experts, grid 23 x 32 = 736 >= 256 CUs: no split.
+  l.token = 8;
+  CHECK(aiter_default(l).ksplit == 0);
 }
 
 TEST_CASE("AITER's 1-stage kernel inventory per format and GPU", "[aiter_heuristic]") {
