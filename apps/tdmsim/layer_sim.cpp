@@ -136,7 +136,8 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
     // the stage's LDS: one buffer (v1) is the other way out.
     const auto scenario_buffers = [&](bool d) {
       const std::uint32_t b = d ? p.kernel.ck_lds_buffers.down : p.kernel.ck_lds_buffers.gate_up;
-      return p.kernel.code == KernelCode::aiter && src.config_line == 0 && b == 2 && !ends("_fused");
+      return p.kernel.code == KernelCode::aiter && src.config_line == 0 && b == 2 && !ends("_fused") &&
+             why.find("LDS") != std::string::npos;
     };
     const std::string chosen = src.config_line != 0
                                    ? fmt::format(" (chosen by kernel.config {}:{})", src.config_file, src.config_line)

@@ -4,7 +4,6 @@
 #include "descriptors/plan/expert_parallel.h"
 #include "descriptors/plan/kernel_request.h"
 #include "descriptors/plan/routing.h"
-#include "workloads/config/diagnostics.h"
 
 namespace tdmsim::plan {
 
@@ -48,29 +47,15 @@ void finish_plan(const config::ResolvedScenario& scenario, MoePlan& plan) {
       choose_kernel(plan.shape, request.spec, scenario.machine.spec, plan.fused, request.fixed_by, request.ck);
   plan.kernel.reason = request.prefix + plan.kernel.reason;
   plan.kernel.source = std::move(request.source);
-  // The scenario's CK pipelines (kernel.*_lds_buffers) name AITER's 2-stage
-  // CK kernels; where the heuristic picks AITER's 1-stage assembly kernel they
-  // would change nothing, so the key is refused there, at its line (the
-  // spec refuses it beside kernel.stages 1 already).
+  // The scenario's CK pipelines (kernel.*_lds_buffers) describe AITER's
+  // 2-stage CK kernels. Where the plan picks AITER's 1-stage assembly kernel
+  // (kernel.stages 0: the heuristic's pick, a serving batch of few tokens)
+  // they do not apply, as split_k does not: the kernel: line says so. (The
+  // spec refuses them beside kernel.stages 1, where they never could.)
   const KernelSpec& asked = scenario.scenario.spec.kernel;
-  if (plan.kernel.stages == 1) {
-    std::vector<config::Diagnostic> refused;
-    for (const auto& [buffers, key] : {std::pair{asked.gate_up_lds_buffers, "kernel.gate_up_lds_buffers"},
-                                       std::pair{asked.down_lds_buffers, "kernel.down_lds_buffers"}}) {
-      if (buffers == 0) continue;
-      const config::Location fallback{scenario.scenario.file.string(), 0, 0};
-      // Why (choose_kernel's "; 1-stage (...)"), e.g. "8 local rows <= 2*block_m = 64".
-      const std::string_view mark = "; 1-stage (";
-      const std::size_t at = plan.kernel.reason.find(mark);
-      const std::size_t from = at == std::string::npos ? at : at + mark.size();
-      const std::size_t to = from == std::string::npos ? from : plan.kernel.reason.find(')', from);
-      const std::string why = to == std::string::npos ? std::string() : " (" + plan.kernel.reason.substr(from, to - from) + ")";
-      refused.push_back({config::nearest_location(scenario.scenario.set_at, key, fallback), key,
-                         "the layer runs AITER's 1-stage kernel" + why +
-                             ", an assembly kernel with no CK pipeline: set kernel.stages 2, or leave the key out "
-                             "(or 0)"});
-    }
-    if (!refused.empty()) throw config::ConfigError(std::move(refused));
+  if (plan.kernel.stages == 1 && (asked.gate_up_lds_buffers != 0 || asked.down_lds_buffers != 0)) {
+    plan.kernel.reason += "; kernel.*_lds_buffers not used: AITER's 1-stage kernel is an assembly kernel, with no "
+                          "CK pipeline";
   }
   plan.layout = sort_into_blocks(plan.shape, plan.fused, plan.kernel.block_m);
   if (plan.kernel.stages == 1) {

@@ -396,9 +396,31 @@ def check_plots(tdmsim, tmp):
             fail(f"the report does not show the {machine} figure:\n{text}")
     if sorted(os.listdir(figs)) != ["mi300x-simulated-vs-published.png", "mi355x-simulated-vs-published.png"]:
         fail(f"--plots wrote {sorted(os.listdir(figs))}: one figure per machine, no temporary file")
-    p = run(tdmsim, LAYOUT, "--plots", LAYOUT)
-    if p.returncode != 2 or "not a folder" not in p.stderr:
-        fail(f"--plots naming a file: exit {p.returncode}, expected 2: {p.stderr}")
+    for bad in (LAYOUT, os.path.join(LAYOUT, "sub")):  # a file, a folder under a file
+        p = run(tdmsim, LAYOUT, "--plots", bad)
+        if p.returncode != 2 or "not a folder" not in p.stderr:
+            fail(f"--plots {bad}: exit {p.returncode}, expected 2: {p.stderr}")
+    # A published time far off any axis (1e308 us) and one of 0.001 us (+2e6 %): the figure
+    # is drawn all the same (the first row left out of it, the second at the axis' edge).
+    with open(LAYOUT) as f:
+        lines = f.read().splitlines()
+    odd = os.path.join(tmp, "odd.csv")
+    with open(odd, "w") as f:
+        f.write("\n".join([lines[0], lines[1], lines[1].replace(",18.0,0", ",1e308,0").replace("304,16,", "304,32,"),
+                           lines[1].replace(",18.0,0", ",0.001,0").replace("304,16,", "304,64,")]) + "\n")
+    rows, text = predicted(tdmsim, tmp, odd, "--plots", os.path.join(tmp, "odd"))
+    if [rows[i]["status"] for i in (2, 3, 4)] != ["simulated"] * 3:
+        fail(f"odd times: rows {[rows[i]['status'] for i in (2, 3, 4)]}, expected all simulated")
+    if not os.path.isfile(os.path.join(tmp, "odd", "mi300x-simulated-vs-published.png")):
+        fail("odd times: no figure")
+    # No row simulated: no figure, said on stderr.
+    none = os.path.join(tmp, "none.csv")
+    with open(none, "w") as f:
+        f.write(lines[0] + "\n" + lines[4] + "\n")  # cu_num 80: no machine
+    p = subprocess.run([sys.executable, SCRIPT, none, "--tdmsim", tdmsim, "--plots", os.path.join(tmp, "none"),
+                        "--markdown", os.path.join(tmp, "none.md")], capture_output=True, text=True)
+    if p.returncode != 0 or "no simulated row, no figure" not in p.stderr or os.listdir(os.path.join(tmp, "none")):
+        fail(f"no simulated row: exit {p.returncode}, {p.stderr!r}, expected 0 and a note, no figure")
 
 
 def main():

@@ -273,7 +273,7 @@ def simulate(tdmsim, folder, r, machine=None, tag="", store=None, both_combines=
     results = report.ResultStore(store)
     key = store_key(tdmsim, sc, [m for m in machines if m], r["machine"]) if store else None
     saved = results.get(key) if key else None
-    if saved is not None:
+    if saved is not None and "kernel" in saved:  # a result stored without the kernel line is simulated again
         return dict(r, **saved)
     t0 = time.time()
     r = dict(r)

@@ -438,7 +438,9 @@ def draw(rows, folder):
     for machine in sorted({r["machine"] for r in done}):
         sel = [r for r in done if r["machine"] == machine]
         path = os.path.join(folder, f"{machine}-simulated-vs-published.png")
-        title = f"{machine}, {len(sel)} rows of {len({r['source'] for r in sel})} table(s)"
+        tables = len({r["source"] for r in sel})
+        title = (f"{machine}, {len(sel)} row{'s' if len(sel) != 1 else ''} of {tables} "
+                 f"table{'s' if tables != 1 else ''}")
         out.append((machine, plots.simulated_vs_published(path, title, sel, group=lambda r: r["format"],
                                                     published=lambda r: r["us"], roofline=lambda r: r["roof"])))
     return out
@@ -472,11 +474,14 @@ def main():
             if out and os.path.exists(out) and not os.path.isfile(out):
                 raise InputError(f"{out}: not a regular file")
         if args.plots:
-            if os.path.exists(args.plots) and not os.path.isdir(args.plots):
-                raise InputError(f"--plots {args.plots}: not a folder")
             if not plots.have_matplotlib(__file__):
                 raise InputError("--plots: matplotlib is missing (install python3-matplotlib: "
                                  "scripts/install-deps.sh)")
+            # The folder is made now, before anything is simulated, so that a bad one stops the run.
+            try:
+                os.makedirs(args.plots, exist_ok=True)
+            except OSError as e:
+                raise InputError(f"--plots {args.plots}: not a folder that can be made ({e.strerror})")
         machines = machine_map(args.machine, args.tdmsim)
         for path in args.csv:
             if not os.path.isfile(path):
@@ -490,9 +495,13 @@ def main():
     if args.plots:
         figures = draw(rows, args.plots)
         if figures:
+            # Links relative to the report's folder (stdout: the working folder); <...> holds spaces.
             where = os.path.dirname(os.path.abspath(args.markdown)) if args.markdown else os.getcwd()
+            links = [(m, os.path.relpath(f, where)) for m, f in figures]
             text += "\n### Figures\n\n" + "".join(
-                f"![{m}: simulated vs published]({os.path.relpath(f, where)})\n\n" for m, f in figures)
+                f"![{m}: simulated vs published]({f'<{f}>' if ' ' in f else f})\n\n" for m, f in links)
+        elif not args.quiet:
+            print("--plots: no simulated row, no figure", file=sys.stderr)
     # Both files written whole under temporary names, then renamed into place.
     done = []
     if args.output:

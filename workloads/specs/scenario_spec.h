@@ -114,7 +114,7 @@ struct KernelSpec {
     // so that a scenario can run the kernel a table names (source aiter).
     v.param(gate_up_lds_buffers, "gate_up_lds_buffers",
             "LDS buffers of AITER's CK gate/up kernel, as its name's pipeline says: 1 (v1) or 2 (v2, "
-            "v3); 0 = by pipeline depth (source aiter, 2-stage layers)",
+            "v3); 0 = by pipeline depth (source aiter; not used where the layer runs AITER's 1-stage kernel)",
             Default{0u}, Max{2u});
     v.param(down_lds_buffers, "down_lds_buffers",
             "the same for AITER's CK down kernel", Default{0u}, Max{2u});
