@@ -138,14 +138,16 @@ AiterChoice aiter_default(const AiterLayer& l) {
   // kernels take their block_m from the token count instead: SwiGLU layers
   // (get_block_m: 32 for fp8 activations), and fp4-weight layers that split K
   // (weights pre-shuffled, as AITER's tuner and serving stacks load them).
-  const std::uint32_t tiers = l.token < 2048 ? 16 : l.token < 16384 ? 32 : 64;
-  if (!c.run_1stage && mx && l.activation == Activation::swiglu_oai) {
-    c.block_m = aiter_fp8(l.format.dtype) ? 32 : tiers;
-    block_why = "CK-Tile's MoE kernels for SwiGLU MX layers (get_block_m: 32 for fp8 activations, else 16 "
-                "below 2048 tokens, 32 below 16384, 64)";
-  } else if (!c.run_1stage && mx && l.format.weight_dtype == DType::mxfp4 && c.ksplit > 1) {
-    c.block_m = tiers;
-    block_why = "CK-Tile's MoE kernels for split-K fp4-weight layers (16 below 2048 tokens, 32 below 16384, 64)";
+  if (!c.run_1stage && mx) {
+    const std::uint32_t tiers = l.token < 2048 ? 16 : l.token < 16384 ? 32 : 64;
+    if (l.activation == Activation::swiglu_oai) {
+      c.block_m = aiter_fp8(l.format.dtype) ? 32 : tiers;
+      block_why = "CK-Tile's MoE kernels for SwiGLU MX layers (get_block_m: 32 for fp8 activations, else 16 "
+                  "below 2048 tokens, 32 below 16384, 64)";
+    } else if (l.format.weight_dtype == DType::mxfp4 && c.ksplit > 1) {
+      c.block_m = tiers;
+      block_why = "CK-Tile's MoE kernels for split-K fp4-weight layers (16 below 2048 tokens, 32 below 16384, 64)";
+    }
   }
   c.reason = fmt::format("AITER's default (fused_moe.py get_2stage_cfgs): {}-stage ({}); block_m {} ({}); ksplit {} ({})",
                          c.run_1stage ? 1 : 2, stage_why, c.block_m, block_why, c.ksplit,

@@ -504,7 +504,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   }
 
   // (After the stage count: AITER's 1-stage kernel is an assembly kernel,
-  // with no CK pipeline; finish_plan refuses the scenario's keys there.)
+  // with no CK pipeline; finish_plan notes the scenario's keys as not used.)
   if (requested.source == KernelCode::aiter && k.stages == 2 && ck != CkPipelines{}) {
     // From a table's kernel names, or the scenario's kernel.*_lds_buffers.
     const auto text = [](std::uint32_t b) {
