@@ -354,6 +354,7 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
     std::string name;
     std::uint32_t block_m = 0;
     int stage = 1;
+    bool one_stage = false;
     std::vector<std::string> format;
   };
   auto topts = std::make_shared<AiterTileOpts>();
@@ -367,13 +368,23 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
       ->check(CLI::IsMember({1, 2}));
   tile->add_option("--format", topts->format, "the row's q_dtype_a q_dtype_w q_type (sets an MxN name's K)")
       ->expected(3);
+  tile->add_flag("--one-stage", topts->one_stage,
+                 "the row says run_1stage 1: read the stage-1 name as AITER's 1-stage assembly kernel "
+                 "(subGU_m x subGU_n; default: AITER's heuristic kernel)");
   tile->callback([topts, &result] {
     std::optional<plan::AiterFormat> format;
     if (!topts->format.empty()) {
       const auto& f = topts->format;
       format = plan::aiter_format(f[0], f[1], f[2]);
     }
-    const plan::AiterTileReading r = plan::read_aiter_tile(topts->name, topts->block_m, format, topts->stage == 2);
+    if (topts->one_stage && topts->stage != 1) {
+      std::cerr << "Error: --one-stage reads the stage-1 column (a 1-stage row's stage-2 name is not run)\n";
+      result.exit_code = kExitBadInput;
+      return;
+    }
+    const plan::AiterTileReading r = topts->one_stage
+                                         ? plan::read_aiter_one_stage_kernel(topts->name, topts->block_m, format)
+                                         : plan::read_aiter_tile(topts->name, topts->block_m, format, topts->stage == 2);
     if (!r.error.empty()) {
       std::cerr << "Error: " << r.error << "\n";
       result.exit_code = kExitBadInput;

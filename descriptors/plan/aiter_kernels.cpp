@@ -186,8 +186,11 @@ KernelTile aiter_one_stage_tile(IsaFamily isa, const LayerShape& shape, std::uin
       width = kl.sub_gu_n;
     }
   }
-  const std::uint32_t k = std::max(32u, 128u * 8 / std::max(1u, dtype_bits(shape.dtype)));
-  return {kAiterOneStageThreads, block_m, 2 * width, k};
+  return {kAiterOneStageThreads, block_m, 2 * width, aiter_one_stage_k(shape.dtype)};
+}
+
+std::uint32_t aiter_one_stage_k(DType activation) {
+  return std::max(32u, 128u * 8 / std::max(1u, dtype_bits(activation)));
 }
 
 std::uint32_t aiter_one_stage_workgroups_per_cu(IsaFamily isa, const LayerShape& shape, const KernelTile& tile) {

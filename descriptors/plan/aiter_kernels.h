@@ -63,6 +63,10 @@ std::vector<AiterOneStageKernel> aiter_one_stage_kernels(IsaFamily isa, const La
 // AITER's kernels 2-stage at a block_m they have no 1-stage kernel for.
 bool aiter_one_stage_takes_block_m(IsaFamily isa, const LayerShape& shape, std::uint32_t block_m);
 
+// K of the model's tile for AITER's 1-stage assembly kernels: 128 bytes of
+// activations a step (our choice: the assembly's K step is not published).
+std::uint32_t aiter_one_stage_k(DType activation);
+
 // The tile of AITER's 1-stage assembly kernel for a layer at block_m on a
 // machine of `cus` CUs, as the model's tile (gate/up N counting both halves;
 // aiter_kernels.cpp says how AITER picks it).

@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include "descriptors/plan/aiter_heuristic.h"
+#include "descriptors/plan/aiter_kernels.h"
 #include "descriptors/plan/aiter_names.h"
 #include "descriptors/plan/default_tile.h"
 #include "descriptors/plan/moe_plan.h"
@@ -456,6 +457,56 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
   if (t.n % 16 != 0 || t.k % 16 != 0) return bad("N and K must be multiples of 16");
   out.tile = t;
   return out;
+}
+
+bool aiter_one_stage_name(std::string_view name) {
+  return name.find("fmoe_") != std::string_view::npos && !aiter_asm_stage1_name(name) && !ck_kernel_name(name) &&
+         (name.find("_g1u1") != std::string_view::npos || name.find("_g1u0") != std::string_view::npos);
+}
+
+AiterTileReading read_aiter_one_stage_kernel(std::string_view name, std::uint32_t block_m,
+                                             const std::optional<AiterFormat>& format) {
+  AiterTileReading out;
+  if (name.empty()) {
+    out.reading = "empty: AITER's heuristic 1-stage kernel";
+    return out;
+  }
+  if (!aiter_one_stage_name(name)) {
+    out.reading = "not an AITER 1-stage assembly kernel name (fmoe_..._g1u1_..._MxN): AITER's heuristic 1-stage kernel";
+    return out;
+  }
+  const std::string_view mn = asm_stage_tile(name);
+  std::uint32_t m = 0, n = 0;
+  const std::size_t x = mn.find('x');
+  const bool parsed = !mn.empty() && std::from_chars(mn.data(), mn.data() + x, m).ec == std::errc{} &&
+                      std::from_chars(mn.data() + x + 1, mn.data() + mn.size(), n).ec == std::errc{};
+  if (!parsed || m == 0 || n == 0 || m > KernelTile::kMaxDim || n > KernelTile::kMaxDim) {
+    // (emsort's 16xstk_t32_c8 and the like: no subGU_m x subGU_n field)
+    out.reading = "an AITER 1-stage kernel name with no subGU_m x subGU_n field: AITER's heuristic 1-stage kernel";
+    return out;
+  }
+  if (m != block_m) {
+    out.error = fmt::format("1-stage kernel '{}' (subGU_m {} x subGU_n {}): its subGU_m differs from the row's "
+                            "block_m {} (AITER runs a 1-stage kernel of subGU_m = block_m only)",
+                            name, m, n, block_m);
+    return out;
+  }
+  if (n % 16 != 0) {
+    out.error = fmt::format("1-stage kernel '{}': subGU_n {} is not a multiple of 16", name, n);
+    return out;
+  }
+  out.tile = KernelTile{kAiterOneStageThreads, m, n, aiter_one_stage_k(format ? format->dtype : DType::bf16)};
+  out.reading = "AITER 1-stage assembly kernel (subGU_m x subGU_n)";
+  return out;
+}
+
+KernelTile aiter_one_stage_kernel_tile(const KernelConfigTable& table, const KernelConfigRow& row) {
+  const AiterTileReading r =
+      read_aiter_one_stage_kernel(row.tile1, row.block_m, aiter_format(row.q_dtype_a, row.q_dtype_w, row.q_type));
+  if (!r.error.empty()) {
+    fail(table.file, row.line, row.tile1_column, table.tile1_name, fmt::format("column {}: {}", table.tile1_name, r.error));
+  }
+  return r.tile;
 }
 
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second) {

@@ -101,6 +101,22 @@ bool aiter_asm_stage1_name(std::string_view name);
 AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m,
                                  const std::optional<AiterFormat>& format, bool second);
 
+// A 1-stage row's kernel name (tile1 / kernelName1 with run_1stage 1): AITER's
+// 1-stage assembly kernels (fused_moe.py fused_moe_1stage hands kernelName1 to
+// fmoe_g1u1, fmoe_fp8_blockscale_g1u1, ...), named fmoe_<types>_g1u1_..._MxN
+// (plain or mangled, e.g. fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x512):
+// subGU_m x subGU_n -> the model's tile 256 threads x M x N (named N, as
+// AITER names it) x aiter_one_stage_k. "" or a name with no such field ->
+// auto (AITER's heuristic kernel, plan::aiter_one_stage_tile); M other than
+// block_m -> error (AITER runs a kernel of subGU_m = block_m only).
+bool aiter_one_stage_name(std::string_view name);
+AiterTileReading read_aiter_one_stage_kernel(std::string_view name, std::uint32_t block_m,
+                                             const std::optional<AiterFormat>& format);
+
+// read_aiter_one_stage_kernel on a 1-stage row's stage-1 column; a refusal is a
+// config::ConfigError at that column.
+KernelTile aiter_one_stage_kernel_tile(const KernelConfigTable& table, const KernelConfigRow& row);
+
 // read_aiter_tile on a table row's tile column; a refusal is a
 // config::ConfigError at the row's tile column.
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second);

@@ -523,6 +523,13 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                        aiter_one_stage_takes_block_m(machine.isa, shape, k.block_m)
                            ? ""
                            : fmt::format("; none of block_m {} for this format: its widths taken", k.block_m));
+  } else if (k.stages == 1 && aiter_kernels && aiter_one_stage_asm_tile(k.gate_up_tile)) {
+    // A named 1-stage kernel (a table row's kernelName1, or the scenario's
+    // gate_up_tile 256 x block_m x subGU_n x K): its tile for both phases, as
+    // the heuristic's kernel takes.
+    k.down_tile = k.gate_up_tile;
+    why += fmt::format("; tiles {} for the 1-stage kernel (named: AITER's assembly kernel of that subGU_m x subGU_n)",
+                       tile_text(named_gate_up_tile(k)));
   }
 
   // The fused 1-stage kernel keeps a second phase's tiles in LDS as well: with
@@ -586,6 +593,14 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   if (requested.raster_group != 0) {
     k.raster_group = requested.raster_group;
     why += fmt::format("; raster_group {} (scenario)", k.raster_group);
+  } else if (requested.source == KernelCode::aiter) {
+    // AITER's kernels launch block-major grids: a block's N tiles one after
+    // another (composable_kernel gridwise_moe_gemm.hpp: blockIdx.x the N
+    // tile, blockIdx.y the block, as AITER's Nswizzle0 instances run; the
+    // assembly 1-stage kernels: gdx = inter_dim / subGU_n, gdy = the blocks,
+    // asm_fmoe.cu). The validation scripts run the published rows so.
+    k.raster_group = 1;
+    why += "; raster_group 1 (AITER's kernels: block-major grids)";
   } else {
     const std::uint64_t l2 = std::uint64_t{machine.memory.l2.size_per_die.bytes} * machine.compute.dies;
     const std::uint64_t llc = machine.memory.mall ? std::max(l2, machine.memory.mall->size.bytes) : l2;

@@ -63,15 +63,20 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
       r.spec.block_m = row.block_m;
       r.spec.split_k = std::max(1u, row.ksplit);  // AITER's 0: no split
       r.spec.stages = row.run_1stage ? 1 : 2;
-      // A 1-stage row of AITER's kernels runs its assembly 1-stage kernel,
-      // whatever the tile columns hold (AITER's fused_moe_1stage takes no CK
-      // tile): the names are not read, and the plan picks that kernel's tile
-      // (aiter_one_stage_tile).
+      // A 1-stage row of AITER's kernels runs its assembly 1-stage kernel
+      // (AITER's fused_moe_1stage takes no CK tile): the stage-1 name is read
+      // as that kernel's name, whose subGU_m x subGU_n is the tile the tuner
+      // timed (read_aiter_one_stage_kernel); with no such name the plan picks
+      // AITER's heuristic kernel (aiter_one_stage_tile). The stage-2 column
+      // names nothing AITER runs then.
       std::string one_stage_note, split_note;
       if (row.run_1stage && spec.source == KernelCode::aiter) {
-        r.spec.gate_up_tile = r.spec.down_tile = KernelTile{};
-        if (!row.tile1.empty() || !row.tile2.empty()) {
-          one_stage_note = "; tile names not used: AITER runs its assembly 1-stage kernel";
+        const KernelTile one = aiter_one_stage_kernel_tile(*table, row);
+        r.spec.gate_up_tile = r.spec.down_tile = one;
+        if (!one.is_auto()) {
+          one_stage_note = fmt::format("; {}: AITER's 1-stage kernel {}x{}", table->tile1_name, one.m, one.n);
+        } else if (!row.tile1.empty() || !row.tile2.empty()) {
+          one_stage_note = "; tile names not used: AITER runs its heuristic 1-stage kernel";
         }
       } else {
         r.spec.gate_up_tile = aiter_tile(*table, row, false);

@@ -381,6 +381,42 @@ def check_config(tdmsim, tmp):
                 fail(f"16 tokens: down {two[1]} us with two LDS buffers, {want[1]} us with one: the check "
                      "cannot tell them apart")
 
+    # A 1-stage row naming AITER's 1-stage kernel (fp8 FNUZ per-token, I = 512, 512 tokens):
+    # the script runs its 32 x 128 as --kernel-config does, and AITER's heuristic
+    # kernel (no name) gives another time, so the name is what the check sees.
+    one = os.path.join(tmp, "one.csv")
+    with open(one, "w") as f:
+        f.write(LAYOUT_HEADER + "\n")
+        f.write("304,512,4096,512,128,8,ActivationType.Silu,torch.bfloat16,torch.float8_e4m3fnuz,"
+                "torch.float8_e4m3fnuz,QuantType.per_Token,1,0,32,0,30.0,"
+                "_ZN5aiter50fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x128E,0.0,,30.0,1\n")
+    rows, _ = predicted(tdmsim, tmp, one)
+    with open(os.path.join(tmp, "model-512.yaml"), "w") as f:
+        f.write("kind: model\nname: i512-shape\ndescription: test\nsource: test\nhidden_size: 4096\n"
+                "intermediate_size: 512\nexperts: 128\ntop_k: 8\ngating: {scoring: softmax, renormalize: true}\n"
+                "activation: silu\nlayers: {moe: 1, total: 1}\n")
+
+    def fused(name, kernel, extra=()):
+        sc = os.path.join(tmp, name + ".yaml")
+        with open(sc, "w") as f:
+            f.write(f"kind: scenario\nname: {name}\ndescription: test\nmachine: mi300x\nmodel: model-512.yaml\n"
+                    "tokens: 512\ndtype: fp8_e4m3_fnuz\nquant: per_token\npath: software\nseed: 1\n"
+                    "routing: {source: uniform, router_stage: given}\n"
+                    f"kernel: {{source: aiter, {kernel}raster_group: 1}}\n")
+        s = tdmsimtools.run(tdmsim, sc, os.path.join(tmp, "out-" + name), path="software", extra=extra, label=name)
+        return round(tdmsimtools.stage_times(s, kernel_only=True)["fused"], 3), s["layer"]["kernel_reason"]
+
+    want, reason = fused("one-table", "", ("--kernel-config", one))
+    if "tiles 256x32x128x128 for the 1-stage kernel (named" not in reason:
+        fail(f"1-stage row: --kernel-config did not run the named kernel: {reason}")
+    got = float(rows[2]["sim_us1"])  # (written to 4 decimals: compared to the last digit)
+    if abs(got - want) > 0.0015:
+        fail(f"1-stage row: aiter_tuned.py gives {got} us, tdmsim run --kernel-config {want}")
+    heuristic, reason = fused("one-heuristic", "stages: 1, block_m: 32, ")
+    if "256x32x128x128" in reason or abs(heuristic / want - 1) < 0.02:
+        fail(f"1-stage row: AITER's heuristic kernel ({heuristic} us: {reason}) is the named one ({want} us): "
+             "the check cannot tell them apart")
+
 
 def check_plots(tdmsim, tmp):
     """--plots DIR draws a figure per machine with simulated rows (the fixture has mi300x and

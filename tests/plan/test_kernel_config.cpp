@@ -11,6 +11,7 @@
 #include <string>
 
 #include "descriptors/plan/aiter_heuristic.h"
+#include "descriptors/plan/aiter_kernels.h"
 #include "descriptors/plan/kernel_config.h"
 #include "descriptors/plan/kernel_request.h"
 #include "descriptors/plan/moe_plan.h"
@@ -480,6 +481,19 @@ TEST_CASE("a matching row drives the plan: block_m, tiles, split-K, stages, and 
   CHECK(r.prefix.find("no row matched") != std::string::npos);
 }
 
+// The layer of the 1-stage table tests: 8 experts top-2 plus a fused shared
+// expert (AITER's 9 / 3), H 256, I `inter`, 64 tokens, fp8 OCP per-token on mi355x.
+static config::ResolvedScenario fp8_shared_layer(std::uint32_t inter) {
+  ModelSpec m = make_model(8, 2, 256, inter);
+  m.shared_experts = 1;
+  m.shared_intermediate_size = inter;
+  auto sc = make_scenario(m, 64, 3);
+  sc.machine.spec = shipped_machine("mi355x");
+  sc.scenario.spec.dtype = DType::fp8_e4m3;
+  sc.scenario.spec.quant = Quant::per_token;
+  return sc;
+}
+
 TEST_CASE("a 1-stage row of AITER's kernels runs the assembly tile, whatever its tile columns hold", "[kernel_config]") {
   // The layer of short_tiles.csv's line 4 (64 tokens, fp8 per-token, 1-stage),
   // its tile columns holding CK names, and an assembly kernel name at line 3.
@@ -499,13 +513,7 @@ TEST_CASE("a 1-stage row of AITER's kernels runs the assembly tile, whatever its
           "256,16,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,2,"
           "7,_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3E,0,,7,0\n",
       "one.csv");
-  ModelSpec m = make_model(8, 2, 256, 128);
-  m.shared_experts = 1;
-  m.shared_intermediate_size = 128;
-  auto sc = make_scenario(m, 64, 3);
-  sc.machine.spec = shipped_machine("mi355x");
-  sc.scenario.spec.dtype = DType::fp8_e4m3;
-  sc.scenario.spec.quant = Quant::per_token;
+  auto sc = fp8_shared_layer(128);
   KernelSpec spec = config::defaults<KernelSpec>();
   spec.source = KernelCode::aiter;
   KernelRequest r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
@@ -513,7 +521,7 @@ TEST_CASE("a 1-stage row of AITER's kernels runs the assembly tile, whatever its
   CHECK(r.spec.stages == 1);
   CHECK(r.spec.gate_up_tile.is_auto());
   CHECK(r.spec.down_tile.is_auto());
-  CHECK(r.prefix.find("tile names not used: AITER runs its assembly 1-stage kernel") != std::string::npos);
+  CHECK(r.prefix.find("tile names not used: AITER runs its heuristic 1-stage kernel") != std::string::npos);
   // Our kernels run the row's tiles in our fused kernel.
   spec.source = KernelCode::tdmsim;
   r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
@@ -537,6 +545,73 @@ TEST_CASE("a 1-stage row of AITER's kernels runs the assembly tile, whatever its
   CHECK(r.spec.gate_up_tile == KernelTile{256, 32, 128, 2 * default_tile(32).k});
   CHECK(r.spec.split_k == 1);
   CHECK(r.prefix.find("ksplit 2 not used: AITER's assembly stage 1 runs unsplit") != std::string::npos);
+}
+
+TEST_CASE("a 1-stage row naming AITER's 1-stage kernel runs that kernel's subGU_m x subGU_n", "[kernel_config]") {
+  // Kernel names of the lists (hsa/gfx942/fmoe/..., hsa/gfx950/fmoe/silu/...):
+  // fmoe_<types>_g1u1_..._MxN, plain or mangled; subGU_n named as AITER names it.
+  const AiterFormat fp8{DType::fp8_e4m3, Quant::per_token};
+  const AiterFormat fp4{DType::mxfp4, Quant::per_1x32, DType::mxfp4};
+  const auto one = [](std::string_view name, std::uint32_t block_m, const AiterFormat& f) {
+    return read_aiter_one_stage_kernel(name, block_m, f);
+  };
+  CHECK(one("_ZN5aiter50fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x512E", 32, fp8).tile ==
+        KernelTile{256, 32, 512, 128});  // K: 128 bytes of fp8 a step (aiter_one_stage_k)
+  CHECK(one("fmoe_bf16_pertokenMXfp4_g1u1_novs_silu_2tg_ps_2tg_32x256", 32, fp4).tile ==
+        KernelTile{256, 32, 256, 256});
+  CHECK(one("fmoe_bf16_pertokenMXfp4_g1u1_flat_novs_silu_16x128", 16, fp4).tile == KernelTile{256, 16, 128, 256});
+  // No subGU_m x subGU_n field, not a 1-stage kernel's name, or empty: AITER's heuristic kernel.
+  CHECK(one("fmoe_bf16_pertokenMXfp4_g1u1_emsort_vs_silu_16xstk_t32_c8", 16, fp4).tile.is_auto());
+  CHECK(one("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3", 32, fp8).tile.is_auto());
+  CHECK(one("moe_ck2stages_gemm1_256x32x64x128_1x4_TypeCast_v3", 32, fp8).tile.is_auto());
+  CHECK(one("256x32x64x128", 32, fp8).tile.is_auto());
+  CHECK(one("", 32, fp8).tile.is_auto());
+  CHECK(one("", 32, fp8).error.empty());
+  // AITER runs a 1-stage kernel of subGU_m = block_m only.
+  CHECK_THAT(one("fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_64x256", 32, fp8).error,
+             Catch::Contains("subGU_m 64") && Catch::Contains("block_m 32"));
+  CHECK(aiter_one_stage_name("fmoe_fp8_g1u1_vs_silu_32x256"));
+  CHECK_FALSE(aiter_one_stage_name("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3"));
+
+  // The table reader: a 1-stage row's kernelName1 sets the 1-stage tile, which
+  // choose_kernel runs in both phases (AITER's heuristic would take another
+  // width: every width is one round of workgroups here, and the narrowest
+  // leaves the fewest CUs idle).
+  const std::string header =
+      "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,ksplit,us1,"
+      "kernelName1,us2,kernelName2,us,run_1stage\n";
+  const KernelConfigTable t = parse_kernel_config(
+      header +
+          "256,64,256,512,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
+          "7,_ZN5aiter50fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x256E,0,,7,1\n"
+          "256,32,256,512,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
+          "7,fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_64x256,0,,7,1\n",
+      "named.csv");
+  auto sc = fp8_shared_layer(512);
+  KernelSpec spec = config::defaults<KernelSpec>();
+  spec.source = KernelCode::aiter;
+  const LayerShape shape = layer_shape(sc);
+  const KernelRequest r = kernel_request(spec, &t, shape, sc.machine.spec);
+  CHECK(r.source.config_line == 2);
+  CHECK(r.spec.stages == 1);
+  CHECK(r.spec.gate_up_tile == KernelTile{256, 32, 256, 128});
+  CHECK_THAT(r.prefix, Catch::Contains("kernelName1: AITER's 1-stage kernel 32x256"));
+  const KernelChoice k = choose_kernel(shape, r.spec, sc.machine.spec, fuse_routing(shape, route(sc)), r.fixed_by);
+  CHECK(k.stages == 1);
+  CHECK(k.gate_up_tile == KernelTile{256, 32, 512, 128});  // the model's N counts gate and up
+  CHECK(k.down_tile == k.gate_up_tile);
+  CHECK_THAT(k.reason, Catch::Contains("tiles 256x32x256x128 for the 1-stage kernel (named"));
+  // Without the name, AITER's heuristic kernel: the widest slice of the fewest rounds.
+  KernelRequest unnamed = r;
+  unnamed.spec.gate_up_tile = unnamed.spec.down_tile = KernelTile{};
+  const KernelChoice h =
+      choose_kernel(shape, unnamed.spec, sc.machine.spec, fuse_routing(shape, route(sc)), unnamed.fixed_by);
+  CHECK(h.gate_up_tile == aiter_one_stage_tile(IsaFamily::cdna4, shape, 32, 256));
+  CHECK(h.gate_up_tile != k.gate_up_tile);  // the name is what sets the width here
+  // A kernel of another subGU_m than the row's block_m: refused at the row's column.
+  sc.scenario.spec.tokens = 32;
+  CHECK_THROWS_WITH(kernel_request(spec, &t, layer_shape(sc), sc.machine.spec),
+                    Catch::Contains("column kernelName1") && Catch::Contains("block_m 32"));
 }
 
 TEST_CASE("AITER's get_block_size_M, worked by hand", "[aiter_heuristic]") {

@@ -365,6 +365,16 @@ TEST_CASE("raster group: an expert's blocks, A rows within half the last-level c
   const KernelChoice k = choose_kernel(big, given, shipped_machine("h200"), round_robin(big));
   CHECK(k.raster_group == 1);
   CHECK_THAT(k.reason, Catch::Contains("raster_group 1 (scenario)"));
+  // AITER's kernels launch block-major grids (CK gridwise_moe_gemm: blockIdx.x
+  // the N tile, blockIdx.y the block): group 1 where the rule above gives 16;
+  // a scenario's group still wins.
+  KernelSpec aiter = automatic();
+  aiter.source = KernelCode::aiter;
+  const KernelChoice a = choose_kernel(big, aiter, shipped_machine("mi300x"), round_robin(big));
+  CHECK(a.raster_group == 1);
+  CHECK_THAT(a.reason, Catch::Contains("raster_group 1 (AITER's kernels: block-major grids)"));
+  aiter.raster_group = 4;
+  CHECK(choose_kernel(big, aiter, shipped_machine("mi300x"), round_robin(big)).raster_group == 4);
 }
 
 TEST_CASE("wgmma_tile: the sm_90a kernels' rule", "[kernel]") {

@@ -66,9 +66,10 @@ DEFAULT_CSV = os.path.join(os.path.dirname(ROOT), "shared", "calibration",
 MODEL_INTER = 1536  # Qwen3-235B-A22B intermediate size (workloads/models/qwen3-235b-a22b.yaml)
 
 
-def aiter_tile(tdmsim, name, block_m, stage, names=None, memo={}):
+def aiter_tile(tdmsim, name, block_m, stage, names=None, one_stage=False, memo={}):
     """(tile, assembly_stage1, lds_buffers) of a tuned table's tile or kernel name at
-    block_m in stage 1 or 2: tile "" for the default tile of block_m, assembly_stage1
+    block_m in stage 1 or 2 (one_stage: a run_1stage row's stage-1 name, read as AITER's
+    1-stage assembly kernel): tile "" for the default tile of block_m, assembly_stage1
     whether it is AITER's assembly stage-1 kernel (which runs unsplit), lds_buffers the
     LDS buffers of a CK name's pipeline (1 for v1, 2 for v2/v3, 0 where the name gives no
     version: the scenario's kernel.*_lds_buffers); or (None, reason, 0) where tdmsim
@@ -76,13 +77,13 @@ def aiter_tile(tdmsim, name, block_m, stage, names=None, memo={}):
     reading `tdmsim run --kernel-config` takes), so this script keeps no reading of its
     own. names: the row's (q_dtype_a, q_dtype_w, q_type), which set an assembly kernel's K.
     Any other exit of tdmsim raises RuntimeError."""
-    key = (tdmsim, name, block_m, stage, tuple(names or ()))
+    key = (tdmsim, name, block_m, stage, tuple(names or ()), one_stage)
     if key not in memo:
         # --format's three values first: a "--" right after them would only end that list,
         # and the name after "--" may start with "-".
         fmt = ["--format", *names] if names else []
         p = tdmsimtools.tdmsim(tdmsim, "config", "aiter-tile", *fmt, "--block-m", str(block_m), "--stage",
-                               str(stage), "--", name)
+                               str(stage), *(["--one-stage"] if one_stage else []), "--", name)
         if p.returncode == 0:
             kv = dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
             memo[key] = ("" if kv["tile"] == "default" else kv["tile"], kv["assembly_stage1"] == "1",
@@ -161,7 +162,7 @@ def scenario_yaml(r):
             f"kernel: {{source: aiter, stages: 2, block_m: {r['block_m']}, split_k: {r['split_k']}, "
             f"gate_up_tile: {r['gate_up_tile']}, down_tile: {r['down_tile']}, "
             f"gate_up_lds_buffers: {r['gate_up_lds_buffers']}, down_lds_buffers: {r['down_lds_buffers']}, "
-            f"raster_group: 1}}\n")  # AITER's workgroup order is not published: block after block
+            f"raster_group: 1}}\n")  # block after block, as CK orders its grid (docs/moe-plan.md; also the default for source aiter)
 
 
 FIT_KEY = "atomic_bytes_per_clock_per_channel"

@@ -233,12 +233,12 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         source = (r.get("source") or "").strip() or os.path.basename(path)
         # Each tile or kernel name of a row to simulate, as `tdmsim run --kernel-config`
         # reads it (`tdmsim config aiter-tile`); a name it refuses is the row's reason not
-        # to simulate it. A 1-stage row runs AITER's assembly 1-stage kernel whatever its
-        # names, which are not read.
+        # to simulate it. A 1-stage row runs AITER's assembly 1-stage kernel: its stage-1
+        # name is read as that kernel's (subGU_m x subGU_n), its stage-2 name not at all.
         tiles, buffers, unsplit = ["", ""], [0, 0], False
-        for i, c in enumerate(pair if not one and not status else ()):
+        for i, c in enumerate((pair[:1] if one else pair) if not status else ()):
             try:
-                got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1, quant_names)
+                got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1, quant_names, one_stage=one)
             except RuntimeError as e:
                 status = crashed = " ".join(str(e).split())
                 break

@@ -120,7 +120,8 @@ struct KernelSpec {
             "the same for AITER's CK down kernel", Default{0u}, Max{2u});
     v.param(raster_group, "raster_group",
             "blocks per group of the workgroup order: a group's blocks sweep the N tiles "
-            "together (1 = block after block, 0 = heuristic)",
+            "together (1 = block after block, 0 = heuristic; with source aiter 1, AITER's "
+            "block-major grids)",
             Default{0u}, Max{256u});
     v.param(config, "config",
             "tuned kernel table in AITER's CSV columns, relative to this file: the row of this "
