@@ -8,9 +8,13 @@ AITER's developers' own reading of their kernels' speed: where it says 1-stage, 
 assembly fused kernel is the faster one on their GPUs, or close. Nothing here is a
 measurement: for each layer of a grid (machines x models x tensor-parallel shards x
 formats x token counts, `kernel.source: aiter` with `kernel.heuristic: aiter`), the layer
-is simulated three times: as the rule chooses, and with `kernel.stages` 1 and 2 forced
-(block_m, split-K and tiles still AITER's for that stage count). Times are the kernels'
-own, without the sort and the launch overhead, as AITER's tuner times us1 + us2. A layer
+is simulated twice: as the rule chooses, and with the other stage count forced in
+`kernel.stages` (block_m and split-K then AITER's for that count, as `get_2stage_cfgs`
+takes them once run_1stage is known; tiles and the block-major grid as for any
+`kernel.source: aiter` layer). Times are the kernels' own (gate/up with its split-K
+reduction and the intermediate's quantisation, or the fused kernel; down with its
+combine), without the sort and the launch overhead, as AITER's tuner times us1 + us2
+(validation/calibration/aiter_mi355x.py sums the same stages). A layer
 *disagrees* where the stage count the rule picks is more than --tolerance slower in the
 model than the other one: there the model ranks AITER's kernels otherwise than AITER
 does, and a published row of that kind is a risk.
@@ -52,9 +56,13 @@ FORMATS = {
 MODELS = "mixtral-8x7b,mixtral-8x22b,llama4-maverick,deepseek-v3,qwen3-235b-a22b,qwen3-30b-a3b"
 
 
+# The stages AITER's tuner times (us1 + us2): everything but the sort.
+TIMED_STAGES = ("gate_up", "reduce", "quant_inter", "fused", "down", "combine")
+
+
 def simulate(tdmsim, work, machine, model, tp, tokens, fmt, stages):
-    """(kernel time in us without sort and launch, stages run, kernel line) of one layer;
-    stages None: the rule's."""
+    """(kernel time in us without sort and launch, stages run, block_m, kernel line) of one
+    layer; stages None: the rule's. RuntimeError where it does not simulate."""
     dtype, weight, quant = FORMATS[fmt][machine]
     name = f"{machine}-{model}-tp{tp}-{tokens}-{fmt}-{stages or 'rule'}"
     scenario = os.path.join(work, name + ".yaml")
@@ -65,24 +73,27 @@ def simulate(tdmsim, work, machine, model, tp, tokens, fmt, stages):
                 f"routing:\n  source: uniform\n  router_stage: given\n"
                 f"kernel:\n  source: aiter\n  heuristic: aiter\n" + (f"  stages: {stages}\n" if stages else ""))
     out = os.path.join(work, name)
-    r = subprocess.run([tdmsim, "run", scenario, "--quiet", "--force", "--output", out],
-                       capture_output=True, text=True, timeout=900)
-    if r.returncode != 0:
-        raise RuntimeError(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
-    with open(os.path.join(out, "summary.json")) as f:
-        s = json.load(f)
-    us = sum(kernel_us(st) for st in s["paths"][0]["stages"] if st["stage"] in ("gate_up", "down", "fused"))
-    return us, s["layer"]["stages"], s["layer"]["kernel_reason"]
+    try:
+        r = subprocess.run([tdmsim, "run", scenario, "--quiet", "--force", "--output", out],
+                           capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            raise RuntimeError(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        us = sum(kernel_us(st) for st in s["paths"][0]["stages"] if st["stage"] in TIMED_STAGES)
+        return us, s["layer"]["stages"], s["layer"]["block_m"], s["layer"]["kernel_reason"]
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError) as e:
+        raise RuntimeError(f"{name}: {type(e).__name__}: {e}") from None
 
 
 def layer(tdmsim, work, machine, model, tp, tokens, fmt):
-    """One layer: the rule's stage count and both stage counts' times."""
-    _, rule, reason = simulate(tdmsim, work, machine, model, tp, tokens, fmt, None)
-    one = simulate(tdmsim, work, machine, model, tp, tokens, fmt, 1)[0]
-    two = simulate(tdmsim, work, machine, model, tp, tokens, fmt, 2)[0]
-    picked, other = (one, two) if rule == 1 else (two, one)
-    return dict(machine=machine, model=model, tp=tp, tokens=tokens, format=fmt, rule=rule, us1=one, us2=two,
-                ratio=picked / other, why=reason.split(";")[0])
+    """One layer: the rule's stage count, and both stage counts' times and block_m."""
+    us, rule, block_m, reason = simulate(tdmsim, work, machine, model, tp, tokens, fmt, None)
+    other = simulate(tdmsim, work, machine, model, tp, tokens, fmt, 3 - rule)
+    ran = {rule: (us, block_m), 3 - rule: other[0::2]}
+    return dict(machine=machine, model=model, tp=tp, tokens=tokens, format=fmt, rule=rule,
+                us1=ran[1][0], us2=ran[2][0], m1=ran[1][1], m2=ran[2][1], ratio=us / other[0],
+                why=reason.split(";")[0])
 
 
 class Usage(ValueError):
@@ -117,11 +128,13 @@ def markdown(rows, args, seconds):
     off = sorted((r for r in rows if r["ratio"] > 1 + tol), key=lambda r: -r["ratio"])
     if off:
         out.append(f"\nLayers where the model disagrees (ratio > {1 + tol:.2f}):\n")
-        out.append("| machine | format | model | tp | tokens | rule | 1-stage us | 2-stage us | ratio |")
+        out.append("| machine | format | model | tp | tokens | rule | 1-stage us (block_m) | 2-stage us (block_m) "
+                   "| ratio |")
         out.append("|---|---|---|---|---|---|---|---|---|")
         for r in off:
             out.append(f"| {r['machine']} | {r['format']} | {r['model']} | {r['tp']} | {r['tokens']} | "
-                       f"{r['rule']}-stage | {r['us1']:.1f} | {r['us2']:.1f} | {r['ratio']:.2f} |")
+                       f"{r['rule']}-stage | {r['us1']:.1f} ({r['m1']}) | {r['us2']:.1f} ({r['m2']}) | "
+                       f"{r['ratio']:.2f} |")
     return "\n".join(out) + "\n"
 
 
@@ -155,12 +168,19 @@ def run(a):
     tokens = parse_list(a.tokens, "--tokens", int)
     tps = parse_list(a.tp, "--tp", int)
     machines = parse_list(a.machines, "--machines")
+    known = sorted({m for per in FORMATS.values() for m in per})
+    unknown = [m for m in machines if m not in known]
+    if unknown:
+        raise Usage(f"--machines: {', '.join(unknown)}: no format here has a 1-stage kernel of AITER's on it "
+                    f"(machines: {', '.join(known)})")
     if not (0 <= a.tolerance < 10):
         print(f"stage_choice.py: --tolerance: {a.tolerance} is not in [0, 10)", file=sys.stderr)
         return 2
-    grid = [(m, model, tp, t, f) for m, model, tp, t, f in
-            itertools.product(machines, parse_list(a.models, "--models"), tps, tokens, formats)
-            if m in FORMATS[f]]  # only formats with a 1-stage kernel on the machine's GPU
+    # (each layer once, whatever the lists repeat: its files are named after it)
+    grid = list(dict.fromkeys(
+        (m, model, tp, t, f) for m, model, tp, t, f in
+        itertools.product(machines, parse_list(a.models, "--models"), tps, tokens, formats)
+        if m in FORMATS[f]))  # only formats with a 1-stage kernel on the machine's GPU
     if not grid:
         print("stage_choice.py: no layer: none of --formats has a 1-stage kernel on --machines "
               f"({', '.join(f'{f}: {sorted(FORMATS[f])}' for f in formats)})", file=sys.stderr)
@@ -180,10 +200,10 @@ def run(a):
         with open(a.csv, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["machine", "model", "tp", "tokens", "format", "rule_stages", "us_1stage", "us_2stage",
-                        "ratio", "rule"])
+                        "block_m_1stage", "block_m_2stage", "ratio", "rule"])
             for r in rows:
                 w.writerow([r["machine"], r["model"], r["tp"], r["tokens"], r["format"], r["rule"],
-                            f"{r['us1']:.1f}", f"{r['us2']:.1f}", f"{r['ratio']:.3f}", r["why"]])
+                            f"{r['us1']:.1f}", f"{r['us2']:.1f}", r["m1"], r["m2"], f"{r['ratio']:.3f}", r["why"]])
     text = markdown(rows, a, time.time() - t0)
     if a.markdown:
         text = treport.generated_header(treport.script_command("validation/stage_choice.py")) + text

@@ -348,8 +348,9 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
   });
 
   // A tuned table's tile name as the table reader (`--kernel-config`,
-  // kernel.config) reads it, through plan::read_aiter_tile: the one mapping,
-  // so that scripts reading AITER tables keep no second reading of names.
+  // kernel.config) reads it, through plan::read_aiter_tile (a 1-stage row's
+  // stage-1 name: plan::read_aiter_one_stage_kernel, --one-stage): the one
+  // mapping, so that scripts reading AITER tables keep no second reading of names.
   struct AiterTileOpts {
     std::string name;
     std::uint32_t block_m = 0;
@@ -395,7 +396,7 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
     // (plan::aiter_asm_stage1_name), as --kernel-config runs it.
     fmt::print("tile: {}\nlds_buffers: {}\nassembly_stage1: {}\nreading: {}\n",
                t.is_auto() ? std::string("default") : fmt::format("{}x{}x{}x{}", t.threads, t.m, t.n, t.k),
-               plan::aiter_lds_buffers_of(topts->name), r.assembly_stage1 ? 1 : 0, r.reading);
+               topts->one_stage ? 0u : plan::aiter_lds_buffers_of(topts->name), r.assembly_stage1 ? 1 : 0, r.reading);
     result.exit_code = kExitOk;
   });
 

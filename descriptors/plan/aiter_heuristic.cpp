@@ -100,10 +100,13 @@ bool aiter_has_1stage_kernel(IsaFamily isa, const AiterFormat& f) {
   return false;
 }
 
-AiterChoice aiter_default(const AiterLayer& l) {
+AiterChoice aiter_default(const AiterLayer& l, std::uint32_t stages) {
   AiterChoice c;
   std::string stage_why;
-  if (in_1stage_dict(l)) {
+  if (stages != 0) {
+    c.run_1stage = stages == 1;
+    stage_why = "kernel.stages of the scenario";
+  } else if (in_1stage_dict(l)) {
     if (l.format.quant == Quant::block_128) {
       c.run_1stage = l.token > 32 && l.inter_dim % 256 == 0;
       stage_why = fmt::format("fp8 block-scale: 1-stage when token > 32 and inter_dim % 256 == 0 (token {}, "

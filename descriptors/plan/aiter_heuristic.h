@@ -44,7 +44,11 @@ std::uint32_t aiter_block_size_m(std::uint32_t token, std::uint32_t topk, std::u
 std::uint32_t aiter_ksplit(std::uint32_t token, std::uint32_t topk, std::uint32_t expert, std::uint32_t inter_dim,
                            std::uint32_t model_dim, std::uint32_t cu_num);
 
-AiterChoice aiter_default(const AiterLayer& l);
+// AITER's choice for a layer: the stage count by its rule, then block_m and
+// ksplit for that count. `stages` 1 or 2 (a scenario's kernel.stages): that
+// count instead of the rule's, with the block_m and ksplit AITER takes for it
+// (get_2stage_cfgs's branches after run_1stage is known).
+AiterChoice aiter_default(const AiterLayer& l, std::uint32_t stages = 0);
 
 // AITER's fp8 (its dtypes.fp8): e4m3 FNUZ on gfx942 (torch.float8_e4m3fnuz),
 // OCP e4m3 on gfx950; a scenario of either flavour is its fp8 format.

@@ -460,7 +460,9 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
 }
 
 bool aiter_one_stage_name(std::string_view name) {
-  return name.find("fmoe_") != std::string_view::npos && !aiter_asm_stage1_name(name) && !ck_kernel_name(name) &&
+  // (fmoe_stage1_ / fmoe_stage2_: the 2-stage path's assembly kernels)
+  return name.find("fmoe_") != std::string_view::npos && name.find("fmoe_stage") == std::string_view::npos &&
+         !ck_kernel_name(name) &&
          (name.find("_g1u1") != std::string_view::npos || name.find("_g1u0") != std::string_view::npos);
 }
 
@@ -475,6 +477,14 @@ AiterTileReading read_aiter_one_stage_kernel(std::string_view name, std::uint32_
     out.reading = "not an AITER 1-stage assembly kernel name (fmoe_..._g1u1_..._MxN): AITER's heuristic 1-stage kernel";
     return out;
   }
+  // The flat and emsort kernels take a (token, slot) row a workgroup over an
+  // inter_dim / subGU_n x topk x tokens grid, without the sorted blocks
+  // (asm_fmoe.cu flat_mode; AITER's heuristic skips them): not modelled.
+  if (name.find("_flat_") != std::string_view::npos || name.find("_emsort_") != std::string_view::npos) {
+    out.reading = "an AITER flat or emsort 1-stage kernel (a token row a workgroup, no sorted blocks: not modelled): "
+                  "AITER's heuristic 1-stage kernel";
+    return out;
+  }
   const std::string_view mn = asm_stage_tile(name);
   std::uint32_t m = 0, n = 0;
   const std::size_t x = mn.find('x');
@@ -487,12 +497,15 @@ AiterTileReading read_aiter_one_stage_kernel(std::string_view name, std::uint32_
   }
   if (m != block_m) {
     out.error = fmt::format("1-stage kernel '{}' (subGU_m {} x subGU_n {}): its subGU_m differs from the row's "
-                            "block_m {} (AITER runs a 1-stage kernel of subGU_m = block_m only)",
+                            "block_m {} (the kernel takes subGU_m rows of the sort's blocks of block_m: AITER's "
+                            "tuner pairs the two)",
                             name, m, n, block_m);
     return out;
   }
-  if (n % 16 != 0) {
-    out.error = fmt::format("1-stage kernel '{}': subGU_n {} is not a multiple of 16", name, n);
+  if (n % 16 != 0 || n < kAiterOneStageMinSubGuN) {
+    out.reading = fmt::format("an AITER 1-stage kernel of subGU_n {} (not a multiple of 16 of at least {}: not "
+                              "modelled): AITER's heuristic 1-stage kernel",
+                              n, kAiterOneStageMinSubGuN);
     return out;
   }
   out.tile = KernelTile{kAiterOneStageThreads, m, n, aiter_one_stage_k(format ? format->dtype : DType::bf16)};

@@ -523,7 +523,8 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                        aiter_one_stage_takes_block_m(machine.isa, shape, k.block_m)
                            ? ""
                            : fmt::format("; none of block_m {} for this format: its widths taken", k.block_m));
-  } else if (k.stages == 1 && aiter_kernels && aiter_one_stage_asm_tile(k.gate_up_tile)) {
+  } else if (k.stages == 1 && aiter_kernels && !requested.gate_up_tile.is_auto() &&
+             aiter_one_stage_asm_tile(k.gate_up_tile)) {
     // A named 1-stage kernel (a table row's kernelName1, or the scenario's
     // gate_up_tile 256 x block_m x subGU_n x K): its tile for both phases, as
     // the heuristic's kernel takes.

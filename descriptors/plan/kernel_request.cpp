@@ -115,7 +115,8 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
   const bool fixed = spec.block_m != 0 || !spec.gate_up_tile.is_auto() || !spec.down_tile.is_auto() ||
                      spec.split_k != 0 || spec.stages != 0;
   if (spec.heuristic == KernelHeuristic::aiter) {
-    const AiterChoice a = aiter_default(aiter_layer(shape, machine));
+    // (A scenario's stage count: AITER's block_m and ksplit for that count.)
+    const AiterChoice a = aiter_default(aiter_layer(shape, machine), spec.stages);
     // The scenario's own values stay; AITER's rule fills the rest.
     if (spec.block_m == 0 && spec.gate_up_tile.is_auto() && spec.down_tile.is_auto()) r.spec.block_m = a.block_m;
     if (spec.split_k == 0) r.spec.split_k = std::max(1u, a.ksplit);

@@ -3,10 +3,12 @@
 as tdmsim gives them.
 
 On Mixtral-8x7B TP8 fp8 per-token on mi300x (AITER: 1-stage when token > 16), at 16 and
-512 tokens: the CSV's rule column is 2 and 1; each forced time equals the gate/up + down
-(or fused) kernel times, without launch overhead, of a `tdmsim run` of that scenario
-written here independently; the ratio is the picked stage count's time over the other's;
-the 1- and 2-stage times differ (the forcing took effect).
+512 tokens: the CSV's rule column is 2 and 1; each stage count runs AITER's block_m for
+that count (1-stage: BLOCK_SIZE_M 32; 2-stage: get_block_size_M, worked by hand below),
+whichever count the rule picks; each time equals the kernel times but the sort's, without
+launch overhead, of a `tdmsim run` of that scenario written here independently; the ratio
+is the picked stage count's time over the other's; the 1- and 2-stage times differ (the
+forcing took effect).
 
     stage_choice_checks.py TDMSIM WORKDIR
 """
@@ -33,7 +35,7 @@ def direct_us(tdmsim, work, tokens, stages):
         stages_ = json.load(f)["paths"][0]["stages"]
     names = {s["stage"] for s in stages_}
     assert "sort" in names, names  # the sort is there and must be left out
-    return sum(s["time_us"] - s["launch_overhead_us"] for s in stages_ if s["stage"] in ("gate_up", "down", "fused"))
+    return sum(s["time_us"] - s["launch_overhead_us"] for s in stages_ if s["stage"] != "sort")
 
 
 def main():
@@ -56,6 +58,15 @@ def main():
     check(sorted(rows) == [16, 512], f"one row per token count: {sorted(rows)}")
     check(rows[16]["rule_stages"] == "2", f"16 tokens: AITER's rule (token > 16) keeps 2 stages: {rows[16]['rule_stages']}")
     check(rows[512]["rule_stages"] == "1", f"512 tokens: AITER's rule runs 1 stage: {rows[512]['rule_stages']}")
+    # get_block_size_M for Mixtral TP8 (I 1792: 14 N tiles of 128; 8 experts, top-2) on 304
+    # CUs: 512 tokens, M 32: 40 blocks, 560 groups, 2 rounds; M 64: 336, 2 rounds; M 128:
+    # 16 blocks, 224 groups, 1 round: 128. 16 tokens: 126 groups at every M, one round,
+    # 178 idle each: the first, 32.
+    for tokens, m2 in ((512, "128"), (16, "32")):
+        check(rows[tokens]["block_m_1stage"] == "32", f"{tokens} tokens, 1-stage: BLOCK_SIZE_M 32: "
+                                                     f"{rows[tokens]['block_m_1stage']}")
+        check(rows[tokens]["block_m_2stage"] == m2, f"{tokens} tokens, 2-stage: get_block_size_M {m2}: "
+                                                    f"{rows[tokens]['block_m_2stage']}")
     for tokens, r in rows.items():
         us1, us2 = float(r["us_1stage"]), float(r["us_2stage"])
         for stages, us in ((1, us1), (2, us2)):

@@ -494,7 +494,7 @@ static config::ResolvedScenario fp8_shared_layer(std::uint32_t inter) {
   return sc;
 }
 
-TEST_CASE("a 1-stage row of AITER's kernels runs the assembly tile, whatever its tile columns hold", "[kernel_config]") {
+TEST_CASE("a 1-stage row of AITER's kernels naming no 1-stage kernel runs AITER's heuristic one", "[kernel_config]") {
   // The layer of short_tiles.csv's line 4 (64 tokens, fp8 per-token, 1-stage),
   // its tile columns holding CK names, and an assembly kernel name at line 3.
   const std::string header =
@@ -559,8 +559,13 @@ TEST_CASE("a 1-stage row naming AITER's 1-stage kernel runs that kernel's subGU_
         KernelTile{256, 32, 512, 128});  // K: 128 bytes of fp8 a step (aiter_one_stage_k)
   CHECK(one("fmoe_bf16_pertokenMXfp4_g1u1_novs_silu_2tg_ps_2tg_32x256", 32, fp4).tile ==
         KernelTile{256, 32, 256, 256});
-  CHECK(one("fmoe_bf16_pertokenMXfp4_g1u1_flat_novs_silu_16x128", 16, fp4).tile == KernelTile{256, 16, 128, 256});
-  // No subGU_m x subGU_n field, not a 1-stage kernel's name, or empty: AITER's heuristic kernel.
+  // Flat and emsort kernels (a token row a workgroup, no sorted blocks), a subGU_n below
+  // 128, no subGU_m x subGU_n field, not a 1-stage kernel's name (the 2-stage path's
+  // fmoe_stage1_ / fmoe_stage2_ included), or empty: AITER's heuristic kernel.
+  CHECK(one("fmoe_bf16_pertokenMXfp4_g1u1_flat_novs_silu_16x128", 16, fp4).tile.is_auto());
+  CHECK_THAT(one("fmoe_bf16_pertokenMXfp4_g1u1_flat_novs_silu_16x128", 16, fp4).reading, Catch::Contains("flat"));
+  CHECK(one("fmoe_bf16_pertokenMXfp4_g1u1_vs_silu_2tg_32x64", 32, fp4).tile.is_auto());
+  CHECK(one("fmoe_stage2_bf16_pertokenInt8_g1u1_32x128", 32, fp8).tile.is_auto());
   CHECK(one("fmoe_bf16_pertokenMXfp4_g1u1_emsort_vs_silu_16xstk_t32_c8", 16, fp4).tile.is_auto());
   CHECK(one("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3", 32, fp8).tile.is_auto());
   CHECK(one("moe_ck2stages_gemm1_256x32x64x128_1x4_TypeCast_v3", 32, fp8).tile.is_auto());
@@ -601,7 +606,7 @@ TEST_CASE("a 1-stage row naming AITER's 1-stage kernel runs that kernel's subGU_
   CHECK(k.gate_up_tile == KernelTile{256, 32, 512, 128});  // the model's N counts gate and up
   CHECK(k.down_tile == k.gate_up_tile);
   CHECK_THAT(k.reason, Catch::Contains("tiles 256x32x256x128 for the 1-stage kernel (named"));
-  // Without the name, AITER's heuristic kernel: the widest slice of the fewest rounds.
+  // Without the name, AITER's heuristic kernel (the fewest rounds, then the fewest idle CUs).
   KernelRequest unnamed = r;
   unnamed.spec.gate_up_tile = unnamed.spec.down_tile = KernelTile{};
   const KernelChoice h =
@@ -668,6 +673,19 @@ TEST_CASE("AITER's default: the 1-stage rule per quant type, block_m and split-K
   c = aiter_default(l);
   CHECK(c.block_m == 16);
   CHECK(c.ksplit == 14);
+  // A scenario's stage count: AITER's block_m and ksplit for that count. 64
+  // tokens forced 2-stage: block-scale block_m 64; 1 token forced 1-stage:
+  // BLOCK_SIZE_M 32 and no split (get_ksplit is for 2-stage layers).
+  l.token = 64;
+  c = aiter_default(l, 2);
+  CHECK_FALSE(c.run_1stage);
+  CHECK(c.block_m == 64);
+  CHECK_THAT(c.reason, Catch::Contains("2-stage (kernel.stages of the scenario)"));
+  l.token = 1;
+  c = aiter_default(l, 1);
+  CHECK(c.run_1stage);
+  CHECK(c.block_m == 32);
+  CHECK(c.ksplit == 0);
   // inter_dim 384 is not a multiple of 256: 2-stage even at 64 tokens, block_m 64.
   l.token = 64;
   l.inter_dim = 384;

@@ -21,8 +21,11 @@ tile; an assembly kernel's MxN or AITER's assembly stage-1 kernel name in the st
 column (`fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3`) 256 x M x N x the default K;
 an empty name or another kernel's (AITER's other assembly kernels, `fmoe_stage2_...`
 included, and FlyDSL's) the heuristic tile of the row's block_m; a name tdmsim refuses
-(its M is not block_m, say) lists the row with tdmsim's reason. A 1-stage row's names are
-not read (AITER runs its assembly 1-stage kernel). A row whose stage 1 is an assembly
+(its M is not block_m, say) lists the row with tdmsim's reason. A 1-stage row runs AITER's
+assembly 1-stage kernel: its stage-1 name, where it is one of those kernels'
+(`fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x512`), gives the kernel's subGU_m x subGU_n
+(`tdmsim config aiter-tile --one-stage`), else AITER's heuristic kernel runs; its stage-2
+name is not read. A row whose stage 1 is an assembly
 kernel runs unsplit, as AITER's fused_moe.py and tuner run it (no ksplit reaches
 asm_stage1). A CK name's pipeline version reaches the scenario as its LDS buffers
 (`kernel.gate_up_lds_buffers` / `down_lds_buffers`: 1 for v1, 2 for v2/v3), as
