@@ -90,6 +90,8 @@ def layer(tdmsim, work, machine, model, tp, tokens, fmt):
     """One layer: the rule's stage count, and both stage counts' times and block_m."""
     us, rule, block_m, reason = simulate(tdmsim, work, machine, model, tp, tokens, fmt, None)
     other = simulate(tdmsim, work, machine, model, tp, tokens, fmt, 3 - rule)
+    if other[1] != 3 - rule:  # (a kernel.stages not taken would compare a count with itself)
+        raise RuntimeError(f"{machine}-{model}-tp{tp}-{tokens}-{fmt}: kernel.stages {3 - rule} ran {other[1]} stages")
     ran = {rule: (us, block_m), 3 - rule: other[0::2]}
     return dict(machine=machine, model=model, tp=tp, tokens=tokens, format=fmt, rule=rule,
                 us1=ran[1][0], us2=ran[2][0], m1=ran[1][1], m2=ran[2][1], ratio=us / other[0],

@@ -503,7 +503,7 @@ AiterTileReading read_aiter_one_stage_kernel(std::string_view name, std::uint32_
     return out;
   }
   if (n % 16 != 0 || n < kAiterOneStageMinSubGuN) {
-    out.reading = fmt::format("an AITER 1-stage kernel of subGU_n {} (not a multiple of 16 of at least {}: not "
+    out.reading = fmt::format("an AITER 1-stage kernel of subGU_n {} (below {} or not a multiple of 16: not "
                               "modelled): AITER's heuristic 1-stage kernel",
                               n, kAiterOneStageMinSubGuN);
     return out;
@@ -513,13 +513,13 @@ AiterTileReading read_aiter_one_stage_kernel(std::string_view name, std::uint32_
   return out;
 }
 
-KernelTile aiter_one_stage_kernel_tile(const KernelConfigTable& table, const KernelConfigRow& row) {
-  const AiterTileReading r =
+AiterTileReading aiter_one_stage_kernel_tile(const KernelConfigTable& table, const KernelConfigRow& row) {
+  AiterTileReading r =
       read_aiter_one_stage_kernel(row.tile1, row.block_m, aiter_format(row.q_dtype_a, row.q_dtype_w, row.q_type));
   if (!r.error.empty()) {
     fail(table.file, row.line, row.tile1_column, table.tile1_name, fmt::format("column {}: {}", table.tile1_name, r.error));
   }
-  return r.tile;
+  return r;
 }
 
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second) {

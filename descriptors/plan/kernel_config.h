@@ -115,7 +115,7 @@ AiterTileReading read_aiter_one_stage_kernel(std::string_view name, std::uint32_
 
 // read_aiter_one_stage_kernel on a 1-stage row's stage-1 column; a refusal is a
 // config::ConfigError at that column.
-KernelTile aiter_one_stage_kernel_tile(const KernelConfigTable& table, const KernelConfigRow& row);
+AiterTileReading aiter_one_stage_kernel_tile(const KernelConfigTable& table, const KernelConfigRow& row);
 
 // read_aiter_tile on a table row's tile column; a refusal is a
 // config::ConfigError at the row's tile column.

@@ -71,12 +71,16 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
       // names nothing AITER runs then.
       std::string one_stage_note, split_note;
       if (row.run_1stage && spec.source == KernelCode::aiter) {
-        const KernelTile one = aiter_one_stage_kernel_tile(*table, row);
-        r.spec.gate_up_tile = r.spec.down_tile = one;
-        if (!one.is_auto()) {
-          one_stage_note = fmt::format("; {}: AITER's 1-stage kernel {}x{}", table->tile1_name, one.m, one.n);
-        } else if (!row.tile1.empty() || !row.tile2.empty()) {
-          one_stage_note = "; tile names not used: AITER runs its heuristic 1-stage kernel";
+        const AiterTileReading one = aiter_one_stage_kernel_tile(*table, row);
+        r.spec.gate_up_tile = r.spec.down_tile = one.tile;
+        if (!one.tile.is_auto()) {
+          one_stage_note = fmt::format("; {}: AITER's 1-stage kernel {}x{}", table->tile1_name, one.tile.m, one.tile.n);
+        } else if (!row.tile1.empty()) {
+          // (what tdmsim runs in its place, and why: the reading says)
+          one_stage_note = fmt::format("; {} '{}': {}", table->tile1_name,
+                                       row.tile1.size() > 48 ? row.tile1.substr(0, 45) + "..." : row.tile1, one.reading);
+        } else if (!row.tile2.empty()) {
+          one_stage_note = fmt::format("; {} not used: AITER runs its heuristic 1-stage kernel", table->tile2_name);
         }
       } else {
         r.spec.gate_up_tile = aiter_tile(*table, row, false);

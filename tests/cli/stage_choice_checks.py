@@ -58,10 +58,11 @@ def main():
     check(sorted(rows) == [16, 512], f"one row per token count: {sorted(rows)}")
     check(rows[16]["rule_stages"] == "2", f"16 tokens: AITER's rule (token > 16) keeps 2 stages: {rows[16]['rule_stages']}")
     check(rows[512]["rule_stages"] == "1", f"512 tokens: AITER's rule runs 1 stage: {rows[512]['rule_stages']}")
-    # get_block_size_M for Mixtral TP8 (I 1792: 14 N tiles of 128; 8 experts, top-2) on 304
-    # CUs: 512 tokens, M 32: 40 blocks, 560 groups, 2 rounds; M 64: 336, 2 rounds; M 128:
-    # 16 blocks, 224 groups, 1 round: 128. 16 tokens: 126 groups at every M, one round,
-    # 178 idle each: the first, 32.
+    # get_block_size_M for Mixtral TP8 (I 1792: tgN 14 N tiles of 128; 8 experts, top-2) on
+    # 304 CUs, groups = tgN * (rows + 8 M - 2 + M - 1) // M: 512 tokens (1024 rows), M 32:
+    # 572 groups, 2 rounds; M 64: 349, 2 rounds; M 128: 237, 1 round: 128. 16 tokens (32
+    # rows): M 32 138, M 64 132, M 128 129 groups, one round each, 166, 172, 175 CUs idle:
+    # the fewest idle, 32.
     for tokens, m2 in ((512, "128"), (16, "32")):
         check(rows[tokens]["block_m_1stage"] == "32", f"{tokens} tokens, 1-stage: BLOCK_SIZE_M 32: "
                                                      f"{rows[tokens]['block_m_1stage']}")

@@ -521,7 +521,8 @@ TEST_CASE("a 1-stage row of AITER's kernels naming no 1-stage kernel runs AITER'
   CHECK(r.spec.stages == 1);
   CHECK(r.spec.gate_up_tile.is_auto());
   CHECK(r.spec.down_tile.is_auto());
-  CHECK(r.prefix.find("tile names not used: AITER runs its heuristic 1-stage kernel") != std::string::npos);
+  CHECK_THAT(r.prefix, Catch::Contains("tile1 '256x32x64x128': not an AITER 1-stage assembly kernel name") &&
+                          Catch::Contains("AITER's heuristic 1-stage kernel"));
   // Our kernels run the row's tiles in our fused kernel.
   spec.source = KernelCode::tdmsim;
   r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
@@ -714,6 +715,10 @@ TEST_CASE("AITER's default: the 1-stage rule per quant type, block_m and split-K
   CHECK_FALSE(aiter_default(l).run_1stage);
   l.token = 64;
   CHECK(aiter_default(l).run_1stage);
+  // The entries are doweight_stage1 False: a layer weighting its inputs runs 2-stage.
+  l.doweight_stage1 = true;
+  CHECK_FALSE(aiter_default(l).run_1stage);
+  l.doweight_stage1 = false;
   l.isa = IsaFamily::cdna4;
   CHECK_FALSE(aiter_default(l).run_1stage);
   // fp8 activations with int4 weights are not an fp8 entry.
@@ -747,6 +752,13 @@ TEST_CASE("AITER's default for MX (per_1x32) layers: get_ksplit, and CK-Tile's b
   CHECK(c.ksplit == 14);
   CHECK(c.block_m == 16);
   CHECK(c.reason.find("CK-Tile") != std::string::npos);
+  // fp4 x fp4 is in fused_moe_1stage_dict, but the rule never runs per_1x32 1-stage.
+  CHECK_THAT(c.reason, Catch::Contains("never runs per_1x32 1-stage"));
+  // Forced 1-stage: BLOCK_SIZE_M 32 and no split, not CK-Tile's tiers.
+  c = aiter_default(l, 1);
+  CHECK(c.run_1stage);
+  CHECK(c.block_m == 32);
+  CHECK(c.ksplit == 0);
   // 1024 tokens: no split (9216 rows > 257 experts): the CK path's get_block_size_M.
   l.token = 1024;
   c = aiter_default(l);
@@ -769,6 +781,9 @@ TEST_CASE("AITER's default for MX (per_1x32) layers: get_ksplit, and CK-Tile's b
     INFO(token);
     CHECK(aiter_default(l).block_m == block_m);
   }
+  // Forced 2-stage keeps CK-Tile's tier; forced 1-stage takes BLOCK_SIZE_M.
+  CHECK(aiter_default(l, 2).block_m == 64);
+  CHECK(aiter_default(l, 1).block_m == 32);
   l.format = AiterFormat{DType::fp8_e4m3, Quant::per_1x32, DType::mxfp4};
   l.token = 64;
   CHECK(aiter_default(l).block_m == 32);

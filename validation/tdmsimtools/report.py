@@ -139,13 +139,22 @@ def parallel(fn, items, jobs, label, noun="rows", t0=None, quiet=False, on_resul
     done = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = [pool.submit(fn, item) for item in items]
-        for f in concurrent.futures.as_completed(futures):
-            done.append(f.result())
-            if on_result:
-                on_result(done[-1])
+        try:
+            for f in concurrent.futures.as_completed(futures):
+                done.append(f.result())
+                if on_result:
+                    on_result(done[-1])
+                if not quiet:
+                    print(f"\r{label}: {len(done)}/{len(items)} {noun} simulated, "
+                          f"{time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+        except BaseException:
+            # A failure (or an interrupt) ends the run: the items not started are dropped
+            # rather than waited for, and the caller's message starts on a line of its own.
+            for f in futures:
+                f.cancel()
             if not quiet:
-                print(f"\r{label}: {len(done)}/{len(items)} {noun} simulated, "
-                      f"{time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+                print(file=sys.stderr)
+            raise
     if not quiet:
         print(file=sys.stderr)
     return done

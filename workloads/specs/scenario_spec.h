@@ -93,7 +93,9 @@ struct KernelSpec {
 
   template <class V>
   void visit(V& v) {
-    v.param(stages, "stages", "1 = fused single kernel, 2 = gate/up then down, 0 = heuristic",
+    v.param(stages, "stages",
+            "1 = fused single kernel, 2 = gate/up then down, 0 = heuristic (with heuristic aiter, AITER's "
+            "block_m and split then follow the count given)",
             Default{0u}, Max{2u});
     v.param(block_m, "block_m", "token block size M of the sorted layout (0 = heuristic)",
             Default{0u}, Max{256u});

@@ -11,6 +11,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -173,6 +174,20 @@ class Report(unittest.TestCase):
         self.assertEqual(sorted(seen), sorted(done))
         with self.assertRaises(ZeroDivisionError):
             report.parallel(lambda x: 1 / x, [1, 0], 1, "t", quiet=True)
+        # A failure drops the items not yet started (one worker: the first fails, the
+        # other 49 are cancelled rather than run).
+        ran = []
+
+        def fail_first(x):
+            ran.append(x)
+            if x == 0:
+                raise ValueError("first")
+            time.sleep(0.02)  # (so that the cancellation comes long before the last would start)
+            return x
+
+        with self.assertRaises(ValueError):
+            report.parallel(fail_first, list(range(50)), 1, "t", quiet=True)
+        self.assertLess(len(ran), 50)
 
 
 @unittest.skipUnless(os.environ.get("TDMSIM"), "TDMSIM (the built binary) not set")
