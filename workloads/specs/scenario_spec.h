@@ -102,7 +102,9 @@ struct KernelSpec {
     v.param(gate_up_tile, "gate_up_tile",
             "tile of the gate/up kernel (also the fused 1-stage kernel); N counts the gate and up "
             "columns together, except with source aiter, where N is AITER's NPerBlock: N of gate "
-            "and N of up", Default{"auto"});
+            "and N of up (a 1-stage layer: 256xMxNxK, N >= 128, is AITER's assembly kernel of "
+            "subGU_m M, subGU_n N)",
+            Default{"auto"});
     v.param(down_tile, "down_tile", "tile of the down kernel", Default{"auto"});
     v.param(split_k, "split_k",
             "K splits (1 = none, 0 = heuristic): of both stages, or of stage 1 only with source aiter, "
