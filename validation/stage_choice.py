@@ -33,7 +33,6 @@ Exit 0; 2 on bad usage or when a layer does not simulate.
 import argparse
 import csv
 import itertools
-import json
 import os
 import subprocess
 import sys
@@ -42,7 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tdmsimtools import report as treport  # noqa: E402
-from tdmsimtools.runner import kernel_us  # noqa: E402
+from tdmsimtools import runner  # noqa: E402
 
 # name: (activation dtype, weight dtype, quant) per machine: AITER's fp8 is FNUZ on gfx942
 # and OCP on gfx950 (a scenario of either flavour matches its dictionary).
@@ -65,22 +64,16 @@ def simulate(tdmsim, work, machine, model, tp, tokens, fmt, stages):
     layer; stages None: the rule's. RuntimeError where it does not simulate."""
     dtype, weight, quant = FORMATS[fmt][machine]
     name = f"{machine}-{model}-tp{tp}-{tokens}-{fmt}-{stages or 'rule'}"
-    scenario = os.path.join(work, name + ".yaml")
-    with open(scenario, "w") as f:
-        f.write(f"name: {name}\nmachine: {machine}\nmodel: {model}\ntokens: {tokens}\n"
-                f"dtype: {dtype}\nweight_dtype: {weight}\nquant: {quant}\nseed: 1\npath: software\n"
-                f"parallel:\n  tp: {tp}\n"
-                f"routing:\n  source: uniform\n  router_stage: given\n"
-                f"kernel:\n  source: aiter\n  heuristic: aiter\n" + (f"  stages: {stages}\n" if stages else ""))
-    out = os.path.join(work, name)
+    scenario = runner.write_text(
+        os.path.join(work, name + ".yaml"),
+        f"name: {name}\nmachine: {machine}\nmodel: {model}\ntokens: {tokens}\n"
+        f"dtype: {dtype}\nweight_dtype: {weight}\nquant: {quant}\nseed: 1\npath: software\n"
+        f"parallel:\n  tp: {tp}\n"
+        f"routing:\n  source: uniform\n  router_stage: given\n"
+        f"kernel:\n  source: aiter\n  heuristic: aiter\n" + (f"  stages: {stages}\n" if stages else ""))
     try:
-        r = subprocess.run([tdmsim, "run", scenario, "--quiet", "--force", "--output", out],
-                           capture_output=True, text=True, timeout=900)
-        if r.returncode != 0:
-            raise RuntimeError(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
-        with open(os.path.join(out, "summary.json")) as f:
-            s = json.load(f)
-        us = sum(kernel_us(st) for st in s["paths"][0]["stages"] if st["stage"] in TIMED_STAGES)
+        s = runner.run(tdmsim, scenario, os.path.join(work, name), label=name)  # (RunError: a RuntimeError)
+        us = sum(t for st, t in runner.stage_times(s, kernel_only=True).items() if st in TIMED_STAGES)
         return us, s["layer"]["stages"], s["layer"]["block_m"], s["layer"]["kernel_reason"]
     except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError) as e:
         raise RuntimeError(f"{name}: {type(e).__name__}: {e}") from None

@@ -59,6 +59,10 @@ bool in_1stage_dict(const AiterLayer& l) {
   // gfx942 lists INT8 per-token (SiLU and GELU, g1u1, not doweight_stage1), as
   // fmoe_g1u1; gfx950 does not.
   if (int8) return l.isa == IsaFamily::cdna3 && l.format.quant == Quant::per_token && (silu || gelu) && !l.doweight_stage1;
+  // Both list fp4 x fp4 per_1x32 (SiLU, g1u1, not doweight_stage1), as fmoe_g1u1.
+  if (l.format.quant == Quant::per_1x32 && l.format.dtype == DType::mxfp4 && l.format.weight_dtype == DType::mxfp4) {
+    return (l.isa == IsaFamily::cdna3 || l.isa == IsaFamily::cdna4) && silu && !l.doweight_stage1;
+  }
   if (!aiter_fp8(l.format.dtype) || !aiter_fp8(l.format.weight_dtype)) return false;
   switch (l.isa) {
     case IsaFamily::cdna3:  // gfx942
@@ -104,18 +108,14 @@ bool aiter_has_1stage_kernel(IsaFamily isa, const AiterFormat& f) {
 AiterChoice aiter_default(const AiterLayer& l, std::uint32_t stages) {
   AiterChoice c;
   std::string stage_why;
-  const bool mx_fp4_entry = l.format.quant == Quant::per_1x32 && l.format.dtype == DType::mxfp4 &&
-                            l.format.weight_dtype == DType::mxfp4 && l.activation == Activation::silu &&
-                            !l.doweight_stage1 && (l.isa == IsaFamily::cdna3 || l.isa == IsaFamily::cdna4);
   if (stages != 0) {
     c.run_1stage = stages == 1;
     stage_why = "kernel.stages of the scenario";
-  } else if (mx_fp4_entry) {
-    // Both dictionaries list fp4 x fp4 per_1x32 (fmoe_g1u1), but the rule's
-    // branches set run_1stage for other quant types only.
-    stage_why = "fused_moe_1stage_dict lists the MXFP4 kernel, but get_2stage_cfgs never runs per_1x32 1-stage";
   } else if (in_1stage_dict(l)) {
-    if (l.format.quant == Quant::block_128) {
+    if (l.format.quant == Quant::per_1x32) {
+      // (the rule's branches set run_1stage for other quant types only)
+      stage_why = "fused_moe_1stage_dict lists the MXFP4 kernel, but get_2stage_cfgs never runs per_1x32 1-stage";
+    } else if (l.format.quant == Quant::block_128) {
       c.run_1stage = l.token > 32 && l.inter_dim % 256 == 0;
       stage_why = fmt::format("fp8 block-scale: 1-stage when token > 32 and inter_dim % 256 == 0 (token {}, "
                               "inter_dim {})", l.token, l.inter_dim);
