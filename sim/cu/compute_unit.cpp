@@ -1,6 +1,7 @@
 #include "sim/cu/compute_unit.h"
 
 #include <algorithm>
+#include <cmath>
 #include <bit>
 #include <stdexcept>
 
@@ -140,6 +141,22 @@ void ComputeUnit::begin_kernel() {
                         ? machine_.kernels.warp_issue_cycles +
                               machine_.kernels.warp_issue_cycles_per_warp * per_scheduler
                         : 0.0;
+  }
+  {
+    // The atomic units shared round robin (memory.l2.atomic_sharing
+    // workgroups): the epilogue (step) holds each workgroup's adds to its
+    // share of every die's units. Here the kernel's figures it needs. (The
+    // nominal clock, as the L2's units run at; in double: the product of the
+    // keys' largest accepted values exceeds 64 bits.)
+    const auto& l2 = machine_.memory.l2;
+    atomic_all_bps_ = 0;
+    atomic_mean_bytes_ = -1;
+    if (l2.atomic_sharing == AtomicSharing::workgroups) {
+      atomic_all_bps_ = static_cast<double>(l2.atomic_bytes_per_clock_per_channel) * l2.channels_per_die *
+                        machine_.compute.dies * static_cast<double>(machine_.compute.clock.hz);
+      atomic_slots_ = std::uint64_t{occ.workgroups} * std::max(1u, dispatcher_.cus());
+      atomic_grid_ = k.workgroups;
+    }
   }
   // The slots' times, kNotBusy when idle, then in the order they run (order_).
   std::vector<Tick>& times = slot_time_;
@@ -454,6 +471,25 @@ void ComputeUnit::clear_slot(Slot& s) {
   fresh.groups.swap(s.groups);
   fresh.program = s.program;
   s = std::move(fresh);
+}
+
+Tick ComputeUnit::atomic_share_time(std::uint32_t wg, std::uint64_t bytes) {
+  // Round robin, the workgroups of a grid, which start together with the same
+  // work, reach their epilogue together and finish it together: each one's
+  // adds take its bytes at the units' rate over the workgroups resident with
+  // it. Those are its wave's (workgroup index over the GPU's slots: the
+  // dispatcher hands the grid out in index order, per die with a per-die
+  // order), so a last, partial wave shares the units among fewer. A
+  // workgroup with fewer bytes than the others ends sooner, and none later
+  // than its whole wave's bytes drain, so its bytes count up to the grid's
+  // mean (a block's valid rows vary; padding rows add nothing). The mean
+  // is worked out once per kernel, by the first workgroup that adds.
+  if (atomic_mean_bytes_ < 0) atomic_mean_bytes_ = dispatcher_.mean_atomic_bytes();
+  const std::uint64_t slots = std::max<std::uint64_t>(1, atomic_slots_);
+  const std::uint64_t wave_start = wg / slots * slots;
+  const std::uint64_t resident = std::clamp<std::uint64_t>(atomic_grid_ - std::min(atomic_grid_, wave_start), 1, slots);
+  const double counted = std::min(static_cast<double>(bytes), atomic_mean_bytes_);
+  return static_cast<Tick>(std::ceil(counted * static_cast<double>(resident) / atomic_all_bps_ * 1e12));
 }
 
 void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
@@ -934,7 +970,12 @@ inline bool ComputeUnit::step(Slot& s, Tick horizon) {
     if (s.time > horizon) return false;
   }
   Tick done = s.time;
-  for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, s.time));
+  std::uint64_t atomic_bytes = 0;
+  for (const auto& r : p.stores) {
+    done = std::max(done, issue(r, 0, true, s.time));
+    if (r.atomic) atomic_bytes += r.bytes();
+  }
+  if (atomic_bytes > 0 && atomic_all_bps_ > 0) done = std::max(done, s.time + atomic_share_time(s.wg, atomic_bytes));
   move_to(s, done, SlotCause::memory);
   return true;
 }

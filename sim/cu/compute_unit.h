@@ -239,6 +239,9 @@ class ComputeUnit : public sc_core::sc_module {
   const MatrixCost& matrix_cost(const isa::Loop& loop, std::uint32_t threads);
   // Element operations the vector pipe does per clock (all SIMDs' lanes).
   double vector_lanes() const;
+  // With memory.l2.atomic_sharing workgroups: how long workgroup `wg`'s
+  // `bytes` of atomic adds take at its share of the units (the epilogue).
+  Tick atomic_share_time(std::uint32_t wg, std::uint64_t bytes);
   // Reserves the vector pipe for `lane_ops` element operations (all SIMDs'
   // lanes together) from `at`; returns when they are done. With `threads`
   // (> 0, the work being the workgroup's own instructions) and
@@ -249,6 +252,15 @@ class ComputeUnit : public sc_core::sc_module {
   // (kernels.warp_issue_cycles + warp_issue_cycles_per_warp x its warps per
   // scheduler; 0 when warp_issue_cycles is 0), set by begin_kernel.
   double issue_cycles_ = 0.0;
+  // With memory.l2.atomic_sharing workgroups (set by begin_kernel; 0 with
+  // fifo):
+  // With it: all the GPU's atomic units' rate (bytes/s), the kernel's
+  // workgroup slots on the whole GPU and its grid, and (worked out at the
+  // first workgroup with atomic stores, -1 before) its atomic bytes a
+  // workgroup on the grid's mean.
+  double atomic_all_bps_ = 0;
+  std::uint64_t atomic_slots_ = 0, atomic_grid_ = 0;
+  double atomic_mean_bytes_ = -1;
 
   const MachineSpec& machine_;
   std::uint32_t die_;

@@ -102,6 +102,25 @@ std::uint32_t Dispatcher::first_claims(std::uint32_t die, std::uint32_t slots) c
   return std::min(slots, std::max(1u, (share + per_die - 1) / std::max(1u, per_die)));
 }
 
+double Dispatcher::mean_atomic_bytes() {
+  if (atomic_mean_generation_ == generation_ || kernel_ == nullptr) return mean_atomic_bytes_;
+  atomic_mean_generation_ = generation_;
+  double total = 0;
+  isa::TileProgram p;
+  for (std::uint32_t wg = 0; wg < kernel_->workgroups; ++wg) {
+    if (kernel_->program_into) {
+      kernel_->program_into(wg, p);
+    } else {
+      p = kernel_->program(wg);
+    }
+    for (const auto& r : p.stores) {
+      if (r.atomic) total += static_cast<double>(std::uint64_t{r.rows} * r.row_bytes);
+    }
+  }
+  mean_atomic_bytes_ = kernel_->workgroups > 0 ? total / kernel_->workgroups : 0.0;
+  return mean_atomic_bytes_;
+}
+
 void Dispatcher::cu_done(Tick end) {
   timing_.end = std::max(timing_.end, end);
   if (--cus_running_ == 0) all_done_.notify(sc_core::SC_ZERO_TIME);

@@ -100,6 +100,11 @@ class Dispatcher : public sc_core::sc_module {
   // that a small grid takes one slot on each CU before a second on any.
   std::uint32_t first_claims(std::uint32_t die, std::uint32_t slots) const;
   std::uint32_t cus() const { return cus_; }
+  // The running kernel's atomic store bytes (its stores marked atomic: a
+  // combine's adds, split-K partials) per workgroup, averaged over its grid;
+  // worked out by the first caller of each kernel (every workgroup's program
+  // built once), for the round-robin atomic units (compute_unit.cpp).
+  double mean_atomic_bytes();
   Tick dispatch_latency() const { return plan_ != nullptr ? plan_->workgroup_dispatch : workgroup_dispatch_; }
   // A CU has finished all its workgroups of this kernel, the last at `end`.
   void cu_done(Tick end);
@@ -123,6 +128,8 @@ class Dispatcher : public sc_core::sc_module {
   std::vector<std::uint32_t> next_of_die_;  // per-die orders: handed out per die
   std::uint32_t cus_running_ = 0;
   std::uint64_t generation_ = 0;
+  std::uint64_t atomic_mean_generation_ = 0;  // the kernel mean_atomic_bytes_ is of
+  double mean_atomic_bytes_ = 0;
   double clock_hz_ = 0;
   KernelTiming timing_;
   sc_core::sc_event all_done_;

@@ -365,14 +365,15 @@ def check_config(tdmsim, tmp):
                     f"kernel: {{source: aiter, {kernel}raster_group: 1}}\n")
         s = tdmsimtools.run(tdmsim, sc, os.path.join(tmp, "out-" + name), path="software", extra=extra, label=name)
         by = tdmsimtools.stage_times(s, kernel_only=True)
-        return (round(by["gate_up"], 3), round(by["down"], 3)), s["layer"]["kernel_reason"]
+        return (by["gate_up"], by["down"]), s["layer"]["kernel_reason"]
 
     for line, tokens in ((2, 4096), (3, 16)):
         want, reason = stages(f"line{line}", tokens, "", ("--kernel-config", table))
         if "CK pipelines: gate/up v1 (1 LDS buffer), down v1 (1 LDS buffer)" not in reason:
             fail(f"line {line}: --kernel-config did not take the v1 names: {reason}")
-        got = (round(float(rows[line]["sim_us1"]), 3), round(float(rows[line]["sim_us2"]), 3))
-        if got != want:
+        # (The script's CSV keeps 4 decimals: equal within that rounding, not rounded twice.)
+        got = (float(rows[line]["sim_us1"]), float(rows[line]["sim_us2"]))
+        if any(abs(a - b) > 6e-5 for a, b in zip(got, want)):
             fail(f"line {line}: aiter_tuned.py gives stages {got} us, tdmsim run --kernel-config {want}")
         if line == 3:
             two, _ = stages("two", tokens, "stages: 2, block_m: 128, split_k: 1, gate_up_tile: 256x128x64x64, "

@@ -32,3 +32,12 @@ add_test(NAME mi_fit.aiter_tile_m_mismatch_exit_2
 add_test(NAME mi_fit.validation_rows_match_docs
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/mi_fit_checks.py ${TDMSIM_BIN})
 set_tests_properties(mi_fit.validation_rows_match_docs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+# validation/calibration/combine_overlap.py (whether the down kernel's combine overlaps its
+# matrix work, read from the published stage-2 times): both readings recovered from made-up
+# rows, bad input exit 2, and the committed validation/data/amd/combine-overlap.md
+# reproduced (skipped where ../shared/calibration is absent).
+foreach(mode synthetic bad data)
+  add_test(NAME mi_fit.combine_overlap_${mode}
+           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/combine_overlap_checks.py ${mode})
+  set_tests_properties(mi_fit.combine_overlap_${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endforeach()

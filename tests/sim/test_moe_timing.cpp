@@ -166,6 +166,93 @@ TEST_CASE("one CU, one expert, one tile: the layer time is the analytic sum", "[
   CHECK(static_cast<double>(t[1].end - t[0].launch) == Approx(sort + fused).margin(200));
 }
 
+namespace {
+// The tiny layer run 2-stage (its down kernel adds each block's rows after its
+// one K step: an epilogue's adds), with atomic units of 1 B a clock on one
+// channel and `sharing`; returns the down kernel's time (launch included).
+// (One machine per process: in a child, tests/sim/fork_run.h.)
+double tiny_down_time(std::uint32_t tokens, AtomicSharing sharing) {
+  return tdmsim::test::in_child<double>([=] {
+    auto sc = tiny_scenario();
+    sc.scenario.spec.kernel.stages = 2;
+    sc.scenario.spec.tokens = tokens;
+    sc.machine.spec.memory.l2.atomic_bytes_per_clock_per_channel = 1;
+    sc.machine.spec.memory.l2.channels_per_die = 1;  // every row's line on the one unit
+    sc.machine.spec.memory.l2.atomic_sharing = sharing;
+    const plan::MoePlan p = plan::build_plan(sc);
+    sim::Gpu gpu(sc.machine.spec);
+    sim::AddressSpace as;
+    const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+    const auto t = gpu.run(k.kernels);
+    for (std::size_t i = 0; i < k.kernels.size(); ++i) {
+      if (k.kernels[i].name == "moe_down") return static_cast<double>(t[i].end - t[i].launch);
+    }
+    return -1.0;
+  });
+}
+
+// Workgroups of the tiny layer's down kernel a CU holds.
+std::uint32_t tiny_down_slots() {
+  auto sc = tiny_scenario();
+  sc.scenario.spec.kernel.stages = 2;
+  const plan::MoePlan p = plan::build_plan(sc);
+  sim::AddressSpace as;
+  for (const auto& k : sim::programs::software_moe(as, p, sc.machine.spec).kernels) {
+    if (k.name == "moe_down") return sim::occupancy(sc.machine.spec.compute, k.program(0)).workgroups;
+  }
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("round-robin atomic units: a second wave's matrix work no longer hides behind the first's adds",
+          "[moe][atomic]") {
+  // Two waves of down workgroups on the tiny layer's one CU (tokens for 2 x
+  // the slots' blocks of 16 rows), the adds dominating. In arrival order
+  // (fifo) the first wave's workgroups finish their adds one after another,
+  // and each next workgroup's work runs while the others' adds drain; shared
+  // round robin (memory.l2.atomic_sharing workgroups) every workgroup of a
+  // wave finishes its adds with the last, so the second wave's work before
+  // its epilogue adds to the time: no less than its matrix work, and less
+  // than a lone workgroup's kernel (launch aside; a share twice too small
+  // would add a whole wave of adds, more than that). A last, partial wave
+  // shares the units among its own workgroups: one more workgroup than a
+  // full wave costs round robin no more than it does in arrival order, give
+  // or take a quarter of a wave's adds (with the full wave's share it would
+  // cost half a wave's adds more).
+  const std::uint32_t slots = tiny_down_slots();
+  REQUIRE(slots >= 1);
+  const auto base = tiny_scenario();
+  const MachineSpec& m = base.machine.spec;
+  const double clock_ps = 1e12 / static_cast<double>(m.compute.clock.hz);
+  const double per_pipe = isa::matrix_flops_per_clock_per_cu(m.isa, DType::bf16, 1) * m.compute.matrix_efficiency;
+  const double pipes = std::min<double>(256 / m.compute.wave_size, m.compute.simds_per_cu);
+  const double wave_mma = slots * 2.0 * 16 * 64 * 32 / per_pipe / pipes * clock_ps;  // down: 16 x 64 x 32
+  const double wave_adds = slots * 16.0 * 64 * 2 / (1.0 * m.compute.dies * static_cast<double>(m.compute.clock.hz)) * 1e12;
+  const double launch = ps(m.launch.kernel_launch) + ps(m.launch.workgroup_dispatch);
+  const double lone = tiny_down_time(16, AtomicSharing::fifo) - launch;
+  const double fifo = tiny_down_time(2 * 16 * slots, AtomicSharing::fifo);
+  const double shared = tiny_down_time(2 * 16 * slots, AtomicSharing::workgroups);
+  const double fifo_more = tiny_down_time(16 * (slots + 1), AtomicSharing::fifo);
+  const double shared_more = tiny_down_time(16 * (slots + 1), AtomicSharing::workgroups);
+  INFO(slots << " slots; down kernel fifo " << fifo << " ps, round robin " << shared << " ps; a wave's matrix work "
+             << wave_mma << " ps, a wave's adds " << wave_adds << " ps, a lone workgroup " << lone
+             << " ps; one wave and one workgroup: fifo " << fifo_more << " ps, round robin " << shared_more << " ps");
+  REQUIRE(lone > 0);
+  REQUIRE(wave_adds > 4 * wave_mma);  // the adds dominate, as intended
+  CHECK(shared - fifo >= wave_mma);
+  CHECK(shared - fifo < lone);
+  if (slots > 1) CHECK(shared_more - fifo_more <= shared - fifo + wave_adds / 4);
+}
+
+TEST_CASE("round-robin atomic units: a lone workgroup takes them all", "[moe][atomic]") {
+  // Resident workgroups are the grid's when it is smaller than the slots: one
+  // token's one down workgroup gets every unit's rate, so its line's adds
+  // (128 B on the one channel) take what they take in arrival order. Shared
+  // by all the CU's slots, they would take slots / dies times longer.
+  REQUIRE(tiny_down_slots() > tiny_scenario().machine.spec.compute.dies);
+  CHECK(tiny_down_time(1, AtomicSharing::workgroups) == Approx(tiny_down_time(1, AtomicSharing::fifo)).margin(2));
+}
+
 TEST_CASE("the LDS bandwidth bounds the tiny layer's main loops", "[moe][lds]") {
   // The same layer with an LDS of 8 bytes a clock: each main-loop iteration
   // moves its A and B operands out of the LDS (gate/up 16 + 64 rows of 64

@@ -31,7 +31,7 @@ are not AITER's at all stop the script (exit 2, naming the file and line).
 Calibration and held-out halves alternate in the file's order per source table, fixed
 before anything is fitted. With --fit, memory.l2.atomic_bytes_per_clock_per_channel
 (FIT_ATOMIC) and kernels.matrix_efficiency (FIT_EFFICIENCY) are searched one after the
-other (rate, efficiency, rate) on every calibration row (fit_rows); the pair
+other (rate, efficiency, rate, efficiency) on every calibration row (fit_rows); the pair
 with the lowest aiter_mi300x.fit_objective (the mean of the total time's, stage 1's and, on 2-stage
 rows, stage 2's MAPE) is kept, and both halves are then reported with it.
 --store keeps every simulation's result, so a rerun simulates only what changed.
@@ -357,9 +357,10 @@ def collect(rows, tdmsim, jobs, fit, quiet=False, cache=None, store=None, both_c
                 return scores[v]
 
             # Coordinate search: the atomic rate at the start efficiency, the efficiency at the
-            # best rate, the rate again at the best efficiency (each point simulated once).
+            # best rate, the rate again at the best efficiency, the efficiency again at that
+            # rate (each point simulated once).
             value = (FIT_ATOMIC[1], FIT_START_EFFICIENCY)
-            for axis in (0, 1, 0):
+            for axis in (0, 1, 0, 1):
                 grid = FIT_ATOMIC if axis == 0 else FIT_EFFICIENCY
                 value = min(((g, value[1]) if axis == 0 else (value[0], g) for g in grid),
                             key=lambda v: (score(v), v))
@@ -516,12 +517,10 @@ the instance apart is its pipeline: for block_m 64 AITER builds CK's v3 pipeline
 for the 16- and 32-row instances (lines 7, 13, 18-22: stage 2 {v1_range} here) v1; but the
 simulated down stage did not depend on its occupancy (2026-12-03, commit 102cda8's model: one
 workgroup per CU instead of two gave 32.0-43.5 against 33.8-43.8 us over lines 2-6, published
-59.9-247.7). The MXFP4 down stages at prefill that are too slow (line 42) are bound by the
-fitted L2 atomic rate; AITER's FlyDSL MXFP4 stage 2 also has a combine without atomics (plain
-stores, then a sum), which `--two-combines` tries (faster stage 2 kept): on 2026-12-03, with
-`index` placement, it brought line 42 within ±50% but made the I = 512 rows of the same tables
-too fast and raised the total MAPE of both halves, so it is not the default (docs/moe-timing.md
-"AITER's 1-stage kernels and the combine"). The gpt-oss
+59.9-247.7). The MXFP4 down stages at prefill (line 42, +55% until 2026-12-06) came within
+±50% when the atomic units' adds stopped overlapping the next workgroups' matrix work
+(`memory.l2.atomic_sharing: workgroups`, refitted rate 6; docs/moe-timing.md "AITER's 1-stage kernels and the combine (MI-series)", its item on how the atomic
+units are shared). The gpt-oss
 I = 3072 rows (8192-32768 tokens) break their own series' scaling: the published cost per token
 rises from 4096 to 8192 tokens in both stages, which no kernel of fixed efficiency does, nor a
 power-limited clock: matching stage 1 would take 1641, 830, 1055 and 1761 MHz at 4096,

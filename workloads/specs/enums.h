@@ -96,6 +96,14 @@ enum class CombineType { bf16, fp32, reduce };
 // remap their workgroup index for L2 locality run, each die a contiguous run
 // of the grid (`die_chunked`), its CUs taking it the same way.
 enum class WorkgroupOrder { index, die_round_robin, die_chunked };
+// How the L2's atomic units share their rate among the workgroups whose
+// atomic adds (a MoE combine, split-K partials) reach them together: in
+// arrival order, a workgroup's adds all served before the next one's
+// (`fifo`), or round robin among all of them, so that the workgroups of a
+// grid that reach their epilogue together finish it together (`workgroups`:
+// each takes at least its bytes at the units' rate over the workgroups
+// resident at once).
+enum class AtomicSharing { fifo, workgroups };
 // Where the fp8 intermediate is quantised: in the gate/up epilogue, or by a
 // separate kernel between the stages.
 enum class Fp8Intermediate { epilogue, kernel };
@@ -187,6 +195,8 @@ TDMSIM_ENUM_NAMES(CombineType, 3, {CombineType::bf16, "bf16"}, {CombineType::fp3
 TDMSIM_ENUM_NAMES(WorkgroupOrder, 3, {WorkgroupOrder::index, "index"},
                   {WorkgroupOrder::die_round_robin, "die_round_robin"},
                   {WorkgroupOrder::die_chunked, "die_chunked"});
+TDMSIM_ENUM_NAMES(AtomicSharing, 2, {AtomicSharing::fifo, "fifo"},
+                  {AtomicSharing::workgroups, "workgroups"});
 TDMSIM_ENUM_NAMES(Fp8Intermediate, 2, {Fp8Intermediate::epilogue, "epilogue"},
                   {Fp8Intermediate::kernel, "kernel"});
 TDMSIM_ENUM_NAMES(SweepMode, 5, {SweepMode::grid, "grid"}, {SweepMode::zip, "zip"},

@@ -126,6 +126,7 @@ struct L2Spec {
   Duration hit_latency{};
   std::uint32_t mshrs_per_channel{};
   std::uint32_t atomic_bytes_per_clock_per_channel{};
+  AtomicSharing atomic_sharing{AtomicSharing::fifo};
 
   template <class V>
   void visit(V& v) {
@@ -145,6 +146,14 @@ struct L2Spec {
             "bytes of atomic read-modify-write (e.g. the MoE combine's scatter-adds) one L2 "
             "channel's atomic unit completes per clock",
             Default{4u}, Min{1u}, Max{4096u});
+    v.param(atomic_sharing, "atomic_sharing",
+            "how the atomic units' rate is shared among workgroups whose atomic adds reach "
+            "them together: fifo (each workgroup's adds served in arrival order) or workgroups "
+            "(round robin: each workgroup takes at least its bytes at the rate of all the "
+            "GPU's atomic units over the workgroups resident at once, so a grid's workgroups "
+            "that reach their epilogue together finish it together and the next ones' matrix "
+            "work does not overlap it)",
+            Default{AtomicSharing::fifo});
   }
 };
 
