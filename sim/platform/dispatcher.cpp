@@ -114,7 +114,7 @@ double Dispatcher::mean_atomic_bytes() {
       p = kernel_->program(wg);
     }
     for (const auto& r : p.stores) {
-      if (r.atomic) total += static_cast<double>(std::uint64_t{r.rows} * r.row_bytes);
+      if (r.atomic) total += static_cast<double>(r.bytes());
     }
   }
   mean_atomic_bytes_ = kernel_->workgroups > 0 ? total / kernel_->workgroups : 0.0;

@@ -74,41 +74,27 @@ def synthetic():
 
 
 def bad():
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "short.csv")
-        with open(path, "w") as f:
-            f.write("cu_num,token\n256,64\n")
-        p = run(path)
-        if p.returncode != 2 or "missing column(s)" not in p.stderr or "short.csv:1" not in p.stderr:
-            print(f"FAIL: missing columns: exit {p.returncode}, {p.stderr!r}")
-            return 1
-        p = run(os.path.join(tmp, "absent.csv"))
-        if p.returncode != 2 or "cannot read" not in p.stderr:
-            print(f"FAIL: absent file: exit {p.returncode}, {p.stderr!r}")
-            return 1
-        path = os.path.join(tmp, "word.csv")
-        with open(path, "w") as f:
-            f.write(HEADER + "256,many,7168,256,256,9,a,torch.float4_e2m1fn_x2,QuantType.per_1x32,1,0\n")
-        p = run(path)
-        if p.returncode != 2 or "word.csv:2" not in p.stderr:
-            print(f"FAIL: a word for a number: exit {p.returncode}, {p.stderr!r}")
-            return 1
+    """Each bad file exits 2 with the given words (file:line among them) in the message."""
+    cases = [  # (what, file name, contents or None for an absent file, words the message must hold)
+        ("missing columns", "short.csv", "cu_num,token\n256,64\n", ("missing column(s)", "short.csv:1")),
+        ("absent file", "absent.csv", None, ("cannot read",)),
+        ("a word for a number", "word.csv",
+         HEADER + "256,many,7168,256,256,9,a,torch.float4_e2m1fn_x2,QuantType.per_1x32,1,0\n", ("word.csv:2",)),
         # A short row (its missing cells None), after a blank line: the file's own line.
-        path = os.path.join(tmp, "short_row.csv")
-        with open(path, "w") as f:
-            f.write(HEADER + "\n256,4096,7168\n")
-        p = run(path)
-        if p.returncode != 2 or "short_row.csv:3" not in p.stderr:
-            print(f"FAIL: a short row: exit {p.returncode}, {p.stderr!r}")
-            return 1
-        path = os.path.join(tmp, "nan.csv")
-        with open(path, "w") as f:
-            f.write(HEADER + "256,4096,7168,256,256,9,torch.float4_e2m1fn_x2,torch.float4_e2m1fn_x2,"
-                    "QuantType.per_1x32,nan,0\n")
-        p = run(path)
-        if p.returncode != 2 or "nan.csv:2" not in p.stderr:
-            print(f"FAIL: a NaN time: exit {p.returncode}, {p.stderr!r}")
-            return 1
+        ("a short row", "short_row.csv", HEADER + "\n256,4096,7168\n", ("short_row.csv:3",)),
+        ("a NaN time", "nan.csv", HEADER + "256,4096,7168,256,256,9,torch.float4_e2m1fn_x2,torch.float4_e2m1fn_x2,"
+         "QuantType.per_1x32,nan,0\n", ("nan.csv:2",)),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        for what, name, text, words in cases:
+            path = os.path.join(tmp, name)
+            if text is not None:
+                with open(path, "w") as f:
+                    f.write(text)
+            p = run(path)
+            if p.returncode != 2 or any(w not in p.stderr for w in words):
+                print(f"FAIL: {what}: exit {p.returncode}, {p.stderr!r}")
+                return 1
     print("ok: bad input exits 2 with file and line")
     return 0
 

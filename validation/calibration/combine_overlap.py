@@ -4,7 +4,7 @@ published prefill stage-2 times, no simulator involved.
 
 Each 2-stage row of at least --min-tokens tokens gives its stage-2 time (us2), the bytes
 its combine adds (every routed row's H-wide bf16 output: tokens x topk x H x 2) and its
-down GEMM's FLOPs (tokens x topk x 2 x I x H) over the weight format's matrix peak. Two
+down GEMM's FLOPs (tokens x topk x 2 x I x H) over its slower operand's matrix peak. Two
 readings are fitted by grid search on the mean absolute percentage error:
 
     added:   us2 = combine bytes / R + FLOPs / (e x peak)
@@ -18,8 +18,8 @@ docs/moe-timing.md ("AITER's 1-stage kernels and the combine (MI-series)", its i
     validation/calibration/combine_overlap.py [--min-tokens 4096] [--markdown FILE]
         [FILE.csv ...]
 
-Default files: the two calibration tables in ../shared/calibration. Exit 2 on a file
-that cannot be read or lacks a column.
+Default files: the two calibration tables in ../shared/calibration. Exit 2, naming the
+file and line, on a file that cannot be read, lacks a column or holds a bad value.
 """
 import argparse
 import csv
@@ -49,8 +49,9 @@ class InputError(ValueError):
 
 
 def rows_of(path, min_tokens):
-    """(label, combine MB, matrix us at the full peak, published us2) of every 2-stage
-    row of at least min_tokens with a known peak and a stage-2 time. The fp8 block-scale
+    """Per 2-stage row of at least min_tokens with known peaks and a stage-2 time: its
+    machine, file:line, shape, combine MB, matrix us at the full peak and published us2
+    (matrix_us, mb, us2, ...). The fp8 block-scale
     rows are left out (their CK down kernel's cost is not a combine bound:
     docs/calibration.md)."""
     try:
