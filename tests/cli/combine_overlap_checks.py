@@ -78,6 +78,10 @@ def bad():
     cases = [  # (what, file name, contents or None for an absent file, words the message must hold)
         ("missing columns", "short.csv", "cu_num,token\n256,64\n", ("missing column(s)", "short.csv:1")),
         ("absent file", "absent.csv", None, ("cannot read",)),
+        # The activation dtype is read for the slower operand's peak: its column is required.
+        ("no q_dtype_a column", "no_a.csv", HEADER.replace("q_dtype_a,", "") +
+         "256,4096,7168,256,256,9,torch.float4_e2m1fn_x2,QuantType.per_1x32,1,0\n",
+         ("missing column(s) q_dtype_a", "no_a.csv:1")),
         ("a word for a number", "word.csv",
          HEADER + "256,many,7168,256,256,9,a,torch.float4_e2m1fn_x2,QuantType.per_1x32,1,0\n", ("word.csv:2",)),
         # A short row (its missing cells None), after a blank line: the file's own line.

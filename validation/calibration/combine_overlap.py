@@ -41,7 +41,8 @@ PEAK = {
     256: {"bfloat16": 2516.6e12, "float8_e4m3fn": 5033.2e12, "float4_e2m1fn_x2": 10066.3e12},
 }
 NAMES = {304: "MI300X", 256: "MI355X"}
-REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "topk", "q_dtype_w", "q_type", "us2", "run_1stage")
+REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "topk", "q_dtype_a", "q_dtype_w", "q_type", "us2",
+            "run_1stage")
 
 
 class InputError(ValueError):
