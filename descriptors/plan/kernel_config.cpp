@@ -6,8 +6,10 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -357,6 +359,25 @@ std::string_view asm_stage_tile(std::string_view name) {
   return {};
 }
 
+// The numbers of an 'x'-separated run ("256x32x64x128", "32x256"): each a
+// whole number from 1 to KernelTile::kMaxDim, nothing else between or after
+// them; none for anything else (an empty run included).
+std::optional<std::vector<std::uint32_t>> x_separated(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  std::vector<std::uint32_t> v;
+  const char* p = s.data();
+  const char* const end = s.data() + s.size();
+  while (true) {
+    std::uint32_t x = 0;
+    const auto [next, ec] = std::from_chars(p, end, x);
+    if (ec != std::errc{} || x == 0 || x > KernelTile::kMaxDim) return std::nullopt;
+    v.push_back(x);
+    if (next == end) return v;
+    if (*next != 'x' || next + 1 == end) return std::nullopt;  // another character, or a trailing 'x'
+    p = next + 1;
+  }
+}
+
 }  // namespace
 
 bool aiter_asm_stage1_name(std::string_view name) { return name.find("fmoe_stage1_") != std::string_view::npos; }
@@ -423,25 +444,14 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
       }
     }
   }
-  std::vector<std::uint32_t> v;
-  const char* p = s.data();
-  const char* end = s.data() + s.size();
-  bool ok = !s.empty();
-  while (ok && p < end) {
-    std::uint32_t x = 0;
-    const auto [next, ec] = std::from_chars(p, end, x);
-    ok = ec == std::errc{} && x > 0 && x <= KernelTile::kMaxDim && (next == end || *next == 'x');
-    v.push_back(x);
-    p = next == end ? end : next + 1;
-    if (ok && next != end && next + 1 == end) ok = false;  // a trailing 'x'
-  }
-  ok = ok && (v.size() == 2 || v.size() == 4) && (!asm_stage1 || v.size() == 2);
-  if (!ok) {
+  const std::optional<std::vector<std::uint32_t>> dims = x_separated(s);
+  if (!dims || (dims->size() != 2 && dims->size() != 4) || (asm_stage1 && dims->size() != 2)) {
     return refuse(fmt::format("tile '{}' is not a tile name tdmsim maps to a tile program (THREADSxMxNxK as "
                               "CK names its tiles, MxN for an assembly kernel, a moe_ck2stages_gemm kernel name "
                               "or an assembly fmoe_stage1_ kernel name)",
                               name));
   }
+  const std::vector<std::uint32_t>& v = *dims;
   if (out.reading.empty()) out.reading = v.size() == 4 ? "CK tile (threads x M x N x K)" : "assembly M x N";
   // An assembly kernel's MxN: K of the default tile for M in the row's
   // format (the bf16 default's LDS bytes: x2 for 8-bit, x4 for 4-bit).
@@ -485,16 +495,13 @@ AiterTileReading read_aiter_one_stage_kernel(std::string_view name, std::uint32_
                   "AITER's heuristic 1-stage kernel";
     return out;
   }
-  const std::string_view mn = asm_stage_tile(name);
-  std::uint32_t m = 0, n = 0;
-  const std::size_t x = mn.find('x');
-  const bool parsed = !mn.empty() && std::from_chars(mn.data(), mn.data() + x, m).ec == std::errc{} &&
-                      std::from_chars(mn.data() + x + 1, mn.data() + mn.size(), n).ec == std::errc{};
-  if (!parsed || m == 0 || n == 0 || m > KernelTile::kMaxDim || n > KernelTile::kMaxDim) {
+  const std::optional<std::vector<std::uint32_t>> mn = x_separated(asm_stage_tile(name));
+  if (!mn || mn->size() != 2) {
     // (emsort's 16xstk_t32_c8 and the like: no subGU_m x subGU_n field)
     out.reading = "an AITER 1-stage kernel name with no subGU_m x subGU_n field: AITER's heuristic 1-stage kernel";
     return out;
   }
+  const std::uint32_t m = (*mn)[0], n = (*mn)[1];
   if (m != block_m) {
     out.error = fmt::format("1-stage kernel '{}' (subGU_m {} x subGU_n {}): its subGU_m differs from the row's "
                             "block_m {} (the kernel takes subGU_m rows of the sort's blocks of block_m: AITER's "

@@ -4,6 +4,7 @@
 // default heuristic on hand-worked cases. Tables are the hand-made ones under
 // tests/data/kernel_config/.
 #include <catch2/catch.hpp>
+#include <fmt/core.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "descriptors/plan/aiter_heuristic.h"
 #include "descriptors/plan/aiter_kernels.h"
+#include "descriptors/plan/default_tile.h"
 #include "descriptors/plan/kernel_config.h"
 #include "descriptors/plan/kernel_request.h"
 #include "descriptors/plan/moe_plan.h"
@@ -573,6 +575,19 @@ TEST_CASE("a 1-stage row naming AITER's 1-stage kernel runs that kernel's subGU_
   CHECK(one("256x32x64x128", 32, fp8).tile.is_auto());
   CHECK(one("", 32, fp8).tile.is_auto());
   CHECK(one("", 32, fp8).error.empty());
+  // The subGU_m x subGU_n field is read as tile names are (x_separated): a number
+  // beyond a tile's largest dimension is no field, so AITER's heuristic kernel.
+  const std::string huge = fmt::format("fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_32x{}", KernelTile::kMaxDim + 1);
+  CHECK(one(huge, 32, fp8).tile.is_auto());
+  CHECK_THAT(one(huge, 32, fp8).reading, Catch::Contains("no subGU_m x subGU_n field"));
+  // The same numbers in a tile column: a zero, a trailing 'x', another separator or a
+  // number too large is refused; 2 or 4 numbers are read.
+  for (const std::string& bad : {std::string("256x0x64x128"), std::string("256x32x64x128x"), std::string("256x32*64x128"),
+                                 std::string("32x") + std::to_string(KernelTile::kMaxDim + 1), std::string("32xx64")}) {
+    CAPTURE(bad);
+    CHECK_THAT(read_aiter_tile(bad, 32, fp8, false).error, Catch::Contains("not a tile name"));
+  }
+  CHECK(read_aiter_tile("32x256", 32, fp8, false).tile == KernelTile{256, 32, 256, default_tile(32, fp8.quant, fp8.dtype, fp8.weight_dtype).k});
   // AITER runs a 1-stage kernel of subGU_m = block_m only.
   CHECK_THAT(one("fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_64x256", 32, fp8).error,
              Catch::Contains("subGU_m 64") && Catch::Contains("block_m 32"));
