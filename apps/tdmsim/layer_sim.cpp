@@ -58,7 +58,8 @@ Json timing_to_json(const sim::KernelTiming& t) {
   return {{"name", t.name},         {"launch", t.launch},         {"start", t.start},
           {"end", t.end},           {"workgroups", t.workgroups}, {"clock_hz", t.clock_hz},
           {"hbm_bytes", t.hbm_bytes}, {"work_end", t.work_end},   {"slot_ps", t.slots.ps},
-          {"window_ps", t.slots.window_ps}, {"slots_per_cu", t.slots_per_cu}};
+          {"window_ps", t.slots.window_ps}, {"slots_per_cu", t.slots_per_cu},
+          {"occupancy_limiter", t.occupancy_limiter}};
 }
 sim::KernelTiming timing_from_json(const Json& j) {
   sim::KernelTiming t;
@@ -73,6 +74,7 @@ sim::KernelTiming timing_from_json(const Json& j) {
   t.slots.ps = j.at("slot_ps").get<decltype(t.slots.ps)>();
   t.slots.window_ps = j.at("window_ps").get<std::uint64_t>();
   t.slots_per_cu = j.at("slots_per_cu").get<std::uint32_t>();
+  t.occupancy_limiter = j.at("occupancy_limiter").get<std::string>();
   return t;
 }
 }  // namespace
@@ -213,7 +215,9 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
     stages.push_back({{"stage", r.stages[i]}, {"kernel", t.name}, {"workgroups", t.workgroups},
                       {"time_us", sim::tick_seconds(t.end - t.launch) * 1e6},
                       {"launch_overhead_us", sim::tick_seconds(t.start - t.launch) * 1e6},
-                      {"clock_mhz", t.clock_hz * 1e-6}});
+                      {"clock_mhz", t.clock_hz * 1e-6},
+                      {"workgroups_per_cu", t.workgroups > 0 ? t.slots_per_cu : 0},
+                      {"occupancy_limiter", t.occupancy_limiter}});
   }
   r.metrics = {
       {"path", path},

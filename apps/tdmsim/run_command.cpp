@@ -82,14 +82,18 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
              layer["load_spread"]["max_over_mean"].get<double>(), layer["load_spread"]["cv"].get<double>());
   if (p.capacity.enabled) fmt::print("{}\n", capacity_line(p.capacity));
   fmt::print("\n");
-  fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11} {:>6}\n", "path", "stage", "kernel", "wgs", "time us", "MHz");
+  fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11} {:>6}  {}\n", "path", "stage", "kernel", "wgs", "time us", "MHz",
+             "per CU (limit)");
   for (const auto& r : runs) {
     bool first = true;
     for (const auto& st : r.metrics["stages"]) {
-      fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11.2f} {:>6.0f}\n", first ? r.path : "",
+      const auto per_cu = st["workgroups_per_cu"].get<std::uint64_t>();
+      fmt::print("{:<9} {:<8} {:<18} {:>7} {:>11.2f} {:>6.0f}  {}\n", first ? r.path : "",
                  st["stage"].get<std::string>(), st["kernel"].get<std::string>(),
                  st["workgroups"].get<std::uint64_t>(), st["time_us"].get<double>(),
-                 st["clock_mhz"].get<double>());
+                 st["clock_mhz"].get<double>(),
+                 per_cu == 0 ? std::string("-")
+                             : fmt::format("{} ({})", per_cu, st["occupancy_limiter"].get<std::string>()));
       first = false;
     }
     const auto& mt = r.metrics;

@@ -105,6 +105,7 @@ void ComputeUnit::begin_kernel() {
     throw std::runtime_error("kernel " + k.name + " does not fit on a CU (limited by " +
                              occ.limiter + ")");
   }
+  limiter_ = occ.limiter;
   // Fresh slots, keeping the storage of those the last kernel had.
   slots_.resize(occ.workgroups);
   programs_.resize(occ.workgroups);

@@ -93,9 +93,11 @@ class ComputeUnit : public sc_core::sc_module {
   const Hot* hot() const { return hot_; }
 
   // Where its slots' time went, over every kernel so far (slot_time.h), and
-  // the slots the last kernel had.
+  // the slots the last kernel had (its workgroups per CU) and what limited
+  // them ("waves", "lds", "registers": ComputeSpec::occupancy).
   const SlotTime& slot_time() const { return account_; }
   std::size_t slots() const { return slots_.size(); }
+  const std::string& occupancy_limiter() const { return limiter_; }
 
  private:
   struct Slot {
@@ -297,6 +299,7 @@ class ComputeUnit : public sc_core::sc_module {
   std::vector<Tick> slot_time_;  // begin_kernel's scratch: each slot's time, or kNotBusy
   SlotOrder order_;              // the slots by time (kNotBusy when idle)
   Tick last_end_ = 0;            // the kernel's last workgroup end so far
+  std::string limiter_;          // what limited the last kernel's slots (occupancy())
   Tick busy_from_ = 0;
   std::vector<bool> trace_named_;  // slots whose trace track has a name
   // Moves slot `s` on to `t`, the time between counted as cause `c`.

@@ -33,6 +33,9 @@ struct KernelTiming {
   Tick work_end = 0;
   SlotTime slots;
   std::uint32_t slots_per_cu = 0;
+  // What limited slots_per_cu: "waves", "lds" or "registers"
+  // (ComputeSpec::occupancy); empty for a stage without workgroups.
+  std::string occupancy_limiter;
 };
 
 // A hardware scheduler that decides at run time which workgroup a free CU

@@ -88,6 +88,9 @@ struct Host : sc_core::sc_module {
         t.slots = slot_time();
         t.slots -= slots_before;
         t.slots_per_cu = cus.empty() ? 0 : static_cast<std::uint32_t>(cus.front()->slots());
+        // (A stage without workgroups, the TDM unit's routing, leaves the
+        // CUs' slots as the last kernel set them: no limiter of its own.)
+        if (t.workgroups > 0 && !cus.empty()) t.occupancy_limiter = cus.front()->occupancy_limiter();
         // A kernel is complete when its writes are in memory: the L2s write
         // their dirty lines back (AMD does so between kernels, hardware.md
         // 2.1; without it a copy smaller than L2 would "beat" the HBM peak,

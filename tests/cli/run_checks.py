@@ -9,6 +9,10 @@
   bandwidth SCENARIO MACHINE_FILE  more HBM bandwidth is never slower (3 values over MACHINE_FILE)
   skew SCENARIO         more routing skew is never faster for the software path, on the GPU
                         that hosts the hot experts (expert parallel; docs/moe-timing.md "Skew")
+  occupancy SCENARIO MACHINE_FILE  every stage reports its workgroups per CU and what limits
+                        them (docs/moe-timing.md "Metrics"), consistent with the machine's wave
+                        slots, and the text table shows them; the same machine with a quarter
+                        of its registers per CU gives fewer, limited by registers
 
 Usage: run_checks.py TDMSIM WORKDIR MODE SCENARIO [MACHINE_FILE]"""
 import json
@@ -69,6 +73,44 @@ def main():
             assert any(n.startswith("tdm_gate_up wg ") for n in names), "no TDM workgroup slices"
             assert any(n.endswith(" fetch+decode") for n in names), "no descriptor fetch slices"
             assert any(" slot " in n for n in names), "no TDM time-slot slices"
+    elif mode == "occupancy":
+        machine = os.path.abspath(sys.argv[5])
+
+        def stages(s):
+            return [st for p in s["paths"] for st in p["stages"]]
+
+        def check(s, max_per_cu):
+            for st in stages(s):
+                per_cu, limiter = st["workgroups_per_cu"], st["occupancy_limiter"]
+                print(f"{st['kernel']}: {st['workgroups']} workgroups, {per_cu} a CU ({limiter or '-'})")
+                if st["workgroups"] == 0:
+                    assert per_cu == 0 and limiter == "", f"{st['kernel']}: no workgroups, yet {per_cu} ({limiter})"
+                else:
+                    assert 1 <= per_cu <= max_per_cu, f"{st['kernel']}: {per_cu} a CU, the machine's wave slots allow {max_per_cu}"
+                    assert limiter in ("waves", "lds", "registers"), f"{st['kernel']}: limiter {limiter!r}"
+
+        out = os.path.join(work, "out")
+        shutil.rmtree(out, ignore_errors=True)
+        r = tdmsimtools.expect_exit(tdmsim, "run", scenario, "--machine", machine, "--output", out)
+        s = tdmsimtools.read_summary(out)
+        # At most the SIMDs' wave slots (a workgroup has one wave at least).
+        shown = json.loads(tdmsimtools.expect_exit(tdmsim, "config", "show", machine, "--format", "json").stdout)
+        simd_slots = shown["compute"]["simds_per_cu"] * shown["compute"]["wave_slots_per_simd"]
+        check(s, simd_slots)
+        assert "per CU (limit)" in r.stdout, "no occupancy column in the text table"
+        gate_up = [st for st in stages(s) if st["stage"] == "gate_up"][0]
+        assert f"{gate_up['workgroups_per_cu']} ({gate_up['occupancy_limiter']})" in r.stdout, \
+            "the text table does not show gate_up's occupancy"
+        # A quarter of the register file: register-hungry kernels hold fewer workgroups.
+        small = write(os.path.join(work, "small_regs.yaml"),
+                      f"kind: machine\nbase: {machine}\nname: small-regs\ncompute: {{vgpr_file_per_cu: 128KiB}}\n")
+        t = run(tdmsim, [scenario, "--machine", small], os.path.join(work, "small"))
+        check(t, simd_slots)
+        before = {(p["path"], st["kernel"]): st["workgroups_per_cu"] for p in s["paths"] for st in p["stages"]}
+        fewer = [(p["path"], st["kernel"]) for p in t["paths"] for st in p["stages"]
+                 if st["occupancy_limiter"] == "registers" and st["workgroups_per_cu"] < before[(p["path"], st["kernel"])]]
+        print("fewer with a quarter of the registers:", fewer)
+        assert fewer, "a quarter of the register file changed no kernel's occupancy"
     elif mode == "bandwidth":
         times = []
         for bw in ("2TB/s", "4.8TB/s", "9.6TB/s"):
