@@ -32,6 +32,9 @@ struct KernelTiming {
   // (`end` less the write-back), its CUs' slot time by cause and slots per CU.
   Tick work_end = 0;
   SlotTime slots;
+  // The CUs' slots (workgroups a CU holds); for a kernel without workgroups
+  // (the TDM unit's routing), the last kernel's: the attribution divides
+  // this kernel's slot time by it (apps/tdmsim/attribution.cpp).
   std::uint32_t slots_per_cu = 0;
   // What limited slots_per_cu: "waves", "lds" or "registers"
   // (ComputeSpec::occupancy); empty for a stage without workgroups.

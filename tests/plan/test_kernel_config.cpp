@@ -580,10 +580,13 @@ TEST_CASE("a 1-stage row naming AITER's 1-stage kernel runs that kernel's subGU_
   const std::string huge = fmt::format("fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_32x{}", KernelTile::kMaxDim + 1);
   CHECK(one(huge, 32, fp8).tile.is_auto());
   CHECK_THAT(one(huge, 32, fp8).reading, Catch::Contains("no subGU_m x subGU_n field"));
+  CHECK_THAT(one("fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_32x0", 32, fp8).reading,
+             Catch::Contains("no subGU_m x subGU_n field"));
   // The same numbers in a tile column: a zero, a trailing 'x', another separator or a
   // number too large is refused; 2 or 4 numbers are read.
   for (const std::string& bad : {std::string("256x0x64x128"), std::string("256x32x64x128x"), std::string("256x32*64x128"),
-                                 std::string("32x") + std::to_string(KernelTile::kMaxDim + 1), std::string("32xx64")}) {
+                                 std::string("32x") + std::to_string(KernelTile::kMaxDim + 1), std::string("32xx64"),
+                                 std::string("32x64x128"), std::string("32x4294967296"), std::string("+32x64")}) {
     CAPTURE(bad);
     CHECK_THAT(read_aiter_tile(bad, 32, fp8, false).error, Catch::Contains("not a tile name"));
   }
