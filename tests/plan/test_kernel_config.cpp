@@ -496,24 +496,42 @@ static config::ResolvedScenario fp8_shared_layer(std::uint32_t inter) {
   return sc;
 }
 
+// A table of that layer's rows: AITER's columns, the stage kernels' names in
+// `name`1 / `name`2 ("tile" as the MI355X file names them, "kernelName" as
+// AITER's tuner writes them), and per row its token count, inter_dim, ksplit,
+// stage-1 name, run_1stage and stage-2 name (the times are placeholders: 7 us).
+struct Fp8SharedRow {
+  std::uint32_t token, inter, ksplit;
+  std::string name1;
+  int run_1stage;
+  std::string name2 = "";
+};
+static KernelConfigTable fp8_shared_table(std::string_view name, std::initializer_list<Fp8SharedRow> rows,
+                                          const std::string& file) {
+  std::string text = fmt::format(
+      "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,ksplit,us1,"
+      "{0}1,us2,{0}2,us,run_1stage\n",
+      name);
+  for (const Fp8SharedRow& r : rows) {
+    text += fmt::format(
+        "256,{},256,{},9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,{},"
+        "7,{},0,{},7,{}\n",
+        r.token, r.inter, r.ksplit, r.name1, r.name2, r.run_1stage);
+  }
+  return parse_kernel_config(text, file);
+}
+
 TEST_CASE("a 1-stage row of AITER's kernels naming no 1-stage kernel runs AITER's heuristic one", "[kernel_config]") {
   // The layer of short_tiles.csv's line 4 (64 tokens, fp8 per-token, 1-stage),
   // its tile columns holding CK names, and an assembly kernel name at line 3.
-  const std::string header =
-      "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,ksplit,us1,"
-      "tile1,us2,tile2,us,run_1stage\n";
-  const KernelConfigTable t = parse_kernel_config(
-      header +
-          "256,64,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
-          "7,256x32x64x128,0,256x32x64x64,7,1\n"
-          "256,32,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
-          "7,fmoe_fp8_g1u1_vs_silu_32x256,0,,7,0\n"
-          // 1-stage, its tile1 an assembly stage-1 kernel of another M: not read, so not refused.
-          "256,128,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
-          "7,fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3,0,,7,1\n"
-          // 2-stage with an assembly stage 1 and ksplit 2: its tile, run unsplit.
-          "256,16,256,128,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,2,"
-          "7,_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3E,0,,7,0\n",
+  const KernelConfigTable t = fp8_shared_table(
+      "tile",
+      {{64, 128, 0, "256x32x64x128", 1, "256x32x64x64"},
+       {32, 128, 0, "fmoe_fp8_g1u1_vs_silu_32x256", 0},
+       // 1-stage, its tile1 an assembly stage-1 kernel of another M: not read, so not refused.
+       {128, 128, 0, "fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3", 1},
+       // 2-stage with an assembly stage 1 and ksplit 2: its tile, run unsplit.
+       {16, 128, 2, "_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3E", 0}},
       "one.csv");
   auto sc = fp8_shared_layer(128);
   KernelSpec spec = config::defaults<KernelSpec>();
@@ -601,16 +619,11 @@ TEST_CASE("a 1-stage row naming AITER's 1-stage kernel runs that kernel's subGU_
   // choose_kernel runs in both phases (AITER's heuristic would take another
   // width: every width is one round of workgroups here, and the narrowest
   // leaves the fewest CUs idle).
-  const std::string header =
-      "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,ksplit,us1,"
-      "kernelName1,us2,kernelName2,us,run_1stage\n";
-  const KernelConfigTable t = parse_kernel_config(
-      header +
-          "256,64,256,512,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
-          "7,_ZN5aiter50fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x256E,0,,7,1\n"
-          "256,32,256,512,9,3,ActivationType.Silu,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_Token,32,0,"
-          "7,fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_64x256,0,,7,1\n",
-      "named.csv");
+  const KernelConfigTable t =
+      fp8_shared_table("kernelName",
+                       {{64, 512, 0, "_ZN5aiter50fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x256E", 1},
+                        {32, 512, 0, "fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_64x256", 1}},
+                       "named.csv");
   auto sc = fp8_shared_layer(512);
   KernelSpec spec = config::defaults<KernelSpec>();
   spec.source = KernelCode::aiter;
