@@ -201,6 +201,12 @@ struct TileProgram {
     for (const auto& l : loops) n += l.iterations;
     return n;
   }
+  // Bytes of its stores marked atomic (a combine's adds, split-K partials).
+  std::uint64_t atomic_store_bytes() const {
+    std::uint64_t n = 0;
+    for (const auto& r : stores) n += r.atomic ? r.bytes() : 0;
+    return n;
+  }
   // Makes this a default program with `loop_count` default loops, keeping the
   // storage of its vectors and of those loops' loads: a program rebuilt in
   // place per workgroup (KernelLaunch::program_into) allocates nothing once
@@ -287,6 +293,16 @@ struct KernelLaunch {
   // (Its empty initialiser keeps positional initialisers that end before it
   // free of -Wmissing-field-initializers.)
   std::function<void(std::uint32_t wg, TileProgram& p)> program_into{};
+
+  // Workgroup `wg`'s program into `p`: by program_into where it is set,
+  // else program(wg).
+  void build(std::uint32_t wg, TileProgram& p) const {
+    if (program_into) {
+      program_into(wg, p);
+    } else {
+      p = program(wg);
+    }
+  }
 };
 
 }  // namespace tdmsim::isa

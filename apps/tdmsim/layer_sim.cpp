@@ -216,7 +216,7 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
                       {"time_us", sim::tick_seconds(t.end - t.launch) * 1e6},
                       {"launch_overhead_us", sim::tick_seconds(t.start - t.launch) * 1e6},
                       {"clock_mhz", t.clock_hz * 1e-6},
-                      {"workgroups_per_cu", t.workgroups > 0 ? t.slots_per_cu : 0},
+                      {"workgroups_per_cu", t.workgroups_per_cu()},
                       {"occupancy_limiter", t.occupancy_limiter}});
   }
   r.metrics = {

@@ -74,7 +74,7 @@ Json run_together(const std::vector<Tenant>& tenants, const MachineSpec& whole, 
         stages.push_back({{"stage", kernels[i].stage[k]}, {"kernel", ts[k].name}, {"workgroups", ts[k].workgroups},
                           {"time_us", sim::tick_seconds(ts[k].end - ts[k].launch) * 1e6},
                           {"clock_mhz", ts[k].clock_hz * 1e-6},
-                          {"workgroups_per_cu", ts[k].workgroups > 0 ? ts[k].slots_per_cu : 0},
+                          {"workgroups_per_cu", ts[k].workgroups_per_cu()},
                           {"occupancy_limiter", ts[k].occupancy_limiter}});
       }
       out["tenants"].push_back(

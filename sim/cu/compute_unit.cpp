@@ -95,11 +95,7 @@ void ComputeUnit::begin_kernel() {
   const isa::KernelLaunch& k = dispatcher_.kernel();
   // Resources are uniform over the grid: workgroup 0's program says them.
   isa::TileProgram& first = first_program_;
-  if (k.program_into) {
-    k.program_into(0, first);
-  } else {
-    first = k.program(0);
-  }
+  k.build(0, first);
   const Occupancy occ = occupancy(machine_.compute, first);
   if (occ.workgroups == 0) {
     throw std::runtime_error("kernel " + k.name + " does not fit on a CU (limited by " +
@@ -497,12 +493,7 @@ void ComputeUnit::start_workgroup(Slot& s, std::uint32_t wg, Tick at) {
   clear_slot(s);
   s.busy = true;
   s.wg = wg;
-  const isa::KernelLaunch& k = dispatcher_.kernel();
-  if (k.program_into) {
-    k.program_into(wg, *s.program);
-  } else {
-    *s.program = k.program(wg);
-  }
+  dispatcher_.kernel().build(wg, *s.program);
   s.iterations = s.program->iterations();
   s.depth = std::max(1u, s.program->pipeline_depth);
   s.step_iters = (s.iterations + kMaxStepsPerLoop - 1) / kMaxStepsPerLoop;
@@ -971,12 +962,12 @@ inline bool ComputeUnit::step(Slot& s, Tick horizon) {
     if (s.time > horizon) return false;
   }
   Tick done = s.time;
-  std::uint64_t atomic_bytes = 0;
-  for (const auto& r : p.stores) {
-    done = std::max(done, issue(r, 0, true, s.time));
-    if (r.atomic) atomic_bytes += r.bytes();
+  for (const auto& r : p.stores) done = std::max(done, issue(r, 0, true, s.time));
+  if (atomic_all_bps_ > 0) {
+    if (const std::uint64_t atomic_bytes = p.atomic_store_bytes(); atomic_bytes > 0) {
+      done = std::max(done, s.time + atomic_share_time(s.wg, atomic_bytes));
+    }
   }
-  if (atomic_bytes > 0 && atomic_all_bps_ > 0) done = std::max(done, s.time + atomic_share_time(s.wg, atomic_bytes));
   move_to(s, done, SlotCause::memory);
   return true;
 }

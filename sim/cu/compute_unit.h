@@ -254,9 +254,8 @@ class ComputeUnit : public sc_core::sc_module {
   // (kernels.warp_issue_cycles + warp_issue_cycles_per_warp x its warps per
   // scheduler; 0 when warp_issue_cycles is 0), set by begin_kernel.
   double issue_cycles_ = 0.0;
-  // With memory.l2.atomic_sharing workgroups (set by begin_kernel; 0 with
-  // fifo):
-  // With it: all the GPU's atomic units' rate (bytes/s), the kernel's
+  // With memory.l2.atomic_sharing workgroups (set by begin_kernel; the rate
+  // 0 with fifo): all the GPU's atomic units' rate (bytes/s), the kernel's
   // workgroup slots on the whole GPU and its grid, and (worked out at the
   // first workgroup with atomic stores, -1 before) its atomic bytes a
   // workgroup on the grid's mean.

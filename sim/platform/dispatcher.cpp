@@ -108,14 +108,8 @@ double Dispatcher::mean_atomic_bytes() {
   double total = 0;
   isa::TileProgram p;
   for (std::uint32_t wg = 0; wg < kernel_->workgroups; ++wg) {
-    if (kernel_->program_into) {
-      kernel_->program_into(wg, p);
-    } else {
-      p = kernel_->program(wg);
-    }
-    for (const auto& r : p.stores) {
-      if (r.atomic) total += static_cast<double>(r.bytes());
-    }
+    kernel_->build(wg, p);
+    total += static_cast<double>(p.atomic_store_bytes());
   }
   mean_atomic_bytes_ = kernel_->workgroups > 0 ? total / kernel_->workgroups : 0.0;
   return mean_atomic_bytes_;

@@ -39,6 +39,9 @@ struct KernelTiming {
   // What limited slots_per_cu: "waves", "lds" or "registers"
   // (ComputeSpec::occupancy); empty for a stage without workgroups.
   std::string occupancy_limiter;
+  // The workgroups a CU holds of this kernel, as outputs report it: 0 for a
+  // kernel without workgroups, whose slots_per_cu is the last kernel's.
+  std::uint32_t workgroups_per_cu() const { return workgroups > 0 ? slots_per_cu : 0; }
 };
 
 // A hardware scheduler that decides at run time which workgroup a free CU
