@@ -137,7 +137,7 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
     // The scenario's kernel.*_lds_buffers 2 (AITER's CK v3 pipeline) doubles
     // the stage's LDS: one buffer (v1) is the other way out.
     const auto scenario_buffers = [&](bool d) {
-      const std::uint32_t b = d ? p.kernel.ck_lds_buffers.down : p.kernel.ck_lds_buffers.gate_up;
+      const std::uint32_t b = d ? p.kernel.aiter_traits.down_lds_buffers : p.kernel.aiter_traits.gate_up_lds_buffers;
       return p.kernel.code == KernelCode::aiter && src.config_line == 0 && b == 2 && !ends("_fused") &&
              why.find("LDS") != std::string::npos;
     };

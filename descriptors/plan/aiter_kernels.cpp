@@ -50,8 +50,8 @@ bool runs_aiter_kernels(const MachineSpec& machine, KernelCode source) {
   return source == KernelCode::aiter && machine.kernels.matrix_instructions == MatrixInstructions::isa;
 }
 
-std::uint32_t aiter_lds_buffers(const CkPipelines& ck, bool gate_up, std::uint32_t stages) {
-  const std::uint32_t named = gate_up ? ck.gate_up : ck.down;
+std::uint32_t aiter_lds_buffers(const AiterKernelTraits& traits, bool gate_up, std::uint32_t stages) {
+  const std::uint32_t named = gate_up ? traits.gate_up_lds_buffers : traits.down_lds_buffers;
   if (named != 0) return named;
   return stages >= 2 ? 2 : 1;
 }

@@ -35,7 +35,7 @@ AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uin
 // (`ck`), else 2 while the pipeline depth `stages` is 2 or more (the v3
 // pipeline the model's depth stands for), 1 below. More stages never add LDS:
 // the weights are double-buffered in registers whatever the depth.
-std::uint32_t aiter_lds_buffers(const CkPipelines& ck, bool gate_up, std::uint32_t stages);
+std::uint32_t aiter_lds_buffers(const AiterKernelTraits& traits, bool gate_up, std::uint32_t stages);
 
 // Threads of AITER's 1-stage assembly kernels (asm_fmoe.cu: bdx = 256), and
 // the narrowest slice of the intermediate they take (subGU_n).

@@ -359,6 +359,23 @@ std::string_view asm_stage_tile(std::string_view name) {
   return {};
 }
 
+// The workgroups a CU of such a name: the first "_<N>tg" field (followed as
+// the tile field is), N from 1 to kMaxTgPerCu; 0 where there is none.
+std::uint32_t asm_stage_tg(std::string_view name) {
+  for (std::size_t i = name.find('_'); i != std::string_view::npos; i = name.find('_', i + 1)) {
+    std::uint32_t n = 0;
+    const char* const from = name.data() + i + 1;
+    const char* const end = name.data() + name.size();
+    const auto [next, ec] = std::from_chars(from, end, n);
+    if (ec != std::errc{} || end - next < 2 || next[0] != 't' || next[1] != 'g') continue;
+    const std::size_t j = static_cast<std::size_t>(next - name.data()) + 2;
+    if (j == name.size() || name[j] == '_' || (name[j] == 'E' && j + 1 == name.size())) {
+      return n >= 1 && n <= kMaxTgPerCu ? n : 0;
+    }
+  }
+  return 0;
+}
+
 // The numbers of an 'x'-separated run ("256x32x64x128", "32x256"): each a
 // whole number from 1 to KernelTile::kMaxDim, nothing else between or after
 // them; none for anything else (an empty run included).
@@ -398,6 +415,10 @@ std::uint32_t aiter_lds_buffers_of(std::string_view name) {
   return 0;
 }
 
+std::uint32_t aiter_workgroups_per_cu_of(std::string_view name) {
+  return aiter_asm_stage1_name(name) ? asm_stage_tg(name) : 0;
+}
+
 std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second) {
   return aiter_lds_buffers_of(second ? row.tile2 : row.tile1);
 }
@@ -423,7 +444,11 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
     if (second) return refuse("an assembly stage-1 kernel in the stage-2 column");
     s = asm_stage_tile(name);
     if (s.empty()) return refuse("an assembly stage-1 kernel whose name has no tile_m x tile_n field");
-    out.reading = "AITER assembly stage-1 kernel (tile_m x tile_n)";
+    out.workgroups_per_cu = asm_stage_tg(name);
+    out.reading = out.workgroups_per_cu != 0
+                      ? fmt::format("AITER assembly stage-1 kernel (tile_m x tile_n, {} workgroups a CU)",
+                                    out.workgroups_per_cu)
+                      : std::string("AITER assembly stage-1 kernel (tile_m x tile_n)");
     out.assembly_stage1 = true;
   } else if (!ck_kernel_name(name) &&
              (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) {

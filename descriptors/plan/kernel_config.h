@@ -92,6 +92,7 @@ struct AiterTileReading {
   std::string reading;  // how the name was read (for `tdmsim config aiter-tile`)
   std::string error;    // non-empty: refused, and why
   bool assembly_stage1 = false;  // an assembly stage-1 kernel (aiter_asm_stage1_name)
+  std::uint32_t workgroups_per_cu = 0;  // such a kernel's _<N>tg (aiter_workgroups_per_cu_of)
 };
 // Whether a stage-1 name is one of AITER's assembly stage-1 kernels
 // (fmoe_stage1_..., plain or mangled). fused_moe.py runs them unsplit: its
@@ -127,5 +128,14 @@ KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row
 // a name that says none (THREADSxMxNxK, MxN, assembly, empty).
 std::uint32_t aiter_lds_buffers_of(std::string_view name);
 std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second);
+
+// The workgroups a CU holds of an assembly stage-1 kernel (aiter_asm_stage1_name),
+// as its name's `_<N>tg` field says (AITER's kernel lists call it
+// tg_num_perCU: hsa/gfx942/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv
+// gives it beside names of the same field): 3 for
+// fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3. 0 for any other name, or
+// one with no such field of 1 to kMaxTgPerCu.
+inline constexpr std::uint32_t kMaxTgPerCu = 16;
+std::uint32_t aiter_workgroups_per_cu_of(std::string_view name);
 
 }  // namespace tdmsim::plan

@@ -285,14 +285,14 @@ static void fit_aiter_lds(const LayerShape& shape, const KernelSpec& requested, 
     const auto lds = [&](std::uint32_t b) {
       return aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up, b).lds_bytes;
     };
-    const std::uint32_t two = aiter_lds_buffers(k.ck_lds_buffers, gate_up, k.pipeline_stages);
+    const std::uint32_t two = aiter_lds_buffers(k.aiter_traits, gate_up, k.pipeline_stages);
     if (two < 2 || lds(two) <= limit || lds(1) > limit) return;
     buffers = 1;
     why += fmt::format("; {} tile: CK's v1 pipeline, one LDS buffer ({} KiB; two would take {} KiB > {} KiB)", which,
                        lds(1) >> 10, lds(two) >> 10, limit >> 10);
   };
-  fit(k.gate_up_tile, requested.gate_up_tile.is_auto(), true, k.ck_lds_buffers.gate_up, "gate/up");
-  fit(k.down_tile, requested.down_tile.is_auto(), false, k.ck_lds_buffers.down, "down");
+  fit(k.gate_up_tile, requested.gate_up_tile.is_auto(), true, k.aiter_traits.gate_up_lds_buffers, "gate/up");
+  fit(k.down_tile, requested.down_tile.is_auto(), false, k.aiter_traits.down_lds_buffers, "down");
 }
 
 // The largest group of blocks the job order takes (choose_kernel).
@@ -300,7 +300,7 @@ constexpr std::uint32_t kMaxRasterGroup = 16;
 
 KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                            const MachineSpec& machine, const FusedRouting& fused, std::string_view fixed_by,
-                           const CkPipelines& ck) {
+                           const AiterKernelTraits& traits) {
   const std::uint32_t cus = machine.compute.total_cus();
   std::vector<std::uint32_t> rows(shape.experts_fused(), 0);
   std::uint64_t local_rows = 0;
@@ -311,7 +311,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   }
 
   KernelChoice k;
-  if (requested.source == KernelCode::aiter) k.ck_lds_buffers = ck;
+  if (requested.source == KernelCode::aiter) k.aiter_traits = traits;
   const bool aiter_kernels = runs_aiter_kernels(machine, requested.source);
   std::string why;
   const bool wgmma = machine.kernels.matrix_instructions == MatrixInstructions::wgmma;
@@ -439,7 +439,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
       const auto tile_lds = [&](const KernelTile& t, bool gate_up) -> std::uint64_t {
         if (aiter_kernels)
           return aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up,
-                                      aiter_lds_buffers(k.ck_lds_buffers, gate_up, depth))
+                                      aiter_lds_buffers(k.aiter_traits, gate_up, depth))
               .lds_bytes;
         // A rows in the activation dtype, B rows in the weight dtype.
         return (std::uint64_t{t.m} * dtype_bits(shape.dtype) + std::uint64_t{t.n} * dtype_bits(shape.weight_dtype)) *
@@ -505,12 +505,18 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
 
   // (After the stage count: AITER's 1-stage kernel is an assembly kernel,
   // with no CK pipeline; finish_plan notes the scenario's keys as not used.)
-  if (requested.source == KernelCode::aiter && k.stages == 2 && ck != CkPipelines{}) {
+  const AiterKernelTraits& t = k.aiter_traits;
+  if (requested.source == KernelCode::aiter && k.stages == 2 && (t.gate_up_lds_buffers != 0 || t.down_lds_buffers != 0)) {
     // From a table's kernel names, or the scenario's kernel.*_lds_buffers.
     const auto text = [](std::uint32_t b) {
       return b == 0 ? "LDS buffers by depth (no pipeline version given)" : b == 1 ? "v1 (1 LDS buffer)" : "v2/v3 (2 LDS buffers)";
     };
-    why += fmt::format("; CK pipelines: gate/up {}, down {}", text(k.ck_lds_buffers.gate_up), text(k.ck_lds_buffers.down));
+    why += fmt::format("; CK pipelines: gate/up {}, down {}", text(t.gate_up_lds_buffers), text(t.down_lds_buffers));
+  }
+  if (requested.source == KernelCode::aiter && k.stages == 2 && t.gate_up_workgroups_per_cu != 0) {
+    // From the assembly stage-1 kernel's name, or kernel.gate_up_workgroups_per_cu.
+    why += fmt::format("; gate/up: {} workgroups a CU (the assembly kernel's _{}tg)", t.gate_up_workgroups_per_cu,
+                       t.gate_up_workgroups_per_cu);
   }
 
   // AITER-like kernels (`isa`): the 1-stage layer runs AITER's assembly

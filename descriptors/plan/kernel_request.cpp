@@ -44,9 +44,10 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
                              const MachineSpec& machine) {
   KernelRequest r;
   r.spec = spec;
-  // The scenario's CK pipelines (kernel.*_lds_buffers; a table's row names
-  // its own, and the scenario may not give both).
-  r.ck = {spec.gate_up_lds_buffers, spec.down_lds_buffers};
+  // The scenario's CK pipelines and assembly occupancy (kernel.*_lds_buffers,
+  // kernel.gate_up_workgroups_per_cu; a table's row names its own, and the
+  // scenario may not give both).
+  r.aiter_traits = {spec.gate_up_lds_buffers, spec.down_lds_buffers, spec.gate_up_workgroups_per_cu};
   r.source.heuristic = std::string(config::enum_name(spec.heuristic));
   bool matched = false;
   if (table != nullptr) {
@@ -85,7 +86,8 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
       } else {
         r.spec.gate_up_tile = aiter_tile(*table, row, false);
         r.spec.down_tile = aiter_tile(*table, row, true);
-        r.ck = {aiter_tile_lds_buffers(row, false), aiter_tile_lds_buffers(row, true)};
+        r.aiter_traits = {aiter_tile_lds_buffers(row, false), aiter_tile_lds_buffers(row, true),
+                          aiter_workgroups_per_cu_of(row.tile1)};
         // AITER's assembly stage 1 runs unsplit (aiter_asm_stage1_name);
         // with AITER's kernels only stage 1 splits, so the row runs none.
         if (!row.run_1stage && aiter_asm_stage1_name(row.tile1) && r.spec.split_k > 1) {

@@ -16,7 +16,7 @@ struct KernelRequest {
   std::string fixed_by = "scenario";  // for choose_kernel's reason
   std::string prefix;                 // put before choose_kernel's reason
   KernelSource source;
-  CkPipelines ck;  // from the row's kernel names
+  AiterKernelTraits aiter_traits;  // from the row's kernel names, or the scenario's keys
 };
 
 // The lookup key of a layer (docs/moe-plan.md "Tuned kernel tables"):

@@ -44,7 +44,7 @@ void finish_plan(const config::ResolvedScenario& scenario, MoePlan& plan) {
   // fixes what the scenario leaves open; choose_kernel decides the rest.
   KernelRequest request = kernel_request(scenario, plan.shape);
   plan.kernel =
-      choose_kernel(plan.shape, request.spec, scenario.machine.spec, plan.fused, request.fixed_by, request.ck);
+      choose_kernel(plan.shape, request.spec, scenario.machine.spec, plan.fused, request.fixed_by, request.aiter_traits);
   plan.kernel.reason = request.prefix + plan.kernel.reason;
   plan.kernel.source = std::move(request.source);
   // The scenario's CK pipelines (kernel.*_lds_buffers) describe AITER's
@@ -56,6 +56,10 @@ void finish_plan(const config::ResolvedScenario& scenario, MoePlan& plan) {
   if (plan.kernel.stages == 1 && (asked.gate_up_lds_buffers != 0 || asked.down_lds_buffers != 0)) {
     plan.kernel.reason += "; kernel.*_lds_buffers not used: AITER's 1-stage kernel is an assembly kernel, with no "
                           "CK pipeline";
+  }
+  if (plan.kernel.stages == 1 && asked.gate_up_workgroups_per_cu != 0) {
+    plan.kernel.reason += "; kernel.gate_up_workgroups_per_cu not used: AITER's 1-stage kernel holds what its "
+                          "kernel list says";
   }
   plan.layout = sort_into_blocks(plan.shape, plan.fused, plan.kernel.block_m);
   if (plan.kernel.stages == 1) {

@@ -149,13 +149,18 @@ struct KernelSource {
   std::string chosen_by;             // "kernel.config row", "scenario", "tdmsim heuristic", "aiter heuristic"
 };
 
-// LDS buffers of AITER's CK GEMM pipelines as a tuned table's kernel names
-// give them (moe_ck2stages_gemm1_..._v1_...: 1; v2 and v3: 2); 0 where no
-// name says (the calibration files' short names, scenarios): then 2 while
-// pipeline_stages >= 2 (plan::aiter_lds_buffers).
-struct CkPipelines {
-  std::uint32_t gate_up = 0, down = 0;
-  bool operator==(const CkPipelines&) const = default;
+// What a tuned table's kernel names (or the scenario's kernel.* keys of the
+// same names) say of AITER's 2-stage kernels' on-chip resources; 0 where
+// nothing says (the calibration files' short names, scenarios).
+// - LDS buffers of the CK GEMM pipelines (moe_ck2stages_gemm1_..._v1_...: 1;
+//   v2 and v3: 2); 0: 2 while pipeline_stages >= 2 (plan::aiter_lds_buffers).
+// - Workgroups a CU holds of the assembly stage-1 kernel, as its name's
+//   `_<N>tg` field says (fmoe_stage1_..._32x128_3tg_pf3: 3); 0: as many as
+//   CK's register and LDS estimate of the tile lets in.
+struct AiterKernelTraits {
+  std::uint32_t gate_up_lds_buffers = 0, down_lds_buffers = 0;
+  std::uint32_t gate_up_workgroups_per_cu = 0;
+  bool operator==(const AiterKernelTraits&) const = default;
 };
 
 struct KernelChoice {
@@ -173,7 +178,7 @@ struct KernelChoice {
   std::string reason;       // e.g. "block_m 32: fewest waves over 256 CUs"
   KernelSource source;
   KernelCode code = KernelCode::tdmsim;  // kernel.source: whose kernels run the layer
-  CkPipelines ck_lds_buffers;            // AITER's kernels only
+  AiterKernelTraits aiter_traits;            // AITER's kernels only
 };
 
 // Element ranges a tile job covers (half-open [begin, end)), so every backend
@@ -257,7 +262,7 @@ BlockLayout sort_into_blocks(const LayerShape& shape, const FusedRouting& fused,
 // `ck` gives AITER's CK pipelines where a table row's kernel names say.
 KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                            const MachineSpec& machine, const FusedRouting& fused,
-                           std::string_view fixed_by = "scenario", const CkPipelines& ck = {});
+                           std::string_view fixed_by = "scenario", const AiterKernelTraits& traits = {});
 std::vector<TileJob> tile_jobs(const LayerShape& shape, const BlockLayout& layout,
                                const KernelChoice& kernel, Stage stage);
 

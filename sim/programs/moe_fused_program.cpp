@@ -60,9 +60,8 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   // LDS for the token rows' K tiles alone (the weights go to registers).
   const bool aiter_asm = aiter_gemm(l) && plan::aiter_one_stage_asm_tile(tile);
   if (aiter_asm) {
-    const std::uint32_t per_cu = l.aiter_one_stage_per_cu;
-    p.vgprs_per_thread = static_cast<std::uint32_t>(l.vgpr_file_bytes / (std::uint64_t{per_cu} * tile.threads * 4));
     p.lds_bytes = plan::aiter_one_stage_lds_bytes(l.shape.dtype, l.block_m, tile, l.kernel.pipeline_stages);
+    held_per_cu(l, l.aiter_one_stage_per_cu, p);
   }
   // Its phase 2 keeps 2 down slices in flight (issue(h0 + 2 BN), then
   // async_wait<2>), phase 1 copies_ahead; one depth per program: `stages`,

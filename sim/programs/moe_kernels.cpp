@@ -123,6 +123,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   l->sort_one_overhead_ps = machine.kernels.sort_one_overhead.ps;
   l->clear_overhead_ps = machine.kernels.clear_overhead.ps;
   l->vgpr_file_bytes = machine.compute.vgpr_file_per_cu.bytes;
+  l->lds_file_bytes = machine.compute.lds_per_cu.bytes;
   l->aiter_one_stage_per_cu = plan::aiter_one_stage_workgroups_per_cu(machine.isa, s, plan.kernel.gate_up_tile);
   l->iteration_overhead_ps = machine.kernels.iteration_overhead.ps;
   l->fp8_tile_wait_ps = machine.kernels.wgmma_fp8_tile_wait.ps;

@@ -56,9 +56,21 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p) {
   const auto r = plan::aiter_gemm_resources(
       l.shape.dtype, l.shape.weight_dtype, l.block_m, tile, gate_up,
-      plan::aiter_lds_buffers(l.kernel.ck_lds_buffers, gate_up, l.kernel.pipeline_stages));
+      plan::aiter_lds_buffers(l.kernel.aiter_traits, gate_up, l.kernel.pipeline_stages));
   p.lds_bytes = r.lds_bytes;
   p.vgprs_per_thread = r.vgprs_per_thread;
+  // AITER's assembly stage-1 kernels run under CK's nearest tile; their names
+  // say how many share a CU, which CK's estimate need not match
+  // (..._32x128_3tg_pf3: 3, where CK's registers for that tile allow 2).
+  if (gate_up && l.kernel.aiter_traits.gate_up_workgroups_per_cu != 0) {
+    held_per_cu(l, l.kernel.aiter_traits.gate_up_workgroups_per_cu, p);
+  }
+}
+
+void held_per_cu(const Layer& l, std::uint32_t per_cu, isa::TileProgram& p) {
+  const std::uint64_t n = std::max(1u, per_cu);
+  p.vgprs_per_thread = static_cast<std::uint32_t>(l.vgpr_file_bytes / (n * std::max(1u, p.threads) * 4));
+  p.lds_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.lds_bytes, l.lds_file_bytes / n));
 }
 
 void weights_in_registers(isa::Loop& loop, std::size_t first_weight) {

@@ -105,6 +105,7 @@ struct Layer {
   std::uint64_t sort_one_overhead_ps = 0;  // kernels.sort_one_overhead (the one-kernel sort)
   std::uint64_t clear_overhead_ps = 0;  // kernels.clear_overhead
   std::uint64_t vgpr_file_bytes = 0;    // compute.vgpr_file_per_cu
+  std::uint64_t lds_file_bytes = 0;     // compute.lds_per_cu
   // Workgroups a CU holds of AITER's 1-stage assembly kernel of this layer's
   // tile (plan::aiter_one_stage_workgroups_per_cu: its kernel list's tg_num_perCU).
   std::uint32_t aiter_one_stage_per_cu = 1;
@@ -153,8 +154,15 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k);
 // take). They load their pre-shuffled weights straight into registers; our
 // own kernels (kernel.source tdmsim, on any machine) keep both operands in LDS.
 inline bool aiter_gemm(const Layer& l) { return !l.mma_sync && l.kernel.code == KernelCode::aiter; }
-// An AITER 2-stage GEMM workgroup's LDS and registers (CK's GridwiseMoeGemm).
+// An AITER 2-stage GEMM workgroup's LDS and registers (CK's GridwiseMoeGemm;
+// a gate/up kernel whose name says its workgroups a CU, the CU shared that
+// many ways: held_per_cu).
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p);
+// An assembly kernel that `per_cu` workgroups share a CU (its kernel list's
+// tg_num_perCU, its name's _<N>tg): the registers of one workgroup are the
+// file's share, its LDS at most the CU's share, so the CU holds exactly that
+// many where its wave slots allow.
+void held_per_cu(const Layer& l, std::uint32_t per_cu, isa::TileProgram& p);
 
 // fp32 planes of gate/up partial sums under split-K: one a split for our
 // kernels (plain stores, the reduction reads every plane); one for AITER's,

@@ -308,6 +308,38 @@ TEST_CASE("AITER's assembly stage-1 kernel names give their tile_m x tile_n", "[
   CHECK(aiter_lds_buffers_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3") == 0);
 }
 
+TEST_CASE("AITER's assembly stage-1 kernel names give their workgroups a CU (_<N>tg)", "[kernel_config]") {
+  // AITER's kernel lists call the field tg_num_perCU (hsa/gfx942/fmoe/silu/
+  // fmoe_bf16_blockscaleFp8_g1u1_silu.csv); asm_moe_2stage.cu launches a
+  // plain grid, so the count is what the code object's registers and LDS let
+  // a CU hold.
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3") == 3);
+  CHECK(aiter_workgroups_per_cu_of("_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3E") == 2);
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_2tg") == 2);  // at the end
+  CHECK(aiter_workgroups_per_cu_of("_ZN5aiter40fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_4tgE") == 4);
+  // No such field, or not one of 1 to kMaxTgPerCu: 0 (nothing said).
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_16x512_pf3") == 0);
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_0tg_pf3") == 0);
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_17tg_pf3") == 0);
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_99999999999tg_pf3") == 0);
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tgx_pf3") == 0);
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_tg_pf3") == 0);
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg") == 3);
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3") == 0);
+  // The first field counts.
+  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_2tg_3tg") == 2);
+  // Only assembly stage-1 names: a 1-stage kernel's list gives its count, and CK names have none.
+  CHECK(aiter_workgroups_per_cu_of("fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256") == 0);
+  CHECK(aiter_workgroups_per_cu_of("moe_ck2stages_gemm1_256x32x64x128_1x4_2tg_v1") == 0);
+  CHECK(aiter_workgroups_per_cu_of("") == 0);
+  // read_aiter_tile says it too.
+  const AiterTileReading r =
+      read_aiter_tile("fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3", 32, std::nullopt, false);
+  CHECK(r.workgroups_per_cu == 3);
+  CHECK_THAT(r.reading, Catch::Contains("3 workgroups a CU"));
+  CHECK(read_aiter_tile("fmoe_stage1_bf16_pertokenFp8_g1u1_16x512_pf3", 16, std::nullopt, false).workgroups_per_cu == 0);
+}
+
 TEST_CASE("a row of block_m 0 (AITER's tuner found no kernel) is read and never used", "[kernel_config]") {
   const KernelConfigTable t = parse_kernel_config(
       "cu_num,token,model_dim,inter_dim,expert,topk,act_type,q_dtype_a,q_dtype_w,q_type,block_m,ksplit,us1,"

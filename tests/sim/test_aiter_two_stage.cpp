@@ -165,10 +165,10 @@ TEST_CASE("AITER 2-stage kernels: a v1 CK pipeline (from a table's kernel name) 
   // takes where no name says, 32 KiB for a v1 name (kernel_moe_gemm).
   auto sc = block_m_128_layer();
   plan::MoePlan p = plan::build_plan(sc);
-  REQUIRE(p.kernel.ck_lds_buffers == plan::CkPipelines{});
+  REQUIRE(p.kernel.aiter_traits == plan::AiterKernelTraits{});
   sim::AddressSpace as;
   CHECK(first_program(sim::programs::software_moe(as, p, sc.machine.spec), "down").lds_bytes == 65536);
-  p.kernel.ck_lds_buffers = {2, 1};  // gate/up v3, down v1
+  p.kernel.aiter_traits = {2, 1};  // gate/up v3, down v1
   sim::AddressSpace as1;
   const auto k = sim::programs::software_moe(as1, p, sc.machine.spec);
   CHECK(first_program(k, "down").lds_bytes == 32768);
@@ -181,7 +181,7 @@ TEST_CASE("AITER 2-stage kernels: a table row's CK names reach the plan and the 
   auto sc = source_scenario("tests/data/aiter/ck-v1-dsv3-tp4-mi300x.yaml");
   const plan::MoePlan p = plan::build_plan(sc);
   REQUIRE(p.kernel.source.config_line == 2);
-  CHECK(p.kernel.ck_lds_buffers == plan::CkPipelines{1, 2});
+  CHECK(p.kernel.aiter_traits == plan::AiterKernelTraits{1, 2});
   CHECK(p.kernel.reason.find("CK pipelines: gate/up v1 (1 LDS buffer), down v2/v3 (2 LDS buffers)") !=
         std::string::npos);
   sim::AddressSpace as;
@@ -191,7 +191,7 @@ TEST_CASE("AITER 2-stage kernels: a table row's CK names reach the plan and the 
   CHECK(first_program(k, "gate_up").lds_bytes == 4096);
   CHECK(first_program(k, "down").lds_bytes == 2 * 4096);
   sc.scenario.spec.kernel.source = KernelCode::tdmsim;
-  CHECK(plan::build_plan(sc).kernel.ck_lds_buffers == plan::CkPipelines{});
+  CHECK(plan::build_plan(sc).kernel.aiter_traits == plan::AiterKernelTraits{});
 }
 
 TEST_CASE("AITER 2-stage kernels: a scenario's lds_buffers keys run what the table's names say", "[moe][aiter]") {
@@ -210,8 +210,8 @@ TEST_CASE("AITER 2-stage kernels: a scenario's lds_buffers keys run what the tab
   k.down_lds_buffers = 2;
   const plan::MoePlan a = plan::build_plan(by_table);
   const plan::MoePlan b = plan::build_plan(by_keys);
-  CHECK(b.kernel.ck_lds_buffers == plan::CkPipelines{1, 2});
-  CHECK(b.kernel.ck_lds_buffers == a.kernel.ck_lds_buffers);
+  CHECK(b.kernel.aiter_traits == plan::AiterKernelTraits{1, 2});
+  CHECK(b.kernel.aiter_traits == a.kernel.aiter_traits);
   CHECK(b.kernel.gate_up_tile == a.kernel.gate_up_tile);
   CHECK(b.kernel.down_tile == a.kernel.down_tile);
   CHECK(b.kernel.pipeline_stages == a.kernel.pipeline_stages);
@@ -231,7 +231,7 @@ TEST_CASE("AITER 2-stage kernels: a scenario's lds_buffers keys run what the tab
   // stays, gate/up's doubles.
   k.gate_up_lds_buffers = k.down_lds_buffers = 0;
   const plan::MoePlan c = plan::build_plan(by_keys);
-  CHECK(c.kernel.ck_lds_buffers == plan::CkPipelines{});
+  CHECK(c.kernel.aiter_traits == plan::AiterKernelTraits{});
   sim::AddressSpace as_c;
   CHECK(first_program(sim::programs::software_moe(as_c, c, by_keys.machine.spec), "gate_up").lds_bytes == 2 * 4096);
 }
@@ -248,14 +248,14 @@ TEST_CASE("AITER 2-stage kernels: a default tile too large for two LDS buffers r
   sc.scenario.spec.kernel.gate_up_tile = KernelTile{};
   sc.scenario.spec.kernel.down_tile = KernelTile{};
   const plan::MoePlan p = plan::build_plan(sc);
-  CHECK(p.kernel.ck_lds_buffers == plan::CkPipelines{0, 1});
+  CHECK(p.kernel.aiter_traits == plan::AiterKernelTraits{0, 1});
   CHECK(p.kernel.reason.find("down tile: CK's v1 pipeline, one LDS buffer (64 KiB; two would take 128 KiB > 64 "
                              "KiB)") != std::string::npos);
   sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
   CHECK(first_program(k, "down").lds_bytes == 65536);
   sc.scenario.spec.kernel.down_tile = p.kernel.down_tile;  // the same tile, named
-  CHECK(plan::build_plan(sc).kernel.ck_lds_buffers == plan::CkPipelines{});
+  CHECK(plan::build_plan(sc).kernel.aiter_traits == plan::AiterKernelTraits{});
 }
 
 TEST_CASE("AITER 2-stage kernels: split-K splits stage 1 only", "[moe][aiter]") {
@@ -331,4 +331,65 @@ TEST_CASE("our NVIDIA kernels keep both operands in LDS", "[moe][aiter]") {
   REQUIRE(!up.loops.empty());
   CHECK_FALSE(up.loops[0].b_in_registers);
   for (const auto& r : up.loops[0].loads) CHECK_FALSE(r.to_registers);
+}
+
+TEST_CASE("AITER 2-stage kernels: an assembly stage-1 kernel holds the workgroups a CU its name says",
+          "[moe][aiter]") {
+  // fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3 (mangled in the table):
+  // three workgroups a CU (its _3tg, AITER's tg_num_perCU), where CK's
+  // register estimate for the nearest CK tile (256x32x128x128) allows two.
+  auto sc = source_scenario("tests/data/aiter/asm-stage1-int8-mixtral-tp8-mi300x.yaml");
+  const ComputeSpec& cu = sc.machine.spec.compute;
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(p.kernel.source.config_line == 2);
+  CHECK(p.kernel.aiter_traits == plan::AiterKernelTraits{0, 0, 3});
+  CHECK(p.kernel.split_k == 1);  // the row's ksplit 2 is not used: assembly stage 1 runs unsplit
+  CHECK(p.kernel.reason.find("gate/up: 3 workgroups a CU (the assembly kernel's _3tg)") != std::string::npos);
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+  const auto named = sim::occupancy(cu, first_program(k, "gate_up"));
+  CHECK(named.workgroups == 3);
+  CHECK(named.limiter == "registers");
+  const auto down = sim::occupancy(cu, first_program(k, "down"));
+
+  // The same kernel as scenario keys: the same programs.
+  auto by_keys = sc;
+  KernelSpec& ks = by_keys.scenario.spec.kernel;
+  ks.config.clear();
+  ks.block_m = 32;
+  ks.gate_up_tile = plan::named_gate_up_tile(p.kernel);  // AITER's N: of gate alone
+  ks.split_k = 1;
+  ks.stages = 2;
+  ks.gate_up_workgroups_per_cu = 3;
+  const plan::MoePlan b = plan::build_plan(by_keys);
+  CHECK(b.kernel.aiter_traits == p.kernel.aiter_traits);
+  CHECK(b.kernel.gate_up_tile == p.kernel.gate_up_tile);
+  sim::AddressSpace as_b;
+  const auto kb = sim::programs::software_moe(as_b, b, by_keys.machine.spec);
+  CHECK(first_program(kb, "gate_up").vgprs_per_thread == first_program(k, "gate_up").vgprs_per_thread);
+  CHECK(first_program(kb, "gate_up").lds_bytes == first_program(k, "gate_up").lds_bytes);
+
+  // Left at 0: CK's estimate of the tile, two a CU; down is not touched.
+  ks.gate_up_workgroups_per_cu = 0;
+  const plan::MoePlan c = plan::build_plan(by_keys);
+  sim::AddressSpace as_c;
+  const auto kc = sim::programs::software_moe(as_c, c, by_keys.machine.spec);
+  const auto estimated = sim::occupancy(cu, first_program(kc, "gate_up"));
+  CHECK(estimated.workgroups == 2);
+  CHECK(estimated.limiter == "registers");
+  CHECK(sim::occupancy(cu, first_program(kc, "down")).workgroups == down.workgroups);
+
+  // Eight a CU fill the wave slots (8 x 4 waves): the LDS share is an
+  // eighth of the CU's, so LDS does not hold fewer.
+  ks.gate_up_workgroups_per_cu = 8;
+  const plan::MoePlan e = plan::build_plan(by_keys);
+  sim::AddressSpace as_e;
+  const auto ke = sim::programs::software_moe(as_e, e, by_keys.machine.spec);
+  const isa::TileProgram eight = first_program(ke, "gate_up");
+  CHECK(eight.lds_bytes <= cu.lds_per_cu.bytes / 8);
+  CHECK(sim::occupancy(cu, eight).workgroups == 8);
+
+  // Our kernels take nothing from the name.
+  sc.scenario.spec.kernel.source = KernelCode::tdmsim;
+  CHECK(plan::build_plan(sc).kernel.aiter_traits == plan::AiterKernelTraits{});
 }

@@ -28,8 +28,9 @@ assembly 1-stage kernel: its stage-1 name, where it is one of those kernels'
 name is not read. A row whose stage 1 is an assembly
 kernel runs unsplit, as AITER's fused_moe.py and tuner run it (no ksplit reaches
 asm_stage1). A CK name's pipeline version reaches the scenario as its LDS buffers
-(`kernel.gate_up_lds_buffers` / `down_lds_buffers`: 1 for v1, 2 for v2/v3), as
-`--kernel-config` takes it.
+(`kernel.gate_up_lds_buffers` / `down_lds_buffers`: 1 for v1, 2 for v2/v3), and an
+assembly stage-1 name's `_<N>tg` as the workgroups a CU holds of it
+(`kernel.gate_up_workgroups_per_cu`), as `--kernel-config` takes them.
 
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 and one of the tile column pairs; `us` (else us1 + us2),
@@ -238,7 +239,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         # reads it (`tdmsim config aiter-tile`); a name it refuses is the row's reason not
         # to simulate it. A 1-stage row runs AITER's assembly 1-stage kernel: its stage-1
         # name is read as that kernel's (subGU_m x subGU_n), its stage-2 name not at all.
-        tiles, buffers, unsplit = ["", ""], [0, 0], False
+        tiles, buffers, unsplit, per_cu = ["", ""], [0, 0], False, 0
         for i, c in enumerate((pair[:1] if one else pair) if not status else ()):
             try:
                 got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1, quant_names, one_stage=one)
@@ -249,14 +250,17 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
                 status = status or f"column {c}: {got[1]}"
             else:
                 tiles[i], buffers[i] = got[0], got[2]
-                # AITER's assembly stage 1 runs unsplit, whatever the row's ksplit.
+                # AITER's assembly stage 1 runs unsplit, whatever the row's ksplit, and
+                # holds the workgroups a CU its name says.
                 unsplit = unsplit or (i == 0 and got[1])
+                per_cu = got[3] if i == 0 and not one else per_cu
         out.append(dict(
             line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
             dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, status=status,
             block_m=n["block_m"], split_k=1 if unsplit else max(1, n["ksplit"]), stages=1 if one else 2,
             tile1=tiles[0], tile2=tiles[1], lds_buffers1=buffers[0], lds_buffers2=buffers[1],
+            workgroups_per_cu1=per_cu,
             us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation, weight_on_input=doweight,
             crashed=bool(crashed),
             case=f"file{index}-line{line}"))

@@ -146,6 +146,7 @@ void check(const ScenarioSpec& s, config::Checker& c) {
     fixed(k.stages != 0, "stages");
     fixed(k.gate_up_lds_buffers != 0, "gate_up_lds_buffers");
     fixed(k.down_lds_buffers != 0, "down_lds_buffers");
+    fixed(k.gate_up_workgroups_per_cu != 0, "gate_up_workgroups_per_cu");
   }
   // CK's pipelines are AITER's kernels' (our kernels' LDS is pipeline_stages),
   // and AITER's 1-stage kernel is an assembly kernel, not a CK one.
@@ -157,6 +158,20 @@ void check(const ScenarioSpec& s, config::Checker& c) {
                   "kernel.pipeline_stages)", {"kernel.source"});
     } else if (k.stages == 1) {
       c.fail(key, "AITER's 1-stage kernel is an assembly kernel, with no CK pipeline: leave it out (or 0)",
+             {"kernel.stages"});
+    }
+  }
+  // The occupancy an assembly stage-1 kernel's name gives: AITER's 2-stage
+  // gate/up kernel (our kernels' come from their registers and LDS; AITER's
+  // 1-stage kernel's from its kernel list, by the tile's width).
+  if (k.gate_up_workgroups_per_cu != 0 && k.config.empty()) {
+    if (k.source != KernelCode::aiter) {
+      c.fail("kernel.gate_up_workgroups_per_cu",
+             "describes AITER's gate/up kernel: needs kernel.source aiter (our kernels hold as many workgroups "
+             "as their registers and LDS allow)", {"kernel.source"});
+    } else if (k.stages == 1) {
+      c.fail("kernel.gate_up_workgroups_per_cu",
+             "AITER's 1-stage kernel holds what its kernel list says for the tile's width: leave it out (or 0)",
              {"kernel.stages"});
     }
   }

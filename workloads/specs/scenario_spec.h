@@ -86,6 +86,7 @@ struct KernelSpec {
   std::uint32_t pipeline_stages{};
   std::uint32_t gate_up_lds_buffers{};
   std::uint32_t down_lds_buffers{};
+  std::uint32_t gate_up_workgroups_per_cu{};
   std::uint32_t raster_group{};
   std::string config;
   KernelHeuristic heuristic{};
@@ -122,6 +123,12 @@ struct KernelSpec {
             Default{0u}, Max{2u});
     v.param(down_lds_buffers, "down_lds_buffers",
             "the same for AITER's CK down kernel", Default{0u}, Max{2u});
+    // What an assembly stage-1 kernel's name says (..._32x128_3tg_pf3: 3).
+    v.param(gate_up_workgroups_per_cu, "gate_up_workgroups_per_cu",
+            "workgroups a CU holds of AITER's gate/up kernel, as an assembly stage-1 kernel's name "
+            "says (fmoe_stage1_..._3tg_pf3: 3; its registers and LDS shared that many ways); 0 = as "
+            "many as CK's register and LDS estimate of the tile allows (source aiter, 2-stage)",
+            Default{0u}, Max{16u});
     v.param(raster_group, "raster_group",
             "blocks per group of the workgroup order: a group's blocks sweep the N tiles "
             "together (1 = block after block, 0 = heuristic; with source aiter 1, AITER's "
