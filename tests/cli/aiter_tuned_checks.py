@@ -418,6 +418,37 @@ def check_config(tdmsim, tmp):
         fail(f"1-stage row: AITER's heuristic kernel ({heuristic} us: {reason}) is the named one ({want} us): "
              "the check cannot tell them apart")
 
+    # An assembly stage-1 name's workgroups a CU (_3tg): the script passes them on as
+    # kernel.gate_up_workgroups_per_cu, so its stage 1 is --kernel-config's; CK's estimate
+    # (2 a CU, the key left at 0) gives another time at 4096 tokens (line 3).
+    asm = os.path.join(DATA, "asm-stage1-int8-mixtral-tp8-mi300x.csv")
+    rows, _ = predicted(tdmsim, tmp, asm)
+    with open(os.path.join(tmp, "model-mixtral-tp8.yaml"), "w") as f:
+        f.write("kind: model\nname: mixtral-tp8-shape\ndescription: test\nsource: test\nhidden_size: 4096\n"
+                "intermediate_size: 1792\nexperts: 8\ntop_k: 2\ngating: {scoring: softmax, renormalize: true}\n"
+                "activation: silu\nlayers: {moe: 1, total: 1}\n")
+
+    def int8(name, kernel, extra=()):
+        sc = os.path.join(tmp, name + ".yaml")
+        with open(sc, "w") as f:
+            f.write(f"kind: scenario\nname: {name}\ndescription: test\nmachine: mi300x\nmodel: model-mixtral-tp8.yaml\n"
+                    "tokens: 4096\ndtype: int8\nquant: per_token\npath: software\nseed: 1\n"
+                    "routing: {source: uniform, router_stage: given}\n"
+                    f"kernel: {{source: aiter, {kernel}raster_group: 1}}\n")
+        s = tdmsimtools.run(tdmsim, sc, os.path.join(tmp, "out-" + name), path="software", extra=extra, label=name)
+        return round(tdmsimtools.stage_times(s, kernel_only=True)["gate_up"], 3), s["layer"]["kernel_reason"]
+
+    want, reason = int8("asm-table", "", ("--kernel-config", asm))
+    if "gate/up: 3 workgroups a CU" not in reason:
+        fail(f"assembly stage-1 row: --kernel-config did not take the name's _3tg: {reason}")
+    got = float(rows[3]["sim_us1"])
+    if abs(got - want) > 0.0015:
+        fail(f"assembly stage-1 row: aiter_tuned.py gives {got} us, tdmsim run --kernel-config {want}")
+    estimated, _ = int8("asm-estimate", "stages: 2, block_m: 32, split_k: 1, gate_up_tile: 256x32x128x256, ")
+    if abs(estimated / want - 1) < 0.02:
+        fail(f"assembly stage-1 row: CK's estimate ({estimated} us) and the name's 3 a CU ({want} us) agree: "
+             "the check cannot tell them apart")
+
 
 def check_plots(tdmsim, tmp):
     """--plots DIR draws a figure per machine with simulated rows (the fixture has mi300x and
