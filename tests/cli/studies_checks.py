@@ -245,6 +245,20 @@ def base_speedup():
     return float(tdmsimtools.outputs.read_sensitivity(sens_slice())[0]["base_speedup"])
 
 
+JITTER = "tdm-sensitivity-jitter.yaml"
+
+
+def jitter_speedups():
+    """Every perturbed point's speedup of the jitter sweep, run whole (its own file)."""
+    if "jitter" not in _swept:
+        out = os.path.join(WORK, "jitter")
+        shutil.rmtree(out, ignore_errors=True)
+        tdmsimtools.expect_exit(TDMSIM, "sweep", os.path.join(SWEEPS, JITTER), "--output", out, "-j", "2", "--quiet")
+        _swept["jitter"] = out
+    rows = tdmsimtools.outputs.read_sensitivity(_swept["jitter"])
+    return [float(r[k]) for r in rows for k in ("low_speedup", "high_speedup")]
+
+
 EP_PLACEMENT = "ep-placement.yaml"
 EP_REDUNDANCY = "ep-redundancy.yaml"
 
@@ -314,6 +328,9 @@ CHECKS = {
     "sens.kernel_launch_swing": lambda: swing("machine.launch.kernel_launch"),
     "sens.hbm_swing": lambda: swing("machine.memory.hbm.bandwidth"),
     "sens.routing_latency_swing": lambda: swing("machine.tdm.routing_latency"),
+    "sens.jitter_min": lambda: min(jitter_speedups()),
+    "sens.jitter_max": lambda: max(jitter_speedups()),
+    "sens.jitter_mean": lambda: sum(jitter_speedups()) / len(jitter_speedups()),
 }
 
 
