@@ -123,6 +123,27 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
   r.path = path;
   r.stages = k.stage;
   r.descriptors = sim::programs::descriptor_bytes(k);
+  // A gate/up kernel said to hold more workgroups a CU than the CU's wave
+  // slots allow (kernel.gate_up_workgroups_per_cu, or a tuned row's assembly
+  // kernel name): the count would change nothing, so it is refused.
+  if (const std::uint32_t n = p.kernel.aiter_traits.gate_up_workgroups_per_cu; n != 0) {
+    for (const auto& kernel : k.kernels) {
+      const std::string_view name = kernel.name;
+      if (kernel.workgroups == 0 || !name.ends_with("_gate_up")) continue;
+      const std::uint32_t threads = kernel.program(0).threads;
+      const std::uint32_t waves = std::max(1u, (threads + m.compute.wave_size - 1) / m.compute.wave_size);
+      const std::uint32_t slots = m.compute.simds_per_cu * m.compute.wave_slots_per_simd;
+      if (n * waves <= slots) continue;
+      const auto& src = p.kernel.source;
+      throw sim::NotSimulatable(fmt::format(
+          "{} says kernel {} holds {} workgroups a CU, but a CU of machine {} holds at most {} of {} threads "
+          "(simds_per_cu x wave_slots_per_simd = {} waves)",
+          src.config_line != 0 ? fmt::format("the assembly kernel name of kernel.config {}:{}", src.config_file,
+                                             src.config_line)
+                               : std::string("kernel.gate_up_workgroups_per_cu"),
+          kernel.name, n, m.name, slots / waves, threads, slots));
+    }
+  }
   // A kernel that does not fit on a CU (Gpu::submit would refuse it too):
   // said here with the scenario keys that chose it.
   for (const auto& kernel : k.kernels) {

@@ -32,7 +32,7 @@ AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uin
                                         const KernelTile& tile, bool gate_up, std::uint32_t lds_buffers);
 
 // The LDS buffers of a stage's AITER GEMM: what the table's kernel name says
-// (`ck`), else 2 while the pipeline depth `stages` is 2 or more (the v3
+// (`traits`), else 2 while the pipeline depth `stages` is 2 or more (the v3
 // pipeline the model's depth stands for), 1 below. More stages never add LDS:
 // the weights are double-buffered in registers whatever the depth.
 std::uint32_t aiter_lds_buffers(const AiterKernelTraits& traits, bool gate_up, std::uint32_t stages);

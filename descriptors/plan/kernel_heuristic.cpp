@@ -291,7 +291,11 @@ static void fit_aiter_lds(const LayerShape& shape, const KernelSpec& requested, 
     why += fmt::format("; {} tile: CK's v1 pipeline, one LDS buffer ({} KiB; two would take {} KiB > {} KiB)", which,
                        lds(1) >> 10, lds(two) >> 10, limit >> 10);
   };
-  fit(k.gate_up_tile, requested.gate_up_tile.is_auto(), true, k.aiter_traits.gate_up_lds_buffers, "gate/up");
+  // (A gate/up kernel of a given count a CU shares the CU's LDS that many
+  // ways: no pipeline to pick.)
+  if (k.aiter_traits.gate_up_workgroups_per_cu == 0) {
+    fit(k.gate_up_tile, requested.gate_up_tile.is_auto(), true, k.aiter_traits.gate_up_lds_buffers, "gate/up");
+  }
   fit(k.down_tile, requested.down_tile.is_auto(), false, k.aiter_traits.down_lds_buffers, "down");
 }
 
@@ -437,10 +441,15 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     // (The stage count is chosen below; the 2-stage kernels' tiles are checked.)
     const auto fits = [&](std::uint32_t depth) {
       const auto tile_lds = [&](const KernelTile& t, bool gate_up) -> std::uint64_t {
-        if (aiter_kernels)
-          return aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up,
-                                      aiter_lds_buffers(k.aiter_traits, gate_up, depth))
-              .lds_bytes;
+        if (aiter_kernels) {
+          const std::uint64_t ck = aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up,
+                                                        aiter_lds_buffers(k.aiter_traits, gate_up, depth))
+                                       .lds_bytes;
+          // An assembly gate/up kernel of N a CU holds at most 1/N of the LDS
+          // (the simulated program takes the same share).
+          const std::uint32_t n = gate_up ? k.aiter_traits.gate_up_workgroups_per_cu : 0;
+          return n != 0 ? std::min(ck, lds / n) : ck;
+        }
         // A rows in the activation dtype, B rows in the weight dtype.
         return (std::uint64_t{t.m} * dtype_bits(shape.dtype) + std::uint64_t{t.n} * dtype_bits(shape.weight_dtype)) *
                t.k / 8 * depth;
@@ -514,9 +523,13 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     why += fmt::format("; CK pipelines: gate/up {}, down {}", text(t.gate_up_lds_buffers), text(t.down_lds_buffers));
   }
   if (requested.source == KernelCode::aiter && k.stages == 2 && t.gate_up_workgroups_per_cu != 0) {
-    // From the assembly stage-1 kernel's name, or kernel.gate_up_workgroups_per_cu.
-    why += fmt::format("; gate/up: {} workgroups a CU (the assembly kernel's _{}tg)", t.gate_up_workgroups_per_cu,
-                       t.gate_up_workgroups_per_cu);
+    // From the assembly stage-1 kernel's name (a table's row: the spec
+    // refuses the key beside kernel.config), or kernel.gate_up_workgroups_per_cu.
+    why += requested.gate_up_workgroups_per_cu != 0
+               ? fmt::format("; gate/up: {} workgroups a CU (kernel.gate_up_workgroups_per_cu)",
+                             t.gate_up_workgroups_per_cu)
+               : fmt::format("; gate/up: {} workgroups a CU (the assembly kernel's _{}tg)",
+                             t.gate_up_workgroups_per_cu, t.gate_up_workgroups_per_cu);
   }
 
   // AITER-like kernels (`isa`): the 1-stage layer runs AITER's assembly

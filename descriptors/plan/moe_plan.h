@@ -178,7 +178,7 @@ struct KernelChoice {
   std::string reason;       // e.g. "block_m 32: fewest waves over 256 CUs"
   KernelSource source;
   KernelCode code = KernelCode::tdmsim;  // kernel.source: whose kernels run the layer
-  AiterKernelTraits aiter_traits;            // AITER's kernels only
+  AiterKernelTraits aiter_traits;        // AITER's kernels only
 };
 
 // Element ranges a tile job covers (half-open [begin, end)), so every backend
@@ -259,7 +259,8 @@ BlockLayout sort_into_blocks(const LayerShape& shape, const FusedRouting& fused,
                              std::uint32_t block_m);
 // `fixed_by` names, in the reason, what set block_m, the tiles, stages and
 // split_k of `requested` ("scenario", or a kernel.config row).
-// `ck` gives AITER's CK pipelines where a table row's kernel names say.
+// `traits` gives what a table row's kernel names (or the scenario's keys)
+// say of AITER's kernels: CK pipelines, an assembly kernel's workgroups a CU.
 KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                            const MachineSpec& machine, const FusedRouting& fused,
                            std::string_view fixed_by = "scenario", const AiterKernelTraits& traits = {});

@@ -61,7 +61,7 @@ void fused_program(const Layer& l, const TileJob& j, isa::TileProgram& p) {
   const bool aiter_asm = aiter_gemm(l) && plan::aiter_one_stage_asm_tile(tile);
   if (aiter_asm) {
     p.lds_bytes = plan::aiter_one_stage_lds_bytes(l.shape.dtype, l.block_m, tile, l.kernel.pipeline_stages);
-    held_per_cu(l, l.aiter_one_stage_per_cu, p);
+    registers_shared(l, l.aiter_one_stage_per_cu, p);
   }
   // Its phase 2 keeps 2 down slices in flight (issue(h0 + 2 BN), then
   // async_wait<2>), phase 1 copies_ahead; one depth per program: `stages`,

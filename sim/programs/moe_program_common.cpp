@@ -61,16 +61,20 @@ void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, 
   p.vgprs_per_thread = r.vgprs_per_thread;
   // AITER's assembly stage-1 kernels run under CK's nearest tile; their names
   // say how many share a CU, which CK's estimate need not match
-  // (..._32x128_3tg_pf3: 3, where CK's registers for that tile allow 2).
+  // (..._32x128_3tg_pf3: 3, where CK's registers for that tile allow 2): the
+  // register file and the LDS are shared that many ways (the assembly
+  // kernel's own LDS is not published; CK's figure for the tile is kept
+  // where it is smaller).
   if (gate_up && l.kernel.aiter_traits.gate_up_workgroups_per_cu != 0) {
-    held_per_cu(l, l.kernel.aiter_traits.gate_up_workgroups_per_cu, p);
+    const std::uint32_t n = l.kernel.aiter_traits.gate_up_workgroups_per_cu;
+    registers_shared(l, n, p);
+    p.lds_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.lds_bytes, l.lds_file_bytes / n));
   }
 }
 
-void held_per_cu(const Layer& l, std::uint32_t per_cu, isa::TileProgram& p) {
+void registers_shared(const Layer& l, std::uint32_t per_cu, isa::TileProgram& p) {
   const std::uint64_t n = std::max(1u, per_cu);
   p.vgprs_per_thread = static_cast<std::uint32_t>(l.vgpr_file_bytes / (n * std::max(1u, p.threads) * 4));
-  p.lds_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.lds_bytes, l.lds_file_bytes / n));
 }
 
 void weights_in_registers(isa::Loop& loop, std::size_t first_weight) {

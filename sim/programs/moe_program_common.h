@@ -160,9 +160,9 @@ inline bool aiter_gemm(const Layer& l) { return !l.mma_sync && l.kernel.code == 
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p);
 // An assembly kernel that `per_cu` workgroups share a CU (its kernel list's
 // tg_num_perCU, its name's _<N>tg): the registers of one workgroup are the
-// file's share, its LDS at most the CU's share, so the CU holds exactly that
-// many where its wave slots allow.
-void held_per_cu(const Layer& l, std::uint32_t per_cu, isa::TileProgram& p);
+// file's share, so registers hold no fewer than that many. (Its LDS stays
+// what the program says: a tile whose LDS the CU cannot hold is refused.)
+void registers_shared(const Layer& l, std::uint32_t per_cu, isa::TileProgram& p);
 
 // fp32 planes of gate/up partial sums under split-K: one a split for our
 // kernels (plain stores, the reduction reads every plane); one for AITER's,

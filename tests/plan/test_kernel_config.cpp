@@ -316,7 +316,7 @@ TEST_CASE("AITER's assembly stage-1 kernel names give their workgroups a CU (_<N
   CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3") == 3);
   CHECK(aiter_workgroups_per_cu_of("_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3E") == 2);
   CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_2tg") == 2);  // at the end
-  CHECK(aiter_workgroups_per_cu_of("_ZN5aiter40fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_4tgE") == 4);
+  CHECK(aiter_workgroups_per_cu_of("_ZN5aiter44fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_4tgE") == 4);
   // No such field, or not one of 1 to kMaxTgPerCu: 0 (nothing said).
   CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_16x512_pf3") == 0);
   CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_0tg_pf3") == 0);

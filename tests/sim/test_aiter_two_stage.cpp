@@ -379,8 +379,9 @@ TEST_CASE("AITER 2-stage kernels: an assembly stage-1 kernel holds the workgroup
   CHECK(estimated.limiter == "registers");
   CHECK(sim::occupancy(cu, first_program(kc, "down")).workgroups == down.workgroups);
 
-  // Eight a CU fill the wave slots (8 x 4 waves): the LDS share is an
-  // eighth of the CU's, so LDS does not hold fewer.
+  // Eight a CU (MI300X's wave slots hold 10 of 4 waves): the LDS share is
+  // an eighth of the CU's, so LDS, which CK's estimate of this tile would
+  // let hold fewer, holds eight.
   ks.gate_up_workgroups_per_cu = 8;
   const plan::MoePlan e = plan::build_plan(by_keys);
   sim::AddressSpace as_e;

@@ -173,6 +173,12 @@ void check(const ScenarioSpec& s, config::Checker& c) {
       c.fail("kernel.gate_up_workgroups_per_cu",
              "AITER's 1-stage kernel holds what its kernel list says for the tile's width: leave it out (or 0)",
              {"kernel.stages"});
+    } else if (k.gate_up_lds_buffers != 0) {
+      // The count is an assembly kernel's, which has no CK pipeline; and the
+      // LDS shared that many ways would make the buffers change nothing.
+      c.fail("kernel.gate_up_workgroups_per_cu",
+             "describes an assembly stage-1 kernel, which has no CK pipeline: give it or "
+             "kernel.gate_up_lds_buffers, not both", {"kernel.gate_up_lds_buffers"});
     }
   }
   if (!k.gate_up_tile.is_auto() && !k.down_tile.is_auto() && k.gate_up_tile.m != k.down_tile.m) {
