@@ -364,6 +364,7 @@ TEST_CASE("AITER 2-stage kernels: an assembly stage-1 kernel holds the workgroup
   const plan::MoePlan b = plan::build_plan(by_keys);
   CHECK(b.kernel.aiter_traits == p.kernel.aiter_traits);
   CHECK(b.kernel.gate_up_tile == p.kernel.gate_up_tile);
+  CHECK(b.kernel.reason.find("gate/up: 3 workgroups a CU (kernel.gate_up_workgroups_per_cu)") != std::string::npos);
   sim::AddressSpace as_b;
   const auto kb = sim::programs::software_moe(as_b, b, by_keys.machine.spec);
   CHECK(first_program(kb, "gate_up").vgprs_per_thread == first_program(k, "gate_up").vgprs_per_thread);
