@@ -40,6 +40,9 @@ std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& poin
   if (sc.scenario.spec.routing.source == RoutingSource::trace && !sc.scenario.spec.routing.trace.empty()) {
     files.push_back(plan::trace_path(sc));
   }
+  // The tuned kernel table a point's plan reads (kernel.config): editing a
+  // row changes the kernels it runs.
+  if (!sc.scenario.spec.kernel.config.empty()) files.push_back(config::kernel_config_path(sc.scenario));
   return files;
 }
 

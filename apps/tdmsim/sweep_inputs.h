@@ -50,7 +50,8 @@ class FileHashes {
 };
 
 // Every file `point` reads, in a fixed order: the scenario's, machine's and
-// model's base: chains, then the routing trace if it has one.
+// model's base: chains, then the routing trace if it has one, then the tuned
+// kernel table if it names one (kernel.config).
 std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& point);
 
 // The point's inputs hash (16 hex digits).

@@ -25,11 +25,11 @@ add_test(NAME aiter_model.lds_buffers_too_large_exit_2
                  -DEXPECT_RC=2 "-DEXPECT_STDERR=kernel moe_down does not fit.*LDS.*set kernel.down_lds_buffers 1"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 # kernel.gate_up_workgroups_per_cu above what the CU's wave slots hold (10 of 256 threads on
-# MI300X) would change nothing: refused, exit 2 (docs/moe-plan.md).
+# MI300X) would change nothing: refused, exit 2, nothing written (docs/moe-plan.md).
 add_test(NAME aiter_model.workgroups_per_cu_above_wave_slots_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/workgroups-per-cu-12-mi300x.yaml\;--output\;${CMAKE_CURRENT_BINARY_DIR}/wg12-out
                  -DEXPECT_RC=2 "-DEXPECT_STDERR=kernel.gate_up_workgroups_per_cu says kernel moe_gate_up holds 12 workgroups a CU, but a CU of machine mi300x holds at most 10 of 256 threads"
-                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+                 -DMUST_NOT_EXIST=${CMAKE_CURRENT_BINARY_DIR}/wg12-out -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 # Any AITER tuned table predicted (validation/calibration/aiter_tuned.py), on made-up
 # fixtures: AITER's own column layout with rows that cannot be simulated (each kept, with
 # why), the same stage times as aiter_mi355x.py, --machine, malformed input (exit 2), and

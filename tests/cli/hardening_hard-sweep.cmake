@@ -1,5 +1,5 @@
 # ---- tdmsim sweep hardening (issue 19; tests/cli/hardening_sweep.py): MPI
-# without -j, a routing trace edited between runs, the output folder's lock,
+# without -j, a routing trace or tuned kernel table edited between runs, the output folder's lock,
 # stale temporaries; bad sweeps refused up front (exit 2, nothing written).
 set(HSWEEP_WORK ${CMAKE_CURRENT_BINARY_DIR}/hardening-sweep)
 set(HSWEEP_PY ${CMAKE_CURRENT_SOURCE_DIR}/cli/hardening_sweep.py)
@@ -9,6 +9,8 @@ add_test(NAME sweep.mpi_default_jobs
 set_tests_properties(sweep.mpi_default_jobs PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME sweep.resume_reruns_edited_trace
          COMMAND python3 ${HSWEEP_PY} ${TDMSIM_BIN} ${HSWEEP_WORK} trace_edit)
+add_test(NAME sweep.resume_reruns_edited_kernel_config
+         COMMAND python3 ${HSWEEP_PY} ${TDMSIM_BIN} ${HSWEEP_WORK} config_edit)
 add_test(NAME sweep.output_folder_lock
          COMMAND python3 ${HSWEEP_PY} ${TDMSIM_BIN} ${HSWEEP_WORK} lock ${CMAKE_CURRENT_SOURCE_DIR}/data/sweeps/small.yaml)
 add_test(NAME sweep.removes_stale_temporaries

@@ -7,6 +7,8 @@
   trace_edit              resume after editing a routing trace reruns the points that read it
                           (only those), with the new trace's results; every row records its
                           inputs hash
+  config_edit             resume after editing a tuned kernel table (kernel.config) reruns the
+                          points that read it (only those), with the new row's kernels
   lock SWEEP              a second sweep into a folder a running sweep holds exits 2 naming
                           the holder (pid, host); a held lock file is honoured; a killed
                           sweep's lock is released, and the next run resumes
@@ -122,6 +124,38 @@ def main():
         r = run([tdmsim, "sweep", sweep, "--output", out])
         assert " 0 run now" in r.stdout, r.stdout
         print("editing the routing trace reran the points that read it, with the new trace")
+    elif mode == "config_edit":
+        case = os.path.join(work, "case")
+        os.makedirs(case)
+        table = os.path.join(case, "tuned.csv")
+        header = ("cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,q_dtype_w,q_type,"
+                  "use_g1u1,doweight_stage1,block_m,ksplit,us1,kernelName1,us2,kernelName2,us,run_1stage\n")
+        row = ("304,64,4096,14336,8,2,ActivationType.Silu,torch.bfloat16,torch.bfloat16,torch.bfloat16,"
+               "QuantType.No,1,0,{},0,1.0,,1.0,,2.0,0\n")
+        with open(table, "w") as f:
+            f.write(header + row.format(32))
+        with open(os.path.join(case, "scenario.yaml"), "w") as f:
+            f.write("name: config-edit\nmachine: mi300x\nmodel: mixtral-8x7b\ntokens: 64\npath: software\n"
+                    "kernel: {source: aiter, config: tuned.csv}\n")
+        sweep = os.path.join(case, "sweep.yaml")
+        with open(sweep, "w") as f:  # point 0 reads the table; point 1 (no table) does not
+            f.write("name: config-edit\nscenario: scenario.yaml\naxes:\n"
+                    "  scenario.kernel.config: [tuned.csv, \"\"]\n")
+        out = os.path.join(work, "out")
+        run([tdmsim, "sweep", sweep, "--output", out, "-j", "2", "--quiet"])
+        before = {r["point"]: r for r in rows(out)}
+        r = run([tdmsim, "sweep", sweep, "--output", out])
+        assert " 0 run now" in r.stdout, r.stdout
+        with open(table, "w") as f:  # the same layer's row at block_m 64
+            f.write(header + row.format(64))
+        r = run([tdmsim, "sweep", sweep, "--output", out])
+        assert " 1 run now, 1 already done" in r.stdout, r.stdout
+        after = {r["point"]: r for r in rows(out)}
+        assert after[0]["inputs_hash"] != before[0]["inputs_hash"]
+        assert before[0]["layer"]["block_m"] == 32 and after[0]["layer"]["block_m"] == 64, (before[0]["layer"],
+                                                                                           after[0]["layer"])
+        assert after[1] == before[1]
+        print("editing the tuned kernel table reran the point that reads it, with the new row")
     elif mode == "lock":
         out = os.path.join(work, "out")
         # A lock held by someone else (here: this script) is honoured, and named.
