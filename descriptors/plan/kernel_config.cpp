@@ -359,9 +359,9 @@ std::string_view asm_stage_tile(std::string_view name) {
   return {};
 }
 
-// The workgroups a CU of such a name: the first "_<N>tg" field (followed as
-// the tile field is), N from 1 to kMaxTgPerCu; 0 where there is none.
-std::uint32_t asm_stage_tg(std::string_view name) {
+// The number of the first "_<N>tg" field of such a name (followed as the tile
+// field is); none where there is no such field.
+std::optional<std::uint32_t> asm_stage_tg_field(std::string_view name) {
   for (std::size_t i = name.find('_'); i != std::string_view::npos; i = name.find('_', i + 1)) {
     std::uint32_t n = 0;
     const char* const from = name.data() + i + 1;
@@ -369,11 +369,16 @@ std::uint32_t asm_stage_tg(std::string_view name) {
     const auto [next, ec] = std::from_chars(from, end, n);
     if (ec != std::errc{} || end - next < 2 || next[0] != 't' || next[1] != 'g') continue;
     const std::size_t j = static_cast<std::size_t>(next - name.data()) + 2;
-    if (j == name.size() || name[j] == '_' || (name[j] == 'E' && j + 1 == name.size())) {
-      return n >= 1 && n <= kMaxTgPerCu ? n : 0;
-    }
+    if (j == name.size() || name[j] == '_' || (name[j] == 'E' && j + 1 == name.size())) return n;
   }
-  return 0;
+  return std::nullopt;
+}
+
+// The workgroups a CU such a name gives: its _<N>tg field's N from 1 to
+// kMaxTgPerCu; 0 where there is none (or N is out of that range).
+std::uint32_t asm_stage_tg(std::string_view name) {
+  const std::optional<std::uint32_t> n = asm_stage_tg_field(name);
+  return n && *n >= 1 && *n <= kMaxTgPerCu ? *n : 0;
 }
 
 // The numbers of an 'x'-separated run ("256x32x64x128", "32x256"): each a
@@ -445,10 +450,14 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
     s = asm_stage_tile(name);
     if (s.empty()) return refuse("an assembly stage-1 kernel whose name has no tile_m x tile_n field");
     out.workgroups_per_cu = asm_stage_tg(name);
+    const std::optional<std::uint32_t> tg = asm_stage_tg_field(name);
     out.reading = out.workgroups_per_cu != 0
                       ? fmt::format("AITER assembly stage-1 kernel (tile_m x tile_n, {} workgroups a CU)",
                                     out.workgroups_per_cu)
-                      : std::string("AITER assembly stage-1 kernel (tile_m x tile_n)");
+                  : tg ? fmt::format("AITER assembly stage-1 kernel (tile_m x tile_n; its _{}tg is not 1 to {}: "
+                                     "workgroups a CU by the tile's resources)",
+                                     *tg, kMaxTgPerCu)
+                       : std::string("AITER assembly stage-1 kernel (tile_m x tile_n)");
     out.assembly_stage1 = true;
   } else if (!ck_kernel_name(name) &&
              (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) {

@@ -338,6 +338,11 @@ TEST_CASE("AITER's assembly stage-1 kernel names give their workgroups a CU (_<N
   CHECK(r.workgroups_per_cu == 3);
   CHECK_THAT(r.reading, Catch::Contains("3 workgroups a CU"));
   CHECK(read_aiter_tile("fmoe_stage1_bf16_pertokenFp8_g1u1_16x512_pf3", 16, std::nullopt, false).workgroups_per_cu == 0);
+  // An out-of-range field is said, not read.
+  const AiterTileReading big =
+      read_aiter_tile("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_17tg_pf3", 32, std::nullopt, false);
+  CHECK(big.workgroups_per_cu == 0);
+  CHECK_THAT(big.reading, Catch::Contains("its _17tg is not 1 to 16"));
 }
 
 TEST_CASE("a row of block_m 0 (AITER's tuner found no kernel) is read and never used", "[kernel_config]") {
