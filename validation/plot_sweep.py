@@ -189,27 +189,39 @@ def import_pyplot():
 
 def tornado(rows, a):
     """sensitivity.csv (a `mode: oat` sweep): one horizontal bar per parameter from the
-    speedup at its low value to the one at its high value, the base speedup as a line."""
+    speedup at its low value to the one at its high value, the base speedup as a line; with a
+    `jitter:` sweep's noise floor, a grey band of that half-width around the base, and the
+    bars of parameters that do not reach beyond it drawn faint."""
     try:
         base = float(rows[0]["base_speedup"])
         bars = [(r["parameter"], r["low_value"], float(r["low_speedup"]), r["high_value"],
                  float(r["high_speedup"]), float(r["min_speedup"]), float(r["max_speedup"])) for r in rows]
+        noise = float(rows[0]["noise_floor"]) if rows[0].get("noise_floor") else None
+        faint = {r["parameter"] for r in rows if r.get("beyond_noise") == "no"}
     except (KeyError, ValueError) as e:
         fail(f"{a.results} is not a well-formed sensitivity.csv: {e}")
     plt = import_pyplot()
     bars.reverse()  # rank 1 on top
     fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.42 * len(bars)))
+    labelled = set()  # the legend's entries come from full-colour bars where there are any
+    first_full = next((i for i, b in enumerate(bars) if b[0] not in faint), 0)
     for i, (name, lv, ls, hv, hs, mn, mx) in enumerate(bars):
         # The farther value first, so that both show when they lie on the same side of the base.
         both = [(ls, "tab:blue", "low value"), (hs, "tab:orange", "high value")]
         for s_, color, name_ in sorted(both, key=lambda b: -abs(b[0] - base)):
-            ax.barh(i, s_ - base, left=base, color=color, height=0.6, label=name_ if i == 0 else None)
+            label = name_ if i == first_full and name_ not in labelled else None
+            labelled.add(label)
+            ax.barh(i, s_ - base, left=base, color=color, height=0.6, label=label,
+                    alpha=0.35 if name in faint else 1.0)
         if mn < min(ls, hs) or mx > max(ls, hs):  # values between low and high reach further
             ax.plot([mn, mx], [i, i], color="black", linewidth=0.8)
         for v, s in ((lv, ls), (hv, hs)):
             ax.annotate(v, (s, i), xytext=(3 if s >= base else -3, 0), textcoords="offset points",
                         ha="left" if s >= base else "right", va="center", fontsize=7)
     ax.axvline(base, color="grey", linewidth=0.8, linestyle="--")
+    if noise is not None:
+        ax.axvspan(base - noise, base + noise, color="grey", alpha=0.15, linewidth=0,
+                   label=f"noise floor (jitter), ±{noise:.3f}", zorder=0)
     ax.set_yticks(range(len(bars)))
     ax.set_yticklabels([b[0] for b in bars], fontsize=8)
     ax.set_xlabel(f"TDM speedup over software (x); base {base:.3f}")

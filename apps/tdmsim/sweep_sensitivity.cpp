@@ -1,6 +1,7 @@
 #include "apps/tdmsim/sweep_sensitivity.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -63,16 +64,24 @@ Json sensitivity_ranking(const SweepSpec& spec, const std::vector<Json>& rows) {
   if (!complete || !sp.contains(0)) return nullptr;
   const PointSpeedup& base = sp.at(0);
   Json params = Json::array();
-  // Points follow expand_points' oat order: the base, then each axis's values.
+  // Points follow expand_points' oat order: the base, then each axis's values
+  // (the file's, then its jitter values).
   std::uint64_t point = 1;
+  double noise = 0;  // the largest distance of a jitter point's speedup from the base's
+  Json jitter = Json::array();
   for (const auto& axis : spec.axes.items) {
     Json values = Json::array();
     double lo = base.speedup, hi = base.speedup;
     bool first = true;
-    for (const auto& v : axis.values) {
+    for (std::size_t i = 0; i < axis.values.size(); ++i) {
       const auto it = sp.find(point++);
       if (it == sp.end()) return nullptr;
-      values.push_back(value_json(v, it->second));
+      if (i >= axis.own_values()) {
+        jitter.push_back({{"parameter", axis.key}, {"value", axis.values[i]}, {"speedup", it->second.speedup}});
+        noise = std::max(noise, std::abs(it->second.speedup - base.speedup));
+        continue;
+      }
+      values.push_back(value_json(axis.values[i], it->second));
       lo = first ? it->second.speedup : std::min(lo, it->second.speedup);
       hi = first ? it->second.speedup : std::max(hi, it->second.speedup);
       first = false;
@@ -82,7 +91,14 @@ Json sensitivity_ranking(const SweepSpec& spec, const std::vector<Json>& rows) {
                       {"swing_fraction", (hi - lo) / base.speedup},
                       {"min_speedup", lo},
                       {"max_speedup", hi},
+                      {"reach", std::max(hi - base.speedup, base.speedup - lo)},
                       {"values", values}});
+  }
+  const bool jittered = !jitter.empty();
+  for (auto& p : params) {
+    // A parameter stands out when one of its values moves the speedup farther
+    // from the base's than any jitter point does.
+    p["beyond_noise"] = jittered ? Json(p["reach"].get<double>() > noise) : Json(nullptr);
   }
   std::vector<std::size_t> order(params.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -100,24 +116,32 @@ Json sensitivity_ranking(const SweepSpec& spec, const std::vector<Json>& rows) {
           {"metric_definition", "software path time / TDM path time"},
           {"repeat", spec.repeat},
           {"base", value_json("base", base)},
+          {"jitter", spec.jitter},
+          {"noise_floor", jittered ? Json(noise) : Json(nullptr)},
+          {"jitter_points", jitter},
           {"parameters", ranked}};
 }
 
 std::string sensitivity_csv(const Json& ranking) {
   std::string out =
       "rank,parameter,base_speedup,low_value,low_speedup,high_value,high_speedup,min_speedup,max_speedup,"
-      "swing,swing_fraction\n";
+      "swing,swing_fraction,noise_floor,beyond_noise\n";
   const double base = ranking.at("base").at("speedup").get<double>();
+  // Empty without a jitter: no noise floor was measured.
+  const Json& noise = ranking.at("noise_floor");
+  const std::string noise_text = noise.is_null() ? std::string() : fmt::format("{}", noise.get<double>());
   for (const auto& p : ranking.at("parameters")) {
     // low / high: the parameter's first and last values as the sweep lists them.
     const Json& lo = p.at("values").front();
     const Json& hi = p.at("values").back();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", p.at("rank").get<std::size_t>(),
+    const Json& beyond = p.at("beyond_noise");
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.at("rank").get<std::size_t>(),
                        csv_field(p.at("parameter").get<std::string>()), base,
                        csv_field(lo.at("value").get<std::string>()), lo.at("speedup").get<double>(),
                        csv_field(hi.at("value").get<std::string>()), hi.at("speedup").get<double>(),
                        p.at("min_speedup").get<double>(), p.at("max_speedup").get<double>(),
-                       p.at("swing").get<double>(), p.at("swing_fraction").get<double>());
+                       p.at("swing").get<double>(), p.at("swing_fraction").get<double>(), noise_text,
+                       beyond.is_null() ? "" : beyond.get<bool>() ? "yes" : "no");
   }
   return out;
 }

@@ -16,6 +16,7 @@ value). A check id in the doc that this script does not know, or one it knows fo
 study that the doc does not quote, is an error, so the two cannot drift apart.
 
 Usage: studies_checks.py TDMSIM WORKDIR STUDY     (STUDY: a check id prefix below)"""
+import json
 import os
 import re
 import shutil
@@ -245,18 +246,20 @@ def base_speedup():
     return float(tdmsimtools.outputs.read_sensitivity(sens_slice())[0]["base_speedup"])
 
 
-JITTER = "tdm-sensitivity-jitter.yaml"
+def sens_whole():
+    """sensitivity.json of the whole study (its own file, every axis and its jitter points):
+    the noise floor is over all of them, so no slice gives it."""
+    if "sens-whole" not in _swept:
+        out = os.path.join(WORK, "sens-whole")
+        shutil.rmtree(out, ignore_errors=True)
+        tdmsimtools.expect_exit(TDMSIM, "sweep", os.path.join(SWEEPS, SENS), "--output", out, "-j", "2", "--quiet")
+        _swept["sens-whole"] = out
+    with open(os.path.join(_swept["sens-whole"], "sensitivity.json")) as f:
+        return json.load(f)
 
 
 def jitter_speedups():
-    """Every perturbed point's speedup of the jitter sweep, run whole (its own file)."""
-    if "jitter" not in _swept:
-        out = os.path.join(WORK, "jitter")
-        shutil.rmtree(out, ignore_errors=True)
-        tdmsimtools.expect_exit(TDMSIM, "sweep", os.path.join(SWEEPS, JITTER), "--output", out, "-j", "2", "--quiet")
-        _swept["jitter"] = out
-    rows = tdmsimtools.outputs.read_sensitivity(_swept["jitter"])
-    return [float(r[k]) for r in rows for k in ("low_speedup", "high_speedup")]
+    return [p["speedup"] for p in sens_whole()["jitter_points"]]
 
 
 EP_PLACEMENT = "ep-placement.yaml"
@@ -328,9 +331,10 @@ CHECKS = {
     "sens.kernel_launch_swing": lambda: swing("machine.launch.kernel_launch"),
     "sens.hbm_swing": lambda: swing("machine.memory.hbm.bandwidth"),
     "sens.routing_latency_swing": lambda: swing("machine.tdm.routing_latency"),
+    "sens.noise_floor": lambda: sens_whole()["noise_floor"],
     "sens.jitter_min": lambda: min(jitter_speedups()),
     "sens.jitter_max": lambda: max(jitter_speedups()),
-    "sens.jitter_mean": lambda: sum(jitter_speedups()) / len(jitter_speedups()),
+    "sens.beyond_noise": lambda: sum(1 for p in sens_whole()["parameters"] if p["beyond_noise"]),
 }
 
 

@@ -9,7 +9,8 @@
                              repeated sweep, for the time and for --speedup, and none without repeat
   sensitivity WORKDIR SPEC   a reduced oat sweep: --quiet prints nothing; sensitivity.csv and .json
                              well-formed and ranked by swing; a 100x TDM descriptor fetch latency lowers the
-                             speedup; the tornado is drawn; a re-run resumes with the same ranking
+                             speedup; no noise floor without jitter; the tornado is drawn, with a
+                             noise band where the CSV has a floor; a re-run resumes with the same ranking
 
 Usage: sweep_repeat_checks.py TDMSIM MODE WORKDIR [SPEC]"""
 import csv
@@ -143,9 +144,27 @@ def sensitivity(tdmsim, work, spec):
     assert float(disp["high_speedup"]) < 0.9 * base, (disp, base)
     dj = next(p for p in ranking["parameters"] if p["parameter"] == "machine.tdm.descriptor_fetch_latency")
     assert close(dj["values"][1]["software_us"], ranking["base"]["software_us"]), "the software path moved"
+    # No jitter: no noise floor measured, both columns empty.
+    assert all(r["noise_floor"] == "" and r["beyond_noise"] == "" for r in rows), rows
+    assert ranking["noise_floor"] is None and ranking["jitter_points"] == []
     fig = os.path.join(out, "tornado.png")
     run([tdmsim, "plot", os.path.join(out, "sensitivity.csv"), "--output", fig])
     assert open(fig, "rb").read(8).startswith(b"\x89PNG") and os.path.getsize(fig) > 5000
+    # With a noise floor (as a jitter sweep writes it) the tornado draws its band.
+    noisy = os.path.join(out, "noisy", "sensitivity.csv")
+    os.makedirs(os.path.dirname(noisy), exist_ok=True)
+    with open(os.path.join(out, "sensitivity.csv")) as f, open(noisy, "w") as g:
+        lines = f.read().splitlines()
+        g.write(lines[0] + "\n")
+        for i, line in enumerate(lines[1:]):
+            g.write(line[:-1] + "0.05," + ("yes" if i == 0 else "no") + "\n")  # the two empty fields
+    svg = os.path.join(out, "noisy", "tornado.svg")
+    run([tdmsim, "plot", noisy, "--output", svg])
+    text = open(svg).read()
+    assert "noise floor (jitter)" in text, "no noise band in the tornado"
+    plain = os.path.join(out, "noisy", "plain.svg")
+    run([tdmsim, "plot", os.path.join(out, "sensitivity.csv"), "--output", plain])
+    assert "noise floor" not in open(plain).read(), "a band without a noise floor"
     before = open(os.path.join(out, "sensitivity.csv")).read()
     r = run([tdmsim, "sweep", spec, "--output", out])
     assert " 0 run now" in r.stdout and "sensitivity.csv" in r.stdout, r.stdout

@@ -170,3 +170,118 @@ TEST_CASE("sensitivity ranking: by swing of the speedup, largest first", "[sweep
   rows.pop_back();  // a point without its TDM row: nothing to rank
   CHECK(cli::sensitivity_ranking(spec, rows).is_null());
 }
+
+TEST_CASE("oat jitter: factor axes also run at x(1 - J) and x(1 + J), after their own values", "[sweep][oat]") {
+  const Loader loader({kWorkloads});
+  SweepFile f("oat_jitter", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
+                            "mode: oat\n"
+                            "jitter: 0.01\n"
+                            "axes:\n"
+                            "  machine.compute.clock: [x0.8, x1.2]\n"
+                            "  machine.tdm.movers_per_cu: [1, 2]\n"
+                            "  machine.memory.hbm.bandwidth: [x0.5]\n");
+  const auto sweep = loader.resolve_sweep(f.path);
+  const SweepSpec& spec = sweep.sweep.spec;
+  // base + clock (2 + 2 jitter) + movers (2, absolute values: no jitter) + bandwidth (1 + 2)
+  const auto points = expand_points(spec);
+  REQUIRE(points.size() == 10);
+  CHECK(sweep_point_count(spec) == 10);
+  CHECK(spec.axes.items[0].jitter_values == 2);
+  CHECK(spec.axes.items[1].jitter_values == 0);
+  CHECK(point_values(spec, points[3]) ==
+        std::vector<std::pair<std::string, std::string>>{{"machine.compute.clock", "x0.99"}});
+  CHECK(point_values(spec, points[4]) ==
+        std::vector<std::pair<std::string, std::string>>{{"machine.compute.clock", "x1.01"}});
+  std::vector<ResolvedPoint> r;
+  resolve_all_points(loader, sweep, points, [&](const SweepPoint&, const ResolvedPoint& p) { r.push_back(p); });
+  REQUIRE(r.size() == 10);
+  CHECK(to_json(r[3].scenario.machine.spec)["compute"]["clock"] == "2376MHz");  // 2400MHz x0.99
+  // The file's values only in the spec's JSON (the sweep's definition): the jitter is its own key.
+  const Json j = to_json(spec);
+  CHECK(j["axes"]["machine.compute.clock"] == Json::array({"x0.8", "x1.2"}));
+  CHECK(j["jitter"].get<double>() == Approx(0.01));
+  // Loading twice adds nothing twice.
+  SweepSpec again = spec;
+  add_jitter_values(again);
+  CHECK(again.axes.items[0].values.size() == 4);
+}
+
+TEST_CASE("oat jitter: refused without mode oat, or without a factor axis", "[sweep][oat]") {
+  const Loader loader({kWorkloads});
+  SweepFile grid("jitter_grid", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
+                                "jitter: 0.01\n"
+                                "axes:\n"
+                                "  machine.compute.clock: [x0.8, x1.2]\n");
+  const auto d = first_config_error([&] { loader.resolve_sweep(grid.path); });
+  CHECK(d.key == "jitter");
+  CHECK_THAT(d.message, Catch::Contains("needs mode oat"));
+  SweepFile none("jitter_none", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
+                                "mode: oat\n"
+                                "jitter: 0.01\n"
+                                "axes:\n"
+                                "  machine.tdm.movers_per_cu: [1, 2]\n");
+  const auto e = first_config_error([&] { loader.resolve_sweep(none.path); });
+  CHECK(e.key == "jitter");
+  CHECK_THAT(e.message, Catch::Contains("has none"));
+  SweepFile big("jitter_big", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
+                              "mode: oat\n"
+                              "jitter: 0.2\n"
+                              "axes:\n"
+                              "  machine.compute.clock: [x0.8]\n");
+  CHECK(first_config_error([&] { loader.resolve_sweep(big.path); }).key == "jitter");
+}
+
+TEST_CASE("sensitivity ranking with jitter: the noise floor, and which parameters reach beyond it",
+          "[sweep][oat]") {
+  SweepSpec spec;
+  spec.name = "t";
+  spec.mode = SweepMode::oat;
+  spec.repeat = 1;
+  spec.jitter = 0.01;
+  for (const auto& key : {"machine.a", "machine.b"}) {
+    SweepAxis ax;
+    ax.key = key;
+    ax.values = {"x0.8", "x1.2"};
+    spec.axes.items.push_back(ax);
+  }
+  add_jitter_values(spec);
+  // base 2.0; a: 1.9, 2.05 (reach 0.1), jitter 1.97, 2.02; b: 1.0, 2.5, jitter 2.0, 2.03.
+  // Noise floor: 0.03 (a's x0.99, 2.0 - 1.97; b's x1.01, 2.03 - 2.0).
+  const double sw[] = {20, 19, 20.5, 19.7, 20.2, 10, 25, 20, 20.3};
+  std::vector<Json> rows;
+  for (std::uint64_t p = 0; p < 9; ++p) {
+    rows.push_back({{"point", p}, {"path", "software"}, {"metrics", {{"total_us", sw[p]}}}});
+    rows.push_back({{"point", p}, {"path", "tdm"}, {"metrics", {{"total_us", 10.0}}}});
+  }
+  const Json rank = cli::sensitivity_ranking(spec, rows);
+  REQUIRE(rank.is_object());
+  CHECK(rank["noise_floor"].get<double>() == Approx(0.03));
+  CHECK(rank["jitter_points"].size() == 4);
+  CHECK(rank["parameters"][0]["parameter"] == "machine.b");
+  CHECK(rank["parameters"][0]["values"].size() == 2);  // the jitter is not among its values
+  CHECK(rank["parameters"][0]["swing"].get<double>() == Approx(1.5));
+  CHECK(rank["parameters"][0]["beyond_noise"] == true);
+  CHECK(rank["parameters"][1]["swing"].get<double>() == Approx(0.15));
+  CHECK(rank["parameters"][1]["beyond_noise"] == true);  // reach 0.1 > 0.03
+  const std::string csv = cli::sensitivity_csv(rank);
+  CHECK_THAT(csv, Catch::Contains("swing,swing_fraction,noise_floor,beyond_noise\n"));
+  CHECK_THAT(csv, Catch::Contains(",0.03") && Catch::Contains(",yes\n"));
+  // Without jitter the two columns are empty.
+  SweepSpec plain = spec;
+  plain.jitter = 0;
+  for (auto& a : plain.axes.items) {
+    a.values.resize(a.own_values());
+    a.jitter_values = 0;
+  }
+  std::vector<Json> five(rows.begin(), rows.begin() + 2);
+  for (std::uint64_t p : {1u, 2u, 5u, 6u}) {
+    five.push_back(rows[2 * p]);
+    five.back()["point"] = five.size() / 2;
+    five.push_back(rows[2 * p + 1]);
+    five.back()["point"] = five.size() / 2 - 1;
+  }
+  const Json plain_rank = cli::sensitivity_ranking(plain, five);
+  REQUIRE(plain_rank.is_object());
+  CHECK(plain_rank["noise_floor"].is_null());
+  CHECK_THAT(cli::sensitivity_csv(plain_rank), Catch::Contains(",,\n"));
+}

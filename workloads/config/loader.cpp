@@ -264,7 +264,9 @@ Loaded<ScenarioSpec> Loader::scenario(const fs::path& f) const {
   return load<ScenarioSpec>(f, SpecKind::scenario);
 }
 Loaded<SweepSpec> Loader::sweep(const fs::path& f) const {
-  return load<SweepSpec>(f, SpecKind::sweep);
+  Loaded<SweepSpec> s = load<SweepSpec>(f, SpecKind::sweep);
+  add_jitter_values(s.spec);  // (checked with the rest: the jitter values are axis values from here on)
+  return s;
 }
 Loaded<TenantsSpec> Loader::tenants(const fs::path& f) const {
   return load<TenantsSpec>(f, SpecKind::tenants);

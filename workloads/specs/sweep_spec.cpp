@@ -4,6 +4,8 @@
 #include "workloads/config/writer.h"
 
 #include <charconv>
+
+#include <fmt/core.h>
 #include <algorithm>
 #include <cmath>
 
@@ -84,6 +86,31 @@ std::optional<AxisRef> axis_ref(std::string_view key) {
   return std::nullopt;
 }
 
+bool factor_axis(const SweepAxis& axis) {
+  if (axis.own_values() == 0) return false;
+  for (std::size_t i = 0; i < axis.own_values(); ++i) {
+    const std::string& v = axis.values[i];
+    double f = 0;
+    const char* end = v.data() + v.size();
+    if (v.size() < 2 || v[0] != 'x') return false;
+    const auto [ptr, ec] = std::from_chars(v.data() + 1, end, f);
+    if (ec != std::errc{} || ptr != end || !(f > 0)) return false;
+  }
+  return true;
+}
+
+void add_jitter_values(SweepSpec& s) {
+  if (s.mode != SweepMode::oat || !(s.jitter > 0)) return;
+  for (auto& a : s.axes.items) {
+    if (a.jitter_values != 0 || !factor_axis(a)) continue;
+    for (const double f : {1.0 - s.jitter, 1.0 + s.jitter}) {
+      a.values.push_back(fmt::format("x{:.9g}", f));
+      a.value_where.push_back(a.where);  // the axis's key stands for them
+    }
+    a.jitter_values = 2;
+  }
+}
+
 std::uint64_t sweep_point_count(const SweepSpec& s) {
   if (s.axes.items.empty()) return 0;
   switch (s.mode) {
@@ -106,9 +133,13 @@ std::uint64_t sweep_point_count(const SweepSpec& s) {
     case SweepMode::random:
     case SweepMode::lhs: return s.samples;
     case SweepMode::oat: {
-      // The base, then every axis value on its own.
+      // The base, then every axis value on its own (with its jitter values,
+      // counted before they are added).
       std::uint64_t n = 1;
-      for (const auto& a : s.axes.items) n = std::min<std::uint64_t>(n + a.values.size(), kMaxSweepPoints + 1);
+      for (const auto& a : s.axes.items) {
+        const std::uint64_t jitter = s.jitter > 0 && a.jitter_values == 0 && factor_axis(a) ? 2 : 0;
+        n = std::min<std::uint64_t>(n + a.values.size() + jitter, kMaxSweepPoints + 1);
+      }
       return n;
     }
   }
@@ -137,6 +168,13 @@ void check(const SweepSpec& s, config::Checker& c) {
                          std::to_string(s.repeat) + " make " + std::to_string(pts * s.repeat) +
                          " runs, more than the limit of " + std::to_string(kMaxSweepRuns) +
                          "; use fewer points or draws");
+  }
+  if (s.jitter > 0) {
+    if (s.mode != SweepMode::oat) {
+      c.fail("jitter", "moves the axes of a one-at-a-time sweep around its base: needs mode oat", {"mode"});
+    } else if (std::none_of(s.axes.items.begin(), s.axes.items.end(), [](const auto& a) { return factor_axis(a); })) {
+      c.fail("jitter", "moves the axes given as factors of the base (xF), and this sweep has none");
+    }
   }
   if (s.mode == SweepMode::zip) {
     for (const auto& a : s.axes.items) {
@@ -214,7 +252,10 @@ bool NodeTraits<SweepAxes>::read(const YAML::Node& node, const std::string& path
 
 Json NodeTraits<SweepAxes>::to_json(const SweepAxes& axes) {
   Json j = Json::object();
-  for (const auto& a : axes.items) j[a.key] = a.values;
+  // The file's values (the jitter's are the sweep's `jitter` key).
+  for (const auto& a : axes.items) {
+    j[a.key] = std::vector<std::string>(a.values.begin(), a.values.begin() + static_cast<std::ptrdiff_t>(a.own_values()));
+  }
   return j;
 }
 

@@ -26,8 +26,16 @@ struct SweepAxis {
   config::Location where;
   std::vector<std::string> values;
   std::vector<config::Location> value_where;
+  // The last `jitter_values` of `values` are the sweep's `jitter` (mode oat),
+  // added when it is loaded (add_jitter_values), not the file's.
+  std::size_t jitter_values = 0;
   bool operator==(const SweepAxis& o) const { return key == o.key && values == o.values; }
+  std::size_t own_values() const { return values.size() - jitter_values; }
 };
+
+// Whether every value the file gives an axis is a factor of the base's value
+// ("x0.8"): the axes a `jitter` moves.
+bool factor_axis(const SweepAxis& axis);
 
 struct SweepAxes {
   std::vector<SweepAxis> items;
@@ -87,6 +95,7 @@ struct SweepSpec {
   std::uint32_t samples{};
   std::uint64_t seed{};
   std::uint32_t repeat{};
+  double jitter{};
   SweepAxes axes;
 
   template <class V>
@@ -104,6 +113,11 @@ struct SweepSpec {
             "routing draws per point: draw r runs with scenario seed + r; results give the mean and a "
             "95% Student-t confidence interval (docs/sweeps.md)",
             Default{1u}, Min{1u}, Max{kMaxSweepRepeat});
+    v.param(jitter, "jitter",
+            "mode oat: also runs every axis given as factors (xF) at x(1 - J) and x(1 + J) of the base; "
+            "the largest distance of those speedups from the base's is the noise floor in sensitivity.csv "
+            "(0 = none; docs/sweeps.md)",
+            Default{0.0}, Min{0.0}, Max{0.1});
     v.node(axes, "axes",
            "key path (machine.*, model.*, scenario.*, or path / machine / model to swap the "
            "whole thing) -> list of values or range()",
@@ -112,6 +126,10 @@ struct SweepSpec {
 };
 
 void check(const SweepSpec& s, config::Checker& c);
+
+// Appends the jitter values "x(1 - J)" and "x(1 + J)" to every factor axis of
+// a mode oat sweep with `jitter` J > 0 (SweepAxis::jitter_values); once.
+void add_jitter_values(SweepSpec& s);
 
 }  // namespace tdmsim
 
