@@ -201,6 +201,7 @@ def tornado(rows, a):
     except (KeyError, ValueError) as e:
         fail(f"{a.results} is not a well-formed sensitivity.csv: {e}")
     plt = import_pyplot()
+    import matplotlib.colors as mcolors
     bars.reverse()  # rank 1 on top
     fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.42 * len(bars)))
     labelled = set()  # the legend's entries come from full-colour bars where there are any
@@ -211,8 +212,10 @@ def tornado(rows, a):
         for s_, color, name_ in sorted(both, key=lambda b: -abs(b[0] - base)):
             label = name_ if i == first_full and name_ not in labelled else None
             labelled.add(label)
-            ax.barh(i, s_ - base, left=base, color=color, height=0.6, label=label,
-                    alpha=0.35 if name in faint else 1.0)
+            # Inside the noise floor: the colour mixed with white (opaque, so that two bars
+            # over each other keep their own colours).
+            shade = tuple(0.35 * c + 0.65 for c in mcolors.to_rgb(color)) if name in faint else color
+            ax.barh(i, s_ - base, left=base, color=shade, height=0.6, label=label)
         if mn < min(ls, hs) or mx > max(ls, hs):  # values between low and high reach further
             ax.plot([mn, mx], [i, i], color="black", linewidth=0.8)
         for v, s in ((lv, ls), (hv, hs)):

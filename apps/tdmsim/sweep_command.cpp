@@ -119,6 +119,7 @@ Json manifest(const Prepared& p) {
           {"mode", config::enum_name(s.mode)},
           {"seed", s.seed},
           {"repeat", s.repeat},
+          {"jitter", s.jitter},
           {"points", p.points.size()},
           {"rows", p.rows},
           {"axes", axes},

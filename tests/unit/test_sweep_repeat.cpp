@@ -179,22 +179,26 @@ TEST_CASE("oat jitter: factor axes also run at x(1 - J) and x(1 + J), after thei
                             "axes:\n"
                             "  machine.compute.clock: [x0.8, x1.2]\n"
                             "  machine.tdm.movers_per_cu: [1, 2]\n"
-                            "  machine.memory.hbm.bandwidth: [x0.5]\n");
+                            "  machine.memory.hbm.bandwidth: [x0.5]\n"
+                            "  machine.tdm.queue_depth: [x0.5, x2]\n");
   const auto sweep = loader.resolve_sweep(f.path);
   const SweepSpec& spec = sweep.sweep.spec;
   // base + clock (2 + 2 jitter) + movers (2, absolute values: no jitter) + bandwidth (1 + 2)
+  // + queue_depth (2; an integer parameter: its jitter values are dropped)
   const auto points = expand_points(spec);
-  REQUIRE(points.size() == 10);
-  CHECK(sweep_point_count(spec) == 10);
+  REQUIRE(points.size() == 12);
+  CHECK(sweep_point_count(spec) == 12);
   CHECK(spec.axes.items[0].jitter_values == 2);
   CHECK(spec.axes.items[1].jitter_values == 0);
+  CHECK(spec.axes.items[3].jitter_values == 0);
+  CHECK(spec.axes.items[3].values.size() == 2);
   CHECK(point_values(spec, points[3]) ==
         std::vector<std::pair<std::string, std::string>>{{"machine.compute.clock", "x0.99"}});
   CHECK(point_values(spec, points[4]) ==
         std::vector<std::pair<std::string, std::string>>{{"machine.compute.clock", "x1.01"}});
   std::vector<ResolvedPoint> r;
   resolve_all_points(loader, sweep, points, [&](const SweepPoint&, const ResolvedPoint& p) { r.push_back(p); });
-  REQUIRE(r.size() == 10);
+  REQUIRE(r.size() == 12);
   CHECK(to_json(r[3].scenario.machine.spec)["compute"]["clock"] == "2376MHz");  // 2400MHz x0.99
   // The file's values only in the spec's JSON (the sweep's definition): the jitter is its own key.
   const Json j = to_json(spec);
@@ -229,6 +233,24 @@ TEST_CASE("oat jitter: refused without mode oat, or without a factor axis", "[sw
                               "axes:\n"
                               "  machine.compute.clock: [x0.8]\n");
   CHECK(first_config_error([&] { loader.resolve_sweep(big.path); }).key == "jitter");
+  // Only integer parameters to move (their jitter values are dropped): refused at the key.
+  SweepFile ints("jitter_ints", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
+                                "mode: oat\n"
+                                "jitter: 0.01\n"
+                                "axes:\n"
+                                "  machine.tdm.slots: [x0.5, x2]\n");
+  const auto g = first_config_error([&] { loader.resolve_sweep(ints.path); });
+  CHECK(g.key == "jitter");
+  CHECK(g.where.line == 5);  // (SweepFile puts kind and name first)
+  CHECK_THAT(g.message, Catch::Contains("moves no parameter"));
+  // A base that runs one path has no TDM speedup to measure the noise of.
+  SweepFile one_path("jitter_one_path", "scenario: qwen3-30b-decode-h200\n"
+                                        "mode: oat\n"
+                                        "jitter: 0.01\n"
+                                        "axes:\n"
+                                        "  machine.compute.clock: [x0.8]\n");
+  CHECK_THAT(first_config_error([&] { loader.resolve_sweep(one_path.path); }).message,
+             Catch::Contains("must run path both"));
 }
 
 TEST_CASE("sensitivity ranking with jitter: the noise floor, and which parameters reach beyond it",
@@ -263,6 +285,17 @@ TEST_CASE("sensitivity ranking with jitter: the noise floor, and which parameter
   CHECK(rank["parameters"][0]["beyond_noise"] == true);
   CHECK(rank["parameters"][1]["swing"].get<double>() == Approx(0.15));
   CHECK(rank["parameters"][1]["beyond_noise"] == true);  // reach 0.1 > 0.03
+  {
+    // a at 1.98 and 2.02: swing 0.04 above the floor, reach 0.02 below it: not beyond.
+    std::vector<Json> near = rows;
+    near[2]["metrics"]["total_us"] = 19.8;
+    near[4]["metrics"]["total_us"] = 20.2;
+    const Json r2 = cli::sensitivity_ranking(spec, near);
+    const Json& a = r2["parameters"][1];
+    CHECK(a["parameter"] == "machine.a");
+    CHECK(a["swing"].get<double>() == Approx(0.04));
+    CHECK(a["beyond_noise"] == false);
+  }
   const std::string csv = cli::sensitivity_csv(rank);
   CHECK_THAT(csv, Catch::Contains("swing,swing_fraction,noise_floor,beyond_noise\n"));
   CHECK_THAT(csv, Catch::Contains(",0.03") && Catch::Contains(",yes\n"));

@@ -401,16 +401,6 @@ fs::path serving_trace_path(const Loaded<ScenarioSpec>& scenario) {
 
 namespace {
 
-// "x0.8" -> 0.8: a value relative to the parameter's current one.
-std::optional<double> relative_factor(const std::string& value) {
-  if (value.size() < 2 || value[0] != 'x') return std::nullopt;
-  double f = 0;
-  const char* end = value.data() + value.size();
-  const auto [ptr, ec] = std::from_chars(value.data() + 1, end, f);
-  if (ec != std::errc{} || ptr != end || !std::isfinite(f) || f <= 0) return std::nullopt;
-  return f;
-}
-
 // The parameter's current value times `factor`, as a value text with the
 // parameter's unit ("2100MHz" x0.8 -> "1680MHz"); an integer parameter is
 // rounded to the nearest integer. Empty, with `why` set, if it has no number.
@@ -499,6 +489,65 @@ template void apply_override(ModelSpec&, std::string_view, const std::string&, c
 template void apply_override(ScenarioSpec&, std::string_view, const std::string&,
                              const Location&, const std::string&, Diagnostics&);
 
+namespace {
+
+// The jitter values (add_jitter_values) that measure no timing noise on the
+// base: an integer parameter (whose smallest step is not a J move, and which
+// may round back to its value), a value the parameter cannot take (a size of
+// whole bytes), or one that leaves the base as it is. Dropped, so that every
+// jitter point is a small move of one real-valued parameter. Then refuses
+// `jitter` where no axis keeps a jitter value, or where the base does not run
+// both paths (the noise floor is of the TDM speedup).
+void prune_jitter(ResolvedSweep& r) {
+  SweepSpec& sw = r.sweep.spec;
+  if (!(sw.jitter > 0) || sw.mode != SweepMode::oat) return;
+  const Location at = nearest_location(r.sweep.set_at, "jitter", {display_path(r.sweep.file), 1, 1});
+  std::size_t kept = 0;
+  for (auto& axis : sw.axes.items) {
+    if (axis.jitter_values == 0) continue;
+    const auto ref = axis_ref(axis.key);
+    const bool param = ref && (ref->target == AxisTarget::machine_param || ref->target == AxisTarget::model_param ||
+                               ref->target == AxisTarget::scenario_param);
+    for (std::size_t i = axis.values.size(); i-- > axis.own_values();) {
+      bool keep = param;
+      if (keep) {
+        Diagnostics local;
+        const auto moved = [&](auto spec) {
+          std::string ptr = "/" + ref->sub;
+          std::replace(ptr.begin(), ptr.end(), '.', '/');
+          const Json before = to_json(spec);
+          const Json::json_pointer jp(ptr);
+          if (!before.contains(jp) || (!before[jp].is_number_float() && !before[jp].is_string())) return false;
+          apply_override(spec, ref->sub, axis.values[i], axis.where, axis.key, local);
+          return local.empty() && to_json(spec) != before;
+        };
+        keep = ref->target == AxisTarget::machine_param ? moved(r.base.machine.spec)
+               : ref->target == AxisTarget::model_param ? moved(r.base.model.spec)
+                                                         : moved(r.base.scenario.spec);
+      }
+      if (!keep) {
+        axis.values.erase(axis.values.begin() + static_cast<std::ptrdiff_t>(i));
+        axis.value_where.erase(axis.value_where.begin() + static_cast<std::ptrdiff_t>(i));
+        --axis.jitter_values;
+      }
+    }
+    kept += axis.jitter_values;
+  }
+  if (kept == 0) {
+    fail_now(at, "jitter", fmt::format("jitter {} moves no parameter of the base: no axis given as factors is a "
+                                       "real-valued parameter that a {}% step changes (integer parameters are "
+                                       "not moved)", sw.jitter, sw.jitter * 100));
+  }
+  if (r.base.scenario.spec.path != ExecPath::both || !r.base.machine.spec.tdm ||
+      std::any_of(sw.axes.items.begin(), sw.axes.items.end(),
+                  [](const auto& a) { return a.key == "path"; })) {
+    fail_now(at, "jitter", "the noise floor is of the TDM speedup: the base scenario must run path both on a "
+                           "machine with a tdm: section, and no axis may change the path");
+  }
+}
+
+}  // namespace
+
 ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
   ResolvedSweep r;
   r.sweep = sweep(file);
@@ -533,6 +582,7 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
     const Location at = nearest_location(r.sweep.set_at, "machine", {display_path(file), 1, 1});
     report_at_value(local, at, "machine", sw.machine, diags);
   }
+  prune_jitter(r);
   const bool swaps_machine = std::any_of(sw.axes.items.begin(), sw.axes.items.end(), [](const auto& a) {
     const auto ref = axis_ref(a.key);
     return ref && ref->target == AxisTarget::machine;

@@ -86,15 +86,19 @@ std::optional<AxisRef> axis_ref(std::string_view key) {
   return std::nullopt;
 }
 
+std::optional<double> relative_factor(std::string_view value) {
+  if (value.size() < 2 || value[0] != 'x') return std::nullopt;
+  double f = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data() + 1, end, f);
+  if (ec != std::errc{} || ptr != end || !std::isfinite(f) || f <= 0) return std::nullopt;
+  return f;
+}
+
 bool factor_axis(const SweepAxis& axis) {
   if (axis.own_values() == 0) return false;
   for (std::size_t i = 0; i < axis.own_values(); ++i) {
-    const std::string& v = axis.values[i];
-    double f = 0;
-    const char* end = v.data() + v.size();
-    if (v.size() < 2 || v[0] != 'x') return false;
-    const auto [ptr, ec] = std::from_chars(v.data() + 1, end, f);
-    if (ec != std::errc{} || ptr != end || !(f > 0)) return false;
+    if (!relative_factor(axis.values[i])) return false;
   }
   return true;
 }
@@ -102,7 +106,9 @@ bool factor_axis(const SweepAxis& axis) {
 void add_jitter_values(SweepSpec& s) {
   if (s.mode != SweepMode::oat || !(s.jitter > 0)) return;
   for (auto& a : s.axes.items) {
-    if (a.jitter_values != 0 || !factor_axis(a)) continue;
+    if (a.jitter_added) continue;
+    a.jitter_added = true;
+    if (!factor_axis(a)) continue;
     for (const double f : {1.0 - s.jitter, 1.0 + s.jitter}) {
       a.values.push_back(fmt::format("x{:.9g}", f));
       a.value_where.push_back(a.where);  // the axis's key stands for them
@@ -137,7 +143,7 @@ std::uint64_t sweep_point_count(const SweepSpec& s) {
       // counted before they are added).
       std::uint64_t n = 1;
       for (const auto& a : s.axes.items) {
-        const std::uint64_t jitter = s.jitter > 0 && a.jitter_values == 0 && factor_axis(a) ? 2 : 0;
+        const std::uint64_t jitter = s.mode == SweepMode::oat && s.jitter > 0 && !a.jitter_added && factor_axis(a) ? 2 : 0;
         n = std::min<std::uint64_t>(n + a.values.size() + jitter, kMaxSweepPoints + 1);
       }
       return n;
@@ -158,7 +164,7 @@ void check(const SweepSpec& s, config::Checker& c) {
                        " points; use fewer values, or mode: random or lhs with samples");
   }
   if (s.mode == SweepMode::oat && sweep_point_count(s) > kMaxSweepPoints) {
-    c.fail("axes", "mode oat has one point per axis value plus the base, more than the limit of " +
+    c.fail("axes", "mode oat has one point per axis value (and its jitter values) plus the base, more than the limit of " +
                        std::to_string(kMaxSweepPoints) + " points");
   }
   // Every draw is a run as costly as a point: the runs are limited too.

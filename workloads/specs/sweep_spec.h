@@ -29,9 +29,14 @@ struct SweepAxis {
   // The last `jitter_values` of `values` are the sweep's `jitter` (mode oat),
   // added when it is loaded (add_jitter_values), not the file's.
   std::size_t jitter_values = 0;
+  bool jitter_added = false;  // add_jitter_values has run (the loader may drop some again)
   bool operator==(const SweepAxis& o) const { return key == o.key && values == o.values; }
   std::size_t own_values() const { return values.size() - jitter_values; }
 };
+
+// "x0.8" -> 0.8: an axis value relative to the parameter's current one (a
+// finite factor above 0); none for any other text.
+std::optional<double> relative_factor(std::string_view value);
 
 // Whether every value the file gives an axis is a factor of the base's value
 // ("x0.8"): the axes a `jitter` moves.
