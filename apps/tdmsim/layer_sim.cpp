@@ -131,9 +131,9 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
       const std::string_view name = kernel.name;
       if (kernel.workgroups == 0 || !name.ends_with("_gate_up")) continue;
       const std::uint32_t threads = kernel.program(0).threads;
-      const std::uint32_t waves = std::max(1u, (threads + m.compute.wave_size - 1) / m.compute.wave_size);
-      const std::uint32_t slots = m.compute.simds_per_cu * m.compute.wave_slots_per_simd;
-      if (n * waves <= slots) continue;
+      // (No LDS or registers: the bound of the wave slots alone.)
+      const std::uint32_t by_waves = m.compute.occupancy(threads, 0, 0).workgroups;
+      if (n <= by_waves) continue;
       const auto& src = p.kernel.source;
       throw sim::NotSimulatable(fmt::format(
           "{} says kernel {} holds {} workgroups a CU, but a CU of machine {} holds at most {} of {} threads "
@@ -141,7 +141,7 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
           src.config_line != 0 ? fmt::format("the assembly kernel name of kernel.config {}:{}", src.config_file,
                                              src.config_line)
                                : std::string("kernel.gate_up_workgroups_per_cu"),
-          kernel.name, n, m.name, slots / waves, threads, slots));
+          kernel.name, n, m.name, by_waves, threads, m.compute.simds_per_cu * m.compute.wave_slots_per_simd));
     }
   }
   // A kernel that does not fit on a CU (Gpu::submit would refuse it too):

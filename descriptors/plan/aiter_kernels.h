@@ -4,6 +4,7 @@
 // registers a workgroup holds, hence occupancy), so the two cannot disagree.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -36,6 +37,15 @@ AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uin
 // pipeline the model's depth stands for), 1 below. More stages never add LDS:
 // the weights are double-buffered in registers whatever the depth.
 std::uint32_t aiter_lds_buffers(const AiterKernelTraits& traits, bool gate_up, std::uint32_t stages);
+
+// The LDS a workgroup of AITER's gate/up kernel holds when `per_cu` of them
+// share a CU of `lds_per_cu` bytes (an assembly stage-1 kernel's _<N>tg,
+// AiterKernelTraits::gate_up_workgroups_per_cu): CK's figure for the tile,
+// at most the CU's share; CK's figure alone where per_cu is 0. The plan's
+// depth check and the simulated program both take it.
+inline std::uint64_t aiter_gate_up_lds_share(std::uint64_t ck_lds, std::uint64_t lds_per_cu, std::uint32_t per_cu) {
+  return per_cu != 0 ? std::min(ck_lds, lds_per_cu / per_cu) : ck_lds;
+}
 
 // Threads of AITER's 1-stage assembly kernels (asm_fmoe.cu: bdx = 256), and
 // the narrowest slice of the intermediate they take (subGU_n).

@@ -445,10 +445,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
           const std::uint64_t ck = aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up,
                                                         aiter_lds_buffers(k.aiter_traits, gate_up, depth))
                                        .lds_bytes;
-          // An assembly gate/up kernel of N a CU holds at most 1/N of the LDS
-          // (the simulated program takes the same share).
-          const std::uint32_t n = gate_up ? k.aiter_traits.gate_up_workgroups_per_cu : 0;
-          return n != 0 ? std::min(ck, lds / n) : ck;
+          return gate_up ? aiter_gate_up_lds_share(ck, lds, k.aiter_traits.gate_up_workgroups_per_cu) : ck;
         }
         // A rows in the activation dtype, B rows in the weight dtype.
         return (std::uint64_t{t.m} * dtype_bits(shape.dtype) + std::uint64_t{t.n} * dtype_bits(shape.weight_dtype)) *

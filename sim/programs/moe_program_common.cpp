@@ -68,7 +68,7 @@ void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, 
   if (gate_up && l.kernel.aiter_traits.gate_up_workgroups_per_cu != 0) {
     const std::uint32_t n = l.kernel.aiter_traits.gate_up_workgroups_per_cu;
     registers_shared(l, n, p);
-    p.lds_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.lds_bytes, l.lds_file_bytes / n));
+    p.lds_bytes = static_cast<std::uint32_t>(plan::aiter_gate_up_lds_share(p.lds_bytes, l.lds_file_bytes, n));
   }
 }
 

@@ -155,8 +155,8 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k);
 // own kernels (kernel.source tdmsim, on any machine) keep both operands in LDS.
 inline bool aiter_gemm(const Layer& l) { return !l.mma_sync && l.kernel.code == KernelCode::aiter; }
 // An AITER 2-stage GEMM workgroup's LDS and registers (CK's GridwiseMoeGemm;
-// a gate/up kernel whose name says its workgroups a CU, the CU shared that
-// many ways: held_per_cu).
+// a gate/up kernel whose name says its workgroups a CU, the CU's registers
+// and LDS shared that many ways: registers_shared, plan::aiter_gate_up_lds_share).
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p);
 // An assembly kernel that `per_cu` workgroups share a CU (its kernel list's
 // tg_num_perCU, its name's _<N>tg): the registers of one workgroup are the

@@ -401,6 +401,14 @@ fs::path serving_trace_path(const Loaded<ScenarioSpec>& scenario) {
 
 namespace {
 
+// The JSON pointer of a parameter's dotted sub-path ("memory.hbm.bandwidth"
+// -> /memory/hbm/bandwidth) in its spec's to_json.
+Json::json_pointer param_pointer(std::string_view subpath) {
+  std::string ptr(subpath);
+  std::replace(ptr.begin(), ptr.end(), '.', '/');
+  return Json::json_pointer("/" + ptr);
+}
+
 // The parameter's current value times `factor`, as a value text with the
 // parameter's unit ("2100MHz" x0.8 -> "1680MHz"); an integer parameter is
 // rounded to the nearest integer. Empty, with `why` set, if it has no number.
@@ -435,10 +443,8 @@ void apply_override(S& spec, std::string_view subpath, const std::string& value_
   // sensitivity study can state its perturbations relative to the base).
   std::string value = value_text;
   if (const auto factor = relative_factor(value_text)) {
-    std::string ptr = "/" + std::string(subpath);
-    std::replace(ptr.begin(), ptr.end(), '.', '/');
     const Json current = to_json(spec);
-    const Json::json_pointer jp(ptr);
+    const Json::json_pointer jp = param_pointer(subpath);
     std::string why = current.contains(jp) ? "" : "the parameter has no value to scale";
     if (why.empty()) value = scaled_value(current[jp], *factor, why);
     if (!why.empty()) {
@@ -513,10 +519,8 @@ void prune_jitter(ResolvedSweep& r) {
       if (keep) {
         Diagnostics local;
         const auto moved = [&](auto spec) {
-          std::string ptr = "/" + ref->sub;
-          std::replace(ptr.begin(), ptr.end(), '.', '/');
           const Json before = to_json(spec);
-          const Json::json_pointer jp(ptr);
+          const Json::json_pointer jp = param_pointer(ref->sub);
           if (!before.contains(jp) || (!before[jp].is_number_float() && !before[jp].is_string())) return false;
           apply_override(spec, ref->sub, axis.values[i], axis.where, axis.key, local);
           return local.empty() && to_json(spec) != before;
