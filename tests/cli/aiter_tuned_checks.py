@@ -341,6 +341,26 @@ def check_config(tdmsim, tmp):
     stage by a third, so the check can tell them apart."""
     sys.path.insert(0, os.path.join(ROOT, "validation"))
     import tdmsimtools  # noqa: E402
+
+    def write_model(file, name, inter, experts, top_k):
+        """A model of the row's shape (hidden 4096), for the scenarios below."""
+        with open(os.path.join(tmp, file), "w") as f:
+            f.write(f"kind: model\nname: {name}\ndescription: test\nsource: test\nhidden_size: 4096\n"
+                    f"intermediate_size: {inter}\nexperts: {experts}\ntop_k: {top_k}\n"
+                    "gating: {scoring: softmax, renormalize: true}\nactivation: silu\nlayers: {moe: 1, total: 1}\n")
+
+    def layer(name, model, tokens, formats, kernel, extra=()):
+        """`tdmsim run` of an MI300X layer with AITER's kernels (uniform routing, no router):
+        its kernel stage times and the kernel: line's reason."""
+        sc = os.path.join(tmp, name + ".yaml")
+        with open(sc, "w") as f:
+            f.write(f"kind: scenario\nname: {name}\ndescription: test\nmachine: mi300x\nmodel: {model}\n"
+                    f"tokens: {tokens}\n{formats}path: software\nseed: 1\n"
+                    "routing: {source: uniform, router_stage: given}\n"
+                    f"kernel: {{source: aiter, {kernel}raster_group: 1}}\n")
+        s = tdmsimtools.run(tdmsim, sc, os.path.join(tmp, "out-" + name), path="software", extra=extra, label=name)
+        return tdmsimtools.stage_times(s, kernel_only=True), s["layer"]["kernel_reason"]
+
     names = ("moe_ck2stages_gemm1_256x128x64x64_1x4_TypeCast_v1_Nswizzle0_Quant0_MulRoutedWeight0_silu_B16_B16_B16,"
              "10.0,moe_ck2stages_gemm2_256x128x64x64_1x4_TypeCastExpertWeight_v1_Nswizzle0_Quant0_MulRoutedWeight1_"
              "B16_B16_B16")
@@ -351,21 +371,11 @@ def check_config(tdmsim, tmp):
             f.write(f"304,{tokens},4096,192,128,8,ActivationType.Silu,torch.bfloat16,torch.bfloat16,torch.bfloat16,"
                     f"QuantType.No,1,0,128,0,10.0,{names},20.0,0\n")
     rows, _ = predicted(tdmsim, tmp, table)
-    with open(os.path.join(tmp, "model.yaml"), "w") as f:
-        f.write("kind: model\nname: qwen3-tp8-shape\ndescription: test\nsource: test\nhidden_size: 4096\n"
-                "intermediate_size: 192\nexperts: 128\ntop_k: 8\ngating: {scoring: softmax, renormalize: true}\n"
-                "activation: silu\nlayers: {moe: 1, total: 1}\n")
+    write_model("model.yaml", "qwen3-tp8-shape", 192, 128, 8)
 
     def stages(name, tokens, kernel, extra=()):
-        sc = os.path.join(tmp, name + ".yaml")
-        with open(sc, "w") as f:
-            f.write(f"kind: scenario\nname: {name}\ndescription: test\nmachine: mi300x\nmodel: model.yaml\n"
-                    f"tokens: {tokens}\ndtype: bf16\npath: software\nseed: 1\n"
-                    "routing: {source: uniform, router_stage: given}\n"
-                    f"kernel: {{source: aiter, {kernel}raster_group: 1}}\n")
-        s = tdmsimtools.run(tdmsim, sc, os.path.join(tmp, "out-" + name), path="software", extra=extra, label=name)
-        by = tdmsimtools.stage_times(s, kernel_only=True)
-        return (by["gate_up"], by["down"]), s["layer"]["kernel_reason"]
+        by, reason = layer(name, "model.yaml", tokens, "dtype: bf16\n", kernel, extra)
+        return (by["gate_up"], by["down"]), reason
 
     for line, tokens in ((2, 4096), (3, 16)):
         want, reason = stages(f"line{line}", tokens, "", ("--kernel-config", table))
@@ -392,20 +402,11 @@ def check_config(tdmsim, tmp):
                 "torch.float8_e4m3fnuz,QuantType.per_Token,1,0,32,0,30.0,"
                 "_ZN5aiter50fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x128E,0.0,,30.0,1\n")
     rows, _ = predicted(tdmsim, tmp, one)
-    with open(os.path.join(tmp, "model-512.yaml"), "w") as f:
-        f.write("kind: model\nname: i512-shape\ndescription: test\nsource: test\nhidden_size: 4096\n"
-                "intermediate_size: 512\nexperts: 128\ntop_k: 8\ngating: {scoring: softmax, renormalize: true}\n"
-                "activation: silu\nlayers: {moe: 1, total: 1}\n")
+    write_model("model-512.yaml", "i512-shape", 512, 128, 8)
 
     def fused(name, kernel, extra=()):
-        sc = os.path.join(tmp, name + ".yaml")
-        with open(sc, "w") as f:
-            f.write(f"kind: scenario\nname: {name}\ndescription: test\nmachine: mi300x\nmodel: model-512.yaml\n"
-                    "tokens: 512\ndtype: fp8_e4m3_fnuz\nquant: per_token\npath: software\nseed: 1\n"
-                    "routing: {source: uniform, router_stage: given}\n"
-                    f"kernel: {{source: aiter, {kernel}raster_group: 1}}\n")
-        s = tdmsimtools.run(tdmsim, sc, os.path.join(tmp, "out-" + name), path="software", extra=extra, label=name)
-        return round(tdmsimtools.stage_times(s, kernel_only=True)["fused"], 3), s["layer"]["kernel_reason"]
+        by, reason = layer(name, "model-512.yaml", 512, "dtype: fp8_e4m3_fnuz\nquant: per_token\n", kernel, extra)
+        return round(by["fused"], 3), reason
 
     want, reason = fused("one-table", "", ("--kernel-config", one))
     if "tiles 256x32x128x128 for the 1-stage kernel (named" not in reason:
@@ -423,20 +424,11 @@ def check_config(tdmsim, tmp):
     # (2 a CU, the key left at 0) gives another time at 4096 tokens (line 3).
     asm = os.path.join(DATA, "asm-stage1-int8-mixtral-tp8-mi300x.csv")
     rows, _ = predicted(tdmsim, tmp, asm)
-    with open(os.path.join(tmp, "model-mixtral-tp8.yaml"), "w") as f:
-        f.write("kind: model\nname: mixtral-tp8-shape\ndescription: test\nsource: test\nhidden_size: 4096\n"
-                "intermediate_size: 1792\nexperts: 8\ntop_k: 2\ngating: {scoring: softmax, renormalize: true}\n"
-                "activation: silu\nlayers: {moe: 1, total: 1}\n")
+    write_model("model-mixtral-tp8.yaml", "mixtral-tp8-shape", 1792, 8, 2)
 
     def int8(name, kernel, extra=()):
-        sc = os.path.join(tmp, name + ".yaml")
-        with open(sc, "w") as f:
-            f.write(f"kind: scenario\nname: {name}\ndescription: test\nmachine: mi300x\nmodel: model-mixtral-tp8.yaml\n"
-                    "tokens: 4096\ndtype: int8\nquant: per_token\npath: software\nseed: 1\n"
-                    "routing: {source: uniform, router_stage: given}\n"
-                    f"kernel: {{source: aiter, {kernel}raster_group: 1}}\n")
-        s = tdmsimtools.run(tdmsim, sc, os.path.join(tmp, "out-" + name), path="software", extra=extra, label=name)
-        return round(tdmsimtools.stage_times(s, kernel_only=True)["gate_up"], 3), s["layer"]["kernel_reason"]
+        by, reason = layer(name, "model-mixtral-tp8.yaml", 4096, "dtype: int8\nquant: per_token\n", kernel, extra)
+        return round(by["gate_up"], 3), reason
 
     want, reason = int8("asm-table", "", ("--kernel-config", asm))
     if "gate/up: 3 workgroups a CU" not in reason:
