@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -124,6 +125,13 @@ Json manifest(const Prepared& p) {
           {"rows", p.rows},
           {"axes", axes},
           {"axis_columns", p.axis_columns}};
+}
+
+// For results.csv's `jitter` column: which points run a jitter value; none
+// (no column) for a sweep without `jitter`.
+std::function<bool(std::uint64_t)> jitter_column(const Prepared& p) {
+  if (p.sweep.sweep.spec.jitter <= 0) return {};
+  return [&p](std::uint64_t i) { return i < p.points.size() && config::jitter_point(p.sweep.sweep.spec, p.points[i]); };
 }
 
 // Makes `dir` (created and locked by `lock`) ready: new, the same sweep's
@@ -282,7 +290,8 @@ int sweep_command(const SweepOptions& o) {
         for (const auto& [k, v] : config::point_values(p.sweep.sweep.spec, pt)) {
           what += (what.empty() ? "" : ", ") + k + "=" + v;
         }
-        fmt::print("{:>6}  {}\n", pt.index, what.empty() ? "(base)" : what);
+        fmt::print("{:>6}  {}{}\n", pt.index, what.empty() ? "(base)" : what,
+                   config::jitter_point(p.sweep.sweep.spec, pt) ? "  (jitter)" : "");
       }
     }
     return kExitOk;
@@ -304,7 +313,7 @@ int sweep_command(const SweepOptions& o) {
       journal = std::make_unique<ResultsJournal>(dir, p.axis_columns, [&p](const Json& row) {
         const auto i = row.value("point", std::uint64_t{0});
         return i < p.inputs_hash.size() && row.value("inputs_hash", "") == p.inputs_hash[i];
-      }, repeat > 1);
+      }, repeat > 1, jitter_column(p));
       if (journal->stale_points() > 0 && !o.quiet) {
         fmt::print(stderr, "{} finished point(s) run again: their inputs changed since they ran\n",
                    journal->stale_points());

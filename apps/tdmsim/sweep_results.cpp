@@ -129,11 +129,13 @@ void append_whole(int fd, const std::string& text, const fs::path& what) {
 }
 
 ResultsJournal::ResultsJournal(fs::path dir, std::vector<std::string> axis_columns,
-                               std::function<bool(const Json&)> current, bool repeat_columns)
+                               std::function<bool(const Json&)> current, bool repeat_columns,
+                               std::function<bool(std::uint64_t)> jitter_point)
     : dir_(std::move(dir)),
       axis_columns_(std::move(axis_columns)),
       current_(std::move(current)),
-      repeat_columns_(repeat_columns) {
+      repeat_columns_(repeat_columns),
+      jitter_point_(std::move(jitter_point)) {
   load();
   open_for_append();
 }
@@ -163,6 +165,7 @@ std::string ResultsJournal::csv_header() const {
   if (repeat_columns_) {
     for (const auto& c : kRepeatColumns) h += std::string(",") + c.name;
   }
+  if (jitter_point_) h += ",jitter";
   return h;
 }
 
@@ -199,6 +202,9 @@ std::string ResultsJournal::csv_row(const Json& row) const {
       r += "," + csv_field(v != nullptr ? scalar_text(*v) : std::string());
     }
   }
+  // Derived from the point's index, not stored in the journal: the sweep's
+  // axes say which values are jitter.
+  if (jitter_point_) r += jitter_point_(row.at("point").get<std::uint64_t>()) ? ",yes" : ",no";
   return r;
 }
 

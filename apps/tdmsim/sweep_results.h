@@ -29,9 +29,12 @@ class ResultsJournal {
   // whether a journal row still holds its point's result (its inputs are
   // unchanged); a point with a row that is not is dropped, to run again.
   // `repeat_columns`: the sweep has repeat > 1, and the CSV the columns of
-  // the draws' statistics (rows with "repeat").
+  // the draws' statistics (rows with "repeat"). `jitter_point`, if given (a
+  // mode oat sweep with `jitter`), says which points run a jitter value: the
+  // CSV ends with a `jitter` column, yes or no.
   ResultsJournal(fs::path dir, std::vector<std::string> axis_columns,
-                 std::function<bool(const config::Json&)> current = {}, bool repeat_columns = false);
+                 std::function<bool(const config::Json&)> current = {}, bool repeat_columns = false,
+                 std::function<bool(std::uint64_t)> jitter_point = {});
   ~ResultsJournal();
   ResultsJournal(const ResultsJournal&) = delete;
   ResultsJournal& operator=(const ResultsJournal&) = delete;
@@ -64,6 +67,7 @@ class ResultsJournal {
   std::vector<std::string> axis_columns_;
   std::function<bool(const config::Json&)> current_;
   bool repeat_columns_ = false;
+  std::function<bool(std::uint64_t)> jitter_point_;
   std::set<std::uint64_t> done_;
   std::size_t stale_ = 0;
   std::vector<config::Json> rows_;  // every complete row, in journal order

@@ -2,6 +2,7 @@
 # a 4-point sweep with repeat: 3 run with -j 2 (the fixture), then -j 1, a killed-
 # and-resumed run and mpirun -np 2 must give byte-identical results (sweep_checks.py);
 # the draws' statistics and bands; a reduced one-at-a-time sensitivity sweep;
+# an oat sweep with jitter (its rows marked in results.csv, its noise floor);
 # bad repeat: values exit 2 naming file, line and key, writing nothing.
 set(RSWEEP_SPEC ${CMAKE_CURRENT_SOURCE_DIR}/data/sweeps/repeat.yaml)
 set(RSWEEP_WORK ${CMAKE_CURRENT_BINARY_DIR}/sweep-repeat)
@@ -21,6 +22,7 @@ endforeach()
 add_test(NAME sweep_repeat.sensitivity_reduced
          COMMAND python3 ${RSWEEP_PY} ${TDMSIM_BIN} sensitivity ${RSWEEP_WORK}
                  ${CMAKE_CURRENT_SOURCE_DIR}/data/sweeps/sensitivity-small.yaml)
+add_test(NAME sweep_repeat.jitter_rows COMMAND python3 ${RSWEEP_PY} ${TDMSIM_BIN} jitter ${RSWEEP_WORK})
 foreach(bad zero negative fraction huge)
   add_test(NAME sweep_repeat.bad_${bad}_exit_2
            COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;sweep\;${CMAKE_CURRENT_SOURCE_DIR}/data/bad/sweeps/repeat_${bad}.yaml\;--output\;${RSWEEP_WORK}/bad_${bad}

@@ -11,6 +11,9 @@
                              well-formed and ranked by swing; a 100x TDM descriptor fetch latency lowers the
                              speedup; no noise floor without jitter; the tornado is drawn, with a
                              noise band where the CSV has a floor; a re-run resumes with the same ranking
+  jitter WORKDIR             an oat sweep with `jitter`: results.csv ends with a `jitter` column, yes
+                             on exactly the x0.99 / x1.01 rows; --dry-run marks those points; the noise
+                             floor is the largest distance of their speedups from the base's
 
 Usage: sweep_repeat_checks.py TDMSIM MODE WORKDIR [SPEC]"""
 import csv
@@ -144,8 +147,9 @@ def sensitivity(tdmsim, work, spec):
     assert float(disp["high_speedup"]) < 0.9 * base, (disp, base)
     dj = next(p for p in ranking["parameters"] if p["parameter"] == "machine.tdm.descriptor_fetch_latency")
     assert close(dj["values"][1]["software_us"], ranking["base"]["software_us"]), "the software path moved"
-    # No jitter: no noise floor measured, both columns empty.
+    # No jitter: no noise floor measured, both columns empty, no jitter column in results.csv.
     assert all(r["noise_floor"] == "" and r["beyond_noise"] == "" for r in rows), rows
+    assert "jitter" not in tdmsimtools.outputs.read_results_csv(out)[0], "a jitter column without jitter"
     assert ranking["noise_floor"] is None and ranking["jitter_points"] == []
     fig = os.path.join(out, "tornado.png")
     run([tdmsim, "plot", os.path.join(out, "sensitivity.csv"), "--output", fig])
@@ -173,6 +177,35 @@ def sensitivity(tdmsim, work, spec):
     print(f"ranked: {ranked}; base {base:.4f}, fetch x100 {float(disp['high_speedup']):.4f}")
 
 
+def jitter(tdmsim, work):
+    spec = os.path.join(work, "jitter.yaml")
+    base = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "scenarios",
+                                        "qwen3-30b-a3b-decode-mi500x-tdm.yaml"))
+    with open(spec, "w") as f:
+        f.write(f"name: test-jitter\nscenario: {base}\nmode: oat\njitter: 0.01\naxes:\n"
+                "  machine.memory.hbm.bandwidth: [x0.8]\n  machine.tdm.movers_per_cu: [2]\n")
+    listing = run([tdmsim, "sweep", spec, "--dry-run"]).stdout.splitlines()
+    marked = [line.split()[0] for line in listing if line.endswith("(jitter)")]
+    assert marked == ["2", "3"], listing
+    out = os.path.join(work, "jitter")
+    shutil.rmtree(out, ignore_errors=True)
+    run([tdmsim, "sweep", spec, "--output", out, "-j", "2", "--quiet"])
+    table = tdmsimtools.outputs.read_results_csv(out)
+    assert list(table[0].keys())[-1] == "jitter", list(table[0].keys())
+    bw = "machine.memory.hbm.bandwidth"
+    # base, x0.8, x0.99, x1.01 (bandwidth's jitter), 2 movers (an absolute value: no jitter); two paths each.
+    assert [(r["point"], r[bw], r["jitter"]) for r in table if r["path"] == "tdm"] == [
+        ("0", "", "no"), ("1", "x0.8", "no"), ("2", "x0.99", "yes"), ("3", "x1.01", "yes"), ("4", "", "no")], table
+    speedup = {}
+    for r in table:
+        speedup.setdefault(r["point"], {})[r["path"]] = float(r["total_us"])
+    speedup = {p: t["software"] / t["tdm"] for p, t in speedup.items()}
+    floor = max(abs(speedup[p] - speedup["0"]) for p in ("2", "3"))
+    ranking = json.load(open(os.path.join(out, "sensitivity.json")))
+    assert close(ranking["noise_floor"], floor, 1e-6), (ranking["noise_floor"], floor)
+    print(f"jitter rows marked (points 2, 3); noise floor {floor:.4f} from their speedups")
+
+
 def main():
     tdmsim, mode, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -180,6 +213,8 @@ def main():
         stats(tdmsim, work)
     elif mode == "bands":
         bands(tdmsim, work)
+    elif mode == "jitter":
+        jitter(tdmsim, work)
     elif mode == "sensitivity":
         sensitivity(tdmsim, work, sys.argv[4])
     else:

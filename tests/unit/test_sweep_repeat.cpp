@@ -196,6 +196,12 @@ TEST_CASE("oat jitter: factor axes also run at x(1 - J) and x(1 + J), after thei
         std::vector<std::pair<std::string, std::string>>{{"machine.compute.clock", "x0.99"}});
   CHECK(point_values(spec, points[4]) ==
         std::vector<std::pair<std::string, std::string>>{{"machine.compute.clock", "x1.01"}});
+  // The jitter points: clock's x0.99 / x1.01 (3, 4) and bandwidth's (8, 9); not the base, nor the file's values.
+  std::vector<std::uint64_t> jittered;
+  for (const auto& p : points) {
+    if (jitter_point(spec, p)) jittered.push_back(p.index);
+  }
+  CHECK(jittered == std::vector<std::uint64_t>{3, 4, 8, 9});
   std::vector<ResolvedPoint> r;
   resolve_all_points(loader, sweep, points, [&](const SweepPoint&, const ResolvedPoint& p) { r.push_back(p); });
   REQUIRE(r.size() == 12);

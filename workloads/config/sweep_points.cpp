@@ -140,6 +140,14 @@ std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& s
   return out;
 }
 
+bool jitter_point(const SweepSpec& s, const SweepPoint& p) {
+  for (std::size_t a = 0; a < s.axes.items.size(); ++a) {
+    const std::uint32_t c = p.choice.at(a);
+    if (c != kAxisAtBase && c >= s.axes.items[a].own_values()) return true;
+  }
+  return false;
+}
+
 template <class S>
 const Loaded<S>* PointResolver::load_ref(const std::string& ref, SpecKind kind, const Location& at,
                                          const std::string& key, Diagnostics& diags) const {

@@ -41,6 +41,10 @@ const Location& value_location(const SweepAxis& axis, std::uint32_t choice);
 std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& sweep,
                                                                const SweepPoint& point);
 
+// Whether the point runs one of its axis's `jitter` values (mode oat,
+// SweepAxis::jitter_values): a noise-floor point, not one of the file's values.
+bool jitter_point(const SweepSpec& sweep, const SweepPoint& point);
+
 // A point applied to the sweep's base: what `tdmsim run` would simulate.
 struct ResolvedPoint {
   ResolvedScenario scenario;
