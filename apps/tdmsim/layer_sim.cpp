@@ -113,16 +113,7 @@ PathRun path_run_from_json(Json& j) {
   return r;
 }
 
-PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
-                 const MachineSpec& m, const std::string& path,
-                 const sim::programs::DescriptorBytes* descriptors) {
-  const auto before = gpu.stats().snapshot();
-  sim::programs::MoeKernels k = path == "tdm" ? sim::programs::tdm_moe(as, p, m, descriptors)
-                                              : sim::programs::software_moe(as, p, m);
-  PathRun r;
-  r.path = path;
-  r.stages = k.stage;
-  r.descriptors = sim::programs::descriptor_bytes(k);
+void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& p, const MachineSpec& m) {
   // A gate/up kernel said to hold more workgroups a CU than the CU's wave
   // slots allow (kernel.gate_up_workgroups_per_cu, or a tuned row's assembly
   // kernel name): the count would change nothing, so it is refused.
@@ -187,6 +178,19 @@ PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
     throw sim::NotSimulatable(fmt::format("kernel {} does not fit on a CU of machine {}: it {}; {}", kernel.name,
                                           m.name, why, hint));
   }
+}
+
+PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
+                 const MachineSpec& m, const std::string& path,
+                 const sim::programs::DescriptorBytes* descriptors) {
+  const auto before = gpu.stats().snapshot();
+  sim::programs::MoeKernels k = path == "tdm" ? sim::programs::tdm_moe(as, p, m, descriptors)
+                                              : sim::programs::software_moe(as, p, m);
+  PathRun r;
+  r.path = path;
+  r.stages = k.stage;
+  r.descriptors = sim::programs::descriptor_bytes(k);
+  check_kernels_fit(k, p, m);
   const auto floor = sim::programs::moe_floor(p, m);
   r.timings = gpu.run(k.kernels, sim::stall_limit(m, floor.seconds(), k.kernels));
   r.stats_json = gpu.stats().to_json_text(&before);

@@ -34,6 +34,12 @@ struct PathRun {
   sim::programs::DescriptorBytes descriptors;  // TDM path: the encoded descriptors the unit fetched
 };
 
+// Throws sim::NotSimulatable, naming the scenario keys or the kernel.config
+// row that chose it, if a kernel of `k` does not fit on a CU of `m` or the
+// gate/up kernel is said to hold more workgroups a CU than its wave slots
+// allow. run_path checks so; the sweep checks every point so before any runs.
+void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& p, const MachineSpec& m);
+
 // Runs `path` ("software" or "tdm") of plan `p` on `gpu` with fresh buffers.
 // Throws std::logic_error if the prediction is below the physical floor,
 // sim::NotSimulatable if a kernel does not fit on a CU (naming the tiles),

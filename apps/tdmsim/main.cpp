@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
 #include <system_error>
 
 #include <CLI/CLI.hpp>
@@ -27,6 +28,32 @@
 
 namespace {
 
+// CLI11 reports a mistyped command (`tdmsim frob`, `tdmsim config frob`) as
+// "A subcommand is required": this names the word instead, and the commands
+// there are. Empty where the arguments' commands all exist (options are left
+// to CLI11).
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return {};
+    const auto subs = at->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty()) return {};
+    CLI::App* next = nullptr;
+    std::string names;
+    for (CLI::App* s : subs) {
+      if (s->check_name(word)) next = s;
+      if (!s->get_group().empty()) names += (names.empty() ? "" : ", ") + s->get_name();
+    }
+    if (next == nullptr) {
+      return "unknown command '" + word + "'" + (at == &app ? "" : " of '" + at->get_name() + "'") + " (commands: " +
+             names + "; --help lists them)";
+    }
+    at = next;
+  }
+  return {};
+}
+
 int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
   using namespace tdmsim::cli;
   CLI::App app{"tdmsim: MoE layers on AMD Instinct-class GPUs, emulated, simulated and "
@@ -43,6 +70,12 @@ int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
   add_collective_command(app, result);
   add_run_command(app, result);
   add_sweep_commands(app, result);
+  app.footer("Exit codes: 0 success, 1 failure (a run-time or internal error), 2 bad input (a file, key or "
+             "argument; nothing is written).");
+  if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+    std::cerr << "tdmsim: error: " << unknown << "\n";
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

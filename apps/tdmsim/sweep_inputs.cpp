@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
 #include "apps/tdmsim/serving_queue.h"
 #include "descriptors/plan/moe_plan.h"
@@ -66,7 +67,9 @@ void check_runnable(const config::ResolvedPoint& point) {
   const MachineSpec& m = point.scenario.machine.spec;
   for (const auto& path : point.paths) {
     sim::AddressSpace as;
-    (void)(path == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m));
+    // Kernels a CU cannot hold are refused here, before any point runs, as
+    // `tdmsim run` refuses them (a point failing at run time would be lost).
+    check_kernels_fit(path == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m), p, m);
   }
 }
 

@@ -58,8 +58,9 @@ std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& poin
 std::string point_inputs_hash(const config::ResolvedPoint& point, FileHashes& files);
 
 // The checks `tdmsim run` does before simulating: builds the plan (reading a
-// routing trace) and each path's kernels and TDM descriptors. Throws
-// config::ConfigError (a trace's problems, at its line) or another exception.
+// routing trace) and each path's kernels and TDM descriptors, and checks that
+// a CU holds each kernel (check_kernels_fit). Throws config::ConfigError (a
+// trace's problems, at its line) or another exception.
 void check_runnable(const config::ResolvedPoint& point);
 
 // Resolves and checks every point (config::resolve_all_points, then

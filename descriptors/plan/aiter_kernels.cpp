@@ -72,7 +72,9 @@ AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uin
                              std::uint64_t{block_m} * n_per_block * kFp32 / threads / 4 * halves;
   AiterGemmResources r;
   r.lds_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(buffers * std::max(a_tile, c_shuffle), UINT32_MAX));
-  r.vgprs_per_thread = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((regs + 7) / 8 * 8, 8, 512));
+  // Not capped at the 512 registers a wave can address: a tile whose estimate
+  // is beyond them is one no CU holds, and the fit check refuses it so.
+  r.vgprs_per_thread = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((regs + 7) / 8 * 8, 8, UINT32_MAX / 8 * 8));
   return r;
 }
 

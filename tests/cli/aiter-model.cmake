@@ -25,11 +25,17 @@ add_test(NAME aiter_model.lds_buffers_too_large_exit_2
                  -DEXPECT_RC=2 "-DEXPECT_STDERR=kernel moe_down does not fit.*LDS.*set kernel.down_lds_buffers 1"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 # kernel.gate_up_workgroups_per_cu above what the CU's wave slots hold (10 of 256 threads on
-# MI300X) would change nothing: refused, exit 2, nothing written (docs/moe-plan.md).
+# MI300X) would change nothing: refused at the key, exit 2, nothing written (docs/moe-plan.md).
 add_test(NAME aiter_model.workgroups_per_cu_above_wave_slots_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/workgroups-per-cu-12-mi300x.yaml\;--output\;${CMAKE_CURRENT_BINARY_DIR}/wg12-out
-                 -DEXPECT_RC=2 "-DEXPECT_STDERR=kernel.gate_up_workgroups_per_cu says kernel moe_gate_up holds 12 workgroups a CU, but a CU of machine mi300x holds at most 10 of 256 threads"
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=workgroups-per-cu-12-mi300x.yaml:10:30: kernel.gate_up_workgroups_per_cu: 12 workgroups a CU, but a CU of machine mi300x holds at most 10 of 256 threads"
                  -DMUST_NOT_EXIST=${CMAKE_CURRENT_BINARY_DIR}/wg12-out -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+# A tile whose CK register estimate no CU holds (about 3100 registers a thread against the 512
+# a wave can address) is refused, not run at a capped register count.
+add_test(NAME aiter_model.tile_beyond_registers_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/gate-up-tile-beyond-registers-mi300x.yaml\;--output\;${CMAKE_CURRENT_BINARY_DIR}/regs-out
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=kernel moe_gate_up does not fit on a CU of machine mi300x: it needs [0-9]+KiB of vector registers.*kernel.gate_up_tile"
+                 -DMUST_NOT_EXIST=${CMAKE_CURRENT_BINARY_DIR}/regs-out -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 # Any AITER tuned table predicted (validation/calibration/aiter_tuned.py), on made-up
 # fixtures: AITER's own column layout with rows that cannot be simulated (each kept, with
 # why), the same stage times as aiter_mi355x.py, --machine, malformed input (exit 2), and

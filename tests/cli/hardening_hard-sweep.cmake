@@ -19,6 +19,10 @@ add_test(NAME sweep.point_that_cannot_run_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;sweep\;${HSWEEP_DATA}/trace_too_short.yaml\;--output\;${HSWEEP_WORK}/short
                  -DEXPECT_RC=2 -DEXPECT_STDERR=trace_too_short.yaml:7:[0-9]+:.axes.scenario.tokens:.point.1..scenario.tokens=32.:.*mixtral-8x7b-16tok.trace:21:
                  -DMUST_NOT_EXIST=${HSWEEP_WORK}/short -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME sweep.kernel_that_does_not_fit_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;sweep\;${HSWEEP_DATA}/tile_does_not_fit.yaml\;--output\;${HSWEEP_WORK}/fit
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=tile_does_not_fit.yaml:8:[0-9]+:.axes.scenario.kernel.gate_up_tile:.point.1.*does.not.fit.on.a.CU.*LDS
+                 -DMUST_NOT_EXIST=${HSWEEP_WORK}/fit -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 add_test(NAME sweep.grid_over_limit_fails_fast
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;sweep\;${CMAKE_CURRENT_SOURCE_DIR}/data/bad/sweeps/grid_too_many_points.yaml\;--output\;${HSWEEP_WORK}/grid
                  -DEXPECT_RC=2 -DEXPECT_STDERR=exceeds.the.limit.of.100000.points

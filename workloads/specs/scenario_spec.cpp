@@ -333,6 +333,22 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
                std::string(config::enum_name(machine.isa)) + " (use source tdmsim)",
            {"machine"});
   }
+  // An assembly stage-1 kernel said to hold more workgroups a CU than the
+  // CU's wave slots allow: the count would change nothing, so it is refused
+  // here, at the key (a tuned row's name is checked when its kernels are
+  // built: apps/tdmsim/layer_sim.cpp check_kernels_fit).
+  if (const std::uint32_t n = s.kernel.gate_up_workgroups_per_cu; n != 0 && s.kernel.config.empty()) {
+    // AITER's gate/up tiles, the default ones included, run 256 threads.
+    const std::uint32_t threads = s.kernel.gate_up_tile.is_auto() ? 256 : s.kernel.gate_up_tile.threads;
+    const std::uint32_t slots = machine.compute.occupancy(threads, 0, 0).workgroups;
+    if (n > slots) {
+      c.fail("kernel.gate_up_workgroups_per_cu",
+             str(n) + " workgroups a CU, but a CU of machine " + machine.name + " holds at most " + str(slots) +
+                 " of " + str(threads) + " threads (simds_per_cu x wave_slots_per_simd = " +
+                 str(std::uint64_t{machine.compute.simds_per_cu} * machine.compute.wave_slots_per_simd) + " waves)",
+             {"machine"});
+    }
+  }
   if (std::uint64_t(s.tokens) * model.top_k > (std::uint64_t(1) << 31)) {
     c.fail("tokens", "tokens x top_k exceeds 2^31 routed rows (32-bit sorted token ids)");
   }
