@@ -255,6 +255,11 @@ def waterfall(summary_path, a):
     if not isinstance(tvs, dict):
         fail(f"{summary_path} has no tdm_vs_software: run both paths (tdmsim run --path both "
              "on a machine with a tdm: section)")
+    if "serving" in summary and "software_us" not in tvs:
+        # A request stream's run compares latencies, not one layer's causes.
+        fail(f"{summary_path} is a request stream's run (serving:): its tdm_vs_software holds latency ratios, "
+             "not a layer's causes, so there is no waterfall to draw; plot a single-layer run "
+             "(docs/serving.md lists the stream's figures)")
     try:
         sw, tdm = float(tvs["software_us"]), float(tvs["tdm_us"])
         causes = [(c["label"], float(c["delta_us"])) for c in tvs["causes"]]

@@ -156,9 +156,12 @@ Json tdm_vs_software(const PathCauses& software, const PathCauses& tdm) {
 void print_tdm_vs_software(const Json& j) {
   fmt::print("TDM - software: {:+.2f} us ({:.2f} -> {:.2f} us), by cause:\n", j["delta_us"].get<double>(),
              j["software_us"].get<double>(), j["tdm_us"].get<double>());
-  fmt::print("  {:<44} {:>10} {:>10} {:>10}\n", "cause", "software", "tdm", "delta us");
+  // The label column as wide as the longest label, so every row lines up.
+  std::size_t w = 5;
+  for (const auto& c : j["causes"]) w = std::max(w, c["label"].get_ref<const std::string&>().size());
+  fmt::print("  {:<{}} {:>10} {:>10} {:>10}\n", "cause", w, "software", "tdm", "delta us");
   for (const auto& c : j["causes"]) {
-    fmt::print("  {:<44} {:>10.2f} {:>10.2f} {:>+10.2f}\n", c["label"].get<std::string>(),
+    fmt::print("  {:<{}} {:>10.2f} {:>10.2f} {:>+10.2f}\n", c["label"].get<std::string>(), w,
                c["software_us"].get<double>(), c["tdm_us"].get<double>(), c["delta_us"].get<double>());
   }
 }

@@ -377,6 +377,12 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
     if (!topts->format.empty()) {
       const auto& f = topts->format;
       format = plan::aiter_format(f[0], f[1], f[2]);
+      if (!format) {
+        std::cerr << "Error: --format " << f[0] << " " << f[1] << " " << f[2]
+                  << ": not a format AITER's tables name (tdmsim config aiter-format says why)\n";
+        result.exit_code = kExitBadInput;
+        return;
+      }
     }
     if (topts->one_stage && topts->stage != 1) {
       std::cerr << "Error: --one-stage reads the stage-1 column (a 1-stage row's stage-2 name is not run)\n";

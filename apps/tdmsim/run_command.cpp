@@ -69,8 +69,8 @@ void print_summary(const config::ResolvedScenario& sc, const plan::MoePlan& p,
     return n;
   };
   const auto& s = p.shape;
-  fmt::print("{} on {}: {} tokens of {}, E={} (local {}) top-{}{}, H={} I={} {}\n",
-             sc.scenario.spec.name, sc.machine.spec.name, s.tokens, sc.model.spec.name,
+  fmt::print("{} on {}: {} token{} of {}, E={} (local {}) top-{}{}, H={} I={} {}\n",
+             sc.scenario.spec.name, sc.machine.spec.name, s.tokens, s.tokens == 1 ? "" : "s", sc.model.spec.name,
              s.experts_total, s.experts_local, s.top_k,
              s.shared > 0 ? fmt::format(" +{} shared", s.shared) : std::string(), s.hidden, s.inter,
              format_name(s));
@@ -314,6 +314,25 @@ PreparedRun prepare_run(const RunOptions& o) {
   return r;
 }
 
+// The name --write-descriptors gives inside --output's folder (a file right
+// in it), or empty where it names a file elsewhere (or either is not given).
+// One of the folder's own files, or a file below a subfolder of it, is refused.
+std::string descriptors_in_output(const RunOptions& o) {
+  if (o.write_descriptors.empty() || o.output.empty()) return {};
+  const fs::path dir = fs::absolute(o.output).lexically_normal();
+  const fs::path file = fs::absolute(o.write_descriptors).lexically_normal();
+  const fs::path rel = file.lexically_relative(dir);
+  if (rel.empty() || *rel.begin() == "..") return {};
+  const std::string name = rel.string();
+  if (rel.has_parent_path() || name == "." || name == "summary.json" || name == "stats.json" ||
+      name == "config.json" || name == "trace.json") {
+    throw BadInput(fmt::format("--write-descriptors {}: inside --output {}, give a file name of its own right in "
+                               "the folder (not summary.json, stats.json, config.json or trace.json), or a path "
+                               "outside it", o.write_descriptors, o.output));
+  }
+  return name;
+}
+
 // One process: every GPU of an expert-parallel layer in a child of this one.
 int run_local(const RunOptions& o) {
   const auto wall0 = std::chrono::steady_clock::now();
@@ -322,7 +341,11 @@ int run_local(const RunOptions& o) {
   const MachineSpec& m = sc.machine.spec;
   const std::vector<std::string>& paths = prepared.paths;
   const std::string& not_run = prepared.not_run;
-  if (!o.write_descriptors.empty()) check_output_file(o.write_descriptors, o.force);
+  // --write-descriptors inside --output's folder goes into that folder as it
+  // is staged (written with the rest, or not at all); anywhere else, a file
+  // of its own.
+  const std::string in_output = descriptors_in_output(o);
+  if (!o.write_descriptors.empty() && in_output.empty()) check_output_file(o.write_descriptors, o.force);
   sim::programs::DescriptorBytes given;
   if (!o.descriptors.empty()) given = read_descriptor_stream(o.descriptors, sc);
   std::unique_ptr<StagedDir> dir;
@@ -429,7 +452,7 @@ int run_local(const RunOptions& o) {
     for (const auto& r : detail) {
       for (const auto& d : r.descriptors) bytes.append(reinterpret_cast<const char*>(d.data()), d.size());
     }
-    util::write_file_atomic(o.write_descriptors, bytes);
+    util::write_file_atomic(in_output.empty() ? fs::path(o.write_descriptors) : dir->file(in_output), bytes);
     if (!o.quiet) fmt::print("\nwrote {} ({} bytes)\n", o.write_descriptors, bytes.size());
   }
   if (dir) {
@@ -519,6 +542,9 @@ int run_tenants_command(const RunOptions& o, const MpiSession& mpi) {
 }
 
 int run_command(const RunOptions& o) {
+  // The trace is written into the output folder: without one it would be
+  // recorded (memory, time) and dropped.
+  if (o.trace && o.output.empty()) throw BadInput("--trace needs --output: the trace is written there as trace.json");
   const MpiSession mpi;  // active when started by mpirun
   if (is_tenants_file(o.scenario)) return run_tenants_command(o, mpi);
   if (mpi.size() > 1) return run_on_ranks(o, mpi);

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "apps/tdmsim/output_dir.h"
 #include "isa/matrix_table.h"
@@ -213,7 +214,22 @@ void add_sim_commands(CLI::App& app, CommandResult& result) {
   mb->add_flag("--force", o->force, "replace an existing output folder");
   mb->add_flag("--trace", o->trace, "record a Perfetto/Chrome trace (trace.json)");
   mb->add_flag("-q,--quiet", o->quiet, "print nothing on success");
-  mb->callback([o, &result] { run_microbench(*o, result); });
+  mb->callback([o, mb, &result] {
+    // An option of another kind would be read by nothing: refused, as a
+    // misspelt one is.
+    const std::pair<const char*, std::vector<std::string>> only[] = {
+        {"--bytes", {"copy", "read"}}, {"--footprint", {"chase"}}, {"--stride", {"chase"}}, {"--hops", {"chase"}},
+        {"--M", {"gemm"}},           {"--N", {"gemm"}},         {"--K", {"gemm"}},       {"--dtype", {"gemm"}}};
+    for (const auto& [opt, kinds] : only) {
+      if (mb->count(opt) == 0 || std::find(kinds.begin(), kinds.end(), o->kind) != kinds.end()) continue;
+      throw CLI::ValidationError(opt, fmt::format("is for microbench {} only; {} does not use it",
+                                                  fmt::join(kinds, " and "), o->kind));
+    }
+    if (o->trace && o->output.empty()) {
+      throw CLI::ValidationError("--trace", "needs --output: the trace is written there as trace.json");
+    }
+    run_microbench(*o, result);
+  });
 }
 
 }  // namespace tdmsim::cli

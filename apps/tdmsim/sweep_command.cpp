@@ -466,6 +466,10 @@ int sweep_command(const SweepOptions& o) {
     if (ranked) {
       fmt::print("parameters ranked by their effect on the TDM speedup: {} (tdmsim plot {} --output tornado.png)\n",
                  (dir / "sensitivity.csv").string(), (dir / "sensitivity.csv").string());
+    } else if (p.sweep.sweep.spec.mode == SweepMode::oat && failures.empty()) {
+      // (Its jitter, if any, measured a floor for a ranking that is not written.)
+      fmt::print("no sensitivity.csv: the ranking needs both paths at every point, and some point ran one "
+                 "(a machine without a tdm: section)\n");
     }
   }
   if (!failures.empty()) {

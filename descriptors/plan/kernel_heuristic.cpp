@@ -583,6 +583,11 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
                ? fmt::format("; split_k {} ({})", k.split_k, fixed_by)
                : fmt::format("; split_k {} ({} asked {}, limited to the {} K tiles)",
                              k.split_k, fixed_by, requested.split_k, k_tiles);
+  } else if (requested.gate_up_workgroups_per_cu != 0) {
+    // The key describes an assembly stage-1 kernel, which runs unsplit, as a
+    // table row naming one does (a split_k above 1 beside it is refused).
+    k.split_k = 1;
+    why += "; split_k 1 (an assembly stage 1 runs unsplit: kernel.gate_up_workgroups_per_cu)";
   } else if (grid * 4 <= cus) {
     const auto fill = static_cast<std::uint32_t>(cus / grid);
     k.split_k = std::min({floor_pow2(fill), 8u, floor_pow2(k_tiles)});

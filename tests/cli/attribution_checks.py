@@ -122,6 +122,13 @@ def check_plot_needs_both(scenario):
     r = tdmsim(["plot", out, "--output", png], expect=2)
     assert "has no tdm_vs_software" in r.stderr, r.stderr
     assert not os.path.exists(png)
+    # A request stream's run compares latencies: said so, not a KeyError.
+    serving = os.path.join(tdmsimtools.ROOT, "workloads", "scenarios", "qwen3-30b-a3b-serving-mi500x-tdm.yaml")
+    out = os.path.join(WORK, "serving")
+    tdmsim(["run", serving, "--quiet", "--output", out, "--force"])
+    r = tdmsim(["plot", out, "--output", png], expect=2)
+    assert "is a request stream's run" in r.stderr and "no waterfall" in r.stderr, r.stderr
+    assert not os.path.exists(png)
 
 
 def us_of(text):

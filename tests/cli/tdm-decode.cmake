@@ -1,7 +1,8 @@
 # ---- the descriptor-driven TDM unit (issue #21 part 1; tests/cli/tdm_decode_checks.py):
 # a stream written by `run --write-descriptors` and read back with `--descriptors`
 # gives a byte-identical summary.json (the scenario's layer, a 1-stage one, a split-K one); a corrupt or
-# disagreeing stream exits 2 with its byte offset and writes nothing; a sweep over
+# disagreeing stream exits 2 with its byte offset and writes nothing; a stream written
+# inside the run's --output folder is written with it; a sweep over
 # every policy, custom included, completes.
 set(TDMDEC_WORK ${CMAKE_CURRENT_BINARY_DIR}/tdm-decode)
 set(TDMDEC_PY ${CMAKE_CURRENT_SOURCE_DIR}/cli/tdm_decode_checks.py)
@@ -16,6 +17,8 @@ add_test(NAME tdm.descriptors_corrupt_exit_2
          COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK} corrupt ${TDMDEC_SCENARIO})
 add_test(NAME tdm.descriptors_disagree_exit_2
          COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK} disagree ${TDMDEC_SCENARIO})
+add_test(NAME tdm.descriptors_written_in_output_folder
+         COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK} in_output ${TDMDEC_SCENARIO})
 add_test(NAME tdm.sweep_all_policies
          COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK} policies ${TDMDEC_SCENARIO})
 add_test(NAME tdm.descriptors_need_tdm_path_exit_2

@@ -12,6 +12,10 @@
                                      scenario_mismatch at the layer's tokens field (byte 76)
   policies SCENARIO                  a sweep over every tdm.default_policy, custom included,
                                      completes every point
+  in_output SCENARIO                 --write-descriptors inside a new --output folder: written
+                                     there with the run's files (the same bytes as elsewhere),
+                                     again with --force; one of the folder's own names exits 2
+                                     and writes nothing
 
 Usage: tdm_decode_checks.py TDMSIM WORKDIR MODE SCENARIO [KEY=VALUE...]"""
 import json
@@ -123,9 +127,26 @@ def policies(scenario):
     print(f"TDM total_us by policy: {tdm}")
 
 
+def in_output(scenario):
+    stream = write_stream(scenario, "outside")
+    out = os.path.join(WORK, "run")
+    inside = os.path.join(out, "stream.tdmm")
+    for extra in ([], ["--force"]):
+        tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--output", out, "--write-descriptors", inside, *extra])
+        assert sorted(os.listdir(out)) == ["config.json", "stats.json", "stream.tdmm", "summary.json"], os.listdir(out)
+        assert open(inside, "rb").read() == open(stream, "rb").read(), "the stream differs from one written elsewhere"
+    bad = os.path.join(WORK, "bad")
+    r = tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--output", bad, "--write-descriptors",
+                os.path.join(bad, "summary.json")], expect=2)
+    assert "give a file name of its own" in r.stderr, r.stderr
+    assert not os.path.exists(bad), "output folder written"
+    print("stream written inside the output folder, with and without --force; summary.json refused")
+
+
 TDMSIM, WORK, MODE, SCENARIO = sys.argv[1:5]
 shutil.rmtree(os.path.join(WORK, MODE), ignore_errors=True)
 WORK = os.path.join(WORK, MODE)
 os.makedirs(WORK)
 {"round_trip": lambda: round_trip(SCENARIO, sys.argv[5:]), "corrupt": lambda: corrupt(SCENARIO),
- "disagree": lambda: disagree(SCENARIO), "policies": lambda: policies(SCENARIO)}[MODE]()
+ "disagree": lambda: disagree(SCENARIO), "policies": lambda: policies(SCENARIO),
+ "in_output": lambda: in_output(SCENARIO)}[MODE]()

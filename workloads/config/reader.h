@@ -116,7 +116,10 @@ class Reader {
                    T& out) {
     if (!node.IsScalar()) {
       error(node, path,
-            "expected a " + std::string(ValueTraits<T>::type_name) + ", got " + node_kind(node));
+            std::string(ValueTraits<T>::type_name.starts_with('i') || ValueTraits<T>::type_name.starts_with('e')
+                            ? "expected an "
+                            : "expected a ") +
+                std::string(ValueTraits<T>::type_name) + ", got " + node_kind(node));
       return false;
     }
     auto parsed = ValueTraits<T>::parse(scalar_text(node));

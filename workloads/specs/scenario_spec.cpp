@@ -179,6 +179,11 @@ void check(const ScenarioSpec& s, config::Checker& c) {
       c.fail("kernel.gate_up_workgroups_per_cu",
              "describes an assembly stage-1 kernel, which has no CK pipeline: give it or "
              "kernel.gate_up_lds_buffers, not both", {"kernel.gate_up_lds_buffers"});
+    } else if (k.split_k > 1) {
+      // AITER's fused_moe.py calls its assembly stage 1 without ksplit.
+      c.fail("kernel.gate_up_workgroups_per_cu",
+             "describes an assembly stage-1 kernel, which runs unsplit: give it or kernel.split_k above 1, "
+             "not both", {"kernel.split_k"});
     }
   }
   if (!k.gate_up_tile.is_auto() && !k.down_tile.is_auto() && k.gate_up_tile.m != k.down_tile.m) {
