@@ -218,9 +218,14 @@ def tornado(rows, a):
             ax.barh(i, s_ - base, left=base, color=shade, height=0.6, label=label)
         if mn < min(ls, hs) or mx > max(ls, hs):  # values between low and high reach further
             ax.plot([mn, mx], [i, i], color="black", linewidth=0.8)
-        for v, s in ((lv, ls), (hv, hs)):
-            ax.annotate(v, (s, i), xytext=(3 if s >= base else -3, 0), textcoords="offset points",
-                        ha="left" if s >= base else "right", va="center", fontsize=7)
+        # The values' names beyond the bars' ends; two on one side of the base share one
+        # label at the farther end, farther value first (apart, short bars' names overlap).
+        for side in (True, False):
+            pairs = ((lv, ls),) if (lv, ls) == (hv, hs) else ((lv, ls), (hv, hs))  # an axis of one value
+            on = sorted(((v, s) for v, s in pairs if (s >= base) == side), key=lambda vs: -abs(vs[1] - base))
+            if on:
+                ax.annotate(", ".join(v for v, _ in on), (on[0][1], i), xytext=(3 if side else -3, 0),
+                            textcoords="offset points", ha="left" if side else "right", va="center", fontsize=7)
     ax.axvline(base, color="grey", linewidth=0.8, linestyle="--")
     if noise is not None:
         ax.axvspan(base - noise, base + noise, color="grey", alpha=0.15, linewidth=0,
@@ -232,10 +237,14 @@ def tornado(rows, a):
     ax.grid(True, axis="x", alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda k: labels[k])
-    ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=8, loc="lower right")
+    # Below everything, in a strip of its own: inside the axes it covered the labels of the
+    # bottom rows.
+    height = fig.get_size_inches()[1]
+    fig.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=8, loc="lower center",
+               ncol=len(order), frameon=False)
     if a.title:
         ax.set_title(a.title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.35 / height, 1, 1))
     save_whole(fig, a.output)
     print(f"wrote {a.output}")
 
@@ -305,28 +314,33 @@ def waterfall(summary_path, a):
         ax.legend(list(seen.values()), list(seen.keys()), fontsize=8, loc="upper center",
                   bbox_to_anchor=(0.5, -0.14), ncol=len(seen), frameon=False)
     speed = f", TDM speedup {sw / tdm:.2f}x" if tdm > 0 else ""
-    ax.set_title(a.title or f"{summary.get('scenario', '')} on {summary.get('machine', '')}{speed}", fontsize=10)
+    # Right-aligned over the bars: the long cause names push the axes right, and a centred
+    # title of a long scenario name ran off the figure.
+    ax.set_title(a.title or f"{summary.get('scenario', '')} on {summary.get('machine', '')}{speed}", fontsize=10,
+                 loc="right")
     fig.tight_layout()
     save_whole(fig, a.output)
     print(f"wrote {a.output}")
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    # `tdmsim plot` runs this script: its usage line names the command users type.
+    ap = argparse.ArgumentParser(prog=os.environ.get("TDMSIM_PLOT_PROG", "plot_sweep.py"),
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("results", help="results.csv of tdmsim sweep, the sensitivity.csv of a mode: oat sweep, "
                     "or a tdmsim run --path both output folder (or its summary.json): a waterfall of the causes")
     ap.add_argument("--x", help="x-axis column (results.csv)")
-    ap.add_argument("--y", default="total_us")
+    ap.add_argument("--y", default="total_us", help="y-axis column (results.csv; default total_us)")
     ap.add_argument("--hue", help="one line per value of this column")
     ap.add_argument("--facet", help="one panel per value of this column")
     ap.add_argument("--speedup", action="store_true", help="y = software time / TDM time")
     ap.add_argument("--output", "-o", required=True, help="figure file (.png, .svg, .pdf)")
     ap.add_argument("--force", action="store_true", help="replace an existing --output file")
-    ap.add_argument("--title")
-    ap.add_argument("--logx", action="store_true")
-    ap.add_argument("--linx", action="store_true")
-    ap.add_argument("--logy", action="store_true")
-    ap.add_argument("--liny", action="store_true")
+    ap.add_argument("--title", help="figure title (default: what is plotted)")
+    ap.add_argument("--logx", action="store_true", help="log-scale x axis (default: log where the values span a factor of 16 or more)")
+    ap.add_argument("--linx", action="store_true", help="linear x axis")
+    ap.add_argument("--logy", action="store_true", help="log-scale y axis (default as for x)")
+    ap.add_argument("--liny", action="store_true", help="linear y axis")
     a = ap.parse_args()
     check_output(a.output, a.force)
     if os.path.isdir(a.results):

@@ -155,7 +155,7 @@ bool writes_file(const std::string& output) { return !output.empty() && output !
 
 void emit(const std::string& text, const std::string& output) {
   if (!writes_file(output)) std::cout << text;
-  else util::write_file_atomic(output, text);
+  else write_output_file(output, text);
 }
 
 }  // namespace

@@ -35,8 +35,7 @@ int write_example(const DescribeOptions& o, std::ostream& out, std::ostream& err
   const AnyDescriptor d = o.example == "moe" ? AnyDescriptor{format::example_moe_descriptor()}
                                              : AnyDescriptor{format::example_tensor_file()};
   const std::vector<std::byte> bytes = format::encode_any(d);
-  util::write_file_atomic(
-      o.output, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  write_output_file(o.output, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   out << fmt::format("wrote {} ({} bytes): example {}\n", o.output, bytes.size(), kind_name(d));
   return kExitOk;
 }
@@ -104,7 +103,7 @@ int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err)
     if (o.output.empty() || o.output == "-")
       out << text;
     else
-      util::write_file_atomic(o.output, text);
+      write_output_file(o.output, text);
     return kExitOk;
   } catch (const BadInput& e) {
     err << "tdmsim describe: " << e.what() << "\n";

@@ -288,8 +288,26 @@ void check_output_file(const fs::path& path, bool force) {
   if (fs::exists(st) && !force) {
     throw BadInput("output file " + path.string() + " already exists (use --force to replace it)");
   }
+  // Its folder is made when the file is written (write_output_file), not now:
+  // a command refused after this check leaves nothing behind. Here, that it
+  // can be: the nearest folder that exists is one this process may write in.
+  fs::path existing = fs::absolute(parent_of(path), ec);
+  while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path()) {
+    existing = existing.parent_path();
+  }
+  if (!fs::is_directory(existing, ec)) {
+    throw BadInput("cannot use output folder " + parent_of(path).string() + ": " + existing.string() +
+                   " is not a folder");
+  }
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    throw_output_error("cannot write in folder " + existing.string(), std::error_code(errno, std::generic_category()));
+  }
+  if (fs::exists(parent_of(path), ec)) remove_stale_siblings(path, ".tmp.");
+}
+
+void write_output_file(const fs::path& path, std::string_view bytes) {
   prepare_parent(parent_of(path));
-  remove_stale_siblings(path, ".tmp.");
+  util::write_file_atomic(path, bytes);
 }
 
 StdoutGuard::StdoutGuard() : previous_(std::cout.rdbuf(this)) {}

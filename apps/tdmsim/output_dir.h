@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <streambuf>
 #include <string>
+#include <string_view>
 
 namespace tdmsim::cli {
 
@@ -51,8 +52,12 @@ class StagedDir {
 
 // Checks a single output file before anything is computed: BadInput (naming
 // the path) when it exists without `force`, is a folder, or its folder cannot
-// be created or written. Stale `.NAME.tmp.PID` siblings of dead processes go.
+// be created or written. Creates nothing (write_output_file makes the folder).
+// Stale `.NAME.tmp.PID` siblings of dead processes go.
 void check_output_file(const fs::path& path, bool force);
+
+// Writes a file check_output_file passed, atomically, making its folder first.
+void write_output_file(const fs::path& path, std::string_view bytes);
 
 // Checks that everything written to standard output arrived. While it lives,
 // std::cout writes through it into stdio's stdout (the buffer fmt::print also

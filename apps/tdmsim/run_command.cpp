@@ -319,8 +319,13 @@ PreparedRun prepare_run(const RunOptions& o) {
 // One of the folder's own files, or a file below a subfolder of it, is refused.
 std::string descriptors_in_output(const RunOptions& o) {
   if (o.write_descriptors.empty() || o.output.empty()) return {};
-  const fs::path dir = fs::absolute(o.output).lexically_normal();
-  const fs::path file = fs::absolute(o.write_descriptors).lexically_normal();
+  // Through symlinks too (a link to the folder names the same place); neither
+  // need exist yet.
+  std::error_code ec;
+  fs::path dir = fs::weakly_canonical(fs::absolute(o.output), ec);
+  if (ec) dir = fs::absolute(o.output).lexically_normal();
+  fs::path file = fs::weakly_canonical(fs::absolute(o.write_descriptors), ec);
+  if (ec) file = fs::absolute(o.write_descriptors).lexically_normal();
   const fs::path rel = file.lexically_relative(dir);
   if (rel.empty() || *rel.begin() == "..") return {};
   const std::string name = rel.string();
@@ -452,7 +457,11 @@ int run_local(const RunOptions& o) {
     for (const auto& r : detail) {
       for (const auto& d : r.descriptors) bytes.append(reinterpret_cast<const char*>(d.data()), d.size());
     }
-    util::write_file_atomic(in_output.empty() ? fs::path(o.write_descriptors) : dir->file(in_output), bytes);
+    if (in_output.empty()) {
+      write_output_file(o.write_descriptors, bytes);
+    } else {
+      util::write_file_atomic(dir->file(in_output), bytes);
+    }
     if (!o.quiet) fmt::print("\nwrote {} ({} bytes)\n", o.write_descriptors, bytes.size());
   }
   if (dir) {

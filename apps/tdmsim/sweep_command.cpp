@@ -469,7 +469,7 @@ int sweep_command(const SweepOptions& o) {
     } else if (p.sweep.sweep.spec.mode == SweepMode::oat && failures.empty()) {
       // (Its jitter, if any, measured a floor for a ranking that is not written.)
       fmt::print("no sensitivity.csv: the ranking needs both paths at every point, and some point ran one "
-                 "(a machine without a tdm: section)\n");
+                 "(a machine without a tdm: section, or a path axis)\n");
     }
   }
   if (!failures.empty()) {
@@ -483,7 +483,13 @@ int sweep_command(const SweepOptions& o) {
 // The child: one point from stdin, its result as one JSON line on stdout.
 int sweep_point_command() {
   std::string text(std::istreambuf_iterator<char>(std::cin), {});
-  const Json req = Json::parse(text);
+  const Json req = Json::parse(text, nullptr, false);
+  if (!req.is_object() || !req.contains("sweep") || !req["sweep"].is_string() || !req.contains("point") ||
+      !req["point"].is_number_unsigned() || !req.contains("choice") || !req["choice"].is_array()) {
+    // Run by `tdmsim sweep` alone, which writes the request; by hand it is a mistake.
+    throw BadInput("sweep-point is tdmsim sweep's internal worker: it reads a point request (JSON with "
+                   "sweep, point and choice) on stdin; run tdmsim sweep instead");
+  }
   // Die with the sweep: a killed sweep leaves no simulations running.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (req.contains("parent") && ::getppid() != req["parent"].get<pid_t>()) return kExitFailure;
@@ -563,6 +569,7 @@ void add_sweep_commands(CLI::App& app, CommandResult& result) {
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::fflush(stdout);
+    ::setenv("TDMSIM_PLOT_PROG", "tdmsim plot", 1);  // the script's usage line names this command
     ::execvp("python3", argv.data());
     std::cerr << "error: cannot run python3 " << TDMSIM_PLOT_SCRIPT << ": " << std::strerror(errno) << "\n";
     result.exit_code = kExitFailure;

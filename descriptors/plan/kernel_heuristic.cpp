@@ -562,7 +562,8 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   fit_amd_lds(shape, requested, machine, k, why);
   fit_aiter_lds(shape, requested, machine, k, why);
 
-  // Split-K: the 1-stage kernel has none. Otherwise, when the gate/up grid
+  // Split-K: the 1-stage kernel has none, nor AITER's assembly stage 1
+  // (kernel.gate_up_workgroups_per_cu). Otherwise, when the gate/up grid
   // would occupy at most a quarter of the CUs, split K by the largest power
   // of two that fills them, at most 8 (each split adds a partial-sum
   // reduction). Never more splits than K tiles in a split stage, so no split

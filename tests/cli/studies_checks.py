@@ -265,6 +265,21 @@ def jitter_speedups():
     return [p["speedup"] for p in sens_whole()["jitter_points"]]
 
 
+def noise_spread(path, column):
+    """max - min of a results.csv column of one path over workloads/sweeps/tdm-noise-clock.yaml
+    (the whole sweep: 11 engine clocks within 1% of the base)."""
+    if "noise" not in _swept:
+        out = os.path.join(WORK, "noise")
+        shutil.rmtree(out, ignore_errors=True)
+        tdmsimtools.expect_exit(TDMSIM, "sweep", os.path.join(SWEEPS, "tdm-noise-clock.yaml"), "--output", out,
+                                "-j", "2", "--quiet")
+        _swept["noise"] = out
+    values = [float(r[column]) for r in rows(_swept["noise"], path=path)]
+    if len(values) != 11:
+        sys.exit(f"FAILED: {len(values)} {path} rows in the noise sweep, not 11")
+    return max(values) - min(values)
+
+
 EP_PLACEMENT = "ep-placement.yaml"
 EP_REDUNDANCY = "ep-redundancy.yaml"
 
@@ -319,6 +334,11 @@ CHECKS = {
     "routing.speedup_timed_64": lambda: speedup(routing_slice(), router_stage="timed", tokens=64),
     "routing.speedup_given_64": lambda: speedup(routing_slice(), router_stage="given", tokens=64),
     "routing.tdm_kernels_after_router_64": lambda: tdm_kernels(64, "timed") - tdm_kernels(64, "given"),
+    # Where the sensitivity study's noise is (tdm-noise-clock.yaml)
+    "sens.noise_tdm_down_spread": lambda: noise_spread("tdm", "down_us"),
+    "sens.noise_tdm_total_spread": lambda: noise_spread("tdm", "total_us"),
+    "sens.noise_tdm_other_stages_spread": lambda: max(noise_spread("tdm", c) for c in ("routing_us", "gate_up_us")),
+    "sens.noise_sw_gate_up_spread": lambda: noise_spread("software", "gate_up_us"),
     # Expert placement over 8 GPUs (ep-placement.md)
     **{f"ep.{p}_s1_us": (lambda p=p: ep_col(ep_placement_slice(), "total_us", placement=p, zipf_s="1.0"))
        for p in ("contiguous", "round_robin", "load_aware")},

@@ -173,4 +173,8 @@ TEST_CASE("check_output_file: existing file needs --force - folders and bad pare
   CHECK_THROWS_AS(tdmsim::cli::check_output_file(tmp.path, true), BadInput);
   CHECK_THROWS_AS(tdmsim::cli::check_output_file(file / "x.yaml", true), BadInput);
   CHECK_NOTHROW(tdmsim::cli::check_output_file(tmp.path / "new" / "x.yaml", false));
+  // Nothing is made until the file is written: a command refused after the check leaves no folder.
+  CHECK_FALSE(fs::exists(tmp.path / "new"));
+  tdmsim::cli::write_output_file(tmp.path / "new" / "x.yaml", "a: 1\n");
+  CHECK(fs::exists(tmp.path / "new" / "x.yaml"));
 }

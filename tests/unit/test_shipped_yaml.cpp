@@ -7,6 +7,8 @@
 #include <regex>
 #include <set>
 
+#include <unistd.h>
+
 #include "workloads/config/loader.h"
 #include "test_paths.h"
 
@@ -150,4 +152,31 @@ TEST_CASE("every value in a shipped kernel profile names its kind of source", "[
     INFO(f.string() << ":" << n << ": " << line);
     CHECK(std::regex_match(comment, sourced));
   });
+}
+
+TEST_CASE("a file of another kind's folder: named as that kind only where it reads as one", "[shipped][kind]") {
+  const Loader loader({kWorkloads});
+  // A shipped machine file given where a scenario is read: one message, at its first line.
+  try {
+    (void)loader.scenario(kWorkloads / "machines" / "mi300x.yaml");
+    FAIL("a machine file loaded as a scenario");
+  } catch (const ConfigError& e) {
+    REQUIRE(e.diagnostics().size() == 1);
+    CHECK(e.diagnostics()[0].key == "kind");
+    CHECK(e.diagnostics()[0].message.find("this is a machine file") != std::string::npos);
+  }
+  // A scenario with two typos kept in a work folder called models/: its own two errors.
+  const fs::path dir = fs::temp_directory_path() / ("tdmsim-kind-" + std::to_string(::getpid())) / "models";
+  fs::create_directories(dir);
+  const fs::path f = dir / "mine.yaml";
+  std::ofstream(f) << "name: mine\nmachine: mi300x\nmodel: mixtral-8x7b\ntokenz: 64\ndtypo: bf16\n";
+  try {
+    (void)loader.scenario(f);
+    FAIL("a scenario with typos loaded");
+  } catch (const ConfigError& e) {
+    REQUIRE(e.diagnostics().size() == 2);
+    CHECK(e.diagnostics()[0].key == "tokenz");
+    CHECK(e.diagnostics()[1].key == "dtypo");
+  }
+  fs::remove_all(dir.parent_path());
 }

@@ -127,6 +127,22 @@ void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
 
 }  // namespace
 
+bool Loader::reads_as(SpecKind kind, const fs::path& file) const {
+  try {
+    switch (kind) {
+      case SpecKind::machine: (void)machine(file); break;
+      case SpecKind::model: (void)model(file); break;
+      case SpecKind::scenario: (void)scenario(file); break;
+      case SpecKind::sweep: (void)sweep(file); break;
+      case SpecKind::kernel_profile: (void)kernel_profile(file); break;
+      case SpecKind::tenants: (void)tenants(file); break;
+    }
+    return true;
+  } catch (const ConfigError&) {
+    return false;
+  }
+}
+
 SpecKind Loader::kind_of(const fs::path& file) const {
   const YAML::Node root = parse_file(file);
   std::error_code ec;
@@ -168,6 +184,7 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
   // Each file is parsed once, and cycles are found through a set of the
   // chain's identities, so a long chain costs time linear in its length.
   std::vector<std::pair<fs::path, YAML::Node>> pending;
+  std::optional<SpecKind> folder_kind;  // `file` sits in the folder of this other kind
   std::set<fs::path> seen = {identity(file)};
   fs::path current = file;
   while (true) {
@@ -181,6 +198,18 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
       fail_now(location_of(display_path(current), k), "kind",
                "this file is read as a " + std::string(kind_name(kind)) + ", but it says kind: " +
                    (k.IsScalar() ? k.Scalar() : node_kind(k)));
+    } else if (!k && current == file) {
+      // In another kind's folder (a machine file given to `tdmsim run`):
+      // if it does not read as this kind, that is said below instead of one
+      // unknown key after another. (A folder's name alone does not refuse a
+      // file: a work folder may be called models/.)
+      std::error_code ec;
+      const std::string folder = fs::absolute(current, ec).parent_path().filename().string();
+      for (SpecKind other : kAllKinds) {
+        if (other == kind || other == SpecKind::tenants || folder != kind_folder(other)) continue;
+        if (kind == SpecKind::tenants && other == SpecKind::scenario) continue;  // tenants sit among the scenarios
+        folder_kind = other;
+      }
     }
     out.chain.push_back(current);
     pending.emplace_back(current, root);
@@ -205,6 +234,14 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
     Reader reader(it->second, "", ctx, {"base", "kind"});
     out.spec.visit(reader);
     reader.finish();
+  }
+  // Said only where the file reads cleanly as its folder's kind: a file of
+  // this kind with mistakes, kept in such a folder, gets its own errors.
+  if (folder_kind && !diags.empty() && reads_as(*folder_kind, file)) {
+    fail_now({display_path(file), 1, 1}, "kind",
+             "this is a " + std::string(kind_name(*folder_kind)) + " file (it is in a " +
+                 std::string(kind_folder(*folder_kind)) + "/ folder and reads as one), read here as a " +
+                 std::string(kind_name(kind)) + ": give a " + std::string(kind_name(kind)) + " file");
   }
   if (diags.empty()) {
     RequiredChecker req("", out.set_at, {display_path(file), 1, 1}, diags);

@@ -56,6 +56,8 @@ class Loader {
   Loaded<ScenarioSpec> scenario(const fs::path& file) const;
   Loaded<SweepSpec> sweep(const fs::path& file) const;
   Loaded<TenantsSpec> tenants(const fs::path& file) const;
+  // Whether `file` loads as a `kind` file without an error.
+  bool reads_as(SpecKind kind, const fs::path& file) const;
 
   ResolvedScenario resolve_scenario(const fs::path& file) const;
   // The same with the scenario's machine replaced by `machine_ref` (a name,
