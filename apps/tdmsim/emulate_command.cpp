@@ -212,7 +212,16 @@ void emulate_command(const EmulateOptions& o) {
   const auto x = emu::seeded_activations(p.seed, p.shape.tokens, p.shape.hidden);
   emu::EmulatorOptions eo;
   eo.keep_intermediates = o.intermediates;
+  // A progress line on a terminal (a prefill layer takes minutes on two cores).
+  const bool show_progress = !o.quiet && isatty(STDERR_FILENO);
+  if (show_progress) {
+    eo.progress = [](const char* stage, std::size_t done, std::size_t total) {
+      fmt::print(stderr, "\remulating: {} {}/{} expert tasks ({}%)   ", stage, done, total, done * 100 / total);
+      std::fflush(stderr);
+    };
+  }
   const emu::EmulatorResult r = emu::emulate(p, x, eo);
+  if (show_progress) fmt::print(stderr, "\r{:60}\r", "");  // clear the progress line
 
   t0 = Clock::now();
   const Json arrays = write_arrays(dir, p, x, r, o.intermediates);

@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include <mutex>
+
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
@@ -90,7 +92,29 @@ class Run {
   tbb::enumerable_thread_specific<Scratch> scratch_;
   std::atomic<std::int64_t> weights_ns_{0};
   std::atomic<std::int64_t> gemm_ns_{0};
+  // Progress of the stage running (EmulatorOptions::progress).
+  std::atomic<std::size_t> tasks_done_{0};
+  std::atomic<std::size_t> percent_shown_{0};
+  std::mutex progress_mutex_;
+  void task_done(const char* stage, std::size_t total);
+  void stage_start() {
+    tasks_done_ = 0;
+    percent_shown_ = 0;
+  }
 };
+
+void Run::task_done(const char* stage, std::size_t total) {
+  if (!options_.progress) return;
+  const std::size_t done = ++tasks_done_;
+  const std::size_t percent = done * 100 / std::max<std::size_t>(total, 1);
+  std::size_t shown = percent_shown_.load();
+  // Once per percent: the first task to reach it reports.
+  while (shown < percent && !percent_shown_.compare_exchange_weak(shown, percent)) {
+  }
+  if (shown >= percent) return;
+  const std::lock_guard<std::mutex> lock(progress_mutex_);
+  options_.progress(stage, done, total);
+}
 
 template <class Width>
 std::vector<Task> Run::tasks(Width width, std::uint32_t chunk) const {
@@ -186,6 +210,7 @@ void Run::stage1() {
   // Chunks past a shared slot's real columns are skipped: their weights are
   // zero padding and their intermediate stays zero.
   const auto todo = tasks([&](std::uint32_t e) { return expert_columns(shape_, e); }, kInterChunk);
+  stage_start();
   tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t ti) {
     const Task task = todo[ti];
     const std::uint32_t inter = shape_.inter;
@@ -221,6 +246,7 @@ void Run::stage1() {
       }
     }
     add_ns(gemm_ns_, t0);
+    task_done("gate/up", todo.size());
   });
 }
 
@@ -254,6 +280,7 @@ void Run::stage2() {
   const std::size_t h = shape_.hidden, stride = shape_.inter;
   r_.expert_out.assign(std::size_t{shape_.tokens} * shape_.slots() * h, 0.0f);
   const auto todo = tasks([&](std::uint32_t) { return shape_.hidden; }, kHiddenChunk);
+  stage_start();
   tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t ti) {
     const Task task = todo[ti];
     const std::uint32_t inter = shape_.inter;
@@ -282,6 +309,7 @@ void Run::stage2() {
       }
     }
     add_ns(gemm_ns_, t0);
+    task_done("down", todo.size());
   });
 }
 

@@ -6,7 +6,9 @@
 // docs/emulator.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -22,6 +24,10 @@ struct EmulatorOptions {
   // The routed experts' weights from the caller instead of the seed (null:
   // all seeded); must outlive the call.
   const ExpertWeights* weights = nullptr;
+  // Called as the two GEMM stages' expert tasks finish, at most once per
+  // percent of a stage ("gate/up" or "down", tasks done, tasks in all), from
+  // one thread at a time (any of the pool's): a progress line for long layers.
+  std::function<void(const char* stage, std::size_t done, std::size_t total)> progress;
 };
 
 // Wall-clock seconds of each phase, plus the two GEMM stages' task time split
