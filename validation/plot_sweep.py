@@ -60,8 +60,12 @@ for base, table in {
 NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*$")
 
 
+# Run by `tdmsim plot` (which sets TDMSIM_PLOT_PROG): errors read as tdmsim's own do.
+ERROR = "tdmsim: error:" if os.environ.get("TDMSIM_PLOT_PROG") else "plot_sweep: error:"
+
+
 def fail(msg):
-    print(f"plot_sweep: error: {msg}", file=sys.stderr)
+    print(f"{ERROR} {msg}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -99,7 +103,7 @@ def save_whole(fig, path):
             pass
         if isinstance(e, ValueError):  # matplotlib: a format it cannot write
             fail(f"cannot write {path}: {e}")
-        print(f"plot_sweep: error: cannot write {path}: {e}", file=sys.stderr)
+        print(f"{ERROR} cannot write {path}: {e}", file=sys.stderr)
         sys.exit(1)
 
 
@@ -179,7 +183,7 @@ def import_pyplot():
         system = "/usr/bin/python3"
         if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system):
             os.execv(system, [system, *sys.argv])
-        print("plot_sweep: error: matplotlib is missing: install python3-matplotlib "
+        print(f"{ERROR} matplotlib is missing: install python3-matplotlib "
               "(scripts/install-deps.sh)", file=sys.stderr)
         sys.exit(1)
     matplotlib.use("Agg")

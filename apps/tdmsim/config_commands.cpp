@@ -331,7 +331,7 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
     std::string why;
     const auto f = formats_from_aiter(n[0], n[1], n[2], &why);
     if (!f) {
-      std::cerr << "Error: " << why << "\n";
+      std::cerr << "tdmsim: error: " << why << "\n";
       result.exit_code = kExitBadInput;
       return;
     }
@@ -378,14 +378,14 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
       const auto& f = topts->format;
       format = plan::aiter_format(f[0], f[1], f[2]);
       if (!format) {
-        std::cerr << "Error: --format " << f[0] << " " << f[1] << " " << f[2]
+        std::cerr << "tdmsim: error: --format " << f[0] << " " << f[1] << " " << f[2]
                   << ": not a format AITER's tables name (tdmsim config aiter-format says why)\n";
         result.exit_code = kExitBadInput;
         return;
       }
     }
     if (topts->one_stage && topts->stage != 1) {
-      std::cerr << "Error: --one-stage reads the stage-1 column (a 1-stage row's stage-2 name is not run)\n";
+      std::cerr << "tdmsim: error: --one-stage reads the stage-1 column (a 1-stage row's stage-2 name is not run)\n";
       result.exit_code = kExitBadInput;
       return;
     }
@@ -393,7 +393,7 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
                                          ? plan::read_aiter_one_stage_kernel(topts->name, topts->block_m, format)
                                          : plan::read_aiter_tile(topts->name, topts->block_m, format, topts->stage == 2);
     if (!r.error.empty()) {
-      std::cerr << "Error: " << r.error << "\n";
+      std::cerr << "tdmsim: error: " << r.error << "\n";
       result.exit_code = kExitBadInput;
       return;
     }

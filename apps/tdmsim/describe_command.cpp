@@ -29,7 +29,7 @@ std::string_view kind_name(const AnyDescriptor& d) {
 
 int write_example(const DescribeOptions& o, std::ostream& out, std::ostream& err) {
   if (o.output.empty() || o.output == "-") {
-    err << "tdmsim describe: --example writes a binary file and needs --output FILE\n";
+    err << "tdmsim: error: --example writes a binary file and needs --output FILE\n";
     return kExitBadInput;
   }
   const AnyDescriptor d = o.example == "moe" ? AnyDescriptor{format::example_moe_descriptor()}
@@ -47,17 +47,17 @@ int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err)
     if (!o.output.empty() && o.output != "-") check_output_file(o.output, o.force);
     if (!o.example.empty()) {
       if (!o.file.empty()) {
-        err << "tdmsim describe: give a FILE or --example, not both\n";
+        err << "tdmsim: error: give a FILE or --example, not both\n";
         return kExitBadInput;
       }
       if (o.example != "moe" && o.example != "tensor") {
-        err << "tdmsim describe: --example must be moe or tensor\n";
+        err << "tdmsim: error: --example must be moe or tensor\n";
         return kExitBadInput;
       }
       return write_example(o, out, err);
     }
     if (o.file.empty()) {
-      err << "tdmsim describe: give a descriptor FILE (or --example moe|tensor --output FILE)\n";
+      err << "tdmsim: error: give a descriptor FILE (or --example moe|tensor --output FILE)\n";
       return kExitBadInput;
     }
     std::string raw;
@@ -106,7 +106,7 @@ int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err)
       write_output_file(o.output, text);
     return kExitOk;
   } catch (const BadInput& e) {
-    err << "tdmsim describe: " << e.what() << "\n";
+    err << "tdmsim: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     err << "tdmsim: error: " << e.what() << "\n";

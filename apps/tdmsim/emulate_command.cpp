@@ -272,10 +272,10 @@ int run_emulate(const EmulateOptions& options) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
   } catch (const BadInput& e) {
-    std::cerr << "tdmsim emulate: " << e.what() << "\n";
+    std::cerr << "tdmsim: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "tdmsim emulate: error: " << e.what() << "\n";
+    std::cerr << "tdmsim: error: " << e.what() << "\n";
     return kExitFailure;
   }
 }

@@ -66,10 +66,10 @@ int run_gpu_case(const GpuCaseOptions& o) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
   } catch (const BadInput& e) {
-    std::cerr << "tdmsim gpu-case: " << e.what() << "\n";
+    std::cerr << "tdmsim: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "tdmsim gpu-case: error: " << e.what() << "\n";
+    std::cerr << "tdmsim: error: " << e.what() << "\n";
     return kExitFailure;
   }
 }

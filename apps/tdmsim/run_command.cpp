@@ -604,7 +604,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
     try {
       result.exit_code = run_command(*o);
     } catch (const BadInput& e) {
-      std::cerr << "error: " << e.what() << "\n";
+      std::cerr << "tdmsim: error: " << e.what() << "\n";
       result.exit_code = kExitBadInput;
     }
   });

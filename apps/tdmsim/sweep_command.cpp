@@ -451,7 +451,7 @@ int sweep_command(const SweepOptions& o) {
     }
     util::write_file_atomic(failed_file, text);
     for (const auto& f : failures) {
-      std::cerr << fmt::format("error: point {} failed: {}\n", f.point, f.error);
+      std::cerr << fmt::format("tdmsim: error: point {} failed: {}\n", f.point, f.error);
     }
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -550,7 +550,7 @@ void add_sweep_commands(CLI::App& app, CommandResult& result) {
     try {
       result.exit_code = sweep_command(*o);
     } catch (const BadInput& e) {
-      std::cerr << "error: " << e.what() << "\n";
+      std::cerr << "tdmsim: error: " << e.what() << "\n";
       result.exit_code = kExitBadInput;
     }
   });
@@ -571,7 +571,7 @@ void add_sweep_commands(CLI::App& app, CommandResult& result) {
     std::fflush(stdout);
     ::setenv("TDMSIM_PLOT_PROG", "tdmsim plot", 1);  // the script's usage line names this command
     ::execvp("python3", argv.data());
-    std::cerr << "error: cannot run python3 " << TDMSIM_PLOT_SCRIPT << ": " << std::strerror(errno) << "\n";
+    std::cerr << "tdmsim: error: cannot run python3 " << TDMSIM_PLOT_SCRIPT << ": " << std::strerror(errno) << "\n";
     result.exit_code = kExitFailure;
   });
 

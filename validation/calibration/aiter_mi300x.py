@@ -91,7 +91,7 @@ def aiter_tile(tdmsim, name, block_m, stage, names=None, one_stage=False, memo={
             memo[key] = ("" if kv["tile"] == "default" else kv["tile"], kv["assembly_stage1"] == "1",
                          int(kv["lds_buffers"]), int(kv["workgroups_per_cu"]))
         elif p.returncode == 2:
-            why = " ".join(p.stderr.split()).removeprefix("Error: ")  # one line, for a table cell
+            why = " ".join(p.stderr.split()).removeprefix("tdmsim: error: ")  # one line, for a table cell
             memo[key] = (None, why or "refused (exit 2)", 0, 0)
         else:
             raise RuntimeError(f"tdmsim config aiter-tile {name!r} failed (exit {p.returncode}): {p.stderr.strip()}")
@@ -121,7 +121,7 @@ def aiter_format(tdmsim, q_dtype_a, q_dtype_w, q_type, memo={}):
             kv = dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
             memo[key] = (kv["dtype"], kv["weight_dtype"], kv["quant"], kv["label"])
         elif p.returncode == 2:
-            memo[key] = (None, " ".join(p.stderr.split()).removeprefix("Error: ") or "refused (exit 2)")
+            memo[key] = (None, " ".join(p.stderr.split()).removeprefix("tdmsim: error: ") or "refused (exit 2)")
         else:  # not a refusal: tdmsim failed
             raise RuntimeError(f"tdmsim config aiter-format failed (exit {p.returncode}): {p.stderr.strip()}")
     return memo[key]
