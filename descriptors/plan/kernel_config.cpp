@@ -137,6 +137,12 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
       continue;  // blank lines (a trailing newline) carry nothing
     }
     if (s.find('\0') != std::string_view::npos) fail(file, line, 0, "", "not a text file (a NUL byte)");
+    // A carriage return inside a line: lines ended by CR alone (classic Mac
+    // exports) would read as one long header.
+    if (const std::size_t cr = s.find('\r'); cr != std::string_view::npos) {
+      fail(file, line, static_cast<int>(cr) + 1, "",
+           "a carriage return inside a line: end lines with LF or CRLF, not CR alone");
+    }
     const std::vector<ConfigField> f = split_line(s, file, line);
     if (header.empty()) {
       for (std::size_t i = 0; i < f.size(); ++i) {
@@ -367,7 +373,10 @@ std::optional<std::uint32_t> asm_stage_tg_field(std::string_view name) {
     const char* const from = name.data() + i + 1;
     const char* const end = name.data() + name.size();
     const auto [next, ec] = std::from_chars(from, end, n);
-    if (ec != std::errc{} || end - next < 2 || next[0] != 't' || next[1] != 'g') continue;
+    // Too large for 32 bits is still such a field, out of any count's range.
+    if (ec == std::errc::result_out_of_range) n = UINT32_MAX;
+    else if (ec != std::errc{}) continue;
+    if (end - next < 2 || next[0] != 't' || next[1] != 'g') continue;
     const std::size_t j = static_cast<std::size_t>(next - name.data()) + 2;
     if (j == name.size() || name[j] == '_' || (name[j] == 'E' && j + 1 == name.size())) return n;
   }
@@ -456,7 +465,7 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
                                     out.workgroups_per_cu)
                   : tg ? fmt::format("AITER assembly stage-1 kernel (tile_m x tile_n; its _{}tg is not 1 to {}: "
                                      "workgroups a CU by the tile's resources)",
-                                     *tg, kMaxTgPerCu)
+                                     *tg == UINT32_MAX ? std::string("<N>") : std::to_string(*tg), kMaxTgPerCu)
                        : std::string("AITER assembly stage-1 kernel (tile_m x tile_n)");
     out.assembly_stage1 = true;
   } else if (!ck_kernel_name(name) &&
