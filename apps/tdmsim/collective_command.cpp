@@ -39,12 +39,7 @@ struct CollectiveOpts {
 
 // A size with a unit ("64MiB", "1GB") or a plain count of bytes.
 double parse_size(const std::string& text, const char* option) {
-  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-  if (digits) {
-    if (text.size() > 19) throw BadInput(std::string(option) + ": '" + text + "' is too large");
-    return static_cast<double>(std::stoull(text));
-  }
-  auto p = units::parse_bytes(text);
+  auto p = units::parse_byte_count(text);
   if (!p) throw BadInput(std::string(option) + ": " + p.error);
   return static_cast<double>(p.value.bytes);
 }

@@ -42,7 +42,7 @@ struct MicrobenchOpts {
 };
 
 units::Bytes parse_size(const std::string& text, const char* option) {
-  auto p = units::parse_bytes(text);
+  auto p = units::parse_byte_count(text);  // with a unit, or a plain number of bytes, as collective's
   if (!p) throw CLI::ValidationError(option, p.error);
   return p.value;
 }
@@ -201,8 +201,8 @@ void add_sim_commands(CLI::App& app, CommandResult& result) {
       ->required()
       ->check(CLI::IsMember({"copy", "read", "chase", "gemm"}));
   mb->add_option("-m,--machine", o->machine, "machine name (workloads/machines) or YAML file");
-  mb->add_option("--bytes", o->bytes, "copy/read: buffer size (e.g. 1GiB)");
-  mb->add_option("--footprint", o->footprint, "chase: bytes covered by the random cycle");
+  mb->add_option("--bytes", o->bytes, "copy/read: buffer size (1GiB, or a plain number of bytes)");
+  mb->add_option("--footprint", o->footprint, "chase: bytes covered by the random cycle (2GiB, or a plain number)");
   mb->add_option("--stride", o->stride, "chase: bytes between chased elements")->check(CLI::Range(4u, 1u << 20));
   mb->add_option("--hops", o->hops, "chase: dependent loads")->check(CLI::Range(1u, 10000000u));
   mb->add_option("--M", o->m, "gemm: rows of A and C")->check(CLI::Range(1u, 1u << 20));

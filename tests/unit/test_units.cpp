@@ -25,6 +25,16 @@ TEST_CASE("sizes distinguish decimal and binary prefixes", "[units]") {
   CHECK(parse_bytes("15EiB").value.bytes == 15ull << 60);
 }
 
+TEST_CASE("command-line sizes: a unit, or a plain whole number of bytes", "[units]") {
+  CHECK(parse_byte_count("1048576").value.bytes == 1048576ull);
+  CHECK(parse_byte_count("64MiB").value.bytes == 64ull << 20);
+  CHECK(parse_byte_count("18446744073709551615").value.bytes == UINT64_MAX);
+  CHECK_THAT(parse_byte_count("18446744073709551616").error, Catch::Contains("too large"));
+  CHECK_FALSE(parse_byte_count("12XB"));
+  CHECK_FALSE(parse_byte_count(""));
+  CHECK_FALSE(parse_bytes("1048576"));  // YAML values keep their units
+}
+
 TEST_CASE("bandwidths and times parse exactly", "[units]") {
   CHECK(parse_bandwidth("5.3TB/s").value.bytes_per_s == 5'300'000'000'000ull);
   CHECK(parse_bandwidth("17TB/s").value.bytes_per_s == 17'000'000'000'000ull);

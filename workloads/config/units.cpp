@@ -1,6 +1,7 @@
 #include "workloads/config/units.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <limits>
 #include <optional>
@@ -239,6 +240,17 @@ Parsed<Frequency> parse_frequency(std::string_view text) {
 Parsed<Bytes> parse_bytes(std::string_view text) {
   return wrap<Bytes>(parse_quantity(text, Quantity::size),
                      [](std::uint64_t v) { return Bytes{v}; });
+}
+Parsed<Bytes> parse_byte_count(std::string_view text) {
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos) {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || end != text.data() + text.size()) {
+      return {Bytes{}, "'" + std::string(text) + "' is too large a number of bytes"};
+    }
+    return {Bytes{v}, {}};
+  }
+  return parse_bytes(text);
 }
 Parsed<Bandwidth> parse_bandwidth(std::string_view text) {
   return wrap<Bandwidth>(parse_quantity(text, Quantity::bandwidth),
