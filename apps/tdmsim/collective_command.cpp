@@ -129,6 +129,7 @@ void run_collective(const CollectiveOpts& o, CommandResult& result) {
       r = net::all_to_all(*m.interconnect, where, traffic, algorithm, message_bytes);
     } else {
       size = parse_size(o.bytes, "--bytes");
+      if (size <= 0) throw BadInput("--bytes: must be above 0 bytes");
       if (op == net::CollectiveOp::all_to_all) {
         r = net::all_to_all(*m.interconnect, where, net::TrafficMatrix::uniform(n, size / n),
                             algorithm, message_bytes);
@@ -201,7 +202,7 @@ void add_collective_command(CLI::App& app, CommandResult& result) {
       "(all_to_all, its own slice included) or gathers (all_gather)");
   c->add_option("-m,--machine", o->machine, "machine name (workloads/machines) or YAML file")->required();
   c->add_option("--op", o->op, "all_to_all or all_gather")->required();
-  c->add_option("--bytes", o->bytes, "size per GPU, nccl-tests' convention (e.g. 64MiB or 1048576)");
+  c->add_option("--bytes", o->bytes, "size per GPU, nccl-tests' convention (e.g. 64MiB or 1048576 bytes)");
   c->add_option("--traffic", o->traffic,
                 "all_to_all only: CSV of --gpus rows x --gpus byte counts (row sends to column), "
                 "instead of --bytes");

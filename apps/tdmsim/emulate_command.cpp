@@ -220,8 +220,18 @@ void emulate_command(const EmulateOptions& o) {
       std::fflush(stderr);
     };
   }
-  const emu::EmulatorResult r = emu::emulate(p, x, eo);
-  if (show_progress) fmt::print(stderr, "\r{:60}\r", "");  // clear the progress line
+  // The progress line is cleared however emulate() returns (an error's text then starts a line).
+  struct ClearLine {
+    bool on;
+    ~ClearLine() {
+      if (on) fmt::print(stderr, "\r{:60}\r", "");
+    }
+  };
+  emu::EmulatorResult r;
+  {
+    const ClearLine clear{show_progress};
+    r = emu::emulate(p, x, eo);
+  }
 
   t0 = Clock::now();
   const Json arrays = write_arrays(dir, p, x, r, o.intermediates);

@@ -41,9 +41,15 @@ struct MicrobenchOpts {
   bool force = false;
 };
 
+// A refused option, as every command's bad input reads ("tdmsim: error: --bytes: ...", exit 2).
+[[noreturn]] void bad_option(const std::string& option, const std::string& why) {
+  throw BadInput(option + ": " + why);
+}
+
 units::Bytes parse_size(const std::string& text, const char* option) {
   auto p = units::parse_byte_count(text);  // with a unit, or a plain number of bytes, as collective's
-  if (!p) throw CLI::ValidationError(option, p.error);
+  if (!p) bad_option(option, p.error);
+  if (p.value.bytes == 0) bad_option(option, "must be above 0 bytes");
   return p.value;
 }
 
@@ -59,7 +65,7 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   const std::uint64_t capacity = m.memory.hbm.capacity.bytes;
   const auto too_big = [&](const char* what, double bytes) {
     if (bytes > static_cast<double>(capacity)) {
-      throw CLI::ValidationError(what, fmt::format("{:.3g} bytes of buffers exceed machine {}'s memory.hbm.capacity ({})",
+      bad_option(what, fmt::format("{:.3g} bytes of buffers exceed machine {}'s memory.hbm.capacity ({})",
                                                    bytes, m.name, units::format(m.memory.hbm.capacity)));
     }
   };
@@ -71,7 +77,7 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   } else if (o.kind == "chase") {
     const auto fp = parse_size(o.footprint, "--footprint").bytes;
     too_big("--footprint", static_cast<double>(fp));
-    if (fp < o.stride) throw CLI::ValidationError("--footprint", "must hold at least one --stride");
+    if (fp < o.stride) bad_option("--footprint", "must hold at least one --stride");
     sim::add_chase_memory(estimate, fp, o.stride, o.hops);
   } else {
     const double elem = o.dtype == "bf16" ? 2 : 1;
@@ -114,7 +120,7 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
     metric = "latency";
   } else {
     auto dt = config::enum_from_name<DType>(o.dtype);
-    if (!dt) throw CLI::ValidationError("--dtype", "expected bf16 or fp8_e4m3");
+    if (!dt) bad_option("--dtype", "expected bf16 or fp8_e4m3");
     kernels.push_back(sim::programs::gemm(as, {o.m, o.n, o.k, *dt}, m));
     work = 2.0 * o.m * o.n * o.k;
     const double elem = dtype_bits(*dt) / 8.0;
@@ -222,11 +228,11 @@ void add_sim_commands(CLI::App& app, CommandResult& result) {
         {"--M", {"gemm"}},           {"--N", {"gemm"}},         {"--K", {"gemm"}},       {"--dtype", {"gemm"}}};
     for (const auto& [opt, kinds] : only) {
       if (mb->count(opt) == 0 || std::find(kinds.begin(), kinds.end(), o->kind) != kinds.end()) continue;
-      throw CLI::ValidationError(opt, fmt::format("is for microbench {} only; {} does not use it",
+      bad_option(opt, fmt::format("is for microbench {} only; {} does not use it",
                                                   fmt::join(kinds, " and "), o->kind));
     }
     if (o->trace && o->output.empty()) {
-      throw CLI::ValidationError("--trace", "needs --output: the trace is written there as trace.json");
+      bad_option("--trace", "needs --output: the trace is written there as trace.json");
     }
     run_microbench(*o, result);
   });

@@ -96,10 +96,12 @@ class Run {
   std::atomic<std::size_t> tasks_done_{0};
   std::atomic<std::size_t> percent_shown_{0};
   std::mutex progress_mutex_;
+  std::size_t percent_printed_ = 0;  // guarded by progress_mutex_
   void task_done(const char* stage, std::size_t total);
   void stage_start() {
     tasks_done_ = 0;
     percent_shown_ = 0;
+    percent_printed_ = 0;
   }
 };
 
@@ -113,6 +115,9 @@ void Run::task_done(const char* stage, std::size_t total) {
   }
   if (shown >= percent) return;
   const std::lock_guard<std::mutex> lock(progress_mutex_);
+  // Two threads past the exchange may reach the lock out of order: never back.
+  if (percent <= percent_printed_) return;
+  percent_printed_ = percent;
   options_.progress(stage, done, total);
 }
 

@@ -141,7 +141,7 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
     // exports) would read as one long header.
     if (const std::size_t cr = s.find('\r'); cr != std::string_view::npos) {
       fail(file, line, static_cast<int>(cr) + 1, "",
-           "a carriage return inside a line: end lines with LF or CRLF, not CR alone");
+           "a carriage return inside a line (lines end with LF or CRLF; a CR alone, or a stray one, is refused)");
     }
     const std::vector<ConfigField> f = split_line(s, file, line);
     if (header.empty()) {
@@ -367,14 +367,14 @@ std::string_view asm_stage_tile(std::string_view name) {
 
 // The number of the first "_<N>tg" field of such a name (followed as the tile
 // field is); none where there is no such field.
-std::optional<std::uint32_t> asm_stage_tg_field(std::string_view name) {
+std::optional<std::uint64_t> asm_stage_tg_field(std::string_view name) {
   for (std::size_t i = name.find('_'); i != std::string_view::npos; i = name.find('_', i + 1)) {
-    std::uint32_t n = 0;
+    std::uint64_t n = 0;
     const char* const from = name.data() + i + 1;
     const char* const end = name.data() + name.size();
     const auto [next, ec] = std::from_chars(from, end, n);
-    // Too large for 32 bits is still such a field, out of any count's range.
-    if (ec == std::errc::result_out_of_range) n = UINT32_MAX;
+    // Too large for 64 bits is still such a field, out of any count's range.
+    if (ec == std::errc::result_out_of_range) n = UINT64_MAX;
     else if (ec != std::errc{}) continue;
     if (end - next < 2 || next[0] != 't' || next[1] != 'g') continue;
     const std::size_t j = static_cast<std::size_t>(next - name.data()) + 2;
@@ -386,8 +386,8 @@ std::optional<std::uint32_t> asm_stage_tg_field(std::string_view name) {
 // The workgroups a CU such a name gives: its _<N>tg field's N from 1 to
 // kMaxTgPerCu; 0 where there is none (or N is out of that range).
 std::uint32_t asm_stage_tg(std::string_view name) {
-  const std::optional<std::uint32_t> n = asm_stage_tg_field(name);
-  return n && *n >= 1 && *n <= kMaxTgPerCu ? *n : 0;
+  const std::optional<std::uint64_t> n = asm_stage_tg_field(name);
+  return n && *n >= 1 && *n <= kMaxTgPerCu ? static_cast<std::uint32_t>(*n) : 0;
 }
 
 // The numbers of an 'x'-separated run ("256x32x64x128", "32x256"): each a
@@ -459,13 +459,13 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
     s = asm_stage_tile(name);
     if (s.empty()) return refuse("an assembly stage-1 kernel whose name has no tile_m x tile_n field");
     out.workgroups_per_cu = asm_stage_tg(name);
-    const std::optional<std::uint32_t> tg = asm_stage_tg_field(name);
+    const std::optional<std::uint64_t> tg = asm_stage_tg_field(name);
     out.reading = out.workgroups_per_cu != 0
                       ? fmt::format("AITER assembly stage-1 kernel (tile_m x tile_n, {} workgroups a CU)",
                                     out.workgroups_per_cu)
                   : tg ? fmt::format("AITER assembly stage-1 kernel (tile_m x tile_n; its _{}tg is not 1 to {}: "
                                      "workgroups a CU by the tile's resources)",
-                                     *tg == UINT32_MAX ? std::string("<N>") : std::to_string(*tg), kMaxTgPerCu)
+                                     *tg == UINT64_MAX ? std::string("<N>") : std::to_string(*tg), kMaxTgPerCu)
                        : std::string("AITER assembly stage-1 kernel (tile_m x tile_n)");
     out.assembly_stage1 = true;
   } else if (!ck_kernel_name(name) &&

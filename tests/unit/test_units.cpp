@@ -32,6 +32,7 @@ TEST_CASE("command-line sizes: a unit, or a plain whole number of bytes", "[unit
   CHECK_THAT(parse_byte_count("18446744073709551616").error, Catch::Contains("too large"));
   CHECK_FALSE(parse_byte_count("12XB"));
   CHECK_FALSE(parse_byte_count(""));
+  CHECK(parse_byte_count(" +4096 ").value.bytes == 4096ull);  // as " +4KiB" reads with a unit
   CHECK_FALSE(parse_bytes("1048576"));  // YAML values keep their units
 }
 

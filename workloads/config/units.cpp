@@ -242,7 +242,13 @@ Parsed<Bytes> parse_bytes(std::string_view text) {
                      [](std::uint64_t v) { return Bytes{v}; });
 }
 Parsed<Bytes> parse_byte_count(std::string_view text) {
-  if (!text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos) {
+  // As parse_bytes reads a number with a unit: spaces around it and a '+' sign allowed.
+  std::string_view t = text;
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+  if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+  if (!t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos) {
+    text = t;
     std::uint64_t v = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc{} || end != text.data() + text.size()) {
