@@ -71,7 +71,7 @@ input_test(machine_symlink_loop "config;validate;${HI_WORK}/machine_loop.yaml"
 input_test(machine_name_too_long "config;validate;${HI_WORK}/machine_long.yaml"
            "machine_long.yaml:3:10: machine: file '[^']*aaaa.yaml' cannot be read \\(file name too long\\)")
 input_test(machine_option_fifo "gpu-case;${HI_WORK}/model_fifo.yaml;--machine;${HI_WORK}/fifo.yaml;--output;${HI_WORK}/out_machine"
-           "--machine: machine: file '[^']*fifo.yaml' is not a regular file \\(a FIFO\\)" ${HI_WORK}/out_machine)
+           "tdmsim: error: --machine: file '[^']*fifo.yaml' is not a regular file \\(a FIFO\\)" ${HI_WORK}/out_machine)
 input_test(validate_trace_dev_zero "config;validate;${HI_WORK}/trace__dev_zero.yaml"
            "trace__dev_zero.yaml:4:10: routing.trace: routing trace '/dev/zero' is not a regular file \\(a character device\\)")
 input_test(trace_dev_zero "gpu-case;${HI_WORK}/trace__dev_zero.yaml;--output;${HI_WORK}/out_zero"

@@ -8,6 +8,9 @@ namespace tdmsim::config {
 std::string display_path(const std::filesystem::path& p) { return p.lexically_normal().string(); }
 
 std::string Diagnostic::to_string() const {
+  // A command-line option's value (where.file "--machine", no line): said as
+  // tdmsim's own errors are, without the key the option already names.
+  if (where.line == 0 && where.file.starts_with("--")) return "tdmsim: error: " + where.file + ": " + message;
   std::string out = where.file.empty() ? std::string("<input>") : where.file;
   if (where.line > 0) {
     out += ":" + std::to_string(where.line);
