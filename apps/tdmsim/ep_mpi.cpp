@@ -38,7 +38,7 @@ RankOutcome run_guarded(const std::function<std::string()>& step) {
     o.payload = step();
     return o;
   } catch (const BadInput& e) {
-    o = {kExitBadInput, std::string("tdmsim: error: ") + e.what(), {}};  // as run's own handler prints it
+    o = {kExitBadInput, std::string("tdmsim: error: ") + e.what(), {}};  // as main prints it
   } catch (const config::ConfigError& e) {
     o = {kExitBadInput, e.what(), {}};  // as main prints it
   } catch (const std::system_error& e) {

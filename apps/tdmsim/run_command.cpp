@@ -600,14 +600,8 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("-v,--verbose", o->verbose, "also print the kernel.config lookup: the key and why rows did not match");
   cmd->add_flag("-q,--quiet", o->quiet, "print nothing on success");
   cmd->add_flag("--force", o->force, "replace an existing output folder");
-  cmd->callback([o, &result] {
-    try {
-      result.exit_code = run_command(*o);
-    } catch (const BadInput& e) {
-      std::cerr << "tdmsim: error: " << e.what() << "\n";
-      result.exit_code = kExitBadInput;
-    }
-  });
+  // (Bad input propagates to main, which says it and exits 2.)
+  cmd->callback([o, &result] { result.exit_code = run_command(*o); });
 }
 
 }  // namespace tdmsim::cli

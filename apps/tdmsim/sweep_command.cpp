@@ -546,14 +546,8 @@ void add_sweep_commands(CLI::App& app, CommandResult& result) {
   cmd->add_flag("-q,--quiet", o->quiet, "no progress bar and no summary line (errors only)");
   cmd->add_flag("--force", o->force, "replace an output folder holding something else");
   cmd->add_flag("--dry-run", o->dry_run, "validate and list the points, run nothing");
-  cmd->callback([o, &result] {
-    try {
-      result.exit_code = sweep_command(*o);
-    } catch (const BadInput& e) {
-      std::cerr << "tdmsim: error: " << e.what() << "\n";
-      result.exit_code = kExitBadInput;
-    }
-  });
+  // (Bad input propagates to main, which says it and exits 2.)
+  cmd->callback([o, &result] { result.exit_code = sweep_command(*o); });
 
   // `tdmsim plot`: the plotting script, with every argument passed through.
   auto* plot = app.add_subcommand(

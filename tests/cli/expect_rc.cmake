@@ -4,6 +4,7 @@
 #   EXPECT_STDOUT / REJECT_STDOUT   a pattern stdout must (not) contain
 #   MUST_EXIST / MUST_NOT_EXIST   a file that must (not) exist afterwards
 #   COMPARE_STDOUT  a file whose content stdout must equal exactly
+#   INPUT_FILE      a file fed to CMD's stdin (default: stdin as ctest's)
 if(GLOB_DIR)
   file(GLOB_RECURSE files "${GLOB_DIR}/*.yaml")
   list(SORT files)
@@ -15,7 +16,10 @@ endif()
 if(MUST_EXIST)
   file(REMOVE "${MUST_EXIST}")
 endif()
-execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(INPUT_FILE)
+  set(input INPUT_FILE "${INPUT_FILE}")
+endif()
+execute_process(COMMAND ${CMD} ${input} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL EXPECT_RC)
   message(FATAL_ERROR "exit code ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
 endif()
