@@ -361,6 +361,24 @@ def check_config(tdmsim, tmp):
         s = tdmsimtools.run(tdmsim, sc, os.path.join(tmp, "out-" + name), path="software", extra=extra, label=name)
         return tdmsimtools.stage_times(s, kernel_only=True), s["layer"]["kernel_reason"]
 
+    def stage_of(stage, model, tokens, formats):
+        """layer() of one shape and format, as (that stage's time to 3 decimals, the reason)."""
+        def at(name, kernel, extra=()):
+            by, reason = layer(name, model, tokens, formats, kernel, extra)
+            return round(by[stage], 3), reason
+        return at
+
+    def same_as_script(at, name, table, row, named, what):
+        """`--kernel-config TABLE` run through `at`: its reason holds `named`, and its time is
+        the script's stage 1 of that row (written to 4 decimals: compared to the last digit)."""
+        want, reason = at(name, "", ("--kernel-config", table))
+        if named not in reason:
+            fail(f"{what}: --kernel-config's reason lacks {named!r}: {reason}")
+        got = float(row["sim_us1"])
+        if abs(got - want) > 0.0015:
+            fail(f"{what}: aiter_tuned.py gives {got} us, tdmsim run --kernel-config {want}")
+        return want
+
     names = ("moe_ck2stages_gemm1_256x128x64x64_1x4_TypeCast_v1_Nswizzle0_Quant0_MulRoutedWeight0_silu_B16_B16_B16,"
              "10.0,moe_ck2stages_gemm2_256x128x64x64_1x4_TypeCastExpertWeight_v1_Nswizzle0_Quant0_MulRoutedWeight1_"
              "B16_B16_B16")
@@ -404,16 +422,10 @@ def check_config(tdmsim, tmp):
     rows, _ = predicted(tdmsim, tmp, one)
     write_model("model-512.yaml", "i512-shape", 512, 128, 8)
 
-    def fused(name, kernel, extra=()):
-        by, reason = layer(name, "model-512.yaml", 512, "dtype: fp8_e4m3_fnuz\nquant: per_token\n", kernel, extra)
-        return round(by["fused"], 3), reason
+    fused = stage_of("fused", "model-512.yaml", 512, "dtype: fp8_e4m3_fnuz\nquant: per_token\n")
 
-    want, reason = fused("one-table", "", ("--kernel-config", one))
-    if "tiles 256x32x128x128 for the 1-stage kernel (named" not in reason:
-        fail(f"1-stage row: --kernel-config did not run the named kernel: {reason}")
-    got = float(rows[2]["sim_us1"])  # (written to 4 decimals: compared to the last digit)
-    if abs(got - want) > 0.0015:
-        fail(f"1-stage row: aiter_tuned.py gives {got} us, tdmsim run --kernel-config {want}")
+    want = same_as_script(fused, "one-table", one, rows[2], "tiles 256x32x128x128 for the 1-stage kernel (named",
+                          "1-stage row")
     heuristic, reason = fused("one-heuristic", "stages: 1, block_m: 32, ")
     if "256x32x128x128" in reason or abs(heuristic / want - 1) < 0.02:
         fail(f"1-stage row: AITER's heuristic kernel ({heuristic} us: {reason}) is the named one ({want} us): "
@@ -426,16 +438,9 @@ def check_config(tdmsim, tmp):
     rows, _ = predicted(tdmsim, tmp, asm)
     write_model("model-mixtral-tp8.yaml", "mixtral-tp8-shape", 1792, 8, 2)
 
-    def int8(name, kernel, extra=()):
-        by, reason = layer(name, "model-mixtral-tp8.yaml", 4096, "dtype: int8\nquant: per_token\n", kernel, extra)
-        return round(by["gate_up"], 3), reason
+    int8 = stage_of("gate_up", "model-mixtral-tp8.yaml", 4096, "dtype: int8\nquant: per_token\n")
 
-    want, reason = int8("asm-table", "", ("--kernel-config", asm))
-    if "gate/up: 3 workgroups a CU" not in reason:
-        fail(f"assembly stage-1 row: --kernel-config did not take the name's _3tg: {reason}")
-    got = float(rows[3]["sim_us1"])
-    if abs(got - want) > 0.0015:
-        fail(f"assembly stage-1 row: aiter_tuned.py gives {got} us, tdmsim run --kernel-config {want}")
+    want = same_as_script(int8, "asm-table", asm, rows[3], "gate/up: 3 workgroups a CU", "assembly stage-1 row")
     estimated, _ = int8("asm-estimate", "stages: 2, block_m: 32, split_k: 1, gate_up_tile: 256x32x128x256, ")
     if abs(estimated / want - 1) < 0.02:
         fail(f"assembly stage-1 row: CK's estimate ({estimated} us) and the name's 3 a CU ({want} us) agree: "

@@ -66,6 +66,35 @@ def wait_for(pred, what, proc, seconds=60):
     sys.exit(f"timed out waiting for {what}")
 
 
+def edit_reruns_reader(tdmsim, work, files, sweep_text, edit):
+    """A two-point sweep in WORK/case (`files`: name -> text, and sweep.yaml) whose point 0
+    reads an input file and point 1 does not: run it, run it again (nothing runs), `edit(case)`
+    the file, run it again: point 0 alone runs, with new inputs, and point 1 is kept. Returns
+    the output folder, the sweep file, the rows before and after by point, the last run's
+    result and the fingerprint before the edit."""
+    case = os.path.join(work, "case")
+    os.makedirs(case)
+    for name, text in files.items():
+        with open(os.path.join(case, name), "w") as f:
+            f.write(text)
+    sweep = os.path.join(case, "sweep.yaml")
+    with open(sweep, "w") as f:
+        f.write(sweep_text)
+    out = os.path.join(work, "out")
+    run([tdmsim, "sweep", sweep, "--output", out, "-j", "2", "--quiet"])
+    before = {r["point"]: r for r in rows(out)}
+    fingerprint = json.load(open(os.path.join(out, "sweep.json")))["fingerprint"]
+    r = run([tdmsim, "sweep", sweep, "--output", out])
+    assert " 0 run now" in r.stdout, r.stdout
+    edit(case)
+    r = run([tdmsim, "sweep", sweep, "--output", out])
+    assert " 1 run now, 1 already done" in r.stdout, r.stdout
+    after = {r["point"]: r for r in rows(out)}
+    assert after[0]["inputs_hash"] != before[0]["inputs_hash"]
+    assert after[1] == before[1]
+    return out, sweep, before, after, r, fingerprint
+
+
 def main():
     tdmsim, work, mode = sys.argv[1:4]
     spec = sys.argv[4] if len(sys.argv) > 4 else None
@@ -91,70 +120,42 @@ def main():
             assert read(os.path.join(single, name)) == read(os.path.join(out, name)), f"{name} differs"
         print("mpirun -np 2 without -j completes with the single-process results")
     elif mode == "trace_edit":
-        case = os.path.join(work, "case")
-        os.makedirs(case)
-        trace = os.path.join(case, "routing.trace")
-        shutil.copy(os.path.join(SOURCE, "workloads", "traces", "mixtral-8x7b-16tok.trace"), trace)
-        with open(os.path.join(case, "scenario.yaml"), "w") as f:
-            f.write("name: trace-edit\nmachine: mi300x\nmodel: mixtral-8x7b\ntokens: 16\n"
-                    "path: software\nrouting:\n  source: trace\n  trace: routing.trace\n")
-        sweep = os.path.join(case, "sweep.yaml")
-        with open(sweep, "w") as f:  # point 0 reads the trace; point 1 (uniform routing) does not
-            f.write("name: trace-edit\nscenario: scenario.yaml\naxes:\n"
-                    "  scenario.routing.source: [trace, uniform]\n")
-        out = os.path.join(work, "out")
-        run([tdmsim, "sweep", sweep, "--output", out, "-j", "2", "--quiet"])
-        before = {r["point"]: r for r in rows(out)}
-        fingerprint = json.load(open(os.path.join(out, "sweep.json")))["fingerprint"]
-        r = run([tdmsim, "sweep", sweep, "--output", out])
-        assert " 0 run now" in r.stdout, r.stdout
-        # Every token to experts 0 and 1: one hot pair instead of the recorded spread.
-        with open(trace, "w") as f:
-            f.write("# tdmsim-routing-trace v1 experts=8 top_k=2\n" + "0 1\n" * 16)
-        r = run([tdmsim, "sweep", sweep, "--output", out])
-        assert " 1 run now, 1 already done" in r.stdout, r.stdout
+        trace_text = read(os.path.join(SOURCE, "workloads", "traces", "mixtral-8x7b-16tok.trace")).decode()
+
+        def hot_pair(case):  # every token to experts 0 and 1: one hot pair instead of the recorded spread
+            with open(os.path.join(case, "routing.trace"), "w") as f:
+                f.write("# tdmsim-routing-trace v1 experts=8 top_k=2\n" + "0 1\n" * 16)
+        out, sweep, before, after, r, fingerprint = edit_reruns_reader(
+            tdmsim, work, {"routing.trace": trace_text,
+                           "scenario.yaml": "name: trace-edit\nmachine: mi300x\nmodel: mixtral-8x7b\ntokens: 16\n"
+                                            "path: software\nrouting:\n  source: trace\n  trace: routing.trace\n"},
+            "name: trace-edit\nscenario: scenario.yaml\naxes:\n  scenario.routing.source: [trace, uniform]\n",
+            hot_pair)
         assert "1 finished point(s) run again" in r.stderr, r.stderr
-        after = {r["point"]: r for r in rows(out)}
         assert all(len(r["inputs_hash"]) == 16 for r in after.values()), after
-        assert after[0]["inputs_hash"] != before[0]["inputs_hash"]
         assert after[0]["metrics"]["total_us"] != before[0]["metrics"]["total_us"]
         assert after[0]["layer"]["load_spread"] != before[0]["layer"]["load_spread"]
-        assert after[1] == before[1]
         assert json.load(open(os.path.join(out, "sweep.json")))["fingerprint"] != fingerprint
         r = run([tdmsim, "sweep", sweep, "--output", out])
         assert " 0 run now" in r.stdout, r.stdout
         print("editing the routing trace reran the points that read it, with the new trace")
     elif mode == "config_edit":
-        case = os.path.join(work, "case")
-        os.makedirs(case)
-        table = os.path.join(case, "tuned.csv")
         header = ("cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,q_dtype_w,q_type,"
                   "use_g1u1,doweight_stage1,block_m,ksplit,us1,kernelName1,us2,kernelName2,us,run_1stage\n")
         row = ("304,64,4096,14336,8,2,ActivationType.Silu,torch.bfloat16,torch.bfloat16,torch.bfloat16,"
                "QuantType.No,1,0,{},0,1.0,,1.0,,2.0,0\n")
-        with open(table, "w") as f:
-            f.write(header + row.format(32))
-        with open(os.path.join(case, "scenario.yaml"), "w") as f:
-            f.write("name: config-edit\nmachine: mi300x\nmodel: mixtral-8x7b\ntokens: 64\npath: software\n"
-                    "kernel: {source: aiter, config: tuned.csv}\n")
-        sweep = os.path.join(case, "sweep.yaml")
-        with open(sweep, "w") as f:  # point 0 reads the table; point 1 (no table) does not
-            f.write("name: config-edit\nscenario: scenario.yaml\naxes:\n"
-                    "  scenario.kernel.config: [tuned.csv, \"\"]\n")
-        out = os.path.join(work, "out")
-        run([tdmsim, "sweep", sweep, "--output", out, "-j", "2", "--quiet"])
-        before = {r["point"]: r for r in rows(out)}
-        r = run([tdmsim, "sweep", sweep, "--output", out])
-        assert " 0 run now" in r.stdout, r.stdout
-        with open(table, "w") as f:  # the same layer's row at block_m 64
-            f.write(header + row.format(64))
-        r = run([tdmsim, "sweep", sweep, "--output", out])
-        assert " 1 run now, 1 already done" in r.stdout, r.stdout
-        after = {r["point"]: r for r in rows(out)}
-        assert after[0]["inputs_hash"] != before[0]["inputs_hash"]
+
+        def block_m_64(case):  # the same layer's row at block_m 64
+            with open(os.path.join(case, "tuned.csv"), "w") as f:
+                f.write(header + row.format(64))
+        _, _, before, after, _, _ = edit_reruns_reader(
+            tdmsim, work, {"tuned.csv": header + row.format(32),
+                           "scenario.yaml": "name: config-edit\nmachine: mi300x\nmodel: mixtral-8x7b\ntokens: 64\n"
+                                            "path: software\nkernel: {source: aiter, config: tuned.csv}\n"},
+            "name: config-edit\nscenario: scenario.yaml\naxes:\n  scenario.kernel.config: [tuned.csv, \"\"]\n",
+            block_m_64)
         assert before[0]["layer"]["block_m"] == 32 and after[0]["layer"]["block_m"] == 64, (before[0]["layer"],
                                                                                            after[0]["layer"])
-        assert after[1] == before[1]
         print("editing the tuned kernel table reran the point that reads it, with the new row")
     elif mode == "lock":
         out = os.path.join(work, "out")

@@ -218,44 +218,28 @@ TEST_CASE("oat jitter: factor axes also run at x(1 - J) and x(1 + J), after thei
 
 TEST_CASE("oat jitter: refused without mode oat, or without a factor axis", "[sweep][oat]") {
   const Loader loader({kWorkloads});
-  SweepFile grid("jitter_grid", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
-                                "jitter: 0.01\n"
-                                "axes:\n"
-                                "  machine.compute.clock: [x0.8, x1.2]\n");
-  const auto d = first_config_error([&] { loader.resolve_sweep(grid.path); });
+  // A sweep of `scenario` with `head` (its mode and jitter) and one axis: its first error.
+  const auto refusal = [&](const char* name, const char* scenario, const char* head, const char* axis) {
+    SweepFile f(name, std::string("scenario: ") + scenario + "\n" + head + "axes:\n  " + axis + "\n");
+    return first_config_error([&] { loader.resolve_sweep(f.path); });
+  };
+  const char* qwen = "qwen3-30b-a3b-decode-mi500x-tdm";
+  const auto d = refusal("jitter_grid", qwen, "jitter: 0.01\n", "machine.compute.clock: [x0.8, x1.2]");
   CHECK(d.key == "jitter");
   CHECK_THAT(d.message, Catch::Contains("needs mode oat"));
-  SweepFile none("jitter_none", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
-                                "mode: oat\n"
-                                "jitter: 0.01\n"
-                                "axes:\n"
-                                "  machine.tdm.movers_per_cu: [1, 2]\n");
-  const auto e = first_config_error([&] { loader.resolve_sweep(none.path); });
+  const auto e = refusal("jitter_none", qwen, "mode: oat\njitter: 0.01\n", "machine.tdm.movers_per_cu: [1, 2]");
   CHECK(e.key == "jitter");
   CHECK_THAT(e.message, Catch::Contains("has none"));
-  SweepFile big("jitter_big", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
-                              "mode: oat\n"
-                              "jitter: 0.2\n"
-                              "axes:\n"
-                              "  machine.compute.clock: [x0.8]\n");
-  CHECK(first_config_error([&] { loader.resolve_sweep(big.path); }).key == "jitter");
+  CHECK(refusal("jitter_big", qwen, "mode: oat\njitter: 0.2\n", "machine.compute.clock: [x0.8]").key == "jitter");
   // Only integer parameters to move (their jitter values are dropped): refused at the key.
-  SweepFile ints("jitter_ints", "scenario: qwen3-30b-a3b-decode-mi500x-tdm\n"
-                                "mode: oat\n"
-                                "jitter: 0.01\n"
-                                "axes:\n"
-                                "  machine.tdm.slots: [x0.5, x2]\n");
-  const auto g = first_config_error([&] { loader.resolve_sweep(ints.path); });
+  const auto g = refusal("jitter_ints", qwen, "mode: oat\njitter: 0.01\n", "machine.tdm.slots: [x0.5, x2]");
   CHECK(g.key == "jitter");
   CHECK(g.where.line == 5);  // (SweepFile puts kind and name first)
   CHECK_THAT(g.message, Catch::Contains("moves no parameter"));
   // A base that runs one path has no TDM speedup to measure the noise of.
-  SweepFile one_path("jitter_one_path", "scenario: qwen3-30b-decode-h200\n"
-                                        "mode: oat\n"
-                                        "jitter: 0.01\n"
-                                        "axes:\n"
-                                        "  machine.compute.clock: [x0.8]\n");
-  CHECK_THAT(first_config_error([&] { loader.resolve_sweep(one_path.path); }).message,
+  CHECK_THAT(refusal("jitter_one_path", "qwen3-30b-decode-h200", "mode: oat\njitter: 0.01\n",
+                     "machine.compute.clock: [x0.8]")
+                 .message,
              Catch::Contains("must run path both"));
 }
 
