@@ -157,17 +157,26 @@ void set_state(int slot, int state) {
 }
 
 // Creates the folder an output goes into and checks it can be written.
+namespace {
+// `folder` (which exists, or is the nearest existing one above the output
+// folder `named`) is a folder this process may write in.
+void require_writable_folder(const fs::path& folder, const fs::path& named) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    throw BadInput("cannot use output folder " + named.string() + ": " +
+                   (folder == named ? std::string("not a folder") : folder.string() + " is not a folder"));
+  }
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw_output_error("cannot write in folder " + folder.string(), std::error_code(errno, std::generic_category()));
+  }
+}
+}  // namespace
+
 void prepare_parent(const fs::path& parent) {
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec) throw_output_error("cannot create output folder " + parent.string(), ec);
-  if (!fs::is_directory(parent, ec)) {
-    throw BadInput("cannot use output folder " + parent.string() + ": not a folder");
-  }
-  if (::access(parent.c_str(), W_OK | X_OK) != 0) {
-    throw_output_error("cannot write in folder " + parent.string(),
-                       std::error_code(errno, std::generic_category()));
-  }
+  require_writable_folder(parent, parent);
 }
 
 fs::path parent_of(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
@@ -295,13 +304,7 @@ void check_output_file(const fs::path& path, bool force) {
   while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path()) {
     existing = existing.parent_path();
   }
-  if (!fs::is_directory(existing, ec)) {
-    throw BadInput("cannot use output folder " + parent_of(path).string() + ": " + existing.string() +
-                   " is not a folder");
-  }
-  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
-    throw_output_error("cannot write in folder " + existing.string(), std::error_code(errno, std::generic_category()));
-  }
+  require_writable_folder(existing, parent_of(path));
   if (fs::exists(parent_of(path), ec)) remove_stale_siblings(path, ".tmp.");
 }
 

@@ -127,6 +127,25 @@ void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
 
 }  // namespace
 
+namespace {
+// The kind a file's folder says (machines/ -> machine, ...); tenants files
+// sit among the scenarios and are told by their kind: key alone.
+std::optional<SpecKind> kind_by_folder(const fs::path& file) {
+  std::error_code ec;
+  const std::string folder = fs::absolute(file, ec).parent_path().filename().string();
+  for (SpecKind kind : kAllKinds) {
+    if (kind != SpecKind::tenants && folder == kind_folder(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
+// Whether a file of `kind` sits in the folder of another kind (tenants files
+// belong among the scenarios).
+bool in_other_kinds_folder(std::optional<SpecKind> folder, SpecKind kind) {
+  return folder && *folder != kind && !(kind == SpecKind::tenants && *folder == SpecKind::scenario);
+}
+}  // namespace
+
 bool Loader::reads_as(SpecKind kind, const fs::path& file) const {
   try {
     switch (kind) {
@@ -145,21 +164,15 @@ bool Loader::reads_as(SpecKind kind, const fs::path& file) const {
 
 SpecKind Loader::kind_of(const fs::path& file) const {
   const YAML::Node root = parse_file(file);
-  std::error_code ec;
-  const std::string folder = fs::absolute(file, ec).parent_path().filename().string();
-  std::optional<SpecKind> by_folder;
-  for (SpecKind kind : kAllKinds) {
-    // A tenants file is told by its kind: key alone (it sits among the scenarios).
-    if (kind != SpecKind::tenants && folder == kind_folder(kind)) by_folder = kind;
-  }
+  const std::optional<SpecKind> by_folder = kind_by_folder(file);
   if (root.IsMap() && root["kind"]) {
     const YAML::Node k = root["kind"];
     const Location at = location_of(display_path(file), k);
     for (SpecKind kind : kAllKinds) {
       if (!k.IsScalar() || k.Scalar() != kind_name(kind)) continue;
-      if (by_folder && *by_folder != kind && !(kind == SpecKind::tenants && *by_folder == SpecKind::scenario)) {
+      if (in_other_kinds_folder(by_folder, kind)) {
         fail_now(at, "kind",
-                 "this file is in a " + folder + "/ folder, which holds " +
+                 "this file is in a " + std::string(kind_folder(*by_folder)) + "/ folder, which holds " +
                      std::string(kind_name(*by_folder)) + " files, but it says kind: " +
                      k.Scalar());
       }
@@ -203,11 +216,7 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
       // if it does not read as this kind, that is said below instead of one
       // unknown key after another. (A folder's name alone does not refuse a
       // file: a work folder may be called models/.)
-      std::error_code ec;
-      const std::string folder = fs::absolute(current, ec).parent_path().filename().string();
-      for (SpecKind other : kAllKinds) {
-        if (other == kind || other == SpecKind::tenants || folder != kind_folder(other)) continue;
-        if (kind == SpecKind::tenants && other == SpecKind::scenario) continue;  // tenants sit among the scenarios
+      if (const std::optional<SpecKind> other = kind_by_folder(current); in_other_kinds_folder(other, kind)) {
         folder_kind = other;
       }
     }
