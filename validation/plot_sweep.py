@@ -327,10 +327,17 @@ def waterfall(summary_path, a):
     print(f"wrote {a.output}")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's own errors ("the following arguments are required") read like tdmsim's."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        fail(message)
+
+
 def main():
     # `tdmsim plot` runs this script: its usage line names the command users type.
-    ap = argparse.ArgumentParser(prog=os.environ.get("TDMSIM_PLOT_PROG", "plot_sweep.py"),
-                                 description=__doc__.split("\n")[0])
+    ap = Parser(prog=os.environ.get("TDMSIM_PLOT_PROG", "plot_sweep.py"), description=__doc__.split("\n")[0])
     ap.add_argument("results", help="results.csv of tdmsim sweep, the sensitivity.csv of a mode: oat sweep, "
                     "or a tdmsim run --path both output folder (or its summary.json): a waterfall of the causes")
     ap.add_argument("--x", help="x-axis column (results.csv)")

@@ -72,6 +72,10 @@ int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
   add_sweep_commands(app, result);
   app.footer("Exit codes: 0 success, 1 failure (a run-time or internal error), 2 bad input (a file, key or "
              "argument; nothing is written).");
+  // CLI11's own parse errors ("--machine is required") read like tdmsim's.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "tdmsim: error: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+  });
   if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
     std::cerr << "tdmsim: error: " << unknown << "\n";
     return kExitBadInput;

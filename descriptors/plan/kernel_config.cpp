@@ -365,20 +365,26 @@ std::string_view asm_stage_tile(std::string_view name) {
   return {};
 }
 
+// The whole number whose digits start at name[from], and the index after
+// them; UINT64_MAX for one too large for 64 bits (still a number field, out
+// of any count's range); none where no digit is there.
+std::optional<std::pair<std::uint64_t, std::size_t>> number_at(std::string_view name, std::size_t from) {
+  std::uint64_t n = 0;
+  const char* const end = name.data() + name.size();
+  const auto [next, ec] = std::from_chars(name.data() + std::min(from, name.size()), end, n);
+  if (ec == std::errc::result_out_of_range) n = UINT64_MAX;
+  else if (ec != std::errc{}) return std::nullopt;
+  return std::pair{n, static_cast<std::size_t>(next - name.data())};
+}
+
 // The number of the first "_<N>tg" field of such a name (followed as the tile
 // field is); none where there is no such field.
 std::optional<std::uint64_t> asm_stage_tg_field(std::string_view name) {
   for (std::size_t i = name.find('_'); i != std::string_view::npos; i = name.find('_', i + 1)) {
-    std::uint64_t n = 0;
-    const char* const from = name.data() + i + 1;
-    const char* const end = name.data() + name.size();
-    const auto [next, ec] = std::from_chars(from, end, n);
-    // Too large for 64 bits is still such a field, out of any count's range.
-    if (ec == std::errc::result_out_of_range) n = UINT64_MAX;
-    else if (ec != std::errc{}) continue;
-    if (end - next < 2 || next[0] != 't' || next[1] != 'g') continue;
-    const std::size_t j = static_cast<std::size_t>(next - name.data()) + 2;
-    if (j == name.size() || name[j] == '_' || (name[j] == 'E' && j + 1 == name.size())) return n;
+    const auto num = number_at(name, i + 1);
+    if (!num || name.substr(num->second, 2) != "tg") continue;
+    const std::size_t j = num->second + 2;
+    if (j == name.size() || name[j] == '_' || (name[j] == 'E' && j + 1 == name.size())) return num->first;
   }
   return std::nullopt;
 }
@@ -413,19 +419,28 @@ std::optional<std::vector<std::uint32_t>> x_separated(std::string_view s) {
 
 bool aiter_asm_stage1_name(std::string_view name) { return name.find("fmoe_stage1_") != std::string_view::npos; }
 
+namespace {
+
+// The distinct N of a CK kernel name's pipeline fields: _vN_ inside the name
+// or _vN at its end (N whole; a CK name carries one).
+std::vector<std::uint64_t> ck_pipeline_versions(std::string_view name) {
+  std::vector<std::uint64_t> out;
+  for (auto i = name.find("_v"); i != std::string_view::npos; i = name.find("_v", i + 1)) {
+    const auto num = number_at(name, i + 2);
+    if (!num || (num->second != name.size() && name[num->second] != '_')) continue;
+    if (std::find(out.begin(), out.end(), num->first) == out.end()) out.push_back(num->first);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::uint32_t aiter_lds_buffers_of(std::string_view name) {
   if (!ck_kernel_name(name)) return 0;
-  // The version is a field of its own: _vN_ inside the name or _vN at its end.
-  const auto has = [&](std::string_view v) {
-    const std::string field = fmt::format("_{}", v);
-    for (auto i = name.find(field); i != std::string_view::npos; i = name.find(field, i + 1)) {
-      const std::size_t after = i + field.size();
-      if (after == name.size() || name[after] == '_') return true;
-    }
-    return false;
-  };
-  if (has("v1")) return 1;
-  if (has("v2") || has("v3")) return 2;
+  const std::vector<std::uint64_t> v = ck_pipeline_versions(name);
+  if (v.size() != 1) return 0;  // none, or two (refused by read_aiter_tile)
+  if (v[0] == 1) return 1;
+  if (v[0] == 2 || v[0] == 3) return 2;
   return 0;
 }
 
@@ -483,6 +498,20 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
         s = s.substr(i + p.size());
         s = s.substr(0, s.find('_'));
         out.reading = "CK kernel name";
+        // Its pipeline: v1 one LDS buffer, v2/v3 two (aiter_lds_buffers_of).
+        const std::vector<std::uint64_t> versions = ck_pipeline_versions(name);
+        const auto field = [](std::uint64_t n) {
+          return n == UINT64_MAX ? std::string("_v<N>") : fmt::format("_v{}", n);
+        };
+        if (versions.size() > 1) {
+          return refuse(fmt::format("kernel '{}' names two pipelines ({} and {}): a CK kernel name carries one",
+                                    name, field(versions[0]), field(versions[1])));
+        }
+        if (versions.size() == 1 && (versions[0] < 1 || versions[0] > 3)) {
+          out.reading += fmt::format(" (its pipeline {} is not CK's v1, v2 or v3: LDS buffers as for a name "
+                                     "without one)",
+                                     field(versions[0]));
+        }
         break;
       }
     }

@@ -137,6 +137,24 @@ TEST_CASE("a CK kernel name gives its pipeline's LDS buffers: v1 one, v2/v3 two,
   CHECK(aiter_tile_lds_buffers(s.rows[0], true) == 0);   // empty
 }
 
+TEST_CASE("a CK kernel name's pipeline field: another version is noted, two versions refused", "[kernel_config]") {
+  // _v9: no pipeline the model knows; read as a name without one, and said so.
+  const std::string v9 = "moe_ck2stages_gemm1_256x32x64x128_1x4_MulABScale_v9_Nswizzle0";
+  CHECK(aiter_lds_buffers_of(v9) == 0);
+  const AiterTileReading nine = read_aiter_tile(v9, 32, std::nullopt, false);
+  CHECK(nine.error.empty());
+  CHECK(nine.tile == KernelTile{256, 32, 64, 128});
+  CHECK_THAT(nine.reading, Catch::Contains("its pipeline _v9 is not CK's v1, v2 or v3"));
+  // The same version twice is one pipeline; two versions are no CK name.
+  CHECK(aiter_lds_buffers_of("moe_ck2stages_gemm2_256x32x64x128_1x4_v1_MulABScale_v1") == 1);
+  const std::string two = "moe_ck2stages_gemm2_256x32x64x128_1x4_v1_MulABScale_v3_Nswizzle0";
+  CHECK(aiter_lds_buffers_of(two) == 0);
+  CHECK_THAT(read_aiter_tile(two, 32, std::nullopt, true).error,
+             Catch::Contains("names two pipelines (_v1 and _v3)"));
+  // Not a version field: _v followed by letters, or digits then another character.
+  CHECK(aiter_lds_buffers_of("moe_ck2stages_gemm1_256x32x64x128_1x4_vsilu_v3x_v2") == 2);
+}
+
 TEST_CASE("a table with short tile names: empty, THREADSxMxNxK and assembly MxN", "[kernel_config]") {
   const KernelConfigTable t = table("short_tiles.csv");
   CHECK(t.tile1_name == "tile1");

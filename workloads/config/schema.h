@@ -43,6 +43,11 @@ Default(T) -> Default<T>;
 
 struct Required {};
 
+// A string parameter whose empty value means something its doc says (a sweep
+// axis's "" for "no table"); every other string parameter refuses "", which
+// would silently read as the key left out.
+struct EmptyAllowed {};
+
 template <class T>
 struct Min {
   T value;
@@ -196,6 +201,7 @@ struct ParamMeta {
   bool required = false;
   std::optional<T> min;
   std::optional<T> max;
+  bool empty_allowed = false;  // strings: EmptyAllowed
 };
 
 namespace detail {
@@ -219,6 +225,10 @@ template <class T>
 void apply_option(ParamMeta<T>& m, Required) {
   m.required = true;
 }
+template <class T>
+void apply_option(ParamMeta<T>& m, EmptyAllowed) {
+  m.empty_allowed = true;
+}
 template <class T, class U>
 void apply_option(ParamMeta<T>& m, const Min<U>& o) {
   m.min = convert_option<T>(o.value);
@@ -239,6 +249,9 @@ ParamMeta<T> make_meta(const Opts&... opts) {
 // Range check; returns "" if the value is acceptable.
 template <class T>
 std::string check_range(const ParamMeta<T>& m, const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (v.empty() && !m.empty_allowed) return "expected a non-empty string; leave the key out for none";
+  }
   if constexpr (requires(const T& a, const T& b) { a < b; }) {
     if (m.min && v < *m.min) {
       return "must be at least " + ValueTraits<T>::text(*m.min) + ", got " +

@@ -25,6 +25,7 @@ using units::Bytes;
 using units::Duration;
 using units::Frequency;
 using config::Default;
+using config::EmptyAllowed;
 using config::Max;
 using config::Min;
 using config::Required;

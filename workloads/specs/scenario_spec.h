@@ -136,7 +136,9 @@ struct KernelSpec {
             Default{0u}, Max{256u});
     v.param(config, "config",
             "tuned kernel table in AITER's CSV columns, relative to this file: the row of this "
-            "layer (AITER's padded-token lookup) fixes block_m, tiles, split_k and stages");
+            "layer (AITER's padded-token lookup) fixes block_m, tiles, split_k and stages; \"\" for "
+            "none (a sweep axis value beside a base scenario's table)",
+            EmptyAllowed{});
     v.param(heuristic, "heuristic",
             "rule for what neither the scenario nor a kernel.config row fixes: tdmsim (the "
             "project's) or aiter (AITER fused_moe.py's defaults)",

@@ -108,7 +108,7 @@ struct SweepSpec {
     v.param(name, "name", "short sweep name used in reports", Required{});
     v.param(description, "description", "one line on what the sweep studies");
     v.param(scenario, "scenario", "base scenario: name (workloads/scenarios) or path", Required{});
-    v.param(machine, "machine", "machine replacing the scenario's (name or path; empty = keep)");
+    v.param(machine, "machine", "machine replacing the scenario's (name or path; absent = keep)");
     v.param(mode, "mode", "how axes combine: full grid, zipped, random or Latin-hypercube samples, or one at a time around the base (oat)",
             Default{SweepMode::grid});
     v.param(samples, "samples", "points drawn in random/lhs mode", Default{100u}, Min{1u},
