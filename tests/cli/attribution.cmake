@@ -21,7 +21,7 @@ add_test(NAME attribution.plot_needs_both_paths_exit_2
          COMMAND python3 ${ATTR_PY} ${TDMSIM_BIN} ${ATTR_WORK}/plot-sw plot_needs_both
                  ${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml)
 # The causes follow their parameters: host launches = kernels x launch.kernel_launch
-# (at 6 and 12 us), a longer tdm.slot_length shows as slot waiting.
+# (at 6 and 12 us), a longer tdm.slot_length (50 us) shows as slot waiting.
 add_test(NAME attribution.causes_follow_parameters
          COMMAND python3 ${ATTR_PY} ${TDMSIM_BIN} ${ATTR_WORK}/responds responds
                  ${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml)

@@ -14,9 +14,10 @@
   plot_needs_both SCENARIO  `tdmsim plot` on a software-only run folder: exit 2, nothing written
   responds SCENARIO  the causes follow their parameters: the software path's host launches are
                      its kernels x launch.kernel_launch, at the machine's value and at twice it;
-                     a 5x longer tdm.slot_length shows as TDM slot waiting (release waits), at
-                     least a fifth of what it adds to the TDM total, the rest as memory traffic
-                     and bubbles, with the same work (launches, routing, gather, compute)
+                     a longer tdm.slot_length (4 -> 50 us, past a machine wave's work) shows
+                     as TDM slot waiting (release waits), at least a fifth of what it adds to
+                     the TDM total, the rest (either way) as memory traffic and bubbles, with
+                     the same work (launches, routing, gather, compute)
 
 Usage: attribution_checks.py TDMSIM WORKDIR MODE SCENARIO"""
 import json
@@ -151,7 +152,7 @@ def check_responds(scenario):
     runs = {}
     for name, machine in (("base", base),
                           ("launch", overlay("launch-x2", base, "launch:\n  kernel_launch: 12us\n")),
-                          ("slot", overlay("slot-x5", base, "tdm:\n  slot_length: 20us\n"))):
+                          ("slot", overlay("slot-x12", base, "tdm:\n  slot_length: 50us\n"))):
         out = os.path.join(WORK, name)
         tdmsim(["run", scenario, "--machine", machine, "--path", "both", "--quiet", "--output", out, "--force"])
         with open(os.path.join(out, "config.json")) as f:
@@ -169,10 +170,12 @@ def check_responds(scenario):
     wait1 = tdm1["time_by_cause"]["detail"]["slot_release_wait_us"]
     waiting = (tdm1["time_by_cause"]["dispatch_and_slot_waiting_us"] -
                tdm0["time_by_cause"]["dispatch_and_slot_waiting_us"])
-    print(f"slot_length 4 -> 20 us: TDM total +{grew:.2f} us, release waits {wait0:.2f} -> {wait1:.2f} us")
-    # Longer slots make the unit's path measurably slower (the model is
-    # deterministic, so 0.2% of the layer is far above any noise) ...
-    assert grew > 0.002 * tdm0["total_us"], grew
+    print(f"slot_length 4 -> 50 us: TDM total +{grew:.2f} us, release waits {wait0:.2f} -> {wait1:.2f} us")
+    # Slots longer than a machine wave's work make the unit's path slower, by far more
+    # than the timing noise of the layer (about 2% of its TDM time under a 1% change of
+    # clock: docs/studies/README.md "Where the noise is"; at 20 us slots the effect is
+    # inside it) ...
+    assert grew > 0.1 * tdm0["total_us"], grew
     # ... the slots' release waits grow by a fifth of it at least ...
     c0, c1 = tdm0["time_by_cause"], tdm1["time_by_cause"]
     delta = {k: c1[k] - c0[k] for k in c0 if k != "detail"}

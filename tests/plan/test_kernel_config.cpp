@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "descriptors/plan/aiter_heuristic.h"
 #include "descriptors/plan/aiter_kernels.h"
@@ -334,25 +335,31 @@ TEST_CASE("AITER's assembly stage-1 kernel names give their workgroups a CU (_<N
   // fmoe_bf16_blockscaleFp8_g1u1_silu.csv); asm_moe_2stage.cu launches a
   // plain grid, so the count is what the code object's registers and LDS let
   // a CU hold.
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3") == 3);
-  CHECK(aiter_workgroups_per_cu_of("_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3E") == 2);
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_2tg") == 2);  // at the end
-  CHECK(aiter_workgroups_per_cu_of("_ZN5aiter44fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_4tgE") == 4);
-  // No such field, or not one of 1 to kMaxTgPerCu: 0 (nothing said).
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_16x512_pf3") == 0);
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_0tg_pf3") == 0);
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_17tg_pf3") == 0);
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_99999999999tg_pf3") == 0);
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tgx_pf3") == 0);
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_tg_pf3") == 0);
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg") == 3);
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3") == 0);
-  // The first field counts.
-  CHECK(aiter_workgroups_per_cu_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_2tg_3tg") == 2);
-  // Only assembly stage-1 names: a 1-stage kernel's list gives its count, and CK names have none.
-  CHECK(aiter_workgroups_per_cu_of("fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256") == 0);
-  CHECK(aiter_workgroups_per_cu_of("moe_ck2stages_gemm1_256x32x64x128_1x4_2tg_v1") == 0);
-  CHECK(aiter_workgroups_per_cu_of("") == 0);
+  const std::pair<const char*, std::uint32_t> cases[] = {
+      {"fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3", 3},
+      {"_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3E", 2},
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_2tg", 2},  // at the end
+      {"_ZN5aiter44fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_4tgE", 4},
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg", 3},
+      // No such field, or not one of 1 to kMaxTgPerCu: 0 (nothing said).
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_16x512_pf3", 0},
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_0tg_pf3", 0},
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_17tg_pf3", 0},
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_99999999999tg_pf3", 0},
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tgx_pf3", 0},
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_tg_pf3", 0},
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3", 0},
+      // The first field counts.
+      {"fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_2tg_3tg", 2},
+      // Only assembly stage-1 names: a 1-stage kernel's list gives its count, and CK names have none.
+      {"fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256", 0},
+      {"moe_ck2stages_gemm1_256x32x64x128_1x4_2tg_v1", 0},
+      {"", 0},
+  };
+  for (const auto& [name, n] : cases) {
+    INFO(name);
+    CHECK(aiter_workgroups_per_cu_of(name) == n);
+  }
   // read_aiter_tile says it too.
   const AiterTileReading r =
       read_aiter_tile("fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3", 32, std::nullopt, false);
