@@ -54,6 +54,21 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+// An option given an empty value (`--machine ""`) is refused: every option's
+// empty value would read as the option left out, silently. (A positional may be
+// "": `config aiter-tile ""` reads an empty tile name.)
+void refuse_empty_option_values(CLI::App& app) {
+  const CLI::Validator non_empty(
+      [](std::string& value) {
+        return value.empty() ? std::string("an empty value; leave the option out for its default") : std::string();
+      },
+      "");
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->nonpositional() && opt->get_type_size_max() > 0) opt->check(non_empty);
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_option_values(*sub);
+}
+
 int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
   using namespace tdmsim::cli;
   CLI::App app{"tdmsim: MoE layers on AMD Instinct-class GPUs, emulated, simulated and "
@@ -72,6 +87,7 @@ int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
   add_sweep_commands(app, result);
   app.footer("Exit codes: 0 success, 1 failure (a run-time or internal error), 2 bad input (a file, key or "
              "argument; nothing is written).");
+  refuse_empty_option_values(app);
   // CLI11's own parse errors ("--machine is required") read like tdmsim's.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "tdmsim: error: " + std::string(e.what()) + "\nRun with --help for more information.\n";

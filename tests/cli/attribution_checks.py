@@ -14,10 +14,10 @@
   plot_needs_both SCENARIO  `tdmsim plot` on a software-only run folder: exit 2, nothing written
   responds SCENARIO  the causes follow their parameters: the software path's host launches are
                      its kernels x launch.kernel_launch, at the machine's value and at twice it;
-                     a longer tdm.slot_length (4 -> 50 us, past a machine wave's work) shows
-                     as TDM slot waiting (release waits), at least a fifth of what it adds to
-                     the TDM total, the rest (either way) as memory traffic and bubbles, with
-                     the same work (launches, routing, gather, compute)
+                     a tdm.slot_length of 50 us (past a machine wave's work) makes the TDM
+                     path more than 10% slower, shown as TDM slot waiting (release waits), at
+                     least a fifth of what it adds, the rest (either way) as memory traffic and
+                     bubbles, with the same work (launches, routing, gather, compute)
 
 Usage: attribution_checks.py TDMSIM WORKDIR MODE SCENARIO"""
 import json
@@ -152,13 +152,14 @@ def check_responds(scenario):
     runs = {}
     for name, machine in (("base", base),
                           ("launch", overlay("launch-x2", base, "launch:\n  kernel_launch: 12us\n")),
-                          ("slot", overlay("slot-x12", base, "tdm:\n  slot_length: 50us\n"))):
+                          ("slot", overlay("slot-50us", base, "tdm:\n  slot_length: 50us\n"))):
         out = os.path.join(WORK, name)
         tdmsim(["run", scenario, "--machine", machine, "--path", "both", "--quiet", "--output", out, "--force"])
         with open(os.path.join(out, "config.json")) as f:
-            launch = us_of(json.load(f)["machine"]["launch"]["kernel_launch"])
-        runs[name] = (load(out), launch)
-    for name, (s, launch) in runs.items():
+            machine_config = json.load(f)["machine"]
+        launch = us_of(machine_config["launch"]["kernel_launch"])
+        runs[name] = (load(out), launch, us_of(machine_config["tdm"]["slot_length"]))
+    for name, (s, launch, _) in runs.items():
         sw = s["paths"][0]
         want = len(sw["stages"]) * launch
         got = sw["time_by_cause"]["launch_us"]
@@ -170,7 +171,8 @@ def check_responds(scenario):
     wait1 = tdm1["time_by_cause"]["detail"]["slot_release_wait_us"]
     waiting = (tdm1["time_by_cause"]["dispatch_and_slot_waiting_us"] -
                tdm0["time_by_cause"]["dispatch_and_slot_waiting_us"])
-    print(f"slot_length 4 -> 50 us: TDM total +{grew:.2f} us, release waits {wait0:.2f} -> {wait1:.2f} us")
+    print(f"slot_length {runs['base'][2]:g} -> {runs['slot'][2]:g} us: TDM total +{grew:.2f} us, "
+          f"release waits {wait0:.2f} -> {wait1:.2f} us")
     # Slots longer than a machine wave's work make the unit's path slower, by far more
     # than the timing noise of the layer (about 2% of its TDM time under a 1% change of
     # clock: docs/studies/README.md "Where the noise is"; at 20 us slots the effect is

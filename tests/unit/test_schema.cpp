@@ -31,6 +31,8 @@ struct Toy {
   std::vector<std::uint32_t> ids;
   Inner inner;
   std::optional<Inner> extra;
+  std::string note;
+  std::vector<std::string> tags;
   template <class V>
   void visit(V& v) {
     v.param(name, "name", "name", Required{});
@@ -41,6 +43,8 @@ struct Toy {
     v.param(ids, "ids", "ids");
     v.section(inner, "inner", "inner section");
     v.section(extra, "extra", "optional section");
+    v.param(note, "note", "optional string");
+    v.param(tags, "tags", "strings");
   }
 };
 
@@ -171,13 +175,39 @@ TEST_CASE("the resolved output reads back to the same spec", "[schema]") {
   CHECK(to_json(again.toy) == j);
 }
 
+TEST_CASE("an empty string is refused, with what to write instead, and ~ unsets an optional one", "[schema]") {
+  const auto optional = read("name: a\ninner: {bw: 1TB/s}\nnote: \"\"\n");
+  REQUIRE(optional.diags.size() == 1);
+  CHECK(optional.diags[0].key == "note");
+  CHECK(optional.diags[0].where.line == 3);
+  CHECK(optional.diags[0].message == "expected a non-empty string; leave the key out (or ~) for none");
+  // A required key or a list's entry cannot be left out: no such advice.
+  const auto required = read("name: ''\ninner: {bw: 1TB/s}\ntags: [x, '']\n");
+  REQUIRE(required.diags.size() == 2);
+  CHECK(required.diags[0].key == "name");
+  CHECK(required.diags[0].message == "expected a non-empty string");
+  CHECK(required.diags[1].key == "tags[1]");
+  CHECK(required.diags[1].message == "expected a non-empty string");
+  const auto unset = read("name: a\ninner: {bw: 1TB/s}\nnote: ~\n");
+  CHECK(unset.diags.empty());
+  CHECK(unset.toy.note.empty());
+  CHECK_FALSE(read("name: ~\ninner: {bw: 1TB/s}\n").diags.empty());
+  // The resolved output writes an unset string as ~, which reads back.
+  const Json j = to_json(unset.toy);
+  const std::string yaml = json_to_yaml(j);
+  CHECK_THAT(yaml, Catch::Contains("note: ~"));
+  const auto again = read(yaml);
+  REQUIRE(again.diags.empty());
+  CHECK(to_json(again.toy) == j);
+}
+
 TEST_CASE("the reference lists every key with type, default and range", "[schema]") {
   const auto rows = reference_rows<Toy>();
   std::vector<std::string> keys;
   for (const auto& r : rows) keys.push_back(r.key);
   CHECK(keys == std::vector<std::string>{"name", "clock", "ratio", "fast", "scoring", "ids",
                                          "inner", "inner.bw", "inner.lanes", "extra", "extra.bw",
-                                         "extra.lanes"});
+                                         "extra.lanes", "note", "tags"});
   CHECK(rows[1].default_text == "`1GHz`");
   CHECK(rows[0].default_text == "required");
   CHECK(rows[8].range == "1 .. 64");

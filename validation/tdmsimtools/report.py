@@ -65,14 +65,21 @@ def require_csv(path):
         sys.exit(f"{path}: not found (the calibration data lives in ../shared/calibration)")
 
 
+def workloads_root():
+    """The workloads tree tdmsim resolves machine names in: $TDMSIM_WORKLOADS when set (as
+    the binary looks there first: workloads/config/loader.cpp default_roots), else the
+    repository's. A fit overlay then stands on the machine file the scenarios' runs read."""
+    return os.environ.get("TDMSIM_WORKLOADS") or os.path.join(ROOT, "workloads")
+
+
 def shipped_machine(name):
-    return os.path.join(ROOT, "workloads", "machines", name + ".yaml")
+    return os.path.join(workloads_root(), "machines", name + ".yaml")
 
 
 def shipped_machine_inputs(name):
     """The files a shipped machine's values come from: its file and the kernel profiles
     (workloads/kernel-profiles/, which it or its base names, and their bases)."""
-    folder = os.path.join(ROOT, "workloads", "kernel-profiles")
+    folder = os.path.join(workloads_root(), "kernel-profiles")
     return [shipped_machine(name)] + sorted(os.path.join(folder, f) for f in os.listdir(folder)
                                             if f.endswith(".yaml"))
 

@@ -48,17 +48,28 @@ class Reader {
       T values;
       bool ok = true;
       erase_below(path + "[");  // element locations of a base's list
+      ParamMeta<E> item_meta;
+      item_meta.required = true;  // a list's entry has no "left out" (its messages say so)
       for (std::size_t i = 0; i < child.size(); ++i) {
         E v{};
         const std::string item = path + "[" + std::to_string(i) + "]";
-        ok &= read_scalar(child[i], item, ParamMeta<E>{}, v);
+        ok &= read_scalar(child[i], item, item_meta, v);
         (*ctx_.set_at)[item] = location_of(ctx_.file, child[i]);
         values.push_back(std::move(v));
       }
       if (ok) commit(member, std::move(values), child, path);
     } else {
       T v{};
-      if (read_scalar(child, path, make_meta<T>(opts...), v)) commit(member, std::move(v), child, path);
+      const ParamMeta<T> meta = make_meta<T>(opts...);
+      if constexpr (std::is_same_v<T, std::string>) {
+        // `~` unsets an optional string key (an overlay clearing its base's file,
+        // as `~` removes an optional section); `config show` writes it so.
+        if (child.IsNull() && !meta.required) {
+          commit(member, std::string(), child, path);
+          return;
+        }
+      }
+      if (read_scalar(child, path, meta, v)) commit(member, std::move(v), child, path);
     }
   }
 

@@ -250,7 +250,9 @@ ParamMeta<T> make_meta(const Opts&... opts) {
 template <class T>
 std::string check_range(const ParamMeta<T>& m, const T& v) {
   if constexpr (std::is_same_v<T, std::string>) {
-    if (v.empty() && !m.empty_allowed) return "expected a non-empty string; leave the key out for none";
+    if (v.empty() && !m.empty_allowed) {
+      return m.required ? "expected a non-empty string" : "expected a non-empty string; leave the key out (or ~) for none";
+    }
   }
   if constexpr (requires(const T& a, const T& b) { a < b; }) {
     if (m.min && v < *m.min) {

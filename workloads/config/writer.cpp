@@ -11,7 +11,10 @@ void emit(YAML::Emitter& e, const Json& j) {
       e << YAML::BeginMap;
       for (const auto& [k, v] : j.items()) {
         e << YAML::Key << k << YAML::Value;
-        emit(e, v);
+        // An empty string key is an unset one ("" is refused where it is read:
+        // schema.h check_range); `~` reads back as unset.
+        if (v.is_string() && v.get_ref<const std::string&>().empty()) e << YAML::Null;
+        else emit(e, v);
       }
       e << YAML::EndMap;
       break;
