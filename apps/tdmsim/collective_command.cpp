@@ -37,13 +37,6 @@ struct CollectiveOpts {
   bool quiet = false;
 };
 
-// A size with a unit ("64MiB", "1GB") or a plain count of bytes.
-double parse_size(const std::string& text, const char* option) {
-  auto p = units::parse_byte_count(text);
-  if (!p) throw BadInput(std::string(option) + ": " + p.error);
-  return static_cast<double>(p.value.bytes);
-}
-
 // An n x n CSV of byte counts: row = sender, column = receiver.
 net::TrafficMatrix read_traffic(const std::string& path, std::uint32_t gpus) {
   std::ifstream in(path);
@@ -114,8 +107,7 @@ void run_collective(const CollectiveOpts& o, CommandResult& result) {
   }
   const net::Placement where{o.gpus, o.nodes};
   const double message_bytes =
-      o.message_bytes.empty() ? 0.0 : parse_size(o.message_bytes, "--message-bytes");
-  if (!o.message_bytes.empty() && message_bytes <= 0) throw BadInput("--message-bytes: must be above 0");
+      o.message_bytes.empty() ? 0.0 : static_cast<double>(size_option(o.message_bytes, "--message-bytes").bytes);
   const std::uint32_t n = o.gpus;
   // The output folder is checked before any work, so a bad --output fails at once.
   std::unique_ptr<StagedDir> dir;
@@ -128,8 +120,7 @@ void run_collective(const CollectiveOpts& o, CommandResult& result) {
       for (std::uint32_t g = 0; g < n; ++g) size = std::max(size, traffic.sent(g) + traffic.at(g, g));
       r = net::all_to_all(*m.interconnect, where, traffic, algorithm, message_bytes);
     } else {
-      size = parse_size(o.bytes, "--bytes");
-      if (size <= 0) throw BadInput("--bytes: must be above 0 bytes");
+      size = static_cast<double>(size_option(o.bytes, "--bytes").bytes);
       if (op == net::CollectiveOp::all_to_all) {
         r = net::all_to_all(*m.interconnect, where, net::TrafficMatrix::uniform(n, size / n),
                             algorithm, message_bytes);

@@ -156,8 +156,6 @@ void set_state(int slot, int state) {
   throw BadInput(msg);
 }
 
-// Creates the folder an output goes into and checks it can be written.
-namespace {
 // `folder` (which exists, or is the nearest existing one above the output
 // folder `named`) is a folder this process may write in.
 void require_writable_folder(const fs::path& folder, const fs::path& named) {
@@ -170,8 +168,8 @@ void require_writable_folder(const fs::path& folder, const fs::path& named) {
     throw_output_error("cannot write in folder " + folder.string(), std::error_code(errno, std::generic_category()));
   }
 }
-}  // namespace
 
+// Creates the folder an output goes into and checks it can be written.
 void prepare_parent(const fs::path& parent) {
   std::error_code ec;
   fs::create_directories(parent, ec);
@@ -348,6 +346,12 @@ int StdoutGuard::finish(int exit_code) {
   std::cerr << "tdmsim: error: writing standard output: "
             << (error_ != 0 ? std::strerror(error_) : "write failed") << "\n";
   return exit_code == 0 ? 1 : exit_code;
+}
+
+units::Bytes size_option(const std::string& text, const std::string& option) {
+  const units::Parsed<units::Bytes> p = units::parse_byte_count(text);
+  if (!p) throw BadInput(option + ": " + p.error);
+  return p.value;
 }
 
 }  // namespace tdmsim::cli

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "workloads/config/units.h"
+
 namespace tdmsim::cli {
 
 namespace fs = std::filesystem;
@@ -19,6 +21,10 @@ namespace fs = std::filesystem;
 struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// A size option's value (units::parse_byte_count: a unit or a plain number of
+// bytes, above 0), or BadInput naming the option ("--bytes: must be above 0 bytes").
+units::Bytes size_option(const std::string& text, const std::string& option);
 
 // The output folder, built as a hidden temporary sibling `.NAME.tmp-PID` and
 // renamed into place by commit(); removed on destruction if never committed,

@@ -46,13 +46,6 @@ struct MicrobenchOpts {
   throw BadInput(option + ": " + why);
 }
 
-units::Bytes parse_size(const std::string& text, const char* option) {
-  auto p = units::parse_byte_count(text);  // with a unit, or a plain number of bytes, as collective's
-  if (!p) bad_option(option, p.error);
-  if (p.value.bytes == 0) bad_option(option, "must be above 0 bytes");
-  return p.value;
-}
-
 void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   const config::Loader loader(config::default_roots());
   const fs::path here = fs::current_path() / "_";
@@ -69,13 +62,15 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
                                                    bytes, m.name, units::format(m.memory.hbm.capacity)));
     }
   };
+  // The sizes, read once: a stream's buffer, a chase's footprint.
+  const bool stream = o.kind == "copy" || o.kind == "read";
+  const std::uint64_t buffer = stream ? size_option(o.bytes, "--bytes").bytes : 0;
+  const std::uint64_t fp = o.kind == "chase" ? size_option(o.footprint, "--footprint").bytes : 0;
   sim::MemoryEstimate estimate = sim::machine_memory(m);
-  if (o.kind == "copy" || o.kind == "read") {
-    const auto bytes = parse_size(o.bytes, "--bytes").bytes;
-    too_big("--bytes", static_cast<double>(bytes) * (o.kind == "copy" ? 2 : 1));
-    if (o.trace) sim::add_trace_memory(estimate, bytes / (64 * 1024) + 1);
+  if (stream) {
+    too_big("--bytes", static_cast<double>(buffer) * (o.kind == "copy" ? 2 : 1));
+    if (o.trace) sim::add_trace_memory(estimate, buffer / (64 * 1024) + 1);
   } else if (o.kind == "chase") {
-    const auto fp = parse_size(o.footprint, "--footprint").bytes;
     too_big("--footprint", static_cast<double>(fp));
     if (fp < o.stride) bad_option("--footprint", "must hold at least one --stride");
     sim::add_chase_memory(estimate, fp, o.stride, o.hops);
@@ -99,15 +94,13 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   double roofline_s = 0;  // its roofline, for the watchdog
   std::string metric;
   const double hbm_bw = static_cast<double>(m.memory.hbm.bandwidth.bytes_per_s);
-  if (o.kind == "copy" || o.kind == "read") {
-    const auto bytes = parse_size(o.bytes, "--bytes").bytes;
-    kernels.push_back(o.kind == "copy" ? sim::programs::stream_copy(as, bytes)
-                                       : sim::programs::stream_read(as, bytes));
-    work = static_cast<double>(bytes) * (o.kind == "copy" ? 2.0 : 1.0);
+  if (stream) {
+    kernels.push_back(o.kind == "copy" ? sim::programs::stream_copy(as, buffer)
+                                       : sim::programs::stream_read(as, buffer));
+    work = static_cast<double>(buffer) * (o.kind == "copy" ? 2.0 : 1.0);
     roofline_s = work / hbm_bw;
     metric = "bandwidth";
   } else if (o.kind == "chase") {
-    const auto fp = parse_size(o.footprint, "--footprint").bytes;
     kernels = sim::programs::pointer_chase(as, fp, o.stride, o.hops);
     work = o.hops;
     // Each hop at most an L2 miss all the way to a closed HBM row behind a

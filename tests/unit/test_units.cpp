@@ -33,6 +33,8 @@ TEST_CASE("command-line sizes: a unit, or a plain whole number of bytes", "[unit
   CHECK_FALSE(parse_byte_count("12XB"));
   CHECK_FALSE(parse_byte_count(""));
   CHECK(parse_byte_count(" +4096 ").value.bytes == 4096ull);  // as " +4KiB" reads with a unit
+  CHECK(parse_byte_count("0").error == "must be above 0 bytes");
+  CHECK(parse_byte_count("0KiB").error == "must be above 0 bytes");
   CHECK_FALSE(parse_bytes("1048576"));  // YAML values keep their units
 }
 

@@ -247,16 +247,18 @@ Parsed<Bytes> parse_byte_count(std::string_view text) {
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
   if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+  Parsed<Bytes> p;
   if (!t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos) {
-    text = t;
-    std::uint64_t v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc{} || end != text.data() + text.size()) {
-      return {Bytes{}, "'" + std::string(text) + "' is too large a number of bytes"};
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), p.value.bytes);
+    if (ec != std::errc{} || end != t.data() + t.size()) {
+      return {Bytes{}, "'" + std::string(t) + "' is too large a number of bytes"};
     }
-    return {Bytes{v}, {}};
+  } else {
+    p = parse_bytes(text);
   }
-  return parse_bytes(text);
+  // A size of nothing: no command sizes a buffer, a message or a footprint so.
+  if (p && p.value.bytes == 0) p.error = "must be above 0 bytes";
+  return p;
 }
 Parsed<Bandwidth> parse_bandwidth(std::string_view text) {
   return wrap<Bandwidth>(parse_quantity(text, Quantity::bandwidth),

@@ -57,8 +57,8 @@ Parsed<Bandwidth> parse_bandwidth(std::string_view text);
 Parsed<Duration> parse_duration(std::string_view text);
 
 // A size as command-line options take it: with a unit ("64MiB", "1GB"), or a
-// plain whole number of bytes ("1048576", as nccl-tests take sizes). YAML
-// values keep their units (parse_bytes).
+// plain whole number of bytes ("1048576", as nccl-tests take sizes), above 0.
+// YAML values keep their units (parse_bytes).
 Parsed<Bytes> parse_byte_count(std::string_view text);
 
 // Canonical text that parses back to exactly the same value, e.g. "2100MHz",
