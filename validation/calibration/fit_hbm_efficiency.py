@@ -63,7 +63,9 @@ def main():
     args = ap.parse_args()
     points = SETS[args.machine]
     CALIBRATION, HELD_OUT = points["calibration"], points["held_out"]
-    machine = os.path.abspath(f"workloads/machines/{args.machine}.yaml")
+    # The machine file of $TDMSIM_WORKLOADS's tree when set (a variant's), as tdmsim resolves names.
+    root = os.environ.get("TDMSIM_WORKLOADS") or "workloads"
+    machine = os.path.abspath(os.path.join(root, "machines", f"{args.machine}.yaml"))
     best = None
     with tempfile.TemporaryDirectory() as tmp:
         for r, t in itertools.product(points["refresh"], points["turnaround"]):
