@@ -109,7 +109,7 @@ int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err)
     err << "tdmsim: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    err << "tdmsim: error: " << e.what() << "\n";
+    err << "tdmsim: error: " << failure_text(e) << "\n";
     return kExitFailure;
   }
 }

@@ -285,7 +285,7 @@ int run_emulate(const EmulateOptions& options) {
     std::cerr << "tdmsim: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "tdmsim: error: " << e.what() << "\n";
+    std::cerr << "tdmsim: error: " << failure_text(e) << "\n";
     return kExitFailure;
   }
 }

@@ -69,7 +69,7 @@ int run_gpu_case(const GpuCaseOptions& o) {
     std::cerr << "tdmsim: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "tdmsim: error: " << e.what() << "\n";
+    std::cerr << "tdmsim: error: " << failure_text(e) << "\n";
     return kExitFailure;
   }
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <iostream>
 #include <iterator>
+#include <new>
 #include <system_error>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "sim/core/sim_error.h"
 #include "workloads/util/atomic_write.h"
 
 namespace tdmsim::cli {
@@ -352,6 +354,11 @@ units::Bytes size_option(const std::string& text, const std::string& option) {
   const units::Parsed<units::Bytes> p = units::parse_byte_count(text);
   if (!p) throw BadInput(option + ": " + p.error);
   return p.value;
+}
+
+std::string failure_text(const std::exception& e) {
+  // (sim_error.h's constant alone: tdmsim_cli does not link the simulator.)
+  return dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? sim::kOutOfHostMemory : e.what();
 }
 
 }  // namespace tdmsim::cli

@@ -22,6 +22,11 @@ struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The text a command prints (after "tdmsim: error: ") for an exception it
+// reports as a run-time failure, exit 1: its what(), or for std::bad_alloc
+// what to do about it (sim::kOutOfHostMemory, as main's handler prints it).
+std::string failure_text(const std::exception& e);
+
 // A size option's value (units::parse_byte_count: a unit or a plain number of
 // bytes, above 0), or BadInput naming the option ("--bytes: must be above 0 bytes").
 units::Bytes size_option(const std::string& text, const std::string& option);

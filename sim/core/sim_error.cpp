@@ -29,8 +29,7 @@ Failure classify(const std::exception_ptr& e) {
   } catch (const sc_core::sc_report& x) {
     return {false, report_text(x)};
   } catch (const std::bad_alloc&) {
-    return {false, "out of host memory (set TDMSIM_MEMORY_LIMIT below the memory this machine "
-                   "has, so that a run too large is refused before it starts; docs/simulator.md)"};
+    return {false, kOutOfHostMemory};
   } catch (const std::exception& x) {
     return {false, x.what()};
   } catch (...) {

@@ -28,6 +28,13 @@ struct SimulationStalled : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a command tells a user whose run ran out of host memory (std::bad_alloc):
+// classify's message, and the commands outside the simulator's library
+// (emulate, gpu-case, describe: tdmsim_cli, free of SystemC) print it too.
+inline constexpr const char* kOutOfHostMemory =
+    "out of host memory (set TDMSIM_MEMORY_LIMIT below the memory this machine has, so that a run too "
+    "large is refused before it starts; docs/simulator.md)";
+
 // What a command does with an exception that reached it.
 struct Failure {
   bool bad_input = false;  // exit 2 (else 1)

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include <sys/wait.h>
@@ -177,4 +179,14 @@ TEST_CASE("check_output_file: existing file needs --force - folders and bad pare
   CHECK_FALSE(fs::exists(tmp.path / "new"));
   tdmsim::cli::write_output_file(tmp.path / "new" / "x.yaml", "a: 1\n");
   CHECK(fs::exists(tmp.path / "new" / "x.yaml"));
+}
+
+TEST_CASE("failure_text: an exception's what(), or for running out of host memory what to do", "[output]") {
+  // The commands outside the simulator's library (emulate, gpu-case, describe)
+  // print this for an exit-1 failure; for std::bad_alloc main's handler's text.
+  CHECK(tdmsim::cli::failure_text(std::runtime_error("disk on fire")) == "disk on fire");
+  const std::string oom = tdmsim::cli::failure_text(std::bad_alloc());
+  CHECK(oom.find("out of host memory") == 0);
+  CHECK(oom.find("TDMSIM_MEMORY_LIMIT") != std::string::npos);
+  CHECK(oom != std::bad_alloc().what());
 }
