@@ -16,6 +16,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tdmsimtools  # noqa: E402
+from tdmsimtools import report  # noqa: E402
 
 # Per machine: calibration points (used by the fit), held-out points (only
 # reported) and the grid searched. One calibration point fits one parameter,
@@ -63,9 +64,8 @@ def main():
     args = ap.parse_args()
     points = SETS[args.machine]
     CALIBRATION, HELD_OUT = points["calibration"], points["held_out"]
-    # The machine file of $TDMSIM_WORKLOADS's tree when set (a variant's), as tdmsim resolves names.
-    root = os.environ.get("TDMSIM_WORKLOADS") or "workloads"
-    machine = os.path.abspath(os.path.join(root, "machines", f"{args.machine}.yaml"))
+    # The machine file tdmsim resolves the name to ($TDMSIM_WORKLOADS's tree when set).
+    machine = os.path.abspath(report.shipped_machine(args.machine))
     best = None
     with tempfile.TemporaryDirectory() as tmp:
         for r, t in itertools.product(points["refresh"], points["turnaround"]):
