@@ -12,6 +12,7 @@ made-up fixtures (tests/data/aiter/: invented times, not measurements).
   aiter_tuned_checks.py TDMSIM plots     # --plots DIR: a PNG per machine, linked from the report
   aiter_tuned_checks.py TDMSIM grid      # every AITER format on both machines, 1- and 2-stage: all simulated,
                                          # none faster than the plain roofline
+  aiter_tuned_checks.py TDMSIM order     # monotone in tokens; fp8 beats bf16, fp4 fp8, MI355X MI300X
 """
 import csv
 import os
@@ -309,6 +310,84 @@ def check_grid(tdmsim, tmp):
         fail(f"{len(rows)} grid rows, expected at least 40")
 
 
+# The orderings a memory- or matrix-bound layer must keep, whatever the fitted values: two
+# shapes (DeepSeek-V3 TP8, gpt-oss at AITER's padded 3072) at 1-4096 tokens, the formats
+# with a native matrix path on each machine (the dequantising ones, bf16 x int4 and
+# bf16 x fp4, convert every weight on the vector units: at 1 token that work can outlast
+# the bytes it saves, and MI355X's vector rate is MI300X's, so they are not ordered here).
+ORDER_SHAPES = {"dsv3-tp8": (7168, 256, 257, 9, "Silu"), "gpt-oss": (3072, 3072, 128, 4, "Swiglu")}
+ORDER_TOKENS = (1, 16, 256, 4096)
+ORDER_FORMATS = {
+    304: {"bf16": ("bfloat16", "bfloat16", "No"), "fp8": ("float8_e4m3fnuz", "float8_e4m3fnuz", "per_Token")},
+    256: {"bf16": ("bfloat16", "bfloat16", "No"), "fp8": ("float8_e4m3fn", "float8_e4m3fn", "per_Token"),
+          "fp4": ("float4_e2m1fn_x2", "float4_e2m1fn_x2", "per_1x32")},
+}
+# The simulated layer time moves by up to about 2% under small shifts of any timing
+# (docs/sweeps.md "Sensitivity"): the token series may dip that much and no more.
+ORDER_NOISE = 0.02
+# Half the bytes (decode) or twice the matrix rate (prefill) must show: at least this much
+# faster. The model's margins are far wider (fp8 / bf16 0.53-0.64 at 1 and 16 tokens).
+# Compared on the 2-stage kernels, whose tiles are the same for every format. AITER's
+# 1-stage kernels differ by format: its rule (asm_fmoe.cu, aiter_one_stage_tile) picks the
+# widest kernel at decode, sized on the sort's padded blocks, and the per-token fp8 list has
+# a 512-wide one, so half as many workgroups carry the weights at 1 token (gpt-oss on
+# mi300x: 87.6 us against bf16's 92.5 on its 256-wide kernel).
+ORDER_GAIN = 0.9
+
+
+def check_order(tdmsim, tmp):
+    """Physical orderings, on made-up times (only the simulated ones are read): every
+    series is monotone in tokens (within the noise), fp8 beats bf16 and fp4 beats fp8 at
+    1, 16 and 4096 tokens on the 2-stage kernels (half the weight bytes; twice the matrix
+    rate), and MI355X
+    (more HBM bandwidth and matrix rate) beats MI300X on every row both run; fp8 and bf16
+    also in AITER's 1-stage kernel."""
+    path = os.path.join(tmp, "order.csv")
+    key = {}
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_type", "q_dtype_a",
+                    "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "tile1", "us2", "tile2", "us", "run_1stage",
+                    "source"])
+        line = 1
+        for cu, formats in ORDER_FORMATS.items():
+            for shape, (h, inter, e, k, act) in ORDER_SHAPES.items():
+                for fmt, (a, wt, q) in formats.items():
+                    for one in ((0, 1) if fmt != "fp4" else (0,)):
+                        for tokens in ORDER_TOKENS:
+                            routed = tokens * k / e  # AITER's block_m by rows per expert
+                            block_m = 32 if routed <= 32 else 64 if routed <= 256 else 128
+                            w.writerow([cu, tokens, h, inter, e, k, f"ActivationType.{act}", f"torch.{a}",
+                                        f"torch.{wt}", f"QuantType.{q}", block_m, 0, 1.0, "", 1.0, "", 2.0, one,
+                                        f"order-{cu}"])
+                            line += 1
+                            key[(cu, shape, fmt, 1 + (1 - one), tokens)] = line
+    rows, _ = predicted(tdmsim, tmp, path)
+    not_sim = [f"line {n}: {r['status']}" for n, r in rows.items() if r["status"] != "simulated"]
+    if not_sim:
+        fail("rows not simulated:\n" + "\n".join(not_sim))
+    t = {k: float(rows[n]["sim_us"]) for k, n in key.items()}
+    bad = []
+    for (cu, shape, fmt, stages, tokens), us in t.items():
+        what = f"{shape} {fmt} {stages}-stage on cu_num {cu}"
+        i = ORDER_TOKENS.index(tokens)
+        if i and us < (1 - ORDER_NOISE) * t[(cu, shape, fmt, stages, ORDER_TOKENS[i - 1])]:
+            bad.append(f"{what}: {us:.1f} us at {tokens} tokens, below {ORDER_TOKENS[i - 1]} tokens' "
+                       f"{t[(cu, shape, fmt, stages, ORDER_TOKENS[i - 1])]:.1f}")
+        for fewer, more in (("fp8", "bf16"), ("fp4", "fp8")):
+            other = (cu, shape, more, stages, tokens)
+            if fmt == fewer and stages == 2 and other in t and tokens != 256 and us > ORDER_GAIN * t[other]:
+                bad.append(f"{what} at {tokens} tokens: {us:.1f} us, not {1 - ORDER_GAIN:.0%} faster than "
+                           f"{more}'s {t[other]:.1f}")
+        if cu == 256 and (304, shape, fmt, stages, tokens) in t and us >= t[(304, shape, fmt, stages, tokens)]:
+            bad.append(f"{what} at {tokens} tokens: {us:.1f} us, not faster than cu_num 304's "
+                       f"{t[(304, shape, fmt, stages, tokens)]:.1f}")
+    if bad:
+        fail("orderings broken:\n" + "\n".join(bad))
+    if len(t) != 72:
+        fail(f"{len(t)} order rows, expected 72")
+
+
 def check_crash(tdmsim, tmp):
     """A tdmsim that fails (not exit 2) on a row's names: the row is listed as a crash, the
     script exits 1, and the other rows are kept; a row already set aside (no machine) does
@@ -491,7 +570,8 @@ def check_plots(tdmsim, tmp):
 def main():
     tdmsim, mode = sys.argv[1], sys.argv[2]
     checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad, grid=check_grid,
-                  edges=check_edges, crash=check_crash, config=check_config, plots=check_plots)
+                  edges=check_edges, crash=check_crash, config=check_config, plots=check_plots,
+                  order=check_order)
     with tempfile.TemporaryDirectory() as tmp:
         checks[mode](tdmsim, tmp)
     return 0
