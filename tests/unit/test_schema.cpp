@@ -192,13 +192,18 @@ TEST_CASE("an empty string is refused, with what to write instead, and ~ unsets 
   CHECK(unset.diags.empty());
   CHECK(unset.toy.note.empty());
   CHECK_FALSE(read("name: ~\ninner: {bw: 1TB/s}\n").diags.empty());
-  // The resolved output writes an unset string as ~, which reads back.
+  // The resolved output writes an unset string as null in JSON and ~ in YAML
+  // (the two formats of `config show`), and both read back.
   const Json j = to_json(unset.toy);
+  CHECK(j["note"].is_null());
   const std::string yaml = json_to_yaml(j);
   CHECK_THAT(yaml, Catch::Contains("note: ~"));
   const auto again = read(yaml);
   REQUIRE(again.diags.empty());
   CHECK(to_json(again.toy) == j);
+  const auto from_json = read(j.dump());
+  REQUIRE(from_json.diags.empty());
+  CHECK(to_json(from_json.toy) == j);
 }
 
 TEST_CASE("the reference lists every key with type, default and range", "[schema]") {

@@ -23,7 +23,12 @@ class JsonWriter {
       for (const auto& e : member) arr.push_back(scalar(e));
       out[std::string(key)] = std::move(arr);
     } else {
-      out[std::string(key)] = scalar(member);
+      Json v = scalar(member);
+      // An empty text is an unset value ("" is refused where it is read:
+      // schema.h check_range): null, as the YAML writer's `~`, so that both
+      // formats of `config show` and config.json say the same.
+      if (v.is_string() && v.get_ref<const std::string&>().empty()) v = nullptr;
+      out[std::string(key)] = std::move(v);
     }
   }
   template <class S>
