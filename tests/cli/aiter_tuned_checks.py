@@ -88,6 +88,15 @@ def check_rows(tdmsim, tmp):
                  "tuned-aiter-layout.csv:5", "regime decode", "1-stage (run_1stage 1)"):
         if head not in text:
             fail(f"the report lacks {head!r}:\n{text}")
+    # Which formats each machine's fit saw, where ../shared/calibration/ is present: MI300X's
+    # on bf16 alone, so its fp8 FNUZ rows are marked; without it the report says why not.
+    if os.path.isdir(os.path.join(os.path.dirname(ROOT), "shared", "calibration")):
+        want = ["| format fp8 FNUZ per-token (not in the fit) | 2 |", "| format bf16 | 1 |", "mi300x: bf16;"]
+    else:
+        want = ["Which formats each machine's fit saw is not shown", "| format fp8 FNUZ per-token | 2 |"]
+    for line in want:
+        if line not in text:
+            fail(f"the report lacks {line!r}:\n{text}")
 
 
 def check_same(tdmsim, tmp):

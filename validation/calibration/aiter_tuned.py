@@ -61,7 +61,9 @@ line and column; nothing
 is written then. A tdmsim crash on a row is listed too, and the script then exits 1.
 
 Output: the Markdown report (--markdown, else stdout) with the error per machine, source
-table, format, token regime and stage count, and against the plain roofline; --plots DIR
+table, format, token regime and stage count, and against the plain roofline (a format no
+row of ../shared/calibration/ has on that machine, where that folder is present, is marked
+"(not in the fit)": its time rests on the model's estimates); --plots DIR
 a figure per machine (MACHINE-simulated-vs-published.png: simulated against published
 total time, and the error by token count, with the plain roofline), linked from the
 report; --output
@@ -91,6 +93,10 @@ from tdmsimtools import plots, report  # noqa: E402
 # cu_num -> shipped machine. 304 CUs is MI300X (MI325X has 304 as well: --machine 304=mi325x),
 # 256 MI355X (workloads/machines/*.yaml `compute.cus`).
 MACHINES = {304: "mi300x", 256: "mi355x"}
+# The published measurements the shipped machines' values were fitted on (their calibration
+# halves; docs/calibration.md). Read, where ../shared is present, only to say which formats
+# a machine's fit saw: a format it did not see rests on the model's estimates.
+CALIBRATION = (aiter_mi300x.DEFAULT_CSV, aiter_mi355x.DEFAULT_CSV)
 REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_type", "q_dtype_a",
             "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "us2")
 TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
@@ -267,6 +273,23 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
     return out
 
 
+def fitted_formats(tdmsim, files=CALIBRATION):
+    """{machine: the format labels of its calibration rows} (cu_num through the shipped
+    MACHINES map, the machines the fits ran on), or None where a calibration file is
+    missing (a checkout without ../shared)."""
+    out = {}
+    for path in files:
+        if not os.path.isfile(path):
+            return None
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            for r in csv.DictReader(f):
+                machine = MACHINES.get(int(r["cu_num"]))
+                fm = aiter_mi300x.aiter_format(tdmsim, r["q_dtype_a"], r["q_dtype_w"], r["q_type"])
+                if machine and fm[0] is not None:
+                    out.setdefault(machine, set()).add(fm[3])
+    return out
+
+
 def simulate_all(rows, tdmsim, jobs, store=None, quiet=False):
     """Simulates every row without a status. A row tdmsim refuses (exit 2: a tile that does
     not fit, say) keeps tdmsim's message as its status, so no row is lost; any other failure
@@ -315,7 +338,7 @@ def fmt_group(label, sel):
             f"{pct(g['s1'])} | {pct(g['s2'])} | {pct(g['roof'])} | {g['closer']} |")
 
 
-def summary(done):
+def summary(done, fitted=None):
     head = ["| rows | n | MAPE total | median error | Spearman | worst | beyond ±50% | MAPE stage 1 | "
             "MAPE stage 2 | roofline MAPE | rows where the roofline is closer |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -325,7 +348,9 @@ def summary(done):
         out += [f"#### {machine} (cu_num {', '.join(str(c) for c in sorted({r['cu_num'] for r in on}))})", ""]
         out += head + [fmt_group("all rows", on)]
         groups = [(f"source {s}", lambda r, s=s: r["source"] == s) for s in sorted({r["source"] for r in on})]
-        groups += [(f"format {f}", lambda r, f=f: r["format"] == f) for f in sorted({r["format"] for r in on})]
+        seen = (fitted or {}).get(machine)
+        groups += [(f"format {f}" + ("" if seen is None or f in seen else " (not in the fit)"),
+                    lambda r, f=f: r["format"] == f) for f in sorted({r["format"] for r in on})]
         groups += [(f"regime {g}", lambda r, g=g: aiter_mi355x.regime(r["tokens"]) == g)
                    for g in ("decode (<=64)", "mid (65-1023)", "prefill (>=1024)")]
         groups += [("1-stage (run_1stage 1)", lambda r: r["stages"] == 1),
@@ -367,7 +392,18 @@ def beyond(done):
     return "\n".join(out) + "\n"
 
 
-def markdown(rows, files, command):
+def fit_note(fitted):
+    """What the "(not in the fit)" marks of summary() mean, or why there are none."""
+    if fitted is None:
+        return ("Which formats each machine's fit saw is not shown: ../shared/calibration/ (the published "
+                "measurements the machine files were fitted on) is not in this checkout.\n\n")
+    seen = "; ".join(f"{m}: {', '.join(sorted(fs))}" for m, fs in sorted(fitted.items()))
+    return ("A format marked (not in the fit) has no row in the measurements the machine's values were fitted "
+            f"on (../shared/calibration/; {seen}): its time rests on the model's estimates (docs/moe-timing.md "
+            "\"Formats\"). Rows on another machine (--machine) have no mark.\n\n")
+
+
+def markdown(rows, files, command, fitted=None):
     done = [r for r in rows if not r["status"]]
     text = (report.generated_header(command) +
             "## AITER tuned tables, predicted\n\n"
@@ -377,7 +413,7 @@ def markdown(rows, files, command):
             "simulated / published - 1. Regimes: decode <= 64 tokens, prefill >= 1024. Roofline: "
             "max(useful matrix FLOPs / peak, compulsory bytes / HBM bandwidth).\n\n" + not_simulated(rows) + "\n")
     if done:
-        text += ("### Error\n\n" + summary(done) + "\n### Rows beyond ±50%\n\n" + beyond(done) + "\n" +
+        text += ("### Error\n\n" + fit_note(fitted) + summary(done, fitted) + "\n### Rows beyond ±50%\n\n" + beyond(done) + "\n" +
                  f"Simulation wall time: {sum(r['wall'] for r in done):.0f} s over {len(done)} rows.\n")
     return text
 
@@ -498,7 +534,8 @@ def main():
         print(f"error: {e}", file=sys.stderr)
         return 2
     rows = simulate_all(rows, args.tdmsim, args.jobs, args.store, args.quiet)
-    text = markdown(rows, args.csv, report.script_command("validation/calibration/aiter_tuned.py"))
+    text = markdown(rows, args.csv, report.script_command("validation/calibration/aiter_tuned.py"),
+                    fitted_formats(args.tdmsim))
     if args.plots:
         figures = draw(rows, args.plots)
         if figures:
