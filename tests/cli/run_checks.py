@@ -7,6 +7,8 @@
                         of that path alone (at that draw's seed) gives: runs do not share a machine
   repeat SCENARIO       --repeat 6: one total per draw, p50/p99 by nearest rank, draws differ
   bandwidth SCENARIO MACHINE_FILE  more HBM bandwidth is never slower (3 values over MACHINE_FILE)
+  tokens SCENARIO [sources]  more tokens are never faster (1-4096 tokens), on each of the
+                        scenario's paths; with `sources`, for each kernel source (ours, AITER's)
   skew SCENARIO         more routing skew is never faster for the software path, on the GPU
                         that hosts the hot experts (expert parallel; docs/moe-timing.md "Skew")
   occupancy SCENARIO MACHINE_FILE  every stage reports its workgroups per CU and what limits
@@ -14,7 +16,7 @@
                         slots, and the text table shows them; the same machine with a quarter
                         of its registers per CU gives fewer, limited by registers
 
-Usage: run_checks.py TDMSIM WORKDIR MODE SCENARIO [MACHINE_FILE]"""
+Usage: run_checks.py TDMSIM WORKDIR MODE SCENARIO [MACHINE_FILE | sources]"""
 import json
 import os
 import shutil
@@ -142,6 +144,26 @@ def main():
         print(", ".join(f"{bw}: {t:.2f} us" for bw, t in times))
         for (_, slow), (_, fast) in zip(times, times[1:]):
             assert fast <= slow, "more HBM bandwidth made the layer slower"
+    elif mode == "tokens":
+        # A layer of more tokens routes more rows through the same experts: more weight
+        # rows touched, more products, more adds, on the software path and through the
+        # TDM unit alike. The step is 8x or 4x the tokens, far above the ~2% the time
+        # moves under small shifts of any timing (docs/sweeps.md "Sensitivity").
+        sources = ("tdmsim", "aiter") if len(sys.argv) > 5 and sys.argv[5] == "sources" else (None,)
+        for source in sources:
+            series = {}
+            for tokens in (1, 16, 128, 1024, 4096):
+                extra = f"kernel: {{source: {source}}}\n" if source else ""
+                sc = write(os.path.join(work, f"tokens_{tokens}.yaml"),
+                           f"base: {scenario}\nname: tokens-{tokens}\ntokens: {tokens}\n{extra}")
+                s = run(tdmsim, [sc], os.path.join(work, "out"))
+                for p in s["paths"]:
+                    series.setdefault(p["path"], []).append((tokens, p["total_us"]))
+            for path, times in series.items():
+                print(f"{path}{f' ({source})' if source else ''}: " +
+                      ", ".join(f"{t} tok {us:.2f} us" for t, us in times))
+                for (t0, less), (t1, more) in zip(times, times[1:]):
+                    assert more > less, f"{path}: {t1} tokens ({more:.2f} us) not slower than {t0} ({less:.2f} us)"
     elif mode == "skew":
         # Expert parallel over 8 GPUs, all simulated; GPU 0 holds experts 0..E/8-1
         # (contiguous placement), four of which are hot. A larger hot_fraction sends
