@@ -90,8 +90,11 @@ def check_rows(tdmsim, tmp):
             fail(f"the report lacks {head!r}:\n{text}")
     # Which formats each machine's fit saw, where ../shared/calibration/ is present: MI300X's
     # on bf16 alone, so its fp8 FNUZ rows are marked; without it the report says why not.
-    if os.path.isdir(os.path.join(os.path.dirname(ROOT), "shared", "calibration")):
-        want = ["| format fp8 FNUZ per-token (not in the fit) | 2 |", "| format bf16 | 1 |", "mi300x: bf16;"]
+    calibration = os.path.join(os.path.dirname(ROOT), "shared", "calibration")
+    if all(os.path.isfile(os.path.join(calibration, f)) for f in
+           ("mi300x_fused_moe_qwen3_235b_bf16.csv", "mi355x_fused_moe_aiter_tuned.csv")):
+        want = ["| format fp8 FNUZ per-token (not in the fit) | 2 |", "| format bf16 | 1 |", "mi300x: bf16;",
+                "| format fp8 OCP block 1x128 | 1 |"]
     else:
         want = ["Which formats each machine's fit saw is not shown", "| format fp8 FNUZ per-token | 2 |"]
     for line in want:
@@ -331,11 +334,13 @@ ORDER_FORMATS = {
     256: {"bf16": ("bfloat16", "bfloat16", "No"), "fp8": ("float8_e4m3fn", "float8_e4m3fn", "per_Token"),
           "fp4": ("float4_e2m1fn_x2", "float4_e2m1fn_x2", "per_1x32")},
 }
-# The simulated layer time moves by up to about 2% under small shifts of any timing
-# (docs/sweeps.md "Sensitivity"): the token series may dip that much and no more.
+# The token series may dip by 2% and no more: about the noise floor docs/sweeps.md
+# "Sensitivity" measures (small shifts of any timing reshuffle a layer's last round of
+# workgroups).
 ORDER_NOISE = 0.02
 # Half the bytes (decode) or twice the matrix rate (prefill) must show: at least this much
-# faster. The model's margins are far wider (fp8 / bf16 0.53-0.64 at 1 and 16 tokens).
+# faster. The model's margins are far wider (2026-12-06: fp8 / bf16 0.50-0.66, fp4 / fp8
+# 0.52-0.72, the closest at 1 token).
 # Compared on the 2-stage kernels, whose tiles are the same for every format. AITER's
 # 1-stage kernels differ by format: its rule (asm_fmoe.cu, aiter_one_stage_tile) picks the
 # widest kernel at decode, sized on the sort's padded blocks, and the per-token fp8 list has
@@ -346,11 +351,10 @@ ORDER_GAIN = 0.9
 
 def check_order(tdmsim, tmp):
     """Physical orderings, on made-up times (only the simulated ones are read): every
-    series is monotone in tokens (within the noise), fp8 beats bf16 and fp4 beats fp8 at
-    1, 16 and 4096 tokens on the 2-stage kernels (half the weight bytes; twice the matrix
-    rate), and MI355X
-    (more HBM bandwidth and matrix rate) beats MI300X on every row both run; fp8 and bf16
-    also in AITER's 1-stage kernel."""
+    series, 1- and 2-stage, is monotone in tokens (within the noise); on the 2-stage
+    kernels fp8 beats bf16 and fp4 beats fp8 at every token count (half the weight bytes;
+    twice the matrix rate); MI355X (more HBM bandwidth and matrix rate) beats MI300X on
+    every row both run, 1-stage rows included."""
     path = os.path.join(tmp, "order.csv")
     key = {}
     with open(path, "w", newline="") as f:
@@ -370,8 +374,10 @@ def check_order(tdmsim, tmp):
                                         f"torch.{wt}", f"QuantType.{q}", block_m, 0, 1.0, "", 1.0, "", 2.0, one,
                                         f"order-{cu}"])
                             line += 1
-                            key[(cu, shape, fmt, 1 + (1 - one), tokens)] = line
+                            key[(cu, shape, fmt, 2 - one, tokens)] = line
     rows, _ = predicted(tdmsim, tmp, path)
+    if sorted(rows) != sorted(key.values()):
+        fail(f"rows {sorted(rows)}: every input row (lines 2-{line}) must be in the output")
     not_sim = [f"line {n}: {r['status']}" for n, r in rows.items() if r["status"] != "simulated"]
     if not_sim:
         fail("rows not simulated:\n" + "\n".join(not_sim))
@@ -385,7 +391,7 @@ def check_order(tdmsim, tmp):
                        f"{t[(cu, shape, fmt, stages, ORDER_TOKENS[i - 1])]:.1f}")
         for fewer, more in (("fp8", "bf16"), ("fp4", "fp8")):
             other = (cu, shape, more, stages, tokens)
-            if fmt == fewer and stages == 2 and other in t and tokens != 256 and us > ORDER_GAIN * t[other]:
+            if fmt == fewer and stages == 2 and other in t and us > ORDER_GAIN * t[other]:
                 bad.append(f"{what} at {tokens} tokens: {us:.1f} us, not {1 - ORDER_GAIN:.0%} faster than "
                            f"{more}'s {t[other]:.1f}")
         if cu == 256 and (304, shape, fmt, stages, tokens) in t and us >= t[(304, shape, fmt, stages, tokens)]:
@@ -393,8 +399,6 @@ def check_order(tdmsim, tmp):
                        f"{t[(304, shape, fmt, stages, tokens)]:.1f}")
     if bad:
         fail("orderings broken:\n" + "\n".join(bad))
-    if len(t) != 72:
-        fail(f"{len(t)} order rows, expected 72")
 
 
 def check_crash(tdmsim, tmp):

@@ -147,8 +147,8 @@ def main():
     elif mode == "tokens":
         # A layer of more tokens routes more rows through the same experts: more weight
         # rows touched, more products, more adds, on the software path and through the
-        # TDM unit alike. The step is 8x or 4x the tokens, far above the ~2% the time
-        # moves under small shifts of any timing (docs/sweeps.md "Sensitivity").
+        # TDM unit alike. Each step is 4-16x the tokens, so far more work than the
+        # model's noise (about 2%, docs/sweeps.md "Sensitivity") can hide.
         sources = ("tdmsim", "aiter") if len(sys.argv) > 5 and sys.argv[5] == "sources" else (None,)
         for source in sources:
             series = {}

@@ -93,9 +93,10 @@ from tdmsimtools import plots, report  # noqa: E402
 # cu_num -> shipped machine. 304 CUs is MI300X (MI325X has 304 as well: --machine 304=mi325x),
 # 256 MI355X (workloads/machines/*.yaml `compute.cus`).
 MACHINES = {304: "mi300x", 256: "mi355x"}
-# The published measurements the shipped machines' values were fitted on (their calibration
-# halves; docs/calibration.md). Read, where ../shared is present, only to say which formats
-# a machine's fit saw: a format it did not see rests on the model's estimates.
+# The published measurements the shipped machines' values were fitted on (the files' calibration
+# halves, which hold every format of their file; docs/calibration.md). Read, where ../shared is
+# present, only to say which formats a machine's fit saw: a format it did not see rests on the
+# model's estimates.
 CALIBRATION = (aiter_mi300x.DEFAULT_CSV, aiter_mi355x.DEFAULT_CSV)
 REQUIRED = ("cu_num", "token", "model_dim", "inter_dim", "expert", "topk", "act_type", "q_dtype_a",
             "q_dtype_w", "q_type", "block_m", "ksplit", "us1", "us2")
@@ -530,12 +531,12 @@ def main():
             if not os.path.isfile(path):
                 raise InputError(f"{path}: not a regular file")
         rows = [r for i, path in enumerate(args.csv) for r in rows_of(path, args.tdmsim, machines, args.max_tokens, i)]
+        fitted = fitted_formats(args.tdmsim)  # before the simulations, so that a failure loses none
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     rows = simulate_all(rows, args.tdmsim, args.jobs, args.store, args.quiet)
-    text = markdown(rows, args.csv, report.script_command("validation/calibration/aiter_tuned.py"),
-                    fitted_formats(args.tdmsim))
+    text = markdown(rows, args.csv, report.script_command("validation/calibration/aiter_tuned.py"), fitted)
     if args.plots:
         figures = draw(rows, args.plots)
         if figures:

@@ -24,9 +24,10 @@ class JsonWriter {
       out[std::string(key)] = std::move(arr);
     } else {
       Json v = scalar(member);
-      // An empty text is an unset value ("" is refused where it is read:
-      // schema.h check_range): null, as the YAML writer's `~`, so that both
-      // formats of `config show` and config.json say the same.
+      // An empty text is an unset value (a file writes `~` or leaves the key
+      // out; `kernel.config` alone also reads "" as none): null, as the YAML
+      // writer's `~`, so that both formats of `config show` and config.json
+      // say the same.
       if (v.is_string() && v.get_ref<const std::string&>().empty()) v = nullptr;
       out[std::string(key)] = std::move(v);
     }
