@@ -69,7 +69,8 @@ TEST_CASE("a main loop's time per iteration does not grow with its iteration cou
   // apart as gate/up's. Before a step was bounded by the quantum, the
   // 224-iteration loops ran 7 iterations a step, reserving L2 channel time
   // microseconds ahead of the other units, which then queued behind those
-  // reservations: 2.17 us per added iteration against the 1.29 us bound.
+  // reservations: 2.17 us per added iteration against the bound (1.29 us at
+  // the efficiency of then).
   const auto t = gpu.run({down_like("k64", 14336 * 2, 64), down_like("k224", 14336 * 2, 224),
                           down_like("k224_8k", 4096 * 2, 224)});
   // Both loops pay the same start (~19 us); the 160 more iterations cost
