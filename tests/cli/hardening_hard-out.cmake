@@ -14,8 +14,8 @@ foreach(mode refuse badpath enospc stale signal stdout plot)
 endforeach()
 
 # The YAML configuration loader under libFuzzer (issue 19, item 12), beside
-# fuzz.moe_descriptor: built with clang by tests/fuzz/run_fuzz.sh, 15 s of
-# fuzzing from the committed corpus tests/fuzz/corpus/yaml_config/; skipped
+# fuzz.yaml_config: built with clang by tests/fuzz/run_fuzz.sh, 15 s of
+# fuzzing from seeds written at start from workloads/ and tests/data/bad/; skipped
 # (exit 77) where clang++ or its libFuzzer runtime is missing.
 add_test(NAME fuzz.yaml_config
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzz.sh ${CMAKE_CURRENT_BINARY_DIR}/fuzz-yaml 15 yaml_config)

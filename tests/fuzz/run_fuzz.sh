@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds a libFuzzer target with clang straight from its sources (the main
-# CMake build never needs clang) and runs it for a bounded time on its
-# committed seed corpus (tests/fuzz/corpus/TARGET/).
+# CMake build never needs clang) and runs it for a bounded time on seeds
+# generated at start and, where there is one, its committed seed corpus
+# (tests/fuzz/corpus/TARGET/).
 #
 #   tests/fuzz/run_fuzz.sh [OUT_DIR [SECONDS [TARGET]]]
 #
 # TARGET: moe_descriptor (default; the descriptor decoders, with a generated
 # corpus of valid encodings added to the committed one) or yaml_config (the
-# YAML configuration loader). OUT_DIR (default build-fuzz/TARGET) keeps objects
+# YAML configuration loader, seeded from today's shipped workloads/ files and
+# the malformed-input corpus tests/data/bad/, so its seeds never go stale). OUT_DIR (default build-fuzz/TARGET) keeps objects
 # between runs, so a rerun only recompiles what changed; crash reproducers
 # land there as crash-*. New inputs found go to OUT_DIR/corpus, never into the
 # committed corpus.
@@ -53,7 +55,8 @@ case "$target" in
     sources=("$root"/workloads/config/*.cpp "$root"/workloads/specs/*.cpp "$root"/workloads/util/*.cpp)
     defines=(-DTDMSIM_WORKLOADS_DIR="\"$root/workloads\"")
     libs=(-lyaml-cpp -lfmt)
-    max_len=8192
+    # The largest shipped file (a machine) is under 8 KiB; room to grow.
+    max_len=16384
     ;;
   *)
     echo "fuzz: unknown target '$target' (moe_descriptor or yaml_config)" >&2
@@ -99,12 +102,31 @@ bin="$out/fuzz_$target"
 echo "fuzz: built $bin in $(( $(date +%s) - start ))s"
 
 # A fresh working corpus each run (libFuzzer adds what it finds to the first
-# folder); the committed seeds are read from the second.
+# folder); the committed seeds, where the target has any, are read from the
+# second.
 corpus="$out/corpus"
 seeds="$root/tests/fuzz/corpus/$target"
 rm -rf "$corpus"
 mkdir -p "$corpus"
-if [ "$target" = moe_descriptor ]; then TDMSIM_FUZZ_WRITE_SEEDS="$corpus" "$bin"; fi
-echo "fuzz: $(ls "$corpus" | wc -l) generated and $(ls "$seeds" | wc -l) committed seeds; fuzzing for ${secs}s"
-exec "$bin" "$corpus" "$seeds" -max_total_time="$secs" -seed="${FUZZ_SEED:-1}" -max_len="$max_len" \
+case "$target" in
+  moe_descriptor) TDMSIM_FUZZ_WRITE_SEEDS="$corpus" "$bin" ;;
+  yaml_config)
+    # One seed per shipped and per malformed file of each kind: the kind's
+    # digit (its byte modulo 4 picks machine, model, scenario or sweep), a
+    # newline, then the file.
+    kinds=(machines models scenarios sweeps)
+    for k in 0 1 2 3; do
+      for f in "$root/workloads/${kinds[$k]}"/*.yaml "$root/tests/data/bad/${kinds[$k]}"/*.yaml; do
+        [ -f "$f" ] || continue
+        case "$f" in "$root/tests/data/bad/"*) name="$k-bad-$(basename "$f")" ;; *) name="$k-$(basename "$f")" ;; esac
+        { printf '%s\n' "$k"; cat "$f"; } > "$corpus/$name"
+      done
+    done
+    ;;
+esac
+dirs=("$corpus")
+committed=0
+if [ -d "$seeds" ]; then dirs+=("$seeds"); committed=$(ls "$seeds" | wc -l); fi
+echo "fuzz: $(ls "$corpus" | wc -l) generated and $committed committed seeds; fuzzing for ${secs}s"
+exec "$bin" "${dirs[@]}" -max_total_time="$secs" -seed="${FUZZ_SEED:-1}" -max_len="$max_len" \
   -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/"
