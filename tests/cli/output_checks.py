@@ -79,6 +79,9 @@ FOLDER_CMDS = {
     "run": ["run", RUN_SCEN, "--quiet"],
     "emulate": ["emulate", SCEN, "--quiet"],
     "gpu-case": ["gpu-case", SCEN, "--quiet"],
+    # summary.json (about 1.5 KB) is written before config.json (about 4 KB).
+    "collective": ["collective", "--machine", "mi300x", "--op", "all_to_all", "--bytes", "64MiB",
+                   "--gpus", "8", "--quiet"],
 }
 # Each single-file command: its arguments before --output.
 FILE_CMDS = {
