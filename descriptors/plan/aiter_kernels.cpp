@@ -32,7 +32,15 @@ std::uint64_t bytes_of(std::uint64_t elems, DType t) { return (elems * dtype_bit
 // - The C shuffle is fp32 (CShuffleDataType F32) with the 1 x waves layout of
 //   the 16x16 XDL instances: gate/up shuffles 2 XDL rows of 16 by each wave's
 //   16 columns a step (CShuffle MXdlPerWavePerShuffle 2, N 1), down all
-//   block_m rows by each wave's 16 columns (MXdlPerWave, 1).
+//   block_m rows by each wave's 16 columns (MXdlPerWave, 1), except where that
+//   does not fit the CU: AITER's earlier source shuffled down 2 XDL rows at a
+//   time too (CShuffleMXDLPerWave 2), and its gfx942 instance lists
+//   (gemm_moe_ck2stages_common.py, a16w16_gemm2_kernels_list and
+//   a8w8_gemm2_kernels_list) build 256-row v3 down kernels, which compile for
+//   MI300X's 64 KiB only with that shuffle (256 rows would take 2 x 64 KiB).
+//   So down takes block_m rows where a tile's v3 instance holds them, else
+//   2 XDL rows, for its v1 and v3 alike; every tile of the calibration rows
+//   keeps block_m rows, the figure the fits used.
 // - Registers: CK's own estimate (device_moe_gemm.hpp estimated_reg_total,
 //   from which it sets the kernel's minimum occupancy): A's block_m x K bytes
 //   / threads / 4 x (1 + NWave), B's NPerBlock x K bytes / threads / 4 x 2
@@ -57,14 +65,20 @@ std::uint32_t aiter_lds_buffers(const AiterKernelTraits& traits, bool gate_up, s
 }
 
 AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uint32_t block_m,
-                                        const KernelTile& tile, bool gate_up, std::uint32_t lds_buffers) {
+                                        const KernelTile& tile, bool gate_up, std::uint32_t lds_buffers,
+                                        std::uint64_t lds_per_cu) {
   constexpr std::uint64_t kWave = 64, kXdl = 16, kFp32 = 4;
   const std::uint64_t threads = std::max<std::uint64_t>(kWave, tile.threads);
   const std::uint64_t waves = threads / kWave;
   const std::uint64_t a_tile = std::uint64_t{block_m} * bytes_of(tile.k, activation);
-  const std::uint64_t shuffle_rows = gate_up ? std::min<std::uint64_t>(block_m, 2 * kXdl) : block_m;
-  const std::uint64_t c_shuffle = shuffle_rows * waves * kXdl * kFp32;
   const std::uint64_t buffers = std::clamp<std::uint32_t>(lds_buffers, 1, 2);
+  const auto c_shuffle_of = [&](std::uint64_t rows) { return rows * waves * kXdl * kFp32; };
+  const std::uint64_t two_xdl_rows = std::min<std::uint64_t>(block_m, 2 * kXdl);
+  // Down: block_m rows where the tile's v3 instance (two buffers) holds them,
+  // else the earlier source's 2 XDL rows; the same for v1 and v3 of a tile,
+  // as both are built from one source.
+  std::uint64_t c_shuffle = c_shuffle_of(gate_up ? two_xdl_rows : block_m);
+  if (!gate_up && 2 * std::max(a_tile, c_shuffle) > lds_per_cu) c_shuffle = c_shuffle_of(two_xdl_rows);
   const std::uint64_t halves = gate_up ? 2 : 1;
   const std::uint64_t n_per_block = tile.n / halves;
   const std::uint64_t b_tile = n_per_block * bytes_of(tile.k, weight);

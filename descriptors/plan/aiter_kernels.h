@@ -29,8 +29,11 @@ struct AiterGemmResources {
 // pre-shuffled kernels load B the same way). `tile` is the model's tile: a
 // gate/up tile's N counts gate and up together (plan::model_gate_up_tile).
 // `lds_buffers`: 1 (CK pipeline v1) or 2 (v2/v3); see aiter_lds_buffers.
+// `lds_per_cu`: the machine's LDS per CU (compute.lds_per_cu), which picks the
+// down kernel's C shuffle where AITER's sources differ (aiter_kernels.cpp).
 AiterGemmResources aiter_gemm_resources(DType activation, DType weight, std::uint32_t block_m,
-                                        const KernelTile& tile, bool gate_up, std::uint32_t lds_buffers);
+                                        const KernelTile& tile, bool gate_up, std::uint32_t lds_buffers,
+                                        std::uint64_t lds_per_cu);
 
 // The LDS buffers of a stage's AITER GEMM: what the table's kernel name says
 // (`traits`), else 2 while the pipeline depth `stages` is 2 or more (the v3

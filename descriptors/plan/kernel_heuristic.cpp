@@ -273,9 +273,10 @@ static void fit_amd_lds(const LayerShape& shape, const KernelSpec& requested, co
 // row leaves open (the default tile) whose LDS in CK's v3 pipeline (two
 // buffers of max(A, C shuffle), plan::aiter_gemm_resources) exceeds the CU's
 // is run as CK's v1 pipeline (one buffer) when that fits: AITER ships both,
-// and its default CK dispatch takes what compiles for the GPU (MI300X's 64
-// KiB at block_m 256: the down C shuffle alone is 256 rows x 4 waves' 16
-// columns x 4 B = 64 KiB). A named tile is left as named: the run refuses it.
+// and its default CK dispatch takes what compiles for the GPU (an A tile of
+// more than half the CU's LDS; a down C shuffle that would not fit takes
+// 2 XDL rows, aiter_gemm_resources). A named tile is left as named: the run
+// refuses it.
 static void fit_aiter_lds(const LayerShape& shape, const KernelSpec& requested, const MachineSpec& machine,
                           KernelChoice& k, std::string& why) {
   if (!runs_aiter_kernels(machine, requested.source) || k.stages != 2) return;
@@ -283,7 +284,7 @@ static void fit_aiter_lds(const LayerShape& shape, const KernelSpec& requested, 
   const auto fit = [&](const KernelTile& t, bool auto_tile, bool gate_up, std::uint32_t& buffers, const char* which) {
     if (!auto_tile || buffers != 0) return;
     const auto lds = [&](std::uint32_t b) {
-      return aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up, b).lds_bytes;
+      return aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up, b, limit).lds_bytes;
     };
     const std::uint32_t two = aiter_lds_buffers(k.aiter_traits, gate_up, k.pipeline_stages);
     if (two < 2 || lds(two) <= limit || lds(1) > limit) return;
@@ -443,7 +444,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
       const auto tile_lds = [&](const KernelTile& t, bool gate_up) -> std::uint64_t {
         if (aiter_kernels) {
           const std::uint64_t ck = aiter_gemm_resources(shape.dtype, shape.weight_dtype, k.block_m, t, gate_up,
-                                                        aiter_lds_buffers(k.aiter_traits, gate_up, depth))
+                                                        aiter_lds_buffers(k.aiter_traits, gate_up, depth), lds)
                                        .lds_bytes;
           return gate_up ? aiter_gate_up_lds_share(ck, lds, k.aiter_traits.gate_up_workgroups_per_cu) : ck;
         }

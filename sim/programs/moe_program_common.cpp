@@ -56,7 +56,7 @@ std::uint32_t lds_for(const Layer& l, std::uint32_t n_rows, std::uint32_t k) {
 void aiter_gemm_resources(const Layer& l, const KernelTile& tile, bool gate_up, isa::TileProgram& p) {
   const auto r = plan::aiter_gemm_resources(
       l.shape.dtype, l.shape.weight_dtype, l.block_m, tile, gate_up,
-      plan::aiter_lds_buffers(l.kernel.aiter_traits, gate_up, l.kernel.pipeline_stages));
+      plan::aiter_lds_buffers(l.kernel.aiter_traits, gate_up, l.kernel.pipeline_stages), l.lds_file_bytes);
   p.lds_bytes = r.lds_bytes;
   p.vgprs_per_thread = r.vgprs_per_thread;
   // AITER's assembly stage-1 kernels run under CK's nearest tile; their names

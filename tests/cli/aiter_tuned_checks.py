@@ -13,6 +13,7 @@ made-up fixtures (tests/data/aiter/: invented times, not measurements).
   aiter_tuned_checks.py TDMSIM grid      # every AITER format on both machines, 1- and 2-stage: all simulated,
                                          # none faster than the plain roofline
   aiter_tuned_checks.py TDMSIM order     # monotone in tokens; fp8 beats bf16, fp4 fp8, MI355X MI300X
+  aiter_tuned_checks.py TDMSIM instances # every CK instance AITER builds for gfx942/gfx950 simulates there
 """
 import csv
 import os
@@ -581,11 +582,97 @@ def check_plots(tdmsim, tmp):
         fail(f"no simulated row: exit {p.returncode}, {p.stderr!r}, expected 0 and a note, no figure")
 
 
+# The CK 2-stage MoE instances AITER builds, per list, as (threads, M, N, K, MWaves, NWaves,
+# pipeline version): ROCm/aiter csrc/ck_gemm_moe_2stages_codegen/gemm_moe_ck2stages_common.py
+# at 3cbec3c (the lists without _gfx950 are the ones other GPUs, gfx942 among them, build),
+# with the machine (cu_num) and AITER names of the format each list serves.
+CK_INSTANCES = {
+    "a16w16": (304, ("bfloat16", "bfloat16", "No"), "B16_B16_B16",
+               [(256, 32, 64, 128, 1, 4, 1), (256, 32, 64, 64, 1, 4, 1), (256, 64, 64, 128, 1, 4, 1),
+                (256, 64, 64, 64, 1, 4, 1), (256, 128, 64, 64, 1, 4, 1), (256, 64, 128, 128, 1, 4, 3),
+                (256, 128, 128, 128, 1, 4, 3), (256, 128, 128, 64, 1, 4, 3), (256, 256, 128, 64, 1, 4, 3)],
+               [(256, 32, 64, 128, 1, 4, 1), (256, 64, 64, 128, 1, 4, 1), (256, 128, 64, 64, 1, 4, 1),
+                (256, 256, 64, 64, 1, 4, 1), (256, 64, 128, 128, 1, 4, 3), (256, 128, 128, 64, 1, 4, 3),
+                (256, 256, 128, 64, 1, 4, 3)]),
+    "a8w8": (304, ("float8_e4m3fnuz", "float8_e4m3fnuz", "per_Token"), "F8_F8_B16",
+             [(256, 32, 64, 256, 1, 4, 1), (256, 32, 64, 128, 1, 4, 1), (256, 64, 64, 256, 1, 4, 1),
+              (256, 64, 64, 128, 1, 4, 1), (256, 128, 64, 128, 1, 4, 1), (256, 64, 128, 256, 1, 4, 3),
+              (256, 128, 128, 256, 1, 4, 3), (256, 128, 128, 128, 1, 4, 3), (256, 256, 128, 128, 1, 4, 3)],
+             [(256, 32, 64, 256, 1, 4, 1), (256, 64, 64, 256, 1, 4, 1), (256, 128, 64, 128, 1, 4, 1),
+              (256, 256, 64, 128, 1, 4, 1), (256, 64, 128, 256, 1, 4, 3), (256, 128, 128, 128, 1, 4, 3),
+              (256, 256, 128, 128, 1, 4, 3), (256, 32, 64, 128, 1, 4, 1), (256, 64, 128, 128, 1, 4, 3)]),
+    "a8w8blkscale_gfx942": (304, ("float8_e4m3fnuz", "float8_e4m3fnuz", "per_1x128"), "F8_F8_B16",
+                            [(256, 64, 128, 128, 1, 4, 3)], [(256, 64, 128, 128, 1, 4, 3)]),
+    "a8w4": (304, ("float8_e4m3fnuz", "int4", "per_Token"), "F8_I4_B16",
+             [(256, 32, 64, 128, 1, 4, 1), (256, 64, 64, 128, 1, 4, 1), (256, 128, 64, 128, 1, 4, 1),
+              (256, 256, 64, 128, 1, 4, 1)],
+             [(256, 32, 128, 128, 1, 4, 1), (256, 64, 128, 128, 1, 4, 1), (256, 128, 128, 128, 1, 4, 1),
+              (256, 256, 128, 128, 1, 4, 1)]),
+    "a16w16_gfx950": (256, ("bfloat16", "bfloat16", "No"), "B16_B16_B16",
+                      [(256, 32, 64, 128, 1, 4, 1), (256, 32, 64, 64, 1, 4, 1), (256, 64, 64, 128, 1, 4, 1),
+                       (256, 64, 64, 64, 1, 4, 1), (256, 128, 64, 64, 1, 4, 1), (256, 128, 128, 64, 1, 4, 3),
+                       (256, 256, 128, 64, 1, 4, 3)],
+                      [(256, 32, 128, 128, 1, 4, 1), (256, 64, 128, 128, 1, 4, 1), (256, 128, 128, 64, 1, 4, 1),
+                       (256, 256, 128, 64, 1, 4, 1), (256, 128, 128, 64, 1, 4, 3), (256, 256, 128, 64, 1, 4, 3)]),
+    "a8w8_gfx950": (256, ("float8_e4m3fn", "float8_e4m3fn", "per_Token"), "F8_F8_B16",
+                    [(256, 32, 64, 256, 1, 4, 1), (256, 32, 64, 128, 1, 4, 1), (256, 64, 64, 256, 1, 4, 1),
+                     (256, 64, 64, 128, 1, 4, 1), (256, 128, 64, 128, 1, 4, 1), (256, 128, 128, 128, 1, 4, 3),
+                     (256, 256, 128, 128, 1, 4, 3)],
+                    [(256, 32, 128, 256, 1, 4, 1), (256, 64, 128, 256, 1, 4, 1), (256, 128, 128, 128, 1, 4, 1),
+                     (256, 256, 128, 128, 1, 4, 1), (256, 128, 128, 128, 1, 4, 3), (256, 256, 128, 128, 1, 4, 3)]),
+    "a8w8blkscale_gfx950": (256, ("float8_e4m3fn", "float8_e4m3fn", "per_1x128"), "F8_F8_B16",
+                            [(256, 64, 128, 128, 1, 4, 3)], [(256, 64, 128, 128, 1, 4, 3)]),
+    "a4w4": (256, ("float4_e2m1fn_x2", "float4_e2m1fn_x2", "per_1x32"), "FP4X2_FP4X2_B16",
+             [(256, 32, 128, 128, 1, 4, 3), (256, 64, 64, 128, 2, 2, 3), (256, 128, 64, 128, 2, 2, 3)],
+             [(64, 32, 32, 128, 1, 1, 1), (64, 64, 64, 128, 1, 1, 1), (64, 128, 128, 128, 1, 1, 1),
+              (256, 32, 128, 128, 1, 4, 3), (256, 64, 64, 128, 2, 2, 3), (256, 128, 64, 128, 2, 2, 3)]),
+}
+
+
+def ck_name(stage, inst, op, dtypes):
+    threads, m, n, k, mw, nw, ver = inst
+    tail = "MulRoutedWeight0_silu" if stage == 1 else "MulRoutedWeight1"
+    return (f"moe_ck2stages_gemm{stage}_{threads}x{m}x{n}x{k}_{mw}x{nw}_{op}_v{ver}_Nswizzle0_Quant0_"
+            f"{tail}_{dtypes}")
+
+
+def check_instances(tdmsim, tmp):
+    """Every CK 2-stage instance AITER builds for a GPU, named in its own kernel-name form
+    on a row of that GPU (a 1024-token layer, H 4096, I 1536, 128 experts top-8; made-up
+    times): each simulates, none refused as not fitting a CU (a kernel AITER compiles for
+    that GPU fits its LDS and registers). Each instance is paired with one of the other
+    stage of the same M, so every instance of both stages appears at least once."""
+    path = os.path.join(tmp, "instances.csv")
+    pairs = []
+    for tag, (cu, (a, w, q), dtypes, gate_up, down) in CK_INSTANCES.items():
+        add = [(g, next(d for d in down if d[1] == g[1])) for g in gate_up]
+        add += [(next(g for g in gate_up if g[1] == d[1]), d) for d in down]
+        for g, d in dict.fromkeys(add):
+            pairs.append((tag, cu, a, w, q, dtypes, g, d))
+    with open(path, "w", newline="") as f:
+        wr = csv.writer(f)
+        wr.writerow(LAYOUT_HEADER.split(","))
+        for tag, cu, a, w, q, dtypes, g, d in pairs:
+            bf16 = a == "bfloat16"
+            op1, op2 = ("TypeCast", "TypeCastExpertWeight") if bf16 else ("MulABScale", "MulABScaleExpertWeight")
+            wr.writerow([cu, 1024, 4096, 1536, 128, 8, "ActivationType.Silu", "torch.bfloat16", f"torch.{a}",
+                         f"torch.{w}", f"QuantType.{q}", 1, 0, g[1], 0, 10.0, ck_name(1, g, op1, dtypes), 10.0,
+                         ck_name(2, d, op2, dtypes), 20.0, 0])
+    rows, _ = predicted(tdmsim, tmp, path)
+    if len(rows) != len(pairs):
+        fail(f"{len(rows)} rows back for {len(pairs)} instance pairs")
+    not_sim = [f"line {n} ({pairs[n - 2][0]}: {r['tile1']} / {r['tile2']}): {r['status']}"
+               for n, r in sorted(rows.items()) if r["status"] != "simulated"]
+    if not_sim:
+        fail("AITER's own CK instances not simulated:\n" + "\n".join(not_sim))
+    print(f"{len(pairs)} instance pairs of {len(CK_INSTANCES)} lists simulated")
+
+
 def main():
     tdmsim, mode = sys.argv[1], sys.argv[2]
     checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad, grid=check_grid,
                   edges=check_edges, crash=check_crash, config=check_config, plots=check_plots,
-                  order=check_order)
+                  order=check_order, instances=check_instances)
     with tempfile.TemporaryDirectory() as tmp:
         checks[mode](tdmsim, tmp)
     return 0

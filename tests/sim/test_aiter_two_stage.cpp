@@ -151,7 +151,7 @@ TEST_CASE("AITER 2-stage kernels: the plan's pipeline depth and the program's LD
     const isa::TileProgram prog = first_program(k, stage);
     const KernelTile& tile = gate_up ? p.kernel.gate_up_tile : p.kernel.down_tile;
     CHECK(prog.lds_bytes == plan::aiter_gemm_resources(DType::fp8_e4m3_fnuz, DType::fp8_e4m3_fnuz, 128, tile,
-                                                        gate_up, 2).lds_bytes);
+                                                        gate_up, 2, lds).lds_bytes);
     CHECK(prog.lds_bytes <= lds);
   }
   // Down's C shuffle: 128 rows x 4 waves' 16 columns x 4 B = 32 KiB, as A:
@@ -236,26 +236,62 @@ TEST_CASE("AITER 2-stage kernels: a scenario's lds_buffers keys run what the tab
   CHECK(first_program(sim::programs::software_moe(as_c, c, by_keys.machine.spec), "gate_up").lds_bytes == 2 * 4096);
 }
 
-TEST_CASE("AITER 2-stage kernels: a default tile too large for two LDS buffers runs CK's v1 pipeline",
-          "[moe][aiter]") {
-  // block_m 256 on MI300X with the default tiles: down's C shuffle is 256
-  // rows x 4 waves' 16 columns x 4 B = 64 KiB, twice that with two buffers;
-  // CK's v1 pipeline holds one, which fits. Gate/up (C shuffle of 32 rows)
-  // keeps two. A named tile is not changed (the run refuses it).
+// DeepSeek-V3 TP4 fp8 on MI300X at 4096 tokens, block_m 256, the default tiles.
+static config::ResolvedScenario block_m_256_default_tiles() {
   auto sc = source_scenario("tests/data/aiter/two-stage-dsv3-tp4-mi300x.yaml");
   sc.scenario.spec.tokens = 4096;
   sc.scenario.spec.kernel.block_m = 256;
   sc.scenario.spec.kernel.gate_up_tile = KernelTile{};
   sc.scenario.spec.kernel.down_tile = KernelTile{};
+  return sc;
+}
+
+TEST_CASE("AITER 2-stage kernels: a 256-row down tile shuffles 2 XDL rows where 256 do not fit its v3 instance",
+          "[moe][aiter]") {
+  // block_m 256 on MI300X: a down C shuffle of all 256 rows (x 4 waves' 16
+  // columns x 4 B = 64 KiB) would take 128 KiB with CK's v3 pipeline, yet
+  // AITER's gfx942 lists build 256-row v3 down kernels; they fit MI300X's 64
+  // KiB with the earlier source's 2 XDL rows a shuffle, which the model then
+  // takes, for v1 and v3 alike (plan::aiter_gemm_resources).
+  auto sc = block_m_256_default_tiles();
   const plan::MoePlan p = plan::build_plan(sc);
-  CHECK(p.kernel.aiter_traits == plan::AiterKernelTraits{0, 1});
-  CHECK(p.kernel.reason.find("down tile: CK's v1 pipeline, one LDS buffer (64 KiB; two would take 128 KiB > 64 "
+  CHECK(p.kernel.aiter_traits == plan::AiterKernelTraits{});
+  const KernelTile down = p.kernel.down_tile;
+  const std::uint64_t a_tile = 256 * std::uint64_t{down.k};  // fp8: a byte an element
+  const std::uint64_t lds = sc.machine.spec.compute.lds_per_cu.bytes;
+  for (std::uint32_t buffers : {1u, 2u}) {
+    INFO(buffers);
+    CHECK(plan::aiter_gemm_resources(DType::fp8_e4m3_fnuz, DType::fp8_e4m3_fnuz, 256, down, false, buffers, lds)
+              .lds_bytes == buffers * std::max<std::uint64_t>(a_tile, 32 * 4 * 16 * 4));
+  }
+  // Where 256 rows fit the v3 instance (MI355X's 160 KiB), they are taken.
+  CHECK(plan::aiter_gemm_resources(DType::fp8_e4m3_fnuz, DType::fp8_e4m3_fnuz, 256, down, false, 2, 160 * 1024)
+            .lds_bytes == 2 * 65536);
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+  CHECK(first_program(k, "down").lds_bytes == 2 * std::max<std::uint64_t>(a_tile, 32 * 4 * 16 * 4));
+  sc.scenario.spec.kernel.down_tile = down;  // the same tile, named: it runs as well
+  CHECK(plan::build_plan(sc).kernel.aiter_traits == plan::AiterKernelTraits{});
+}
+
+TEST_CASE("AITER 2-stage kernels: a default tile too large for two LDS buffers runs CK's v1 pipeline",
+          "[moe][aiter]") {
+  // On a CU of 16 KiB of LDS (a what-if copy of MI300X), block_m 256's
+  // default tiles hold an A tile of 256 rows x their K bytes, twice that
+  // with two buffers, more than the CU has; CK's v1 pipeline holds one,
+  // which fits. A named tile is not changed (the run refuses it).
+  auto sc = block_m_256_default_tiles();
+  sc.machine.spec.compute.lds_per_cu.bytes = 16 * 1024;
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(256 * p.kernel.down_tile.k == 16 * 1024);  // fp8: the A tile alone fills the CU
+  CHECK(p.kernel.aiter_traits == plan::AiterKernelTraits{1, 1});
+  CHECK(p.kernel.reason.find("down tile: CK's v1 pipeline, one LDS buffer (16 KiB; two would take 32 KiB > 16 "
                              "KiB)") != std::string::npos);
   sim::AddressSpace as;
   const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
-  CHECK(first_program(k, "down").lds_bytes == 65536);
+  CHECK(first_program(k, "down").lds_bytes == 16 * 1024);
   sc.scenario.spec.kernel.down_tile = p.kernel.down_tile;  // the same tile, named
-  CHECK(plan::build_plan(sc).kernel.aiter_traits == plan::AiterKernelTraits{});
+  CHECK(plan::build_plan(sc).kernel.aiter_traits.down_lds_buffers == 0);
 }
 
 TEST_CASE("AITER 2-stage kernels: split-K splits stage 1 only", "[moe][aiter]") {
