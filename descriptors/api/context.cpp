@@ -69,6 +69,9 @@ Capabilities Context::capabilities() const {
   c.activations = {Activation::silu, Activation::gelu, Activation::swiglu_oai};
   c.policies = {TdmPolicy::load_balance, TdmPolicy::capacity_first, TdmPolicy::low_latency,
                 TdmPolicy::custom, TdmPolicy::dynamic};
+  // The block sizes every backend runs (the project's kernels included);
+  // the emulator and the simulator also take other multiples of 16, as
+  // AITER's kernels do (docs/moe-plan.md).
   c.block_sizes = {16, 32, 64, 128, 256};
   c.max_experts = format::kMoeMaxExperts;
   c.max_experts_per_token = format::kMoeMaxExpertsPerToken;

@@ -3,6 +3,7 @@
 #include "descriptors/plan/kernel_config.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <map>
@@ -206,11 +207,15 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
     r.block_m = num("block_m", 0, 256);
     // 0: AITER's tuner found no kernel for the shape (kept, never used:
     // lookup_kernel_config says so).
-    if (r.block_m != 0 && r.block_m != 16 && r.block_m != 32 && r.block_m != 64 && r.block_m != 128 &&
-        r.block_m != 256) {
+    // Any multiple of 16: AITER's older tuners timed blocks of 16, 32, 48,
+    // ..., 160 (hsa/gfx942/fmoe_2stages/tune.py, its assembly stage-1
+    // kernels of those M); a row outside powers of two runs AITER's kernels
+    // only (kernel_request refuses it for ours).
+    if (r.block_m != 0 && r.block_m % 16 != 0) {
       fail(file, line, at("block_m").column, "block_m",
-           fmt::format("column block_m: must be 16, 32, 64, 128 or 256 (0: no kernel found), got {}", r.block_m));
+           fmt::format("column block_m: must be a multiple of 16 in 16..256 (0: no kernel found), got {}", r.block_m));
     }
+    r.block_m_column = at("block_m").column;
     r.ksplit = num("ksplit", 0, 64);
     r.tile1 = at(t.tile1_name).text;
     r.tile2 = at(t.tile2_name).text;
@@ -599,6 +604,14 @@ AiterTileReading aiter_one_stage_kernel_tile(const KernelConfigTable& table, con
     fail(table.file, row.line, row.tile1_column, table.tile1_name, fmt::format("column {}: {}", table.tile1_name, r.error));
   }
   return r;
+}
+
+void require_block_m_for(const KernelConfigTable& table, const KernelConfigRow& row, KernelCode source) {
+  if (source == KernelCode::aiter || row.block_m == 0 || std::has_single_bit(row.block_m)) return;
+  fail(table.file, row.line, row.block_m_column, "block_m",
+       fmt::format("column block_m: {} runs AITER's kernels only (kernel.source aiter); the project's kernels "
+                   "take 16, 32, 64, 128 or 256",
+                   row.block_m));
 }
 
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second) {

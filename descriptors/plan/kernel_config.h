@@ -31,7 +31,7 @@ struct KernelConfigRow {
   std::uint32_t block_m = 0;
   std::uint32_t ksplit = 0;  // 0 = no split (AITER's value)
   std::string tile1, tile2;  // empty = AITER's default kernel for block_m
-  int tile1_column = 0, tile2_column = 0;
+  int block_m_column = 0, tile1_column = 0, tile2_column = 0;
   bool run_1stage = false;
 };
 
@@ -121,6 +121,11 @@ AiterTileReading aiter_one_stage_kernel_tile(const KernelConfigTable& table, con
 // read_aiter_tile on a table row's tile column; a refusal is a
 // config::ConfigError at the row's tile column.
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second);
+
+// A row's block_m for kernels of `source`: AITER's take any multiple of 16
+// the table holds, ours 16..256 in powers of two; otherwise a
+// config::ConfigError at the row's block_m column.
+void require_block_m_for(const KernelConfigTable& table, const KernelConfigRow& row, KernelCode source);
 
 // The LDS buffers of the CK pipeline a tile name gives: 1 for a CK kernel
 // name of pipeline v1 (moe_ck2stages_gemm1_..._v1_...: composable_kernel's

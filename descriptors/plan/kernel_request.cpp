@@ -58,6 +58,7 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
     r.source.detail = hit.detail;
     if (hit.row != nullptr) {
       const KernelConfigRow& row = *hit.row;
+      require_block_m_for(*table, row, spec.source);
       matched = true;
       r.source.config_line = row.line;
       r.source.chosen_by = "kernel.config row";

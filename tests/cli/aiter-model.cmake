@@ -24,6 +24,17 @@ add_test(NAME aiter_model.lds_buffers_too_large_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/lds-buffers-too-large-mi300x.yaml
                  -DEXPECT_RC=2 "-DEXPECT_STDERR=kernel moe_down does not fit.*LDS.*set kernel.down_lds_buffers 1"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+# A tuned row of block_m 80 (AITER's older tuners timed 16..160 in steps of 16, with
+# assembly stage-1 kernels of those M) runs AITER's kernels; the project's kernels, built
+# for powers of two, refuse it at the row's block_m column (docs/moe-plan.md).
+add_test(NAME aiter_model.block_m_80_table_row
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/asm-stage1-block-m-80-mixtral-tp8-mi300x.yaml
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=block_m 80 .*tiles 256x80x128x128 / 256x80x128x128.*gate/up: 2 workgroups a CU"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME aiter_model.block_m_80_our_kernels_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/block-m-80-our-kernels-mixtral-tp8-mi300x.yaml\;--output\;${CMAKE_CURRENT_BINARY_DIR}/bm80-out
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=asm-stage1-block-m-80-mixtral-tp8-mi300x.csv:2:126: block_m: column block_m: 80 runs AITER's kernels only"
+                 -DMUST_NOT_EXIST=${CMAKE_CURRENT_BINARY_DIR}/bm80-out -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 # kernel.gate_up_workgroups_per_cu above what the CU's wave slots hold (10 of 256 threads on
 # MI300X) would change nothing: refused at the key, exit 2, nothing written (docs/moe-plan.md).
 add_test(NAME aiter_model.workgroups_per_cu_above_wave_slots_exit_2

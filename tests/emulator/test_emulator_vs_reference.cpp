@@ -137,6 +137,8 @@ std::vector<Case> degenerate_cases() {
   add([](Case& c) { c.mode = RoutingMode::one_expert; c.spec.tokens = 70; });      // one expert
   add([](Case& c) { c.mode = RoutingMode::skip_first; c.spec.tokens = 9; });       // empty expert
   add([](Case& c) { c.spec.tokens = 33; c.spec.hidden = 40; c.spec.inter = 24; c.block_m = 32; });
+  add([](Case& c) { c.spec.tokens = 45; c.block_m = 48; });  // AITER's blocks of a multiple of 16
+  add([](Case& c) { c.spec.tokens = 90; c.block_m = 80; c.stages = 1; });
   add([](Case& c) {  // shared experts (two chunks each), DeepSeek-like
     c.spec.shared_experts = 2;
     c.spec.shared_inter = 56;

@@ -137,6 +137,12 @@ std::vector<Case> cases() {
                moe_bytes([](B& b) { patch(b, L + Ly::hidden, 0, 4); })});
   c.push_back({"block_m 3", Code::dimension_out_of_range, L + Ly::block_m,
                moe_bytes([](B& b) { patch(b, L + Ly::block_m, 3, 4); })});
+  c.push_back({"block_m 0", Code::dimension_out_of_range, L + Ly::block_m,
+               moe_bytes([](B& b) { patch(b, L + Ly::block_m, 0, 4); })});
+  c.push_back({"block_m 40", Code::dimension_out_of_range, L + Ly::block_m,
+               moe_bytes([](B& b) { patch(b, L + Ly::block_m, 40, 4); })});
+  c.push_back({"block_m 1040", Code::dimension_out_of_range, L + Ly::block_m,
+               moe_bytes([](B& b) { patch(b, L + Ly::block_m, 1040, 4); })});
   c.push_back({"gate_up region overflows", Code::arithmetic_overflow, X + 0, moe_bytes([](B& b) {
                  patch(b, L + Ly::gate_up_row_stride, std::uint64_t{1} << 63, 8);
                })});

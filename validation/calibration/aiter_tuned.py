@@ -39,7 +39,7 @@ file's name), `use_g1u1` (0/1 or False/True, as run_1stage) and `doweight_stage1
 model's `gating.weight_on_input`: AITER's 1-stage kernel for such per-token layers is
 `fmoe_g1u1_tkw1`) are read where present. Whole numbers
 and flags are read as tdmsim's table reader reads them (digits or pandas' 32.0; 0, 1, True,
-False, empty = 0); a block_m or ksplit the simulator does not take (block_m 48, say) lists
+False, empty = 0); a block_m or ksplit the simulator does not take (block_m 40, say) lists
 the row with its reason. AITER's other columns are not read. Each row
 becomes a scenario as in validation/calibration/aiter_mi355x.py: the row's shape (257, 385
 or 161 experts top-9 are the DeepSeek-V3 family's routed experts + 1 shared expert fused

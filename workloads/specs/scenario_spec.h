@@ -98,7 +98,9 @@ struct KernelSpec {
             "1 = fused single kernel, 2 = gate/up then down, 0 = heuristic (with heuristic aiter, AITER's "
             "block_m and split then follow the count given)",
             Default{0u}, Max{2u});
-    v.param(block_m, "block_m", "token block size M of the sorted layout (0 = heuristic)",
+    v.param(block_m, "block_m",
+            "token block size M of the sorted layout (0 = heuristic): 16, 32, 64, 128 or 256; with "
+            "source aiter any multiple of 16 (AITER's tables time blocks of 48, 80, 96, ...)",
             Default{0u}, Max{256u});
     v.param(gate_up_tile, "gate_up_tile",
             "tile of the gate/up kernel (also the fused 1-stage kernel); N counts the gate and up "
