@@ -49,7 +49,7 @@ class Reader {
       bool ok = true;
       erase_below(path + "[");  // element locations of a base's list
       ParamMeta<E> item_meta;
-      item_meta.required = true;  // a list's entry has no "left out" (its messages say so)
+      item_meta.list_entry = true;
       for (std::size_t i = 0; i < child.size(); ++i) {
         E v{};
         const std::string item = path + "[" + std::to_string(i) + "]";

@@ -202,6 +202,7 @@ struct ParamMeta {
   std::optional<T> min;
   std::optional<T> max;
   bool empty_allowed = false;  // strings: EmptyAllowed
+  bool list_entry = false;     // an entry of a list, which cannot be left out (messages say so)
 };
 
 namespace detail {
@@ -251,7 +252,8 @@ template <class T>
 std::string check_range(const ParamMeta<T>& m, const T& v) {
   if constexpr (std::is_same_v<T, std::string>) {
     if (v.empty() && !m.empty_allowed) {
-      return m.required ? "expected a non-empty string" : "expected a non-empty string; leave the key out (or ~) for none";
+      return m.required || m.list_entry ? "expected a non-empty string"
+                                        : "expected a non-empty string; leave the key out (or ~) for none";
     }
   }
   if constexpr (requires(const T& a, const T& b) { a < b; }) {
