@@ -58,7 +58,9 @@ does not fit (tdmsim's message), a published time of 0, a token count above --ma
 Malformed input (a missing column, a number that is not one, another negative time, names
 that are not AITER's, a file without rows) stops the script with exit 2, naming the file,
 line and column; nothing
-is written then. A tdmsim crash on a row is listed too, and the script then exits 1.
+is written then. A tdmsim crash on a row is listed too, and the script then exits 1; one on the
+calibration files' format names (read for the fit marks, before any row is simulated) exits 1
+with the reason and writes nothing.
 
 Output: the Markdown report (--markdown, else stdout) with the error per machine, source
 table, format, token regime and stage count, and against the plain roofline (a format no
@@ -535,6 +537,9 @@ def main():
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except RuntimeError as e:  # tdmsim failed on a format's names (aiter_mi300x.aiter_format): nothing written
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     rows = simulate_all(rows, args.tdmsim, args.jobs, args.store, args.quiet)
     text = markdown(rows, args.csv, report.script_command("validation/calibration/aiter_tuned.py"), fitted)
     if args.plots:
