@@ -69,9 +69,10 @@ Capabilities Context::capabilities() const {
   c.activations = {Activation::silu, Activation::gelu, Activation::swiglu_oai};
   c.policies = {TdmPolicy::load_balance, TdmPolicy::capacity_first, TdmPolicy::low_latency,
                 TdmPolicy::custom, TdmPolicy::dynamic};
-  // The block sizes every backend runs (the project's kernels included);
-  // the emulator and the simulator also take other multiples of 16, as
-  // AITER's kernels do (docs/moe-plan.md).
+  // The block sizes of the project's kernels (the gpu backend's own tiles go
+  // to 128 rows: gpu::supported says which it runs). Layers of AITER's
+  // kernels (kernel.source aiter) also take other multiples of 16 up to 256
+  // in the emulator and the simulator (docs/moe-plan.md).
   c.block_sizes = {16, 32, 64, 128, 256};
   c.max_experts = format::kMoeMaxExperts;
   c.max_experts_per_token = format::kMoeMaxExpertsPerToken;

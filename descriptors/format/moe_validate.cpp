@@ -105,7 +105,8 @@ Result check_layer(const MoeDescriptor& d, std::uint64_t lo, std::uint64_t hdr_e
   // 80, 96, ...): whole 16-row MFMA/MMA tiles.
   if (l.block_m == 0 || !(is_pow2(l.block_m) || l.block_m % 16 == 0) || l.block_m > kMoeMaxBlockM) {
     return err(Code::dimension_out_of_range, lo + L::block_m,
-               "block_m " + std::to_string(l.block_m) + " is neither a power of two nor a multiple of 16 in 1..1024");
+               "block_m " + std::to_string(l.block_m) +
+                   " is not a power of two or a multiple of 16 in 1..1024");
   }
   // The padded layout never exceeds tokens*experts_per_token + experts*block_m rows.
   const std::uint64_t bound =

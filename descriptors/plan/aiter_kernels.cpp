@@ -40,7 +40,10 @@ std::uint64_t bytes_of(std::uint64_t elems, DType t) { return (elems * dtype_bit
 //   MI300X's 64 KiB only with that shuffle (256 rows would take 2 x 64 KiB).
 //   So down takes block_m rows where a tile's v3 instance holds them, else
 //   2 XDL rows, for its v1 and v3 alike; every tile of the calibration rows
-//   keeps block_m rows, the figure the fits used.
+//   keeps block_m rows, the figure the fits used. (CK needs the shuffle's
+//   XDL rows to divide the wave's, so a block_m of an odd count of 16 rows,
+//   48 or 80, would shuffle 1 row at a time; where the A tile is the larger
+//   part, as with the default tiles, the LDS figure is the same.)
 // - Registers: CK's own estimate (device_moe_gemm.hpp estimated_reg_total,
 //   from which it sets the kernel's minimum occupancy): A's block_m x K bytes
 //   / threads / 4 x (1 + NWave), B's NPerBlock x K bytes / threads / 4 x 2

@@ -609,8 +609,8 @@ AiterTileReading aiter_one_stage_kernel_tile(const KernelConfigTable& table, con
 void require_block_m_for(const KernelConfigTable& table, const KernelConfigRow& row, KernelCode source) {
   if (source == KernelCode::aiter || row.block_m == 0 || std::has_single_bit(row.block_m)) return;
   fail(table.file, row.line, row.block_m_column, "block_m",
-       fmt::format("column block_m: {} runs AITER's kernels only (kernel.source aiter); the project's kernels "
-                   "take 16, 32, 64, 128 or 256",
+       fmt::format("column block_m: {} runs AITER's kernels only (kernel.source aiter, on a CDNA3 or CDNA4 "
+                   "machine); the project's kernels take 16, 32, 64, 128 or 256",
                    row.block_m));
 }
 

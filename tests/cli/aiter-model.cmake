@@ -35,6 +35,16 @@ add_test(NAME aiter_model.block_m_80_our_kernels_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/block-m-80-our-kernels-mixtral-tp8-mi300x.yaml\;--output\;${CMAKE_CURRENT_BINARY_DIR}/bm80-out
                  -DEXPECT_RC=2 "-DEXPECT_STDERR=asm-stage1-block-m-80-mixtral-tp8-mi300x.csv:2:126: block_m: column block_m: 80 runs AITER's kernels only"
                  -DMUST_NOT_EXIST=${CMAKE_CURRENT_BINARY_DIR}/bm80-out -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+# kernel.block_m 48 with AITER's kernels: plans, simulates, and emulates (its descriptors
+# encoded and decoded: the format takes multiples of 16).
+add_test(NAME aiter_model.block_m_48_scenario_runs
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/block-m-48-qwen3-mi300x.yaml
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=block_m 48 \\(scenario\\); tiles 256x48x"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME aiter_model.block_m_48_scenario_emulates
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;emulate\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/block-m-48-qwen3-mi300x.yaml\;--output\;${CMAKE_CURRENT_BINARY_DIR}/bm48-emulate\;--force\;--quiet
+                 -DEXPECT_RC=0 -DMUST_EXIST=${CMAKE_CURRENT_BINARY_DIR}/bm48-emulate/y.npy
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 # kernel.gate_up_workgroups_per_cu above what the CU's wave slots hold (10 of 256 threads on
 # MI300X) would change nothing: refused at the key, exit 2, nothing written (docs/moe-plan.md).
 add_test(NAME aiter_model.workgroups_per_cu_above_wave_slots_exit_2

@@ -101,7 +101,10 @@ inline MoeDescriptor random_moe_descriptor(Rng& rng) {
   l.hidden = static_cast<std::uint32_t>(uniform(rng, 1, 8192));
   l.inter = static_cast<std::uint32_t>(uniform(rng, 1, 8192));
   l.tokens = static_cast<std::uint32_t>(uniform(rng, 1, 4096));
-  l.block_m = 1U << uniform(rng, 0, 8);
+  // Powers of two to 256, and a quarter of the time a multiple of 16 to 1024
+  // (AITER's blocks of 48, 80, ...).
+  l.block_m = uniform(rng, 0, 3) == 0 ? 16U * static_cast<std::uint32_t>(uniform(rng, 1, 64))
+                                      : 1U << uniform(rng, 0, 8);
   const std::uint64_t bound =
       (std::uint64_t{l.tokens} * l.experts_per_token + std::uint64_t{l.experts} * l.block_m) /
       l.block_m;

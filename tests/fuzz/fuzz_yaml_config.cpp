@@ -1,15 +1,19 @@
 // libFuzzer target for the YAML configuration loader (built and run by
 // tests/fuzz/run_fuzz.sh yaml_config, registered as the CTest test
-// fuzz.yaml_config). An input's first byte picks the kind (modulo 4: machine,
-// model, scenario, sweep); the rest is written as a YAML file into that kind's
-// folder of a private copy of the shipped workloads/ tree, so `base:`,
-// `machine:` and `model:` references to shipped files resolve, and loaded
-// through tdmsim::config::Loader the way `tdmsim config validate` does.
+// fuzz.yaml_config). An input's first byte picks the kind (modulo 6: machine,
+// model, scenario, sweep, tenants, kernel profile); the rest is written as a
+// YAML file into that kind's folder of a private copy of the shipped
+// workloads/ tree (its kernel profiles and traces included), so `base:`,
+// `machine:`, `model:`, `kernel_profile:` and trace references to shipped
+// files resolve, and loaded through tdmsim::config::Loader the way
+// `tdmsim config validate` and the commands do (a scenario, sweep or tenants
+// file resolved with its machine and model).
 // Properties checked (a violation aborts or traps, which libFuzzer reports):
 // no out-of-bounds access (ASan) or UB (UBSan); the only exception a bad file
 // may raise is ConfigError, holding at least one diagnostic with a message;
 // an accepted spec serializes (config::to_json).
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -38,12 +42,9 @@ struct Tree {
   Tree() {
     root = fs::temp_directory_path() / ("tdmsim-fuzz-yaml-" + std::to_string(::getpid()));
     fs::remove_all(root);
-    for (const char* kind : {"machines", "models", "scenarios", "sweeps"}) {
+    for (const char* kind : {"machines", "models", "scenarios", "sweeps", "kernel-profiles", "traces"}) {
       fs::create_directories(root / kind);
-      const fs::path from = fs::path(TDMSIM_WORKLOADS_DIR) / kind;
-      for (const auto& e : fs::directory_iterator(from)) {
-        if (e.path().extension() == ".yaml") fs::copy_file(e.path(), root / kind / e.path().filename());
-      }
+      fs::copy(fs::path(TDMSIM_WORKLOADS_DIR) / kind, root / kind, fs::copy_options::recursive);
     }
   }
   ~Tree() {
@@ -51,6 +52,11 @@ struct Tree {
     fs::remove_all(root, ec);
   }
 };
+
+bool report_loads() {
+  static const bool on = std::getenv("TDMSIM_FUZZ_LOAD_REPORT") != nullptr;
+  return on;
+}
 
 const Tree& tree() {
   static const Tree t;
@@ -61,8 +67,9 @@ const Tree& tree() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
-  static const char* const kFolders[] = {"machines", "models", "scenarios", "sweeps"};
-  const int kind = data[0] % 4;
+  // Tenants files live among the scenarios (their `kind: tenants` key).
+  static const char* const kFolders[] = {"machines", "models", "scenarios", "sweeps", "scenarios", "kernel-profiles"};
+  const int kind = data[0] % 6;
   const fs::path file = tree().root / kFolders[kind] / "zz-fuzz-input.yaml";
   {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
@@ -78,11 +85,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)config::to_json(r.scenario.spec);
         break;
       }
-      default: (void)loader.resolve_sweep(file); break;
+      case 3: (void)loader.resolve_sweep(file); break;
+      case 4: (void)loader.resolve_tenants(file); break;
+      default: (void)config::to_json(loader.kernel_profile(file).spec); break;
     }
+    // run_fuzz.sh checks that every shipped file loads in this tree, so that
+    // the seeds reach the checks behind loading (TDMSIM_FUZZ_LOAD_REPORT=1).
+    if (report_loads()) std::fprintf(stderr, "fuzz-load: accepted\n");
   } catch (const config::ConfigError& e) {
     require(!e.diagnostics().empty());
     for (const auto& d : e.diagnostics()) require(!d.message.empty());
+    if (report_loads()) std::fprintf(stderr, "fuzz-load: refused: %s\n", e.diagnostics().front().message.c_str());
   }
   return 0;
 }

@@ -9,8 +9,10 @@
 # TARGET: moe_descriptor (default; the descriptor decoders, with a generated
 # corpus of valid encodings added to the committed one) or yaml_config (the
 # YAML configuration loader, seeded from today's shipped workloads/ files and
-# the malformed-input corpus tests/data/bad/, so its seeds never go stale). OUT_DIR (default build-fuzz/TARGET) keeps objects
-# between runs, so a rerun only recompiles what changed; crash reproducers
+# the malformed-input corpus tests/data/bad/, so its seeds never go stale;
+# exit 1 before fuzzing if a shipped file does not load in the target's tree).
+# OUT_DIR (default build-fuzz/TARGET) keeps objects between runs, so a rerun
+# only recompiles what changed; crash reproducers
 # land there as crash-*. New inputs found go to OUT_DIR/corpus, never into the
 # committed corpus.
 # Environment: CLANGXX (default clang++), FUZZ_SEED (default 1, for
@@ -112,16 +114,43 @@ case "$target" in
   moe_descriptor) TDMSIM_FUZZ_WRITE_SEEDS="$corpus" "$bin" ;;
   yaml_config)
     # One seed per shipped and per malformed file of each kind: the kind's
-    # digit (its byte modulo 4 picks machine, model, scenario or sweep), a
-    # newline, then the file.
-    kinds=(machines models scenarios sweeps)
-    for k in 0 1 2 3; do
-      for f in "$root/workloads/${kinds[$k]}"/*.yaml "$root/tests/data/bad/${kinds[$k]}"/*.yaml; do
+    # digit (its byte modulo 6 picks machine, model, scenario, sweep, tenants
+    # or kernel profile), a newline, then the file. Every shipped seed must
+    # load in the target's tree (else the fuzzing would stop at loading):
+    # checked first.
+    shipped="$out/shipped"
+    rm -rf "$shipped"
+    mkdir -p "$shipped"
+    seed() {  # DIGIT FILE NAME
+      { printf '%s\n' "$1"; cat "$2"; } > "$corpus/$3"
+    }
+    kinds=(machines models scenarios sweeps scenarios kernel-profiles)
+    for k in 0 1 2 3 5; do
+      for f in "$root/workloads/${kinds[$k]}"/*.yaml; do
         [ -f "$f" ] || continue
-        case "$f" in "$root/tests/data/bad/"*) name="$k-bad-$(basename "$f")" ;; *) name="$k-$(basename "$f")" ;; esac
-        { printf '%s\n' "$k"; cat "$f"; } > "$corpus/$name"
+        d=$k
+        if [ "$k" = 2 ] && grep -q '^kind: *tenants' "$f"; then d=4; fi
+        seed "$d" "$f" "$d-$(basename "$f")"
+        cp "$corpus/$d-$(basename "$f")" "$shipped/"
+      done
+      for f in "$root/tests/data/bad/${kinds[$k]}"/*.yaml; do
+        [ -f "$f" ] || continue
+        d=$k
+        if [ "$k" = 2 ] && grep -q '^kind: *tenants' "$f"; then d=4; fi
+        seed "$d" "$f" "$d-bad-$(basename "$f")"
       done
     done
+    loads=$(TDMSIM_FUZZ_LOAD_REPORT=1 "$bin" "$shipped"/* 2>&1 | grep '^fuzz-load:' || true)
+    total=$(ls "$shipped" | wc -l)
+    # (libFuzzer may run an input more than once: any refusal fails.)
+    accepted=$(printf '%s\n' "$loads" | grep -c '^fuzz-load: accepted' || true)
+    refused=$(printf '%s\n' "$loads" | grep -c '^fuzz-load: refused' || true)
+    if [ "$refused" != 0 ] || [ "$accepted" -lt "$total" ]; then
+      echo "fuzz: of $total shipped files, $refused loads refused in the target's tree:" >&2
+      printf '%s\n' "$loads" | grep -v accepted >&2
+      exit 1
+    fi
+    echo "fuzz: all $total shipped files load in the target's tree"
     ;;
 esac
 dirs=("$corpus")

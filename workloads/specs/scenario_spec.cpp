@@ -22,7 +22,8 @@ bool valid_block(std::uint32_t m, KernelCode source) {
 
 std::string valid_block_text(KernelCode source) {
   return source == KernelCode::aiter ? "a multiple of 16 in 16..256"
-                                     : "16, 32, 64, 128 or 256 (a multiple of 16 up to 256 with kernel.source aiter)";
+                                     : "16, 32, 64, 128 or 256 (a multiple of 16 up to 256 with kernel.source aiter, "
+                                       "on a CDNA3 or CDNA4 machine)";
 }
 
 void check_tile(const KernelTile& t, const std::string& key, std::uint32_t block_m, KernelCode source,
