@@ -3,7 +3,6 @@
 #include "descriptors/plan/kernel_config.h"
 
 #include <algorithm>
-#include <bit>
 #include <cctype>
 #include <charconv>
 #include <map>
@@ -211,9 +210,10 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
     // ..., 160 (hsa/gfx942/fmoe_2stages/tune.py, its assembly stage-1
     // kernels of those M); a row outside powers of two runs AITER's kernels
     // only (kernel_request refuses it for ours).
-    if (r.block_m != 0 && r.block_m % 16 != 0) {
+    if (r.block_m != 0 && !valid_block_m(r.block_m, KernelCode::aiter)) {
       fail(file, line, at("block_m").column, "block_m",
-           fmt::format("column block_m: must be a multiple of 16 in 16..256 (0: no kernel found), got {}", r.block_m));
+           fmt::format("column block_m: must be {} (0: no kernel found), got {}", valid_block_m_text(KernelCode::aiter),
+                       r.block_m));
     }
     r.block_m_column = at("block_m").column;
     r.ksplit = num("ksplit", 0, 64);
@@ -607,7 +607,7 @@ AiterTileReading aiter_one_stage_kernel_tile(const KernelConfigTable& table, con
 }
 
 void require_block_m_for(const KernelConfigTable& table, const KernelConfigRow& row, KernelCode source) {
-  if (source == KernelCode::aiter || row.block_m == 0 || std::has_single_bit(row.block_m)) return;
+  if (row.block_m == 0 || valid_block_m(row.block_m, source)) return;
   fail(table.file, row.line, row.block_m_column, "block_m",
        fmt::format("column block_m: {} runs AITER's kernels only (kernel.source aiter, on a CDNA3 or CDNA4 "
                    "machine); the project's kernels take 16, 32, 64, 128 or 256",

@@ -122,8 +122,8 @@ AiterTileReading aiter_one_stage_kernel_tile(const KernelConfigTable& table, con
 // config::ConfigError at the row's tile column.
 KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second);
 
-// A row's block_m for kernels of `source`: AITER's take any multiple of 16
-// the table holds, ours 16..256 in powers of two; otherwise a
+// A row's block_m for kernels of `source` (valid_block_m: AITER's take any
+// multiple of 16 the table holds, ours 16..256 in powers of two); otherwise a
 // config::ConfigError at the row's block_m column.
 void require_block_m_for(const KernelConfigTable& table, const KernelConfigRow& row, KernelCode source);
 

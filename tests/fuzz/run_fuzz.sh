@@ -121,23 +121,24 @@ case "$target" in
     shipped="$out/shipped"
     rm -rf "$shipped"
     mkdir -p "$shipped"
-    seed() {  # DIGIT FILE NAME
-      { printf '%s\n' "$1"; cat "$2"; } > "$corpus/$3"
+    # seed KIND FILE PREFIX: writes FILE's seed (a scenarios/ file of
+    # `kind: tenants` as kind 4) and prints its path.
+    seed() {
+      local d=$1
+      if [ "$d" = 2 ] && grep -q '^kind: *tenants' "$2"; then d=4; fi
+      local to="$corpus/$d-$3$(basename "$2")"
+      { printf '%s\n' "$d"; cat "$2"; } > "$to"
+      echo "$to"
     }
     kinds=(machines models scenarios sweeps scenarios kernel-profiles)
     for k in 0 1 2 3 5; do
       for f in "$root/workloads/${kinds[$k]}"/*.yaml; do
         [ -f "$f" ] || continue
-        d=$k
-        if [ "$k" = 2 ] && grep -q '^kind: *tenants' "$f"; then d=4; fi
-        seed "$d" "$f" "$d-$(basename "$f")"
-        cp "$corpus/$d-$(basename "$f")" "$shipped/"
+        cp "$(seed "$k" "$f" "")" "$shipped/"
       done
       for f in "$root/tests/data/bad/${kinds[$k]}"/*.yaml; do
         [ -f "$f" ] || continue
-        d=$k
-        if [ "$k" = 2 ] && grep -q '^kind: *tenants' "$f"; then d=4; fi
-        seed "$d" "$f" "$d-bad-$(basename "$f")"
+        seed "$k" "$f" bad- > /dev/null
       done
     done
     loads=$(TDMSIM_FUZZ_LOAD_REPORT=1 "$bin" "$shipped"/* 2>&1 | grep '^fuzz-load:' || true)

@@ -9,22 +9,23 @@
 #include <set>
 
 namespace tdmsim {
-namespace {
 
 // Our kernels are built for 16..256 in powers of two; AITER's for any
 // multiple of 16 (its older tuners timed blocks of 16, 32, 48, ..., 160,
 // with assembly stage-1 kernels of those M: aiter hsa/gfx942/fmoe_2stages/
 // tune.py), which a kernel of source aiter may take.
-bool valid_block(std::uint32_t m, KernelCode source) {
+bool valid_block_m(std::uint32_t m, KernelCode source) {
   if (source == KernelCode::aiter) return m >= 16 && m <= 256 && m % 16 == 0;
   return m == 16 || m == 32 || m == 64 || m == 128 || m == 256;
 }
 
-std::string valid_block_text(KernelCode source) {
+std::string valid_block_m_text(KernelCode source) {
   return source == KernelCode::aiter ? "a multiple of 16 in 16..256"
                                      : "16, 32, 64, 128 or 256 (a multiple of 16 up to 256 with kernel.source aiter, "
                                        "on a CDNA3 or CDNA4 machine)";
 }
+
+namespace {
 
 void check_tile(const KernelTile& t, const std::string& key, std::uint32_t block_m, KernelCode source,
                 config::Checker& c) {
@@ -32,7 +33,7 @@ void check_tile(const KernelTile& t, const std::string& key, std::uint32_t block
   if (t.threads % 64 != 0 && t.threads % 32 != 0) {
     c.fail(key, "threads must be a multiple of 32, got " + std::to_string(t.threads));
   }
-  if (!valid_block(t.m, source)) c.fail(key, "M must be " + valid_block_text(source) + ", got " + std::to_string(t.m));
+  if (!valid_block_m(t.m, source)) c.fail(key, "M must be " + valid_block_m_text(source) + ", got " + std::to_string(t.m));
   if (t.n % 16 != 0 || t.k % 16 != 0) c.fail(key, "N and K must be multiples of 16");
   if (t.n > KernelTile::kMaxDim || t.k > KernelTile::kMaxDim || t.threads > KernelTile::kMaxDim) {
     c.fail(key, fmt::format("threads, N and K must be at most {}, got {}x{}x{}x{}", KernelTile::kMaxDim, t.threads,
@@ -133,8 +134,8 @@ void check(const ScenarioSpec& s, config::Checker& c) {
     c.fail(refusal->key, refusal->message, {"dtype", "weight_dtype", "quant"});
   }
   const auto& k = s.kernel;
-  if (k.block_m != 0 && !valid_block(k.block_m, k.source)) {
-    c.fail("kernel.block_m", "must be 0 (heuristic) or " + valid_block_text(k.source) + ", got " +
+  if (k.block_m != 0 && !valid_block_m(k.block_m, k.source)) {
+    c.fail("kernel.block_m", "must be 0 (heuristic) or " + valid_block_m_text(k.source) + ", got " +
                                  std::to_string(k.block_m));
   }
   check_tile(k.gate_up_tile, "kernel.gate_up_tile", k.block_m, k.source, c);

@@ -259,6 +259,12 @@ struct ScenarioSpec {
 // model the schema accepts (ModelSpec::experts).
 inline constexpr std::size_t kMaxHotExperts = 65536;
 
+// Whether kernels of `source` take token blocks of `m` rows (kernel.block_m,
+// a tile's M, a tuned table's block_m): ours 16, 32, 64, 128 or 256, AITER's
+// any multiple of 16 in 16..256; and the rule in words, for messages.
+bool valid_block_m(std::uint32_t m, KernelCode source);
+std::string valid_block_m_text(KernelCode source);
+
 void check(const ScenarioSpec& s, config::Checker& c);
 
 // Checks that need the scenario's model and machine: expert ids in range,
