@@ -406,11 +406,14 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
     // assembly_stage1: the row's stage 1 runs unsplit whatever its ksplit
     // (plan::aiter_asm_stage1_name), as --kernel-config runs it;
     // workgroups_per_cu: kernel.gate_up_workgroups_per_cu as --kernel-config
-    // takes it from the name (0 for a 1-stage kernel, whose list gives it).
-    fmt::print("tile: {}\nlds_buffers: {}\nassembly_stage1: {}\nworkgroups_per_cu: {}\nreading: {}\n",
+    // takes it from the name (0 for a 1-stage kernel, whose list gives it);
+    // combine: kernel.down_combine as --kernel-config takes it from a
+    // stage-2 name (machine: the machine's kernels.combine).
+    fmt::print("tile: {}\nlds_buffers: {}\nassembly_stage1: {}\nworkgroups_per_cu: {}\ncombine: {}\nreading: {}\n",
                t.is_auto() ? std::string("default") : fmt::format("{}x{}x{}x{}", t.threads, t.m, t.n, t.k),
                topts->one_stage ? 0u : plan::aiter_lds_buffers_of(topts->name), r.assembly_stage1 ? 1 : 0,
-               topts->one_stage ? 0u : plan::aiter_workgroups_per_cu_of(topts->name), r.reading);
+               topts->one_stage ? 0u : plan::aiter_workgroups_per_cu_of(topts->name),
+               config::enum_name(r.combine), r.reading);
     result.exit_code = kExitOk;
   });
 

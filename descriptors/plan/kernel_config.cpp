@@ -420,9 +420,62 @@ std::optional<std::vector<std::uint32_t>> x_separated(std::string_view s) {
   }
 }
 
+// A FlyDSL MoE kernel's name as AITER writes it (aiter/ops/flydsl,
+// flydsl_kernel_name: flydsl_moe{stage}_a{a}_w{b}_{out}_t{M}x{N}x{K}, then
+// `_{mode}` on stage 2 and, in later versions, further fields such as _bnt2,
+// _xcd4 or _kb2): its stage, the M x N x K run after "_t", and the fields
+// after that run.
+struct FlydslName {
+  std::uint64_t stage = 0;
+  std::string_view tile;    // "32x256x256"; empty where the name has no such run
+  std::string_view fields;  // what follows the run ("reduce_bnt2"), without its '_'
+};
+
+bool flydsl_kernel_name(std::string_view name) { return name.starts_with("flydsl_moe"); }
+
+FlydslName read_flydsl_name(std::string_view name) {
+  FlydslName f;
+  if (const auto num = number_at(name, std::string_view("flydsl_moe").size())) f.stage = num->first;
+  for (std::size_t i = name.find("_t"); i != std::string_view::npos; i = name.find("_t", i + 1)) {
+    std::size_t j = i + 2;
+    int numbers = 0;
+    while (true) {
+      const std::size_t from = j;
+      while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+      if (j == from) break;
+      ++numbers;
+      if (numbers == 3 || j == name.size() || name[j] != 'x') break;
+      ++j;
+    }
+    if (numbers != 3 || (j != name.size() && name[j] != '_')) continue;
+    f.tile = name.substr(i + 2, j - i - 2);
+    f.fields = j == name.size() ? std::string_view() : name.substr(j + 1);
+    return f;
+  }
+  return f;
+}
+
+// A FlyDSL stage-2 name's mode: the first field after the tile that is one.
+DownCombine flydsl_mode(std::string_view fields) {
+  while (!fields.empty()) {
+    const std::size_t cut = fields.find('_');
+    const std::string_view field = fields.substr(0, cut);
+    if (field == "reduce") return DownCombine::reduce;
+    if (field == "atomic") return DownCombine::atomic;
+    fields = cut == std::string_view::npos ? std::string_view() : fields.substr(cut + 1);
+  }
+  return DownCombine::atomic;  // FlyDSL's stage 2 accumulates unless told reduce
+}
+
 }  // namespace
 
 bool aiter_asm_stage1_name(std::string_view name) { return name.find("fmoe_stage1_") != std::string_view::npos; }
+
+DownCombine aiter_down_combine_of(std::string_view name) {
+  if (!flydsl_kernel_name(name)) return DownCombine::machine;
+  const FlydslName f = read_flydsl_name(name);
+  return f.stage == 2 && !f.tile.empty() ? flydsl_mode(f.fields) : DownCombine::machine;
+}
 
 namespace {
 
@@ -470,6 +523,7 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
   }
   std::string_view s = name;
   const bool asm_stage1 = aiter_asm_stage1_name(name);
+  bool flydsl = false;
   if (asm_stage1) {
     // AITER's assembly stage-1 kernels: 256 threads, tile_m sorted rows
     // (block_m) by tile_n columns of each of gate and up (asm_moe_2stage.cu
@@ -488,12 +542,37 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
                                      *tg == UINT64_MAX ? std::string("<N>") : std::to_string(*tg), kMaxTgPerCu)
                        : std::string("AITER assembly stage-1 kernel (tile_m x tile_n)");
     out.assembly_stage1 = true;
+  } else if (flydsl_kernel_name(name)) {
+    // FlyDSL's MoE GEMMs, AITER's other 2-stage kernels: 256 threads a
+    // workgroup (block=(256, 1, 1) in their launchers), tile_m sorted rows
+    // (MPerBlock = tile_m) by tile_n columns (stage 1: of gate and of up, as
+    // CK's NPerBlock; stage 2: of H) by tile_k of K a step, weights
+    // pre-shuffled into registers as CK's (aiter_gemm_resources estimates
+    // both families so).
+    const FlydslName f = read_flydsl_name(name);
+    if (f.stage != 1 && f.stage != 2) {
+      return refuse(fmt::format("kernel '{}' is not a FlyDSL MoE stage (flydsl_moe1_ or flydsl_moe2_)", name));
+    }
+    if (f.tile.empty()) {
+      return refuse(fmt::format("FlyDSL kernel '{}' has no _t<M>x<N>x<K> tile field", name));
+    }
+    if ((f.stage == 2) != second) {
+      return refuse(fmt::format("a FlyDSL stage-{} kernel in the stage-{} column", f.stage, second ? 2 : 1));
+    }
+    s = f.tile;
+    flydsl = true;
+    if (second) out.combine = flydsl_mode(f.fields);
+    out.reading = second ? fmt::format("FlyDSL stage-2 kernel (tile_m x tile_n x tile_k; combine: {})",
+                                       out.combine == DownCombine::reduce
+                                           ? "reduce, plain stores then a sum and a copy"
+                                           : "atomic adds")
+                         : std::string("FlyDSL stage-1 kernel (tile_m x tile_n x tile_k)");
   } else if (!ck_kernel_name(name) &&
              (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) {
-    // Another kernel name (AITER's 1-stage assembly kernels, FlyDSL's): no
-    // CK tile; AITER runs that kernel, and the nearest thing the model has is
-    // the default tile, as for an empty name.
-    out.reading = "not a CK tile (an assembly or FlyDSL kernel): the default tile of block_m";
+    // Another kernel name (AITER's other assembly kernels): no tile in it;
+    // AITER runs that kernel, and the nearest thing the model has is the
+    // default tile, as for an empty name.
+    out.reading = "not a CK or FlyDSL tile (an assembly kernel): the default tile of block_m";
     return out;
   } else {
     // The numbers of the first run of 'x'-separated numbers after the CK
@@ -522,13 +601,19 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
     }
   }
   const std::optional<std::vector<std::uint32_t>> dims = x_separated(s);
-  if (!dims || (dims->size() != 2 && dims->size() != 4) || (asm_stage1 && dims->size() != 2)) {
+  if (flydsl && !dims) {
+    return refuse(fmt::format("FlyDSL kernel '{}': its tile {} is not three whole numbers from 1 to {}", name, s,
+                              KernelTile::kMaxDim));
+  }
+  if (!dims || (dims->size() != 2 && dims->size() != 4 && !flydsl) || (asm_stage1 && dims->size() != 2)) {
     return refuse(fmt::format("tile '{}' is not a tile name tdmsim maps to a tile program (THREADSxMxNxK as "
-                              "CK names its tiles, MxN for an assembly kernel, a moe_ck2stages_gemm kernel name "
-                              "or an assembly fmoe_stage1_ kernel name)",
+                              "CK names its tiles, MxN for an assembly kernel, a moe_ck2stages_gemm kernel name, "
+                              "an assembly fmoe_stage1_ kernel name or a flydsl_moe kernel name)",
                               name));
   }
-  const std::vector<std::uint32_t>& v = *dims;
+  // FlyDSL's M x N x K: 256 threads in front, as CK's names give them.
+  std::vector<std::uint32_t> v = *dims;
+  if (flydsl) v.insert(v.begin(), 256);
   if (out.reading.empty()) out.reading = v.size() == 4 ? "CK tile (threads x M x N x K)" : "assembly M x N";
   // An assembly kernel's MxN: K of the default tile for M in the row's
   // format (the bf16 default's LDS bytes: x2 for 8-bit, x4 for 4-bit).

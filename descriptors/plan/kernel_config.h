@@ -84,15 +84,19 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
 // names); MxN (assembly kernels, e.g. 16x128) and AITER's assembly stage-1
 // kernels' names in the stage-1 column (fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3:
 // tile_m x tile_n) -> 256 threads, that M and N, and the K of tdmsim's
-// default tile for M in the row's format; other kernel names (AITER's other
-// assembly kernels, FlyDSL's) -> auto. `error` says why a name is none of
-// these, or its M differs from block_m (tile empty then).
+// default tile for M in the row's format; FlyDSL's MoE kernels
+// (flydsl_moe1_abf16_wfp4_bf16_t32x256x256, flydsl_moe2_..._t64x128x256_reduce:
+// aiter/ops/flydsl, flydsl_kernel_name) in the column of their stage -> 256
+// threads x tile_m x tile_n x tile_k, and a stage-2 kernel's combine mode;
+// other kernel names (AITER's other assembly kernels) -> auto. `error` says
+// why a name is none of these, or its M differs from block_m (tile empty then).
 struct AiterTileReading {
   KernelTile tile;      // auto for the default tile
   std::string reading;  // how the name was read (for `tdmsim config aiter-tile`)
   std::string error;    // non-empty: refused, and why
   bool assembly_stage1 = false;  // an assembly stage-1 kernel (aiter_asm_stage1_name)
   std::uint32_t workgroups_per_cu = 0;  // such a kernel's _<N>tg (aiter_workgroups_per_cu_of)
+  DownCombine combine = DownCombine::machine;  // a FlyDSL stage-2 kernel's mode (aiter_down_combine_of)
 };
 // Whether a stage-1 name is one of AITER's assembly stage-1 kernels
 // (fmoe_stage1_..., plain or mangled). fused_moe.py runs them unsplit: its
@@ -142,5 +146,13 @@ std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second);
 // one with no such field of 1 to kMaxTgPerCu.
 inline constexpr std::uint32_t kMaxTgPerCu = 16;
 std::uint32_t aiter_workgroups_per_cu_of(std::string_view name);
+
+// How the down kernel a stage-2 name gives combines: a FlyDSL stage-2 kernel
+// (flydsl_moe2_...) says it by its mode field: `reduce` (its rows stored to a
+// [tokens x top-k, H] buffer, then summed and copied: aiter/ops/flydsl
+// moe_kernels.py, accumulate = mode != "reduce") or `atomic` (added into the
+// output, as a name without a mode too: accumulate defaults to True);
+// machine (the machine's kernels.combine) for any other name.
+DownCombine aiter_down_combine_of(std::string_view name);
 
 }  // namespace tdmsim::plan

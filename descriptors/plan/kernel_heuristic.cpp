@@ -520,6 +520,14 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     };
     why += fmt::format("; CK pipelines: gate/up {}, down {}", text(t.gate_up_lds_buffers), text(t.down_lds_buffers));
   }
+  if (requested.source == KernelCode::aiter && k.stages == 2 && t.down_combine != DownCombine::machine) {
+    // From a FlyDSL stage-2 kernel's name (a table's row), or kernel.down_combine.
+    why += fmt::format("; down combine: {} ({})",
+                       t.down_combine == DownCombine::reduce ? "reduce, plain stores then a sum and a copy"
+                                                             : "atomic adds",
+                       requested.down_combine != DownCombine::machine ? "kernel.down_combine"
+                                                                      : "the FlyDSL kernel's mode");
+  }
   if (requested.source == KernelCode::aiter && k.stages == 2 && t.gate_up_workgroups_per_cu != 0) {
     // From the assembly stage-1 kernel's name (a table's row: the spec
     // refuses the key beside kernel.config), or kernel.gate_up_workgroups_per_cu.

@@ -47,7 +47,8 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
   // The scenario's CK pipelines and assembly occupancy (kernel.*_lds_buffers,
   // kernel.gate_up_workgroups_per_cu; a table's row names its own, and the
   // scenario may not give both).
-  r.aiter_traits = {spec.gate_up_lds_buffers, spec.down_lds_buffers, spec.gate_up_workgroups_per_cu};
+  r.aiter_traits = {spec.gate_up_lds_buffers, spec.down_lds_buffers, spec.gate_up_workgroups_per_cu,
+                    spec.down_combine};
   r.source.heuristic = std::string(config::enum_name(spec.heuristic));
   bool matched = false;
   if (table != nullptr) {
@@ -88,7 +89,7 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
         r.spec.gate_up_tile = aiter_tile(*table, row, false);
         r.spec.down_tile = aiter_tile(*table, row, true);
         r.aiter_traits = {aiter_tile_lds_buffers(row, false), aiter_tile_lds_buffers(row, true),
-                          aiter_workgroups_per_cu_of(row.tile1)};
+                          aiter_workgroups_per_cu_of(row.tile1), aiter_down_combine_of(row.tile2)};
         // AITER's assembly stage 1 runs unsplit (aiter_asm_stage1_name);
         // with AITER's kernels only stage 1 splits, so the row runs none.
         if (!row.run_1stage && aiter_asm_stage1_name(row.tile1) && r.spec.split_k > 1) {
@@ -101,7 +102,7 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
       const auto default_note = [](const std::string& column, const std::string& name, const KernelTile& t) {
         if (!t.is_auto()) return std::string();
         if (name.empty()) return fmt::format("; {} empty: default tile", column);
-        return fmt::format("; {} '{}': not a CK tile (an assembly or FlyDSL kernel): default tile", column,
+        return fmt::format("; {} '{}': not a CK or FlyDSL tile (an assembly kernel): default tile", column,
                            name.size() > 48 ? name.substr(0, 45) + "..." : name);
       };
       r.prefix = fmt::format("kernel.config {}:{} (token {} padded to {}{}{}{}); ", table->file, row.line,

@@ -61,6 +61,9 @@ void finish_plan(const config::ResolvedScenario& scenario, MoePlan& plan) {
     plan.kernel.reason += "; kernel.gate_up_workgroups_per_cu not used: AITER's 1-stage kernel holds what its "
                           "kernel list says";
   }
+  if (plan.kernel.stages == 1 && asked.down_combine != DownCombine::machine) {
+    plan.kernel.reason += "; kernel.down_combine not used: AITER's 1-stage kernel adds its partial rows atomically";
+  }
   plan.layout = sort_into_blocks(plan.shape, plan.fused, plan.kernel.block_m);
   if (plan.kernel.stages == 1) {
     plan.stage1 = tile_jobs(plan.shape, plan.layout, plan.kernel, Stage::fused);

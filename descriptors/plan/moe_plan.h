@@ -157,9 +157,13 @@ struct KernelSource {
 // - Workgroups a CU holds of the assembly stage-1 kernel, as its name's
 //   `_<N>tg` field says (fmoe_stage1_..._32x128_3tg_pf3: 3); 0: as many as
 //   CK's register and LDS estimate of the tile lets in.
+// - How the down kernel combines, as a FlyDSL stage-2 kernel's mode says
+//   (flydsl_moe2_..._reduce: plain stores, then a sum and a copy; _atomic:
+//   atomic adds as CK's kernels); machine: the machine's kernels.combine.
 struct AiterKernelTraits {
   std::uint32_t gate_up_lds_buffers = 0, down_lds_buffers = 0;
   std::uint32_t gate_up_workgroups_per_cu = 0;
+  DownCombine down_combine = DownCombine::machine;
   bool operator==(const AiterKernelTraits&) const = default;
 };
 

@@ -76,6 +76,19 @@ MoeFloor moe_floor(const MoePlan& plan, const MachineSpec& machine) {
 
 namespace {
 
+// How the layer's down stage combines: the machine's kernels.combine, unless
+// AITER's down kernel says otherwise (a FlyDSL stage-2 kernel's mode from a
+// tuned row's name, or kernel.down_combine; plan::AiterKernelTraits): its
+// atomic adds are bf16, as CK's.
+CombineType layer_combine(const MoePlan& plan, const MachineSpec& machine) {
+  switch (plan.kernel.aiter_traits.down_combine) {
+    case DownCombine::atomic: return CombineType::bf16;
+    case DownCombine::reduce: return CombineType::reduce;
+    case DownCombine::machine: break;
+  }
+  return machine.kernels.combine;
+}
+
 // Both paths: the same tile programs; the TDM path gathers token rows with
 // the tensor data movers and hands its stages to the TDM MoE unit as
 // descriptors (written to memory, fetched by the unit) instead of grids.
@@ -118,7 +131,8 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
                             machine.kernels.fp8_intermediate == Fp8Intermediate::kernel;
   l->inter_dtype = quant_kernel ? DType::bf16 : s.dtype;
   l->dequant_ops = dequant_ops_per_weight(machine, s.dtype, s.weight_dtype);
-  l->out_elem = machine.kernels.combine == CombineType::fp32 ? 4 : 2;
+  const CombineType combine = layer_combine(plan, machine);
+  l->out_elem = combine == CombineType::fp32 ? 4 : 2;
   l->sort_overhead_ps = machine.kernels.sort_overhead.ps;
   l->sort_one_overhead_ps = machine.kernels.sort_one_overhead.ps;
   l->clear_overhead_ps = machine.kernels.clear_overhead.ps;
@@ -140,7 +154,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     l->out_rows.push_back(row_offsets(plan, b, l->out_row));
   }
   l->slots = s.slots();
-  l->reduce_combine = plan.kernel.stages == 2 && machine.kernels.combine == CombineType::reduce;
+  l->reduce_combine = plan.kernel.stages == 2 && combine == CombineType::reduce;
   l->combine_bytes_per_wg = machine.kernels.clear.bytes_per_workgroup.bytes;
   if (l->reduce_combine) {
     for (std::uint32_t b = 0; b < l->blocks; ++b) l->topk_rows.push_back(row_offsets(plan, b, l->out_row, true));
@@ -200,7 +214,7 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
     k.kernels.push_back(unit_routing(s, rb, {b.sorted_ids, b.sorted_weights, b.block_experts, l->padded_rows, l->blocks}));
     k.stage.push_back("routing");
   }
-  if (machine.kernels.combine == CombineType::fp32) {
+  if (combine == CombineType::fp32) {
     const std::uint32_t zero_wgs =
         std::max(1u, ceil_div(std::uint64_t{s.tokens} * l->out_row, machine.kernels.clear.bytes_per_workgroup.bytes));
     k.kernels.push_back(launch("moe_zero_out", zero_wgs, [l, zero_wgs](std::uint32_t wg) {

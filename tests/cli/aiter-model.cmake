@@ -45,6 +45,17 @@ add_test(NAME aiter_model.block_m_48_scenario_emulates
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;emulate\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/block-m-48-qwen3-mi300x.yaml\;--output\;${CMAKE_CURRENT_BINARY_DIR}/bm48-emulate\;--force\;--quiet
                  -DEXPECT_RC=0 -DMUST_EXIST=${CMAKE_CURRENT_BINARY_DIR}/bm48-emulate/y.npy
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+# A tuned row naming FlyDSL kernels (flydsl_moe1_..._t64x256x256, flydsl_moe2_..._reduce) runs
+# their tiles and, for the reduce mode, the down stage's plain stores then the sum and copy
+# kernels (docs/moe-plan.md "Tuned kernel tables"); `config aiter-tile` says the same.
+add_test(NAME aiter_model.flydsl_reduce_table_row
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/aiter/flydsl-reduce-dsv3-tp8-mi355x.yaml
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=tiles 256x64x256x256 / 256x64x256x256.*down combine: reduce.*combine +moe_topk_sum.*combine +moe_out_copy"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME aiter_model.flydsl_aiter_tile
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-tile\;--block-m\;32\;--stage\;2\;--\;flydsl_moe2_abf16_wint4_bf16_t32x128x128_reduce_bnt2
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=tile: 256x32x128x128.*combine: reduce"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 # kernel.gate_up_workgroups_per_cu above what the CU's wave slots hold (10 of 256 threads on
 # MI300X) would change nothing: refused at the key, exit 2, nothing written (docs/moe-plan.md).
 add_test(NAME aiter_model.workgroups_per_cu_above_wave_slots_exit_2

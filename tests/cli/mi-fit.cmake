@@ -19,11 +19,11 @@ add_test(NAME mi_fit.aiter_format_bad_name_exit_2
 # reading --kernel-config takes), which validation/calibration/aiter_tuned.py asks.
 add_test(NAME mi_fit.aiter_tile_reads_assembly_stage1_name
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-tile\;--format\;torch.float8_e4m3fnuz\;torch.float8_e4m3fnuz\;QuantType.per_Token\;--block-m\;64\;--\;_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3E
-                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=tile: 256x64x128x128.lds_buffers: 0.assembly_stage1: 1.workgroups_per_cu: 2.reading: AITER assembly stage-1 kernel .tile_m x tile_n, 2 workgroups a CU."
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=tile: 256x64x128x128.lds_buffers: 0.assembly_stage1: 1.workgroups_per_cu: 2.combine: machine.reading: AITER assembly stage-1 kernel .tile_m x tile_n, 2 workgroups a CU."
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 add_test(NAME mi_fit.aiter_tile_ck_name_pipeline
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-tile\;--block-m\;32\;--stage\;2\;moe_ck2stages_gemm2_256x32x64x64_1x4_TypeCastExpertWeight_v1_Nswizzle0_Quant0
-                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=tile: 256x32x64x64.lds_buffers: 1.assembly_stage1: 0.workgroups_per_cu: 0.reading: CK kernel name"
+                 -DEXPECT_RC=0 "-DEXPECT_STDOUT=tile: 256x32x64x64.lds_buffers: 1.assembly_stage1: 0.workgroups_per_cu: 0.combine: machine.reading: CK kernel name"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 add_test(NAME mi_fit.aiter_tile_m_mismatch_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-tile\;--block-m\;64\;256x32x64x128

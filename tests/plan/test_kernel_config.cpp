@@ -276,8 +276,8 @@ TEST_CASE("bad tile names and tiles whose M is not block_m are refused naming th
     CHECK(d.key == "tile1");
     CHECK(d.message.find("'256x16x64'") != std::string::npos);  // three numbers
   }
-  // A kernel name that is not a CK GEMM's (AITER's assembly or FlyDSL
-  // kernels) names no CK tile: the default tile, as for an empty name.
+  // A kernel name that is not a CK GEMM's or FlyDSL's (AITER's assembly
+  // kernels) names no tile: the default tile, as for an empty name.
   KernelConfigRow asm_row = bad.rows.at(0);
   asm_row.tile1 = "fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256";
   CHECK(aiter_tile(bad, asm_row, false).is_auto());
@@ -329,6 +329,77 @@ TEST_CASE("AITER's assembly stage-1 kernel names give their tile_m x tile_n", "[
   row.tile1 = "fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3";
   CHECK_THROWS_WITH(aiter_tile(bad, row, false), Catch::Contains("column tile1") && Catch::Contains("block_m 16"));
   CHECK(aiter_lds_buffers_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3") == 0);
+}
+
+TEST_CASE("FlyDSL kernel names give their tile, and a stage-2 name its combine", "[kernel_config]") {
+  // aiter/ops/flydsl moe kernels' flydsl_kernel_name:
+  // flydsl_moe{stage}_a{a}_w{b}_{out}_t{M}x{N}x{K}[_{mode}], later versions
+  // adding fields after the mode (_bnt2, _xcd4); 256 threads a workgroup.
+  const auto read = [](std::string_view name, std::uint32_t block_m, bool second) {
+    return read_aiter_tile(name, block_m, std::nullopt, second);
+  };
+  const AiterTileReading one = read("flydsl_moe1_afp4_wfp4_bf16_t32x256x256", 32, false);
+  CHECK(one.error.empty());
+  CHECK(one.tile == KernelTile{256, 32, 256, 256});  // tile_k in elements, as CK's K
+  CHECK(one.combine == DownCombine::machine);       // stage 1 says nothing of the combine
+  CHECK(!one.assembly_stage1);
+  CHECK_THAT(one.reading, Catch::Contains("FlyDSL stage-1"));
+  const AiterTileReading reduce = read("flydsl_moe2_afp4_wfp4_bf16_t64x128x256_reduce", 64, true);
+  CHECK(reduce.error.empty());
+  CHECK(reduce.tile == KernelTile{256, 64, 128, 256});
+  CHECK(reduce.combine == DownCombine::reduce);
+  const std::pair<const char*, DownCombine> modes[] = {
+      {"flydsl_moe2_afp4_wfp4_bf16_t64x128x256_atomic", DownCombine::atomic},
+      {"flydsl_moe2_abf16_wint4_bf16_t64x128x128_reduce_bnt2_xcd4", DownCombine::reduce},
+      {"flydsl_moe2_afp8_wfp8_bf16_t64x128x128_bnt2_atomic", DownCombine::atomic},
+      // No mode: FlyDSL's stage 2 accumulates (accumulate defaults to True).
+      {"flydsl_moe2_afp4_wfp4_bf16_t64x128x256", DownCombine::atomic},
+      {"flydsl_moe2_afp4_wfp4_bf16_t64x128x256_xcd4", DownCombine::atomic},
+  };
+  for (const auto& [name, mode] : modes) {
+    INFO(name);
+    const AiterTileReading r = read(name, 64, true);
+    CHECK(r.error.empty());
+    CHECK(r.combine == mode);
+    CHECK(aiter_down_combine_of(name) == mode);
+  }
+  // Any other name leaves the combine to the machine; so does a stage-1 name.
+  for (const char* name : {"moe_ck2stages_gemm2_256x32x64x64_1x4_TypeCastExpertWeight_v1_Nswizzle0_Quant0_"
+                           "MulRoutedWeight1_B16_B16_B16",
+                           "256x64x128x128", "", "flydsl_moe1_afp4_wfp4_bf16_t32x256x256",
+                           "fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256"}) {
+    INFO(name);
+    CHECK(aiter_down_combine_of(name) == DownCombine::machine);
+  }
+  // Refused: the other stage's column, M other than block_m, no tile, not a
+  // MoE stage, tile numbers out of range.
+  CHECK_THAT(read("flydsl_moe1_afp4_wfp4_bf16_t32x256x256", 32, true).error,
+             Catch::Contains("FlyDSL stage-1 kernel in the stage-2 column"));
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce", 32, false).error,
+             Catch::Contains("FlyDSL stage-2 kernel in the stage-1 column"));
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce", 64, true).error, Catch::Contains("block_m 64"));
+  CHECK(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce", 64, true).tile.is_auto());
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_reduce", 32, true).error, Catch::Contains("no _t<M>x<N>x<K>"));
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128_reduce", 32, true).error, Catch::Contains("no _t<M>x<N>x<K>"));
+  CHECK_THAT(read("flydsl_moe3_afp4_wfp4_bf16_t32x128x256", 32, true).error,
+             Catch::Contains("not a FlyDSL MoE stage"));
+  CHECK_THAT(read("flydsl_moe_afp4_wfp4_bf16_t32x128x256", 32, true).error,
+             Catch::Contains("not a FlyDSL MoE stage"));
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x0x256", 32, true).error,
+             Catch::Contains("not three whole numbers"));
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x99999999999x256", 32, true).error,
+             Catch::Contains("not three whole numbers"));
+  // The table reader takes the same reading: a row's FlyDSL names give both
+  // tiles, and its stage-2 name the combine (kernel_request).
+  const KernelConfigTable bad = table("bad_tile.csv");
+  KernelConfigRow row = bad.rows.at(0);  // block_m 16
+  row.tile1 = "flydsl_moe1_afp8_wfp8_bf16_t16x128x128";
+  row.tile2 = "flydsl_moe2_afp8_wfp8_bf16_t16x128x128_reduce";
+  CHECK(aiter_tile(bad, row, false) == KernelTile{256, 16, 128, 128});
+  CHECK(aiter_tile(bad, row, true) == KernelTile{256, 16, 128, 128});
+  row.tile1 = row.tile2;
+  CHECK_THROWS_WITH(aiter_tile(bad, row, false),
+                    Catch::Contains("column tile1") && Catch::Contains("stage-2 kernel in the stage-1 column"));
 }
 
 TEST_CASE("AITER's assembly stage-1 kernel names give their workgroups a CU (_<N>tg)", "[kernel_config]") {
@@ -626,7 +697,7 @@ TEST_CASE("a 1-stage row of AITER's kernels naming no 1-stage kernel runs AITER'
   r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
   CHECK(r.source.config_line == 3);
   CHECK(r.spec.gate_up_tile.is_auto());
-  CHECK(r.prefix.find("tile1 'fmoe_fp8_g1u1_vs_silu_32x256': not a CK tile") != std::string::npos);
+  CHECK(r.prefix.find("tile1 'fmoe_fp8_g1u1_vs_silu_32x256': not a CK or FlyDSL tile") != std::string::npos);
   spec.source = KernelCode::aiter;
   sc.scenario.spec.tokens = 128;
   r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);

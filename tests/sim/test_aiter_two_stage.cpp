@@ -439,3 +439,53 @@ TEST_CASE("AITER 2-stage kernels: an assembly stage-1 kernel holds the workgroup
   sc.scenario.spec.kernel.source = KernelCode::tdmsim;
   CHECK(plan::build_plan(sc).kernel.aiter_traits == plan::AiterKernelTraits{});
 }
+
+TEST_CASE("AITER 2-stage kernels: a FlyDSL stage-2 name's reduce mode runs the reduce combine", "[moe][aiter]") {
+  // The row names FlyDSL's stage-1 kernel t64x256x256 and stage-2 kernel
+  // t64x256x256_reduce (DeepSeek-V3 MXFP4 TP8 on MI355X, 4096 tokens): both
+  // tiles, and the down stage stores every (token, slot) row, then a sum and
+  // a copy follow, where mi355x's own combine is atomic.
+  auto sc = source_scenario("tests/data/aiter/flydsl-reduce-dsv3-tp8-mi355x.yaml");
+  REQUIRE(sc.machine.spec.kernels.combine == CombineType::bf16);
+  const plan::MoePlan p = plan::build_plan(sc);
+  REQUIRE(p.kernel.source.config_line == 2);
+  CHECK(p.kernel.aiter_traits.down_combine == DownCombine::reduce);
+  CHECK(plan::named_gate_up_tile(p.kernel) == KernelTile{256, 64, 256, 256});
+  CHECK(p.kernel.down_tile == KernelTile{256, 64, 256, 256});
+  CHECK(p.kernel.reason.find("down combine: reduce, plain stores then a sum and a copy (the FlyDSL kernel's mode)") !=
+        std::string::npos);
+  sim::AddressSpace as;
+  const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
+  REQUIRE(k.stage.size() >= 2);
+  CHECK(std::vector<std::string>(k.stage.end() - 2, k.stage.end()) == std::vector<std::string>{"combine", "combine"});
+  for (const auto& st : first_program(k, "down").stores) CHECK_FALSE(st.atomic);
+
+  // The same layer told atomic by the scenario (no table): CK-like atomic adds,
+  // even on a machine whose own combine is reduce.
+  auto keyed = sc;
+  KernelSpec& ks = keyed.scenario.spec.kernel;
+  ks.config.clear();
+  ks.block_m = 64;
+  ks.stages = 2;
+  ks.split_k = 1;
+  ks.gate_up_tile = KernelTile{256, 64, 256, 256};
+  ks.down_tile = KernelTile{256, 64, 256, 256};
+  ks.down_combine = DownCombine::atomic;
+  keyed.machine.spec.kernels.combine = CombineType::reduce;
+  const plan::MoePlan pa = plan::build_plan(keyed);
+  CHECK(pa.kernel.aiter_traits.down_combine == DownCombine::atomic);
+  CHECK(pa.kernel.reason.find("down combine: atomic adds (kernel.down_combine)") != std::string::npos);
+  sim::AddressSpace as2;
+  const auto ka = sim::programs::software_moe(as2, pa, keyed.machine.spec);
+  CHECK(ka.stage.back() == "down");
+  bool atomic = false;
+  for (const auto& st : first_program(ka, "down").stores) atomic = atomic || st.atomic;
+  CHECK(atomic);
+  // And left to the machine: its reduce combine.
+  ks.down_combine = DownCombine::machine;
+  sim::AddressSpace as3;
+  CHECK(sim::programs::software_moe(as3, plan::build_plan(keyed), keyed.machine.spec).stage.back() == "combine");
+  // Our kernels take nothing from the name.
+  sc.scenario.spec.kernel.source = KernelCode::tdmsim;
+  CHECK(plan::build_plan(sc).kernel.aiter_traits == plan::AiterKernelTraits{});
+}

@@ -67,14 +67,15 @@ MODEL_INTER = 1536  # Qwen3-235B-A22B intermediate size (workloads/models/qwen3-
 
 
 def aiter_tile(tdmsim, name, block_m, stage, names=None, one_stage=False, memo={}):
-    """(tile, assembly_stage1, lds_buffers, workgroups_per_cu) of a tuned table's tile or kernel name at
+    """(tile, assembly_stage1, lds_buffers, workgroups_per_cu, combine) of a tuned table's tile or kernel name at
     block_m in stage 1 or 2 (one_stage: a run_1stage row's stage-1 name, read as AITER's
     1-stage assembly kernel): tile "" for the default tile of block_m, assembly_stage1
     whether it is AITER's assembly stage-1 kernel (which runs unsplit), lds_buffers the
     LDS buffers of a CK name's pipeline (1 for v1, 2 for v2/v3, 0 where the name gives no
     version: the scenario's kernel.*_lds_buffers), workgroups_per_cu what an assembly stage-1
     kernel's name says of its occupancy (its `_<N>tg`; 0 for any other name: the scenario's
-    kernel.gate_up_workgroups_per_cu); or (None, reason, 0, 0) where tdmsim
+    kernel.gate_up_workgroups_per_cu), combine what a FlyDSL stage-2 name's mode says ("atomic" or
+    "reduce": the scenario's kernel.down_combine; "" for any other name); or (None, reason, 0, 0, "") where tdmsim
     refuses the name (exit 2). Asked of `tdmsim config aiter-tile` (plan::read_aiter_tile, the
     reading `tdmsim run --kernel-config` takes), so this script keeps no reading of its
     own. names: the row's (q_dtype_a, q_dtype_w, q_type), which set an assembly kernel's K.
@@ -89,10 +90,11 @@ def aiter_tile(tdmsim, name, block_m, stage, names=None, one_stage=False, memo={
         if p.returncode == 0:
             kv = dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
             memo[key] = ("" if kv["tile"] == "default" else kv["tile"], kv["assembly_stage1"] == "1",
-                         int(kv["lds_buffers"]), int(kv["workgroups_per_cu"]))
+                         int(kv["lds_buffers"]), int(kv["workgroups_per_cu"]),
+                         "" if kv["combine"] == "machine" else kv["combine"])
         elif p.returncode == 2:
             why = " ".join(p.stderr.split()).removeprefix("tdmsim: error: ")  # one line, for a table cell
-            memo[key] = (None, why or "refused (exit 2)", 0, 0)
+            memo[key] = (None, why or "refused (exit 2)", 0, 0, "")
         else:
             raise RuntimeError(f"tdmsim config aiter-tile {name!r} failed (exit {p.returncode}): {p.stderr.strip()}")
     return memo[key]
@@ -102,7 +104,7 @@ def tile_of(tdmsim, r, stage):
     """(CK tile, LDS buffers of its pipeline) of the row's kernelName1 (stage 1) or
     kernelName2 (stage 2)."""
     column = f"kernelName{stage}"
-    tile, why, buffers, _ = aiter_tile(tdmsim, r[column], int(r["block_m"]), stage,
+    tile, why, buffers, _, _ = aiter_tile(tdmsim, r[column], int(r["block_m"]), stage,
                                     (r["q_dtype_a"], r["q_dtype_w"], r["q_type"]))
     if not tile:  # refused (None) or the default tile ("")
         raise ValueError(f"{column} {r[column]!r}: {why if tile is None else 'names no CK tile'}")

@@ -179,10 +179,10 @@ def scenario_yaml(r, model_path):
         kernel += f", gate_up_tile: {json.dumps(r['tile1'])}"
     if r["tile2"]:
         kernel += f", down_tile: {json.dumps(r['tile2'])}"
-    # A CK name's pipeline and an assembly stage-1 name's workgroups a CU (aiter_tuned.py's
-    # rows; the calibration file's short names give neither).
+    # A CK name's pipeline, an assembly stage-1 name's workgroups a CU and a FlyDSL stage-2
+    # name's combine (aiter_tuned.py's rows; the calibration file's short names give none).
     for key, column in (("gate_up_lds_buffers", "lds_buffers1"), ("down_lds_buffers", "lds_buffers2"),
-                        ("gate_up_workgroups_per_cu", "workgroups_per_cu1")):
+                        ("gate_up_workgroups_per_cu", "workgroups_per_cu1"), ("down_combine", "combine2")):
         if r.get(column):
             kernel += f", {key}: {r[column]}"
     description = f"AITER fused MoE on {r['machine']}, {r['source']} ({r['file']})"

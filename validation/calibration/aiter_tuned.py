@@ -19,8 +19,10 @@ them, by asking `tdmsim config aiter-tile` (docs/moe-plan.md "Tuned kernel table
 tile THREADSxMxNxK or CK kernel name (`moe_ck2stages_gemm1_256x32x64x128_...`) gives its
 tile; an assembly kernel's MxN or AITER's assembly stage-1 kernel name in the stage-1
 column (`fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3`) 256 x M x N x the default K;
+a FlyDSL kernel name in the column of its stage (`flydsl_moe1_afp4_wfp4_bf16_t32x256x256`,
+`flydsl_moe2_..._t32x128x256_reduce`) 256 x tile_m x tile_n x tile_k;
 an empty name or another kernel's (AITER's other assembly kernels, `fmoe_stage2_...`
-included, and FlyDSL's) the heuristic tile of the row's block_m; a name tdmsim refuses
+included) the heuristic tile of the row's block_m; a name tdmsim refuses
 (its M is not block_m, say) lists the row with tdmsim's reason. A 1-stage row runs AITER's
 assembly 1-stage kernel: its stage-1 name, where it is one of those kernels'
 (`fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x512`), gives the kernel's subGU_m x subGU_n
@@ -30,7 +32,8 @@ kernel runs unsplit, as AITER's fused_moe.py and tuner run it (no ksplit reaches
 asm_stage1). A CK name's pipeline version reaches the scenario as its LDS buffers
 (`kernel.gate_up_lds_buffers` / `down_lds_buffers`: 1 for v1, 2 for v2/v3), and an
 assembly stage-1 name's `_<N>tg` as the workgroups a CU holds of it
-(`kernel.gate_up_workgroups_per_cu`), as `--kernel-config` takes them.
+(`kernel.gate_up_workgroups_per_cu`), and a FlyDSL stage-2 name's mode (`..._reduce`,
+`..._atomic`) as the down kernel's combine (`kernel.down_combine`), as `--kernel-config` takes them.
 
 Required columns: cu_num token model_dim inter_dim expert topk act_type q_dtype_a q_dtype_w
 q_type block_m ksplit us1 us2 and one of the tile column pairs; `us` (else us1 + us2),
@@ -248,7 +251,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
         # reads it (`tdmsim config aiter-tile`); a name it refuses is the row's reason not
         # to simulate it. A 1-stage row runs AITER's assembly 1-stage kernel: its stage-1
         # name is read as that kernel's (subGU_m x subGU_n), its stage-2 name not at all.
-        tiles, buffers, unsplit, per_cu = ["", ""], [0, 0], False, 0
+        tiles, buffers, unsplit, per_cu, combine = ["", ""], [0, 0], False, 0, ""
         for i, c in enumerate((pair[:1] if one else pair) if not status else ()):
             try:
                 got = aiter_mi300x.aiter_tile(tdmsim, r[c].strip(), n["block_m"], i + 1, quant_names, one_stage=one)
@@ -263,13 +266,15 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
                 # holds the workgroups a CU its name says.
                 unsplit = unsplit or (i == 0 and got[1])
                 per_cu = got[3] if i == 0 and not one else per_cu
+                # A FlyDSL stage-2 name's combine mode (atomic or reduce).
+                combine = got[4] if i == 1 else combine
         out.append(dict(
             line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
             dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, status=status,
             block_m=n["block_m"], split_k=1 if unsplit else max(1, n["ksplit"]), stages=1 if one else 2,
             tile1=tiles[0], tile2=tiles[1], lds_buffers1=buffers[0], lds_buffers2=buffers[1],
-            workgroups_per_cu1=per_cu,
+            workgroups_per_cu1=per_cu, combine2=combine,
             us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation, weight_on_input=doweight,
             crashed=bool(crashed),
             case=f"file{index}-line{line}"))

@@ -89,6 +89,11 @@ enum class Fp8Operands { native, f16 };
 // rows and one copying the sum into the output (AITER's FlyDSL stage 2 in its
 // "reduce" mode).
 enum class CombineType { bf16, fp32, reduce };
+// How AITER's down kernel combines, where a tuned table's kernel name (or the
+// scenario) says: FlyDSL's stage-2 kernels come in two modes,
+// flydsl_moe2_..._atomic and ..._reduce (aiter/ops/flydsl moe kernels,
+// get_flydsl_stage2_kernels); `machine` leaves it to kernels.combine.
+enum class DownCombine { machine, atomic, reduce };
 // How the dispatcher places a kernel's workgroups: in index order on whichever
 // CU slot frees first (`index`), or AMD's multi-XCD parts' way: workgroup i to
 // die i mod dies, each die's CUs taking its workgroups in order, one CU after
@@ -192,6 +197,8 @@ TDMSIM_ENUM_NAMES(MatrixInstructions, 3, {MatrixInstructions::isa, "isa"},
 TDMSIM_ENUM_NAMES(Fp8Operands, 2, {Fp8Operands::native, "native"}, {Fp8Operands::f16, "f16"});
 TDMSIM_ENUM_NAMES(CombineType, 3, {CombineType::bf16, "bf16"}, {CombineType::fp32, "fp32"},
                   {CombineType::reduce, "reduce"});
+TDMSIM_ENUM_NAMES(DownCombine, 3, {DownCombine::machine, "machine"}, {DownCombine::atomic, "atomic"},
+                  {DownCombine::reduce, "reduce"});
 TDMSIM_ENUM_NAMES(WorkgroupOrder, 3, {WorkgroupOrder::index, "index"},
                   {WorkgroupOrder::die_round_robin, "die_round_robin"},
                   {WorkgroupOrder::die_chunked, "die_chunked"});

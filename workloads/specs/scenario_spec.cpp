@@ -143,11 +143,11 @@ void check(const ScenarioSpec& s, config::Checker& c) {
   // A tuned table's row fixes these; a second source for them would leave
   // one of the two silently unused.
   if (!k.config.empty()) {
-    const auto fixed = [&](bool set, const char* key) {
+    const auto fixed = [&](bool set, const char* key, const char* neutral = "0 / auto") {
       if (set) {
         c.fail(std::string("kernel.") + key,
-               "is chosen by the kernel.config table's row; leave it out (or 0 / auto) when "
-               "kernel.config (or --kernel-config) is given",
+               std::string("is chosen by the kernel.config table's row; leave it out (or ") + neutral +
+                   ") when kernel.config (or --kernel-config) is given",
                {"kernel.config"});
       }
     };
@@ -159,6 +159,20 @@ void check(const ScenarioSpec& s, config::Checker& c) {
     fixed(k.gate_up_lds_buffers != 0, "gate_up_lds_buffers");
     fixed(k.down_lds_buffers != 0, "down_lds_buffers");
     fixed(k.gate_up_workgroups_per_cu != 0, "gate_up_workgroups_per_cu");
+    fixed(k.down_combine != DownCombine::machine, "down_combine", "machine");
+  }
+  // FlyDSL's combine modes are AITER's down kernels' (our kernels combine as
+  // the machine's kernels.combine says); a 1-stage layer has no down kernel.
+  if (k.down_combine != DownCombine::machine && k.config.empty()) {
+    if (k.source != KernelCode::aiter) {
+      c.fail("kernel.down_combine",
+             "describes AITER's down kernel: needs kernel.source aiter (our kernels combine as the machine's "
+             "kernels.combine says)", {"kernel.source"});
+    } else if (k.stages == 1) {
+      c.fail("kernel.down_combine",
+             "AITER's 1-stage kernel adds its partial rows atomically and has no down kernel: leave it out "
+             "(or machine)", {"kernel.stages"});
+    }
   }
   // CK's pipelines are AITER's kernels' (our kernels' LDS is pipeline_stages),
   // and AITER's 1-stage kernel is an assembly kernel, not a CK one.

@@ -87,6 +87,7 @@ struct KernelSpec {
   std::uint32_t gate_up_lds_buffers{};
   std::uint32_t down_lds_buffers{};
   std::uint32_t gate_up_workgroups_per_cu{};
+  DownCombine down_combine{};
   std::uint32_t raster_group{};
   std::string config;
   KernelHeuristic heuristic{};
@@ -131,6 +132,13 @@ struct KernelSpec {
             "says (fmoe_stage1_..._3tg_pf3: 3; its registers and LDS shared that many ways); 0 = as "
             "many as CK's register and LDS estimate of the tile allows (source aiter, 2-stage)",
             Default{0u}, Max{16u});
+    // What a FlyDSL stage-2 kernel's name says (flydsl_moe2_..._reduce).
+    v.param(down_combine, "down_combine",
+            "how AITER's down kernel adds a token's top-k rows into its output row: machine (the "
+            "machine's kernels.combine), atomic (bf16 atomic adds: CK's kernels, FlyDSL's _atomic) or "
+            "reduce (FlyDSL's _reduce: plain stores of every (token, slot) row, then a kernel summing "
+            "each token's rows and one copying the sum; source aiter, 2-stage)",
+            Default{DownCombine::machine});
     v.param(raster_group, "raster_group",
             "blocks per group of the workgroup order: a group's blocks sweep the N tiles "
             "together (1 = block after block, 0 = heuristic; with source aiter 1, AITER's "
