@@ -76,8 +76,9 @@ add_test(NAME aiter_model.tile_beyond_registers_exit_2
 # gives a row of CK v1 names and one of an assembly stage-1 kernel (its _3tg), --plots
 # (a figure per machine), and the orderings physics demands of any fit (`order`: monotone
 # in tokens, fp8 faster than bf16 and fp4 than fp8, MI355X than MI300X), and every CK
-# instance AITER builds for gfx942 and gfx950 simulated on MI300X and MI355X (`instances`).
-foreach(mode rows same machine bad edges grid crash config plots order instances)
+# instance AITER builds for gfx942 and gfx950 simulated on MI300X and MI355X (`instances`), and
+# a row of FlyDSL names run as --kernel-config runs it, its stage-2 mode included (`flydsl`).
+foreach(mode rows same machine bad edges grid crash config plots order instances flydsl)
   add_test(NAME aiter_model.tuned_table_${mode}
            COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/aiter_tuned_checks.py ${TDMSIM_BIN} ${mode})
   set_tests_properties(aiter_model.tuned_table_${mode} PROPERTIES TIMEOUT 300)

@@ -14,6 +14,7 @@ made-up fixtures (tests/data/aiter/: invented times, not measurements).
                                          # none faster than the plain roofline
   aiter_tuned_checks.py TDMSIM order     # monotone in tokens; fp8 beats bf16, fp4 fp8, MI355X MI300X
   aiter_tuned_checks.py TDMSIM instances # every CK instance AITER builds for gfx942/gfx950 simulates there
+  aiter_tuned_checks.py TDMSIM flydsl    # FlyDSL names: their tiles and the stage-2 mode, as --kernel-config
 """
 import csv
 import os
@@ -668,11 +669,61 @@ def check_instances(tdmsim, tmp):
     print(f"{len(pairs)} instance pairs of {len(CK_INSTANCES)} lists simulated")
 
 
+def check_flydsl(tdmsim, tmp):
+    """A row naming FlyDSL kernels (tests/data/aiter/flydsl-reduce-dsv3-tp8-mi355x.csv: DeepSeek-V3
+    MXFP4 TP8 on MI355X, 4096 tokens; invented times): the script runs the names' tiles and the
+    stage-2 name's reduce mode, and gives the stage times `tdmsim run --kernel-config` gives;
+    the same row named _atomic gives another stage 2 (the reduce combine's sum and copy are
+    in it, the atomic adds are not), so the check sees the mode."""
+    sys.path.insert(0, os.path.join(ROOT, "validation"))
+    import tdmsimtools  # noqa: E402
+
+    reduce = os.path.join(DATA, "flydsl-reduce-dsv3-tp8-mi355x.csv")
+    atomic = os.path.join(tmp, "atomic.csv")
+    with open(reduce) as f, open(atomic, "w") as g:
+        g.write(f.read().replace("_reduce,", "_atomic,"))
+    # A model of the row's shape (257 experts top-9: 256 routed top-8 + 1 fused shared
+    # expert, as the script reads it) and the row's format, run with the table.
+    model = os.path.join(tmp, "model.yaml")
+    with open(model, "w") as f:
+        f.write("kind: model\nname: dsv3-tp8-shape\ndescription: test\nsource: test\nhidden_size: 7168\n"
+                "intermediate_size: 256\nexperts: 256\ntop_k: 8\nshared_experts: 1\nshared_intermediate_size: 256\n"
+                "gating: {scoring: softmax, renormalize: true}\nactivation: silu\nlayers: {moe: 1, total: 1}\n")
+    sc = os.path.join(tmp, "layer.yaml")
+    with open(sc, "w") as f:
+        f.write("kind: scenario\nname: flydsl\ndescription: test\nmachine: mi355x\nmodel: model.yaml\n"
+                "tokens: 4096\ndtype: mxfp4\nquant: per_1x32\npath: software\nseed: 1\n"
+                "routing: {source: uniform, router_stage: given}\nkernel: {source: aiter, raster_group: 1}\n")
+    stage2 = {}
+    for mode, table in (("reduce", reduce), ("atomic", atomic)):
+        rows, _ = predicted(tdmsim, tmp, table)
+        r = rows[2]
+        if r["status"] != "simulated":
+            fail(f"{mode}: row not simulated: {r['status']}")
+        want = ("tiles 256x64x256x256 / 256x64x256x256" in r["kernel"] and
+                f"down combine: {'reduce' if mode == 'reduce' else 'atomic'}" in r["kernel"])
+        if not want:
+            fail(f"{mode}: the script's kernel line lacks the FlyDSL tiles or the combine: {r['kernel']}")
+        s = tdmsimtools.run(tdmsim, sc, os.path.join(tmp, "out-" + mode), path="software",
+                            extra=("--kernel-config", table), label=mode)
+        by = tdmsimtools.stage_times(s, kernel_only=True)
+        got = (by["gate_up"], by["down"] + by.get("combine", 0.0))
+        script = (float(r["sim_us1"]), float(r["sim_us2"]))
+        if any(abs(a - b) > 6e-5 for a, b in zip(script, got)):
+            fail(f"{mode}: aiter_tuned.py gives stages {script} us, tdmsim run --kernel-config {got}")
+        if ("combine" in by) != (mode == "reduce"):
+            fail(f"{mode}: combine kernels {'missing' if mode == 'reduce' else 'present'}: {sorted(by)}")
+        stage2[mode] = script[1]
+    if abs(stage2["reduce"] / stage2["atomic"] - 1) < 0.02:
+        fail(f"stage 2 {stage2}: the two modes agree, so the check cannot tell them apart")
+    print(f"FlyDSL row: stage 2 reduce {stage2['reduce']:.1f} us, atomic {stage2['atomic']:.1f} us")
+
+
 def main():
     tdmsim, mode = sys.argv[1], sys.argv[2]
     checks = dict(rows=check_rows, same=check_same, machine=check_machine, bad=check_bad, grid=check_grid,
                   edges=check_edges, crash=check_crash, config=check_config, plots=check_plots,
-                  order=check_order, instances=check_instances)
+                  order=check_order, instances=check_instances, flydsl=check_flydsl)
     with tempfile.TemporaryDirectory() as tmp:
         checks[mode](tdmsim, tmp)
     return 0
