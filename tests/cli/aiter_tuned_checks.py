@@ -155,7 +155,8 @@ def check_edges(tdmsim, tmp):
     want = {2: "act_type ActivationType.No", 3: "q_dtype_a 'torch.float32' is AITER's",
             4: "QuantType.per_256x128 is AITER's"}
     # AITER's marks of a failed measurement (inf, -1, an empty field) and block_m 0 (no
-    # kernel found) are listed too; so is AITER's ActivationType.Relu2.
+    # kernel found) are listed too. AITER's ActivationType.Relu2 (gated: use_g1u1 1) is timed
+    # as a SiLU layer (one epilogue cost for every activation), and its kernel column says so.
     with open(path, "a") as f:
         f.write(lines[1].replace(",8.0,", ",inf,", 1) + "\n")
         f.write(lines[1].replace(",8.0,", ",-1,", 1) + "\n")
@@ -164,11 +165,23 @@ def check_edges(tdmsim, tmp):
         f.write(lines[1].replace("ActivationType.Silu", "ActivationType.Relu2", 1) + "\n")
     want.update({5: "published time us2 inf (AITER's mark of a failed measurement)",
                  6: "published time us2 -1 (AITER's mark", 7: "published time us1 '' (AITER's mark",
-                 8: "block_m 0 (AITER's tuner found no kernel", 9: "act_type ActivationType.Relu2"})
+                 8: "block_m 0 (AITER's tuner found no kernel", 9: "simulated"})
     rows, _ = predicted(tdmsim, tmp, path)
     for n, text in want.items():
         if text not in rows[n]["status"]:
             fail(f"line {n}: status {rows[n]['status']!r}, expected {text!r}")
+    relu2 = rows[9]
+    if not relu2["kernel"].startswith("act_type ActivationType.Relu2 timed as silu"):
+        fail(f"line 9: kernel column {relu2['kernel']!r} does not say the Relu2 row was timed as silu")
+    # ... and takes the time of the same row with SiLU (line 2 is that row before the edits
+    # above, so its own times must match).
+    silu_path = os.path.join(tmp, "silu-only.csv")
+    with open(silu_path, "w") as f:
+        f.write(lines[0] + "\n" + lines[1] + "\n")
+    silu, _ = predicted(tdmsim, tmp, silu_path)
+    if (relu2["sim_us1"], relu2["sim_us2"]) != (silu[2]["sim_us1"], silu[2]["sim_us2"]):
+        fail(f"Relu2 row {relu2['sim_us1']}/{relu2['sim_us2']} us, the SiLU row {silu[2]['sim_us1']}/"
+             f"{silu[2]['sim_us2']} us")
     # A table without run_1stage is 2-stage throughout (AITER's cfg.get default).
     head = lines[0].split(",")
     drop = head.index("run_1stage")

@@ -54,8 +54,8 @@ Rows that cannot be simulated are listed with the reason, never dropped: a cu_nu
 machine (--machine CU=NAME maps one: a shipped machine of that many CUs, since AITER tunes
 per cu_num and another CU count is another GPU), a format the simulator refuses or AITER
 names no tdmsim format uses (torch.float32, QuantType.per_256x128, ...), `use_g1u1 0`
-(AITER's ungated MLP kernels; every model here is gated), an activation AITER has and
-tdmsim does not (`ActivationType.No`, `Situv2`, `GeluTanh`, `Relu2`), a time AITER marks as
+(AITER's ungated MLP kernels; every model here is gated), `ActivationType.No` (no gated
+MLP), a time AITER marks as
 failed (-1, -inf, inf, nan, empty), block_m 0 (AITER's tuner found no kernel), a tile that
 does not fit (tdmsim's message), a published time of 0, a token count above --max-tokens.
 Malformed input (a missing column, a number that is not one, another negative time, names
@@ -110,13 +110,15 @@ TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
 
 # AITER's ActivationType values (No, Silu, Gelu, Swiglu in aiter_enum.h; Situv2, GeluTanh and
 # Relu2 in newer AITER, as its test mocks of the enum list them) that tdmsim's models do not
-# have: such a row is listed, not malformed.
+# have. The timing model charges every activation one epilogue cost (the kernel profile's
+# epilogue.activation_ops; the activation changes the emulator's numbers, not the time), so
+# a gated layer of GeluTanh, Relu2 or Situv2 (use_g1u1 1, as AITER's g1u1 kernels run them)
+# is timed as a SiLU layer of its shape, and its `kernel` column says so. No activation is
+# no gated MLP: such a row is listed, not malformed.
 OTHER_ACTIVATIONS = {
     "ActivationType.No": "no activation, not a gated MLP (every model here is one)",
-    "ActivationType.Situv2": "an activation tdmsim's models do not have",
-    "ActivationType.GeluTanh": "an activation tdmsim's models do not have (gelu here is AITER's Gelu)",
-    "ActivationType.Relu2": "an activation tdmsim's models do not have",
 }
+TIMED_AS_SILU = ("ActivationType.GeluTanh", "ActivationType.Relu2", "ActivationType.Situv2")
 
 
 class InputError(ValueError):
@@ -219,8 +221,10 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             raise InputError(f"{path}:{line}: columns q_dtype_a/q_dtype_w/q_type: {names}: {fm[1]}")
         # AITER's activations tdmsim does not model are listed; a name AITER lacks is malformed.
         not_modelled = OTHER_ACTIVATIONS.get(r["act_type"].strip())
+        act = r["act_type"].strip()
         try:
-            activation = None if not_modelled else aiter_mi355x.activation_of(path, line, r["act_type"])
+            activation = (None if not_modelled else
+                          aiter_mi355x.activation_of(path, line, "ActivationType.Silu" if act in TIMED_AS_SILU else act))
         except ValueError as e:
             raise InputError(f"{e} (column act_type)") from None
         machine = machines.get(n["cu_num"])
@@ -276,6 +280,7 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             tile1=tiles[0], tile2=tiles[1], lds_buffers1=buffers[0], lds_buffers2=buffers[1],
             workgroups_per_cu1=per_cu, combine2=combine,
             us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation, weight_on_input=doweight,
+            timed_as_silu=act if act in TIMED_AS_SILU else "",
             crashed=bool(crashed),
             case=f"file{index}-line{line}"))
     return out
@@ -444,7 +449,8 @@ def write_rows(tmp, rows):
                         *([f"{r['sim1']:.4f}", f"{r['sim2']:.4f}", f"{r['simt']:.4f}", f"{r['roof']:.4f}"]
                           if sim else ["", "", "", ""]),
                         r["us1"], r["us2"], r["us"], f"{err(r['simt'], r['us']):.4f}" if sim else "",
-                        r.get("kernel", "") if sim else ""])
+                        ((f"act_type {r['timed_as_silu']} timed as silu (one epilogue cost for every "
+                          f"activation); " if r["timed_as_silu"] else "") + r.get("kernel", "")) if sim else ""])
 
 
 # Logical GPUs of a compute partition mode (workloads/specs/partition.h compute_partitions).
