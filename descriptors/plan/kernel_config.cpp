@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "descriptors/plan/aiter_heuristic.h"
 #include "descriptors/plan/aiter_kernels.h"
@@ -420,51 +421,84 @@ std::optional<std::vector<std::uint32_t>> x_separated(std::string_view s) {
   }
 }
 
+// AITER's kernels that name no thread count run 256 threads a workgroup: the
+// assembly kernels (bdx = 256 in asm_fmoe.cu, asm_moe_2stage.cu) and
+// FlyDSL's MoE launchers (block=(256, 1, 1)).
+constexpr std::uint32_t kAiterThreads = 256;
+
 // A FlyDSL MoE kernel's name as AITER writes it (aiter/ops/flydsl,
 // flydsl_kernel_name: flydsl_moe{stage}_a{a}_w{b}_{out}_t{M}x{N}x{K}, then
 // `_{mode}` on stage 2 and, in later versions, further fields such as _bnt2,
-// _xcd4 or _kb2): its stage, the M x N x K run after "_t", and the fields
-// after that run.
+// _xcd4, _kb2 or _sbm<S>), read field by field ('_'-separated).
 struct FlydslName {
-  std::uint64_t stage = 0;
-  std::string_view tile;    // "32x256x256"; empty where the name has no such run
-  std::string_view fields;  // what follows the run ("reduce_bnt2"), without its '_'
+  std::uint64_t stage = 0;     // moe<stage>; 0 where that field is not "moe" and digits
+  std::string_view weight;     // the w<W> field's W ("fp4", "fp8", "int4")
+  std::string_view out;        // the field before the tile (the output dtype)
+  std::string_view tile;       // "32x256x256"; empty where there is no such field
+  std::string_view bad_tile;   // a t<...> field of other than three numbers
+  bool reduce = false, atomic = false;  // stage-2 mode fields
+  std::uint64_t sort_block = 0;         // _sbm<S>: the sort's block_m (0: none)
+  std::vector<std::string_view> unread;  // other fields, which the model does not read
 };
 
 bool flydsl_kernel_name(std::string_view name) { return name.starts_with("flydsl_moe"); }
 
+// Whether `field` is letter `c` then a whole number (sbm128: "sbm" then 128).
+std::optional<std::uint64_t> prefixed_number(std::string_view field, std::string_view prefix) {
+  if (!field.starts_with(prefix) || field.size() == prefix.size()) return std::nullopt;
+  const auto num = number_at(field, prefix.size());
+  if (!num || num->second != field.size()) return std::nullopt;
+  return num->first;
+}
+
 FlydslName read_flydsl_name(std::string_view name) {
+  std::vector<std::string_view> fields;
+  for (std::string_view rest = name;;) {
+    const std::size_t cut = rest.find('_');
+    fields.push_back(rest.substr(0, cut));
+    if (cut == std::string_view::npos) break;
+    rest = rest.substr(cut + 1);
+  }
   FlydslName f;
-  if (const auto num = number_at(name, std::string_view("flydsl_moe").size())) f.stage = num->first;
-  for (std::size_t i = name.find("_t"); i != std::string_view::npos; i = name.find("_t", i + 1)) {
-    std::size_t j = i + 2;
-    int numbers = 0;
-    while (true) {
-      const std::size_t from = j;
-      while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
-      if (j == from) break;
-      ++numbers;
-      if (numbers == 3 || j == name.size() || name[j] != 'x') break;
-      ++j;
-    }
-    if (numbers != 3 || (j != name.size() && name[j] != '_')) continue;
-    f.tile = name.substr(i + 2, j - i - 2);
-    f.fields = j == name.size() ? std::string_view() : name.substr(j + 1);
-    return f;
+  if (fields.size() > 1) f.stage = prefixed_number(fields[1], "moe").value_or(0);
+  std::size_t tile_at = fields.size();
+  for (std::size_t i = 2; i < fields.size() && tile_at == fields.size(); ++i) {
+    const std::string_view x = fields[i];
+    if (x.size() < 2 || x[0] != 't' || !std::isdigit(static_cast<unsigned char>(x[1]))) continue;
+    const bool run = std::all_of(x.begin() + 1, x.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) || c == 'x';
+    });
+    if (!run) continue;
+    tile_at = i;
+    (std::count(x.begin(), x.end(), 'x') == 2 ? f.tile : f.bad_tile) = x.substr(1);
+  }
+  bool seen_a = false, seen_w = false;
+  for (std::size_t i = 2; i < tile_at; ++i) {
+    const std::string_view x = fields[i];
+    if (i + 1 == tile_at) f.out = x;
+    else if (!seen_a && x.starts_with('a')) seen_a = true;
+    else if (!seen_w && x.starts_with('w')) seen_w = true, f.weight = x.substr(1);
+    else f.unread.push_back(x);
+  }
+  for (std::size_t i = tile_at + 1; i < fields.size(); ++i) {
+    const std::string_view x = fields[i];
+    if (x == "reduce") f.reduce = true;
+    else if (x == "atomic") f.atomic = true;
+    else if (const auto sbm = prefixed_number(x, "sbm")) f.sort_block = *sbm;
+    else f.unread.push_back(x);
   }
   return f;
 }
 
-// A FlyDSL stage-2 name's mode: the first field after the tile that is one.
-DownCombine flydsl_mode(std::string_view fields) {
-  while (!fields.empty()) {
-    const std::size_t cut = fields.find('_');
-    const std::string_view field = fields.substr(0, cut);
-    if (field == "reduce") return DownCombine::reduce;
-    if (field == "atomic") return DownCombine::atomic;
-    fields = cut == std::string_view::npos ? std::string_view() : fields.substr(cut + 1);
-  }
-  return DownCombine::atomic;  // FlyDSL's stage 2 accumulates unless told reduce
+// How a FlyDSL stage-2 kernel combines: its mode (none: atomic, as its
+// accumulate defaults to True), except that FlyDSL's 8-bit stage 2 with
+// bf16 output accumulates whatever the mode (aiter/ops/flydsl moe_kernels.py
+// _get_compiled_stage2: fp8 weights and bf16 out run f32 output with
+// accumulate True). Both modes named is an error (machine then).
+DownCombine flydsl_combine(const FlydslName& f) {
+  if (f.reduce && f.atomic) return DownCombine::machine;
+  if (f.reduce && !(f.weight.starts_with("fp8") && f.out == "bf16")) return DownCombine::reduce;
+  return DownCombine::atomic;
 }
 
 }  // namespace
@@ -474,7 +508,7 @@ bool aiter_asm_stage1_name(std::string_view name) { return name.find("fmoe_stage
 DownCombine aiter_down_combine_of(std::string_view name) {
   if (!flydsl_kernel_name(name)) return DownCombine::machine;
   const FlydslName f = read_flydsl_name(name);
-  return f.stage == 2 && !f.tile.empty() ? flydsl_mode(f.fields) : DownCombine::machine;
+  return f.stage == 2 && !f.tile.empty() ? flydsl_combine(f) : DownCombine::machine;
 }
 
 namespace {
@@ -524,6 +558,7 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
   std::string_view s = name;
   const bool asm_stage1 = aiter_asm_stage1_name(name);
   bool flydsl = false;
+  std::uint64_t sort_block = 0;  // a FlyDSL name's _sbm<S>
   if (asm_stage1) {
     // AITER's assembly stage-1 kernels: 256 threads, tile_m sorted rows
     // (block_m) by tile_n columns of each of gate and up (asm_moe_2stage.cu
@@ -543,15 +578,17 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
                        : std::string("AITER assembly stage-1 kernel (tile_m x tile_n)");
     out.assembly_stage1 = true;
   } else if (flydsl_kernel_name(name)) {
-    // FlyDSL's MoE GEMMs, AITER's other 2-stage kernels: 256 threads a
-    // workgroup (block=(256, 1, 1) in their launchers), tile_m sorted rows
-    // (MPerBlock = tile_m) by tile_n columns (stage 1: of gate and of up, as
-    // CK's NPerBlock; stage 2: of H) by tile_k of K a step, weights
-    // pre-shuffled into registers as CK's (aiter_gemm_resources estimates
-    // both families so).
+    // FlyDSL's MoE GEMMs, AITER's other 2-stage kernels: kAiterThreads a
+    // workgroup, tile_m sorted rows (MPerBlock = tile_m) by tile_n columns
+    // (stage 1: of gate and of up, as CK's NPerBlock; stage 2: of H) by
+    // tile_k of K a step, weights pre-shuffled into registers as CK's
+    // (aiter_gemm_resources estimates both families so).
     const FlydslName f = read_flydsl_name(name);
     if (f.stage != 1 && f.stage != 2) {
       return refuse(fmt::format("kernel '{}' is not a FlyDSL MoE stage (flydsl_moe1_ or flydsl_moe2_)", name));
+    }
+    if (!f.bad_tile.empty()) {
+      return refuse(fmt::format("FlyDSL kernel '{}': its tile field t{} is not M x N x K", name, f.bad_tile));
     }
     if (f.tile.empty()) {
       return refuse(fmt::format("FlyDSL kernel '{}' has no _t<M>x<N>x<K> tile field", name));
@@ -559,20 +596,27 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
     if ((f.stage == 2) != second) {
       return refuse(fmt::format("a FlyDSL stage-{} kernel in the stage-{} column", f.stage, second ? 2 : 1));
     }
+    if (f.reduce && f.atomic) {
+      return refuse(fmt::format("FlyDSL kernel '{}' names both modes, _reduce and _atomic", name));
+    }
     s = f.tile;
     flydsl = true;
-    if (second) out.combine = flydsl_mode(f.fields);
-    out.reading = second ? fmt::format("FlyDSL stage-2 kernel (tile_m x tile_n x tile_k; combine: {})",
-                                       out.combine == DownCombine::reduce
-                                           ? "reduce, plain stores then a sum and a copy"
-                                           : "atomic adds")
-                         : std::string("FlyDSL stage-1 kernel (tile_m x tile_n x tile_k)");
+    sort_block = f.sort_block;
+    if (second) out.combine = flydsl_combine(f);
+    std::string notes;
+    if (second && f.reduce && out.combine == DownCombine::atomic) {
+      notes += "; FlyDSL's 8-bit stage 2 with bf16 output adds atomically (in fp32) whatever its mode";
+    }
+    if (!f.unread.empty()) notes += fmt::format("; fields not read: {}", fmt::join(f.unread, ", "));
+    out.reading = second ? fmt::format("FlyDSL stage-2 kernel (tile_m x tile_n x tile_k; combine: {}{})",
+                                       down_combine_text(out.combine), notes)
+                         : fmt::format("FlyDSL stage-1 kernel (tile_m x tile_n x tile_k{})", notes);
   } else if (!ck_kernel_name(name) &&
              (std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '_')) {
     // Another kernel name (AITER's other assembly kernels): no tile in it;
     // AITER runs that kernel, and the nearest thing the model has is the
     // default tile, as for an empty name.
-    out.reading = "not a CK or FlyDSL tile (an assembly kernel): the default tile of block_m";
+    out.reading = "no tile tdmsim reads (an assembly kernel's name, say): the default tile of block_m";
     return out;
   } else {
     // The numbers of the first run of 'x'-separated numbers after the CK
@@ -611,19 +655,28 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
                               "an assembly fmoe_stage1_ kernel name or a flydsl_moe kernel name)",
                               name));
   }
-  // FlyDSL's M x N x K: 256 threads in front, as CK's names give them.
+  // FlyDSL's M x N x K: its threads in front, as CK's names give them.
   std::vector<std::uint32_t> v = *dims;
-  if (flydsl) v.insert(v.begin(), 256);
+  if (flydsl) v.insert(v.begin(), kAiterThreads);
   if (out.reading.empty()) out.reading = v.size() == 4 ? "CK tile (threads x M x N x K)" : "assembly M x N";
   // An assembly kernel's MxN: K of the default tile for M in the row's
   // format (the bf16 default's LDS bytes: x2 for 8-bit, x4 for 4-bit).
   const auto k_of = [&](std::uint32_t m) {
     return format ? default_tile(m, format->quant, format->dtype, format->weight_dtype).k : default_tile(m).k;
   };
-  const KernelTile t = v.size() == 4 ? KernelTile{v[0], v[1], v[2], v[3]} : KernelTile{256, v[0], v[1], k_of(v[0])};
+  const KernelTile t =
+      v.size() == 4 ? KernelTile{v[0], v[1], v[2], v[3]} : KernelTile{kAiterThreads, v[0], v[1], k_of(v[0])};
   const auto bad = [&](const std::string& why) {
     return refuse(fmt::format("tile '{}' ({}x{}x{}x{}): {}", name, t.threads, t.m, t.n, t.k, why));
   };
+  if (sort_block != 0 && sort_block != t.m) {
+    // FlyDSL's _sbm<S>: the sort's blocks of S rows cut into tiles of M
+    // (each a workgroup of part of a block), which the model's layout, one
+    // block a workgroup row, does not run.
+    return bad(fmt::format("FlyDSL's sort block _sbm{} differs from its tile_m {}: a workgroup of part of a "
+                           "sorted block is not modelled",
+                           sort_block, t.m));
+  }
   if (t.m != block_m) return bad(fmt::format("its M differs from the row's block_m {}", block_m));
   if (t.threads % 32 != 0) return bad("threads must be a multiple of 32");
   if (t.n % 16 != 0 || t.k % 16 != 0) return bad("N and K must be multiples of 16");

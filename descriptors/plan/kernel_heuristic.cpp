@@ -522,9 +522,7 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
   }
   if (requested.source == KernelCode::aiter && k.stages == 2 && t.down_combine != DownCombine::machine) {
     // From a FlyDSL stage-2 kernel's name (a table's row), or kernel.down_combine.
-    why += fmt::format("; down combine: {} ({})",
-                       t.down_combine == DownCombine::reduce ? "reduce, plain stores then a sum and a copy"
-                                                             : "atomic adds",
+    why += fmt::format("; down combine: {} ({})", down_combine_text(t.down_combine),
                        requested.down_combine != DownCombine::machine ? "kernel.down_combine"
                                                                       : "the FlyDSL kernel's mode");
   }

@@ -90,10 +90,17 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
         r.spec.down_tile = aiter_tile(*table, row, true);
         r.aiter_traits = {aiter_tile_lds_buffers(row, false), aiter_tile_lds_buffers(row, true),
                           aiter_workgroups_per_cu_of(row.tile1), aiter_down_combine_of(row.tile2)};
+        // Our kernels combine as the machine says (choose_kernel keeps the
+        // traits for AITER's kernels only): a FlyDSL mode is noted as not used.
+        if (spec.source != KernelCode::aiter && r.aiter_traits.down_combine != DownCombine::machine) {
+          split_note += fmt::format("; {}'s FlyDSL mode not used: the project's kernels combine as the machine's "
+                                    "kernels.combine says",
+                                    table->tile2_name);
+        }
         // AITER's assembly stage 1 runs unsplit (aiter_asm_stage1_name);
         // with AITER's kernels only stage 1 splits, so the row runs none.
         if (!row.run_1stage && aiter_asm_stage1_name(row.tile1) && r.spec.split_k > 1) {
-          split_note = fmt::format("; ksplit {} not used: AITER's assembly stage 1 runs unsplit", row.ksplit);
+          split_note += fmt::format("; ksplit {} not used: AITER's assembly stage 1 runs unsplit", row.ksplit);
           r.spec.split_k = 1;
         }
       }
@@ -102,7 +109,7 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
       const auto default_note = [](const std::string& column, const std::string& name, const KernelTile& t) {
         if (!t.is_auto()) return std::string();
         if (name.empty()) return fmt::format("; {} empty: default tile", column);
-        return fmt::format("; {} '{}': not a CK or FlyDSL tile (an assembly kernel): default tile", column,
+        return fmt::format("; {} '{}': no tile tdmsim reads (an assembly kernel's name, say): default tile", column,
                            name.size() > 48 ? name.substr(0, 45) + "..." : name);
       };
       r.prefix = fmt::format("kernel.config {}:{} (token {} padded to {}{}{}{}); ", table->file, row.line,

@@ -166,6 +166,12 @@ struct AiterKernelTraits {
   DownCombine down_combine = DownCombine::machine;
   bool operator==(const AiterKernelTraits&) const = default;
 };
+// How outputs name a down combine (the kernel: line, `config aiter-tile`).
+inline std::string_view down_combine_text(DownCombine c) {
+  return c == DownCombine::reduce   ? "reduce, plain stores then a sum and a copy"
+         : c == DownCombine::atomic ? "atomic adds"
+                                    : "the machine's kernels.combine";
+}
 
 struct KernelChoice {
   std::uint32_t stages = 2;

@@ -79,8 +79,10 @@ namespace {
 // How the layer's down stage combines: the machine's kernels.combine, unless
 // AITER's down kernel says otherwise (a FlyDSL stage-2 kernel's mode from a
 // tuned row's name, or kernel.down_combine; plan::AiterKernelTraits): its
-// atomic adds are bf16, as CK's.
+// atomic adds are bf16, as CK's. A 1-stage layer has no down kernel: the
+// machine's (the plan's kernel: line says the key is not used).
 CombineType layer_combine(const MoePlan& plan, const MachineSpec& machine) {
+  if (plan.kernel.stages != 2) return machine.kernels.combine;
   switch (plan.kernel.aiter_traits.down_combine) {
     case DownCombine::atomic: return CombineType::bf16;
     case DownCombine::reduce: return CombineType::reduce;

@@ -371,8 +371,27 @@ TEST_CASE("FlyDSL kernel names give their tile, and a stage-2 name its combine",
     INFO(name);
     CHECK(aiter_down_combine_of(name) == DownCombine::machine);
   }
+  // FlyDSL's 8-bit stage 2 with bf16 output accumulates whatever its mode
+  // (moe_kernels.py _get_compiled_stage2); with other output it reduces.
+  const AiterTileReading fp8 = read("flydsl_moe2_afp8_wfp8_bf16_t64x128x128_reduce", 64, true);
+  CHECK(fp8.combine == DownCombine::atomic);
+  CHECK_THAT(fp8.reading, Catch::Contains("8-bit stage 2 with bf16 output adds atomically"));
+  CHECK(aiter_down_combine_of("flydsl_moe2_afp8_wfp8_bf16_t64x128x128_reduce") == DownCombine::atomic);
+  CHECK(aiter_down_combine_of("flydsl_moe2_afp8_wfp8_f16_t64x128x128_reduce") == DownCombine::reduce);
+  // Fields the model does not read are said; a mode misspelt is one of them.
+  CHECK_THAT(read("flydsl_moe2_abf16_wint4_bf16_t64x128x128_reduce_bnt2_xcd4", 64, true).reading,
+             Catch::Contains("fields not read: bnt2, xcd4"));
+  const AiterTileReading typo = read("flydsl_moe2_afp4_wfp4_bf16_t64x128x256_reduced", 64, true);
+  CHECK(typo.combine == DownCombine::atomic);
+  CHECK_THAT(typo.reading, Catch::Contains("fields not read: reduced"));
+  CHECK_THAT(read("flydsl_moe1_direct_afp4_wfp4_bf16_t16x256x256", 16, false).reading,
+             Catch::Contains("fields not read: direct"));
+  // _sbm<S>: the sort's block; equal to tile_m it is the row's block_m as usual.
+  CHECK(read("flydsl_moe2_afp4_wfp4_bf16_t64x256x256_reduce_sbm64", 64, true).tile == KernelTile{256, 64, 256, 256});
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t64x256x256_reduce_sbm128", 128, true).error,
+             Catch::Contains("sort block _sbm128 differs from its tile_m 64"));
   // Refused: the other stage's column, M other than block_m, no tile, not a
-  // MoE stage, tile numbers out of range.
+  // MoE stage, tile numbers out of range, both modes, a tile of four numbers.
   CHECK_THAT(read("flydsl_moe1_afp4_wfp4_bf16_t32x256x256", 32, true).error,
              Catch::Contains("FlyDSL stage-1 kernel in the stage-2 column"));
   CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce", 32, false).error,
@@ -380,11 +399,19 @@ TEST_CASE("FlyDSL kernel names give their tile, and a stage-2 name its combine",
   CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce", 64, true).error, Catch::Contains("block_m 64"));
   CHECK(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce", 64, true).tile.is_auto());
   CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_reduce", 32, true).error, Catch::Contains("no _t<M>x<N>x<K>"));
-  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128_reduce", 32, true).error, Catch::Contains("no _t<M>x<N>x<K>"));
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128_reduce", 32, true).error,
+             Catch::Contains("its tile field t32x128 is not M x N x K"));
   CHECK_THAT(read("flydsl_moe3_afp4_wfp4_bf16_t32x128x256", 32, true).error,
              Catch::Contains("not a FlyDSL MoE stage"));
   CHECK_THAT(read("flydsl_moe_afp4_wfp4_bf16_t32x128x256", 32, true).error,
              Catch::Contains("not a FlyDSL MoE stage"));
+  CHECK_THAT(read("flydsl_moe2x_afp4_wfp4_bf16_t32x128x256", 32, true).error,
+             Catch::Contains("not a FlyDSL MoE stage"));
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce_atomic", 32, true).error,
+             Catch::Contains("names both modes"));
+  CHECK(aiter_down_combine_of("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce_atomic") == DownCombine::machine);
+  CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256x4_reduce", 32, true).error,
+             Catch::Contains("its tile field t32x128x256x4 is not M x N x K"));
   CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x0x256", 32, true).error,
              Catch::Contains("not three whole numbers"));
   CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x99999999999x256", 32, true).error,
@@ -393,8 +420,8 @@ TEST_CASE("FlyDSL kernel names give their tile, and a stage-2 name its combine",
   // tiles, and its stage-2 name the combine (kernel_request).
   const KernelConfigTable bad = table("bad_tile.csv");
   KernelConfigRow row = bad.rows.at(0);  // block_m 16
-  row.tile1 = "flydsl_moe1_afp8_wfp8_bf16_t16x128x128";
-  row.tile2 = "flydsl_moe2_afp8_wfp8_bf16_t16x128x128_reduce";
+  row.tile1 = "flydsl_moe1_abf16_wint4_bf16_t16x128x128";
+  row.tile2 = "flydsl_moe2_abf16_wint4_bf16_t16x128x128_reduce";
   CHECK(aiter_tile(bad, row, false) == KernelTile{256, 16, 128, 128});
   CHECK(aiter_tile(bad, row, true) == KernelTile{256, 16, 128, 128});
   row.tile1 = row.tile2;
@@ -697,7 +724,7 @@ TEST_CASE("a 1-stage row of AITER's kernels naming no 1-stage kernel runs AITER'
   r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);
   CHECK(r.source.config_line == 3);
   CHECK(r.spec.gate_up_tile.is_auto());
-  CHECK(r.prefix.find("tile1 'fmoe_fp8_g1u1_vs_silu_32x256': not a CK or FlyDSL tile") != std::string::npos);
+  CHECK(r.prefix.find("tile1 'fmoe_fp8_g1u1_vs_silu_32x256': no tile tdmsim reads") != std::string::npos);
   spec.source = KernelCode::aiter;
   sc.scenario.spec.tokens = 128;
   r = kernel_request(spec, &t, layer_shape(sc), sc.machine.spec);

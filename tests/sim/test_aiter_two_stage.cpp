@@ -458,7 +458,9 @@ TEST_CASE("AITER 2-stage kernels: a FlyDSL stage-2 name's reduce mode runs the r
   const auto k = sim::programs::software_moe(as, p, sc.machine.spec);
   REQUIRE(k.stage.size() >= 2);
   CHECK(std::vector<std::string>(k.stage.end() - 2, k.stage.end()) == std::vector<std::string>{"combine", "combine"});
-  for (const auto& st : first_program(k, "down").stores) CHECK_FALSE(st.atomic);
+  const auto down_stores = first_program(k, "down").stores;
+  REQUIRE(!down_stores.empty());
+  for (const auto& st : down_stores) CHECK_FALSE(st.atomic);
 
   // The same layer told atomic by the scenario (no table): CK-like atomic adds,
   // even on a machine whose own combine is reduce.
@@ -485,7 +487,29 @@ TEST_CASE("AITER 2-stage kernels: a FlyDSL stage-2 name's reduce mode runs the r
   ks.down_combine = DownCombine::machine;
   sim::AddressSpace as3;
   CHECK(sim::programs::software_moe(as3, plan::build_plan(keyed), keyed.machine.spec).stage.back() == "combine");
-  // Our kernels take nothing from the name.
+  // atomic on a machine whose combine is fp32: bf16 adds, no clearing kernel.
+  keyed.machine.spec.kernels.combine = CombineType::fp32;
+  ks.down_combine = DownCombine::atomic;
+  sim::AddressSpace as4;
+  const auto kf = sim::programs::software_moe(as4, plan::build_plan(keyed), keyed.machine.spec);
+  CHECK(std::find(kf.stage.begin(), kf.stage.end(), "zero_out") == kf.stage.end());
+  bool bf16_adds = false;
+  for (const auto& st : first_program(kf, "down").stores) bf16_adds = bf16_adds || (st.atomic && st.row_bytes % 2 == 0);
+  CHECK(bf16_adds);
+  // A 1-stage layer has no down kernel: the key is not used (said), the
+  // machine's combine runs (fp32: its clearing kernel).
+  ks.stages = 1;
+  ks.block_m = 32;
+  ks.gate_up_tile = ks.down_tile = KernelTile{};
+  const plan::MoePlan p1 = plan::build_plan(keyed);
+  REQUIRE(p1.kernel.stages == 1);
+  CHECK(p1.kernel.reason.find("kernel.down_combine not used") != std::string::npos);
+  sim::AddressSpace as5;
+  const auto k1 = sim::programs::software_moe(as5, p1, keyed.machine.spec);
+  CHECK(std::find(k1.stage.begin(), k1.stage.end(), "zero_out") != k1.stage.end());
+  // Our kernels take nothing from the name, and the kernel: line says so.
   sc.scenario.spec.kernel.source = KernelCode::tdmsim;
-  CHECK(plan::build_plan(sc).kernel.aiter_traits == plan::AiterKernelTraits{});
+  const plan::MoePlan ours = plan::build_plan(sc);
+  CHECK(ours.kernel.aiter_traits == plan::AiterKernelTraits{});
+  CHECK(ours.kernel.reason.find("kernelName2's FlyDSL mode not used") != std::string::npos);
 }

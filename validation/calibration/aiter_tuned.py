@@ -111,10 +111,11 @@ TILE_PAIRS = (("kernelName1", "kernelName2"), ("tile1", "tile2"))
 # AITER's ActivationType values (No, Silu, Gelu, Swiglu in aiter_enum.h; Situv2, GeluTanh and
 # Relu2 in newer AITER, as its test mocks of the enum list them) that tdmsim's models do not
 # have. The timing model charges every activation one epilogue cost (the kernel profile's
-# epilogue.activation_ops; the activation changes the emulator's numbers, not the time), so
-# a gated layer of GeluTanh, Relu2 or Situv2 (use_g1u1 1, as AITER's g1u1 kernels run them)
-# is timed as a SiLU layer of its shape, and its `kernel` column says so. No activation is
-# no gated MLP: such a row is listed, not malformed.
+# epilogue.activation_ops); beyond that the activation changes the emulator's numbers and,
+# under AITER's heuristic, the stage count (fused_moe_1stage_dict), which a row fixes
+# (run_1stage). So a gated layer of GeluTanh, Relu2 or Situv2 (use_g1u1 1, as AITER's g1u1
+# kernels run them) is timed as a SiLU layer of its shape and stages, and its `kernel`
+# column says so. No activation is no gated MLP: such a row is listed, not malformed.
 OTHER_ACTIVATIONS = {
     "ActivationType.No": "no activation, not a gated MLP (every model here is one)",
 }
