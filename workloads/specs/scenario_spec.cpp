@@ -161,45 +161,46 @@ void check(const ScenarioSpec& s, config::Checker& c) {
     fixed(k.gate_up_workgroups_per_cu != 0, "gate_up_workgroups_per_cu");
     fixed(k.down_combine != DownCombine::machine, "down_combine", "machine");
   }
+  // Keys that describe AITER's 2-stage kernels (set, and no kernel.config,
+  // whose row says them: refused above): refused with our kernels and with
+  // AITER's 1-stage kernel, each saying why; true where the key stands.
+  const auto aiter_two_stage_key = [&](bool set, const char* key, const char* ours, const char* one_stage) {
+    if (!set || !k.config.empty()) return false;
+    if (k.source != KernelCode::aiter) {
+      c.fail(key, ours, {"kernel.source"});
+      return false;
+    }
+    if (k.stages == 1) {
+      c.fail(key, one_stage, {"kernel.stages"});
+      return false;
+    }
+    return true;
+  };
   // FlyDSL's combine modes are AITER's down kernels' (our kernels combine as
   // the machine's kernels.combine says); a 1-stage layer has no down kernel.
-  if (k.down_combine != DownCombine::machine && k.config.empty()) {
-    if (k.source != KernelCode::aiter) {
-      c.fail("kernel.down_combine",
-             "describes AITER's down kernel: needs kernel.source aiter (our kernels combine as the machine's "
-             "kernels.combine says)", {"kernel.source"});
-    } else if (k.stages == 1) {
-      c.fail("kernel.down_combine",
-             "AITER's 1-stage kernel adds its partial rows atomically and has no down kernel: leave it out "
-             "(or machine)", {"kernel.stages"});
-    }
-  }
+  aiter_two_stage_key(k.down_combine != DownCombine::machine, "kernel.down_combine",
+                      "describes AITER's down kernel: needs kernel.source aiter (our kernels combine as the "
+                      "machine's kernels.combine says)",
+                      "AITER's 1-stage kernel adds its partial rows atomically and has no down kernel: leave it out "
+                      "(or machine)");
   // CK's pipelines are AITER's kernels' (our kernels' LDS is pipeline_stages),
   // and AITER's 1-stage kernel is an assembly kernel, not a CK one.
   for (const auto& [buffers, key] : {std::pair{k.gate_up_lds_buffers, "kernel.gate_up_lds_buffers"},
                                      std::pair{k.down_lds_buffers, "kernel.down_lds_buffers"}}) {
-    if (buffers == 0 || !k.config.empty()) continue;  // beside kernel.config: refused above
-    if (k.source != KernelCode::aiter) {
-      c.fail(key, "describes AITER's CK kernels: needs kernel.source aiter (our kernels' LDS buffers are "
-                  "kernel.pipeline_stages)", {"kernel.source"});
-    } else if (k.stages == 1) {
-      c.fail(key, "AITER's 1-stage kernel is an assembly kernel, with no CK pipeline: leave it out (or 0)",
-             {"kernel.stages"});
-    }
+    aiter_two_stage_key(buffers != 0, key,
+                        "describes AITER's CK kernels: needs kernel.source aiter (our kernels' LDS buffers are "
+                        "kernel.pipeline_stages)",
+                        "AITER's 1-stage kernel is an assembly kernel, with no CK pipeline: leave it out (or 0)");
   }
   // The occupancy an assembly stage-1 kernel's name gives: AITER's 2-stage
   // gate/up kernel (our kernels' come from their registers and LDS; AITER's
   // 1-stage kernel's from its kernel list, by the tile's width).
-  if (k.gate_up_workgroups_per_cu != 0 && k.config.empty()) {
-    if (k.source != KernelCode::aiter) {
-      c.fail("kernel.gate_up_workgroups_per_cu",
-             "describes AITER's gate/up kernel: needs kernel.source aiter (our kernels hold as many workgroups "
-             "as their registers and LDS allow)", {"kernel.source"});
-    } else if (k.stages == 1) {
-      c.fail("kernel.gate_up_workgroups_per_cu",
-             "AITER's 1-stage kernel holds what its kernel list says for the tile's width: leave it out (or 0)",
-             {"kernel.stages"});
-    } else if (k.gate_up_lds_buffers != 0) {
+  if (aiter_two_stage_key(k.gate_up_workgroups_per_cu != 0, "kernel.gate_up_workgroups_per_cu",
+                          "describes AITER's gate/up kernel: needs kernel.source aiter (our kernels hold as many "
+                          "workgroups as their registers and LDS allow)",
+                          "AITER's 1-stage kernel holds what its kernel list says for the tile's width: leave it "
+                          "out (or 0)")) {
+    if (k.gate_up_lds_buffers != 0) {
       // The count is an assembly kernel's, which has no CK pipeline; and the
       // LDS shared that many ways would make the buffers change nothing.
       c.fail("kernel.gate_up_workgroups_per_cu",
