@@ -10,10 +10,11 @@ unperturbed run's (host wall time and file names left out). A description that s
 "not modelled" (other than "0: not modelled", which names a value that switches a
 modelled effect off) declares the parameter inert, and it is skipped.
 
-The value: the resolved value x 0.5, else x 2 (a 0 becomes 1), the first one that
-loads and changes the probe. The probe: KEY_PROBES below for keys that bind only on
-some machine or layer (a per-key table, never a declaration that they are inert),
-else the first of DEFAULT_PROBES that changes.
+The value: the resolved value x 0.5, else x 2 (a 0 becomes 1). The probe: KEY_PROBES
+below for keys that bind only on some machine or layer (a per-key table, never a
+declaration that they are inert), else DEFAULT_PROBES in order. The first value is
+tried on every probe before the second on any; the first run that loads and changes
+its probe passes the parameter.
 
 Usage: perturb_checks.py TDMSIM WORKDIR [--only KEY...] [--probes NAME...] [--ignore-declaration KEY...] [--list]
 Exit 1, naming them, when some parameter changes nothing. (--ignore-declaration checks a
@@ -287,6 +288,8 @@ def check(r, section, key, integer, default_probes):
     if "probe" not in spec and key.startswith("interconnect."):
         probes = INTERCONNECT_PROBES  # the collective command: the model expert-parallel layers call
     with_keys = spec.get("with", {})
+    # Each probe's values to try: the key's value there x 0.5, else x 2.
+    tries = []
     for probe in probes:
         _, _, machine, model, _ = PROBES[probe]
         if section == "Model" and model is None:
@@ -296,19 +299,25 @@ def check(r, section, key, integer, default_probes):
             continue  # an optional section this machine lacks
         values = spec.get("values") or [v for v in (scaled(current, 0.5, integer), scaled(current, 2, integer))
                                         if v is not None and v != current]
-        base = r.baseline(probe, with_keys)
-        r.tolerate = bool(spec.get("refuses"))
-        for v in values:
+        tries.append((probe, current, values))
+    # The first value on every probe before the second on any: a key that binds
+    # only on a later probe costs one run on each earlier one, not two.
+    for i in range(max((len(values) for _, _, values in tries), default=0)):
+        for probe, current, values in tries:
+            if i >= len(values):
+                continue
+            v = values[i]
+            base = r.baseline(probe, with_keys)
+            r.tolerate = bool(spec.get("refuses"))
             if section == "Machine":
                 got = r.run(probe, {**with_keys, key: v}, {})
             else:
                 got = r.run(probe, dict(with_keys), {key: v})
+            r.tolerate = False
             if got is not None and got != base:
                 return probe, current, v
             if got is None and spec.get("refuses") and key in r.last_stderr:
-                r.tolerate = False
                 return probe, current, f"{v} (refused, naming the key)"
-        r.tolerate = False
     return None
 
 
