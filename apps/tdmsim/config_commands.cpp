@@ -411,8 +411,7 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
     // stage-2 name (machine: the machine's kernels.combine).
     fmt::print("tile: {}\nlds_buffers: {}\nassembly_stage1: {}\nworkgroups_per_cu: {}\ncombine: {}\nreading: {}\n",
                t.is_auto() ? std::string("default") : fmt::format("{}x{}x{}x{}", t.threads, t.m, t.n, t.k),
-               topts->one_stage ? 0u : plan::aiter_lds_buffers_of(topts->name), r.assembly_stage1 ? 1 : 0,
-               topts->one_stage ? 0u : plan::aiter_workgroups_per_cu_of(topts->name),
+               r.lds_buffers, r.assembly_stage1 ? 1 : 0, r.workgroups_per_cu,
                config::enum_name(r.combine), r.reading);
     result.exit_code = kExitOk;
   });

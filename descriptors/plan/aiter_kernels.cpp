@@ -23,8 +23,8 @@ std::uint64_t bytes_of(std::uint64_t elems, DType t) { return (elems * dtype_bit
 //   tile, block_m x K, and the C shuffle that stores the result, one buffer
 //   the size of the larger (GetSharedMemoryNumberOfByte), two with the v2/v3
 //   pipelines (kernel_moe_gemm_2lds; v1's kernel_moe_gemm has one). AITER's
-//   own kernel names carry the version (..._v1_..., kernel_config.cpp
-//   aiter_tile_lds_buffers); where no name says (the short tile names of the
+//   own kernel names carry the version (..._v1_..., AiterTileReading::
+//   lds_buffers in kernel_config.h); where no name says (the short tile names of the
 //   MI355X calibration file, scenarios), the model's pipeline_stages (2 on
 //   the AMD machines) stands for v3. Either way one figure for the plan and
 //   the simulated program: MI300X's 256x128x64x64 down tile takes 64 KiB as

@@ -505,12 +505,6 @@ DownCombine flydsl_combine(const FlydslName& f) {
 
 bool aiter_asm_stage1_name(std::string_view name) { return name.find("fmoe_stage1_") != std::string_view::npos; }
 
-DownCombine aiter_down_combine_of(std::string_view name) {
-  if (!flydsl_kernel_name(name)) return DownCombine::machine;
-  const FlydslName f = read_flydsl_name(name);
-  return f.stage == 2 && !f.tile.empty() ? flydsl_combine(f) : DownCombine::machine;
-}
-
 namespace {
 
 // The distinct N of a CK kernel name's pipeline fields: _vN_ inside the name
@@ -526,23 +520,6 @@ std::vector<std::uint64_t> ck_pipeline_versions(std::string_view name) {
 }
 
 }  // namespace
-
-std::uint32_t aiter_lds_buffers_of(std::string_view name) {
-  if (!ck_kernel_name(name)) return 0;
-  const std::vector<std::uint64_t> v = ck_pipeline_versions(name);
-  if (v.size() != 1) return 0;  // none, or two (refused by read_aiter_tile)
-  if (v[0] == 1) return 1;
-  if (v[0] == 2 || v[0] == 3) return 2;
-  return 0;
-}
-
-std::uint32_t aiter_workgroups_per_cu_of(std::string_view name) {
-  return aiter_asm_stage1_name(name) ? asm_stage_tg(name) : 0;
-}
-
-std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second) {
-  return aiter_lds_buffers_of(second ? row.tile2 : row.tile1);
-}
 
 AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, const std::optional<AiterFormat>& format,
                                  bool second) {
@@ -626,7 +603,7 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
         s = s.substr(i + p.size());
         s = s.substr(0, s.find('_'));
         out.reading = "CK kernel name";
-        // Its pipeline: v1 one LDS buffer, v2/v3 two (aiter_lds_buffers_of).
+        // Its pipeline: v1 one LDS buffer, v2/v3 two (lds_buffers).
         const std::vector<std::uint64_t> versions = ck_pipeline_versions(name);
         const auto field = [](std::uint64_t n) {
           return n == UINT64_MAX ? std::string("_v<N>") : fmt::format("_v{}", n);
@@ -639,6 +616,8 @@ AiterTileReading read_aiter_tile(std::string_view name, std::uint32_t block_m, c
           out.reading += fmt::format(" (its pipeline {} is not CK's v1, v2 or v3: LDS buffers as for a name "
                                      "without one)",
                                      field(versions[0]));
+        } else if (versions.size() == 1) {
+          out.lds_buffers = versions[0] == 1 ? 1 : 2;
         }
         break;
       }
@@ -752,14 +731,14 @@ void require_block_m_for(const KernelConfigTable& table, const KernelConfigRow& 
                    row.block_m));
 }
 
-KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second) {
+AiterTileReading read_row_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second) {
   const std::string& name = second ? row.tile2 : row.tile1;
   const std::string& column = second ? table.tile2_name : table.tile1_name;
   const int at = second ? row.tile2_column : row.tile1_column;
   const AiterTileReading r =
       read_aiter_tile(name, row.block_m, aiter_format(row.q_dtype_a, row.q_dtype_w, row.q_type), second);
   if (!r.error.empty()) fail(table.file, row.line, at, column, fmt::format("column {}: {}", column, r.error));
-  return r.tile;
+  return r;
 }
 
 }  // namespace tdmsim::plan

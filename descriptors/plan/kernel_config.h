@@ -90,13 +90,31 @@ KernelConfigLookup lookup_kernel_config(const KernelConfigTable& table, const Ke
 // threads x tile_m x tile_n x tile_k, and a stage-2 kernel's combine mode;
 // other kernel names (AITER's other assembly kernels) -> auto. `error` says
 // why a name is none of these, or its M differs from block_m (tile empty then).
+inline constexpr std::uint32_t kMaxTgPerCu = 16;  // the largest _<N>tg read (workgroups_per_cu)
 struct AiterTileReading {
   KernelTile tile;      // auto for the default tile
   std::string reading;  // how the name was read (for `tdmsim config aiter-tile`)
   std::string error;    // non-empty: refused, and why
   bool assembly_stage1 = false;  // an assembly stage-1 kernel (aiter_asm_stage1_name)
-  std::uint32_t workgroups_per_cu = 0;  // such a kernel's _<N>tg (aiter_workgroups_per_cu_of)
-  DownCombine combine = DownCombine::machine;  // a FlyDSL stage-2 kernel's mode (aiter_down_combine_of)
+  // The workgroups a CU holds of an assembly stage-1 kernel, as its name's
+  // `_<N>tg` field says (AITER's kernel lists call it tg_num_perCU:
+  // hsa/gfx942/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv gives it beside
+  // names of the same field): 3 for fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3.
+  // 0 for any other name, or one with no such field of 1 to kMaxTgPerCu.
+  std::uint32_t workgroups_per_cu = 0;
+  // The LDS buffers of the CK pipeline a CK kernel name gives: 1 for v1
+  // (moe_ck2stages_gemm1_..._v1_...: composable_kernel's kernel_moe_gemm, one
+  // LDS buffer), 2 for v2/v3 (kernel_moe_gemm_2lds); 0 for a name that says
+  // none (THREADSxMxNxK, MxN, assembly, FlyDSL, empty, another version).
+  std::uint32_t lds_buffers = 0;
+  // How the down kernel a stage-2 name gives combines: a FlyDSL stage-2
+  // kernel (flydsl_moe2_...) says it by its mode field: `reduce` (its rows
+  // stored to a [tokens x top-k, H] buffer, then summed and copied:
+  // aiter/ops/flydsl moe_kernels.py, accumulate = mode != "reduce") or
+  // `atomic` (added into the output, as a name without a mode too: accumulate
+  // defaults to True); machine (the machine's kernels.combine) for any other
+  // name.
+  DownCombine combine = DownCombine::machine;
 };
 // Whether a stage-1 name is one of AITER's assembly stage-1 kernels
 // (fmoe_stage1_..., plain or mangled). fused_moe.py runs them unsplit: its
@@ -122,37 +140,14 @@ AiterTileReading read_aiter_one_stage_kernel(std::string_view name, std::uint32_
 // config::ConfigError at that column.
 AiterTileReading aiter_one_stage_kernel_tile(const KernelConfigTable& table, const KernelConfigRow& row);
 
-// read_aiter_tile on a table row's tile column; a refusal is a
-// config::ConfigError at the row's tile column.
-KernelTile aiter_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second);
+// read_aiter_tile on a table row's tile column (second: the stage-2 column):
+// the tile and every trait its name gives; a refusal is a config::ConfigError
+// at the row's tile column.
+AiterTileReading read_row_tile(const KernelConfigTable& table, const KernelConfigRow& row, bool second);
 
 // A row's block_m for kernels of `source` (valid_block_m: AITER's take any
 // multiple of 16 the table holds, ours 16..256 in powers of two); otherwise a
 // config::ConfigError at the row's block_m column.
 void require_block_m_for(const KernelConfigTable& table, const KernelConfigRow& row, KernelCode source);
-
-// The LDS buffers of the CK pipeline a tile name gives: 1 for a CK kernel
-// name of pipeline v1 (moe_ck2stages_gemm1_..._v1_...: composable_kernel's
-// kernel_moe_gemm, one LDS buffer), 2 for v2/v3 (kernel_moe_gemm_2lds), 0 for
-// a name that says none (THREADSxMxNxK, MxN, assembly, empty).
-std::uint32_t aiter_lds_buffers_of(std::string_view name);
-std::uint32_t aiter_tile_lds_buffers(const KernelConfigRow& row, bool second);
-
-// The workgroups a CU holds of an assembly stage-1 kernel (aiter_asm_stage1_name),
-// as its name's `_<N>tg` field says (AITER's kernel lists call it
-// tg_num_perCU: hsa/gfx942/fmoe/silu/fmoe_bf16_blockscaleFp8_g1u1_silu.csv
-// gives it beside names of the same field): 3 for
-// fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3. 0 for any other name, or
-// one with no such field of 1 to kMaxTgPerCu.
-inline constexpr std::uint32_t kMaxTgPerCu = 16;
-std::uint32_t aiter_workgroups_per_cu_of(std::string_view name);
-
-// How the down kernel a stage-2 name gives combines: a FlyDSL stage-2 kernel
-// (flydsl_moe2_...) says it by its mode field: `reduce` (its rows stored to a
-// [tokens x top-k, H] buffer, then summed and copied: aiter/ops/flydsl
-// moe_kernels.py, accumulate = mode != "reduce") or `atomic` (added into the
-// output, as a name without a mode too: accumulate defaults to True);
-// machine (the machine's kernels.combine) for any other name.
-DownCombine aiter_down_combine_of(std::string_view name);
 
 }  // namespace tdmsim::plan

@@ -86,10 +86,11 @@ KernelRequest kernel_request(const KernelSpec& spec, const KernelConfigTable* ta
           one_stage_note = fmt::format("; {} not used: AITER runs its heuristic 1-stage kernel", table->tile2_name);
         }
       } else {
-        r.spec.gate_up_tile = aiter_tile(*table, row, false);
-        r.spec.down_tile = aiter_tile(*table, row, true);
-        r.aiter_traits = {aiter_tile_lds_buffers(row, false), aiter_tile_lds_buffers(row, true),
-                          aiter_workgroups_per_cu_of(row.tile1), aiter_down_combine_of(row.tile2)};
+        const AiterTileReading gate_up = read_row_tile(*table, row, false);
+        const AiterTileReading down = read_row_tile(*table, row, true);
+        r.spec.gate_up_tile = gate_up.tile;
+        r.spec.down_tile = down.tile;
+        r.aiter_traits = {gate_up.lds_buffers, down.lds_buffers, gate_up.workgroups_per_cu, down.combine};
         // Our kernels combine as the machine says (choose_kernel keeps the
         // traits for AITER's kernels only): a FlyDSL mode is noted as not used.
         if (spec.source != KernelCode::aiter && r.aiter_traits.down_combine != DownCombine::machine) {

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "descriptors/plan/aiter_heuristic.h"
@@ -119,41 +121,43 @@ TEST_CASE("a table with CK kernel names and the optional columns is read", "[ker
   CHECK(r.doweight_stage1 == std::optional<bool>(false));
   CHECK_FALSE(r.run_1stage);
   CHECK(t.rows[4].run_1stage);
-  CHECK(aiter_tile(t, r, false) == KernelTile{256, 64, 128, 64});
-  CHECK(aiter_tile(t, r, true) == KernelTile{256, 64, 64, 64});
+  CHECK(read_row_tile(t, r, false).tile == KernelTile{256, 64, 128, 64});
+  CHECK(read_row_tile(t, r, true).tile == KernelTile{256, 64, 64, 64});
 }
 
 TEST_CASE("a CK kernel name gives its pipeline's LDS buffers: v1 one, v2/v3 two, other names none",
           "[kernel_config]") {
   const KernelConfigTable t = table("ck_names.csv");
-  CHECK(aiter_tile_lds_buffers(t.rows[0], false) == 1);  // ..._TypeCast_v1_Nswizzle0_...
-  CHECK(aiter_tile_lds_buffers(t.rows[1], true) == 1);   // ..._TypeCast_v1 at the end
+  CHECK(read_row_tile(t, t.rows[0], false).lds_buffers == 1);  // ..._TypeCast_v1_Nswizzle0_...
+  CHECK(read_row_tile(t, t.rows[1], true).lds_buffers == 1);   // ..._TypeCast_v1 at the end
   KernelConfigRow r = t.rows[0];
+  r.block_m = 128;
   r.tile2 = "moe_ck2stages_gemm2_256x128x64x64_1x4_TypeCastExpertWeight_v3_Nswizzle0_Quant0_MulRoutedWeight1_B16";
-  CHECK(aiter_tile_lds_buffers(r, true) == 2);
+  CHECK(read_row_tile(t, r, true).lds_buffers == 2);
   r.tile2 = "moe_ck2stages_gemm2_256x128x64x64_1x4_TypeCast_v2_Nswizzle0";
-  CHECK(aiter_tile_lds_buffers(r, true) == 2);
+  CHECK(read_row_tile(t, r, true).lds_buffers == 2);
   const KernelConfigTable s = table("short_tiles.csv");
-  CHECK(aiter_tile_lds_buffers(s.rows[4], false) == 0);  // 256x64x128x128: no version
-  CHECK(aiter_tile_lds_buffers(s.rows[0], true) == 0);   // empty
+  CHECK(read_row_tile(s, s.rows[4], false).lds_buffers == 0);  // 256x64x128x128: no version
+  CHECK(read_row_tile(s, s.rows[0], true).lds_buffers == 0);   // empty
 }
 
 TEST_CASE("a CK kernel name's pipeline field: another version is noted, two versions refused", "[kernel_config]") {
   // _v9: no pipeline the model knows; read as a name without one, and said so.
   const std::string v9 = "moe_ck2stages_gemm1_256x32x64x128_1x4_MulABScale_v9_Nswizzle0";
-  CHECK(aiter_lds_buffers_of(v9) == 0);
   const AiterTileReading nine = read_aiter_tile(v9, 32, std::nullopt, false);
   CHECK(nine.error.empty());
+  CHECK(nine.lds_buffers == 0);
   CHECK(nine.tile == KernelTile{256, 32, 64, 128});
   CHECK_THAT(nine.reading, Catch::Contains("its pipeline _v9 is not CK's v1, v2 or v3"));
   // The same version twice is one pipeline; two versions are no CK name.
-  CHECK(aiter_lds_buffers_of("moe_ck2stages_gemm2_256x32x64x128_1x4_v1_MulABScale_v1") == 1);
+  CHECK(read_aiter_tile("moe_ck2stages_gemm2_256x32x64x128_1x4_v1_MulABScale_v1", 32, std::nullopt, true).lds_buffers ==
+        1);
   const std::string two = "moe_ck2stages_gemm2_256x32x64x128_1x4_v1_MulABScale_v3_Nswizzle0";
-  CHECK(aiter_lds_buffers_of(two) == 0);
   CHECK_THAT(read_aiter_tile(two, 32, std::nullopt, true).error,
              Catch::Contains("names two pipelines (_v1 and _v3)"));
   // Not a version field: _v followed by letters, or digits then another character.
-  CHECK(aiter_lds_buffers_of("moe_ck2stages_gemm1_256x32x64x128_1x4_vsilu_v3x_v2") == 2);
+  CHECK(read_aiter_tile("moe_ck2stages_gemm1_256x32x64x128_1x4_vsilu_v3x_v2", 32, std::nullopt, false).lds_buffers ==
+        2);
 }
 
 TEST_CASE("a table with short tile names: empty, THREADSxMxNxK and assembly MxN", "[kernel_config]") {
@@ -166,13 +170,13 @@ TEST_CASE("a table with short tile names: empty, THREADSxMxNxK and assembly MxN"
   // tile for M in the row's format, the bf16 default's LDS bytes: 16x128 in
   // fp8 takes K 256 (bf16 128 x 2), 32x64 in bf16 K 128, 128x128 in MXFP4 K
   // 256 (bf16 64 x 4).
-  CHECK(aiter_tile(t, t.rows[0], false) == KernelTile{256, 16, 128, 256});
-  CHECK(aiter_tile(t, t.rows[7], false) == KernelTile{256, 32, 64, 128});
-  CHECK(aiter_tile(t, t.rows[8], false) == KernelTile{256, 128, 128, 256});
-  CHECK(aiter_tile(t, t.rows[0], true).is_auto());  // empty: the heuristic's tile
-  CHECK(aiter_tile(t, t.rows[1], false).is_auto());
-  CHECK(aiter_tile(t, t.rows[1], true) == KernelTile{64, 32, 32, 64});
-  CHECK(aiter_tile(t, t.rows[5], true) == KernelTile{128, 16, 128, 128});
+  CHECK(read_row_tile(t, t.rows[0], false).tile == KernelTile{256, 16, 128, 256});
+  CHECK(read_row_tile(t, t.rows[7], false).tile == KernelTile{256, 32, 64, 128});
+  CHECK(read_row_tile(t, t.rows[8], false).tile == KernelTile{256, 128, 128, 256});
+  CHECK(read_row_tile(t, t.rows[0], true).tile.is_auto());  // empty: the heuristic's tile
+  CHECK(read_row_tile(t, t.rows[1], false).tile.is_auto());
+  CHECK(read_row_tile(t, t.rows[1], true).tile == KernelTile{64, 32, 32, 64});
+  CHECK(read_row_tile(t, t.rows[5], true).tile == KernelTile{128, 16, 128, 128});
 }
 
 TEST_CASE("bad tables are refused at their file, line and column", "[kernel_config]") {
@@ -267,7 +271,7 @@ TEST_CASE("bad tables are refused at their file, line and column", "[kernel_conf
 TEST_CASE("bad tile names and tiles whose M is not block_m are refused naming the tile", "[kernel_config]") {
   const KernelConfigTable bad = table("bad_tile.csv");
   try {
-    aiter_tile(bad, bad.rows.at(0), false);
+    read_row_tile(bad, bad.rows.at(0), false);
     FAIL("accepted a bad tile name");
   } catch (const config::ConfigError& e) {
     const auto& d = e.diagnostics().front();
@@ -280,11 +284,11 @@ TEST_CASE("bad tile names and tiles whose M is not block_m are refused naming th
   // kernels) names no tile: the default tile, as for an empty name.
   KernelConfigRow asm_row = bad.rows.at(0);
   asm_row.tile1 = "fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256";
-  CHECK(aiter_tile(bad, asm_row, false).is_auto());
+  CHECK(read_row_tile(bad, asm_row, false).tile.is_auto());
   asm_row.tile1 = "_ZN5aiter40fmoe_fp8_g1u1_subGU_256E";
-  CHECK(aiter_tile(bad, asm_row, false).is_auto());
+  CHECK(read_row_tile(bad, asm_row, false).tile.is_auto());
   const KernelConfigTable mm = table("tile_m_mismatch.csv");
-  CHECK_THROWS_WITH(aiter_tile(mm, mm.rows.at(0), false),
+  CHECK_THROWS_WITH(read_row_tile(mm, mm.rows.at(0), false),
                     Catch::Contains("256x32x64x128") && Catch::Contains("block_m 16"));
 }
 
@@ -325,10 +329,10 @@ TEST_CASE("AITER's assembly stage-1 kernel names give their tile_m x tile_n", "[
   const KernelConfigTable bad = table("bad_tile.csv");
   KernelConfigRow row = bad.rows.at(0);  // fp8 OCP per-token, block_m 16
   row.tile1 = "fmoe_stage1_bf16_pertokenFp8_g1u1_16x256_2tg_pf3";
-  CHECK(aiter_tile(bad, row, false) == KernelTile{256, 16, 256, 2 * default_tile(16).k});
+  CHECK(read_row_tile(bad, row, false).tile == KernelTile{256, 16, 256, 2 * default_tile(16).k});
   row.tile1 = "fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3";
-  CHECK_THROWS_WITH(aiter_tile(bad, row, false), Catch::Contains("column tile1") && Catch::Contains("block_m 16"));
-  CHECK(aiter_lds_buffers_of("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3") == 0);
+  CHECK_THROWS_WITH(read_row_tile(bad, row, false), Catch::Contains("column tile1") && Catch::Contains("block_m 16"));
+  CHECK(read("fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3", 32).lds_buffers == 0);
 }
 
 TEST_CASE("FlyDSL kernel names give their tile, and a stage-2 name its combine", "[kernel_config]") {
@@ -361,23 +365,28 @@ TEST_CASE("FlyDSL kernel names give their tile, and a stage-2 name its combine",
     const AiterTileReading r = read(name, 64, true);
     CHECK(r.error.empty());
     CHECK(r.combine == mode);
-    CHECK(aiter_down_combine_of(name) == mode);
   }
   // Any other name leaves the combine to the machine; so does a stage-1 name.
-  for (const char* name : {"moe_ck2stages_gemm2_256x32x64x64_1x4_TypeCastExpertWeight_v1_Nswizzle0_Quant0_"
-                           "MulRoutedWeight1_B16_B16_B16",
-                           "256x64x128x128", "", "flydsl_moe1_afp4_wfp4_bf16_t32x256x256",
-                           "fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256"}) {
+  const std::tuple<const char*, std::uint32_t, bool> others[] = {
+      {"moe_ck2stages_gemm2_256x32x64x64_1x4_TypeCastExpertWeight_v1_Nswizzle0_Quant0_MulRoutedWeight1_B16_B16_B16",
+       32, true},
+      {"256x64x128x128", 64, true},
+      {"", 64, true},
+      {"flydsl_moe1_afp4_wfp4_bf16_t32x256x256", 32, false},
+      {"fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_32x256", 32, true},
+  };
+  for (const auto& [name, block_m, second] : others) {
     INFO(name);
-    CHECK(aiter_down_combine_of(name) == DownCombine::machine);
+    const AiterTileReading r = read(name, block_m, second);
+    CHECK(r.error.empty());
+    CHECK(r.combine == DownCombine::machine);
   }
   // FlyDSL's 8-bit stage 2 with bf16 output accumulates whatever its mode
   // (moe_kernels.py _get_compiled_stage2); with other output it reduces.
   const AiterTileReading fp8 = read("flydsl_moe2_afp8_wfp8_bf16_t64x128x128_reduce", 64, true);
   CHECK(fp8.combine == DownCombine::atomic);
   CHECK_THAT(fp8.reading, Catch::Contains("8-bit stage 2 with bf16 output adds atomically"));
-  CHECK(aiter_down_combine_of("flydsl_moe2_afp8_wfp8_bf16_t64x128x128_reduce") == DownCombine::atomic);
-  CHECK(aiter_down_combine_of("flydsl_moe2_afp8_wfp8_f16_t64x128x128_reduce") == DownCombine::reduce);
+  CHECK(read("flydsl_moe2_afp8_wfp8_f16_t64x128x128_reduce", 64, true).combine == DownCombine::reduce);
   // Fields the model does not read are said; a mode misspelt is one of them.
   CHECK_THAT(read("flydsl_moe2_abf16_wint4_bf16_t64x128x128_reduce_bnt2_xcd4", 64, true).reading,
              Catch::Contains("fields not read: bnt2, xcd4"));
@@ -409,7 +418,6 @@ TEST_CASE("FlyDSL kernel names give their tile, and a stage-2 name its combine",
              Catch::Contains("not a FlyDSL MoE stage"));
   CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce_atomic", 32, true).error,
              Catch::Contains("names both modes"));
-  CHECK(aiter_down_combine_of("flydsl_moe2_afp4_wfp4_bf16_t32x128x256_reduce_atomic") == DownCombine::machine);
   CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x128x256x4_reduce", 32, true).error,
              Catch::Contains("its tile field t32x128x256x4 is not M x N x K"));
   CHECK_THAT(read("flydsl_moe2_afp4_wfp4_bf16_t32x0x256", 32, true).error,
@@ -422,10 +430,10 @@ TEST_CASE("FlyDSL kernel names give their tile, and a stage-2 name its combine",
   KernelConfigRow row = bad.rows.at(0);  // block_m 16
   row.tile1 = "flydsl_moe1_abf16_wint4_bf16_t16x128x128";
   row.tile2 = "flydsl_moe2_abf16_wint4_bf16_t16x128x128_reduce";
-  CHECK(aiter_tile(bad, row, false) == KernelTile{256, 16, 128, 128});
-  CHECK(aiter_tile(bad, row, true) == KernelTile{256, 16, 128, 128});
+  CHECK(read_row_tile(bad, row, false).tile == KernelTile{256, 16, 128, 128});
+  CHECK(read_row_tile(bad, row, true).tile == KernelTile{256, 16, 128, 128});
   row.tile1 = row.tile2;
-  CHECK_THROWS_WITH(aiter_tile(bad, row, false),
+  CHECK_THROWS_WITH(read_row_tile(bad, row, false),
                     Catch::Contains("column tile1") && Catch::Contains("stage-2 kernel in the stage-1 column"));
 }
 
@@ -434,6 +442,7 @@ TEST_CASE("AITER's assembly stage-1 kernel names give their workgroups a CU (_<N
   // fmoe_bf16_blockscaleFp8_g1u1_silu.csv); asm_moe_2stage.cu launches a
   // plain grid, so the count is what the code object's registers and LDS let
   // a CU hold.
+  // (The tile of each name is 32 rows unless it says 16 or 64; read at its M.)
   const std::pair<const char*, std::uint32_t> cases[] = {
       {"fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3", 3},
       {"_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_64x128_2tg_pf3E", 2},
@@ -457,9 +466,15 @@ TEST_CASE("AITER's assembly stage-1 kernel names give their workgroups a CU (_<N
   };
   for (const auto& [name, n] : cases) {
     INFO(name);
-    CHECK(aiter_workgroups_per_cu_of(name) == n);
+    const std::string_view text = name;
+    const std::uint32_t m = text.find("_16x") != std::string_view::npos   ? 16
+                            : text.find("_64x") != std::string_view::npos ? 64
+                                                                          : 32;
+    const AiterTileReading r = read_aiter_tile(name, m, std::nullopt, false);
+    CHECK(r.error.empty());
+    CHECK(r.workgroups_per_cu == n);
   }
-  // read_aiter_tile says it too.
+  // And the reading says it.
   const AiterTileReading r =
       read_aiter_tile("fmoe_stage1_bf16_pertokenInt8_g1u1_32x128_3tg_pf3", 32, std::nullopt, false);
   CHECK(r.workgroups_per_cu == 3);
