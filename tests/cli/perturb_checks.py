@@ -14,7 +14,8 @@ The value: the resolved value x 0.5, else x 2 (a 0 becomes 1). The probe: KEY_PR
 below for keys that bind only on some machine or layer (a per-key table, never a
 declaration that they are inert), else DEFAULT_PROBES in order. The first value is
 tried on every probe before the second on any; the first run that loads and changes
-its probe passes the parameter.
+its probe passes the parameter (for a KEY_PROBES entry marked "refuses", so does a
+refusal that names the key).
 
 Usage: perturb_checks.py TDMSIM WORKDIR [--only KEY...] [--probes NAME...] [--ignore-declaration KEY...] [--list]
 Exit 1, naming them, when some parameter changes nothing. (--ignore-declaration checks a

@@ -64,7 +64,7 @@ case "$target" in
     # (tdmsim_workloads): the yaml-cpp, fmt and JSON headers are parsed once,
     # about 46 s of CPU against 90 s file by file; the loader, 60 s alone,
     # compiles beside it.
-    unity_except=loader.cpp
+    unity_except="$root/workloads/config/loader.cpp"
     ;;
   *)
     echo "fuzz: unknown target '$target' (moe_descriptor or yaml_config)" >&2
@@ -103,13 +103,15 @@ if [ -n "$unity_except" ]; then
   # The unity file is rewritten only when its list changes, so that an
   # unchanged tree still skips its compile.
   unity="$out/obj/unity.cpp"
+  if [ ! -f "$unity_except" ]; then
+    echo "fuzz: $unity_except, the source compiled beside the unity file, does not exist" >&2
+    exit 2
+  fi
   text=$(for s in "${sources[@]}"; do
-           [ "$(basename "$s")" = "$unity_except" ] || printf '#include "%s"\n' "$s"
+           [ "$s" = "$unity_except" ] || printf '#include "%s"\n' "$s"
          done)
   if [ ! -f "$unity" ] || [ "$(cat "$unity")" != "$text" ]; then printf '%s\n' "$text" > "$unity"; fi
-  for s in "${sources[@]}"; do
-    [ "$(basename "$s")" = "$unity_except" ] && sources=("$s" "$unity") && break
-  done
+  sources=("$unity_except" "$unity")
 fi
 for src in "${sources[@]}"; do
   name=$(basename "$(dirname "$src")")_$(basename "$src" .cpp)
