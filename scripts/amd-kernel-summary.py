@@ -17,10 +17,12 @@ instruction mix of the GEMM main loop from the disassembly. Checks:
     iteration is the tile's: TM x TN fragments per wavefront (the wave grid of
     plan::rules::warp_grid over 4 wavefronts) x 2 MFMAs per 64 bytes of K.
 With --check CSV the fresh summary must equal the committed one (so that a
-kernel change forces a re-commit: rerun with --out). Exit 0 ok, 1 on a
-failed check, 77 when the tools or objects are missing (CTest "skipped").
+kernel change forces a re-commit: rerun with --out); with both, the fresh
+summary is also written to --out (kernels.disassemble_amd leaves it there for
+cdna_mix.table_matches_code_objects). Exit 0 ok, 1 on a failed check, 77 when
+the tools or objects are missing (CTest "skipped").
 
-  amd-kernel-summary.py --objects DIR --target gfx90a (--out CSV | --check CSV)
+  amd-kernel-summary.py --objects DIR --target gfx90a [--out CSV] [--check CSV]
 """
 import argparse
 import csv
@@ -236,6 +238,17 @@ def dominates(idom, a, b):
         b = idom[b]
 
 
+def dominated_by_any(idom, blocks, b):
+    """Whether one of `blocks` dominates block b: one walk up b's dominator
+    chain, instead of one per block (kernels have thousands of blocks)."""
+    while True:
+        if b in blocks:
+            return True
+        if b == idom[b]:
+            return False
+        b = idom[b]
+
+
 def loops(insts):
     """Natural loops of the control-flow graph, as sorted lists of instruction
     indices: an edge to a block that dominates its source is a back edge (an
@@ -324,8 +337,8 @@ def main_loop(insts):
     if not inner:
         return None
     body = min(inner, key=lambda bb: min(blocks[b][0] for b in bb))
-    byte_blocks = [b for b in body if has([b], BYTE_LOAD.match)]
-    tail = {b for b in body if any(dominates(idom, c, b) for c in byte_blocks)}
+    byte_blocks = {b for b in body if has([b], BYTE_LOAD.match)}
+    tail = {b for b in body if dominated_by_any(idom, byte_blocks, b)}
     pick = lambda bs: [insts[i] for b in sorted(bs) for i in range(*blocks[b])]
     return pick(body - tail), pick(tail)
 
@@ -416,10 +429,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--objects", required=True, help="directory of the hipcc objects (*.o)")
     ap.add_argument("--target", required=True, help="one offload target, e.g. gfx90a")
-    g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--out", help="write the summary CSV here")
-    g.add_argument("--check", help="compare with this committed summary CSV")
+    ap.add_argument("--out", help="write the summary CSV here (with --check too: the fresh summary, "
+                                  "written whatever the comparison finds)")
+    ap.add_argument("--check", help="compare with this committed summary CSV")
     a = ap.parse_args()
+    if not a.out and not a.check:
+        ap.error("give --out, --check or both")
     problems = []
     text, n = summarise(a.objects, a.target, problems)
     for p in problems:
@@ -428,7 +443,7 @@ def main():
         with open(a.out, "w") as f:
             f.write(text)
         print(f"{a.target}: {n} kernels -> {a.out}")
-    else:
+    if a.check:
         try:
             with open(a.check) as f:
                 old = f.read()

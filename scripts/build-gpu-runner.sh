@@ -17,14 +17,20 @@ set -euo pipefail
 backend="${1:?usage: build-gpu-runner.sh nvidia|amd OUTPUT}"
 output="${2:?usage: build-gpu-runner.sh nvidia|amd OUTPUT}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# The compilers' temporary files go to a folder of this build, removed at the
+# end: hipcc (clang) leaves two empty folders per source and target in TMPDIR.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
 if [ -n "${TDMSIM_GPU_OBJDIR:-}" ]; then
   objs="$TDMSIM_GPU_OBJDIR"
   mkdir -p "$objs"
   rm -f "$objs"/*.o
 else
-  objs="$(mktemp -d)"
-  trap 'rm -rf "$objs"' EXIT
+  objs="$scratch/obj"
+  mkdir -p "$objs"
 fi
+mkdir -p "$scratch/tmp"
+export TMPDIR="$scratch/tmp"
 sources=("$root"/kernels/moe/*.hip "$root"/kernels/runner/tdmsim_gpu.cpp)
 shared=0
 case "$output" in

@@ -12,14 +12,22 @@ if [ ! -f "$out/targets" ] || [ "$(cat "$out/targets")" != "$targets" ]; then
   echo "no AMD objects for $targets in $out (kernels.compile_for_amd skipped or failed): skipping"
   exit 77
 fi
+# The fresh summaries stay in OUTDIR/fresh-summaries, written after OUTDIR/targets,
+# so that cdna_mix.table_matches_code_objects (scripts/check-cdna-mix-table.sh)
+# reads them instead of disassembling the same objects again.
+fresh="$out/fresh-summaries"
+rm -rf "$fresh"
+mkdir -p "$fresh"
 status=0
 IFS=',;' read -r -a list <<< "$targets"
 for t in "${list[@]}"; do
   csv="$root/validation/data/amd/kernels-$t.csv"
   if [ "${TDMSIM_AMD_SUMMARY_WRITE:-0}" = 1 ]; then
     python3 "$root"/scripts/amd-kernel-summary.py --objects "$out/obj" --target "$t" --out "$csv" || status=$?
+    [ "$status" -ne 0 ] || cp "$csv" "$fresh/kernels-$t.csv"
   else
-    python3 "$root"/scripts/amd-kernel-summary.py --objects "$out/obj" --target "$t" --check "$csv" || status=$?
+    python3 "$root"/scripts/amd-kernel-summary.py --objects "$out/obj" --target "$t" --check "$csv" \
+      --out "$fresh/kernels-$t.csv" || status=$?
   fi
   [ "$status" -eq 0 ] || break
 done

@@ -15,16 +15,31 @@ if [ ! -f "$out/targets" ] || [ "$(cat "$out/targets")" != "$targets" ]; then
   echo "no AMD objects for $targets in $out (kernels.compile_for_amd skipped or failed): skipping"
   exit 77
 fi
-fresh="$out/fresh-summaries"
-rm -rf "$fresh"
-mkdir -p "$fresh"
 IFS=',;' read -r -a list <<< "$targets"
+# kernels.disassemble_amd (scripts/check-amd-kernels.sh), which runs first,
+# leaves the summaries of these objects in OUTDIR/fresh-summaries, newer than
+# OUTDIR/targets (written when the compile finished). Where one is missing or
+# older (that test failed before reaching it, was not run, or the objects were
+# compiled since), they are made here, in a folder of this test's own.
+fresh="$out/fresh-summaries"
 for t in "${list[@]}"; do
-  # (A failed kernel check still writes the summary; the table is compared anyway.)
-  python3 "$root"/scripts/amd-kernel-summary.py --objects "$out/obj" --target "$t" \
-    --out "$fresh/kernels-$t.csv" || rc=$?
-  if [ "${rc:-0}" -eq 77 ]; then exit 77; fi
+  if [ ! "$fresh/kernels-$t.csv" -nt "$out/targets" ]; then
+    fresh="$out/fresh-summaries-cdna-mix"
+    break
+  fi
 done
+if [ "$fresh" = "$out/fresh-summaries-cdna-mix" ]; then
+  rm -rf "$fresh"
+  mkdir -p "$fresh"
+  for t in "${list[@]}"; do
+    # (A failed kernel check still writes the summary; the table is compared anyway.)
+    python3 "$root"/scripts/amd-kernel-summary.py --objects "$out/obj" --target "$t" \
+      --out "$fresh/kernels-$t.csv" || rc=$?
+    if [ "${rc:-0}" -eq 77 ]; then exit 77; fi
+  done
+else
+  echo "the summaries kernels.disassemble_amd made of these objects: $fresh"
+fi
 for t in gfx90a gfx940; do
   [ -f "$fresh/kernels-$t.csv" ] || { echo "no fresh summary for $t (the model's table has one)"; exit 1; }
 done

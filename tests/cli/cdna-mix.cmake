@@ -10,8 +10,10 @@
 add_test(NAME cdna_mix.table_matches_code_objects
          COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-cdna-mix-table.sh ${TDMSIM_AMD_KERNEL_DIR}
                  ${tdmsim_amd_targets_csv} $<TARGET_FILE:tdmsim_sim_tests>)
+# After kernels.disassemble_amd too (DEPENDS orders, whatever its result): it reads the
+# summaries that test made of the same objects, or makes them where there are none.
 set_tests_properties(cdna_mix.table_matches_code_objects PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-                     FIXTURES_REQUIRED amd_code_objects)
+                     FIXTURES_REQUIRED amd_code_objects DEPENDS kernels.disassemble_amd)
 
 add_test(NAME cdna_mix.aiter_source_refused_off_cdna
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/cdna-mix/aiter-on-h200.yaml
