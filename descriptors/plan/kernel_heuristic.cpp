@@ -628,7 +628,10 @@ KernelChoice choose_kernel(const LayerShape& shape, const KernelSpec& requested,
     // another (composable_kernel gridwise_moe_gemm.hpp: blockIdx.x the N
     // tile, blockIdx.y the block, as AITER's Nswizzle0 instances run; the
     // assembly 1-stage kernels: gdx = inter_dim / subGU_n, gdy = the blocks,
-    // asm_fmoe.cu). The validation scripts run the published rows so.
+    // asm_fmoe.cu; CK-Tile's MoE flatmm through GemmSpatiallyLocalTilePartitioner
+    // <.., 1, 1>, the M tile outer; FlyDSL's MoE kernels: blockIdx.x the N
+    // tile, blockIdx.y the block; docs/moe-plan.md). The validation scripts
+    // run the published rows so.
     k.raster_group = 1;
     why += "; raster_group 1 (AITER's kernels: block-major grids)";
   } else {
