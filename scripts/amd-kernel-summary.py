@@ -238,11 +238,11 @@ def dominates(idom, a, b):
         b = idom[b]
 
 
-def dominated_by_any(idom, blocks, b):
-    """Whether one of `blocks` dominates block b: one walk up b's dominator
-    chain, instead of one per block (kernels have thousands of blocks)."""
+def dominated_by_any(idom, doms, b):
+    """Whether one of the blocks `doms` dominates block b: one walk up b's
+    dominator chain, instead of one per block (kernels have thousands)."""
     while True:
-        if b in blocks:
+        if b in doms:
             return True
         if b == idom[b]:
             return False
@@ -435,13 +435,19 @@ def main():
     a = ap.parse_args()
     if not a.out and not a.check:
         ap.error("give --out, --check or both")
+    if a.out and a.check and os.path.realpath(a.out) == os.path.realpath(a.check):
+        ap.error("--out and --check name the same file: the check would compare the summary with itself")
     problems = []
     text, n = summarise(a.objects, a.target, problems)
     for p in problems:
         print("FAIL:", p)
     if a.out:
-        with open(a.out, "w") as f:
+        # Whole or not at all: a reader (cdna_mix.table_matches_code_objects)
+        # must never take a summary cut short for this compile's.
+        tmp = f"{a.out}.tmp.{os.getpid()}"
+        with open(tmp, "w") as f:
             f.write(text)
+        os.replace(tmp, a.out)
         print(f"{a.target}: {n} kernels -> {a.out}")
     if a.check:
         try:

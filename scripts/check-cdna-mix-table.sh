@@ -18,17 +18,20 @@ fi
 IFS=',;' read -r -a list <<< "$targets"
 # kernels.disassemble_amd (scripts/check-amd-kernels.sh), which runs first,
 # leaves the summaries of these objects in OUTDIR/fresh-summaries, newer than
-# OUTDIR/targets (written when the compile finished). Where one is missing or
-# older (that test failed before reaching it, was not run, or the objects were
-# compiled since), they are made here, in a folder of this test's own.
+# OUTDIR/targets (written when the compile finished) and than the summary
+# script. Where any is missing or not newer than both (that test was not run,
+# the objects were compiled since, or the script changed), every target's is
+# made here, in a folder of this test's own.
 fresh="$out/fresh-summaries"
+reuse=1
 for t in "${list[@]}"; do
-  if [ ! "$fresh/kernels-$t.csv" -nt "$out/targets" ]; then
-    fresh="$out/fresh-summaries-cdna-mix"
-    break
+  if [ ! "$fresh/kernels-$t.csv" -nt "$out/targets" ] ||
+     [ ! "$fresh/kernels-$t.csv" -nt "$root/scripts/amd-kernel-summary.py" ]; then
+    reuse=0
   fi
 done
-if [ "$fresh" = "$out/fresh-summaries-cdna-mix" ]; then
+if [ "$reuse" = 0 ]; then
+  fresh="$out/fresh-summaries-cdna-mix"
   rm -rf "$fresh"
   mkdir -p "$fresh"
   for t in "${list[@]}"; do

@@ -1,4 +1,5 @@
-# cmake -DSCHEDULING=tests/cmake/test_scheduling.cmake -DWORK=DIR -P test_property_guards.cmake
+# cmake -DSCHEDULING=tests/cmake/test_scheduling.cmake -DWORK=DIR [-DGENERATOR=G -DMAKE_PROGRAM=P]
+#       -P test_property_guards.cmake
 #
 # The guards of tests/cmake/test_scheduling.cmake, on throwaway projects
 # configured in WORK: a cost entry that is not TEST=SECONDS of a test, and a
@@ -7,7 +8,7 @@
 # `ctest --show-only=json-v1`).
 cmake_minimum_required(VERSION 3.20)
 foreach(v SCHEDULING WORK)
-  if(NOT DEFINED ${v})
+  if(NOT ${v})
     message(FATAL_ERROR "usage: cmake -DSCHEDULING=FILE -DWORK=DIR -P test_property_guards.cmake")
   endif()
 endforeach()
@@ -24,7 +25,15 @@ function(configure name body expect_ok stderr_regex)
        "add_test(NAME a.one COMMAND \"${CMAKE_COMMAND}\" -E true)\n"
        "add_test(NAME b.two COMMAND \"${CMAKE_COMMAND}\" -E true)\n"
        "${body}\n")
-  execute_process(COMMAND "${CMAKE_COMMAND}" -S "${dir}" -B "${dir}/build"
+  # The calling build's generator (and its make program): the host may have no other.
+  set(generator)
+  if(GENERATOR)
+    set(generator -G "${GENERATOR}")
+  endif()
+  if(MAKE_PROGRAM)
+    list(APPEND generator "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+  endif()
+  execute_process(COMMAND "${CMAKE_COMMAND}" ${generator} -S "${dir}" -B "${dir}/build"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(expect_ok AND NOT rc EQUAL 0)
     message(FATAL_ERROR "${name}: configuring failed (${rc}):\n${err}")
@@ -77,6 +86,8 @@ configure(costs_not_seconds "tdmsim_apply_test_costs(a.one=fast)" FALSE
           "tdmsim_test_costs: 'a.one=fast' is not TEST=SECONDS of a test")
 configure(costs_no_seconds "tdmsim_apply_test_costs(a.one)" FALSE
           "tdmsim_test_costs: 'a.one' is not TEST=SECONDS of a test")
+configure(costs_two_equals "tdmsim_apply_test_costs(a.one=b=5)" FALSE
+          "tdmsim_test_costs: 'a.one=b=5' is not TEST=SECONDS of a test")
 
 configure(labels_ok "set_tests_properties(b.two PROPERTIES LABELS own)\ntdmsim_apply_label_rules(\"fast=^a\\\\.\" \"cli=^(a|b)\\\\.\")"
           TRUE "^ ?$")
@@ -90,4 +101,10 @@ if(NOT label_b MATCHES "^\\[ *\"own\" *\\]$")
 endif()
 configure(labels_unmatched "tdmsim_apply_label_rules(\"fast=^a\\\\.\")" FALSE
           "test b.two has no label: give it LABELS where it is added, or a rule in tdmsim_label_rules")
+# A rule's escaped dot stays a literal dot through the list: b.two's rule ^b\\.t does
+# not match aXtwo's name, so aXtwo has no label.
+configure(labels_literal_dot "add_test(NAME aXtwo COMMAND \"${CMAKE_COMMAND}\" -E true)\ntdmsim_apply_label_rules(\"fast=^a\\\\.\" \"cli=^b\\\\.\")"
+          FALSE "test aXtwo has no label")
+configure(labels_malformed "tdmsim_apply_label_rules(\"fast_2=^a\")" FALSE
+          "tdmsim_label_rules: 'fast_2=\\^a' is not LABEL=REGEX")
 message(STATUS "test_scheduling.cmake: every guard as expected")

@@ -5,7 +5,8 @@
 # the script must stop, exit 2, naming it, and build nothing, rather than
 # compile a fuzzer without the loader. Run on a copy of the script in a tree
 # without the loader.
-#   loader_guard_check.sh WORKDIR     (exit 77 where clang cannot build fuzzers)
+#   loader_guard_check.sh WORKDIR     (run_fuzz.sh checks the tree before the
+#   compiler, so this needs no clang; 77 is passed on should that change)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:?usage: loader_guard_check.sh WORKDIR}

@@ -27,18 +27,6 @@ secs=${2:-20}
 cxx=${CLANGXX:-clang++}
 jobs=${FUZZ_JOBS:-2}
 
-if ! command -v "$cxx" >/dev/null 2>&1; then
-  echo "fuzz: $cxx not found; skipping"
-  exit 77
-fi
-mkdir -p "$out/obj"
-probe="$out/obj/probe"
-if ! printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' |
-     "$cxx" -x c++ -fsanitize=fuzzer,address,undefined -o "$probe" - >/dev/null 2>&1; then
-  echo "fuzz: $cxx cannot link libFuzzer with ASan/UBSan; skipping"
-  exit 77
-fi
-
 case "$target" in
   moe_descriptor)
     # The format sources that depend on nothing but the enums header (see
@@ -71,6 +59,24 @@ case "$target" in
     exit 2
     ;;
 esac
+# The tree's own faults first (exit 2), then the compiler's (exit 77: skipped),
+# so that a missing source is reported on any host.
+if [ -n "$unity_except" ] && [ ! -f "$unity_except" ]; then
+  echo "fuzz: $unity_except, the source compiled beside the unity file, does not exist" >&2
+  exit 2
+fi
+if ! command -v "$cxx" >/dev/null 2>&1; then
+  echo "fuzz: $cxx not found; skipping"
+  exit 77
+fi
+
+mkdir -p "$out/obj"
+probe="$out/obj/probe"
+if ! printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' |
+     "$cxx" -x c++ -fsanitize=fuzzer,address,undefined -o "$probe" - >/dev/null 2>&1; then
+  echo "fuzz: $cxx cannot link libFuzzer with ASan/UBSan; skipping"
+  exit 77
+fi
 # Line tables only (-g1): symbolized crash stacks at half the build time of -g.
 common=(-std=c++20 -O1 -gline-tables-only -fno-omit-frame-pointer -fno-sanitize-recover=undefined -I"$root")
 lib_flags=("${common[@]}" "${defines[@]}" -fsanitize=fuzzer-no-link,address,undefined)
@@ -103,10 +109,6 @@ if [ -n "$unity_except" ]; then
   # The unity file is rewritten only when its list changes, so that an
   # unchanged tree still skips its compile.
   unity="$out/obj/unity.cpp"
-  if [ ! -f "$unity_except" ]; then
-    echo "fuzz: $unity_except, the source compiled beside the unity file, does not exist" >&2
-    exit 2
-  fi
   text=$(for s in "${sources[@]}"; do
            [ "$s" = "$unity_except" ] || printf '#include "%s"\n' "$s"
          done)
