@@ -230,12 +230,7 @@ def dominators(succ):
 
 def dominates(idom, a, b):
     """Whether block a dominates block b (both reachable)."""
-    while True:
-        if a == b:
-            return True
-        if b == idom[b]:
-            return False
-        b = idom[b]
+    return dominated_by_any(idom, (a,), b)
 
 
 def dominated_by_any(idom, doms, b):
