@@ -33,3 +33,11 @@ add_test(NAME cdna_mix.heuristic_tiles_fit_amd_lds
 # without the kernel's entry code, less the K tail (tests/cli/amd_loop_checks.py).
 add_test(NAME cdna_mix.main_loop_finder
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/amd_loop_checks.py)
+
+# The summary script refuses --out and --check naming one file (the check would
+# compare the fresh summary with itself), before reading any object.
+add_test(NAME cdna_mix.summary_out_is_check_refused
+         COMMAND ${CMAKE_COMMAND} -DCMD=python3\;${PROJECT_SOURCE_DIR}/scripts/amd-kernel-summary.py\;--objects\;${CMAKE_CURRENT_BINARY_DIR}/no-objects\;--target\;gfx90a\;--out\;${CMAKE_CURRENT_BINARY_DIR}/same.csv\;--check\;${CMAKE_CURRENT_BINARY_DIR}/./same.csv
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=--out and --check name the same file"
+                 -DMUST_NOT_EXIST=${CMAKE_CURRENT_BINARY_DIR}/same.csv
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
