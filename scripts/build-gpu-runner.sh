@@ -17,9 +17,16 @@ set -euo pipefail
 backend="${1:?usage: build-gpu-runner.sh nvidia|amd OUTPUT}"
 output="${2:?usage: build-gpu-runner.sh nvidia|amd OUTPUT}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-# The compilers' temporary files go to a folder of this build, removed at the
-# end: hipcc (clang) leaves two empty folders per source and target in TMPDIR.
-scratch="$(mktemp -d)"
+# The compilers' temporary files go to a scratch folder beside OUTPUT, removed
+# at the end: hipcc (clang) leaves two empty folders per source and target in
+# TMPDIR. Its name is fixed per OUTPUT, so a build killed before its trap ran
+# (CTest's SIGKILL at a test's timeout) leaves it in the build tree, and the
+# next build of that OUTPUT removes it first. Two builds of one OUTPUT at once
+# are not supported (they would write the same file anyway).
+mkdir -p "$(dirname "$output")"
+scratch="$(cd "$(dirname "$output")" && pwd)/.$(basename "$output").scratch"
+rm -rf "$scratch"
+mkdir -p "$scratch"
 trap 'rm -rf "$scratch"' EXIT
 if [ -n "${TDMSIM_GPU_OBJDIR:-}" ]; then
   objs="$TDMSIM_GPU_OBJDIR"
@@ -84,6 +91,7 @@ done
 status=0
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 [ "$status" -eq 0 ] || { echo "build-gpu-runner.sh: compilation failed" >&2; exit 1; }
-mkdir -p "$(dirname "$output")"
-"$cc" "${link[@]}" "$objs"/*.o -o "$output"
+# Linked in the scratch folder and renamed: OUTPUT is never left half-written.
+"$cc" "${link[@]}" "$objs"/*.o -o "$scratch/linked"
+mv -f "$scratch/linked" "$output"
 echo "built $output ($backend, $arch)"

@@ -20,3 +20,9 @@ add_test(NAME kernels.disassemble_amd
                  ${tdmsim_amd_targets_csv})
 set_tests_properties(kernels.disassemble_amd PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
                      FIXTURES_REQUIRED amd_code_objects)
+# The runner build script's own promises, with a stand-in compiler (runs
+# anywhere, in a second): a killed build's scratch folder is removed by the
+# next, the compilers get a private TMPDIR, OUTPUT is whole or absent.
+add_test(NAME kernels.runner_build_scratch
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/runner_scratch_check.sh
+                 ${CMAKE_CURRENT_BINARY_DIR}/runner-build-scratch)
