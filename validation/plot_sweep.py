@@ -75,6 +75,10 @@ def check_output(path, force):
         fail(f"output file {path} is a folder")
     if os.path.exists(path) and not force:
         fail(f"output file {path} already exists (use --force to replace it)")
+    # The figure is renamed over the path: --force would turn a FIFO or a
+    # device into a plain file.
+    if os.path.exists(path) and not os.path.isfile(path):
+        fail(f"output file {path} exists and is not a regular file (--force replaces only a regular file)")
     parent = os.path.dirname(path) or "."
     try:
         os.makedirs(parent, exist_ok=True)
@@ -172,6 +176,36 @@ def speedup_rows(rows, header):
     if not out:
         fail("--speedup needs rows of both the software and the tdm path")
     return out
+
+
+def one_row_per_place(rows, header, x, hue_cols, facet_cols, a):
+    """The rows to draw, where each (facet, hue, x) holds one configuration. Rows with
+    no x value (a `mode: oat` sweep's base and its other axes' points) are left out,
+    with a note. Rows that share a place but differ in an input column (an axis not
+    given to --hue or --facet) would be joined into one zig-zag line: bad input (exit 2)
+    naming the columns."""
+    blank = [r for r in rows if r[x] == ""]
+    if blank and len(blank) < len(rows):
+        print(f"note: left out {len(blank)} row(s) with no {x} value", file=sys.stderr)
+        rows = [r for r in rows if r[x] != ""]
+    inputs = []
+    if "point" in header and "path" in header:
+        inputs = header[header.index("point") + 1:header.index("path")]
+    inputs += [c for c in ("path", "machine", "model", "tokens", "dtype") if c in header]
+    if a.speedup:
+        inputs = [c for c in inputs if c != "path"]
+    free = [c for c in inputs if c != x and c not in hue_cols and c not in facet_cols]
+    places = defaultdict(list)
+    for r in rows:
+        places[(r["_facet"], r["_hue"], r[x])].append(r)
+    for (fv, hv, xv), same in places.items():
+        vary = [c for c in free if len({r[c] for r in same}) > 1]
+        if vary:
+            where = f"{x} = {xv}" + (f", {hv}" if hv else "") + (f", {fv}" if fv else "")
+            fail(f"{len(same)} rows share {where} but differ in {', '.join(vary)}: "
+                 f"give {'it' if len(vary) == 1 else 'them'} to --hue or --facet, "
+                 "or each would be drawn as one zig-zag line")
+    return rows
 
 
 def import_pyplot():
@@ -361,7 +395,7 @@ def main():
 
     try:
         header, rows = outputs.read_table(a.results)
-    except OSError as e:
+    except (OSError, outputs.TableError) as e:
         fail(str(e))
     if not rows:
         fail(f"{a.results} has no rows")
@@ -387,6 +421,7 @@ def main():
     rows = [r for r in rows if r[y] != ""]
     if not rows:
         fail(f"column {y} is empty")
+    rows = one_row_per_place(rows, header, x, hue_cols, facet_cols, a)
 
     plt = import_pyplot()
     from matplotlib.ticker import FuncFormatter

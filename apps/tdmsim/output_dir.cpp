@@ -235,6 +235,15 @@ StagedDir::StagedDir(fs::path target, bool force) : target_(std::move(target)) {
       throw BadInput("output folder " + target_.string() +
                      " exists and is not a folder (--force replaces only a folder)");
     }
+    // --force removes the old folder whole: only one a tdmsim command wrote
+    // (its marker file) or an empty one, never a folder of the user's own,
+    // such as the one holding this command's input files.
+    if (!fs::exists(target_ / kOutputMarker, ec) && !fs::is_empty(target_, ec)) {
+      throw BadInput("output folder " + target_.string() + " exists and was not written by tdmsim (it has no " +
+                     std::string(kOutputMarker) +
+                     "); --force replaces only a folder a tdmsim command wrote, or an empty one: "
+                     "remove it yourself or choose another folder");
+    }
   }
   const fs::path parent = parent_of(target_);
   prepare_parent(parent);
@@ -247,6 +256,13 @@ StagedDir::StagedDir(fs::path target, bool force) : target_(std::move(target)) {
     throw_output_error("cannot create output folder " + target_.string() + " (staging " +
                            staging_.string() + ")",
                        ec ? ec : std::make_error_code(std::errc::file_exists));
+  }
+  try {
+    util::write_file_atomic(staging_ / kOutputMarker, kOutputMarkerText);
+  } catch (...) {
+    fs::remove_all(staging_, ec);
+    release_slot(slot_);
+    throw;
   }
 }
 
@@ -296,6 +312,12 @@ void check_output_file(const fs::path& path, bool force) {
   if (fs::is_directory(st)) throw BadInput("output file " + path.string() + " is a folder");
   if (fs::exists(st) && !force) {
     throw BadInput("output file " + path.string() + " already exists (use --force to replace it)");
+  }
+  // The file is written by a rename over the path: --force would replace a
+  // FIFO, a device or a socket with a plain file (as root, /dev/null itself).
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    throw BadInput("output file " + path.string() +
+                   " exists and is not a regular file (--force replaces only a regular file)");
   }
   // Its folder is made when the file is written (write_output_file), not now:
   // a command refused after this check leaves nothing behind. Here, that it

@@ -31,12 +31,20 @@ std::string failure_text(const std::exception& e);
 // bytes, above 0), or BadInput naming the option ("--bytes: must be above 0 bytes").
 units::Bytes size_option(const std::string& text, const std::string& option);
 
+// The file every output folder a tdmsim command writes carries, so that
+// --force replaces a folder only where a tdmsim command wrote it (or it is
+// empty): a folder of the user's own is refused whole, not emptied.
+inline constexpr const char* kOutputMarker = ".tdmsim-output";
+inline constexpr const char* kOutputMarkerText =
+    "This folder was written by tdmsim; a tdmsim command given --force may replace it whole.\n";
+
 // The output folder, built as a hidden temporary sibling `.NAME.tmp-PID` and
 // renamed into place by commit(); removed on destruction if never committed,
 // and by SIGINT/SIGTERM/SIGHUP (the process then exits 128+signal).
 //
 // The constructor throws BadInput (naming the path) when the target exists
-// without `force`, exists and is not a folder, or its parent cannot be created
+// without `force`, exists and is not a folder, exists with files in it but
+// without kOutputMarker (not a tdmsim output), or its parent cannot be created
 // or written; it also removes stale staging siblings left by dead processes.
 // commit() fsyncs every file first, so a full disk fails the run (exit 1)
 // before anything is renamed into place.
@@ -62,7 +70,8 @@ class StagedDir {
 };
 
 // Checks a single output file before anything is computed: BadInput (naming
-// the path) when it exists without `force`, is a folder, or its folder cannot
+// the path) when it exists without `force`, is a folder or any other file that
+// is not a regular one (a FIFO, a device, a socket), or its folder cannot
 // be created or written. Creates nothing (write_output_file makes the folder).
 // Stale `.NAME.tmp.PID` siblings of dead processes go.
 void check_output_file(const fs::path& path, bool force);

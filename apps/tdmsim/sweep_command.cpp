@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <set>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -66,6 +67,9 @@ struct Prepared {
   std::string fingerprint;
   std::vector<std::string> inputs_hash;  // by point index
   std::size_t rows = 0;  // rows a complete sweep has
+  // Every file the sweep reads (the sweep file, every point's point_files),
+  // absolute: --force must not remove a folder that holds one.
+  std::set<fs::path> input_files;
 };
 
 Prepared prepare(const config::Loader& loader, const fs::path& file) {
@@ -93,9 +97,11 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
                        def.add(v);
                      }
                      p.inputs_hash.at(pt.index) = point_inputs_hash(r, files);
+                     for (const auto& f : point_files(r)) p.input_files.insert(fs::weakly_canonical(f));
                      fp.add(p.inputs_hash[pt.index]);
                      p.rows += r.paths.size();
                    });
+  p.input_files.insert(fs::weakly_canonical(p.sweep.sweep.file));
   p.definition = def.hex();
   p.fingerprint = fp.hex();
   for (const auto& a : p.sweep.sweep.spec.axes.items) {
@@ -170,12 +176,26 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
     }
     replace = true;
   } else if (!holds_only_lock()) {
-    if (!force) {
-      lock.abandon();
-      throw BadInput("output folder " + dir.string() +
-                     " exists and holds no sweep (no sweep.json); use --force to replace it");
+    // Not a sweep's folder: --force does not empty a folder of the user's own.
+    lock.abandon();
+    throw BadInput("output folder " + dir.string() +
+                   " exists and holds no sweep (no sweep.json); --force replaces only a sweep's folder: "
+                   "remove it yourself or choose another folder");
+  }
+  if (replace) {
+    // A sweep's folder that also holds a file this sweep reads (its own
+    // sweep file kept beside its results, a table): replacing the folder
+    // would delete it before any point runs.
+    const fs::path root = fs::weakly_canonical(dir);
+    for (const auto& f : p.input_files) {
+      const auto rel = f.lexically_relative(root);
+      if (!rel.empty() && *rel.begin() != "..") {
+        lock.abandon();
+        throw BadInput(fmt::format("output folder {} holds {}, which this sweep reads; --force would delete it: "
+                                   "choose another folder",
+                                   dir.string(), f.string()));
+      }
     }
-    replace = true;
   }
   lock.record_holder();
   remove_stale_temporaries(dir);

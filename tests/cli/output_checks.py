@@ -5,7 +5,9 @@
 
 MODE is one of:
   refuse   an existing output folder or file is refused (exit 2, names it,
-           leaves it as it was) unless --force, which replaces it
+           leaves it as it was) unless --force, which replaces a folder only
+           where a tdmsim command wrote it (MARKER) or it is empty, and a file
+           only where it is a regular one (not a FIFO)
   badpath  an output path under a file, or a file where a folder goes, exits 2
            naming the path and writes nothing
   enospc   a write that fails (the TDMSIM_TEST_FAIL_WRITE_AFTER test hook:
@@ -24,6 +26,7 @@ MODE is one of:
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -36,6 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SCEN = os.path.join(ROOT, "validation/gpu/scenarios/qwen3-30b-64tok.yaml")
 RUN_SCEN = os.path.join(ROOT, "workloads/scenarios/qwen3-30b-decode-h200.yaml")
 DESC = os.path.join(ROOT, "validation/data/descriptors/example-moe.tdmm")
+MARKER = ".tdmsim-output"  # apps/tdmsim/output_dir.h kOutputMarker
 
 
 def fail(msg):
@@ -95,14 +99,26 @@ FILE_CMDS = {
 def mode_refuse():
     w = fresh("refuse")
     for name, args in FOLDER_CMDS.items():
+        # A folder of the user's own: refused, and --force does not empty it.
+        mine = os.path.join(w, name + "-mine")
+        os.makedirs(mine)
+        open(os.path.join(mine, "keep.txt"), "w").write("mine")
+        expect(args + ["--output", mine], 2, [mine, "already exists", "--force"])
+        expect(args + ["--output", mine, "--force"], 2, [mine, "not written by tdmsim", MARKER])
+        if os.listdir(mine) != ["keep.txt"] or siblings(mine):
+            fail(f"{name}: the refused folder changed: {os.listdir(mine)}, {siblings(mine)}")
+        # An empty folder, then the folder a command wrote: --force replaces it.
         out = os.path.join(w, name)
         os.makedirs(out)
+        expect(args + ["--output", out, "--force"], 0)
+        if MARKER not in os.listdir(out):
+            fail(f"{name}: the output folder has no {MARKER}: {os.listdir(out)}")
         open(os.path.join(out, "keep.txt"), "w").write("mine")
         expect(args + ["--output", out], 2, [out, "already exists", "--force"])
-        if os.listdir(out) != ["keep.txt"] or siblings(out):
+        if "keep.txt" not in os.listdir(out) or siblings(out):
             fail(f"{name}: the refused folder changed: {os.listdir(out)}, {siblings(out)}")
         expect(args + ["--output", out, "--force"], 0)
-        if "keep.txt" in os.listdir(out) or len(os.listdir(out)) < 1 or siblings(out):
+        if "keep.txt" in os.listdir(out) or len(os.listdir(out)) < 2 or siblings(out):
             fail(f"{name}: --force did not replace the folder: {os.listdir(out)}")
     for name, args in FILE_CMDS.items():
         out = os.path.join(w, name + ".out")
@@ -113,6 +129,12 @@ def mode_refuse():
         expect(args + ["--output", out, "--force"], 0)
         if open(out, "rb").read() == b"mine" or siblings(out):
             fail(f"{name}: --force did not replace the file")
+        # --force never turns a FIFO (or a device) into a plain file.
+        fifo = os.path.join(w, name + ".fifo")
+        os.mkfifo(fifo)
+        expect(args + ["--output", fifo, "--force"], 2, [fifo, "not a regular file"])
+        if not stat.S_ISFIFO(os.stat(fifo).st_mode) or siblings(fifo):
+            fail(f"{name}: --force replaced a FIFO")
 
 
 def mode_badpath():
@@ -141,9 +163,10 @@ def mode_enospc():
             fail(f"{name}: a failed write left {out} or {siblings(out)}")
         # With --force over an existing folder, the old one survives intact.
         os.makedirs(out)
+        open(os.path.join(out, MARKER), "w").write("a tdmsim output")
         open(os.path.join(out, "keep.txt"), "w").write("mine")
         expect(args + ["--output", out, "--force"], 1, ["No space left on device"], env=hook)
-        if os.listdir(out) != ["keep.txt"] or siblings(out):
+        if sorted(os.listdir(out)) != sorted([MARKER, "keep.txt"]) or siblings(out):
             fail(f"{name}: a failed --force run changed {out}: {os.listdir(out)} {siblings(out)}")
     hook = {"TDMSIM_TEST_FAIL_WRITE_AFTER": "10"}
     for name, args in FILE_CMDS.items():
@@ -244,8 +267,13 @@ def mode_plot():
     open(a_file, "w").write("x")
     expect(args[:-1] + [os.path.join(a_file, "fig.png")], 2, [a_file])
     expect(args[:-1] + [w, "--force"], 2, [w, "is a folder"])
-    if siblings(fig):
-        fail(f"plot left {siblings(fig)}")
+    fifo = os.path.join(w, "fig.fifo.png")
+    os.mkfifo(fifo)
+    expect(args[:-1] + [fifo, "--force"], 2, [fifo, "not a regular file"])
+    if not stat.S_ISFIFO(os.stat(fifo).st_mode):
+        fail("plot: --force replaced a FIFO")
+    if siblings(fig) or siblings(fifo):
+        fail(f"plot left {siblings(fig) + siblings(fifo)}")
 
 
 if not os.path.exists(TDMSIM):

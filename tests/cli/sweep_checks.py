@@ -14,6 +14,7 @@
 Usage: sweep_checks.py TDMSIM WORKDIR MODE SWEEP [OTHER_SWEEP]"""
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -134,7 +135,28 @@ def main():
             f.write("x")
         r = sweep(tdmsim, [other, "--output", os.path.join(work, "notasweep")], expect=2)
         assert "holds no sweep" in r.stderr, r.stderr
-        print("another sweep's folder is refused (exit 2, untouched) and replaced with --force")
+        # --force does not empty a folder that holds no sweep (the user's own).
+        r = sweep(tdmsim, [other, "--output", os.path.join(work, "notasweep"), "--force"], expect=2)
+        assert "holds no sweep" in r.stderr and "remove it yourself" in r.stderr, r.stderr
+        assert os.listdir(os.path.join(work, "notasweep")) == ["keep.txt"], os.listdir(os.path.join(work, "notasweep"))
+        # Nor a sweep's folder that holds a file the sweep reads (its sweep file).
+        kept = os.path.join(out, os.path.basename(spec))
+        shutil.copy(spec, kept)
+        with open(kept) as f:
+            text = f.read()
+        # The copy's relative references must still resolve: name files absolutely.
+        for key in ("scenario", "machine"):
+            text = re.sub(rf"^{key}: (\S+\.yaml)$",
+                          lambda m: f"{key}: {os.path.join(os.path.dirname(os.path.abspath(spec)), m.group(1))}",
+                          text, flags=re.M)
+        with open(kept, "w") as f:
+            f.write(text)
+        before = sorted(os.listdir(out))
+        r = sweep(tdmsim, [kept, "--output", out, "--force"], expect=2)
+        assert "which this sweep reads" in r.stderr and kept in r.stderr, r.stderr
+        assert sorted(os.listdir(out)) == before, "folder changed"
+        print("another sweep's folder is refused (exit 2, untouched) and replaced with --force; "
+              "--force leaves a folder that is no sweep's, or holds the sweep's own file")
     elif mode == "crash":
         env = dict(os.environ, TDMSIM_TEST_CRASH_POINT="1")
         r = sweep(tdmsim, [spec, "--output", out, "-j", "2"], env=env, expect=1)
@@ -161,7 +183,21 @@ def main():
             assert len(data) > 5000, f"{name} is suspiciously small"
         r = tdmsimtools.tdmsim(tdmsim, "plot", csv, "--x", "no_such_column", "--output", os.path.join(out, "x.png"))
         assert r.returncode == 2 and "no column" in r.stderr, r.stderr
-        print("tdmsim plot wrote a PNG and an SVG")
+        # Rows of different configurations at one x (an axis given to neither --hue
+        # nor --facet) would be joined into one zig-zag line: refused, naming them.
+        r = tdmsimtools.tdmsim(tdmsim, "plot", csv, "--x", "tokens", "--hue", "path",
+                               "--output", os.path.join(out, "z.png"))
+        assert r.returncode == 2 and "differ in machine.memory.hbm.bandwidth" in r.stderr, r.stderr
+        assert not os.path.exists(os.path.join(out, "z.png"))
+        # A torn table (a row cut short) is bad input naming the file and line.
+        torn = os.path.join(out, "torn.csv")
+        with open(csv) as f:
+            lines = f.read().splitlines()
+        with open(torn, "w") as f:
+            f.write("\n".join(lines[:3] + [lines[3][:40]]) + "\n")
+        r = tdmsimtools.tdmsim(tdmsim, "plot", torn, "--x", "tokens", "--output", os.path.join(out, "t.png"))
+        assert r.returncode == 2 and f"{torn}:4: row has" in r.stderr, r.stderr
+        print("tdmsim plot wrote a PNG and an SVG; refused mixed configurations and a torn table")
     else:
         sys.exit(f"unknown mode {mode}")
 

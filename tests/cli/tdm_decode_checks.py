@@ -133,7 +133,7 @@ def in_output(scenario):
     inside = os.path.join(out, "stream.tdmm")
     for extra in ([], ["--force"]):
         tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--output", out, "--write-descriptors", inside, *extra])
-        assert sorted(os.listdir(out)) == ["config.json", "stats.json", "stream.tdmm", "summary.json"], os.listdir(out)
+        assert sorted(os.listdir(out)) == [".tdmsim-output", "config.json", "stats.json", "stream.tdmm", "summary.json"], os.listdir(out)
         assert open(inside, "rb").read() == open(stream, "rb").read(), "the stream differs from one written elsewhere"
     bad = os.path.join(WORK, "bad")
     r = tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--output", bad, "--write-descriptors",

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/tdmsim/emulate_command.h"
+#include "apps/tdmsim/output_dir.h"
 #include "descriptors/emulator/emulator.h"
 #include "descriptors/emulator/npy.h"
 #include "descriptors/plan/moe_plan.h"
@@ -106,6 +107,11 @@ TEST_CASE("emulate refuses bad input with exit 2 and writes nothing", "[cli]") {
     CHECK(fs::exists(out / "keep.txt"));
     auto o = options(scenario, out);
     o.force = true;
+    // Not a folder tdmsim wrote: --force leaves it alone too.
+    CHECK(run_emulate(o) == kExitBadInput);
+    CHECK(fs::exists(out / "keep.txt"));
+    // One it wrote (its marker file) is replaced.
+    std::ofstream(out / tdmsim::cli::kOutputMarker) << "written by tdmsim";
     CHECK(run_emulate(o) == kExitOk);
     CHECK_FALSE(fs::exists(out / "keep.txt"));
     CHECK(fs::exists(out / "y.npy"));

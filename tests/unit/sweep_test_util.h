@@ -24,7 +24,13 @@ struct SweepFile {
     path = dir / (name + ".yaml");
     std::ofstream(path) << "kind: sweep\nname: " << name << "\n" << text;
   }
-  ~SweepFile() { std::filesystem::remove(path); }
+  // The file, then its folder once no other SweepFile of this process uses it
+  // (remove() leaves a folder that is not empty).
+  ~SweepFile() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    std::filesystem::remove(path.parent_path(), ec);
+  }
   SweepFile(const SweepFile&) = delete;
   SweepFile& operator=(const SweepFile&) = delete;
 };

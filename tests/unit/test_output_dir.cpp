@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,14 +97,49 @@ TEST_CASE("StagedDir refuses an existing target without --force", "[output]") {
   CHECK_THROWS_WITH(StagedDir(out, false), Catch::Contains(out.string()) && Catch::Contains("--force"));
   CHECK(fs::exists(out / "keep.txt"));
   CHECK(entries(tmp.path) == 1);  // no staging sibling left
+  // --force does not empty a folder tdmsim did not write (no marker file).
+  CHECK_THROWS_WITH(StagedDir(out, true),
+                    Catch::Contains(out.string()) && Catch::Contains("not written by tdmsim"));
+  CHECK(fs::exists(out / "keep.txt"));
+  CHECK(entries(tmp.path) == 1);
+  // A folder a StagedDir wrote carries the marker, and --force replaces it.
+  fs::remove_all(out);
+  {
+    StagedDir d(out, false);
+    touch(d.file("old.txt"));
+    d.commit();
+  }
+  CHECK(fs::exists(out / tdmsim::cli::kOutputMarker));
   {
     StagedDir d(out, true);
     touch(d.file("new.txt"));
     d.commit();
   }
   CHECK(fs::exists(out / "new.txt"));
-  CHECK_FALSE(fs::exists(out / "keep.txt"));
+  CHECK_FALSE(fs::exists(out / "old.txt"));
+  CHECK(fs::exists(out / tdmsim::cli::kOutputMarker));
   CHECK(entries(tmp.path) == 1);  // the old folder, moved aside, is gone
+  // An empty folder is replaced too.
+  const fs::path empty = tmp.path / "empty";
+  fs::create_directories(empty);
+  {
+    StagedDir d(empty, true);
+    touch(d.file("new.txt"));
+    d.commit();
+  }
+  CHECK(fs::exists(empty / "new.txt"));
+}
+
+TEST_CASE("check_output_file: --force replaces only a regular file", "[output]") {
+  TempDir tmp;
+  const fs::path fifo = tmp.path / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(fifo, true),
+                    Catch::Contains(fifo.string()) && Catch::Contains("not a regular file"));
+  CHECK(fs::is_fifo(fifo));
+  const fs::path plain = tmp.path / "plain";
+  touch(plain);
+  CHECK_NOTHROW(tdmsim::cli::check_output_file(plain, true));
 }
 
 TEST_CASE("StagedDir: unusable output locations are bad input naming the path", "[output]") {

@@ -11,12 +11,34 @@ def _file(path, name):
     return os.path.join(path, name) if os.path.isdir(path) else path
 
 
+class TableError(ValueError):
+    """A CSV that is not a whole table: 'FILE:LINE: what is wrong'."""
+
+
 def read_table(path, name="results.csv"):
-    """(header, rows as dicts) of a CSV that tdmsim wrote (results.csv or sensitivity.csv)."""
-    with open(_file(path, name), newline="") as f:
-        reader = csv.DictReader(f)
-        rows = list(reader)
-        return reader.fieldnames or [], rows
+    """(header, rows as dicts) of a CSV that tdmsim wrote (results.csv or sensitivity.csv).
+    A row with fewer or more fields than the header (a torn or hand-edited file), a
+    header with a column twice, or text that is not UTF-8 CSV raises TableError naming
+    the file and line."""
+    file = _file(path, name)
+    try:
+        with open(file, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, None) or []
+            if len(set(header)) != len(header):
+                twice = sorted({h for h in header if header.count(h) > 1})
+                raise TableError(f"{file}:1: column {', '.join(twice)} appears twice in the header")
+            rows = []
+            for fields in reader:
+                if not fields:
+                    continue  # a blank line
+                if len(fields) != len(header):
+                    raise TableError(f"{file}:{reader.line_num}: row has {len(fields)} field{'' if len(fields) == 1 else 's'}, "
+                                     f"the header {len(header)}")
+                rows.append(dict(zip(header, fields)))
+            return header, rows
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise TableError(f"{file}: not a CSV table: {e}") from None
 
 
 def read_results_csv(path):
