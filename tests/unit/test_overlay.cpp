@@ -142,3 +142,28 @@ TEST_CASE("a file declaring another kind is refused", "[overlay]") {
   REQUIRE(errs.size() == 1);
   CHECK(errs[0].key == "kind");
 }
+
+TEST_CASE("a base file's machine: and model: paths are relative to the base file, not the derived one",
+          "[overlay]") {
+  Scratch s;
+  fs::create_directories(s.root / "bd");
+  fs::create_directories(s.root / "sub");
+  s.write("bd/m.yaml", "base: " + (fs::path(TDMSIM_SOURCE_DIR) / "tests/data/kernel_config/tiny-model.yaml").string() +
+                           "\nname: tiny\n");
+  s.write("bd/mach.yaml", "kind: machine\nbase: " + kMi300x.string() + "\nname: beside-base\n");
+  s.write("bd/base.yaml",
+          "kind: scenario\nname: base-sc\nmachine: mach.yaml\nmodel: m.yaml\ntokens: 20\ndtype: bf16\n");
+  const auto derived = s.write("sub/derived.yaml", "kind: scenario\nname: derived\nbase: ../bd/base.yaml\n"
+                                                   "tokens: 64\n");
+  const auto r = loader().resolve_scenario(derived);
+  CHECK(r.scenario.spec.tokens == 64);
+  CHECK(r.machine.spec.name == "beside-base");
+  CHECK(r.model.spec.name == "tiny");
+  // The same names from the derived file are relative to it: sub/ has neither.
+  const auto own = s.write("sub/own.yaml", "kind: scenario\nname: own\nbase: ../bd/base.yaml\nmodel: m.yaml\n");
+  const auto errs = errors_of([&] { loader().resolve_scenario(own); });
+  REQUIRE(errs.size() == 1);
+  CHECK(errs[0].key == "model");
+  CHECK(errs[0].where.file == own.lexically_normal().string());
+  CHECK(errs[0].where.line == 4);
+}

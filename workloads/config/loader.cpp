@@ -103,12 +103,18 @@ fs::path relative_file(std::string_view ref, const fs::path& from) {
   return p;
 }
 
-// Finds the file named by a loaded spec's reference key (e.g. a scenario's `machine:`).
+// Finds the file named by a loaded spec's reference key (e.g. a scenario's
+// `machine:`), relative to the file that set the key: a base file's `model:
+// m.yaml` names the m.yaml beside the base, whichever file derives from it.
 template <class S>
 fs::path find_ref(const Loader& loader, const Loaded<S>& from, const std::string& key,
                   const std::string& ref, SpecKind kind) {
   const Location where = nearest_location(from.set_at, key, {display_path(from.file), 1, 1});
-  return loader.find(ref, kind, from.file, where, key);
+  fs::path setter = from.file;
+  if (const auto it = from.set_at.find(key); it != from.set_at.end() && !it->second.file.empty()) {
+    setter = it->second.file;
+  }
+  return loader.find(ref, kind, setter, where, key);
 }
 
 // Re-reports diagnostics against one sweep-axis value's line.
