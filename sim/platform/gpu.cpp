@@ -1,9 +1,13 @@
 #include "sim/platform/gpu.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
+#include <variant>
 
 #include <fmt/core.h>
 
+#include "descriptors/format/descriptor_file.h"
 #include "sim/core/sim_error.h"
 
 #include "sim/cu/compute_unit.h"
@@ -130,23 +134,67 @@ std::string fit_problem(const ComputeSpec& cu, const isa::TileProgram& p) {
                      cu.simds_per_cu * cu.wave_slots_per_simd);
 }
 
+double memory_path_slowdown(const MachineSpec& m) {
+  const auto& mem = m.memory;
+  const double hbm = static_cast<double>(mem.hbm.bandwidth.bytes_per_s);
+  double slowest = std::min(hbm, static_cast<double>(mem.fabric.bandwidth.bytes_per_s));
+  if (mem.fabric.iods) {
+    slowest = std::min(slowest, static_cast<double>(mem.fabric.iods->link_bandwidth.bytes_per_s) *
+                                    mem.fabric.iods->count);
+  }
+  if (mem.mall) slowest = std::min(slowest, static_cast<double>(mem.mall->bandwidth.bytes_per_s));
+  const double l2 = static_cast<double>(mem.l2.bytes_per_clock_per_channel) * mem.l2.channels_per_die *
+                    m.compute.dies * static_cast<double>(m.compute.clock.hz);
+  slowest = std::min(slowest, l2);
+  return slowest > 0 && slowest < hbm ? hbm / slowest : 1.0;
+}
+
+namespace {
+
+// The time a descriptor's own slot records ask for (their lengths added up),
+// which a stream may set far beyond tdm.slot_length (docs/descriptor-format.md:
+// any length of at least 1); 0 for a launch without one.
+double descriptor_slots_ps(const MachineSpec& m, const isa::KernelLaunch& k) {
+  if (!k.hardware || k.hardware->descriptor.empty()) return 0;
+  const auto decoded = format::decode_any(k.hardware->descriptor);
+  if (!decoded || !std::holds_alternative<format::MoeDescriptor>(decoded.value())) return 0;
+  const auto& d = std::get<format::MoeDescriptor>(decoded.value());
+  double ps = 0;
+  for (const auto& slot : d.slots) {
+    ps += d.slot_unit == format::SlotUnit::ns
+              ? static_cast<double>(slot.length) * 1e3
+              : static_cast<double>(slot.length) * 1e12 / static_cast<double>(m.compute.clock.hz);
+  }
+  return ps;
+}
+
+}  // namespace
+
 Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::KernelLaunch>& kernels) {
   double fixed_ps = 0;
+  const double cus = std::max(1u, m.compute.total_cus());
   for (const auto& k : kernels) {
     fixed_ps += static_cast<double>(ticks(m.launch.kernel_launch)) +
                 static_cast<double>(ticks(m.launch.kernel_boundary)) +
                 static_cast<double>(ticks(m.launch.workgroup_dispatch)) * k.workgroups;
+    if (k.workgroups > 0 && m.memory.fabric.latency.ps > 0) {
+      // A fabric crossing's latency on every main-loop iteration of every
+      // round of workgroups, as if nothing overlapped it.
+      const double rounds = std::ceil(k.workgroups / cus);
+      fixed_ps += static_cast<double>(ticks(m.memory.fabric.latency)) * (k.program(0).iterations() + 2.0) * rounds;
+    }
     if (m.tdm) {
       fixed_ps += static_cast<double>(ticks(m.tdm->descriptor_fetch_latency) + ticks(m.tdm->decode_latency)) +
                   static_cast<double>(ticks(m.tdm->slot_length)) * m.tdm->slots +
-                  static_cast<double>(ticks(m.tdm->dispatch_latency)) * k.workgroups;
+                  static_cast<double>(ticks(m.tdm->dispatch_latency)) * k.workgroups +
+                  descriptor_slots_ps(m, k);
     }
     if (k.routing && m.tdm) {  // the unit's routing stage, at the slowest clock the model uses (1 MHz)
       fixed_ps += static_cast<double>(ticks(m.tdm->routing_latency)) +
                   static_cast<double>(k.routing->items) / std::max(1u, m.tdm->routing_scores_per_clock) * 1e6;
     }
   }
-  const double limit = kStallFactor * (floor_s * 1e12 + fixed_ps) + 1e9;  // + 1 ms
+  const double limit = kStallFactor * (floor_s * memory_path_slowdown(m) * 1e12 + fixed_ps) + 1e9;  // + 1 ms
   // Ticks are 64-bit picoseconds (213 days): kept well inside them.
   return static_cast<Tick>(std::min(limit, 1e19));
 }

@@ -85,11 +85,19 @@ class Gpu {
 // "needs 96 KiB of LDS, compute.lds_per_cu is 64 KiB".
 std::string fit_problem(const ComputeSpec& cu, const isa::TileProgram& p);
 
+// How many times slower than HBM's peak the slowest stage of the memory path
+// is (the fabric, the IOD links, the MALL, the L2's channels), at least 1:
+// a roofline floor takes bytes at HBM's peak, and a machine given a slow
+// fabric is that much slower without being stuck.
+double memory_path_slowdown(const MachineSpec& m);
+
 // The watchdog's time limit for running `kernels` on `m` when their roofline
 // floor (compulsory bytes at peak bandwidth, FLOPs at peak rate) is
-// `floor_s`: kStallFactor times the floor plus as much again of each
-// kernel's fixed costs (launch, TDM fetch, decode and slot releases,
-// workgroup dispatch), plus 1 ms. Far beyond any time the model predicts for
+// `floor_s`: kStallFactor times the floor (times memory_path_slowdown) plus
+// as much again of each kernel's fixed costs (launch, TDM fetch, decode and
+// slot releases, the slot lengths its own descriptor asks for, workgroup
+// dispatch, a fabric crossing's latency per main-loop iteration and round of
+// workgroups), plus 1 ms. Far beyond any time the model predicts for
 // a working machine (shipped runs take at most tens of times their floor),
 // so only a stuck run, or parameters that make the machine absurdly slow,
 // reach it.

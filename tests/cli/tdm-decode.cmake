@@ -27,3 +27,5 @@ add_test(NAME tdm.descriptors_need_tdm_path_exit_2
 add_test(NAME tdm.custom_policy_runs
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/tdm-decode/policy-custom.yaml\;--quiet
                  -DEXPECT_RC=0 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+add_test(NAME tdm.descriptors_longest_slots_complete
+         COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK} long_slots ${TDMDEC_SCENARIO})

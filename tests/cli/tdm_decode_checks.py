@@ -12,6 +12,8 @@
                                      scenario_mismatch at the layer's tokens field (byte 76)
   policies SCENARIO                  a sweep over every tdm.default_policy, custom included,
                                      completes every point
+  long_slots SCENARIO                every slot record 2^32 - 1 ns long (valid): the run
+                                     completes, the watchdog's limit counting the slots
   in_output SCENARIO                 --write-descriptors inside a new --output folder: written
                                      there with the run's files (the same bytes as elsewhere),
                                      again with --force; one of the folder's own names exits 2
@@ -143,10 +145,38 @@ def in_output(scenario):
     print("stream written inside the output folder, with and without --force; summary.json refused")
 
 
+def long_slots(scenario):
+    """Every slot record's length set to the largest the format allows (2^32 - 1, about
+    4.3 s in ns): a valid stream, so the run completes (slow, not stalled)."""
+    import struct
+    import zlib
+    stream = write_stream(scenario, "short")
+    data = bytearray(open(stream, "rb").read())
+    at, records = 0, 0
+    while at < len(data):
+        total = struct.unpack_from("<I", data, at + 8)[0]
+        slots_offset, slot_count = struct.unpack_from("<II", data, at + 44)
+        for i in range(slot_count):
+            struct.pack_into("<I", data, at + slots_offset + 48 * i + 12, 0xFFFFFFFF)
+        struct.pack_into("<I", data, at + 12, 0)
+        struct.pack_into("<I", data, at + 12, zlib.crc32(bytes(data[at:at + total])) & 0xFFFFFFFF)
+        at += total
+        records += 1
+    long = os.path.join(WORK, "long.tdmm")
+    open(long, "wb").write(bytes(data))
+    tdmsim(["describe", long])  # the format accepts it
+    out = os.path.join(WORK, "long-out")
+    tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--descriptors", long, "--output", out])
+    total_us = tdmsimtools.read_summary(out)["paths"][0]["total_us"]
+    if total_us < 4.29e6:
+        sys.exit(f"FAILED: {total_us} us, less than one slot of 2^32 - 1 ns")
+    print(f"{records} descriptor(s), every slot 2^32 - 1 ns: the run completes in {total_us:.0f} us of simulated time")
+
+
 TDMSIM, WORK, MODE, SCENARIO = sys.argv[1:5]
 shutil.rmtree(os.path.join(WORK, MODE), ignore_errors=True)
 WORK = os.path.join(WORK, MODE)
 os.makedirs(WORK)
 {"round_trip": lambda: round_trip(SCENARIO, sys.argv[5:]), "corrupt": lambda: corrupt(SCENARIO),
  "disagree": lambda: disagree(SCENARIO), "policies": lambda: policies(SCENARIO),
- "in_output": lambda: in_output(SCENARIO)}[MODE]()
+ "in_output": lambda: in_output(SCENARIO), "long_slots": lambda: long_slots(SCENARIO)}[MODE]()

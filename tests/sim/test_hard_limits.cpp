@@ -89,6 +89,29 @@ TEST_CASE("the watchdog's limit leaves a normal run alone", "[limits]") {
   CHECK(limited[0].end > limited[0].start);
 }
 
+TEST_CASE("the watchdog's limit follows a slow memory path and a slow fabric crossing", "[limits]") {
+  MachineSpec m = shipped_machine("mi300x");
+  CHECK(sim::memory_path_slowdown(m) == 1.0);  // HBM is the slowest stage of the shipped part
+  sim::AddressSpace as;
+  const std::vector<isa::KernelLaunch> k{sim::programs::stream_copy(as, 64ull << 20)};
+  const double floor_s = 2.0 * (64ull << 20) / static_cast<double>(m.memory.hbm.bandwidth.bytes_per_s);
+  const sim::Tick normal = sim::stall_limit(m, floor_s, k);
+  // A 1 GB/s fabric (its schema's minimum) makes every byte that much slower:
+  // the run is slow, not stuck, and completes under the limit.
+  m.memory.fabric.bandwidth = units::Bandwidth{1'000'000'000ull};
+  CHECK(sim::memory_path_slowdown(m) == Approx(m.memory.hbm.bandwidth.bytes_per_s / 1e9));
+  const sim::Tick slow = sim::stall_limit(m, floor_s, k);
+  CHECK(static_cast<double>(slow) > 1000.0 * static_cast<double>(normal));
+  sim::Gpu gpu(m);
+  const auto t = gpu.run(k, slow);
+  REQUIRE(t.size() == 1);
+  CHECK(static_cast<double>(t[0].end - t[0].start) > 100.0 * floor_s * 1e12);
+  // A fabric crossing's latency is charged per main-loop iteration and round.
+  MachineSpec lat = shipped_machine("mi300x");
+  lat.memory.fabric.latency = units::Duration{100'000'000};  // 100 us, the schema's maximum
+  CHECK(sim::stall_limit(lat, floor_s, k) > normal);
+}
+
 TEST_CASE("an exception inside a SystemC process comes out with its own message as an internal error",
           "[limits]") {
   const MachineSpec m = shipped_machine("mi300x");
