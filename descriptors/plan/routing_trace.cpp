@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <string_view>
 
 #include "descriptors/plan/routing.h"
@@ -160,9 +161,13 @@ Routing parse_trace(std::istream& in, const std::string& name, const ModelSpec& 
       } else if (has_weight) {
         const std::string_view w_text = f.text.substr(colon + 1);
         double w = 0.0;
-        if (!parse_number(w_text, w) || !std::isfinite(w) || w < 0.0) {
+        // Weights are kept as fp32 (the plan's and the kernels' format): a
+        // value beyond its range would become infinite there.
+        if (!parse_number(w_text, w) || !std::isfinite(w) || w < 0.0 ||
+            w > static_cast<double>(std::numeric_limits<float>::max())) {
           fail(f.column + static_cast<int>(colon) + 1,
-               "bad weight '" + std::string(w_text) + "' (expected a finite number >= 0)");
+               "bad weight '" + std::string(w_text) + "' (expected a finite number >= 0, at most 3.4e38: " +
+                   "weights are fp32)");
         }
         r.weights[std::size_t(t) * k + j] = static_cast<float>(w);
       }

@@ -71,6 +71,7 @@ TEST_CASE("bad traces name the trace file, line and column", "[trace]") {
       {"negative id", h + "-1 2\n", 1, 2, "bad expert id"},
       {"bad weight", h + "0:0.5 1:abc\n", 1, 2, "bad weight 'abc'"},
       {"negative weight", h + "0:-0.5 1:1\n", 1, 2, "bad weight"},
+      {"weight beyond fp32", h + "0:1e39 1:0.5\n", 1, 2, "bad weight '1e39'"},
       {"mixed weights", h + "0:0.5 1\n", 1, 2, "mixed"},
   };
   for (const Case& c : cases) {

@@ -70,6 +70,22 @@ void check(const MachineSpec& m, config::Checker& c) {
            std::string(config::enum_name(m.kernels.matrix_instructions)) +
                " is a Hopper instruction; this machine's isa is " + std::string(config::enum_name(m.isa)));
   }
+  // Our NVIDIA kernels, and our fp8 quantisation kernel between the stages,
+  // are charged the instruction counts of the profile's nvidia: section
+  // (sim/programs/moe_kernels.cpp): a machine without one cannot run them.
+  if (!m.kernels.nvidia) {
+    if (m.kernels.fp8_intermediate == Fp8Intermediate::kernel) {
+      c.fail("kernels.fp8_intermediate",
+             "kernel runs our quantisation kernel, charged the instruction counts of a kernel profile's "
+             "nvidia: section; this machine's profile (" + m.kernel_profile +
+                 ") has none: use epilogue, or a profile with one (hopper)");
+    } else if (m.kernels.matrix_instructions != MatrixInstructions::isa) {
+      c.fail("kernels.matrix_instructions",
+             std::string(config::enum_name(m.kernels.matrix_instructions)) +
+                 " runs our NVIDIA kernels, charged the instruction counts of a kernel profile's nvidia: "
+                 "section; this machine's profile (" + m.kernel_profile + ") has none");
+    }
+  }
   check_kernels(m.kernels, c, "kernels.");
   require_pow2(c, "compute.l1_line", cu.l1_line);
   if (cu.l1_per_cu.bytes > 0 && cu.l1_per_cu.bytes < cu.l1_line.bytes * cu.l1_ways) {
