@@ -25,6 +25,7 @@ cause (summary.json's tdm_vs_software), to the TDM path's.
   plot_sweep.py out-run --output causes.png
 Exit codes: 0 ok, 2 bad input (unknown column, nothing to plot)."""
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -92,7 +93,10 @@ def save_whole(fig, path):
     """Writes the figure to a temporary sibling, on disk, then renames it into
     place: a full disk or an interruption never leaves a partial figure."""
     parent, name = os.path.split(path)
-    tmp = os.path.join(parent, f".{name}.tmp.{os.getpid()}")
+    stem = name
+    if len(name.encode()) + 1 + 16 > 255:  # a legal long name keeps a legal temporary
+        stem = name.encode()[:200].decode(errors="ignore") + "~" + hashlib.sha1(name.encode()).hexdigest()[:16]
+    tmp = os.path.join(parent, f".{stem}.tmp.{os.getpid()}")
     fmt = os.path.splitext(name)[1].lstrip(".").lower() or "png"
     try:
         with open(tmp, "wb") as f:

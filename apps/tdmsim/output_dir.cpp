@@ -199,7 +199,7 @@ void sync_tree(const fs::path& dir) {
 }  // namespace
 
 void remove_stale_siblings(const fs::path& target, const std::string& marker) {
-  const std::string prefix = "." + target.filename().string() + marker;
+  const std::string prefix = util::temporary_stem(target) + marker;
   std::vector<fs::path> stale;
   std::error_code ec;
   for (fs::directory_iterator it(parent_of(target), ec), end; !ec && it != end; it.increment(ec)) {
@@ -223,6 +223,10 @@ StagedDir::StagedDir(fs::path target, bool force) : target_(std::move(target)) {
   if (target_.filename().empty()) target_ = target_.parent_path();
   if (!is_plain_name(target_)) {
     throw BadInput("output folder '" + target_.string() + "': give a folder name");
+  }
+  if (target_.filename().string().size() > util::kMaxNameBytes) {
+    throw BadInput("output folder '" + target_.string() + "': its name is longer than " +
+                   std::to_string(util::kMaxNameBytes) + " bytes");
   }
   std::error_code ec;
   const fs::file_status st = fs::status(target_, ec);
@@ -248,7 +252,7 @@ StagedDir::StagedDir(fs::path target, bool force) : target_(std::move(target)) {
   const fs::path parent = parent_of(target_);
   prepare_parent(parent);
   remove_stale_siblings(target_, ".tmp-");
-  staging_ = parent / ("." + target_.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  staging_ = parent / (util::temporary_stem(target_) + ".tmp-" + std::to_string(::getpid()));
   fs::remove_all(staging_, ec);
   slot_ = take_slot(staging_);  // before the folder exists: a signal from now on removes it
   if (!fs::create_directory(staging_, ec) || ec) {
@@ -307,6 +311,10 @@ void StagedDir::commit() {
 
 void check_output_file(const fs::path& path, bool force) {
   if (!is_plain_name(path)) throw BadInput("output file '" + path.string() + "': give a file name");
+  if (path.filename().string().size() > util::kMaxNameBytes) {
+    throw BadInput("output file '" + path.string() + "': its name is longer than " +
+                   std::to_string(util::kMaxNameBytes) + " bytes");
+  }
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) throw BadInput("output file " + path.string() + " is a folder");

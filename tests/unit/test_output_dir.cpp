@@ -130,6 +130,27 @@ TEST_CASE("StagedDir refuses an existing target without --force", "[output]") {
   CHECK(fs::exists(empty / "new.txt"));
 }
 
+TEST_CASE("a long legal output name keeps a legal temporary; a name over 255 bytes is bad input", "[output]") {
+  TempDir tmp;
+  const fs::path folder = tmp.path / std::string(250, 'c');
+  {
+    StagedDir d(folder, false);
+    touch(d.file("x.txt"));
+    d.commit();
+  }
+  CHECK(fs::exists(folder / "x.txt"));
+  const fs::path file = tmp.path / (std::string(250, 'f') + ".json");
+  tdmsim::cli::check_output_file(file, false);
+  tdmsim::cli::write_output_file(file, "{}");
+  CHECK(fs::file_size(file) == 2);
+  CHECK(tdmsim::util::temporary_stem(file).size() + 19 <= tdmsim::util::kMaxNameBytes);
+  CHECK(tdmsim::util::temporary_stem(tmp.path / "short") == ".short");
+  CHECK(entries(tmp.path) == 2);  // no temporary left
+  const fs::path too_long = tmp.path / std::string(256, 'd');
+  CHECK_THROWS_WITH(StagedDir(too_long, false), Catch::Contains("longer than 255 bytes"));
+  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(too_long, false), Catch::Contains("longer than 255 bytes"));
+}
+
 TEST_CASE("check_output_file: --force replaces only a regular file", "[output]") {
   TempDir tmp;
   const fs::path fifo = tmp.path / "fifo";

@@ -1,6 +1,8 @@
 #include "workloads/util/atomic_write.h"
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -78,12 +80,27 @@ void fsync_path(const std::filesystem::path& path) {
   ::close(fd);
 }
 
+std::string temporary_stem(const std::filesystem::path& target) {
+  const std::string name = target.filename().string();
+  // ".tmp-" + a pid of up to 10 digits + ".old": 19 bytes at most.
+  constexpr std::size_t kSuffix = 19;
+  if (1 + name.size() + kSuffix <= kMaxNameBytes) return "." + name;
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a: a name, not a secret
+  for (const unsigned char c : name) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return "." + name.substr(0, kMaxNameBytes - kSuffix - 1 - 1 - 16) + "~" + hex;
+}
+
 void write_file_atomic(const std::filesystem::path& path, std::string_view text) {
   namespace fs = std::filesystem;
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  const fs::path tmp = dir / (temporary_stem(path) + ".tmp." + std::to_string(::getpid()));
   try {
     OutFile out(tmp);
     out.write(text);

@@ -13,6 +13,17 @@ namespace tdmsim::util {
 // Throws std::runtime_error (naming the path) if the file cannot be written.
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
 
+// The longest name a folder entry may have on the file systems we write to
+// (NAME_MAX of ext4, xfs, btrfs, tmpfs).
+inline constexpr std::size_t kMaxNameBytes = 255;
+
+// The start of the hidden temporary names kept beside `target` while it is
+// written (".NAME" then ".tmp.PID", ".tmp-PID" or ".tmp-PID.old"): ".NAME"
+// itself where that leaves room for the longest suffix within kMaxNameBytes,
+// else the name's first bytes, "~" and a hash of the whole name, so that a
+// target whose own name is legal always has a legal temporary.
+std::string temporary_stem(const std::filesystem::path& target);
+
 // A file written with checked POSIX calls: every write, the fsync and the
 // close are checked, so a full disk (ENOSPC), a quota or an I/O error is an
 // exception naming the path, not a silently short file. Buffered std::ofstream
