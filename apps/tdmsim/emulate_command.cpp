@@ -304,9 +304,25 @@ void add_emulate_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--force", opts->force, "Replace an existing output folder");
   cmd->add_flag("--intermediates", opts->intermediates,
                 "Also write gathered rows, gate/up output, intermediate and expert outputs");
+  // A finite number above 0: CLI11's PositiveNumber lets NaN through (every
+  // comparison with it is false) and answers others with a 300-digit range.
   cmd->add_option("--max-memory", opts->max_memory_gib,
                   "Refuse layers needing more than this many GiB (default 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double v = 0;
+            std::size_t used = 0;
+            try {
+              v = std::stod(text, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            if (used != text.size() || !std::isfinite(v) || v <= 0) {
+              return "must be a finite number of GiB above 0, got '" + text + "'";
+            }
+            return {};
+          },
+          "GIB"));
   cmd->callback([opts, &result] { result.exit_code = run_emulate(*opts); });
 }
 

@@ -130,7 +130,7 @@ TEST_CASE("StagedDir refuses an existing target without --force", "[output]") {
   CHECK(fs::exists(empty / "new.txt"));
 }
 
-TEST_CASE("a long legal output name keeps a legal temporary; a name over 255 bytes is bad input", "[output]") {
+TEST_CASE("a long legal output name keeps a legal temporary, a name over 255 bytes is bad input", "[output]") {
   TempDir tmp;
   const fs::path folder = tmp.path / std::string(250, 'c');
   {
