@@ -1,6 +1,7 @@
 // `tdmsim config ...`: validate, show and document configuration files.
 #include "apps/tdmsim/config_commands.h"
 
+#include <charconv>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -186,8 +187,11 @@ std::string reference_document() {
       "sweep axis value beside a base scenario's table. Command-line options refuse empty "
       "values likewise.\n"
       "- `kind: machine|model|scenario|sweep|kernel_profile` is optional inside machines/, "
-      "models/, scenarios/, sweeps/ and kernel-profiles/ folders and required elsewhere; "
-      "`kind: tenants` is always required (such files sit among the scenarios).\n"
+      "models/, scenarios/, sweeps/ and kernel-profiles/ folders; elsewhere `config validate` and "
+      "`config show` need it to tell what a file is, while `run`, `emulate`, `gpu-case` and `sweep` "
+      "read the file they are given as the kind they take (a scenario, a sweep), and a `base:` "
+      "file as its child's kind. `kind: tenants` is always required (such files sit among the "
+      "scenarios).\n"
       "- Unknown keys, missing required keys, values out of range and wrong units are "
       "errors naming file:line:column and the key path.\n";
   // The input limits, from their declarations (workloads/util/input_file.h,
@@ -246,7 +250,7 @@ std::string reference_document() {
   return md;
 }
 
-void add_config_commands(CLI::App& app, CommandResult& result) {
+void add_config_commands(CLI::App& app, CommandResult& result, RunnableCheck runnable) {
   auto* cfg = app.add_subcommand("config", "Validate, show and document configuration files");
   cfg->require_subcommand(1);
 
@@ -256,23 +260,32 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
   };
   auto vopts = std::make_shared<ValidateOpts>();
   auto* validate = cfg->add_subcommand(
-      "validate", "Check machine, model, scenario and sweep files (with what they reference)");
+      "validate", "Check machine, model, scenario and sweep files: what they reference, and what `run` "
+                  "(`sweep --dry-run`) checks before simulating");
   validate->add_option("files", vopts->files, "YAML files")->required()->check(CLI::ExistingFile);
   validate->add_flag("-q,--quiet", vopts->quiet, "Print errors only");
-  validate->callback([vopts, &result] {
+  validate->callback([vopts, &result, runnable] {
     const Loader loader(config::default_roots());
     int bad = 0;
     for (const auto& f : vopts->files) {
       try {
         const auto kind = loader.kind_of(f);
         (void)resolve(loader, f, false);
+        if (runnable && (kind == SpecKind::scenario || kind == SpecKind::sweep || kind == SpecKind::tenants)) {
+          runnable(f);
+        }
         if (!vopts->quiet) fmt::print("ok      {} ({})\n", f, config::kind_name(kind));
       } catch (const config::ConfigError& e) {
         ++bad;
         std::cerr << e.what() << "\n";
+      } catch (const BadInput& e) {
+        ++bad;
+        // Most messages name the file already (at a key); others get it.
+        const std::string what = e.what();
+        std::cerr << (what.find(f) == std::string::npos ? f + ": " : std::string()) << what << "\n";
       }
     }
-    if (!vopts->quiet || bad > 0) {
+    if (!vopts->quiet) {
       fmt::print(stderr, "{} of {} file(s) valid\n", vopts->files.size() - bad, vopts->files.size());
     }
     result.exit_code = bad > 0 ? kExitBadInput : kExitOk;
@@ -371,7 +384,23 @@ void add_config_commands(CLI::App& app, CommandResult& result) {
                     "it (exit 2 where the name is refused, with why)");
   tile->add_option("name", topts->name, "tile1/tile2 or kernelName1/kernelName2 field (\"\" for an empty one)")
       ->required();
-  tile->add_option("--block-m", topts->block_m, "the row's block_m")->required()->check(CLI::Range(1, 256));
+  // The values a table's block_m column takes (plan::valid_block_m), else the
+  // answer would be a tile no table row can ask for.
+  tile->add_option("--block-m", topts->block_m, "the row's block_m (" +
+                                                    valid_block_m_text(KernelCode::aiter) + ")")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            std::uint32_t v = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec != std::errc() || end != text.data() + text.size() ||
+                !valid_block_m(v, KernelCode::aiter)) {
+              return "must be " + valid_block_m_text(KernelCode::aiter) + ", as a table's block_m column, got '" +
+                     text + "'";
+            }
+            return {};
+          },
+          "BLOCK_M"));
   tile->add_option("--stage", topts->stage, "1: the tile1/kernelName1 column, 2: tile2/kernelName2")
       ->check(CLI::IsMember({1, 2}));
   tile->add_option("--format", topts->format, "the row's q_dtype_a q_dtype_w q_type (sets an MxN name's K)")

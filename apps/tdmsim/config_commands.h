@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace CLI {
@@ -17,7 +18,14 @@ struct CommandResult {
   int exit_code = kExitOk;
 };
 
-void add_config_commands(CLI::App& app, CommandResult& result);
+// What `config validate` checks beyond loading a file, where the checks need
+// the simulator's kernels (tdmsim_cli stays free of SystemC): for a scenario,
+// what `tdmsim run` checks before simulating; for a sweep, every point as
+// `tdmsim sweep --dry-run` checks it. Throws config::ConfigError or BadInput
+// for bad input. Empty: only the loading checks.
+using RunnableCheck = std::function<void(const std::string& file)>;
+
+void add_config_commands(CLI::App& app, CommandResult& result, RunnableCheck runnable = {});
 
 // A machine, model, scenario, sweep or kernel-profile file fully resolved, as
 // `tdmsim config show FILE --format json` prints it (a sweep's points checked

@@ -113,7 +113,8 @@ PathRun path_run_from_json(Json& j) {
   return r;
 }
 
-void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& p, const MachineSpec& m) {
+void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& p, const MachineSpec& m,
+                       const config::SetMap* scenario_keys) {
   // A gate/up kernel said to hold more workgroups a CU than the CU's wave
   // slots allow (kernel.gate_up_workgroups_per_cu, or a tuned row's assembly
   // kernel name): the count would change nothing, so it is refused.
@@ -175,8 +176,17 @@ void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& 
                                              : std::string("give that row a smaller tile, or set a smaller "
                                                            "kernel.pipeline_stages"))
             : std::string("tdmsim's MoE kernels need more of this resource than machine ") + m.name + " has";
-    throw sim::NotSimulatable(fmt::format("kernel {} does not fit on a CU of machine {}: it {}; {}", kernel.name,
-                                          m.name, why, hint));
+    // A tile the scenario's own file set: named at its key, as the loader
+    // names keys (a table's row is named in the hint instead).
+    std::string at;
+    if (scenario_keys != nullptr && chosen.empty() && (ends("_gate_up") || ends("_fused") || down)) {
+      const std::string key = down ? "kernel.down_tile" : "kernel.gate_up_tile";
+      if (const auto it = scenario_keys->find(key); it != scenario_keys->end() && !it->second.file.empty()) {
+        at = fmt::format("{}:{}:{}: {}: ", it->second.file, it->second.line, it->second.column, key);
+      }
+    }
+    throw sim::NotSimulatable(fmt::format("{}kernel {} does not fit on a CU of machine {}: it {}; {}", at,
+                                          kernel.name, m.name, why, hint));
   }
 }
 

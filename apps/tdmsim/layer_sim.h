@@ -38,7 +38,10 @@ struct PathRun {
 // row that chose it, if a kernel of `k` does not fit on a CU of `m` or the
 // gate/up kernel is said to hold more workgroups a CU than its wave slots
 // allow. run_path checks so; the sweep checks every point so before any runs.
-void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& p, const MachineSpec& m);
+// With `scenario_keys` (the scenario's set_at), a tile the scenario file set
+// is named at its key's file, line and column.
+void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& p, const MachineSpec& m,
+                       const config::SetMap* scenario_keys = nullptr);
 
 // Runs `path` ("software" or "tdm") of plan `p` on `gpu` with fresh buffers.
 // Throws std::logic_error if the prediction is below the physical floor,

@@ -60,7 +60,8 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
 void refuse_empty_option_values(CLI::App& app) {
   const CLI::Validator non_empty(
       [](std::string& value) {
-        return value.empty() ? std::string("an empty value; leave the option out for its default") : std::string();
+        return value.empty() ? std::string("an empty value: give a value, or leave the option out where it is optional")
+                             : std::string();
       },
       "");
   for (CLI::Option* opt : app.get_options()) {
@@ -77,7 +78,7 @@ int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
                                         tdmsim::sim::systemc_version() + ")");
   app.require_subcommand(1);
   CommandResult result;
-  add_config_commands(app, result);
+  add_config_commands(app, result, check_runnable_file);
   add_describe_command(app, result);
   add_emulate_command(app, result);
   add_gpu_case_command(app, result);

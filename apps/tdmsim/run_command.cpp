@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "apps/tdmsim/ep_layer.h"
 #include "apps/tdmsim/ep_mpi.h"
 #include "apps/tdmsim/layer_sim.h"
+#include "apps/tdmsim/sweep_inputs.h"
 #include "apps/tdmsim/output_dir.h"
 #include "apps/tdmsim/serving_queue.h"
 #include "apps/tdmsim/serving_run.h"
@@ -28,6 +30,7 @@
 #include "descriptors/plan/moe_plan.h"
 #include "sim/core/json_text.h"
 #include "sim/platform/gpu.h"
+#include "sim/core/sim_error.h"
 #include "sim/programs/moe_kernels.h"
 #include "workloads/config/loader.h"
 #include "workloads/config/writer.h"
@@ -311,6 +314,12 @@ PreparedRun prepare_run(const RunOptions& o) {
   if (!o.descriptors.empty() && o.repeat > 1) {
     throw BadInput("--descriptors runs one layer's stream (one routing draw); give --repeat 1");
   }
+  // Draw r runs with seed + r: the last must not wrap past 2^64 - 1 to 0.
+  if (const std::uint64_t seed = sc.scenario.spec.seed;
+      o.repeat > 1 && seed > std::numeric_limits<std::uint64_t>::max() - (o.repeat - 1)) {
+    throw BadInput(fmt::format("--repeat {}: its draws take seeds {} to seed + {}, past 2^64 - 1; give the scenario "
+                               "a smaller seed", o.repeat, seed, o.repeat - 1));
+  }
   return r;
 }
 
@@ -338,11 +347,30 @@ std::string descriptors_in_output(const RunOptions& o) {
   return name;
 }
 
+// The scenario's plan, each path's kernels checked to fit on a CU before any
+// child process runs one: a tile the scenario file set is named at its key
+// (check_kernels_fit).
+plan::MoePlan check_fit_before_run(const config::ResolvedScenario& sc, const std::vector<std::string>& paths) {
+  plan::MoePlan p = plan::build_plan(sc);
+  for (const auto& path : paths) {
+    sim::AddressSpace as;
+    check_kernels_fit(path == "tdm" ? sim::programs::tdm_moe(as, p, sc.machine.spec)
+                                    : sim::programs::software_moe(as, p, sc.machine.spec),
+                      p, sc.machine.spec, &sc.scenario.set_at);
+  }
+  return p;
+}
+
 // One process: every GPU of an expert-parallel layer in a child of this one.
 int run_local(const RunOptions& o) {
   const auto wall0 = std::chrono::steady_clock::now();
   PreparedRun prepared = prepare_run(o);
   config::ResolvedScenario& sc = prepared.sc;
+  // The first draw's plan, checked (the repeat loop below uses it for draw 0).
+  std::optional<plan::MoePlan> checked;
+  if (!prepared.expert_parallel && !sc.scenario.spec.serving.has_value()) {
+    checked = check_fit_before_run(sc, prepared.paths);
+  }
   const MachineSpec& m = sc.machine.spec;
   const std::vector<std::string>& paths = prepared.paths;
   const std::string& not_run = prepared.not_run;
@@ -389,7 +417,7 @@ int run_local(const RunOptions& o) {
   plan::MoePlan first_plan;
   for (std::uint32_t rep = 0; rep < o.repeat; ++rep) {
     sc.scenario.spec.seed = seed0 + rep;  // fresh routing draws per repeat
-    plan::MoePlan p = plan::build_plan(sc);
+    plan::MoePlan p = rep == 0 && checked ? std::move(*checked) : plan::build_plan(sc);
     for (std::size_t i = 0; i < paths.size(); ++i) {
       current_path = o.repeat > 1 ? fmt::format("[{}/{}] {}", rep + 1, o.repeat, paths[i]) : paths[i];
       std::string trace;
@@ -561,6 +589,42 @@ int run_command(const RunOptions& o) {
 }
 
 }  // namespace
+
+void check_runnable_file(const std::string& file) {
+  try {
+    const config::Loader loader(config::default_roots());
+    if (loader.kind_of(file) == config::SpecKind::sweep) {
+      // As `tdmsim sweep --dry-run` checks it: every point resolved and runnable.
+      const auto sweep = loader.resolve_sweep(file);
+      check_all_points(loader, sweep, config::expand_points(sweep.sweep.spec),
+                       [](const config::SweepPoint&, const config::ResolvedPoint&) {});
+      return;
+    }
+    check_scenario_runs(file);
+  } catch (const config::ConfigError&) {
+    throw;
+  } catch (const BadInput&) {
+    throw;
+  } catch (...) {
+    const sim::Failure f = sim::classify(std::current_exception());
+    if (!f.bad_input) throw;
+    throw BadInput(f.message);
+  }
+}
+
+void check_scenario_runs(const std::string& file) {
+  if (is_tenants_file(file)) return;  // its scenarios are the tenants' own files
+  RunOptions o;
+  o.scenario = file;
+  const PreparedRun prepared = prepare_run(o);
+  const config::ResolvedScenario& sc = prepared.sc;
+  if (prepared.expert_parallel) {
+    (void)ep_setup(sc);
+    return;
+  }
+  if (sc.scenario.spec.serving.has_value()) return;  // its batches are planned as they arrive
+  check_fit_before_run(sc, prepared.paths);
+}
 
 void add_run_command(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<RunOptions>();

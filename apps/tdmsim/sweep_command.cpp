@@ -166,6 +166,12 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
       if (old.value("fingerprint", "") != p.fingerprint) util::write_file_atomic(man, m.dump(2) + "\n");
       return;
     }
+    if (!force && (old.is_discarded() || !old.is_object())) {
+      lock.abandon();
+      throw BadInput(fmt::format("output folder {}: its sweep.json cannot be read (not a JSON object: damaged or "
+                                 "edited); use --force to replace the folder or choose another folder",
+                                 dir.string()));
+    }
     if (!force) {
       lock.abandon();
       throw BadInput(fmt::format(

@@ -146,6 +146,17 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
     }
     const std::vector<ConfigField> f = split_line(s, file, line);
     if (header.empty()) {
+      // A file whose header is missing (a blank first line, then the data)
+      // would read its first row as the header: said as such, not as a
+      // column "appearing twice".
+      const bool names_a_column = std::any_of(f.begin(), f.end(), [](const ConfigField& c) {
+        return c.text == "cu_num" || c.text == "token" || c.text == "model_dim" || c.text == "inter_dim";
+      });
+      if (!names_a_column) {
+        fail(file, line, 1, "",
+             "expected the header line (cu_num, token, model_dim, inter_dim, ...), got a line that names none "
+             "of those columns: the table's first line that is not blank must be its header");
+      }
       for (std::size_t i = 0; i < f.size(); ++i) {
         if (!col.emplace(f[i].text, i).second) {
           fail(file, line, f[i].column, f[i].text, "column '" + f[i].text + "' appears twice in the header");
@@ -161,6 +172,15 @@ KernelConfigTable parse_kernel_config(const std::string& text, const std::string
                            "kernelName1/kernelName2 or tile1/tile2)",
                            need));
         }
+      }
+      const bool names = col.count("kernelName1") || col.count("kernelName2");
+      const bool tiles = col.count("tile1") || col.count("tile2");
+      if (names && tiles) {
+        // Two readings of a row's kernels: refused rather than one silently ignored.
+        fail(file, line, static_cast<int>(col.count("tile1") ? f[col.at("tile1")].column : f[col.at("tile2")].column),
+             col.count("tile1") ? "tile1" : "tile2",
+             "the header has both kernelName1/kernelName2 (AITER's tuned tables) and tile1/tile2 columns: keep one "
+             "pair");
       }
       if (col.count("kernelName1") && col.count("kernelName2")) {
         t.tile1_name = "kernelName1", t.tile2_name = "kernelName2";

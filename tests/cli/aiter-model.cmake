@@ -83,3 +83,9 @@ foreach(mode rows same machine bad edges grid crash config plots order instances
            COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/aiter_tuned_checks.py ${TDMSIM_BIN} ${mode})
   set_tests_properties(aiter_model.tuned_table_${mode} PROPERTIES TIMEOUT 300)
 endforeach()
+# --block-m takes what a table's block_m column takes (a multiple of 16 in
+# 16..256), so no answer is for a row no table can hold.
+add_test(NAME aiter_model.aiter_tile_block_m_as_tables
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;config\;aiter-tile\;--block-m\;17\;256x17x64x64
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=--block-m: must be a multiple of 16 in 16..256"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)

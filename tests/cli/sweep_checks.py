@@ -135,6 +135,14 @@ def main():
             f.write("x")
         r = sweep(tdmsim, [other, "--output", os.path.join(work, "notasweep")], expect=2)
         assert "holds no sweep" in r.stderr, r.stderr
+        # A damaged sweep.json is said as such, not as "a different sweep (?, ?)".
+        damaged = os.path.join(work, "damaged")
+        shutil.rmtree(damaged, ignore_errors=True)
+        shutil.copytree(ref, damaged)
+        with open(os.path.join(damaged, "sweep.json"), "w") as f:
+            f.write("{ not json")
+        r = sweep(tdmsim, [other, "--output", damaged], expect=2)
+        assert "its sweep.json cannot be read" in r.stderr, r.stderr
         # --force does not empty a folder that holds no sweep (the user's own).
         r = sweep(tdmsim, [other, "--output", os.path.join(work, "notasweep"), "--force"], expect=2)
         assert "holds no sweep" in r.stderr and "remove it yourself" in r.stderr, r.stderr

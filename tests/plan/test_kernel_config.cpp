@@ -187,6 +187,17 @@ TEST_CASE("bad tables are refused at their file, line and column", "[kernel_conf
     CHECK(d.message.find("missing column 'q_type'") != std::string::npos);
     CHECK(d.where.file.find("missing_column.csv") != std::string::npos);
   }
+  SECTION("no header: a blank first line, then a data row") {
+    const auto d = read_error("no_header.csv");
+    CHECK(d.where.line == 2);
+    CHECK(d.message.find("expected the header line") != std::string::npos);
+  }
+  SECTION("both kernelName1/2 and tile1/2: two readings of a row's kernels") {
+    const auto d = read_error("both_tile_columns.csv");
+    CHECK(d.where.line == 1);
+    CHECK(d.key == "tile1");
+    CHECK(d.message.find("keep one pair") != std::string::npos);
+  }
   SECTION("a bad number") {
     const auto d = read_error("bad_number.csv");
     CHECK(d.where.line == 3);

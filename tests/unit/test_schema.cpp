@@ -138,6 +138,13 @@ TEST_CASE("unknown keys without a close match list the valid keys", "[schema]") 
   const auto r = read("name: a\ninner: {bw: 5TB/s}\nzzzzzzzz: 1\n");
   REQUIRE(r.diags.size() == 1);
   CHECK_THAT(r.diags[0].message, Catch::Contains("expected one of: name, clock"));
+  // A file that has the optional section lists it once (it is looked up twice).
+  const auto with_extra = read("name: a\ninner: {bw: 5TB/s}\nextra: {bw: 1TB/s}\nzzzzzzzz: 1\n");
+  REQUIRE(with_extra.diags.size() == 1);
+  const std::string& msg = with_extra.diags[0].message;
+  const auto first = msg.find("extra");
+  REQUIRE(first != std::string::npos);
+  CHECK(msg.find("extra", first + 1) == std::string::npos);
 }
 
 TEST_CASE("every problem in a file is reported, not just the first", "[schema]") {

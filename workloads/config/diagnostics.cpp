@@ -36,9 +36,31 @@ std::string join(const std::vector<Diagnostic>& ds) {
 ConfigError::ConfigError(std::vector<Diagnostic> diagnostics)
     : std::runtime_error(join(diagnostics)), diagnostics_(std::move(diagnostics)) {}
 
+namespace {
+// Control characters (C0 but tab and newline, and DEL) as \xNN: a message quotes text
+// from the user's files, and a raw ESC would reach the terminal as an escape
+// sequence.
+std::string printable(std::string s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 void Diagnostics::add(Location where, std::string key, std::string message) {
   if (items_.size() < kMaxReported) {
-    items_.push_back({std::move(where), std::move(key), std::move(message)});
+    items_.push_back({std::move(where), printable(std::move(key)), printable(std::move(message))});
   }
 }
 

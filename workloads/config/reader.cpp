@@ -1,5 +1,6 @@
 #include "workloads/config/reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -127,7 +128,9 @@ Reader::Reader(const YAML::Node& map, std::string prefix, ReadContext& ctx,
 }
 
 YAML::Node Reader::lookup(std::string_view key) {
-  known_.emplace_back(key);
+  // An optional section is looked up twice (to see whether it is there, then
+  // to read it): listed once among the keys an unknown one is told of.
+  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
   if (!map_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   for (auto it = map_.begin(); it != map_.end(); ++it) {
     if (it->first.Scalar() == key) return it->second;

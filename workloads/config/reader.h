@@ -135,6 +135,14 @@ class Reader {
     }
     auto parsed = ValueTraits<T>::parse(scalar_text(node));
     if (!parsed) {
+      // A number beyond the type's range is beyond the key's too: said with
+      // the key's own bound, as a value just above it is.
+      if constexpr (requires(const T& a, const T& b) { a < b; }) {
+        if (meta.max && parsed.error.find("is too large") != std::string::npos) {
+          error(node, path, "must be at most " + ValueTraits<T>::text(*meta.max) + ", got '" + std::string(scalar_text(node)) + "'");
+          return false;
+        }
+      }
       error(node, path, parsed.error);
       return false;
     }

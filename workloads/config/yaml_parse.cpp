@@ -217,6 +217,29 @@ YAML::Node parse_yaml_guarded(const std::string& text, const std::string& file) 
 }
 
 YAML::Node parse_yaml(const std::string& text, const std::string& file) {
+  // YAML allows no C0 control character but tab, LF and CR, and no DEL
+  // (YAML 1.2 c-printable): refused here by name and position, before the
+  // parser misreads one (a NUL as the end of a scalar) or its message echoes
+  // the raw byte to a terminal (an ESC starts an escape sequence).
+  int line = 1, column = 1;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "%02x", c);
+      throw ConfigError({Diagnostic{{file, line, column}, "",
+                                    std::string("a control character (byte 0x") + byte +
+                                        (c == 0 ? ", NUL" : c == 0x1b ? ", ESC" : "") +
+                                        ") in the text: YAML files hold printable text only (write \\x" + byte +
+                                        " inside a double-quoted string for the character itself)"}});
+    }
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
   if (quick_text(text)) {
     try {
       YAML::Node root = YAML::Load(text);

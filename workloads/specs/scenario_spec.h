@@ -244,7 +244,9 @@ struct ScenarioSpec {
     v.param(model, "model", "model name (workloads/models) or path to a model file", Required{});
     v.param(tokens, "tokens", "tokens in the batch", Required{}, Min{1u}, Max{16777216u});
     v.param(dtype, "dtype",
-            "activation dtype of the expert GEMMs (and weight dtype unless weight_dtype is set)",
+            "activation dtype of the expert GEMMs (and weight dtype unless weight_dtype is set); of the "
+            "dtype names, only those of a format in the formats table below run (fp32 and int4 are "
+            "refused as activations)",
             Default{DType::bf16});
     v.param(weight_dtype, "weight_dtype",
             "expert weight dtype: same (as dtype) or e.g. mxfp4 / int4 for mixed pairs",
