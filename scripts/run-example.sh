@@ -12,5 +12,8 @@ echo "== validating every shipped configuration file"
 "$tdmsim" config validate --quiet workloads/machines/*.yaml workloads/models/*.yaml \
   workloads/scenarios/*.yaml workloads/sweeps/*.yaml
 echo "== $example: one MoE layer, software fused-MoE kernels vs the TDM MoE unit"
+# This script's own folder: one written before output folders carried their
+# .tdmsim-output marker (which --force needs to replace a folder) goes first.
+[ -e build/example-run/.tdmsim-output ] || rm -rf build/example-run
 "$tdmsim" run "$example" --path both --output build/example-run --force
 echo "(summary.json, stats.json, config.json in build/example-run; add --trace for trace.json)"

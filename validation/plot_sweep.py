@@ -72,6 +72,8 @@ def fail(msg):
 
 def check_output(path, force):
     """An unusable --output is bad input (exit 2), found before any work."""
+    if len(os.fsencode(os.path.basename(path))) > 255:
+        fail(f"output file '{path}': its name is longer than 255 bytes")
     if os.path.isdir(path):
         fail(f"output file {path} is a folder")
     if os.path.exists(path) and not force:
@@ -94,8 +96,9 @@ def save_whole(fig, path):
     place: a full disk or an interruption never leaves a partial figure."""
     parent, name = os.path.split(path)
     stem = name
-    if len(name.encode()) + 1 + 16 > 255:  # a legal long name keeps a legal temporary
-        stem = name.encode()[:200].decode(errors="ignore") + "~" + hashlib.sha1(name.encode()).hexdigest()[:16]
+    raw = os.fsencode(name)
+    if len(raw) + 1 + 16 > 255:  # a legal long name keeps a legal temporary
+        stem = os.fsdecode(raw[:200]) + "~" + hashlib.sha1(raw).hexdigest()[:16]
     tmp = os.path.join(parent, f".{stem}.tmp.{os.getpid()}")
     fmt = os.path.splitext(name)[1].lstrip(".").lower() or "png"
     try:

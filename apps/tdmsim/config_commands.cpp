@@ -181,7 +181,8 @@ std::string reference_document() {
       "then overrides only the keys it names. `~` removes an optional section, and unsets an "
       "optional string key (a file, a description). A path a key names (a scenario's "
       "`machine:` or `model:` file, `kernel.config`, `routing.trace`) is relative to the file "
-      "that sets the key, a base file's own keys to the base file.\n"
+      "that sets the key, a base file's own keys to the base file; a name (`machine: mi300x`) is "
+      "looked up in the workloads folder of that file first, then in the shipped one.\n"
       "- A string key's value is never empty (`\"\"` would read as the key left out): "
       "leave the key out or write `~`. `kernel.config` alone takes `\"\"` for no table, as a "
       "sweep axis value beside a base scenario's table. Command-line options refuse empty "
@@ -266,7 +267,7 @@ void add_config_commands(CLI::App& app, CommandResult& result, RunnableCheck run
   validate->add_flag("-q,--quiet", vopts->quiet, "Print errors only");
   validate->callback([vopts, &result, runnable] {
     const Loader loader(config::default_roots());
-    int bad = 0;
+    int bad = 0, failed = 0;
     for (const auto& f : vopts->files) {
       try {
         const auto kind = loader.kind_of(f);
@@ -283,12 +284,16 @@ void add_config_commands(CLI::App& app, CommandResult& result, RunnableCheck run
         // Most messages name the file already (at a key); others get it.
         const std::string what = e.what();
         std::cerr << (what.find(f) == std::string::npos ? f + ": " : std::string()) << what << "\n";
+      } catch (const std::exception& e) {
+        // Not bad input (an internal error): said, and the other files still checked.
+        ++failed;
+        std::cerr << "tdmsim: error: " << f << ": " << e.what() << "\n";
       }
     }
     if (!vopts->quiet) {
-      fmt::print(stderr, "{} of {} file(s) valid\n", vopts->files.size() - bad, vopts->files.size());
+      fmt::print(stderr, "{} of {} file(s) valid\n", vopts->files.size() - bad - failed, vopts->files.size());
     }
-    result.exit_code = bad > 0 ? kExitBadInput : kExitOk;
+    result.exit_code = failed > 0 ? kExitFailure : bad > 0 ? kExitBadInput : kExitOk;
   });
 
   struct ShowOpts {

@@ -219,7 +219,7 @@ void remove_stale_siblings(const fs::path& target, const std::string& marker) {
   for (const auto& p : stale) fs::remove_all(p, ec);
 }
 
-StagedDir::StagedDir(fs::path target, bool force) : target_(std::move(target)) {
+StagedDir::StagedDir(fs::path target, bool force, const std::vector<fs::path>& inputs) : target_(std::move(target)) {
   if (target_.filename().empty()) target_ = target_.parent_path();
   if (!is_plain_name(target_)) {
     throw BadInput("output folder '" + target_.string() + "': give a folder name");
@@ -243,10 +243,22 @@ StagedDir::StagedDir(fs::path target, bool force) : target_(std::move(target)) {
     // (its marker file) or an empty one, never a folder of the user's own,
     // such as the one holding this command's input files.
     if (!fs::exists(target_ / kOutputMarker, ec) && !fs::is_empty(target_, ec)) {
-      throw BadInput("output folder " + target_.string() + " exists and was not written by tdmsim (it has no " +
-                     std::string(kOutputMarker) +
-                     "); --force replaces only a folder a tdmsim command wrote, or an empty one: "
-                     "remove it yourself or choose another folder");
+      throw BadInput("output folder " + target_.string() + " exists without " + std::string(kOutputMarker) +
+                     ", the file every output folder of a tdmsim command has (since 2026-12-07: older ones lack it "
+                     "too); --force replaces only such a folder, or an empty one: remove it yourself or choose "
+                     "another folder");
+    }
+    const fs::path roots[] = {fs::weakly_canonical(target_, ec), fs::absolute(target_).lexically_normal()};
+    for (const auto& in : inputs) {
+      for (const fs::path& f : {fs::absolute(in).lexically_normal(), fs::weakly_canonical(in, ec)}) {
+        for (const auto& root : roots) {
+          const fs::path rel = f.lexically_relative(root);
+          if (!rel.empty() && *rel.begin() != "..") {
+            throw BadInput("output folder " + target_.string() + " holds " + in.string() +
+                           ", which this command reads; --force would delete it: choose another folder");
+          }
+        }
+      }
     }
   }
   const fs::path parent = parent_of(target_);

@@ -9,6 +9,7 @@
 #include <streambuf>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "workloads/config/units.h"
 
@@ -50,7 +51,9 @@ inline constexpr const char* kOutputMarkerText =
 // before anything is renamed into place.
 class StagedDir {
  public:
-  StagedDir(fs::path target, bool force);
+  // `inputs`: files the command reads; --force refuses to replace a folder
+  // holding one (the replacement would delete it).
+  StagedDir(fs::path target, bool force, const std::vector<fs::path>& inputs = {});
   ~StagedDir();
   StagedDir(const StagedDir&) = delete;
   StagedDir& operator=(const StagedDir&) = delete;

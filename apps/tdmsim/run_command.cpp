@@ -58,6 +58,9 @@ struct RunOptions {
   bool trace = false;
   bool quiet = false;
   bool force = false;
+  // The host-memory estimate against this host's memory: off for `config
+  // validate`, whose answer must not depend on the host it runs on.
+  bool check_memory = true;
 };
 
 using serving::percentile;
@@ -303,7 +306,7 @@ PreparedRun prepare_run(const RunOptions& o) {
                    "--write-descriptors nor --repeat (each GPU runs its own stream; one routing draw)");
   }
   // Refused before anything is built or written if it would not fit in memory.
-  check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), o.trace);
+  if (o.check_memory) check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), o.trace);
   const bool tdm_runs = std::find(paths.begin(), paths.end(), "tdm") != paths.end();
   for (const auto* opt : {&o.descriptors, &o.write_descriptors}) {
     if (!opt->empty() && !tdm_runs) {
@@ -347,6 +350,16 @@ std::string descriptors_in_output(const RunOptions& o) {
   return name;
 }
 
+// Every file the run reads (the scenario's, machine's and model's chains, a
+// routing trace, a tuned table, --descriptors): --force must not replace an
+// output folder that holds one.
+std::vector<fs::path> run_inputs(const RunOptions& o, const PreparedRun& prepared) {
+  std::vector<fs::path> files = point_files(config::ResolvedPoint{prepared.sc, prepared.paths});
+  if (!o.descriptors.empty()) files.emplace_back(o.descriptors);
+  if (!o.kernel_config.empty()) files.emplace_back(o.kernel_config);
+  return files;
+}
+
 // The scenario's plan, each path's kernels checked to fit on a CU before any
 // child process runs one: a tile the scenario file set is named at its key
 // (check_kernels_fit).
@@ -382,7 +395,7 @@ int run_local(const RunOptions& o) {
   sim::programs::DescriptorBytes given;
   if (!o.descriptors.empty()) given = read_descriptor_stream(o.descriptors, sc);
   std::unique_ptr<StagedDir> dir;
-  if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
+  if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force, run_inputs(o, prepared));
   if (prepared.expert_parallel) {
     const EpSetup setup = ep_setup(sc);
     sim::SimOptions opts;
@@ -523,7 +536,7 @@ int run_on_ranks(const RunOptions& o, const MpiSession& mpi) {
     prepared = prepare_run(o);
     if (prepared->expert_parallel) {
       setup = ep_setup(prepared->sc);
-      if (root && !o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
+      if (root && !o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force, run_inputs(o, *prepared));
     }
     return std::string();
   }));
@@ -616,6 +629,7 @@ void check_scenario_runs(const std::string& file) {
   if (is_tenants_file(file)) return;  // its scenarios are the tenants' own files
   RunOptions o;
   o.scenario = file;
+  o.check_memory = false;
   const PreparedRun prepared = prepare_run(o);
   const config::ResolvedScenario& sc = prepared.sc;
   if (prepared.expert_parallel) {

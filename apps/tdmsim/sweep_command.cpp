@@ -11,12 +11,15 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <set>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -72,6 +75,13 @@ struct Prepared {
   std::set<fs::path> input_files;
 };
 
+// A file the sweep reads, as it is named (a link inside the output folder
+// would go with the folder) and as what it resolves to.
+void add_input(std::set<fs::path>& files, const fs::path& f) {
+  files.insert(fs::absolute(f).lexically_normal());
+  files.insert(fs::weakly_canonical(f));
+}
+
 Prepared prepare(const config::Loader& loader, const fs::path& file) {
   Prepared p;
   p.sweep = loader.resolve_sweep(file);
@@ -89,6 +99,7 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
   fp.add(kFormat);
   FileHashes files;
   p.inputs_hash.resize(p.points.size());
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> wraps;  // (point, seed) whose draws pass 2^64 - 1
   check_all_points(loader, p.sweep, p.points,
                    [&](const config::SweepPoint& pt, const config::ResolvedPoint& r) {
                      def.add(std::to_string(pt.index));
@@ -97,11 +108,22 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
                        def.add(v);
                      }
                      p.inputs_hash.at(pt.index) = point_inputs_hash(r, files);
-                     for (const auto& f : point_files(r)) p.input_files.insert(fs::weakly_canonical(f));
+                     if (const std::uint64_t seed = r.scenario.scenario.spec.seed;
+                         !wraps && spec.repeat > 1 &&
+                         seed > std::numeric_limits<std::uint64_t>::max() - (spec.repeat - 1)) {
+                       wraps = std::make_pair(std::uint64_t{pt.index}, seed);
+                     }
+                     for (const auto& f : point_files(r)) add_input(p.input_files, f);
                      fp.add(p.inputs_hash[pt.index]);
                      p.rows += r.paths.size();
                    });
-  p.input_files.insert(fs::weakly_canonical(p.sweep.sweep.file));
+  if (wraps) {
+    throw BadInput(fmt::format("repeat {}: point {}'s draws take seeds {} to seed + {}, past 2^64 - 1; give its "
+                               "scenario a smaller seed",
+                               spec.repeat, wraps->first, wraps->second, spec.repeat - 1));
+  }
+  for (const auto& f : p.sweep.sweep.chain) add_input(p.input_files, f);
+  add_input(p.input_files, p.sweep.sweep.file);
   p.definition = def.hex();
   p.fingerprint = fp.hex();
   for (const auto& a : p.sweep.sweep.spec.axes.items) {
@@ -140,6 +162,9 @@ std::function<bool(std::uint64_t)> jitter_column(const Prepared& p) {
   return [&p](std::uint64_t i) { return i < p.points.size() && config::jitter_point(p.sweep.sweep.spec, p.points[i]); };
 }
 
+// The name sweep.json has while a --force replacement empties its folder.
+constexpr const char* kReplacingMarker = ".sweep.replacing";
+
 // Makes `dir` (created and locked by `lock`) ready: new, the same sweep's
 // folder (resumed; its points whose inputs changed run again), or --force
 // replacing what is there. Anything else is bad input, and the folder is left
@@ -147,6 +172,9 @@ std::function<bool(std::uint64_t)> jitter_column(const Prepared& p) {
 void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool quiet, SweepLock& lock) {
   const Json m = manifest(p);
   const fs::path man = dir / "sweep.json";
+  // What a --force replacement renames sweep.json to while it empties the
+  // folder: an interrupted one leaves a folder still known as a sweep's.
+  const fs::path replacing = dir / kReplacingMarker;
   const auto holds_only_lock = [&] {
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().filename() != SweepLock::kFile) return false;
@@ -181,6 +209,13 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
           old.is_object() ? old.value("definition", "?") : "?", p.sweep.sweep.spec.name, p.definition));
     }
     replace = true;
+  } else if (fs::exists(replacing)) {
+    if (!force) {
+      lock.abandon();
+      throw BadInput("output folder " + dir.string() + ": an earlier --force replacement of it was interrupted (" +
+                     std::string(kReplacingMarker) + "); give --force again to finish it, or choose another folder");
+    }
+    replace = true;
   } else if (!holds_only_lock()) {
     // Not a sweep's folder: --force does not empty a folder of the user's own.
     lock.abandon();
@@ -192,10 +227,13 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
     // A sweep's folder that also holds a file this sweep reads (its own
     // sweep file kept beside its results, a table): replacing the folder
     // would delete it before any point runs.
-    const fs::path root = fs::weakly_canonical(dir);
+    const fs::path roots[] = {fs::weakly_canonical(dir), fs::absolute(dir).lexically_normal()};
     for (const auto& f : p.input_files) {
-      const auto rel = f.lexically_relative(root);
-      if (!rel.empty() && *rel.begin() != "..") {
+      const bool inside = std::any_of(std::begin(roots), std::end(roots), [&](const fs::path& root) {
+        const auto rel = f.lexically_relative(root);
+        return !rel.empty() && *rel.begin() != "..";
+      });
+      if (inside) {
         lock.abandon();
         throw BadInput(fmt::format("output folder {} holds {}, which this sweep reads; --force would delete it: "
                                    "choose another folder",
@@ -206,15 +244,18 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
   lock.record_holder();
   remove_stale_temporaries(dir);
   if (replace) {
-    // sweep.json first: from then on the folder no longer claims to hold the
-    // old sweep, so an interruption leaves a folder the next run refuses
-    // (without --force) rather than one it would resume.
-    fs::remove(man);
+    // sweep.json first, renamed to the marker: from then on the folder no
+    // longer claims to hold the old sweep, so an interruption leaves a folder
+    // the next run refuses without --force (rather than one it would resume)
+    // and replaces with it.
+    if (fs::exists(man)) fs::rename(man, replacing);
     for (const auto& e : fs::directory_iterator(dir)) {
-      if (e.path().filename() != SweepLock::kFile) fs::remove_all(e.path());
+      const fs::path name = e.path().filename();
+      if (name != SweepLock::kFile && name != kReplacingMarker) fs::remove_all(e.path());
     }
   }
   util::write_file_atomic(man, m.dump(2) + "\n");
+  if (replace) fs::remove(replacing);
 }
 
 // One point's rows, as the journal holds them.
@@ -535,7 +576,8 @@ int sweep_point_command() {
   diags.throw_if_any();
   FileHashes files;
   const std::string inputs_hash = point_inputs_hash(*r, files);  // the point's, whatever the draw
-  // Draw r routes with the point's seed + r (wrapping), as `tdmsim run --repeat`
+  // Draw r routes with the point's seed + r (prepare() refused a seed whose
+  // draws would pass 2^64 - 1), as `tdmsim run --repeat`
   // numbers its draws: a draw is reproducible with `tdmsim run` at that seed.
   config::ResolvedScenario sc = r->scenario;
   sc.scenario.spec.seed += draw;

@@ -69,8 +69,9 @@ void check_runnable(const config::ResolvedPoint& point) {
     sim::AddressSpace as;
     // Kernels a CU cannot hold are refused here, before any point runs, as
     // `tdmsim run` refuses them (a point failing at run time would be lost).
-    check_kernels_fit(path == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m), p, m,
-                      &point.scenario.scenario.set_at);
+    // (No scenario key location: an axis may have set the tile, and
+    // check_all_points reports a point's problem at its axis values.)
+    check_kernels_fit(path == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m), p, m);
   }
 }
 

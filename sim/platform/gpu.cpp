@@ -151,21 +151,28 @@ double memory_path_slowdown(const MachineSpec& m) {
 
 namespace {
 
-// The time a descriptor's own slot records ask for (their lengths added up),
-// which a stream may set far beyond tdm.slot_length (docs/descriptor-format.md:
-// any length of at least 1); 0 for a launch without one.
+// A bound on the time a descriptor's own slot records ask for (their lengths
+// added up, and the longest once per machine wave), which a stream may set far
+// beyond tdm.slot_length (docs/descriptor-format.md: any length of at least
+// 1); 0 for a launch without one.
 double descriptor_slots_ps(const MachineSpec& m, const isa::KernelLaunch& k) {
   if (!k.hardware || k.hardware->descriptor.empty()) return 0;
   const auto decoded = format::decode_any(k.hardware->descriptor);
   if (!decoded || !std::holds_alternative<format::MoeDescriptor>(decoded.value())) return 0;
   const auto& d = std::get<format::MoeDescriptor>(decoded.value());
-  double ps = 0;
+  double ps = 0, longest = 0;
   for (const auto& slot : d.slots) {
-    ps += d.slot_unit == format::SlotUnit::ns
-              ? static_cast<double>(slot.length) * 1e3
-              : static_cast<double>(slot.length) * 1e12 / static_cast<double>(m.compute.clock.hz);
+    const double one = d.slot_unit == format::SlotUnit::ns
+                           ? static_cast<double>(slot.length) * 1e3
+                           : static_cast<double>(slot.length) * 1e12 / static_cast<double>(m.compute.clock.hz);
+    ps += one;
+    longest = std::max(longest, one);
   }
-  return ps;
+  // A machine wave opens after the longest slot of the previous one, and one
+  // record's jobs may span several waves (TdmScheduler::place): the longest
+  // once more for each wave the unit's slots allow, on top of the sum.
+  const double waves = m.tdm ? std::min<double>(m.tdm->slots, static_cast<double>(d.slots.size())) : 0.0;
+  return ps + longest * waves;
 }
 
 }  // namespace

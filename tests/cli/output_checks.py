@@ -104,7 +104,7 @@ def mode_refuse():
         os.makedirs(mine)
         open(os.path.join(mine, "keep.txt"), "w").write("mine")
         expect(args + ["--output", mine], 2, [mine, "already exists", "--force"])
-        expect(args + ["--output", mine, "--force"], 2, [mine, "not written by tdmsim", MARKER])
+        expect(args + ["--output", mine, "--force"], 2, [mine, "exists without " + MARKER])
         if os.listdir(mine) != ["keep.txt"] or siblings(mine):
             fail(f"{name}: the refused folder changed: {os.listdir(mine)}, {siblings(mine)}")
         # An empty folder, then the folder a command wrote: --force replaces it.

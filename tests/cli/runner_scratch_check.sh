@@ -22,6 +22,8 @@ while [ $# -gt 0 ]; do
 done
 echo "$TMPDIR" >> "$FAKE_LOG"
 [ -d "$TMPDIR" ] || { echo "TMPDIR $TMPDIR missing" >&2; exit 3; }
+# The stale folder planted before the build must be gone before any compile.
+[ ! -e "$TMPDIR/stale-leftover" ] || { echo "a killed build's scratch was not removed first" >&2; exit 4; }
 if [ "$compile" = 1 ]; then echo obj > "$out"; exit 0; fi
 echo "half" > "$out"
 [ -n "${FAKE_LINK_FAIL:-}" ] && exit 1

@@ -143,6 +143,19 @@ def main():
             f.write("{ not json")
         r = sweep(tdmsim, [other, "--output", damaged], expect=2)
         assert "its sweep.json cannot be read" in r.stderr, r.stderr
+        # A --force replacement interrupted after sweep.json became .sweep.replacing:
+        # refused without --force, finished with it.
+        halfway = os.path.join(work, "halfway")
+        shutil.rmtree(halfway, ignore_errors=True)
+        os.makedirs(halfway)
+        for name in (".sweep.replacing", "results.jsonl"):
+            with open(os.path.join(halfway, name), "w") as f:
+                f.write("{}\n")
+        r = sweep(tdmsim, [other, "--output", halfway], expect=2)
+        assert "was interrupted" in r.stderr, r.stderr
+        sweep(tdmsim, [other, "--output", halfway, "--force", "--quiet"])
+        assert os.path.exists(os.path.join(halfway, "sweep.json"))
+        assert not os.path.exists(os.path.join(halfway, ".sweep.replacing")), os.listdir(halfway)
         # --force does not empty a folder that holds no sweep (the user's own).
         r = sweep(tdmsim, [other, "--output", os.path.join(work, "notasweep"), "--force"], expect=2)
         assert "holds no sweep" in r.stderr and "remove it yourself" in r.stderr, r.stderr

@@ -137,6 +137,11 @@ def in_output(scenario):
         tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--output", out, "--write-descriptors", inside, *extra])
         assert sorted(os.listdir(out)) == [".tdmsim-output", "config.json", "stats.json", "stream.tdmm", "summary.json"], os.listdir(out)
         assert open(inside, "rb").read() == open(stream, "rb").read(), "the stream differs from one written elsewhere"
+    # Reading the stream back into the folder that holds it: --force would delete it.
+    r = tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--output", out, "--descriptors", inside, "--force"],
+               expect=2)
+    assert "which this command reads" in r.stderr, r.stderr
+    assert os.path.exists(inside), "the stream was deleted"
     bad = os.path.join(WORK, "bad")
     r = tdmsim(["run", scenario, "--path", "tdm", "--quiet", "--output", bad, "--write-descriptors",
                 os.path.join(bad, "summary.json")], expect=2)

@@ -99,7 +99,7 @@ TEST_CASE("StagedDir refuses an existing target without --force", "[output]") {
   CHECK(entries(tmp.path) == 1);  // no staging sibling left
   // --force does not empty a folder tdmsim did not write (no marker file).
   CHECK_THROWS_WITH(StagedDir(out, true),
-                    Catch::Contains(out.string()) && Catch::Contains("not written by tdmsim"));
+                    Catch::Contains(out.string()) && Catch::Contains("exists without .tdmsim-output"));
   CHECK(fs::exists(out / "keep.txt"));
   CHECK(entries(tmp.path) == 1);
   // A folder a StagedDir wrote carries the marker, and --force replaces it.

@@ -183,6 +183,10 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise InputError(f"{path}:1: missing column(s) {', '.join(missing)}")
+    if any(c in header for c in TILE_PAIRS[0]) and any(c in header for c in TILE_PAIRS[1]):
+        # As tdmsim's reader: two readings of a row's kernels, refused.
+        raise InputError(f"{path}:1: the header has both kernelName1/kernelName2 and tile1/tile2 columns: "
+                         "keep one pair")
     pair = next((p for p in TILE_PAIRS if p[0] in header and p[1] in header), None)
     if pair is None:
         raise InputError(f"{path}:1: missing tile columns: kernelName1 and kernelName2 (or tile1 and tile2)")

@@ -33,9 +33,6 @@ std::string join(const std::vector<Diagnostic>& ds) {
 }
 }  // namespace
 
-ConfigError::ConfigError(std::vector<Diagnostic> diagnostics)
-    : std::runtime_error(join(diagnostics)), diagnostics_(std::move(diagnostics)) {}
-
 namespace {
 // Control characters (C0 but tab and newline, and DEL) as \xNN: a message quotes text
 // from the user's files, and a raw ESC would reach the terminal as an escape
@@ -56,11 +53,28 @@ std::string printable(std::string s) {
   }
   return out;
 }
+
+// Every diagnostic's file, key and message made printable here, whoever
+// built it (Diagnostics::add, or a ConfigError thrown at once).
+std::vector<Diagnostic> printable_all(std::vector<Diagnostic> d) {
+  for (auto& x : d) {
+    x.where.file = printable(std::move(x.where.file));
+    x.key = printable(std::move(x.key));
+    x.message = printable(std::move(x.message));
+  }
+  return d;
+}
 }  // namespace
+
+ConfigError::ConfigError(std::vector<Diagnostic> diagnostics)
+    : ConfigError(printable_all(std::move(diagnostics)), 0) {}
+
+ConfigError::ConfigError(std::vector<Diagnostic> printable_diagnostics, int)
+    : std::runtime_error(join(printable_diagnostics)), diagnostics_(std::move(printable_diagnostics)) {}
 
 void Diagnostics::add(Location where, std::string key, std::string message) {
   if (items_.size() < kMaxReported) {
-    items_.push_back({std::move(where), printable(std::move(key)), printable(std::move(message))});
+    items_.push_back({std::move(where), std::move(key), std::move(message)});
   }
 }
 

@@ -40,10 +40,13 @@ struct Diagnostic {
 // problem found (capped), so a user fixes them all in one pass.
 class ConfigError : public std::runtime_error {
  public:
+  // Control characters in a key or message (text quoted from a user's file)
+  // are written \xNN: a raw ESC would reach the terminal as an escape sequence.
   explicit ConfigError(std::vector<Diagnostic> diagnostics);
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
 
  private:
+  ConfigError(std::vector<Diagnostic> printable_diagnostics, int);
   std::vector<Diagnostic> diagnostics_;
 };
 
