@@ -133,6 +133,18 @@ class Reader {
                 std::string(ValueTraits<T>::type_name) + ", got " + node_kind(node));
       return false;
     }
+    // YAML reads a quoted scalar ("4") or one tagged !!str as text: a key
+    // whose type is a number or a boolean does not take it as one.
+    if constexpr (ValueTraits<T>::type_name == "integer" || ValueTraits<T>::type_name == "number" ||
+                  ValueTraits<T>::type_name == "boolean") {
+      if (const std::string& tag = node.Tag(); tag == "!" || tag.ends_with(":str")) {
+        error(node, path,
+              std::string(ValueTraits<T>::type_name == "integer" ? "expected an " : "expected a ") +
+                  std::string(ValueTraits<T>::type_name) + ", got the string '" + std::string(scalar_text(node)) +
+                  "' (YAML reads a quoted or !!str value as text: write it without quotes)");
+        return false;
+      }
+    }
     auto parsed = ValueTraits<T>::parse(scalar_text(node));
     if (!parsed) {
       // A number beyond the type's range is beyond the key's too: said with
