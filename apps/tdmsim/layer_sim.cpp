@@ -190,6 +190,15 @@ void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& 
   }
 }
 
+void check_paths_fit(const plan::MoePlan& p, const MachineSpec& m, const std::vector<std::string>& paths,
+                     const config::SetMap* scenario_keys) {
+  for (const auto& path : paths) {
+    sim::AddressSpace as;
+    check_kernels_fit(path == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m), p, m,
+                      scenario_keys);
+  }
+}
+
 PathRun run_path(sim::Gpu& gpu, sim::AddressSpace& as, const plan::MoePlan& p,
                  const MachineSpec& m, const std::string& path,
                  const sim::programs::DescriptorBytes* descriptors) {

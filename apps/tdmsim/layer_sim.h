@@ -43,6 +43,11 @@ struct PathRun {
 void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& p, const MachineSpec& m,
                        const config::SetMap* scenario_keys = nullptr);
 
+// check_kernels_fit for the kernels each of `paths` ("software", "tdm") runs
+// plan `p` with: what run and sweep check before anything runs.
+void check_paths_fit(const plan::MoePlan& p, const MachineSpec& m, const std::vector<std::string>& paths,
+                     const config::SetMap* scenario_keys = nullptr);
+
 // Runs `path` ("software" or "tdm") of plan `p` on `gpu` with fresh buffers.
 // Throws std::logic_error if the prediction is below the physical floor,
 // sim::NotSimulatable if a kernel does not fit on a CU (naming the tiles),

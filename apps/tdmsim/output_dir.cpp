@@ -248,17 +248,9 @@ StagedDir::StagedDir(fs::path target, bool force, const std::vector<fs::path>& i
                      "too); --force replaces only such a folder, or an empty one: remove it yourself or choose "
                      "another folder");
     }
-    const fs::path roots[] = {fs::weakly_canonical(target_, ec), fs::absolute(target_).lexically_normal()};
-    for (const auto& in : inputs) {
-      for (const fs::path& f : {fs::absolute(in).lexically_normal(), fs::weakly_canonical(in, ec)}) {
-        for (const auto& root : roots) {
-          const fs::path rel = f.lexically_relative(root);
-          if (!rel.empty() && *rel.begin() != "..") {
-            throw BadInput("output folder " + target_.string() + " holds " + in.string() +
-                           ", which this command reads; --force would delete it: choose another folder");
-          }
-        }
-      }
+    if (const auto in = input_inside(target_, inputs)) {
+      throw BadInput("output folder " + target_.string() + " holds " + in->string() +
+                     ", which this command reads; --force would delete it: choose another folder");
     }
   }
   const fs::path parent = parent_of(target_);
@@ -319,6 +311,20 @@ void StagedDir::commit() {
   }
   release_slot(slot_);
   if (g_pending_signal.load() != 0) exit_for_pending_signal({});
+}
+
+std::optional<fs::path> input_inside(const fs::path& dir, const std::vector<fs::path>& inputs) {
+  std::error_code ec;
+  const fs::path roots[] = {fs::weakly_canonical(dir, ec), fs::absolute(dir).lexically_normal()};
+  for (const auto& in : inputs) {
+    for (const fs::path& f : {fs::absolute(in).lexically_normal(), fs::weakly_canonical(in, ec)}) {
+      for (const auto& root : roots) {
+        const fs::path rel = f.lexically_relative(root);
+        if (!rel.empty() && *rel.begin() != "..") return in;
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 void check_output_file(const fs::path& path, bool force) {

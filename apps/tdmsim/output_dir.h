@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <streambuf>
 #include <string>
@@ -71,6 +72,10 @@ class StagedDir {
   int slot_ = -1;  // the signal-cleanup slot holding staging_
   bool committed_ = false;
 };
+
+// The first of `inputs` that lies inside folder `dir` (as named, or as links
+// resolve, on either side), or none: replacing `dir` would delete it.
+std::optional<fs::path> input_inside(const fs::path& dir, const std::vector<fs::path>& inputs);
 
 // Checks a single output file before anything is computed: BadInput (naming
 // the path) when it exists without `force`, is a folder or any other file that

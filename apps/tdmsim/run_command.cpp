@@ -365,12 +365,7 @@ std::vector<fs::path> run_inputs(const RunOptions& o, const PreparedRun& prepare
 // (check_kernels_fit).
 plan::MoePlan check_fit_before_run(const config::ResolvedScenario& sc, const std::vector<std::string>& paths) {
   plan::MoePlan p = plan::build_plan(sc);
-  for (const auto& path : paths) {
-    sim::AddressSpace as;
-    check_kernels_fit(path == "tdm" ? sim::programs::tdm_moe(as, p, sc.machine.spec)
-                                    : sim::programs::software_moe(as, p, sc.machine.spec),
-                      p, sc.machine.spec, &sc.scenario.set_at);
-  }
+  check_paths_fit(p, sc.machine.spec, paths, &sc.scenario.set_at);
   return p;
 }
 

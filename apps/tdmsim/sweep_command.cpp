@@ -17,7 +17,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 #include <utility>
 
@@ -70,17 +69,10 @@ struct Prepared {
   std::string fingerprint;
   std::vector<std::string> inputs_hash;  // by point index
   std::size_t rows = 0;  // rows a complete sweep has
-  // Every file the sweep reads (the sweep file, every point's point_files),
-  // absolute: --force must not remove a folder that holds one.
-  std::set<fs::path> input_files;
+  // Every file the sweep reads (the sweep file and its chain, every point's
+  // point_files): --force must not remove a folder that holds one.
+  std::vector<fs::path> input_files;
 };
-
-// A file the sweep reads, as it is named (a link inside the output folder
-// would go with the folder) and as what it resolves to.
-void add_input(std::set<fs::path>& files, const fs::path& f) {
-  files.insert(fs::absolute(f).lexically_normal());
-  files.insert(fs::weakly_canonical(f));
-}
 
 Prepared prepare(const config::Loader& loader, const fs::path& file) {
   Prepared p;
@@ -113,7 +105,7 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
                          seed > std::numeric_limits<std::uint64_t>::max() - (spec.repeat - 1)) {
                        wraps = std::make_pair(std::uint64_t{pt.index}, seed);
                      }
-                     for (const auto& f : point_files(r)) add_input(p.input_files, f);
+                     for (auto& f : point_files(r)) p.input_files.push_back(std::move(f));
                      fp.add(p.inputs_hash[pt.index]);
                      p.rows += r.paths.size();
                    });
@@ -122,8 +114,8 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
                                "scenario a smaller seed",
                                spec.repeat, wraps->first, wraps->second, spec.repeat - 1));
   }
-  for (const auto& f : p.sweep.sweep.chain) add_input(p.input_files, f);
-  add_input(p.input_files, p.sweep.sweep.file);
+  p.input_files.insert(p.input_files.end(), p.sweep.sweep.chain.begin(), p.sweep.sweep.chain.end());
+  p.input_files.push_back(p.sweep.sweep.file);
   p.definition = def.hex();
   p.fingerprint = fp.hex();
   for (const auto& a : p.sweep.sweep.spec.axes.items) {
@@ -227,18 +219,11 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
     // A sweep's folder that also holds a file this sweep reads (its own
     // sweep file kept beside its results, a table): replacing the folder
     // would delete it before any point runs.
-    const fs::path roots[] = {fs::weakly_canonical(dir), fs::absolute(dir).lexically_normal()};
-    for (const auto& f : p.input_files) {
-      const bool inside = std::any_of(std::begin(roots), std::end(roots), [&](const fs::path& root) {
-        const auto rel = f.lexically_relative(root);
-        return !rel.empty() && *rel.begin() != "..";
-      });
-      if (inside) {
-        lock.abandon();
-        throw BadInput(fmt::format("output folder {} holds {}, which this sweep reads; --force would delete it: "
-                                   "choose another folder",
-                                   dir.string(), f.string()));
-      }
+    if (const auto f = input_inside(dir, p.input_files)) {
+      lock.abandon();
+      throw BadInput(fmt::format("output folder {} holds {}, which this sweep reads; --force would delete it: "
+                                 "choose another folder",
+                                 dir.string(), f->string()));
     }
   }
   lock.record_holder();

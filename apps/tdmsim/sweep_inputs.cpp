@@ -9,8 +9,6 @@
 #include "apps/tdmsim/serving_queue.h"
 #include "descriptors/plan/moe_plan.h"
 #include "descriptors/plan/routing.h"
-#include "sim/programs/microbench.h"
-#include "sim/programs/moe_kernels.h"
 
 namespace tdmsim::cli {
 
@@ -63,16 +61,11 @@ void check_runnable(const config::ResolvedPoint& point) {
     throw BadInput("machine " + point.scenario.machine.spec.name +
                    " has a partition: section; sweeps do not take partitioned machines (run each with tdmsim run)");
   }
-  const plan::MoePlan p = plan::build_plan(point.scenario);
-  const MachineSpec& m = point.scenario.machine.spec;
-  for (const auto& path : point.paths) {
-    sim::AddressSpace as;
-    // Kernels a CU cannot hold are refused here, before any point runs, as
-    // `tdmsim run` refuses them (a point failing at run time would be lost).
-    // (No scenario key location: an axis may have set the tile, and
-    // check_all_points reports a point's problem at its axis values.)
-    check_kernels_fit(path == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m), p, m);
-  }
+  // Kernels a CU cannot hold are refused here, before any point runs, as
+  // `tdmsim run` refuses them (a point failing at run time would be lost).
+  // (No scenario key location: an axis may have set the tile, and
+  // check_all_points reports a point's problem at its axis values.)
+  check_paths_fit(plan::build_plan(point.scenario), point.scenario.machine.spec, point.paths);
 }
 
 void check_all_points(const config::Loader& loader, const config::ResolvedSweep& sweep,
