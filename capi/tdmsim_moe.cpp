@@ -4,11 +4,13 @@
 #include "tdmsim/tdmsim_moe.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,6 +35,9 @@ struct tdmsim_moe_s {
   tdmsim_routing_fn routing = nullptr;
   void* user_data = nullptr;
   std::string timing_json = "[]";  // the last forward's simulated paths
+  // A forward is running (its routing callback may call back in): the
+  // callback it holds must not be replaced under it.
+  bool forwarding = false;
 };
 
 // libsystemc.so references sc_main; the archive's stub (sim/core/sc_main_stub.cpp)
@@ -175,6 +180,51 @@ tdmsim_status forward(tdmsim_moe_s& h, const tdmsim_forward_args& a, float* y, s
                 fmt::format("y holds {} floats, the output is tokens ({}) x hidden ({}) = {}", y_len,
                             a.tokens, model.hidden_size, n));
   }
+  // Non-finite inputs are the caller's mistake, named here (the layer would
+  // otherwise stop later at a non-finite routing weight).
+  const auto finite = [](const float* v, std::size_t count, const char* name,
+                         std::size_t row) -> std::optional<std::string> {
+    if (v == nullptr) return std::nullopt;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!std::isfinite(v[i])) {
+        return row > 1 ? fmt::format("args.{}[{}, {}] is {} (every value must be finite)", name, i / row, i % row, v[i])
+                       : fmt::format("args.{}[{}] is {} (every value must be finite)", name, i, v[i]);
+      }
+    }
+    return std::nullopt;
+  };
+  const std::size_t experts_n = model.experts, hidden = model.hidden_size;
+  for (const auto& why : {finite(a.x, n, "x", hidden), finite(a.router_weights, experts_n * hidden, "router_weights", hidden),
+                          finite(a.router_bias, experts_n, "router_bias", 1),
+                          finite(a.router_correction_bias, experts_n, "router_correction_bias", 1)}) {
+    if (why) return fail(TDMSIM_ERR_INVALID_ARGUMENT, *why);
+  }
+  // Precomputed routing, checked as the arguments they are (the descriptor API
+  // would report them as a routing callback's answers).
+  if (a.topk_ids != nullptr) {
+    const std::uint32_t k = model.top_k;
+    for (std::size_t t = 0; t < a.tokens; ++t) {
+      for (std::uint32_t j = 0; j < k; ++j) {
+        const std::uint32_t e = a.topk_ids[t * k + j];
+        if (e >= model.experts) {
+          return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                      fmt::format("args.topk_ids[{}, {}] is {}: model {} has experts 0..{}", t, j, e, model.name,
+                                  model.experts - 1));
+        }
+        for (std::uint32_t i = 0; i < j; ++i) {
+          if (a.topk_ids[t * k + i] == e) {
+            return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                        fmt::format("args.topk_ids: token {} picks expert {} twice (at {} and {})", t, e, i, j));
+          }
+        }
+        if (!std::isfinite(a.topk_weights[t * k + j])) {
+          return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                      fmt::format("args.topk_weights[{}, {}] is {} (every value must be finite)", t, j,
+                                  a.topk_weights[t * k + j]));
+        }
+      }
+    }
+  }
   api::ForwardOptions o;
   o.backend = static_cast<api::Backend>(a.backend);
   o.allow_fallback = a.allow_fallback != 0;
@@ -199,7 +249,6 @@ tdmsim_status forward(tdmsim_moe_s& h, const tdmsim_forward_args& a, float* y, s
   if ((a.router_bias || a.router_correction_bias) && a.router_weights == nullptr) {
     return fail(TDMSIM_ERR_INVALID_ARGUMENT, "args.router_bias and router_correction_bias need args.router_weights");
   }
-  const std::size_t experts_n = model.experts;
   api::RouterWeights router{
       {a.router_weights, a.router_weights ? experts_n * model.hidden_size : 0},
       {a.router_bias, a.router_bias ? experts_n : 0},
@@ -209,13 +258,16 @@ tdmsim_status forward(tdmsim_moe_s& h, const tdmsim_forward_args& a, float* y, s
   // Precomputed routing stands in for the callback for this call only.
   if (a.topk_ids != nullptr) h.desc->set_routing(precomputed(a.topk_ids, a.topk_weights, model.top_k));
   api::ForwardResult r;
+  h.forwarding = true;
   try {
     r = a.x == nullptr ? h.desc->forward_seeded(a.tokens, o)
                        : h.desc->forward(std::span<const float>(a.x, n), a.tokens, o);
   } catch (...) {
+    h.forwarding = false;
     h.desc->set_routing(h.routing ? wrap(h.routing, h.user_data, model.top_k) : nullptr);
     throw;
   }
+  h.forwarding = false;
   h.desc->set_routing(h.routing ? wrap(h.routing, h.user_data, model.top_k) : nullptr);
 
   res.requested = a.backend;
@@ -351,8 +403,13 @@ tdmsim_status tdmsim_moe_descriptor_create(const tdmsim_moe_descriptor* desc, td
       return fail(TDMSIM_ERR_INVALID_ARGUMENT,
                   "tdmsim_moe_descriptor.scenario is required (a scenario YAML path)");
     }
+    if (desc->machine != nullptr && desc->machine[0] == '\0') {
+      return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                  "tdmsim_moe_descriptor.machine is empty: NULL keeps the scenario's machine, else a machine "
+                  "name or YAML path");
+    }
     const config::Loader loader(config::default_roots());
-    config::ResolvedScenario sc = desc->machine != nullptr && desc->machine[0] != '\0'
+    config::ResolvedScenario sc = desc->machine != nullptr
                                       ? loader.resolve_scenario(desc->scenario, desc->machine)
                                       : loader.resolve_scenario(desc->scenario);
     if (sc.scenario.spec.serving) {
@@ -417,6 +474,11 @@ tdmsim_status tdmsim_stream_bind_moe_descriptor(tdmsim_stream_t stream, tdmsim_m
 tdmsim_status tdmsim_moe_set_custom_routing(tdmsim_moe_t handle, tdmsim_routing_fn fn, void* user_data) {
   return guarded([&] {
     if (handle == nullptr) return fail(TDMSIM_ERR_INVALID_ARGUMENT, "handle is NULL");
+    if (handle->forwarding) {
+      return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                  "the routing callback cannot change while tdmsim_moe_forward runs (called from inside "
+                  "the callback); set it before or after the call");
+    }
     handle->routing = fn;
     handle->user_data = user_data;
     const std::uint32_t top_k = handle->desc->scenario().model.spec.top_k;

@@ -18,6 +18,8 @@
 
 #include "apps/tdmsim/config_commands.h"
 #include "apps/tdmsim/layer_sim.h"
+#include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/serving_queue.h"
 #include "sim/core/sim_error.h"
 #include "tdmsim/tdmsim_moe.h"
 #include "workloads/config/loader.h"
@@ -43,6 +45,8 @@ auto translated(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const config::ConfigError& e) {
+    PyErr_SetString(g_config_error, e.what());
+  } catch (const cli::BadInput& e) {  // bad input the CLI exits 2 for
     PyErr_SetString(g_config_error, e.what());
   } catch (const py::error_already_set&) {
     throw;
@@ -117,6 +121,52 @@ A host_array(const py::handle& obj, const char* name) {
   return a;
 }
 
+// Expert ids as the C API reads them (uint32): integer arrays only, every
+// value in 0 .. 2^32 - 1, so that no id wraps or is truncated on the way
+// (forcecast alone would turn -4294967295, 2^32 + 1 or 1.99 into 1).
+IdArray id_array(const py::handle& obj, const char* name) {
+  if (py::hasattr(obj, "__cuda_array_interface__")) {
+    throw py::value_error(fmt::format("{} is a GPU array: copy it to the host", name));
+  }
+  const py::array a = py::module_::import("numpy").attr("asarray")(obj);
+  const char kind = a.dtype().kind();
+  if (kind != 'i' && kind != 'u') {
+    throw py::value_error(fmt::format("{} must hold integers (expert ids), has dtype {}", name,
+                                      std::string(py::str(a.dtype()))));
+  }
+  if (a.size() > 0) {
+    const py::object bad = (a.attr("__lt__")(0)).attr("__or__")(a.attr("__gt__")(py::int_(0xFFFFFFFFull)));
+    if (py::bool_(bad.attr("any")())) {
+      const py::object at = py::module_::import("numpy").attr("argwhere")(bad).attr("__getitem__")(0);
+      const py::tuple index = py::tuple(at.attr("tolist")());
+      std::string where;
+      for (const auto& i : index) where += (where.empty() ? "" : ", ") + std::string(py::str(i));
+      throw py::value_error(fmt::format("{}[{}] is {}: not an expert id (0 .. 4294967295)", name, where,
+                                        std::string(py::str(a.attr("__getitem__")(index)))));
+    }
+  }
+  return IdArray::ensure(a);
+}
+
+// Checks an array's shape against the layer's (element counts alone would
+// take a [E, H, 2I] array as [E, 2I, H], or a flat one).
+void check_shape(const py::array& a, const std::vector<std::size_t>& shape, const char* name) {
+  bool ok = static_cast<std::size_t>(a.ndim()) == shape.size();
+  for (std::size_t i = 0; ok && i < shape.size(); ++i) ok = static_cast<std::size_t>(a.shape(i)) == shape[i];
+  if (!ok) {
+    std::string want, got;
+    for (auto d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) got += (got.empty() ? "" : ", ") + std::to_string(a.shape(i));
+    throw py::value_error(fmt::format("{} must have shape [{}], has [{}]", name, want, got));
+  }
+}
+
+// A string argument that names a file or machine: an embedded NUL would cut
+// it short where the C API reads it.
+void check_text(const std::string& text, const char* name) {
+  if (text.find('\0') != std::string::npos) throw py::value_error(fmt::format("{} holds a NUL character", name));
+}
+
 // A device array's address: __cuda_array_interface__ (torch CUDA tensors,
 // CuPy), float32, C-contiguous, with `n` elements.
 const void* device_pointer(const py::handle& obj, std::size_t n, const char* name) {
@@ -143,20 +193,17 @@ const void* device_pointer(const py::handle& obj, std::size_t n, const char* nam
   return reinterpret_cast<const void*>(py::tuple(cai["data"])[0].cast<std::uintptr_t>());
 }
 
-// Checks a host array's element count.
-template <class A>
-void check_size(const A& a, std::size_t n, const char* name, const std::string& shape) {
-  if (static_cast<std::size_t>(a.size()) != n) {
-    throw py::value_error(fmt::format("{} must be {} ({} values), has {}", name, shape, n, a.size()));
-  }
-}
-
 // A descriptor with its own stream, and the Python routing callback.
 class Descriptor {
  public:
   Descriptor(const std::string& scenario, const std::string& policy, std::optional<std::string> machine,
              std::uint32_t num_experts, std::uint32_t experts_per_token, std::uint32_t hidden_size,
              std::uint32_t intermediate_size, std::uint64_t seed) {
+    check_text(scenario, "scenario");
+    if (machine) {
+      check_text(*machine, "machine");
+      if (machine->empty()) throw py::value_error("machine is empty: None keeps the scenario's machine");
+    }
     tdmsim_moe_descriptor d;
     std::memset(&d, 0, sizeof d);
     d.struct_size = sizeof d;
@@ -200,8 +247,10 @@ class Descriptor {
 
   // fn(token, x_row) -> (ids, weights), or None to clear.
   void set_routing(std::optional<py::function> fn) {
+    // The C API first: a refusal (from inside the callback, while forward
+    // runs) leaves the function the C side still calls in place.
+    raise_status(tdmsim_moe_set_custom_routing(moe_.get(), fn ? &Descriptor::route : nullptr, this));
     routing_ = std::move(fn);
-    raise_status(tdmsim_moe_set_custom_routing(moe_.get(), routing_ ? &Descriptor::route : nullptr, this));
   }
 
   // The optional weight arguments of forward (None: from the seed).
@@ -216,7 +265,7 @@ class Descriptor {
     const Array x = host_array<Array>(x_in, "x");
     std::optional<IdArray> topk_ids;
     std::optional<Array> topk_weights;
-    if (!topk_ids_in.is_none()) topk_ids = host_array<IdArray>(topk_ids_in, "topk_ids");
+    if (!topk_ids_in.is_none()) topk_ids = id_array(topk_ids_in, "topk_ids");
     if (!topk_weights_in.is_none()) topk_weights = host_array<Array>(topk_weights_in, "topk_weights");
     if (x.ndim() != 2 || x.shape(1) != info_.hidden_size) {
       throw py::value_error(fmt::format("x must be [tokens, {}] (hidden size)", info_.hidden_size));
@@ -233,28 +282,26 @@ class Descriptor {
       throw py::value_error("topk_ids and topk_weights go together");
     }
     if (topk_ids) {
-      const std::size_t n = std::size_t{tokens} * info_.experts_per_token;
-      if (static_cast<std::size_t>(topk_ids->size()) != n || static_cast<std::size_t>(topk_weights->size()) != n) {
-        throw py::value_error(fmt::format("topk_ids and topk_weights must be [tokens, {}]", info_.experts_per_token));
-      }
+      check_shape(*topk_ids, {tokens, info_.experts_per_token}, "topk_ids");
+      check_shape(*topk_weights, {tokens, info_.experts_per_token}, "topk_weights");
       a.topk_ids = topk_ids->data();
       a.topk_weights = topk_weights->data();
     }
     // Weights: kept alive (and converted at most once) until forward returns.
     const std::size_t E = info_.num_experts, H = info_.hidden_size, I = info_.intermediate_size;
     std::vector<Array> keep;
-    const auto host = [&](const py::object& obj, std::size_t n, const char* name,
-                          const std::string& shape) -> const float* {
+    const auto host = [&](const py::object& obj, const std::vector<std::size_t>& shape,
+                          const char* name) -> const float* {
       if (obj.is_none()) return nullptr;
       keep.push_back(host_array<Array>(obj, name));
-      check_size(keep.back(), n, name, shape);
+      check_shape(keep.back(), shape, name);
       return keep.back().data();
     };
-    a.router_weights = host(weights.router, E * H, "router_weights", fmt::format("[{}, {}]", E, H));
-    a.router_bias = host(weights.router_bias, E, "router_bias", fmt::format("[{}]", E));
-    a.router_correction_bias = host(weights.router_correction_bias, E, "router_correction_bias", fmt::format("[{}]", E));
-    a.expert_w13 = host(weights.w13, E * 2 * I * H, "w13", fmt::format("[{}, {}, {}]", E, 2 * I, H));
-    a.expert_w2 = host(weights.w2, E * H * I, "w2", fmt::format("[{}, {}, {}]", E, H, I));
+    a.router_weights = host(weights.router, {E, H}, "router_weights");
+    a.router_bias = host(weights.router_bias, {E}, "router_bias");
+    a.router_correction_bias = host(weights.router_correction_bias, {E}, "router_correction_bias");
+    a.expert_w13 = host(weights.w13, {E, 2 * I, H}, "w13");
+    a.expert_w2 = host(weights.w2, {E, H, I}, "w2");
     if (!weights.d_w13.is_none()) a.d_expert_w13 = device_pointer(weights.d_w13, E * 2 * I * H, "d_w13");
     if (!weights.d_w2.is_none()) a.d_expert_w2 = device_pointer(weights.d_w2, E * H * I, "d_w2");
     Array y({static_cast<py::ssize_t>(tokens), static_cast<py::ssize_t>(info_.hidden_size)});
@@ -314,7 +361,7 @@ class Descriptor {
     try {
       const Array row({static_cast<py::ssize_t>(hidden)}, x_row);
       const py::tuple out = (*self->routing_)(token, row);
-      const auto got_ids = out[0].cast<IdArray>();
+      const IdArray got_ids = id_array(out[0], "the routing function's ids");
       const auto got_w = out[1].cast<Array>();
       if (static_cast<std::uint32_t>(got_ids.size()) != top_k || static_cast<std::uint32_t>(got_w.size()) != top_k) {
         throw py::value_error(fmt::format("routing function returned {} ids and {} weights for token {}; "
@@ -379,10 +426,17 @@ py::object run(const std::string& scenario, std::optional<std::string> path, std
   if (path && *path != "software" && *path != "tdm" && *path != "both") {
     throw py::value_error(fmt::format("path '{}': one of software, tdm, both", *path));
   }
+  check_text(scenario, "scenario");
+  if (machine) {
+    check_text(*machine, "machine");
+    if (machine->empty()) throw py::value_error("machine is empty: None keeps the scenario's machine");
+  }
   const std::string json = translated([&] {
     const config::Loader loader(config::default_roots());
     const config::ResolvedScenario sc = machine ? loader.resolve_scenario(scenario, *machine)
                                                 : loader.resolve_scenario(scenario);
+    // A request stream is many layers, with no {layer, paths} summary.
+    cli::serving::refuse_serving(sc, "tdmsim.run()");
     const std::string p = path.value_or(std::string(config::enum_name(sc.scenario.spec.path)));
     const std::vector<std::string> paths = cli::paths_for(sc.machine.spec, p);
     if (paths.empty()) {
@@ -406,27 +460,46 @@ def read_sweep(path, journal=False, as_numpy=False):
     int or float, empty cells as None), or with journal=True results.jsonl's
     rows (inputs, layer, metrics, ... as nested dicts). A torn last line and
     the rows of a point the sweep had not finished are left out, as `tdmsim
-    sweep` itself drops them when it resumes. as_numpy=True (table only)
+    sweep` itself drops them when it resumes; any other malformed line raises
+    ValueError naming it. as_numpy=True (table only)
     returns {column: numpy array} instead: float64 where every cell is a
     number or empty (NaN), else an object array.
     """
-    import csv, io, json, os
+    import csv, io, json, os, stat
+    if "\0" in path:
+        raise ValueError("path holds a NUL character")
     if os.path.isdir(path):
         path = os.path.join(path, "results.jsonl" if journal else "results.csv")
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no sweep results (run tdmsim sweep ... --output DIR)")
-    if journal or path.endswith(".jsonl"):
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError(f"{path}: is not a regular file (a sweep's results.csv or results.jsonl)")
+    if not (path.endswith(".csv") or path.endswith(".jsonl")):
+        raise ValueError(f"{path}: not a sweep's results.csv or results.jsonl")
+    if journal and not path.endswith(".jsonl"):
+        raise ValueError(f"{path}: journal=True reads results.jsonl, not a table")
+
+    def lines_of(f):
+        # Every line with its number, and whether it is the file's last: only
+        # the last may be torn (a sweep stopped mid-write).
+        lines = f.readlines()
+        return [(i + 1, line, i + 1 == len(lines)) for i, line in enumerate(lines)]
+
+    if path.endswith(".jsonl"):
         if as_numpy:
             raise ValueError("as_numpy reads results.csv (the table), not the journal")
         rows = []
         with open(path, encoding="utf-8") as f:
-            for line in f:
+            for number, line, last in lines_of(f):
                 try:
                     row = json.loads(line)
                 except ValueError:
-                    continue  # a torn line
-                if isinstance(row, dict) and "point" in row and "rows_in_point" in row:
-                    rows.append(row)
+                    if last:
+                        continue  # a torn last line
+                    raise ValueError(f"{path}:{number}: not a JSON line of a sweep journal") from None
+                if not (isinstance(row, dict) and "point" in row and "rows_in_point" in row):
+                    raise ValueError(f"{path}:{number}: not a row of a sweep journal (no point, rows_in_point)")
+                rows.append(row)
         count = {}
         for r in rows:
             count[r["point"]] = count.get(r["point"], 0) + 1
@@ -445,9 +518,14 @@ def read_sweep(path, journal=False, as_numpy=False):
         return text
 
     with open(path, newline="", encoding="utf-8") as f:
-        table = list(csv.reader(f))
+        text = f.read()
+    table = list(csv.reader(io.StringIO(text)))
     if not table:
         return {} if as_numpy else []
+    torn_last = not text.endswith("\n")
+    for i, r in enumerate(table[1:], start=2):
+        if len(r) != len(table[0]) and not (torn_last and i == len(table)):
+            raise ValueError(f"{path}:{i}: row has {len(r)} fields, the header {len(table[0])}")
     header, body = table[0], [r for r in table[1:] if len(r) == len(table[0])]
     rows = [{k: number(v) for k, v in zip(header, r)} for r in body]
     if not as_numpy:
@@ -475,19 +553,25 @@ PYBIND11_MODULE(tdmsim, m) {
   g_config_error = config_error.ptr();
 
   m.def("load", [](const std::string& file, bool origin) {
+          check_text(file, "file");
           return json_loads(translated([&] { return cli::resolved_json(file, origin); }));
         },
         py::arg("file"), py::arg("origin") = false,
         "A machine, model, scenario, sweep or kernel-profile YAML fully resolved, as a dict "
         "(`tdmsim config show FILE --format json`). Raises ConfigError with the CLI's message.");
   m.def("validate", [](const std::vector<std::string>& files) {
+          for (const auto& f : files) check_text(f, "files");
           for (const auto& f : files) translated([&] { return cli::resolved_json(f, false); });
         },
         py::arg("files"), "Raises ConfigError for the first invalid file (`tdmsim config validate`).");
   m.def("run", &run, py::arg("scenario"), py::arg("path") = py::none(), py::arg("machine") = py::none(),
         "Simulates a scenario on one or both paths: summary.json's {'layer', 'paths'} as dicts.");
   m.def("capabilities", &capabilities, "What this build runs (tdmsim_get_capabilities).");
-  m.def("as_float32", [](const py::object& obj) { return host_array<Array>(obj, "array"); },
+  m.def("as_float32",
+        [](const py::object& obj) {
+          if (obj.is_none()) throw py::value_error("array is None");
+          return host_array<Array>(obj, "array");
+        },
         py::arg("array"),
         "The float32 array forward reads for `array` (a NumPy array, a buffer, an object with "
         "__array_interface__, __array__ or __dlpack__, e.g. a CPU torch tensor): the same memory "

@@ -311,7 +311,8 @@ Json layer_summary(const plan::MoePlan& p) {
   std::uint64_t rows = 0;
   for (auto r : p.layout.expert_rows) rows += r;
   return {{"tokens", p.shape.tokens}, {"rows", rows}, {"padded_rows", p.layout.padded_rows},
-          {"padding_waste", 1.0 - ratio(double(rows), p.layout.padded_rows)},
+          // (No rows at all, a GPU whose experts got no pick: nothing padded.)
+          {"padding_waste", p.layout.padded_rows > 0 ? 1.0 - ratio(double(rows), p.layout.padded_rows) : 0.0},
           {"block_m", p.layout.block_m}, {"stages", p.kernel.stages}, {"split_k", p.kernel.split_k},
           {"split_down", p.kernel.split_down},
           {"gate_up_tile", tile_name(plan::named_gate_up_tile(p.kernel))}, {"down_tile", tile_name(p.kernel.down_tile)},

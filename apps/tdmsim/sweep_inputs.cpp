@@ -33,7 +33,7 @@ std::string FileHashes::of(const std::filesystem::path& file) {
 std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& point) {
   const auto& sc = point.scenario;
   std::vector<std::filesystem::path> files;
-  for (const auto* chain : {&sc.scenario.chain, &sc.machine.chain, &sc.model.chain}) {
+  for (const auto* chain : {&sc.scenario.chain, &sc.machine.chain, &sc.machine.also_read, &sc.model.chain}) {
     files.insert(files.end(), chain->begin(), chain->end());
   }
   if (sc.scenario.spec.routing.source == RoutingSource::trace && !sc.scenario.spec.routing.trace.empty()) {

@@ -49,9 +49,10 @@ class FileHashes {
   std::map<std::string, std::string> cache_;
 };
 
-// Every file `point` reads, in a fixed order: the scenario's, machine's and
-// model's base: chains, then the routing trace if it has one, then the tuned
-// kernel table if it names one (kernel.config).
+// Every file `point` reads, in a fixed order: the scenario's and machine's
+// base: chains, the machine's kernel profile with its chain, the model's
+// chain, then the routing trace if it has one, then the tuned kernel table if
+// it names one (kernel.config).
 std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& point);
 
 // The point's inputs hash (16 hex digits).

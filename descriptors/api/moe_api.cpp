@@ -98,7 +98,8 @@ ForwardResult MoeDescriptor::forward(std::span<const float> x, std::uint32_t tok
   }
   if (policy_ == TdmPolicy::custom && !routing_ && !slot_order_) {
     return failure(std::move(r), Status::routing_missing,
-                   "policy custom needs a routing callback (set_routing or set_slot_order)");
+                   "policy custom needs a routing callback (Python set_routing, C tdmsim_moe_set_custom_routing, C++ "
+                   "set_routing or set_slot_order)");
   }
   if (slot_order_ && policy_ != TdmPolicy::custom) {
     return failure(std::move(r), Status::invalid_argument,

@@ -154,6 +154,9 @@ std::vector<MoeDescriptor> make_moe_descriptors(const plan::MoePlan& plan, TdmPo
   o.descriptor_id = first_id;
   o.custom_policy_id = custom_policy_id;
   std::vector<MoeDescriptor> out;
+  // No token block (an expert-parallel GPU whose experts got no pick): no
+  // expert stage to describe; a descriptor holds 1 block or more.
+  if (plan.layout.block_expert.empty()) return out;
   out.push_back(make_moe_descriptor(plan, policy, addresses, slot_length, o));
   if (plan.kernel.stages == 2) {
     o.stage = SlotStage::down;

@@ -51,7 +51,8 @@ MoeDescriptor make_moe_descriptor(const plan::MoePlan& plan, TdmPolicy policy,
 
 // The descriptors that run the whole layer: one for a 1-stage plan; for a
 // 2-stage plan gate_up (id first_id) then down (id first_id + 1), the second
-// waiting for the first (all_of), each signalling its own id.
+// waiting for the first (all_of), each signalling its own id. None for a
+// plan with no token block (a GPU whose experts got no pick).
 std::vector<MoeDescriptor> make_moe_descriptors(const plan::MoePlan& plan, TdmPolicy policy,
                                                 const MoeAddressMap& addresses,
                                                 SlotLength slot_length, std::uint32_t first_id = 1,

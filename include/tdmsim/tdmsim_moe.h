@@ -84,7 +84,7 @@ typedef struct tdmsim_moe_descriptor {
   const char *scenario;       /* scenario YAML: path, or a name under the workloads
                                  roots; gives model, dtype, seed, routing, kernel */
   const char *machine;        /* machine YAML (path or name) replacing the
-                                 scenario's; NULL keeps it */
+                                 scenario's; NULL keeps it ("" is refused) */
   uint64_t seed;              /* 0: the scenario's seed (expert weights, router) */
   uint32_t reserved[8];       /* must be zero */
 } tdmsim_moe_descriptor;
@@ -134,9 +134,10 @@ typedef struct tdmsim_moe_info {
 typedef struct tdmsim_forward_args {
   uint32_t struct_size;        /* sizeof(tdmsim_forward_args) */
   uint32_t tokens;             /* T > 0 */
-  const float *x;              /* [T][H] host activations; NULL: the scenario's seeded ones */
-  const uint32_t *topk_ids;    /* optional [T][top_k] precomputed routing (global ids) */
-  const float *topk_weights;   /* [T][top_k], required with topk_ids */
+  const float *x;              /* [T][H] host activations, finite; NULL: the scenario's seeded ones */
+  const uint32_t *topk_ids;    /* optional [T][top_k] precomputed routing (global ids,
+                                  distinct per token) */
+  const float *topk_weights;   /* [T][top_k], finite, required with topk_ids */
   uint32_t backend;            /* tdmsim_backend */
   uint32_t allow_fallback;     /* nonzero: run emulate if `backend` is unavailable */
   /* The layer's weights (docs/api.md "Weights"). NULL: generated from the
@@ -236,7 +237,8 @@ TDMSIM_API tdmsim_status tdmsim_moe_get_info(tdmsim_moe_t handle, tdmsim_moe_inf
  * keeps the stream alive, so either may be destroyed first. */
 TDMSIM_API tdmsim_status tdmsim_stream_bind_moe_descriptor(tdmsim_stream_t stream,
                                                            tdmsim_moe_t handle);
-/* Replaces the scenario's routing on every forward; fn NULL clears it. */
+/* Replaces the scenario's routing on every forward; fn NULL clears it. Not
+ * from inside the callback while tdmsim_moe_forward runs (refused). */
 TDMSIM_API tdmsim_status tdmsim_moe_set_custom_routing(tdmsim_moe_t handle, tdmsim_routing_fn fn,
                                                        void *user_data);
 

@@ -227,6 +227,11 @@ MoeKernels build(AddressSpace& as, const MoePlan& plan, const MachineSpec& machi
   // The sort kernels, on the software path (the TDM unit's routing stage
   // wrote the task table).
   if (!tdm) add_sort_kernels(l, as, plan, machine, k);
+  // A layer with no routed row (an expert-parallel GPU whose experts got no
+  // pick: it still routes and sorts its own tokens) runs no expert kernel, as
+  // the GPU runner launches none for zero blocks (kernels/moe/fused_moe.hip);
+  // a grid of no workgroups has no program to build.
+  if (l->blocks == 0) return k;
   // The expert GEMMs' matrix work, for the clock governor
   // (sim/platform/power.h: the kernel's matrix-pipe occupancy is this over
   // its modelled time). The work counts the routed rows only: a block's

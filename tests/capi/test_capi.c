@@ -56,6 +56,15 @@ static int failing_route(uint32_t token, const float *x_row, uint32_t hidden, ui
 
 static int contains(const char *text, const char *part) { return strstr(text, part) != NULL; }
 
+/* Tries to clear the routing callback from inside it: refused; routes as fixed_route. */
+static tdmsim_moe_t reentrant_handle;
+static int reentrant_status;
+static int reentrant_route(uint32_t token, const float *x_row, uint32_t hidden, uint32_t top_k,
+                           uint32_t *ids, float *weights, void *user_data) {
+  reentrant_status = (int)tdmsim_moe_set_custom_routing(reentrant_handle, NULL, NULL);
+  return fixed_route(token, x_row, hidden, top_k, ids, weights, user_data);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) return 2;
   scenario = argv[1];
@@ -138,6 +147,10 @@ int main(int argc, char **argv) {
   CHECK(contains(tdmsim_last_error(), "bad-scenario.yaml:5:"));
   CHECK(contains(tdmsim_last_error(), "tokens: must be at least 1"));
   d = base();
+  d.machine = ""; /* NULL keeps the scenario's machine; "" is no machine */
+  CHECK(tdmsim_moe_descriptor_create(&d, &h) == TDMSIM_ERR_INVALID_ARGUMENT && h == NULL);
+  CHECK(contains(tdmsim_last_error(), "machine is empty"));
+  d = base();
   d.machine = "no-such-machine";
   CHECK(tdmsim_moe_descriptor_create(&d, &h) == TDMSIM_ERR_CONFIG);
   CHECK(contains(tdmsim_last_error(), "no-such-machine"));
@@ -202,10 +215,32 @@ int main(int argc, char **argv) {
   calls = 0;
   CHECK(tdmsim_moe_forward(hd, &a, y2, 4 * H, &r) == TDMSIM_OK);
   CHECK(calls == 0 && memcmp(y, y2, sizeof(float) * 4 * H) == 0);
-  ids[1] = 99; /* an expert the layer does not have */
+  ids[1] = 99; /* an expert the layer does not have: named as the argument it is */
   CHECK(tdmsim_moe_forward(hd, &a, y2, 4 * H, &r) == TDMSIM_ERR_INVALID_ARGUMENT);
+  CHECK(contains(tdmsim_last_error(), "args.topk_ids[0, 1] is 99"));
+  ids[1] = ids[0];
+  CHECK(tdmsim_moe_forward(hd, &a, y2, 4 * H, &r) == TDMSIM_ERR_INVALID_ARGUMENT);
+  CHECK(contains(tdmsim_last_error(), "picks expert"));
+  for (uint32_t t = 0; t < 4; ++t) fixed_route(t, x + t * H, H, 2, ids + 2 * t, w + 2 * t, &calls);
+  w[5] = 0.0f / 0.0f;
+  CHECK(tdmsim_moe_forward(hd, &a, y2, 4 * H, &r) == TDMSIM_ERR_INVALID_ARGUMENT);
+  CHECK(contains(tdmsim_last_error(), "args.topk_weights[2, 1]"));
   a.topk_ids = NULL;
   a.topk_weights = NULL;
+  /* a non-finite activation is the caller's, named with its place */
+  const float kept = x[H + 3];
+  x[H + 3] = 1.0f / 0.0f;
+  CHECK(tdmsim_moe_forward(hd, &a, y2, 4 * H, &r) == TDMSIM_ERR_INVALID_ARGUMENT);
+  CHECK(contains(tdmsim_last_error(), "args.x[1, 3] is inf"));
+  x[H + 3] = kept;
+  /* the callback cannot be replaced from inside itself */
+  reentrant_handle = hd;
+  reentrant_status = -1;
+  CHECK(tdmsim_moe_set_custom_routing(hd, reentrant_route, &calls) == TDMSIM_OK);
+  r = empty_result();
+  CHECK(tdmsim_moe_forward(hd, &a, y2, 4 * H, &r) == TDMSIM_OK);
+  CHECK(reentrant_status == TDMSIM_ERR_INVALID_ARGUMENT && memcmp(y, y2, sizeof(float) * 4 * H) == 0);
+  CHECK(tdmsim_moe_set_custom_routing(hd, fixed_route, &calls) == TDMSIM_OK);
 
   /* a failing callback fails the forward, naming the token */
   CHECK(tdmsim_moe_set_custom_routing(hd, failing_route, &calls) == TDMSIM_OK);
@@ -245,7 +280,7 @@ int main(int argc, char **argv) {
   CHECK(json != NULL && json[0] == '[' && contains(json, "\"path\"") && contains(json, "tdm"));
 
   uint64_t launches = 0;
-  CHECK(tdmsim_stream_launches(s, &launches) == TDMSIM_OK && launches == 4); /* successful forwards only */
+  CHECK(tdmsim_stream_launches(s, &launches) == TDMSIM_OK && launches == 5); /* successful forwards only */
   /* the descriptor keeps its stream alive */
   CHECK(tdmsim_stream_destroy(s) == TDMSIM_OK);
   a.backend = TDMSIM_BACKEND_EMULATE;

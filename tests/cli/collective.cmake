@@ -3,9 +3,10 @@
 # the shipped machines' interconnect YAML, a non-uniform traffic matrix, the
 # output folder, --quiet, and bad input exiting 2 with a clear message, writing nothing.
 set(COLL_WORK ${CMAKE_CURRENT_BINARY_DIR}/collective)
+# end_to_end empties its own folder at start: a folder no other test writes.
 file(MAKE_DIRECTORY ${COLL_WORK})
 add_test(NAME collective.end_to_end
-         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/collective_checks.py ${TDMSIM_BIN} ${COLL_WORK}
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/collective_checks.py ${TDMSIM_BIN} ${COLL_WORK}/end_to_end
                  ${PROJECT_SOURCE_DIR}/workloads/machines)
 add_test(NAME collective.help
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;collective\;--help -DEXPECT_RC=0

@@ -51,7 +51,7 @@ def run(binary, work, name, *args):
 def main():
     binary, work, machines = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
     shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work, exist_ok=True)  # another collective test may have made it since
+    os.makedirs(work)  # the test's own folder: no other test writes it
     ic = {m: yaml.safe_load(open(os.path.join(machines, m + ".yaml")))["interconnect"] for m in ("mi300x", "h200")}
     size = 512 * 2**20
 

@@ -8,6 +8,10 @@ foreach(mode one layer placement sweep refuse)
            COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/ep_checks.py ${TDMSIM_BIN} ${EP_WORK}/${mode} ${mode}
                    ${EP_SCENARIO})
 endforeach()
+# A GPU whose experts get no pick runs routing and sort only (it had crashed).
+add_test(NAME ep.idle
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/ep_checks.py ${TDMSIM_BIN} ${EP_WORK}/idle idle
+                 ${PROJECT_SOURCE_DIR}/examples/c/tiny-model.yaml)
 add_test(NAME ep.tdm
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/ep_checks.py ${TDMSIM_BIN} ${EP_WORK}/tdm tdm
                  ${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml)

@@ -198,6 +198,32 @@ def main():
         assert by_ep["1"]["gpus"] == "" and by_ep["2"]["gpus"] == "2", by_ep
         assert float(by_ep["2"]["ep_dispatch_us"]) > 0 and float(by_ep["2"]["ep_combine_us"]) > 0
         print(f"sweep: ep 1 {by_ep['1']['total_us']} us, ep 2 {by_ep['2']['total_us']} us")
+    elif mode == "idle":
+        # Every pick on experts 0 and 1, so GPU 1 (experts 4-7 of 8) gets none: it
+        # still routes and sorts its own tokens (and clears their output where the
+        # combine is fp32), and runs no expert kernel
+        # (`scenario` here is a model file: the seed's 8-expert top-2 layer).
+        for machine, path in (("h200", "software"), ("mi500x-tdm", "both")):
+            sc = write(os.path.join(work, f"idle-{machine}.yaml"),
+                       f"name: idle\nmachine: {machine}\nmodel: {scenario}\ntokens: 4\npath: {path}\n"
+                       "routing: {source: hot, hot_experts: [0, 1], hot_fraction: 1.0}\nparallel: {ep: 2}\n")
+            s = run(tdmsim, [sc], os.path.join(work, "idle-" + machine))
+            cfg = json.load(open(os.path.join(work, "idle-" + machine, "config.json")))
+            assert [r["picks"] for r in s["layer"]["ep"]["ranks"]] == [8, 0], s["layer"]["ep"]["ranks"]
+            for i, p in enumerate(s["paths"]):
+                check_layer(s, cfg["model"]["top_k"], cfg["model"]["hidden_size"], 2, path=i)
+                idle = p["ep"]["ranks"][1]["metrics"]
+                assert {st["stage"] for st in idle["stages"]} <= {"routing", "zero_out", "sort"}, idle["stages"]
+                assert p["ep"]["slowest_rank"] == 0
+                print(f"{machine} {p['path']}: GPU 1 idle, {idle['total_us']:.2f} us of routing and sort; "
+                      f"layer {p['total_us']:.2f} us")
+            # GPU 0's share alone (--one-gpu) when the picks are all on GPU 1.
+            hot45 = write(os.path.join(work, f"idle45-{machine}.yaml"),
+                          open(sc).read().replace("[0, 1]", "[4, 5]"))
+            share = run(tdmsim, [hot45, "--one-gpu"], os.path.join(work, "idle45-" + machine))
+            assert share["layer"]["rows"] == 0 and share["layer"]["padding_waste"] == 0
+            for p in share["paths"]:
+                assert {st["stage"] for st in p["stages"]} <= {"routing", "zero_out", "sort"}, p["stages"]
     elif mode == "refuse":
         cases = [
             ("ep: 3", "parallel: {ep: 3}\n", [], "parallel.ep", "do not split evenly"),

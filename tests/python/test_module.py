@@ -41,6 +41,15 @@ assert all(p["total_us"] > 0 for p in summary["paths"]), summary["paths"][0].key
 message = raises(tdmsim.Error, tdmsim.run, tiny, path="tdm", machine="mi300x")
 assert "has no tdm: section" in message, message
 raises(ValueError, tdmsim.run, tiny, path="sideways")
+assert "machine is empty" in raises(ValueError, tdmsim.run, tiny, machine="")  # None keeps the scenario's
+assert "machine is empty" in raises(ValueError, tdmsim.Descriptor, tiny, machine="")
+assert "NUL" in raises(ValueError, tdmsim.load, tiny + "\0x")  # not cut short at the NUL
+assert "array is None" in raises(ValueError, tdmsim.as_float32, None)
+# a request stream is many layers: refused at its serving: key, not run as one layer
+serving = os.path.join(scratch, "serving.yaml")
+with open(serving, "w") as f:
+    f.write(f"base: {tiny}\nname: s\nserving:\n  interarrival: 2us\n  requests: 3\n")
+assert "serving.yaml:4:3: serving:" in raises(tdmsim.ConfigError, tdmsim.run, serving)
 
 # the descriptor API over NumPy
 raises(ValueError, tdmsim.Descriptor, tiny, policy="fastest")
@@ -76,7 +85,15 @@ d.set_routing(lambda t, row: 1 / 0)
 raises(ZeroDivisionError, d.forward, x)
 d.set_routing(lambda t, row: (np.array([1], dtype=np.uint32), np.array([1.0], dtype=np.float32)))
 assert "expected 2 each" in raises(ValueError, d.forward, x)
+d.set_routing(lambda t, row: (np.array([0.5, 1.0]), np.array([0.5, 0.5], dtype=np.float32)))
+assert "must hold integers" in raises(ValueError, d.forward, x)
+# the routing function cannot replace itself while forward runs: refused, and
+# it stays in place (the C side still calls it)
+d.set_routing(lambda t, row: (d.set_routing(None), route(t, row))[1])
+assert "cannot change while tdmsim_moe_forward runs" in raises(ValueError, d.forward, x)
+assert "cannot change while" in raises(ValueError, d.forward, x)
 d.set_routing(route)
+calls.clear()
 
 assert "TDMSIM_ERR_BACKEND_UNAVAILABLE" in raises(tdmsim.Error, d.forward, x, backend="gpu", allow_fallback=False)
 y4, res = d.forward(x, backend="gpu")

@@ -60,7 +60,22 @@ for t in range(T):
         a = f16(g / (1 + np.exp(-g)) * u).astype(np.float64)
         ref[t] += f16(rw[t, k] * (f16(mw2[e]).astype(np.float64) @ a))
 assert np.abs(y3 - ref).max() < 1e-4, np.abs(y3 - ref).max()
-assert "w13 must be [8, 256, 256]" in raises(ValueError, d.forward, x, w13=w13[:4])
+assert "w13 must have shape [8, 256, 256], has [4, 256, 256]" in raises(ValueError, d.forward, x, w13=w13[:4])
+# the element count alone is not the shape: a flat array is refused too
+assert "has [524288]" in raises(ValueError, d.forward, x, w13=w13.reshape(-1))
+assert "topk_ids must have shape [16, 2], has [32]" in raises(ValueError, d.forward, x, topk_ids=ids.reshape(-1),
+                                                                topk_weights=rw)
+# expert ids are integers in 0 .. 2^32 - 1, never wrapped or truncated
+for bad, words in (([[0, 2**32 + 1]], "is 4294967297: not an expert id"), ([[0, -1]], "is -1: not an expert id"),
+                   ([[0.9, 1.99]], "must hold integers")):
+    message = raises(ValueError, d.forward, x[:1], topk_ids=np.array(bad), topk_weights=rw[:1])
+    assert words in message, message
+assert "args.topk_ids[0, 1] is 9" in raises(ValueError, d.forward, x[:1], topk_ids=np.array([[0, 9]]),
+                                            topk_weights=rw[:1])
+# non-finite inputs are the caller's, named (not a backend failure)
+xn = x.copy()
+xn[2, 5] = np.nan
+assert "args.x[2, 5] is nan" in raises(ValueError, d.forward, xn)
 
 # --- router weights: W = identity on the first E columns routes each token to
 # its two largest x[t][:E]
@@ -164,4 +179,15 @@ with open(os.path.join(torn, "results.jsonl"), "a") as f:
 assert len(tdmsim.read_sweep(torn)) == 3
 assert [j["point"] for j in tdmsim.read_sweep(torn, journal=True)] == [0, 1, 2]
 raises(FileNotFoundError, tdmsim.read_sweep, os.path.join(scratch, "no-such-sweep"))
+# only a torn last line is dropped: a short row mid-file, a file that is no
+# sweep's, a special file or the journal asked of a table are refused
+lines = open(os.path.join(out, "results.csv")).read().splitlines(True)
+mid = os.path.join(scratch, "mid.csv")
+with open(mid, "w") as f:
+    f.writelines([lines[0], lines[1][:20] + "\n"] + lines[2:])
+assert "mid.csv:2: row has" in raises(ValueError, tdmsim.read_sweep, mid)
+assert "not a sweep's results" in raises(ValueError, tdmsim.read_sweep, tiny)
+assert "not a regular file" in raises(ValueError, tdmsim.read_sweep, "/dev/zero")
+assert "journal=True reads results.jsonl" in raises(ValueError, tdmsim.read_sweep, os.path.join(out, "results.csv"),
+                                                    journal=True)
 print("python weights and arrays: all checks passed")

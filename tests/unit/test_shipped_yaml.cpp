@@ -136,6 +136,10 @@ TEST_CASE("every shipped kernel profile loads and every machine's profile is one
     const auto at = m.set_at.find("kernels.epilogue.activation_ops");
     REQUIRE(at != m.set_at.end());
     CHECK(at->second.file.find("kernel-profiles") != std::string::npos);
+    // ... and the profile file is among the files the machine was read from
+    // (a sweep hashes it and --force never removes a folder holding it).
+    REQUIRE_FALSE(m.also_read.empty());  // the profile first, then its base: chain
+    CHECK(m.also_read.front() == kWorkloads / "kernel-profiles" / (m.spec.kernel_profile + ".yaml"));
     // Our NVIDIA kernels come with their counted instructions.
     if (m.spec.kernels.matrix_instructions != MatrixInstructions::isa) {
       CHECK(m.spec.kernels.nvidia.has_value());

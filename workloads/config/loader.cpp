@@ -298,6 +298,7 @@ void Loader::attach_profile(Loaded<MachineSpec>& out, const Layers& layers) cons
   const Loaded<KernelProfileSpec> p = kernel_profile(profile);
   out.spec.kernels = p.spec.kernels;
   out.spec.kernel_profile = p.spec.name;
+  out.also_read = p.chain;
   for (const auto& [key, at] : p.set_at) {
     if (key != "name" && key != "description") out.set_at["kernels." + key] = at;
   }

@@ -102,6 +102,12 @@ std::string node_kind(const YAML::Node& node) {
   }
 }
 
+std::string key_name_problem(const YAML::Node& key) {
+  const bool null = key.IsNull() || key.Tag() == "tag:yaml.org,2002:null";
+  if (key.IsScalar() && !null) return "";
+  return "a key must be a name, got " + std::string(null ? "null (~)" : node_kind(key));
+}
+
 Location nearest_location(const SetMap& set_at, std::string path, const Location& fallback) {
   while (true) {
     if (auto it = set_at.find(path); it != set_at.end()) return it->second;
@@ -117,6 +123,8 @@ Reader::Reader(const YAML::Node& map, std::string prefix, ReadContext& ctx,
   if (!map_.IsMap()) return;
   std::map<std::string, int> first_line;
   for (auto it = map_.begin(); it != map_.end(); ++it) {
+    // (Told once, in finish(); not compared as a duplicate of another.)
+    if (!key_name_problem(it->first).empty()) continue;
     const std::string key = it->first.Scalar();
     const Location at = location_of(ctx_.file, it->first);
     auto [pos, inserted] = first_line.emplace(key, at.line);
@@ -133,7 +141,7 @@ YAML::Node Reader::lookup(std::string_view key) {
   if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
   if (!map_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   for (auto it = map_.begin(); it != map_.end(); ++it) {
-    if (it->first.Scalar() == key) return it->second;
+    if (key_name_problem(it->first).empty() && it->first.Scalar() == key) return it->second;
   }
   return YAML::Node(YAML::NodeType::Undefined);
 }
@@ -159,6 +167,11 @@ void Reader::finish() {
     return;
   }
   for (auto it = map_.begin(); it != map_.end(); ++it) {
+    if (const std::string why = key_name_problem(it->first); !why.empty()) {
+      const std::string at = prefix_.empty() ? "" : prefix_.substr(0, prefix_.size() - 1);
+      ctx_.diags->add(location_of(ctx_.file, it->first), at, why);
+      continue;
+    }
     const std::string key = it->first.Scalar();
     bool ok = false;
     for (const auto& k : known_) ok |= (k == key);

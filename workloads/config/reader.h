@@ -26,6 +26,10 @@ struct ReadContext {
 
 Location location_of(const std::string& file, const YAML::Node& node);
 std::string node_kind(const YAML::Node& node);  // "a mapping", "a sequence", ...
+// Why a mapping's key node is not a key name ("" when it is one: a scalar not
+// tagged null). `~: 1`, `null: 1` and `? [a, b]` are keys YAML allows and no
+// tdmsim file has.
+std::string key_name_problem(const YAML::Node& key);
 
 class Reader {
  public:

@@ -14,13 +14,15 @@
 
 namespace tdmsim::config {
 
-// A spec plus where it came from: the file, its base chain (file first) and
-// where every key got its final value.
+// A spec plus where it came from: the file, its base chain (file first),
+// the other files read into it (a machine's kernel profile and that
+// profile's base chain) and where every key got its final value.
 template <class S>
 struct Loaded {
   S spec;
   std::filesystem::path file;
   std::vector<std::filesystem::path> chain;
+  std::vector<std::filesystem::path> also_read;
   SetMap set_at;
 };
 

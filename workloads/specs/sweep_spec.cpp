@@ -210,6 +210,10 @@ bool NodeTraits<SweepAxes>::read(const YAML::Node& node, const std::string& path
   bool ok = true;
   for (auto it = node.begin(); it != node.end(); ++it) {
     SweepAxis axis;
+    if (const std::string why = key_name_problem(it->first); !why.empty()) {
+      ok = fail(it->first, path, why);
+      continue;
+    }
     axis.key = it->first.Scalar();
     axis.where = location_of(ctx.file, it->first);
     const std::string key_path = path + "." + axis.key;
