@@ -3,6 +3,7 @@
 #include "apps/tdmsim/collective_command.h"
 
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -13,10 +14,13 @@
 #include <fmt/core.h>
 
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/input_files.h"
 #include "sim/net/collective.h"
+#include "sim/platform/host_memory.h"
 #include "workloads/config/loader.h"
 #include "workloads/config/writer.h"
 #include "workloads/util/atomic_write.h"
+#include "workloads/util/input_file.h"
 
 namespace tdmsim::cli {
 namespace {
@@ -37,35 +41,57 @@ struct CollectiveOpts {
   bool quiet = false;
 };
 
-// An n x n CSV of byte counts: row = sender, column = receiver.
+// Text quoted from a user's file, with control bytes written \xNN (a raw
+// NUL or ESC would reach the terminal).
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
+
+// An n x n CSV of byte counts: row = sender, column = receiver. Each cell is
+// a whole number of bytes in decimal (spaces around it allowed), at most
+// 2^53 so that it is exact as the double the model computes with.
 net::TrafficMatrix read_traffic(const std::string& path, std::uint32_t gpus) {
-  std::ifstream in(path);
-  if (!in) throw BadInput("--traffic: cannot read '" + path + "'");
+  std::string text;
+  try {
+    text = util::read_input_file(path, util::InputKind::traffic_matrix);
+  } catch (const util::InputFileError& e) {
+    throw BadInput("--traffic: " + std::string(e.what()));
+  }
   net::TrafficMatrix m(gpus);
+  std::istringstream in(text);
   std::string line;
   std::size_t row = 0;
   std::size_t line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     if (row >= gpus) {
       throw BadInput(fmt::format("{}:{}: more than --gpus ({}) rows", path, line_no, gpus));
     }
-    std::stringstream cells(line);
-    std::string cell;
-    std::size_t col = 0;
-    while (std::getline(cells, cell, ',')) {
+    std::size_t col = 0, start = 0;
+    while (start <= line.size()) {
+      const std::size_t comma = std::min(line.find(',', start), line.size());
       if (col >= gpus) {
         throw BadInput(fmt::format("{}:{}: more than --gpus ({}) columns", path, line_no, gpus));
       }
-      char* end = nullptr;
-      const double v = std::strtod(cell.c_str(), &end);
-      while (end != nullptr && std::isspace(static_cast<unsigned char>(*end))) ++end;
-      if (cell.empty() || end == nullptr || *end != '\0' || !(v >= 0) || v > 1e18) {
-        throw BadInput(fmt::format("{}:{}: column {}: expected a byte count >= 0, got '{}'",
-                                   path, line_no, col + 1, cell));
+      std::string_view cell(line.data() + start, comma - start);
+      const std::size_t column = start + 1;
+      while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
+      while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
+      std::uint64_t v = 0;
+      const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+      if (cell.empty() || ec != std::errc{} || end != cell.data() + cell.size() || v > (std::uint64_t{1} << 53)) {
+        throw BadInput(fmt::format("{}:{}:{}: expected a whole number of bytes (decimal digits, at most 2^53), "
+                                   "got '{}'", path, line_no, column, printable(line.substr(start, comma - start))));
       }
-      m.at(row, col++) = v;
+      m.at(row, col++) = static_cast<double>(v);
+      start = comma + 1;
     }
     if (col != gpus) {
       throw BadInput(fmt::format("{}:{}: {} columns, expected --gpus ({})", path, line_no, col,
@@ -109,9 +135,19 @@ void run_collective(const CollectiveOpts& o, CommandResult& result) {
   const double message_bytes =
       o.message_bytes.empty() ? 0.0 : static_cast<double>(size_option(o.message_bytes, "--message-bytes").bytes);
   const std::uint32_t n = o.gpus;
+  // The model holds two n x n tables of doubles (the traffic and the link
+  // bundles of a full mesh): 69 GB at 65536 GPUs, refused up front.
+  sim::MemoryEstimate need;
+  need.add(fmt::format("traffic matrix ({} x {} GPUs x 8 B)", n, n), std::uint64_t{n} * n * 8);
+  need.add(fmt::format("link bundles ({} x {} x 8 B)", n, n), std::uint64_t{n} * n * 8);
+  sim::check_memory(need, sim::memory_limit(), fmt::format("collective on {} GPUs", n));
   // The output folder is checked before any work, so a bad --output fails at once.
   std::unique_ptr<StagedDir> dir;
-  if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
+  if (!o.output.empty()) {
+    std::vector<fs::path> inputs = machine_files(machine);
+    if (!o.traffic.empty()) inputs.emplace_back(o.traffic);
+    dir = std::make_unique<StagedDir>(o.output, o.force, inputs);
+  }
   net::CollectiveResult r;
   double size = 0;  // nccl-tests' size: bytes each GPU sends incl. its own slice, or gathers
   try {

@@ -316,7 +316,7 @@ void add_config_commands(CLI::App& app, CommandResult& result, RunnableCheck run
   show->add_flag("--force", sopts->force, "Replace an existing output file");
   show->add_flag("--origin", sopts->origin, "Add where each key got its value (file:line)");
   show->callback([sopts, &result] {
-    if (writes_file(sopts->output)) check_output_file(sopts->output, sopts->force);
+    if (writes_file(sopts->output)) check_output_file(sopts->output, sopts->force, {sopts->file});
     const Loader loader(config::default_roots());
     const Json j = resolve(loader, sopts->file, sopts->origin);
     emit(sopts->format == "json" ? j.dump(2) + "\n" : config::json_to_yaml(j), sopts->output);
@@ -333,7 +333,7 @@ void add_config_commands(CLI::App& app, CommandResult& result, RunnableCheck run
   ref->add_option("-o,--output", ref_opts->output, "Write to this file instead of stdout");
   ref->add_flag("--force", ref_opts->force, "Replace an existing output file");
   ref->callback([ref_opts, &result] {
-    if (writes_file(ref_opts->output)) check_output_file(ref_opts->output, ref_opts->force);
+    if (writes_file(ref_opts->output)) check_output_file(ref_opts->output, ref_opts->force, {});
     emit(reference_document(), ref_opts->output);
     result.exit_code = kExitOk;
   });

@@ -44,7 +44,9 @@ int write_example(const DescribeOptions& o, std::ostream& out, std::ostream& err
 
 int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err) {
   try {
-    if (!o.output.empty() && o.output != "-") check_output_file(o.output, o.force);
+    if (!o.output.empty() && o.output != "-") {
+      check_output_file(o.output, o.force, o.file.empty() ? std::vector<fs::path>{} : std::vector<fs::path>{o.file});
+    }
     if (!o.example.empty()) {
       if (!o.file.empty()) {
         err << "tdmsim: error: give a FILE or --example, not both\n";

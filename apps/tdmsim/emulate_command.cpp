@@ -23,6 +23,7 @@
 #include "workloads/util/atomic_write.h"
 #include "apps/tdmsim/capacity_json.h"
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/input_files.h"
 #include "apps/tdmsim/serving_queue.h"
 
 namespace tdmsim::cli {
@@ -204,7 +205,7 @@ void emulate_command(const EmulateOptions& o) {
         o.scenario, sc.scenario.spec.tokens, sc.model.spec.name,
         static_cast<double>(need) / (1024.0 * 1024.0 * 1024.0), o.max_memory_gib));
   }
-  StagedDir dir(o.output, o.force);
+  StagedDir dir(o.output, o.force, point_files(config::ResolvedPoint{sc, {}}));
 
   auto t0 = Clock::now();
   const plan::MoePlan p = plan::build_plan(sc);

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/input_files.h"
 #include "apps/tdmsim/serving_queue.h"
 #include "descriptors/plan/moe_plan.h"
 #include "kernels/host/case_from_plan.h"
@@ -48,7 +49,7 @@ int run_gpu_case(const GpuCaseOptions& o) {
     } catch (const std::invalid_argument& e) {
       throw BadInput(o.scenario + ": " + e.what());
     }
-    StagedDir dir(o.output, o.force);
+    StagedDir dir(o.output, o.force, point_files(config::ResolvedPoint{sc, {}}));
     gpu::write_case(dir.file("").string(), c, [](const std::string& path, std::string_view bytes) {
       util::write_file_atomic(path, bytes);
     });

@@ -172,11 +172,37 @@ void require_writable_folder(const fs::path& folder, const fs::path& named) {
 }
 
 // Creates the folder an output goes into and checks it can be written.
-void prepare_parent(const fs::path& parent) {
+// Removes folders prepare_parent made (innermost first), each only if empty.
+void remove_made(const std::vector<fs::path>& made) {
   std::error_code ec;
+  for (const auto& d : made) {
+    if (!fs::remove(d, ec)) break;  // not empty (or gone): keep it and those above
+  }
+}
+
+// Makes `parent` and the folders above it that are missing; returns those it
+// made, innermost first, so that a command that then fails (bad input found
+// later, a failed write) can remove them again and leave nothing behind.
+std::vector<fs::path> prepare_parent(const fs::path& parent) {
+  std::error_code ec;
+  std::vector<fs::path> made;
+  for (fs::path p = fs::absolute(parent, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
+       p = p.parent_path()) {
+    made.push_back(p);
+    if (p == p.parent_path()) break;
+  }
   fs::create_directories(parent, ec);
-  if (ec) throw_output_error("cannot create output folder " + parent.string(), ec);
-  require_writable_folder(parent, parent);
+  if (ec) {
+    remove_made(made);
+    throw_output_error("cannot create output folder " + parent.string(), ec);
+  }
+  try {
+    require_writable_folder(parent, parent);
+  } catch (...) {
+    remove_made(made);
+    throw;
+  }
+  return made;
 }
 
 fs::path parent_of(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
@@ -254,13 +280,14 @@ StagedDir::StagedDir(fs::path target, bool force, const std::vector<fs::path>& i
     }
   }
   const fs::path parent = parent_of(target_);
-  prepare_parent(parent);
+  made_ = prepare_parent(parent);
   remove_stale_siblings(target_, ".tmp-");
   staging_ = parent / (util::temporary_stem(target_) + ".tmp-" + std::to_string(::getpid()));
   fs::remove_all(staging_, ec);
   slot_ = take_slot(staging_);  // before the folder exists: a signal from now on removes it
   if (!fs::create_directory(staging_, ec) || ec) {
     release_slot(slot_);
+    remove_made(made_);
     throw_output_error("cannot create output folder " + target_.string() + " (staging " +
                            staging_.string() + ")",
                        ec ? ec : std::make_error_code(std::errc::file_exists));
@@ -270,13 +297,17 @@ StagedDir::StagedDir(fs::path target, bool force, const std::vector<fs::path>& i
   } catch (...) {
     fs::remove_all(staging_, ec);
     release_slot(slot_);
+    remove_made(made_);
     throw;
   }
 }
 
 StagedDir::~StagedDir() {
   std::error_code ec;
-  if (!committed_) fs::remove_all(staging_, ec);
+  if (!committed_) {
+    fs::remove_all(staging_, ec);
+    remove_made(made_);  // the folders made for it: a failed command leaves nothing
+  }
   release_slot(slot_);
 }
 
@@ -327,7 +358,7 @@ std::optional<fs::path> input_inside(const fs::path& dir, const std::vector<fs::
   return std::nullopt;
 }
 
-void check_output_file(const fs::path& path, bool force) {
+void check_output_file(const fs::path& path, bool force, const std::vector<fs::path>& inputs) {
   if (!is_plain_name(path)) throw BadInput("output file '" + path.string() + "': give a file name");
   if (path.filename().string().size() > util::kMaxNameBytes) {
     throw BadInput("output file '" + path.string() + "': its name is longer than " +
@@ -335,15 +366,24 @@ void check_output_file(const fs::path& path, bool force) {
   }
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
+  // (The path itself: a symlink, dangling or not, is there to be replaced.)
+  const fs::file_status own = fs::symlink_status(path, ec);
   if (fs::is_directory(st)) throw BadInput("output file " + path.string() + " is a folder");
-  if (fs::exists(st) && !force) {
+  if (fs::exists(own) && !force) {
     throw BadInput("output file " + path.string() + " already exists (use --force to replace it)");
   }
   // The file is written by a rename over the path: --force would replace a
-  // FIFO, a device or a socket with a plain file (as root, /dev/null itself).
-  if (fs::exists(st) && !fs::is_regular_file(st)) {
-    throw BadInput("output file " + path.string() +
-                   " exists and is not a regular file (--force replaces only a regular file)");
+  // FIFO, a device or a socket with a plain file (as root, /dev/null itself),
+  // and a symlink with a file where the link was.
+  if (fs::exists(own) && !fs::is_regular_file(own)) {
+    throw BadInput("output file " + path.string() + " exists and is not a regular file" +
+                   (fs::is_symlink(own) ? " (a symbolic link)" : "") + " (--force replaces only a regular file)");
+  }
+  for (const auto& in : inputs) {
+    if (fs::exists(own) && fs::equivalent(path, in, ec)) {
+      throw BadInput("output file " + path.string() + " is " + in.string() +
+                     ", which this command reads; --force would overwrite it: choose another name");
+    }
   }
   // Its folder is made when the file is written (write_output_file), not now:
   // a command refused after this check leaves nothing behind. Here, that it
@@ -357,8 +397,13 @@ void check_output_file(const fs::path& path, bool force) {
 }
 
 void write_output_file(const fs::path& path, std::string_view bytes) {
-  prepare_parent(parent_of(path));
-  util::write_file_atomic(path, bytes);
+  const std::vector<fs::path> made = prepare_parent(parent_of(path));
+  try {
+    util::write_file_atomic(path, bytes);
+  } catch (...) {
+    remove_made(made);
+    throw;
+  }
 }
 
 StdoutGuard::StdoutGuard() : previous_(std::cout.rdbuf(this)) {}

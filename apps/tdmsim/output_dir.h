@@ -52,9 +52,10 @@ inline constexpr const char* kOutputMarkerText =
 // before anything is renamed into place.
 class StagedDir {
  public:
-  // `inputs`: files the command reads; --force refuses to replace a folder
-  // holding one (the replacement would delete it).
-  StagedDir(fs::path target, bool force, const std::vector<fs::path>& inputs = {});
+  // `inputs`: every file the command reads (required, so that no command
+  // forgets them); --force refuses to replace a folder holding one (the
+  // replacement would delete it).
+  StagedDir(fs::path target, bool force, const std::vector<fs::path>& inputs);
   ~StagedDir();
   StagedDir(const StagedDir&) = delete;
   StagedDir& operator=(const StagedDir&) = delete;
@@ -71,6 +72,7 @@ class StagedDir {
   fs::path staging_;
   int slot_ = -1;  // the signal-cleanup slot holding staging_
   bool committed_ = false;
+  std::vector<fs::path> made_;  // folders above target_ made for it, innermost first
 };
 
 // The first of `inputs` that lies inside folder `dir` (as named, or as links
@@ -79,10 +81,11 @@ std::optional<fs::path> input_inside(const fs::path& dir, const std::vector<fs::
 
 // Checks a single output file before anything is computed: BadInput (naming
 // the path) when it exists without `force`, is a folder or any other file that
-// is not a regular one (a FIFO, a device, a socket), or its folder cannot
-// be created or written. Creates nothing (write_output_file makes the folder).
-// Stale `.NAME.tmp.PID` siblings of dead processes go.
-void check_output_file(const fs::path& path, bool force);
+// is not a regular one (a FIFO, a device, a socket, a symlink), is one of
+// `inputs` (the files the command reads), or its folder cannot be created or
+// written. Creates nothing (write_output_file makes the folder). Stale
+// `.NAME.tmp.PID` siblings of dead processes go.
+void check_output_file(const fs::path& path, bool force, const std::vector<fs::path>& inputs);
 
 // Writes a file check_output_file passed, atomically, making its folder first.
 void write_output_file(const fs::path& path, std::string_view bytes);

@@ -342,10 +342,10 @@ std::string descriptors_in_output(const RunOptions& o) {
   if (rel.empty() || *rel.begin() == "..") return {};
   const std::string name = rel.string();
   if (rel.has_parent_path() || name == "." || name == "summary.json" || name == "stats.json" ||
-      name == "config.json" || name == "trace.json") {
+      name == "config.json" || name == "trace.json" || name == kOutputMarker) {
     throw BadInput(fmt::format("--write-descriptors {}: inside --output {}, give a file name of its own right in "
-                               "the folder (not summary.json, stats.json, config.json or trace.json), or a path "
-                               "outside it", o.write_descriptors, o.output));
+                               "the folder (not summary.json, stats.json, config.json, trace.json or {}), or a "
+                               "path outside it", o.write_descriptors, o.output, kOutputMarker));
   }
   return name;
 }
@@ -386,7 +386,9 @@ int run_local(const RunOptions& o) {
   // is staged (written with the rest, or not at all); anywhere else, a file
   // of its own.
   const std::string in_output = descriptors_in_output(o);
-  if (!o.write_descriptors.empty() && in_output.empty()) check_output_file(o.write_descriptors, o.force);
+  if (!o.write_descriptors.empty() && in_output.empty()) {
+    check_output_file(o.write_descriptors, o.force, run_inputs(o, prepared));
+  }
   sim::programs::DescriptorBytes given;
   if (!o.descriptors.empty()) given = read_descriptor_stream(o.descriptors, sc);
   std::unique_ptr<StagedDir> dir;

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/input_files.h"
 #include "isa/matrix_table.h"
 #include "sim/platform/gpu.h"
 #include "sim/platform/host_memory.h"
@@ -84,7 +85,7 @@ void run_microbench(const MicrobenchOpts& o, CommandResult& result) {
   // The output folder is checked (and staged) before the simulation, so a
   // bad --output fails at once rather than after minutes of work.
   std::unique_ptr<StagedDir> dir;
-  if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
+  if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force, machine_files(machine));
   sim::SimOptions opts;
   opts.trace = o.trace;
   sim::Gpu gpu(m, opts);

@@ -30,21 +30,6 @@ std::string FileHashes::of(const std::filesystem::path& file) {
   return cache_[key] = f.hex();
 }
 
-std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& point) {
-  const auto& sc = point.scenario;
-  std::vector<std::filesystem::path> files;
-  for (const auto* chain : {&sc.scenario.chain, &sc.machine.chain, &sc.machine.also_read, &sc.model.chain}) {
-    files.insert(files.end(), chain->begin(), chain->end());
-  }
-  if (sc.scenario.spec.routing.source == RoutingSource::trace && !sc.scenario.spec.routing.trace.empty()) {
-    files.push_back(plan::trace_path(sc));
-  }
-  // The tuned kernel table a point's plan reads (kernel.config): editing a
-  // row changes the kernels it runs.
-  if (!sc.scenario.spec.kernel.config.empty()) files.push_back(config::kernel_config_path(sc.scenario));
-  return files;
-}
-
 std::string point_inputs_hash(const config::ResolvedPoint& point, FileHashes& files) {
   Fnv1a f;
   f.add(config::canonical_inputs(point));

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apps/tdmsim/input_files.h"
 #include "workloads/config/sweep_points.h"
 
 namespace tdmsim::cli {
@@ -49,11 +50,7 @@ class FileHashes {
   std::map<std::string, std::string> cache_;
 };
 
-// Every file `point` reads, in a fixed order: the scenario's and machine's
-// base: chains, the machine's kernel profile with its chain, the model's
-// chain, then the routing trace if it has one, then the tuned kernel table if
-// it names one (kernel.config).
-std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& point);
+// (point_files, machine_files: apps/tdmsim/input_files.h.)
 
 // The point's inputs hash (16 hex digits).
 std::string point_inputs_hash(const config::ResolvedPoint& point, FileHashes& files);

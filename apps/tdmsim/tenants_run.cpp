@@ -9,6 +9,7 @@
 #include "apps/tdmsim/config_commands.h"
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/input_files.h"
 #include "descriptors/plan/moe_plan.h"
 #include "sim/core/json_text.h"
 #include "sim/mem/address_space.h"
@@ -161,7 +162,14 @@ int run_tenants(const TenantsRunOptions& o) {
   sim::check_memory(together_memory_need, sim::memory_limit(),
                     fmt::format("tenants {} on machine {}", r.tenants.file.string(), r.machine.file.string()));
   std::unique_ptr<StagedDir> dir;
-  if (!o.output.empty()) dir = std::make_unique<StagedDir>(o.output, o.force);
+  if (!o.output.empty()) {
+    std::vector<fs::path> inputs = r.tenants.chain;
+    for (const auto& f : machine_files(r.machine)) inputs.push_back(f);
+    for (const auto& sc : r.scenarios) {
+      for (auto& f : point_files(config::ResolvedPoint{sc, {}})) inputs.push_back(std::move(f));
+    }
+    dir = std::make_unique<StagedDir>(o.output, o.force, inputs);
+  }
 
   const std::uint32_t parts = compute_partitions(whole.partition->compute);
   Json summary = {{"tenants_file", r.tenants.spec.name},

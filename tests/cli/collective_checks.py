@@ -119,6 +119,15 @@ def main():
     ragged = os.path.join(work, "ragged.csv")
     with open(ragged, "w") as f:
         f.write("0,1\n1\n")
+    # Byte counts are whole decimal numbers (1000.7 had become 1001, 0x10 16).
+    fraction = os.path.join(work, "fraction.csv")
+    with open(fraction, "w") as f:
+        f.write("0, 1000.7\n1,0\n")
+    hexa = os.path.join(work, "hex.csv")
+    with open(hexa, "w") as f:
+        f.write("0,1\n0x10,0\n")
+    fifo = os.path.join(work, "fifo.csv")
+    os.mkfifo(fifo)  # (it had blocked the command forever)
     bad = [
         (["--op", "all_to_none", "--bytes", "1MiB"], "--op: expected all_to_all or all_gather"),
         (["--op", "all_to_all", "--bytes", "1MiB", "--algorithm", "tree"], "--algorithm: expected direct or ring"),
@@ -129,7 +138,12 @@ def main():
         (["--op", "all_to_all", "--bytes", "1MiB", "--message-bytes", "0"], "--message-bytes: must be above 0"),
         (["--op", "all_to_all", "--bytes", "1MiB", "--gpus", "16", "--nodes", "3"], "16 GPUs do not split evenly over 3 nodes"),
         (["--op", "all_to_all", "--traffic", ragged, "--gpus", "2"], "ragged.csv:2: 1 columns, expected --gpus (2)"),
-        (["--op", "all_to_all", "--traffic", os.path.join(work, "absent.csv")], "--traffic: cannot read"),
+        (["--op", "all_to_all", "--traffic", os.path.join(work, "absent.csv")], "absent.csv' does not exist"),
+        (["--op", "all_to_all", "--traffic", fraction, "--gpus", "2"],
+         "fraction.csv:1:3: expected a whole number of bytes (decimal digits, at most 2^53), got ' 1000.7'"),
+        (["--op", "all_to_all", "--traffic", hexa, "--gpus", "2"], "hex.csv:2:1: expected a whole number"),
+        (["--op", "all_to_all", "--traffic", fifo, "--gpus", "2"], "is not a regular file (a FIFO)"),
+        (["--op", "all_to_all", "--traffic", "/dev/zero", "--gpus", "2"], "is not a regular file"),
     ]
     for i, (args, message) in enumerate(bad):
         out = os.path.join(work, f"bad{i}")
@@ -138,6 +152,13 @@ def main():
             fail(f"{args}: stderr lacks {message!r}: {p.stderr!r}")
         if os.path.exists(out):
             fail(f"{args}: wrote {out}")
+    # The model's n x n tables, counted against the host-memory limit before any work.
+    out = os.path.join(work, "too-large")
+    p = tdmsimtools.expect_exit(binary, "collective", "--machine", "h200", "--op", "all_to_all", "--bytes", "1GiB",
+                                "--gpus", "16384", "--nodes", "2048", "--output", out, rc=2,
+                                env=dict(os.environ, TDMSIM_MEMORY_LIMIT="1GiB"))
+    if "collective on 16384 GPUs needs about 4.0 GiB" not in p.stderr or os.path.exists(out):
+        fail(f"memory limit: {p.stderr!r}")
     p = tdmsimtools.expect_exit(binary, "collective", "--machine", no_ic, "--op", "all_to_all", "--bytes", "1MiB",
                                 rc=2)
     if "has no interconnect: section" not in p.stderr:

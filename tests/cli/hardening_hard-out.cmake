@@ -7,7 +7,7 @@ tdmsim_set_warnings(tdmsim_output_tests)
 list(APPEND tdmsim_catch_targets tdmsim_output_tests)
 
 set(OUTPUT_WORK ${CMAKE_CURRENT_BINARY_DIR}/output_checks)
-foreach(mode refuse badpath enospc stale signal stdout plot)
+foreach(mode refuse inputs badpath enospc stale signal stdout plot)
   add_test(NAME output.cli_${mode}
            COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/output_checks.py ${TDMSIM_BIN} ${OUTPUT_WORK} ${mode})
   set_tests_properties(output.cli_${mode} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)

@@ -137,6 +137,62 @@ def mode_refuse():
             fail(f"{name}: --force replaced a FIFO")
 
 
+def mode_inputs():
+    """--force never removes a file the command reads: not inside the folder it
+    would replace, not as the file it would overwrite (exit 2, all kept)."""
+    w = fresh("inputs")
+    scenario = "name: small\nmachine: h200\nmodel: qwen3-30b-a3b\ntokens: 4\npath: software\n"
+    traffic = "\n".join(",".join(["1000"] * 8) for _ in range(8)) + "\n"
+    machine = open(os.path.join(ROOT, "workloads/machines/h200.yaml")).read()
+    # Each folder command: (file name, its text, arguments reading it).
+    cases = {
+        "microbench": ("h200-copy.yaml", machine, lambda f: ["microbench", "copy", "--machine", f, "--bytes",
+                                                              "1MiB", "--quiet"]),
+        "run": ("s.yaml", scenario, lambda f: ["run", f, "--quiet"]),
+        "emulate": ("s.yaml", scenario, lambda f: ["emulate", f, "--quiet"]),
+        "gpu-case": ("s.yaml", scenario, lambda f: ["gpu-case", f, "--quiet"]),
+        "collective": ("t.csv", traffic, lambda f: ["collective", "--machine", "mi300x", "--op", "all_to_all",
+                                                    "--traffic", f, "--quiet"]),
+    }
+    for name, (file, text, args) in cases.items():
+        out = os.path.join(w, name)
+        outside = os.path.join(w, name + "-" + file)
+        open(outside, "w").write(text)
+        expect(args(outside) + ["--output", out], 0)
+        inside = os.path.join(out, file)
+        open(inside, "w").write(text)
+        before = sorted(os.listdir(out))
+        expect(args(inside) + ["--output", out, "--force"], 2, [inside, "which this command reads"])
+        if sorted(os.listdir(out)) != before or open(inside).read() != text or siblings(out):
+            fail(f"{name}: --force changed the folder holding its input: {os.listdir(out)}")
+    # Single output files: the file read is not the file written.
+    desc = os.path.join(w, "d.tdmm")
+    shutil.copy(DESC, desc)
+    kept = open(desc, "rb").read()
+    expect(["describe", desc, "--format", "json", "--output", desc, "--force"], 2, ["which this command reads"])
+    scen = os.path.join(w, "s2.yaml")
+    open(scen, "w").write(scenario.replace("h200", "mi500x-tdm").replace("software", "tdm"))
+    expect(["run", scen, "--quiet", "--write-descriptors", scen, "--force"], 2, ["which this command reads"])
+    expect(["config", "show", scen, "--output", scen, "--force"], 2, ["which this command reads"])
+    if open(desc, "rb").read() != kept or "tdm" not in open(scen).read():
+        fail("an input was overwritten")
+    # Nor is the folder's own marker a descriptor stream's name.
+    out = os.path.join(w, "marker")
+    expect(["run", scen, "--quiet", "--output", out, "--write-descriptors", os.path.join(out, MARKER)], 2,
+           [MARKER])
+    if os.path.exists(out):
+        fail("the refused run wrote its folder")
+    # Folders made for an output that then was not written go again: bad input
+    # found after the folder was staged, a failed write of a single file.
+    nested = os.path.join(w, "made", "for", "it")
+    expect(["collective", "--machine", "h200", "--op", "all_to_all", "--bytes", "1MiB", "--gpus", "16",
+            "--output", nested], 2, ["gpus_per_node"])
+    expect(["describe", "--example", "moe", "--output", os.path.join(nested, "x.tdmm")], 1, [],
+           env={"TDMSIM_TEST_FAIL_WRITE_AFTER": "10"})
+    if os.path.exists(os.path.join(w, "made")):
+        fail(f"folders made for a failed command were left: {os.listdir(os.path.join(w, 'made'))}")
+
+
 def mode_badpath():
     w = fresh("badpath")
     a_file = os.path.join(w, "a-file")
@@ -279,6 +335,6 @@ def mode_plot():
 if not os.path.exists(TDMSIM):
     fail(f"{TDMSIM} not found")
 os.makedirs(WORK, exist_ok=True)
-{"refuse": mode_refuse, "badpath": mode_badpath, "enospc": mode_enospc, "stale": mode_stale,
+{"refuse": mode_refuse, "inputs": mode_inputs, "badpath": mode_badpath, "enospc": mode_enospc, "stale": mode_stale,
  "signal": mode_signal, "stdout": mode_stdout, "plot": mode_plot}[MODE]()
 print("ok")

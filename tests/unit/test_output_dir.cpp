@@ -94,24 +94,24 @@ TEST_CASE("StagedDir refuses an existing target without --force", "[output]") {
   const fs::path out = tmp.path / "out";
   fs::create_directories(out);
   touch(out / "keep.txt");
-  CHECK_THROWS_WITH(StagedDir(out, false), Catch::Contains(out.string()) && Catch::Contains("--force"));
+  CHECK_THROWS_WITH(StagedDir(out, false, {}), Catch::Contains(out.string()) && Catch::Contains("--force"));
   CHECK(fs::exists(out / "keep.txt"));
   CHECK(entries(tmp.path) == 1);  // no staging sibling left
   // --force does not empty a folder tdmsim did not write (no marker file).
-  CHECK_THROWS_WITH(StagedDir(out, true),
+  CHECK_THROWS_WITH(StagedDir(out, true, {}),
                     Catch::Contains(out.string()) && Catch::Contains("exists without .tdmsim-output"));
   CHECK(fs::exists(out / "keep.txt"));
   CHECK(entries(tmp.path) == 1);
   // A folder a StagedDir wrote carries the marker, and --force replaces it.
   fs::remove_all(out);
   {
-    StagedDir d(out, false);
+    StagedDir d(out, false, {});
     touch(d.file("old.txt"));
     d.commit();
   }
   CHECK(fs::exists(out / tdmsim::cli::kOutputMarker));
   {
-    StagedDir d(out, true);
+    StagedDir d(out, true, {});
     touch(d.file("new.txt"));
     d.commit();
   }
@@ -123,7 +123,7 @@ TEST_CASE("StagedDir refuses an existing target without --force", "[output]") {
   const fs::path empty = tmp.path / "empty";
   fs::create_directories(empty);
   {
-    StagedDir d(empty, true);
+    StagedDir d(empty, true, {});
     touch(d.file("new.txt"));
     d.commit();
   }
@@ -134,33 +134,42 @@ TEST_CASE("a long legal output name keeps a legal temporary, a name over 255 byt
   TempDir tmp;
   const fs::path folder = tmp.path / std::string(250, 'c');
   {
-    StagedDir d(folder, false);
+    StagedDir d(folder, false, {});
     touch(d.file("x.txt"));
     d.commit();
   }
   CHECK(fs::exists(folder / "x.txt"));
   const fs::path file = tmp.path / (std::string(250, 'f') + ".json");
-  tdmsim::cli::check_output_file(file, false);
+  tdmsim::cli::check_output_file(file, false, {});
   tdmsim::cli::write_output_file(file, "{}");
   CHECK(fs::file_size(file) == 2);
   CHECK(tdmsim::util::temporary_stem(file).size() + 19 <= tdmsim::util::kMaxNameBytes);
   CHECK(tdmsim::util::temporary_stem(tmp.path / "short") == ".short");
   CHECK(entries(tmp.path) == 2);  // no temporary left
   const fs::path too_long = tmp.path / std::string(256, 'd');
-  CHECK_THROWS_WITH(StagedDir(too_long, false), Catch::Contains("longer than 255 bytes"));
-  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(too_long, false), Catch::Contains("longer than 255 bytes"));
+  CHECK_THROWS_WITH(StagedDir(too_long, false, {}), Catch::Contains("longer than 255 bytes"));
+  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(too_long, false, {}), Catch::Contains("longer than 255 bytes"));
 }
 
 TEST_CASE("check_output_file: --force replaces only a regular file", "[output]") {
   TempDir tmp;
   const fs::path fifo = tmp.path / "fifo";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(fifo, true),
+  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(fifo, true, {}),
                     Catch::Contains(fifo.string()) && Catch::Contains("not a regular file"));
   CHECK(fs::is_fifo(fifo));
   const fs::path plain = tmp.path / "plain";
   touch(plain);
-  CHECK_NOTHROW(tdmsim::cli::check_output_file(plain, true));
+  CHECK_NOTHROW(tdmsim::cli::check_output_file(plain, true, {}));
+  // A symlink, even a dangling one, is there: refused without --force, and
+  // with it (the rename would put a file where the link was).
+  const fs::path dangling = tmp.path / "dangling";
+  fs::create_symlink(tmp.path / "nowhere", dangling);
+  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(dangling, false, {}), Catch::Contains("already exists"));
+  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(dangling, true, {}), Catch::Contains("a symbolic link"));
+  // A file the command reads is never its output, under any name for it.
+  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(plain, true, {tmp.path / "." / "plain"}),
+                    Catch::Contains("which this command reads"));
 }
 
 TEST_CASE("StagedDir: unusable output locations are bad input naming the path", "[output]") {
@@ -168,20 +177,20 @@ TEST_CASE("StagedDir: unusable output locations are bad input naming the path", 
   const fs::path file = tmp.path / "a-file";
   touch(file);
   // The target is a file: even --force replaces only a folder.
-  CHECK_THROWS_AS(StagedDir(file, true), BadInput);
-  CHECK_THROWS_WITH(StagedDir(file, true), Catch::Contains(file.string()) && Catch::Contains("not a folder"));
+  CHECK_THROWS_AS(StagedDir(file, true, {}), BadInput);
+  CHECK_THROWS_WITH(StagedDir(file, true, {}), Catch::Contains(file.string()) && Catch::Contains("not a folder"));
   CHECK(fs::is_regular_file(file));
   // The parent is a file.
-  CHECK_THROWS_AS(StagedDir(file / "out", false), BadInput);
-  CHECK_THROWS_WITH(StagedDir(file / "out", false), Catch::Contains(file.string()));
-  CHECK_THROWS_AS(StagedDir(tmp.path / "..", true), BadInput);
+  CHECK_THROWS_AS(StagedDir(file / "out", false, {}), BadInput);
+  CHECK_THROWS_WITH(StagedDir(file / "out", false, {}), Catch::Contains(file.string()));
+  CHECK_THROWS_AS(StagedDir(tmp.path / "..", true, {}), BadInput);
   // A folder without write permission (root may write anywhere: skipped there).
   if (::geteuid() != 0) {
     const fs::path ro = tmp.path / "read-only";
     fs::create_directories(ro);
     fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
-    CHECK_THROWS_AS(StagedDir(ro / "out", false), BadInput);
-    CHECK_THROWS_WITH(StagedDir(ro / "out", false), Catch::Contains(ro.string()));
+    CHECK_THROWS_AS(StagedDir(ro / "out", false, {}), BadInput);
+    CHECK_THROWS_WITH(StagedDir(ro / "out", false, {}), Catch::Contains(ro.string()));
     fs::permissions(ro, fs::perms::owner_all);
   }
 }
@@ -190,7 +199,7 @@ TEST_CASE("StagedDir removes its staging folder when not committed", "[output]")
   TempDir tmp;
   const fs::path out = tmp.path / "out";
   {
-    StagedDir d(out, false);
+    StagedDir d(out, false, {});
     touch(d.file("partial.json"));
     CHECK(entries(tmp.path) == 1);
   }
@@ -209,7 +218,7 @@ TEST_CASE("stale staging siblings of dead processes are removed, live ones kept"
   }
   touch(tmp.path / (".f.json.tmp." + dead));
   {
-    StagedDir d(out, false);
+    StagedDir d(out, false, {});
     d.commit();
   }
   CHECK_FALSE(fs::exists(tmp.path / (".out.tmp-" + dead)));
@@ -217,7 +226,7 @@ TEST_CASE("stale staging siblings of dead processes are removed, live ones kept"
   CHECK(fs::exists(tmp.path / (".out.tmp-" + live)));       // its process may still be writing
   CHECK(fs::exists(tmp.path / (".other.tmp-" + dead)));     // another target's
   CHECK(fs::exists(tmp.path / (".out.tmp-" + dead + "x")));  // not our pattern
-  tdmsim::cli::check_output_file(tmp.path / "f.json", false);
+  tdmsim::cli::check_output_file(tmp.path / "f.json", false, {});
   CHECK_FALSE(fs::exists(tmp.path / (".f.json.tmp." + dead)));
 }
 
@@ -226,12 +235,12 @@ TEST_CASE("check_output_file: existing file needs --force - folders and bad pare
   TempDir tmp;
   const fs::path file = tmp.path / "f.yaml";
   touch(file);
-  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(file, false),
+  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(file, false, {}),
                     Catch::Contains(file.string()) && Catch::Contains("--force"));
-  CHECK_NOTHROW(tdmsim::cli::check_output_file(file, true));
-  CHECK_THROWS_AS(tdmsim::cli::check_output_file(tmp.path, true), BadInput);
-  CHECK_THROWS_AS(tdmsim::cli::check_output_file(file / "x.yaml", true), BadInput);
-  CHECK_NOTHROW(tdmsim::cli::check_output_file(tmp.path / "new" / "x.yaml", false));
+  CHECK_NOTHROW(tdmsim::cli::check_output_file(file, true, {}));
+  CHECK_THROWS_AS(tdmsim::cli::check_output_file(tmp.path, true, {}), BadInput);
+  CHECK_THROWS_AS(tdmsim::cli::check_output_file(file / "x.yaml", true, {}), BadInput);
+  CHECK_NOTHROW(tdmsim::cli::check_output_file(tmp.path / "new" / "x.yaml", false, {}));
   // Nothing is made until the file is written: a command refused after the check leaves no folder.
   CHECK_FALSE(fs::exists(tmp.path / "new"));
   tdmsim::cli::write_output_file(tmp.path / "new" / "x.yaml", "a: 1\n");

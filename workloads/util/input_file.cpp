@@ -94,6 +94,7 @@ std::uint64_t max_input_bytes(InputKind kind) {
     case InputKind::descriptor: return kMaxDescriptorBytes;
     case InputKind::kernel_config: return kMaxKernelConfigBytes;
     case InputKind::arrival_trace: return kMaxArrivalTraceBytes;
+    case InputKind::traffic_matrix: return kMaxTrafficMatrixBytes;
   }
   return kMaxYamlBytes;
 }
@@ -105,6 +106,7 @@ std::string_view input_kind_name(InputKind kind) {
     case InputKind::descriptor: return "descriptor file";
     case InputKind::kernel_config: return "kernel config table";
     case InputKind::arrival_trace: return "arrival trace";
+    case InputKind::traffic_matrix: return "traffic matrix";
   }
   return "file";
 }

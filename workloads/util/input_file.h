@@ -15,7 +15,7 @@
 namespace tdmsim::util {
 
 // What an input file holds; each kind has one size limit (kMaxInputBytes).
-enum class InputKind { yaml, routing_trace, descriptor, kernel_config, arrival_trace };
+enum class InputKind { yaml, routing_trace, descriptor, kernel_config, arrival_trace, traffic_matrix };
 
 // The size limits, declared once. YAML files are hand-written and small (the
 // shipped ones are under 8 KiB); a routing trace lists top_k experts for each
@@ -30,6 +30,9 @@ inline constexpr std::uint64_t kMaxKernelConfigBytes = 64ULL << 20;
 // An arrival trace (serving.trace) has one short CSV line per request, at most
 // 10^6 requests.
 inline constexpr std::uint64_t kMaxArrivalTraceBytes = 64ULL << 20;
+// A collective's traffic matrix (collective --traffic): --gpus rows of --gpus
+// byte counts, a few bytes each; 64 MiB holds a matrix of about 2000 GPUs.
+inline constexpr std::uint64_t kMaxTrafficMatrixBytes = 64ULL << 20;
 
 std::uint64_t max_input_bytes(InputKind kind);
 std::string_view input_kind_name(InputKind kind);  // "YAML file", ...

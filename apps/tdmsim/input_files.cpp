@@ -1,0 +1,29 @@
+#include "apps/tdmsim/input_files.h"
+
+#include "descriptors/plan/routing.h"
+#include "workloads/config/resolved.h"
+
+namespace tdmsim::cli {
+
+std::vector<std::filesystem::path> machine_files(const config::Loaded<MachineSpec>& machine) {
+  std::vector<std::filesystem::path> files = machine.chain;
+  files.insert(files.end(), machine.also_read.begin(), machine.also_read.end());
+  return files;
+}
+
+std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& point) {
+  const auto& sc = point.scenario;
+  std::vector<std::filesystem::path> files;
+  for (const auto* chain : {&sc.scenario.chain, &sc.machine.chain, &sc.machine.also_read, &sc.model.chain}) {
+    files.insert(files.end(), chain->begin(), chain->end());
+  }
+  if (sc.scenario.spec.routing.source == RoutingSource::trace && !sc.scenario.spec.routing.trace.empty()) {
+    files.push_back(plan::trace_path(sc));
+  }
+  // The tuned kernel table a point's plan reads (kernel.config): editing a
+  // row changes the kernels it runs.
+  if (!sc.scenario.spec.kernel.config.empty()) files.push_back(config::kernel_config_path(sc.scenario));
+  return files;
+}
+
+}  // namespace tdmsim::cli
