@@ -84,6 +84,15 @@ int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err)
       const auto stream = decoded.error().code == format::DescriptorErrorCode::size_mismatch
                               ? format::decode_moe_stream(bytes)
                               : format::Decoded<std::vector<format::StreamEntry>>(decoded.error());
+      if (!stream && stream.error().message.rfind("descriptor ", 0) == 0 &&
+          stream.error().code != format::DescriptorErrorCode::bad_magic) {
+        // Records back to back (the first's total_size is less than the file),
+        // one of them faulty: its fault at its offset in the stream, not the
+        // first record's size against the whole file's. (Bytes after a record
+        // that do not start another are trailing bytes: the size mismatch.)
+        err << o.file << ": invalid descriptor stream: " << stream.error().to_string() << "\n";
+        return kExitBadInput;
+      }
       if (!stream || stream.value().size() < 2) {
         err << o.file << ": invalid descriptor: " << decoded.error().to_string() << "\n";
         return kExitBadInput;

@@ -302,8 +302,9 @@ PreparedRun prepare_run(const RunOptions& o) {
   }
   r.expert_parallel = !o.one_gpu && (o.gpus != 0 || sc.scenario.spec.parallel.ep > 1);
   if (r.expert_parallel && (!o.descriptors.empty() || !o.write_descriptors.empty() || o.repeat > 1)) {
-    throw BadInput("an expert-parallel run (parallel.ep or --gpus) takes neither --descriptors, "
-                   "--write-descriptors nor --repeat (each GPU runs its own stream; one routing draw)");
+    throw BadInput("an expert-parallel run (parallel.ep > 1, or --gpus N, --gpus 1 included) takes neither "
+                   "--descriptors, --write-descriptors nor --repeat (each GPU runs its own stream; one routing "
+                   "draw); for the single-GPU run with them, leave --gpus out");
   }
   // Refused before anything is built or written if it would not fit in memory.
   if (o.check_memory) check_layer_memory(sc, static_cast<std::uint32_t>(paths.size()), o.trace);
@@ -316,6 +317,10 @@ PreparedRun prepare_run(const RunOptions& o) {
   }
   if (!o.descriptors.empty() && o.repeat > 1) {
     throw BadInput("--descriptors runs one layer's stream (one routing draw); give --repeat 1");
+  }
+  // (Each draw has its own stream: it had written the first draw's alone.)
+  if (!o.write_descriptors.empty() && o.repeat > 1) {
+    throw BadInput("--write-descriptors writes one layer's stream (one routing draw); give --repeat 1");
   }
   // Draw r runs with seed + r: the last must not wrap past 2^64 - 1 to 0.
   if (const std::uint64_t seed = sc.scenario.spec.seed;
@@ -670,7 +675,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                   "scenario gives shapes and data, and a descriptor that disagrees with it is "
                   "refused with its byte offset (docs/moe-timing.md)");
   cmd->add_option("--write-descriptors", o->write_descriptors,
-                  "write the MoE descriptor stream the TDM unit ran to this .tdmm file");
+                  "write the MoE descriptor stream the TDM unit ran to this .tdmm file (one draw: --repeat 1)");
   cmd->add_flag("--trace", o->trace, "record a Perfetto/Chrome trace (trace.json)");
   cmd->add_flag("-v,--verbose", o->verbose, "also print the kernel.config lookup: the key and why rows did not match");
   cmd->add_flag("-q,--quiet", o->quiet, "print nothing on success");

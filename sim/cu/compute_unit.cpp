@@ -139,6 +139,10 @@ void ComputeUnit::begin_kernel() {
                               machine_.kernels.warp_issue_cycles_per_warp * per_scheduler
                         : 0.0;
   }
+  // A pointer chase's address list is the program's only part that grows with
+  // the run (--hops): every CU builds workgroup 0's program here, so keeping
+  // it would hold a copy per CU (5 KB per hop on mi300x's 304 CUs).
+  if (!first.chase.empty()) std::vector<std::uint64_t>().swap(first.chase);
   {
     // The atomic units shared round robin (memory.l2.atomic_sharing
     // workgroups): the epilogue (step) holds each workgroup's adds to its

@@ -151,7 +151,9 @@ void add_layer_memory(MemoryEstimate& e, const ScenarioSpec& s, const ModelSpec&
 void add_chase_memory(MemoryEstimate& e, std::uint64_t footprint, std::uint32_t stride, std::uint32_t hops) {
   const std::uint64_t slots = footprint / std::max(1u, stride);
   e.add(fmt::format("pointer-chase cycle (--footprint / --stride = {} slots, --hops {})", slots, hops),
-        sat_add(sat_mul(slots, 2 * 8), sat_mul(hops, 2 * 8)));
+        // (the hop addresses: the two kernels' lists, the running workgroup's
+        // copy and the one a CU builds to size the kernel, 8 B each)
+        sat_add(sat_mul(slots, 2 * 8), sat_mul(hops, 4 * 8)));
 }
 
 void add_trace_memory(MemoryEstimate& e, std::uint64_t workgroups) {

@@ -91,6 +91,20 @@ def corrupt(scenario):
     assert re.search(r"at byte [0-9]+", r.stderr), r.stderr
     assert not os.path.exists(out), "output folder written"
     print(r.stderr.strip())
+    # describe says the fault of the record it is in, at its offset in the
+    # stream (it had said the first record's size differs from the file's).
+    two_stage = os.path.join(WORK, "two-stage.yaml")
+    with open(two_stage, "w") as f:
+        f.write(f"base: {scenario}\nname: two-stage\nkernel:\n  stages: 2\n")
+    data = bytearray(open(write_stream(two_stage, "two"), "rb").read())
+    first = int.from_bytes(data[8:12], "little")
+    assert first < len(data), "a 2-stage layer's stream has two records"
+    data[first + 100] ^= 0x01
+    open(bad, "wb").write(bytes(data))
+    r = tdmsim(["describe", bad], expect=2)
+    want = f"invalid descriptor stream: checksum_mismatch at byte {first + 12}: descriptor 2 (at byte {first})"
+    assert want in r.stderr, r.stderr
+    print(r.stderr.strip())
 
 
 def disagree(scenario):
