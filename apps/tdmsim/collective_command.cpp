@@ -17,6 +17,7 @@
 #include "apps/tdmsim/input_files.h"
 #include "sim/net/collective.h"
 #include "sim/platform/host_memory.h"
+#include "workloads/config/diagnostics.h"
 #include "workloads/config/loader.h"
 #include "workloads/config/writer.h"
 #include "workloads/util/atomic_write.h"
@@ -40,17 +41,6 @@ struct CollectiveOpts {
   bool force = false;
   bool quiet = false;
 };
-
-// Text quoted from a user's file, with control bytes written \xNN (a raw
-// NUL or ESC would reach the terminal).
-std::string printable(std::string_view text) {
-  std::string out;
-  for (const unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
-  }
-  return out;
-}
 
 // An n x n CSV of byte counts: row = sender, column = receiver. Each cell is
 // a whole number of bytes in decimal (spaces around it allowed), at most
@@ -88,7 +78,7 @@ net::TrafficMatrix read_traffic(const std::string& path, std::uint32_t gpus) {
       const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
       if (cell.empty() || ec != std::errc{} || end != cell.data() + cell.size() || v > (std::uint64_t{1} << 53)) {
         throw BadInput(fmt::format("{}:{}:{}: expected a whole number of bytes (decimal digits, at most 2^53), "
-                                   "got '{}'", path, line_no, column, printable(line.substr(start, comma - start))));
+                                   "got '{}'", path, line_no, column, config::printable(line.substr(start, comma - start))));
       }
       m.at(row, col++) = static_cast<double>(v);
       start = comma + 1;

@@ -112,7 +112,7 @@ int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
   } catch (const BadInput& e) {
-    std::cerr << "tdmsim: error: " << e.what() << "\n";
+    std::cerr << "tdmsim: error: " << e.what() << "\n";  // (printable already)
     return kExitBadInput;
   } catch (const std::system_error& e) {
     // fmt::print throws this when stdout cannot take a full buffer; the
@@ -120,14 +120,14 @@ int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
     if (std::ferror(stdout)) {
       out.note_error(e.code().value());
     } else {
-      std::cerr << "tdmsim: error: " << e.what() << "\n";
+      std::cerr << "tdmsim: error: " << tdmsim::config::printable(e.what()) << "\n";
     }
     return kExitFailure;
   } catch (...) {
     // Everything else, the simulator's errors and SystemC's reports included:
     // a configuration it cannot simulate is bad input, the rest internal.
     const auto f = tdmsim::sim::classify(std::current_exception());
-    std::cerr << "tdmsim: error: " << f.message << "\n";
+    std::cerr << "tdmsim: error: " << tdmsim::config::printable(f.message) << "\n";
     return f.bad_input ? kExitBadInput : kExitFailure;
   }
   return result.exit_code;

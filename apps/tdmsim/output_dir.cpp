@@ -256,6 +256,12 @@ StagedDir::StagedDir(fs::path target, bool force, const std::vector<fs::path>& i
   }
   std::error_code ec;
   const fs::file_status st = fs::status(target_, ec);
+  // A symlink to nothing: the folder could not be renamed into its place at
+  // the end (after all the work), so it is refused now.
+  if (!fs::exists(st) && fs::is_symlink(fs::symlink_status(target_, ec))) {
+    throw BadInput("output folder " + target_.string() +
+                   " is a symbolic link to nothing: remove it or choose another folder");
+  }
   if (fs::exists(st)) {
     if (!force) {
       throw BadInput("output folder " + target_.string() +

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "workloads/config/diagnostics.h"
 #include "workloads/config/units.h"
 
 namespace tdmsim::cli {
@@ -19,9 +20,11 @@ namespace tdmsim::cli {
 namespace fs = std::filesystem;
 
 // Bad input found by the command itself (not by the configuration loader),
-// including an output path that cannot be used: exit code 2.
+// including an output path that cannot be used: exit code 2. Its message
+// quotes the user's text, kept printable (control bytes as \xNN: a NUL would
+// cut what() short, an ESC reach the terminal).
 struct BadInput : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit BadInput(const std::string& message) : std::runtime_error(config::printable(message)) {}
 };
 
 // The text a command prints (after "tdmsim: error: ") for an exception it

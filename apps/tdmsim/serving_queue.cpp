@@ -14,6 +14,10 @@
 namespace tdmsim::cli::serving {
 namespace {
 
+// The latest arrival an arrival trace may give (us): double us then resolve
+// about 0.1 ns.
+constexpr double kMaxArrivalUs = 1e12;
+
 // SplitMix64: a small generator whose output is fixed by its definition.
 struct SplitMix64 {
   std::uint64_t state;
@@ -93,6 +97,12 @@ std::vector<Request> parse_arrival_trace(const std::string& text, const std::str
     const auto ra = std::from_chars(a.data(), a.data() + a.size(), arrival);
     if (ra.ec != std::errc{} || ra.ptr != a.data() + a.size() || !std::isfinite(arrival) || arrival < 0) {
       throw bad(fmt::format("arrival_us '{}' is not a finite number >= 0", a));
+    }
+    // Beyond it, a latency (done - arrival, in double us) loses its
+    // resolution: 1e300 had given latencies of 0.
+    if (arrival > kMaxArrivalUs) {
+      throw bad(fmt::format("arrival_us {} is beyond 10^12 us (11.6 days), where latencies lose their precision",
+                            a));
     }
     std::uint64_t tokens = 0;
     const auto rb = std::from_chars(b.data(), b.data() + b.size(), tokens);

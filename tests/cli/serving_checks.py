@@ -207,8 +207,8 @@ def mode_refuse(tdmsim, work, base):
     cases = [
         ({"arrival": "trace", "trace": "x.csv", "interarrival": "3us"}, "serving.interarrival", "leave it out"),
         (dict(good, request_tokens_max=99), "serving.request_tokens_max", "does not fit a batch"),
-        ({"arrival": "fixed", "requests": 4}, "serving.interarrival", "needs the time between arrivals"),
-        ({"arrival": "poisson", "interarrival": "3us"}, "serving.requests", "needs the number of requests"),
+        ({"arrival": "fixed", "requests": 4}, "serving.interarrival", "needs a time between arrivals above 0"),
+        ({"arrival": "poisson", "interarrival": "3us"}, "serving.requests", "needs a number of requests, at least 1"),
         (dict(good, trace="x.csv"), "serving.trace", "only with arrival: trace"),
         (dict(good, batch_timout="3us"), "serving.batch_timout", "unknown key"),
     ]

@@ -174,6 +174,10 @@ TEST_CASE("check_output_file: --force replaces only a regular file", "[output]")
 
 TEST_CASE("StagedDir: unusable output locations are bad input naming the path", "[output]") {
   TempDir tmp;
+  // A dangling symlink: refused before any work (the rename at the end would fail).
+  const fs::path dangling = tmp.path / "dangling";
+  fs::create_symlink(tmp.path / "nowhere", dangling);
+  CHECK_THROWS_WITH(StagedDir(dangling, true, {}), Catch::Contains("symbolic link to nothing"));
   const fs::path file = tmp.path / "a-file";
   touch(file);
   // The target is a file: even --force replaces only a folder.

@@ -141,6 +141,12 @@ TEST_CASE("parse_arrival_trace: header, comments, and refusals naming file and l
   refused("0;1\n", "t.csv:1:");
   refused("0,0\n", "tokens '0'");
   refused("# nothing\n", "no requests");
+  // Arrivals where latencies (done - arrival, double us) keep their resolution.
+  refused("1e300,1\n", "t.csv:1: arrival trace: arrival_us 1e300 is beyond 10^12 us");
+  CHECK(parse_arrival_trace("1e12,1\n", "t.csv", 8).size() == 1);
+  // The user's bytes, printable: a byte-order mark and a NUL are shown, not sent raw.
+  refused("\xef\xbb\xbf" "0,1\n", "arrival_us '\\ufeff0'");
+  refused(std::string("0,1\0\n", 5), "tokens '1\\x00'");
 }
 
 TEST_CASE("percentile: nearest rank") {

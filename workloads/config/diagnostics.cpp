@@ -22,6 +22,26 @@ std::string Diagnostic::to_string() const {
   return out;
 }
 
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (s.substr(i, 3) == "\xef\xbb\xbf") {  // a byte-order mark: invisible, yet part of the text
+      out += "\\ufeff";
+      i += 2;
+    } else if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 namespace {
 std::string join(const std::vector<Diagnostic>& ds) {
   std::string out;
@@ -34,33 +54,13 @@ std::string join(const std::vector<Diagnostic>& ds) {
 }  // namespace
 
 namespace {
-// Control characters (C0 but tab and newline, and DEL) as \xNN: a message quotes text
-// from the user's files, and a raw ESC would reach the terminal as an escape
-// sequence.
-std::string printable(std::string s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 // Every diagnostic's file, key and message made printable here, whoever
 // built it (Diagnostics::add, or a ConfigError thrown at once).
 std::vector<Diagnostic> printable_all(std::vector<Diagnostic> d) {
   for (auto& x : d) {
-    x.where.file = printable(std::move(x.where.file));
-    x.key = printable(std::move(x.key));
-    x.message = printable(std::move(x.message));
+    x.where.file = printable(x.where.file);
+    x.key = printable(x.key);
+    x.message = printable(x.message);
   }
   return d;
 }

@@ -20,6 +20,11 @@ struct Location {
   int column = 0;
 };
 
+// Text quoted from a user's file, made safe to print: control characters (C0
+// but tab and newline, and DEL) as \xNN, a byte-order mark as \ufeff (a raw
+// ESC would reach the terminal as an escape sequence, a NUL cut the line).
+std::string printable(std::string_view text);
+
 // A file as diagnostics name it: its path, lexically normalised.
 std::string display_path(const std::filesystem::path& p);
 

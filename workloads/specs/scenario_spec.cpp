@@ -66,12 +66,13 @@ void check_serving(const ScenarioSpec& s, config::Checker& c) {
     }
     if (v.interarrival.ps == 0) {
       c.fail("serving.interarrival", "arrival " + std::string(config::enum_name(v.arrival)) +
-                                         " needs the time between arrivals (e.g. interarrival: 50us)",
+                                         " needs a time between arrivals above 0 (e.g. interarrival: 50us; requests all at "
+                                         "once: arrival trace with equal times)",
              {"serving.arrival"});
     }
     if (v.requests == 0) {
       c.fail("serving.requests", "arrival " + std::string(config::enum_name(v.arrival)) +
-                                     " needs the number of requests (e.g. requests: 64)", {"serving.arrival"});
+                                     " needs a number of requests, at least 1 (e.g. requests: 64)", {"serving.arrival"});
     }
     if (v.request_tokens_max != 0 && v.request_tokens_max < v.request_tokens) {
       c.fail("serving.request_tokens_max", "is below request_tokens (" + std::to_string(v.request_tokens) + ")",

@@ -34,12 +34,12 @@ struct ServingSpec {
             "interarrival) or trace (the arrival times and tokens of serving.trace)",
             config::Default{ArrivalProcess::poisson});
     v.param(interarrival, "interarrival",
-            "mean time between arrivals (poisson) or the time between them (fixed); not with trace",
+            "mean time between arrivals (poisson) or the time between them (fixed), above 0 for both; not with trace",
             config::Default{"0ns"}, config::Max{"10s"});
     v.param(trace, "trace",
             "arrival trace (arrival trace), relative to this file: CSV lines 'arrival_us,tokens' in "
             "non-decreasing arrival order, an optional header line, # comments");
-    v.param(requests, "requests", "requests in the stream (poisson, fixed; a trace has its own)",
+    v.param(requests, "requests", "requests in the stream (poisson, fixed: at least 1; a trace has its own)",
             config::Default{0u}, config::Max{1000000u});
     v.param(request_tokens, "request_tokens",
             "tokens per request (poisson, fixed); with request_tokens_max, the smallest of a uniform draw",
