@@ -301,6 +301,13 @@ PreparedRun prepare_run(const RunOptions& o) {
                             m.name, sc.machine.file.string());
   }
   r.expert_parallel = !o.one_gpu && (o.gpus != 0 || sc.scenario.spec.parallel.ep > 1);
+  if (r.expert_parallel && m.partition) {
+    // The dispatch and combine are collectives between whole GPUs, as `tdmsim
+    // collective` has them; a partition's share of the links is not modelled.
+    throw BadInput(fmt::format("machine {} ({}) has a partition: section; an expert-parallel layer (parallel.ep > 1 "
+                               "or --gpus) runs on whole GPUs (docs/partitions.md): use the whole machine, or "
+                               "--one-gpu for one GPU's share", m.name, sc.machine.file.string()));
+  }
   if (r.expert_parallel && (!o.descriptors.empty() || !o.write_descriptors.empty() || o.repeat > 1)) {
     throw BadInput("an expert-parallel run (parallel.ep > 1, or --gpus N, --gpus 1 included) takes neither "
                    "--descriptors, --write-descriptors nor --repeat (each GPU runs its own stream; one routing "

@@ -139,8 +139,12 @@ int run_tenants(const TenantsRunOptions& o) {
   const std::string path = o.path.empty() ? std::string(config::enum_name(r.tenants.spec.path)) : o.path;
   const std::vector<std::string> paths = paths_for(part, path);
   if (paths.empty()) {
-    throw BadInput(fmt::format("path tdm: machine {} ({}) has no tdm: section (no TDM MoE unit); use path software "
-                               "or both", whole.name, r.machine.file.string()));
+    // The tenants file's own `path: tdm` at its line, as run names a scenario's.
+    const config::Location at = config::nearest_location(r.tenants.set_at, "path", {r.tenants.file.string(), 1, 1});
+    const std::string where =
+        o.path.empty() ? fmt::format("{}:{}:{}: path", at.file, at.line, at.column) : std::string("--path");
+    throw BadInput(fmt::format("{} tdm: machine {} ({}) has no tdm: section (no TDM MoE unit); use path software "
+                               "or both", where, whole.name, r.machine.file.string()));
   }
   std::vector<Tenant> tenants;
   for (std::size_t i = 0; i < r.scenarios.size(); ++i) {

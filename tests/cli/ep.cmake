@@ -15,3 +15,9 @@ add_test(NAME ep.idle
 add_test(NAME ep.tdm
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/ep_checks.py ${TDMSIM_BIN} ${EP_WORK}/tdm tdm
                  ${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-a3b-decode-mi500x-tdm.yaml)
+# The dispatch and combine are collectives between whole GPUs: a partitioned
+# machine is refused for an expert-parallel layer, as `tdmsim collective` refuses it.
+add_test(NAME ep.partitioned_machine_refused
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${PROJECT_SOURCE_DIR}/workloads/scenarios/qwen3-30b-a3b-ep8-mi300x.yaml\;--machine\;mi300x-dpx
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=has a partition: section; an expert-parallel layer"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
