@@ -434,6 +434,11 @@ tdmsim_status tdmsim_moe_descriptor_create(const tdmsim_moe_descriptor* desc, td
 }
 
 tdmsim_status tdmsim_moe_descriptor_destroy(tdmsim_moe_t handle) {
+  if (handle != nullptr && handle->forwarding) {
+    return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                "the descriptor cannot be destroyed while tdmsim_moe_forward runs on it (from inside its "
+                "routing callback)");
+  }
   delete handle;
   capi::g_error.clear();
   return TDMSIM_OK;
@@ -492,6 +497,10 @@ tdmsim_status tdmsim_moe_forward(tdmsim_moe_t handle, const tdmsim_forward_args*
   return guarded([&] {
     if (handle == nullptr || args == nullptr || y == nullptr || result == nullptr) {
       return fail(TDMSIM_ERR_INVALID_ARGUMENT, "handle, args, y and result must not be NULL");
+    }
+    if (handle->forwarding) {
+      return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                  "tdmsim_moe_forward already runs on this descriptor (called from inside its routing callback)");
     }
     // A caller built against API 1.0 passes the shorter struct: its weight
     // fields read as NULL.

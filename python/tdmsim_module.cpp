@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "apps/tdmsim/config_commands.h"
 #include "apps/tdmsim/layer_sim.h"
@@ -139,9 +140,10 @@ IdArray id_array(const py::handle& obj, const char* name) {
     if (py::bool_(bad.attr("any")())) {
       const py::object at = py::module_::import("numpy").attr("argwhere")(bad).attr("__getitem__")(0);
       const py::tuple index = py::tuple(at.attr("tolist")());
-      std::string where;
-      for (const auto& i : index) where += (where.empty() ? "" : ", ") + std::string(py::str(i));
-      throw py::value_error(fmt::format("{}[{}] is {}: not an expert id (0 .. 4294967295)", name, where,
+      std::vector<std::string> where;
+      for (const auto& i : index) where.push_back(py::str(i));
+      throw py::value_error(fmt::format("{}[{}] is {}: not an expert id (0 .. 4294967295)", name,
+                                        fmt::join(where, ", "),
                                         std::string(py::str(a.attr("__getitem__")(index)))));
     }
   }
@@ -154,10 +156,9 @@ void check_shape(const py::array& a, const std::vector<std::size_t>& shape, cons
   bool ok = static_cast<std::size_t>(a.ndim()) == shape.size();
   for (std::size_t i = 0; ok && i < shape.size(); ++i) ok = static_cast<std::size_t>(a.shape(i)) == shape[i];
   if (!ok) {
-    std::string want, got;
-    for (auto d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
-    for (py::ssize_t i = 0; i < a.ndim(); ++i) got += (got.empty() ? "" : ", ") + std::to_string(a.shape(i));
-    throw py::value_error(fmt::format("{} must have shape [{}], has [{}]", name, want, got));
+    std::vector<py::ssize_t> got(a.shape(), a.shape() + a.ndim());
+    throw py::value_error(fmt::format("{} must have shape [{}], has [{}]", name, fmt::join(shape, ", "),
+                                      fmt::join(got, ", ")));
   }
 }
 
@@ -466,6 +467,7 @@ def read_sweep(path, journal=False, as_numpy=False):
     number or empty (NaN), else an object array.
     """
     import csv, io, json, os, stat
+    path = os.fspath(path)  # a str or a pathlib.Path
     if "\0" in path:
         raise ValueError("path holds a NUL character")
     if os.path.isdir(path):
@@ -522,9 +524,10 @@ def read_sweep(path, journal=False, as_numpy=False):
     table = list(csv.reader(io.StringIO(text)))
     if not table:
         return {} if as_numpy else []
-    torn_last = not text.endswith("\n")
+    if len(table) > 1 and not text.endswith("\n"):
+        table = table[:-1]  # a torn last row, whatever its field count
     for i, r in enumerate(table[1:], start=2):
-        if len(r) != len(table[0]) and not (torn_last and i == len(table)):
+        if len(r) != len(table[0]):
             raise ValueError(f"{path}:{i}: row has {len(r)} fields, the header {len(table[0])}")
     header, body = table[0], [r for r in table[1:] if len(r) == len(table[0])]
     rows = [{k: number(v) for k, v in zip(header, r)} for r in body]

@@ -125,11 +125,16 @@ void run_collective(const CollectiveOpts& o, CommandResult& result) {
   const double message_bytes =
       o.message_bytes.empty() ? 0.0 : static_cast<double>(size_option(o.message_bytes, "--message-bytes").bytes);
   const std::uint32_t n = o.gpus;
-  // The model holds two n x n tables of doubles (the traffic and the link
-  // bundles of a full mesh): 69 GB at 65536 GPUs, refused up front.
+  // The model's n x n tables of doubles, refused up front where they would
+  // not fit (69 GB at 65536 GPUs): the traffic matrix (an all-to-all, or an
+  // all-gather's direct algorithm) and a full mesh's link bundles.
   sim::MemoryEstimate need;
-  need.add(fmt::format("traffic matrix ({} x {} GPUs x 8 B)", n, n), std::uint64_t{n} * n * 8);
-  need.add(fmt::format("link bundles ({} x {} x 8 B)", n, n), std::uint64_t{n} * n * 8);
+  if (op == net::CollectiveOp::all_to_all || algorithm == net::Algorithm::direct) {
+    need.add(fmt::format("traffic matrix ({} x {} GPUs x 8 B)", n, n), std::uint64_t{n} * n * 8);
+  }
+  if (m.interconnect->topology == ScaleUpTopology::full_mesh) {
+    need.add(fmt::format("link bundles of the full mesh ({} x {} x 8 B)", n, n), std::uint64_t{n} * n * 8);
+  }
   sim::check_memory(need, sim::memory_limit(), fmt::format("collective on {} GPUs", n));
   // The output folder is checked before any work, so a bad --output fails at once.
   std::unique_ptr<StagedDir> dir;

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "apps/tdmsim/input_files.h"
 #include "apps/tdmsim/output_dir.h"
 #include "descriptors/plan/kernel_config.h"
 #include "isa/matrix_table.h"
@@ -316,9 +317,24 @@ void add_config_commands(CLI::App& app, CommandResult& result, RunnableCheck run
   show->add_flag("--force", sopts->force, "Replace an existing output file");
   show->add_flag("--origin", sopts->origin, "Add where each key got its value (file:line)");
   show->callback([sopts, &result] {
-    if (writes_file(sopts->output)) check_output_file(sopts->output, sopts->force, {sopts->file});
     const Loader loader(config::default_roots());
     const Json j = resolve(loader, sopts->file, sopts->origin);
+    if (writes_file(sopts->output)) {
+      // Every file the resolved document was read from: none is overwritten.
+      std::vector<fs::path> inputs{sopts->file};
+      const auto add = [&inputs](const std::vector<fs::path>& files) {
+        inputs.insert(inputs.end(), files.begin(), files.end());
+      };
+      switch (loader.kind_of(sopts->file)) {
+        case SpecKind::scenario: add(point_files(config::ResolvedPoint{loader.resolve_scenario(sopts->file), {}})); break;
+        case SpecKind::machine: add(machine_files(loader.machine(sopts->file))); break;
+        case SpecKind::model: add(loader.model(sopts->file).chain); break;
+        case SpecKind::sweep: add(loader.sweep(sopts->file).chain); break;
+        case SpecKind::kernel_profile: add(loader.kernel_profile(sopts->file).chain); break;
+        case SpecKind::tenants: add(loader.tenants(sopts->file).chain); break;
+      }
+      check_output_file(sopts->output, sopts->force, inputs);
+    }
     emit(sopts->format == "json" ? j.dump(2) + "\n" : config::json_to_yaml(j), sopts->output);
     result.exit_code = kExitOk;
   });

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "apps/tdmsim/ep_trace.h"
+#include "apps/tdmsim/output_dir.h"
 #include "descriptors/plan/routing.h"
 #include "sim/core/sim_error.h"
 #include "sim/core/sim_time.h"
@@ -107,6 +108,14 @@ EpSetup ep_setup(const config::ResolvedScenario& sc) {
   const ScenarioSpec& s = sc.scenario.spec;
   const ModelSpec& model = sc.model.spec;
   const MachineSpec& m = sc.machine.spec;
+  if (m.partition) {
+    // The dispatch and combine are collectives between whole GPUs, as `tdmsim
+    // collective` has them; a partition's share of the links is not modelled.
+    // (Here, where run, validate and the Python module's run() all pass.)
+    throw BadInput(fmt::format("machine {} ({}) has a partition: section; an expert-parallel layer (parallel.ep > 1 "
+                               "or --gpus) runs on whole GPUs (docs/partitions.md): use the whole machine, or "
+                               "--one-gpu for one GPU's share", m.name, sc.machine.file.string()));
+  }
   std::uint32_t nodes = 1;
   const std::uint32_t tp = s.parallel.ep > 1 ? s.parallel.tp : 1;
   if (s.parallel.ep > 1) {

@@ -23,6 +23,10 @@ std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& poin
   // The tuned kernel table a point's plan reads (kernel.config): editing a
   // row changes the kernels it runs.
   if (!sc.scenario.spec.kernel.config.empty()) files.push_back(config::kernel_config_path(sc.scenario));
+  // A request stream's arrival trace (serving.trace; `tdmsim run` only).
+  if (sc.scenario.spec.serving && sc.scenario.spec.serving->arrival == ArrivalProcess::trace) {
+    files.push_back(config::serving_trace_path(sc.scenario));
+  }
   return files;
 }
 

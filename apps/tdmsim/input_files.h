@@ -12,7 +12,8 @@ namespace tdmsim::cli {
 // Every file `point` reads, in a fixed order: the scenario's and machine's
 // base: chains, the machine's kernel profile with its chain, the model's
 // chain, then the routing trace if it has one, then the tuned kernel table if
-// it names one (kernel.config).
+// it names one (kernel.config), then a request stream's arrival trace
+// (serving.trace).
 std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& point);
 // The files a machine was read from: its base: chain, then its kernel
 // profile's (a command's inputs, which --force must not remove).

@@ -172,11 +172,12 @@ void require_writable_folder(const fs::path& folder, const fs::path& named) {
 }
 
 // Creates the folder an output goes into and checks it can be written.
-// Removes folders prepare_parent made (innermost first), each only if empty.
+// Removes folders prepare_parent made (innermost first), each only if it is
+// still an empty folder (never a symlink put in its place).
 void remove_made(const std::vector<fs::path>& made) {
   std::error_code ec;
   for (const auto& d : made) {
-    if (!fs::remove(d, ec)) break;  // not empty (or gone): keep it and those above
+    if (!fs::is_directory(fs::symlink_status(d, ec)) || !fs::remove(d, ec)) break;  // keep it and those above
   }
 }
 
@@ -186,8 +187,10 @@ void remove_made(const std::vector<fs::path>& made) {
 std::vector<fs::path> prepare_parent(const fs::path& parent) {
   std::error_code ec;
   std::vector<fs::path> made;
-  for (fs::path p = fs::absolute(parent, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
-       p = p.parent_path()) {
+  // (Only names that are absent: a dangling symlink is there, and is the
+  // user's, however create_directories then fails on it.)
+  for (fs::path p = fs::absolute(parent, ec).lexically_normal();
+       !p.empty() && fs::symlink_status(p, ec).type() == fs::file_type::not_found; p = p.parent_path()) {
     made.push_back(p);
     if (p == p.parent_path()) break;
   }
@@ -375,15 +378,16 @@ void check_output_file(const fs::path& path, bool force, const std::vector<fs::p
   // (The path itself: a symlink, dangling or not, is there to be replaced.)
   const fs::file_status own = fs::symlink_status(path, ec);
   if (fs::is_directory(st)) throw BadInput("output file " + path.string() + " is a folder");
-  if (fs::exists(own) && !force) {
-    throw BadInput("output file " + path.string() + " already exists (use --force to replace it)");
-  }
   // The file is written by a rename over the path: --force would replace a
   // FIFO, a device or a socket with a plain file (as root, /dev/null itself),
-  // and a symlink with a file where the link was.
+  // and a symlink with a file where the link was. (Said first: --force would
+  // not help.)
   if (fs::exists(own) && !fs::is_regular_file(own)) {
     throw BadInput("output file " + path.string() + " exists and is not a regular file" +
                    (fs::is_symlink(own) ? " (a symbolic link)" : "") + " (--force replaces only a regular file)");
+  }
+  if (fs::exists(own) && !force) {
+    throw BadInput("output file " + path.string() + " already exists (use --force to replace it)");
   }
   for (const auto& in : inputs) {
     if (fs::exists(own) && fs::equivalent(path, in, ec)) {

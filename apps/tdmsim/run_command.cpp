@@ -301,13 +301,6 @@ PreparedRun prepare_run(const RunOptions& o) {
                             m.name, sc.machine.file.string());
   }
   r.expert_parallel = !o.one_gpu && (o.gpus != 0 || sc.scenario.spec.parallel.ep > 1);
-  if (r.expert_parallel && m.partition) {
-    // The dispatch and combine are collectives between whole GPUs, as `tdmsim
-    // collective` has them; a partition's share of the links is not modelled.
-    throw BadInput(fmt::format("machine {} ({}) has a partition: section; an expert-parallel layer (parallel.ep > 1 "
-                               "or --gpus) runs on whole GPUs (docs/partitions.md): use the whole machine, or "
-                               "--one-gpu for one GPU's share", m.name, sc.machine.file.string()));
-  }
   if (r.expert_parallel && (!o.descriptors.empty() || !o.write_descriptors.empty() || o.repeat > 1)) {
     throw BadInput("an expert-parallel run (parallel.ep > 1, or --gpus N, --gpus 1 included) takes neither "
                    "--descriptors, --write-descriptors nor --repeat (each GPU runs its own stream; one routing "
@@ -390,6 +383,12 @@ int run_local(const RunOptions& o) {
   std::optional<plan::MoePlan> checked;
   if (!prepared.expert_parallel && !sc.scenario.spec.serving.has_value()) {
     checked = check_fit_before_run(sc, prepared.paths);
+    // One GPU's share with no routed row (--one-gpu) runs no expert stage: no
+    // descriptor, and an empty file is no stream --descriptors could read.
+    if (!o.write_descriptors.empty() && checked->layout.block_expert.empty()) {
+      throw BadInput("--write-descriptors: this layer has no routed row (this GPU's experts got no pick), so its TDM "
+                     "unit runs no descriptor: nothing to write");
+    }
   }
   const MachineSpec& m = sc.machine.spec;
   const std::vector<std::string>& paths = prepared.paths;
@@ -501,7 +500,7 @@ int run_local(const RunOptions& o) {
     }
   }
   if (!o.write_descriptors.empty()) {
-    // The stream the TDM unit fetched (of the first repeat): a .tdmm file
+    // The stream the TDM unit fetched (one draw: --repeat 1): a .tdmm file
     // that --descriptors reads back.
     std::string bytes;
     for (const auto& r : detail) {

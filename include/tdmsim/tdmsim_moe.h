@@ -238,7 +238,8 @@ TDMSIM_API tdmsim_status tdmsim_moe_get_info(tdmsim_moe_t handle, tdmsim_moe_inf
 TDMSIM_API tdmsim_status tdmsim_stream_bind_moe_descriptor(tdmsim_stream_t stream,
                                                            tdmsim_moe_t handle);
 /* Replaces the scenario's routing on every forward; fn NULL clears it. Not
- * from inside the callback while tdmsim_moe_forward runs (refused). */
+ * from inside the callback while tdmsim_moe_forward runs (refused, as are a
+ * forward and a destroy of the same descriptor from there). */
 TDMSIM_API tdmsim_status tdmsim_moe_set_custom_routing(tdmsim_moe_t handle, tdmsim_routing_fn fn,
                                                        void *user_data);
 

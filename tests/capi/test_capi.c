@@ -59,9 +59,19 @@ static int contains(const char *text, const char *part) { return strstr(text, pa
 /* Tries to clear the routing callback from inside it: refused; routes as fixed_route. */
 static tdmsim_moe_t reentrant_handle;
 static int reentrant_status;
+static int reentrant_forward_status, reentrant_destroy_status;
 static int reentrant_route(uint32_t token, const float *x_row, uint32_t hidden, uint32_t top_k,
                            uint32_t *ids, float *weights, void *user_data) {
   reentrant_status = (int)tdmsim_moe_set_custom_routing(reentrant_handle, NULL, NULL);
+  /* nor a forward or a destroy of the same descriptor */
+  tdmsim_forward_args a;
+  tdmsim_forward_args_init(&a);
+  a.tokens = 1;
+  float y[4096];
+  tdmsim_forward_result r;
+  tdmsim_forward_result_init(&r);
+  reentrant_forward_status = (int)tdmsim_moe_forward(reentrant_handle, &a, y, 4096, &r);
+  reentrant_destroy_status = (int)tdmsim_moe_descriptor_destroy(reentrant_handle);
   return fixed_route(token, x_row, hidden, top_k, ids, weights, user_data);
 }
 
@@ -240,6 +250,7 @@ int main(int argc, char **argv) {
   r = empty_result();
   CHECK(tdmsim_moe_forward(hd, &a, y2, 4 * H, &r) == TDMSIM_OK);
   CHECK(reentrant_status == TDMSIM_ERR_INVALID_ARGUMENT && memcmp(y, y2, sizeof(float) * 4 * H) == 0);
+  CHECK(reentrant_forward_status == TDMSIM_ERR_INVALID_ARGUMENT && reentrant_destroy_status == TDMSIM_ERR_INVALID_ARGUMENT);
   CHECK(tdmsim_moe_set_custom_routing(hd, fixed_route, &calls) == TDMSIM_OK);
 
   /* a failing callback fails the forward, naming the token */

@@ -157,7 +157,7 @@ def main():
     p = tdmsimtools.expect_exit(binary, "collective", "--machine", "h200", "--op", "all_to_all", "--bytes", "1GiB",
                                 "--gpus", "16384", "--nodes", "2048", "--output", out, rc=2,
                                 env=dict(os.environ, TDMSIM_MEMORY_LIMIT="1GiB"))
-    if "collective on 16384 GPUs needs about 4.0 GiB" not in p.stderr or os.path.exists(out):
+    if "collective on 16384 GPUs needs about 2.0 GiB" not in p.stderr or os.path.exists(out):
         fail(f"memory limit: {p.stderr!r}")
     p = tdmsimtools.expect_exit(binary, "collective", "--machine", no_ic, "--op", "all_to_all", "--bytes", "1MiB",
                                 rc=2)

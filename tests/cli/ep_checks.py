@@ -224,6 +224,10 @@ def main():
             assert share["layer"]["rows"] == 0 and share["layer"]["padding_waste"] == 0
             for p in share["paths"]:
                 assert {st["stage"] for st in p["stages"]} <= {"routing", "zero_out", "sort"}, p["stages"]
+            if machine == "mi500x-tdm":  # no descriptor to write: refused, not an empty file
+                stream = os.path.join(work, "idle.tdmm")
+                r = tdmsimtools.expect_exit(tdmsim, "run", hot45, "--one-gpu", "--write-descriptors", stream, rc=2)
+                assert "nothing to write" in r.stderr and not os.path.exists(stream), r.stderr
     elif mode == "refuse":
         cases = [
             ("ep: 3", "parallel: {ep: 3}\n", [], "parallel.ep", "do not split evenly"),

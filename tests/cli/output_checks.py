@@ -165,15 +165,33 @@ def mode_inputs():
         expect(args(inside) + ["--output", out, "--force"], 2, [inside, "which this command reads"])
         if sorted(os.listdir(out)) != before or open(inside).read() != text or siblings(out):
             fail(f"{name}: --force changed the folder holding its input: {os.listdir(out)}")
+    # A request stream's arrival trace, read through the scenario.
+    out = os.path.join(w, "serving")
+    served = os.path.join(w, "served.yaml")
+    open(served, "w").write(scenario + "serving:\n  arrival: trace\n  trace: serving/arrivals.csv\n")
+    os.makedirs(out)
+    open(os.path.join(out, MARKER), "w").write("")  # a folder a command wrote
+    open(os.path.join(out, "arrivals.csv"), "w").write("0,1\n5,2\n")
+    expect(["run", served, "--quiet", "--output", out, "--force"], 2, ["arrivals.csv", "which this command reads"])
+    if not os.path.exists(os.path.join(out, "arrivals.csv")):
+        fail("run --force removed the arrival trace it read")
     # Single output files: the file read is not the file written.
     desc = os.path.join(w, "d.tdmm")
     shutil.copy(DESC, desc)
     kept = open(desc, "rb").read()
     expect(["describe", desc, "--format", "json", "--output", desc, "--force"], 2, ["which this command reads"])
     scen = os.path.join(w, "s2.yaml")
-    open(scen, "w").write(scenario.replace("h200", "mi500x-tdm").replace("software", "tdm"))
+    open(scen, "w").write("kind: scenario\n" + scenario.replace("h200", "mi500x-tdm").replace("software", "tdm"))
     expect(["run", scen, "--quiet", "--write-descriptors", scen, "--force"], 2, ["which this command reads"])
     expect(["config", "show", scen, "--output", scen, "--force"], 2, ["which this command reads"])
+    # ... nor a file it was read from: the scenario's machine
+    mach = os.path.join(w, "m.yaml")
+    open(mach, "w").write(machine)
+    scen_m = os.path.join(w, "s3.yaml")
+    open(scen_m, "w").write("kind: scenario\n" + scenario.replace("machine: h200", "machine: m.yaml"))
+    expect(["config", "show", scen_m, "--output", mach, "--force"], 2, ["which this command reads"])
+    if open(mach).read() != machine:
+        fail("config show overwrote the machine file it read")
     if open(desc, "rb").read() != kept or "tdm" not in open(scen).read():
         fail("an input was overwritten")
     # Nor is the folder's own marker a descriptor stream's name.

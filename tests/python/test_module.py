@@ -50,6 +50,11 @@ serving = os.path.join(scratch, "serving.yaml")
 with open(serving, "w") as f:
     f.write(f"base: {tiny}\nname: s\nserving:\n  interarrival: 2us\n  requests: 3\n")
 assert "serving.yaml:4:3: serving:" in raises(tdmsim.ConfigError, tdmsim.run, serving)
+# an expert-parallel layer runs on whole GPUs, here as in `tdmsim run`
+ep2 = os.path.join(scratch, "ep2.yaml")
+with open(ep2, "w") as f:
+    f.write(f"base: {tiny}\nname: ep2\nparallel:\n  ep: 2\n")
+assert "has a partition: section" in raises(tdmsim.ConfigError, tdmsim.run, ep2, machine="mi300x-dpx")
 
 # the descriptor API over NumPy
 raises(ValueError, tdmsim.Descriptor, tiny, policy="fastest")

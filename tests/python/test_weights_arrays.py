@@ -9,6 +9,7 @@ gpu backend's fallback reason, and tdmsim.read_sweep on a real sweep.
 """
 import csv
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -188,6 +189,12 @@ with open(mid, "w") as f:
 assert "mid.csv:2: row has" in raises(ValueError, tdmsim.read_sweep, mid)
 assert "not a sweep's results" in raises(ValueError, tdmsim.read_sweep, tiny)
 assert "not a regular file" in raises(ValueError, tdmsim.read_sweep, "/dev/zero")
+assert tdmsim.read_sweep(pathlib.Path(out)) == rows  # a pathlib.Path as well as a str
+# a last row cut inside its last field (no newline) is dropped, whatever its fields
+cut = os.path.join(scratch, "cut.csv")
+with open(cut, "w") as f:
+    f.write("".join(lines)[:-3])
+assert len(tdmsim.read_sweep(cut)) == len(rows) - 1
 assert "journal=True reads results.jsonl" in raises(ValueError, tdmsim.read_sweep, os.path.join(out, "results.csv"),
                                                     journal=True)
 print("python weights and arrays: all checks passed")

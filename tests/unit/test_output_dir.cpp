@@ -165,8 +165,12 @@ TEST_CASE("check_output_file: --force replaces only a regular file", "[output]")
   // with it (the rename would put a file where the link was).
   const fs::path dangling = tmp.path / "dangling";
   fs::create_symlink(tmp.path / "nowhere", dangling);
-  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(dangling, false, {}), Catch::Contains("already exists"));
+  CHECK_THROWS_WITH(tdmsim::cli::check_output_file(dangling, false, {}), Catch::Contains("a symbolic link"));
   CHECK_THROWS_WITH(tdmsim::cli::check_output_file(dangling, true, {}), Catch::Contains("a symbolic link"));
+  // A dangling symlink above an output is the user's: a failed attempt to
+  // make the folder through it leaves the link in place.
+  CHECK_THROWS_AS(StagedDir(dangling / "out", false, {}), BadInput);
+  CHECK(fs::is_symlink(dangling));
   // A file the command reads is never its output, under any name for it.
   CHECK_THROWS_WITH(tdmsim::cli::check_output_file(plain, true, {tmp.path / "." / "plain"}),
                     Catch::Contains("which this command reads"));
