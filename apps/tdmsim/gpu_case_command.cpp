@@ -46,6 +46,14 @@ int run_gpu_case(const GpuCaseOptions& o) {
     gpu::MoeCase c;
     try {
       c = gpu::make_case(sc, p);
+    } catch (const gpu::CaseRefused& e) {
+      // At the key that set it (the scenario's, or its model's), as the
+      // loader names keys; the file alone where no line set it (a default).
+      const auto& loaded_at = e.in_model ? sc.model.set_at : sc.scenario.set_at;
+      const fs::path& file = e.in_model ? sc.model.file : sc.scenario.file;
+      const config::Location at = config::nearest_location(loaded_at, e.key, {file.string(), 0, 0});
+      throw BadInput(at.line > 0 ? fmt::format("{}:{}:{}: {}: {}", at.file, at.line, at.column, e.key, e.what())
+                                 : fmt::format("{}: {}: {}", o.scenario, e.key, e.what()));
     } catch (const std::invalid_argument& e) {
       throw BadInput(o.scenario + ": " + e.what());
     }

@@ -18,14 +18,18 @@ MoeCase make_case(const config::ResolvedScenario& scenario, const plan::MoePlan&
   const plan::LayerShape& s = p.shape;
   const ModelSpec& model = scenario.model.spec;
   if (s.weight_on_input) {
-    throw std::invalid_argument("the GPU kernels do not run weight_on_input models (Llama-4)");
+    throw CaseRefused("weight_on_input", true, "the GPU kernels do not run weight_on_input models (Llama-4)");
   }
   // The kernels (kernels/moe/*.hip) run bf16, and fp8 e4m3 OCP with per-token
   // or 1x128 block scales, weights in the activation dtype. Every other format
   // the scenario schema accepts is modelled by the emulator and the timing
   // model only (docs/yaml-reference.md, "Formats").
   if (!gpu_kernels_run({s.dtype, s.weight_dtype, s.quant})) {
-    throw std::invalid_argument(
+    throw CaseRefused(
+        s.dtype != DType::bf16 && s.dtype != DType::fp8_e4m3 ? "dtype"
+        : s.weight_dtype != s.dtype                            ? "weight_dtype"
+                                                               : "quant",
+        false,
         "dtype " + std::string(config::enum_name(s.dtype)) + ", weight_dtype " +
         std::string(config::enum_name(s.weight_dtype)) + ", quant " +
         std::string(config::enum_name(s.quant)) +
@@ -35,7 +39,8 @@ MoeCase make_case(const config::ResolvedScenario& scenario, const plan::MoePlan&
   // Our kernels split both stages' K (kernels/moe/fused_moe.hip launch_down);
   // a plan of AITER's kernels splits stage 1 only (KernelChoice::split_down).
   if (!p.kernel.split_down && p.kernel.split_k > 1) {
-    throw std::invalid_argument(
+    throw CaseRefused(
+        "kernel.split_k", false,
         "split_k " + std::to_string(p.kernel.split_k) +
         " on stage 1 only (kernel.source aiter, as AITER splits): the GPU kernels split both stages; set "
         "kernel.source: tdmsim, or kernel.split_k: 1");
