@@ -168,6 +168,14 @@ void check_text(const std::string& text, const char* name) {
   if (text.find('\0') != std::string::npos) throw py::value_error(fmt::format("{} holds a NUL character", name));
 }
 
+// A machine given in place of the scenario's: a name or path (None keeps the
+// scenario's; "" is refused, as the CLI's --machine "" is).
+void check_machine(const std::optional<std::string>& machine) {
+  if (!machine) return;
+  check_text(*machine, "machine");
+  if (machine->empty()) throw py::value_error("machine is empty: None keeps the scenario's machine");
+}
+
 // A device array's address: __cuda_array_interface__ (torch CUDA tensors,
 // CuPy), float32, C-contiguous, with `n` elements.
 const void* device_pointer(const py::handle& obj, std::size_t n, const char* name) {
@@ -201,10 +209,7 @@ class Descriptor {
              std::uint32_t num_experts, std::uint32_t experts_per_token, std::uint32_t hidden_size,
              std::uint32_t intermediate_size, std::uint64_t seed) {
     check_text(scenario, "scenario");
-    if (machine) {
-      check_text(*machine, "machine");
-      if (machine->empty()) throw py::value_error("machine is empty: None keeps the scenario's machine");
-    }
+    check_machine(machine);
     tdmsim_moe_descriptor d;
     std::memset(&d, 0, sizeof d);
     d.struct_size = sizeof d;
@@ -428,10 +433,7 @@ py::object run(const std::string& scenario, std::optional<std::string> path, std
     throw py::value_error(fmt::format("path '{}': one of software, tdm, both", *path));
   }
   check_text(scenario, "scenario");
-  if (machine) {
-    check_text(*machine, "machine");
-    if (machine->empty()) throw py::value_error("machine is empty: None keeps the scenario's machine");
-  }
+  check_machine(machine);
   const std::string json = translated([&] {
     const config::Loader loader(config::default_roots());
     const config::ResolvedScenario sc = machine ? loader.resolve_scenario(scenario, *machine)

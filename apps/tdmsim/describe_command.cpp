@@ -84,12 +84,8 @@ int run_describe(const DescribeOptions& o, std::ostream& out, std::ostream& err)
       const auto stream = decoded.error().code == format::DescriptorErrorCode::size_mismatch
                               ? format::decode_moe_stream(bytes)
                               : format::Decoded<std::vector<format::StreamEntry>>(decoded.error());
-      // The first record's total_size (header bytes 8..11, little-endian):
-      // below the file's size, the file holds records back to back.
-      std::uint64_t first_size = 0;
-      for (int i = 11; i >= 8 && bytes.size() >= 12; --i) {
-        first_size = (first_size << 8) | std::to_integer<std::uint64_t>(bytes[static_cast<std::size_t>(i)]);
-      }
+      // A first record's size below the file's: records back to back.
+      const std::uint64_t first_size = format::first_record_size(bytes);
       const bool records = first_size > 0 && first_size < bytes.size();
       if (!stream && records && stream.error().code != format::DescriptorErrorCode::bad_magic) {
         // Records back to back (the first's total_size is less than the file),

@@ -13,10 +13,9 @@ std::vector<std::filesystem::path> machine_files(const config::Loaded<MachineSpe
 
 std::vector<std::filesystem::path> point_files(const config::ResolvedPoint& point) {
   const auto& sc = point.scenario;
-  std::vector<std::filesystem::path> files;
-  for (const auto* chain : {&sc.scenario.chain, &sc.machine.chain, &sc.machine.also_read, &sc.model.chain}) {
-    files.insert(files.end(), chain->begin(), chain->end());
-  }
+  std::vector<std::filesystem::path> files = sc.scenario.chain;
+  for (auto& f : machine_files(sc.machine)) files.push_back(std::move(f));
+  files.insert(files.end(), sc.model.chain.begin(), sc.model.chain.end());
   if (sc.scenario.spec.routing.source == RoutingSource::trace && !sc.scenario.spec.routing.trace.empty()) {
     files.push_back(plan::trace_path(sc));
   }

@@ -171,7 +171,6 @@ void require_writable_folder(const fs::path& folder, const fs::path& named) {
   }
 }
 
-// Creates the folder an output goes into and checks it can be written.
 // Removes folders prepare_parent made (innermost first), each only if it is
 // still an empty folder (never a symlink put in its place).
 void remove_made(const std::vector<fs::path>& made) {
@@ -181,7 +180,8 @@ void remove_made(const std::vector<fs::path>& made) {
   }
 }
 
-// Makes `parent` and the folders above it that are missing; returns those it
+// Creates the folder an output goes into and checks it can be written: makes
+// `parent` and the folders above it that are missing; returns those it
 // made, innermost first, so that a command that then fails (bad input found
 // later, a failed write) can remove them again and leave nothing behind.
 std::vector<fs::path> prepare_parent(const fs::path& parent) {

@@ -4,6 +4,15 @@
 
 namespace tdmsim::format {
 
+std::uint64_t first_record_size(std::span<const std::byte> bytes) {
+  if (bytes.size() < moe_wire::hdr::total_size + 4) return 0;
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) {
+    v = (v << 8) | std::to_integer<std::uint32_t>(bytes[moe_wire::hdr::total_size + static_cast<std::size_t>(i)]);
+  }
+  return v;
+}
+
 Decoded<std::vector<StreamEntry>> decode_moe_stream(std::span<const std::byte> bytes) {
   std::vector<StreamEntry> out;
   if (bytes.empty()) {
@@ -15,15 +24,9 @@ Decoded<std::vector<StreamEntry>> decode_moe_stream(std::span<const std::byte> b
     // total_size (header bytes 8..11) says where this record ends; a record
     // too short to hold it is decoded as is, so decode_moe names the problem.
     std::uint64_t size = rest.size();
-    if (rest.size() >= moe_wire::hdr::total_size + 4) {
-      std::uint32_t v = 0;
-      for (int i = 3; i >= 0; --i) {
-        v = (v << 8) | std::to_integer<std::uint32_t>(rest[moe_wire::hdr::total_size + i]);
-      }
-      // A size smaller than a header cannot advance: decode it whole and let
-      // decode_moe report it.
-      if (v >= moe_wire::kHeaderSize && v < rest.size()) size = v;
-    }
+    // A size smaller than a header cannot advance: decode it whole and let
+    // decode_moe report it.
+    if (const std::uint64_t v = first_record_size(rest); v >= moe_wire::kHeaderSize && v < rest.size()) size = v;
     const std::span<const std::byte> record = rest.first(size);
     auto d = decode_moe(record);
     if (!d) {

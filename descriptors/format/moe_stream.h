@@ -21,6 +21,10 @@ struct StreamEntry {
   MoeDescriptor descriptor;           // decode_moe() of those bytes
 };
 
+// The size the first record of `bytes` gives itself (its header's total_size,
+// bytes 8..11), or 0 when `bytes` is too short to hold that field.
+std::uint64_t first_record_size(std::span<const std::byte> bytes);
+
 // Splits and decodes every record with decode_moe(). Errors carry byte offsets
 // into the whole stream (the record's offset plus the field's). An empty
 // stream is `truncated` at 0.

@@ -99,7 +99,7 @@ TEST_CASE("the watchdog's limit follows a slow memory path and a slow fabric cro
   // A 1 GB/s fabric (its schema's minimum) makes every byte that much slower:
   // the run is slow, not stuck, and completes under the limit.
   m.memory.fabric.bandwidth = units::Bandwidth{1'000'000'000ull};
-  CHECK(sim::memory_path_slowdown(m) == Approx(m.memory.hbm.bandwidth.bytes_per_s / 1e9));
+  CHECK(sim::memory_path_slowdown(m) == Approx(static_cast<double>(m.memory.hbm.bandwidth.bytes_per_s) / 1e9));
   const sim::Tick slow = sim::stall_limit(m, floor_s, k);
   CHECK(static_cast<double>(slow) > 1000.0 * static_cast<double>(normal));
   sim::Gpu gpu(m);
