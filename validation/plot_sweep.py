@@ -373,6 +373,19 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.print_usage(sys.stderr)
+        # argparse reports a missing argument before a misspelt option; the
+        # misspelling is the real fault (as tdmsim's own commands say it).
+        if message.startswith("the following arguments are required"):
+            known = self._option_string_actions
+            unknown = []
+            for arg in sys.argv[1:]:
+                if arg == "--":
+                    break
+                name = arg.split("=", 1)[0]
+                if name.startswith("-") and len(name) > 1 and not any(k.startswith(name) for k in known):
+                    unknown.append(arg)
+            if unknown:
+                message = "unrecognized arguments: " + " ".join(unknown)
         fail(message)
 
 

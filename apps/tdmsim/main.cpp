@@ -5,6 +5,8 @@
 #include <iostream>
 #include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <yaml-cpp/yaml.h>
@@ -70,6 +72,17 @@ void refuse_empty_option_values(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_option_values(*sub);
 }
 
+// The arguments the chosen command (and its subcommands) did not recognise.
+// CLI11 checks required arguments before it reports these, so `tdmsim run
+// --bogus` said "scenario is required"; the misspelt option is the real fault.
+std::vector<std::string> unrecognised(const CLI::App& app) {
+  std::vector<std::string> out = app.remaining();
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (std::string& a : unrecognised(*sub)) out.push_back(std::move(a));
+  }
+  return out;
+}
+
 int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
   using namespace tdmsim::cli;
   CLI::App app{"tdmsim: MoE layers on AMD Instinct-class GPUs, emulated, simulated and "
@@ -105,6 +118,13 @@ int run_tdmsim(int argc, char** argv, tdmsim::cli::StdoutGuard& out) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    if (const auto extra = unrecognised(app); !extra.empty()) {
+      app.exit(CLI::ExtrasError(extra));
+    } else {
+      app.exit(e);
+    }
+    return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitBadInput;

@@ -152,8 +152,8 @@ void set_state(int slot, int state) {
 
 // A problem with the output location is the user's to fix (exit 2); running
 // out of space or an I/O error is a runtime failure (exit 1).
-[[noreturn]] void throw_output_error(const std::string& what, const std::error_code& ec) {
-  const std::string msg = what + ": " + ec.message();
+[[noreturn]] void throw_output_error(const std::string& what, const std::error_code& ec, bool add_reason = true) {
+  const std::string msg = add_reason ? what + ": " + ec.message() : what;
   if (ec == std::errc::no_space_on_device || ec == std::errc::io_error) throw std::runtime_error(msg);
   throw BadInput(msg);
 }
@@ -410,6 +410,11 @@ void write_output_file(const fs::path& path, std::string_view bytes) {
   const std::vector<fs::path> made = prepare_parent(parent_of(path));
   try {
     util::write_file_atomic(path, bytes);
+  } catch (const util::FileError& e) {
+    remove_made(made);
+    // Root passes access(W_OK) on /proc or a read-only mount; the create then
+    // fails, and that is the output location's fault, not the machine's.
+    throw_output_error(e.what(), std::error_code(e.error(), std::generic_category()), false);
   } catch (...) {
     remove_made(made);
     throw;

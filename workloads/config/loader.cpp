@@ -197,7 +197,7 @@ SpecKind Loader::kind_of(const fs::path& file) const {
 
 template <class S>
 Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
-  Loaded<S> out{defaults<S>(), file, {}, {}};
+  Loaded<S> out{defaults<S>(), file, {}, {}, {}};
   Diagnostics diags;
   // Layers are read base-first; `pending` holds the chain from `file` down.
   // Each file is parsed once, and cycles are found through a set of the

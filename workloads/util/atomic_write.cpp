@@ -15,9 +15,9 @@ namespace tdmsim::util {
 
 namespace {
 
-std::runtime_error io_error(const std::filesystem::path& path, const char* what, int err) {
-  return std::runtime_error("cannot " + std::string(what) + " '" + path.string() +
-                            "': " + std::strerror(err));
+FileError io_error(const std::filesystem::path& path, const char* what, int err) {
+  return FileError("cannot " + std::string(what) + " '" + path.string() +
+                            "': " + std::strerror(err), err);
 }
 
 std::size_t fail_after_from_env() {
@@ -105,18 +105,16 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view text)
     OutFile out(tmp);
     out.write(text);
     out.close();
-  } catch (const std::runtime_error& e) {
+  } catch (const FileError& e) {
     fs::remove(tmp, ec);
     // Name the file the user asked for, with the reason from the temporary one.
-    const std::string what = e.what();
-    const auto colon = what.rfind("': ");
-    throw std::runtime_error("cannot write '" + path.string() + "'" +
-                             (colon == std::string::npos ? std::string() : what.substr(colon + 1)));
+    throw FileError("cannot write '" + path.string() + "': " + std::strerror(e.error()), e.error());
   }
   fs::rename(tmp, path, ec);
   if (ec) {
+    const int err = ec.value();
     fs::remove(tmp, ec);
-    throw std::runtime_error("cannot write '" + path.string() + "': " + ec.message());
+    throw FileError("cannot write '" + path.string() + "': " + std::strerror(err), err);
   }
 }
 

@@ -5,12 +5,26 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace tdmsim::util {
 
-// Throws std::runtime_error (naming the path) if the file cannot be written.
+// A file that could not be created or written: the message names the path;
+// error() is the errno, so that a caller can tell a location the user must
+// fix (no such folder, no permission: exit 2) from the machine failing (a
+// full disk, an I/O error: exit 1).
+class FileError : public std::runtime_error {
+ public:
+  FileError(const std::string& what, int err) : std::runtime_error(what), err_(err) {}
+  int error() const { return err_; }
+
+ private:
+  int err_;
+};
+
+// Throws FileError (naming the path) if the file cannot be written.
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
 
 // The longest name a folder entry may have on the file systems we write to
