@@ -581,7 +581,11 @@ int run_on_ranks(const RunOptions& o, const MpiSession& mpi) {
 // A tenants file (kind: tenants): its own run (tenants_run.h), with the
 // options that apply to it.
 int run_tenants_command(const RunOptions& o, const MpiSession& mpi) {
-  if (mpi.size() > 1) throw BadInput("a tenants file runs in one process; start it without mpirun");
+  if (mpi.size() > 1) {
+    // Every rank reaches this; one message is enough.
+    if (mpi.rank() == 0) std::cerr << "tdmsim: error: a tenants file runs in one process; start it without mpirun\n";
+    return kExitBadInput;
+  }
   const std::vector<std::pair<bool, const char*>> refused = {
       {!o.machine.empty(), "--machine (the tenants file's machine: key names the partitioned GPU)"},
       {!o.kernel_config.empty(), "--kernel-config"},

@@ -8,7 +8,7 @@ Modes (each skipped, 77, without mpirun):
                         stats.json, config.json and trace.json byte for byte the same
   refuse SCENARIO       errors under mpirun -np 2 exit 2 on every rank (each rank's code
                         recorded) with the message printed once and nothing written: an
-                        uneven --gpus (every rank refuses it), an existing output
+                        uneven --gpus and a tenants file (every rank refuses them), an existing output
                         folder (rank 0 alone refuses it) and a memory limit set for
                         rank 1 alone
   sweep SCENARIO        a sweep over parallel.ep under mpirun -np 2 gives the
@@ -21,6 +21,8 @@ import re
 import shutil
 import subprocess
 import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SKIP = 77
 
@@ -109,6 +111,11 @@ def main():
         # Every rank refuses an uneven split (128 experts over 3 GPUs); said once.
         p = run([*mpi, tdmsim, "run", sc, "--gpus", "3", "--output", out], rc=2)
         assert p.stderr.count("--gpus 3") == 1, p.stderr
+        assert not os.path.exists(out), "an output folder was written"
+        # A tenants file runs in one process: every rank refuses it; said once.
+        tenants = os.path.join(ROOT, "workloads", "scenarios", "mi300x-dpx-decode-prefill-tenants.yaml")
+        p = run([*mpi, tdmsim, "run", tenants, "--output", out], rc=2)
+        assert p.stderr.count("runs in one process") == 1, p.stderr
         assert not os.path.exists(out), "an output folder was written"
         # Rank 0 alone fails (the folder exists, no --force): every rank exits 2.
         os.makedirs(out)
