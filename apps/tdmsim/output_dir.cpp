@@ -171,6 +171,23 @@ void require_writable_folder(const fs::path& folder, const fs::path& named) {
   }
 }
 
+// That a file can really be created in `folder` (which exists): root passes
+// access(W_OK) on /proc, /sys and read-only mounts, where the create then
+// fails, and a command should say so before its work, not after it. The probe
+// is a hidden file of this process, removed at once.
+void probe_create(const fs::path& folder, const fs::path& named) {
+  const fs::path probe = folder / (".tdmsim-probe." + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == EEXIST) return;  // a leftover of a killed process of this pid: the folder takes files
+    const int err = errno;
+    throw_output_error("cannot write in folder " + (folder == named ? folder : named).string(),
+                       std::error_code(err, std::generic_category()));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 // Removes folders prepare_parent made (innermost first), each only if it is
 // still an empty folder (never a symlink put in its place).
 void remove_made(const std::vector<fs::path>& made) {
@@ -403,6 +420,7 @@ void check_output_file(const fs::path& path, bool force, const std::vector<fs::p
     existing = existing.parent_path();
   }
   require_writable_folder(existing, parent_of(path));
+  probe_create(existing, parent_of(path));
   if (fs::exists(parent_of(path), ec)) remove_stale_siblings(path, ".tmp.");
 }
 
