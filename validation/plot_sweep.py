@@ -23,13 +23,16 @@ cause (summary.json's tdm_vs_software), to the TDM path's.
 `tdmsim plot ...` runs this script.
 
   plot_sweep.py out-run --output causes.png
-Exit codes: 0 ok, 2 bad input (unknown column, nothing to plot)."""
+Exit codes: 0 ok, 2 bad input (unknown column, nothing to plot, an output that
+is not a regular file or is the input)."""
 import argparse
 import hashlib
+import importlib.util
 import json
 import math
 import os
 import re
+import stat
 import sys
 from collections import OrderedDict, defaultdict
 
@@ -59,6 +62,11 @@ for base, table in {
     for u, f in table.items():
         UNITS[u] = (base, f)
 NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*$")
+# A factor of the base's value (`x0.8`, a `mode: oat` sweep's axis; jitter adds x0.99 and
+# x1.01): plotted at the factor, so that the points are ordered and spaced by it (as
+# categories they were drawn in file order, x0.8, x1.2, x0.99, x1.01, and joined so).
+FACTOR = re.compile(r"^\s*x\s*((?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+FACTOR_UNIT = "x base"  # a unit no NUMBER match can give (it has a space)
 
 
 # Run by `tdmsim plot` (which sets TDMSIM_PLOT_PROG): errors read as tdmsim's own do.
@@ -70,25 +78,51 @@ def fail(msg):
     sys.exit(2)
 
 
-def check_output(path, force):
-    """An unusable --output is bad input (exit 2), found before any work."""
+def check_output(path, force, inputs):
+    """An unusable --output is bad input (exit 2), found before any work. Nothing is
+    made here: the figure's folder is made when it is written (save_whole), so that a
+    command refused later (an unknown column) leaves nothing behind."""
     if len(os.fsencode(os.path.basename(path))) > 255:
         fail(f"output file '{path}': its name is longer than 255 bytes")
+    try:
+        own = os.lstat(path)  # the path itself: a symlink, dangling or not, is what would be replaced
+    except (FileNotFoundError, NotADirectoryError):
+        own = None  # (under a file: said below, naming the file)
+    except OSError as e:
+        fail(f"output file {path}: {e.strerror}")
     if os.path.isdir(path):
         fail(f"output file {path} is a folder")
-    if os.path.exists(path) and not force:
-        fail(f"output file {path} already exists (use --force to replace it)")
-    # The figure is renamed over the path: --force would turn a FIFO or a
-    # device into a plain file.
-    if os.path.exists(path) and not os.path.isfile(path):
-        fail(f"output file {path} exists and is not a regular file (--force replaces only a regular file)")
+    # The figure is renamed over the path: --force would turn a FIFO or a device
+    # into a plain file, and a symlink into a file where the link was. (Said
+    # before "use --force": --force would not help.)
+    if own is not None and not stat.S_ISREG(own.st_mode):
+        fail(f"output file {path} exists and is not a regular file" +
+             (" (a symbolic link)" if stat.S_ISLNK(own.st_mode) else "") + " (--force replaces only a regular file)")
+    if own is not None:
+        for src in inputs:
+            try:
+                same = os.path.samefile(path, src)
+            except OSError:
+                same = False  # an input that is not there is reported when it is read
+            if same:
+                fail(f"output file {path} is {src}, which this command reads; --force would overwrite it: "
+                     "choose another name")
+        if not force:
+            fail(f"output file {path} already exists (use --force to replace it)")
+    # The nearest folder that exists (or what stands where one must go) is
+    # one this process may write in.
     parent = os.path.dirname(path) or "."
-    try:
-        os.makedirs(parent, exist_ok=True)
-    except OSError as e:
-        fail(f"cannot create output folder {parent}: {e.strerror}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        fail(f"cannot write in folder {parent}")
+    existing = parent
+    while not os.path.lexists(existing):
+        up = os.path.dirname(existing) or "."
+        if up == existing:
+            break
+        existing = up
+    if not os.path.isdir(existing):
+        what = "a symbolic link to nothing" if os.path.islink(existing) else "not a folder"
+        fail(f"cannot create output folder {parent}: {existing} is {what}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        fail(f"cannot write in folder {existing}")
 
 
 def save_whole(fig, path):
@@ -99,9 +133,18 @@ def save_whole(fig, path):
     raw = os.fsencode(name)
     if len(raw) + 1 + 16 > 255:  # a legal long name keeps a legal temporary
         stem = os.fsdecode(raw[:200]) + "~" + hashlib.sha1(raw).hexdigest()[:16]
-    tmp = os.path.join(parent, f".{stem}.tmp.{os.getpid()}")
+    tmp = os.path.join(parent or ".", f".{stem}.tmp.{os.getpid()}")
     fmt = os.path.splitext(name)[1].lstrip(".").lower() or "png"
+    made = []  # folders made for the figure, removed again if it is not written
+    missing = []
+    d = parent or "."
+    while not os.path.lexists(d) and os.path.dirname(d) != d:
+        missing.append(d)
+        d = os.path.dirname(d) or "."
     try:
+        for d in reversed(missing):
+            os.mkdir(d)
+            made.append(d)
         with open(tmp, "wb") as f:
             fig.savefig(f, format=fmt, dpi=130)
             f.flush()
@@ -112,6 +155,11 @@ def save_whole(fig, path):
             os.remove(tmp)
         except OSError:
             pass
+        for d in reversed(made):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
         if isinstance(e, ValueError):  # matplotlib: a format it cannot write
             fail(f"cannot write {path}: {e}")
         print(f"{ERROR} cannot write {path}: {e}", file=sys.stderr)
@@ -133,9 +181,13 @@ def numeric(values):
     parsed = []
     for v in values:
         m = NUMBER.match(v)
+        if m:
+            parsed.append((float(m.group(1)), m.group(2)))
+            continue
+        m = FACTOR.match(v)
         if not m:
             return None, ""
-        parsed.append((float(m.group(1)), m.group(2)))
+        parsed.append((float(m.group(1)), FACTOR_UNIT))
     units = [u for _, u in parsed]
     if all(u == units[0] for u in units):
         return [x for x, _ in parsed], units[0]
@@ -147,6 +199,8 @@ def numeric(values):
 
 def label(col, unit):
     text = LABELS.get(col, col.split(".")[-1].replace("_", " "))
+    if unit == FACTOR_UNIT:
+        return f"{text} (factor of the base value)"
     return f"{text} ({unit})" if unit else text
 
 
@@ -215,15 +269,21 @@ def one_row_per_place(rows, header, x, hue_cols, facet_cols, a):
     return rows
 
 
+def use_system_python():
+    """Debian's python3-matplotlib belongs to /usr/bin/python3; a python3 earlier on
+    PATH (a virtualenv, pyenv) may lack it: run again under /usr/bin/python3. Done
+    first, before anything is said or made (run again later, the first run's notes
+    were printed twice); find_spec does not import it (bad arguments stay quick)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        system = "/usr/bin/python3"
+        if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system):
+            os.execv(system, [system, *sys.argv])
+
+
 def import_pyplot():
     try:
         import matplotlib
     except ImportError:
-        # Debian's python3-matplotlib belongs to /usr/bin/python3; a python3
-        # earlier on PATH (a virtualenv, pyenv) may lack it.
-        system = "/usr/bin/python3"
-        if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system):
-            os.execv(system, [system, *sys.argv])
         print(f"{ERROR} matplotlib is missing: install python3-matplotlib "
               "(scripts/install-deps.sh)", file=sys.stderr)
         sys.exit(1)
@@ -395,24 +455,65 @@ def main():
     ap.add_argument("results", help="results.csv of tdmsim sweep, the sensitivity.csv of a mode: oat sweep, "
                     "or a tdmsim run --path both output folder (or its summary.json): a waterfall of the causes")
     ap.add_argument("--x", help="x-axis column (results.csv)")
-    ap.add_argument("--y", default="total_us", help="y-axis column (results.csv; default total_us)")
+    # No default here: --y given with --speedup is refused (it was ignored), so an
+    # explicit one must be told from the default (total_us, filled in below).
+    ap.add_argument("--y", help="y-axis column (results.csv; default total_us)")
     ap.add_argument("--hue", help="one line per value of this column")
     ap.add_argument("--facet", help="one panel per value of this column")
     ap.add_argument("--speedup", action="store_true", help="y = software time / TDM time")
     ap.add_argument("--output", "-o", required=True, help="figure file (.png, .svg, .pdf)")
     ap.add_argument("--force", action="store_true", help="replace an existing --output file")
     ap.add_argument("--title", help="figure title (default: what is plotted)")
-    ap.add_argument("--logx", action="store_true", help="log-scale x axis (default: log where the values span a factor of 16 or more)")
-    ap.add_argument("--linx", action="store_true", help="linear x axis")
-    ap.add_argument("--logy", action="store_true", help="log-scale y axis (default as for x)")
-    ap.add_argument("--liny", action="store_true", help="linear y axis")
+    # --logx --linx together contradict each other (the log one won, unsaid): refused
+    # by argparse, in tdmsim's form (Parser.error).
+    xscale = ap.add_mutually_exclusive_group()
+    xscale.add_argument("--logx", action="store_true",
+                        help="log-scale x axis (default: log where the values span a factor of 16 or more)")
+    xscale.add_argument("--linx", action="store_true", help="linear x axis")
+    yscale = ap.add_mutually_exclusive_group()
+    yscale.add_argument("--logy", action="store_true", help="log-scale y axis (default as for x)")
+    yscale.add_argument("--liny", action="store_true", help="linear y axis")
     a = ap.parse_args()
-    check_output(a.output, a.force)
+    use_system_python()
+    if a.speedup and a.y is not None:
+        fail(f"--y {a.y} and --speedup together: --speedup plots the software path's time over the TDM path's; "
+             "give one of them")
+    a.y = a.y or "total_us"
+    # What this command reads may not be its output (--force would overwrite it).
+    inputs = [a.results] + ([os.path.join(a.results, "summary.json")] if os.path.isdir(a.results) else [])
+    check_output(a.output, a.force, inputs)
     if os.path.isdir(a.results):
-        return waterfall(os.path.join(a.results, "summary.json"), a)
+        summary = os.path.join(a.results, "summary.json")
+        if not os.path.lexists(summary):
+            # A sweep's folder (results.csv, sensitivity.csv) is no run's: name the
+            # files to give, not the summary.json it was never meant to have.
+            tables = [f"{os.path.join(a.results, n)} ({what})" for n, what in
+                      (("results.csv", "with --x COLUMN"), ("sensitivity.csv", "a tornado"))
+                      if os.path.isfile(os.path.join(a.results, n))]
+            if tables:
+                fail(f"{a.results} is a sweep's output folder, not a run's (it has no summary.json): plot "
+                     + " or ".join(tables))
+            fail(f"{a.results} has no summary.json: give a tdmsim run --path both output folder, "
+                 "a sweep's results.csv or a mode: oat sweep's sensitivity.csv")
+        return waterfall(summary, a)
+    if os.path.exists(a.results) and not os.path.isfile(a.results):
+        # A FIFO would block the read, a device never end it.
+        fail(f"{a.results} is not a regular file")
     if a.results.endswith(".json"):
         return waterfall(a.results, a)
 
+    try:
+        with open(a.results, "rb") as f:
+            head = f.read(64).lstrip()
+    except OSError as e:
+        fail(f"cannot read {a.results}: {e.strerror}")
+    if head[:1] in (b"{", b"["):
+        # results.jsonl (the sweep's journal) read as CSV split its first object at
+        # each comma: a header of thousands of "columns", some of them twice.
+        beside = os.path.join(os.path.dirname(a.results), "results.csv")
+        kind = "JSON lines" if a.results.endswith(".jsonl") else "JSON"
+        fail(f"{a.results} is not a CSV table (it holds {kind}): give "
+             + (beside if os.path.isfile(beside) and beside != a.results else "a sweep's results.csv"))
     try:
         header, rows = outputs.read_table(a.results)
     except (OSError, outputs.TableError) as e:
@@ -449,11 +550,20 @@ def main():
     xs, xunit = numeric([r[x] for r in rows])
     categorical = xs is None
     if categorical:
+        if a.logx:
+            fail(f"--logx: column {x} is not numeric")
         cats = list(OrderedDict.fromkeys(r[x] for r in rows))
         xs = [float(cats.index(r[x])) for r in rows]
     ys, yunit = numeric([r[y] for r in rows])
     if ys is None:
         fail(f"column {y} is not numeric")
+    # A logarithmic axis has no place for 0 or less: matplotlib left those points
+    # out of the figure unsaid.
+    for flag, col, vals, raw in (("--logx", x, xs, [r[x] for r in rows]), ("--logy", y, ys, [r[y] for r in rows])):
+        bad = list(OrderedDict.fromkeys(t for v, t in zip(vals, raw) if v <= 0))
+        if getattr(a, flag[2:]) and bad:
+            fail(f"{flag}: column {col} has values <= 0 ({', '.join(bad[:5])}{', ...' if len(bad) > 5 else ''}): "
+                 "a logarithmic axis cannot show them")
     for r, xv, yv in zip(rows, xs, ys):
         r["_x"], r["_y"] = xv, yv
     # Repeated draws: the interval of the mean, in y's unit (the CI columns are
@@ -485,6 +595,8 @@ def main():
             pow2 = all(v > 0 and float(v).is_integer() and (int(v) & (int(v) - 1)) == 0 for v in xs)
             ax.set_xscale("log", base=2 if pow2 else 10)
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        if xunit == FACTOR_UNIT:  # ticks read as the values were given (x0.8)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"x{v:g}"))
         if logy:
             ax.set_yscale("log")
         if categorical:

@@ -61,7 +61,7 @@ constexpr const char* kFormat = "tdmsim-sweep-1";
 struct Prepared {
   config::ResolvedSweep sweep;
   std::vector<config::SweepPoint> points;
-  std::vector<std::string> axis_columns;  // axes that are parameters (path/machine/model have columns)
+  std::vector<std::string> axis_columns;  // every axis but path (the path column has its value)
   // Which points the sweep has (base scenario and machine references, mode,
   // seed, every point's axis values): a folder with another is another sweep's.
   std::string definition;
@@ -110,9 +110,12 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
                      p.rows += r.paths.size();
                    });
   if (wraps) {
-    throw BadInput(fmt::format("repeat {}: point {}'s draws take seeds {} to seed + {}, past 2^64 - 1; give its "
-                               "scenario a smaller seed",
-                               spec.repeat, wraps->first, wraps->second, spec.repeat - 1));
+    const config::Location at =
+        config::nearest_location(p.sweep.sweep.set_at, "repeat", {p.sweep.sweep.file.string(), 1, 1});
+    throw BadInput(fmt::format("{}:{}:{}: repeat: {} draws of point {} take seeds {} to seed + {}, past 2^64 - 1; "
+                               "give its scenario a smaller seed",
+                               at.file, at.line, at.column, spec.repeat, wraps->first, wraps->second,
+                               spec.repeat - 1));
   }
   p.input_files.insert(p.input_files.end(), p.sweep.sweep.chain.begin(), p.sweep.sweep.chain.end());
   p.input_files.push_back(p.sweep.sweep.file);
@@ -120,8 +123,9 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
   p.fingerprint = fp.hex();
   for (const auto& a : p.sweep.sweep.spec.axes.items) {
     const auto ref = axis_ref(a.key);
-    if (ref && (ref->target == AxisTarget::machine_param || ref->target == AxisTarget::model_param ||
-                ref->target == AxisTarget::scenario_param)) {
+    // (A path axis's value is the path column's; a machine or model axis's,
+    // as written, gets a column: two machine files may share a name.)
+    if (ref && ref->target != AxisTarget::path) {
       p.axis_columns.push_back(a.key);
     }
   }

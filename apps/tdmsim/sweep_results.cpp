@@ -14,6 +14,7 @@
 #include <fmt/core.h>
 
 #include "apps/tdmsim/csv_field.h"
+#include "workloads/specs/sweep_spec.h"
 #include "workloads/util/atomic_write.h"
 
 namespace tdmsim::cli {
@@ -157,9 +158,21 @@ void ResultsJournal::note_wall_time(std::uint64_t point, double wall_s) {
   append_whole(timing_fd_, fmt::format("{},{:.3f}\n", point, wall_s), dir_ / "timing.csv");
 }
 
+// An axis column's name: the axis key, but a machine or model axis's is
+// machine_ref / model_ref (the value as written, a name or a file), beside the
+// fixed machine and model columns (the `name:` the file gives, which two files
+// of one base may share).
+std::string axis_column_name(const std::string& key) {
+  if (const auto ref = axis_ref(key)) {
+    if (ref->target == AxisTarget::machine) return "machine_ref";
+    if (ref->target == AxisTarget::model) return "model_ref";
+  }
+  return key;
+}
+
 std::string ResultsJournal::csv_header() const {
   std::string h = "point";
-  for (const auto& a : axis_columns_) h += "," + csv_field(a);
+  for (const auto& a : axis_columns_) h += "," + csv_field(axis_column_name(a));
   for (const auto& c : kColumns) h += std::string(",") + c.name;
   for (const auto* s : kStages) h += std::string(",") + s + "_us";
   if (repeat_columns_) {

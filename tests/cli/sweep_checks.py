@@ -9,9 +9,17 @@
   refuse SWEEP OTHER_SWEEP   a folder of another sweep: exit 2 and untouched; --force replaces it
   crash SWEEP                a crashing point fails alone: exit 1, the others written; a re-run
                              without the crash completes
-  plot SWEEP                 tdmsim plot writes PNG and SVG figures (time and TDM speedup)
+  values SWEEP               axis values as users write them: a range of 0.1TB/s steps reads
+                             1.2TB/s (not 1.2000000000000002, which no unit takes), a tiny
+                             factor x0.00001 scales 6us to a time (not 6e-05us), a machine
+                             axis over two files of one name gets a machine_ref column
+                             telling their rows apart, draws past 2^64 - 1 refused at repeat
+  plot SWEEP                 tdmsim plot writes PNG and SVG figures (time and TDM speedup),
+                             plots x0.8-style factors as numbers, and refuses bad input
+                             and outputs --force may not replace (exit 2, nothing written)
 
 Usage: sweep_checks.py TDMSIM WORKDIR MODE SWEEP [OTHER_SWEEP]"""
+import csv as csvmod
 import json
 import os
 import re
@@ -25,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
                                 "validation"))
 import tdmsimtools  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SKIP = 77
 
 
@@ -192,6 +201,43 @@ def main():
         assert not os.path.exists(os.path.join(out, "failed.jsonl"))
         check_files(out)
         print("the crashing point failed alone (exit 1); the re-run completed the sweep")
+    elif mode == "values":
+        os.makedirs(out)
+        base = os.path.join(ROOT, "workloads", "scenarios", "qwen3-30b-a3b-decode-mi500x-tdm.yaml")
+        ranged = os.path.join(out, "ranged.yaml")
+        with open(ranged, "w") as f:
+            f.write(f"name: ranged\nscenario: {base}\naxes:\n"
+                    "  machine.memory.hbm.bandwidth: range(1TB/s, 2TB/s, +0.1TB/s)\n"
+                    "  machine.launch.kernel_launch: [x0.00001]\n")
+        r = sweep(tdmsim, [ranged, "--dry-run", "--output", os.path.join(out, "ranged")])
+        got = re.findall(r"bandwidth=([^,]+),", r.stdout)
+        assert got == [f"{v / 10:g}TB/s" for v in range(10, 21)], got
+        # Two machine files sharing a name (one base, one changed key).
+        machines = []
+        for name, bw in (("a", "5.3TB/s"), ("b", "10TB/s")):
+            machines.append(os.path.join(out, f"{name}.yaml"))
+            with open(machines[-1], "w") as f:
+                f.write(f"kind: machine\nbase: {ROOT}/workloads/machines/mi500x-tdm.yaml\n"
+                        f"memory:\n  hbm:\n    bandwidth: {bw}\n")
+        tiny = os.path.join(out, "tiny.yaml")
+        with open(tiny, "w") as f:
+            f.write(f"base: {base}\nname: tiny\ntokens: 4\npath: software\n")
+        named = os.path.join(out, "named.yaml")
+        with open(named, "w") as f:
+            f.write(f"name: named\nscenario: {tiny}\naxes:\n  machine: [{machines[0]}, {machines[1]}]\n")
+        folder = os.path.join(out, "named")
+        sweep(tdmsim, [named, "--output", folder, "--quiet"])
+        with open(os.path.join(folder, "results.csv")) as f:
+            rows = list(csvmod.DictReader(f))
+        assert [r["machine_ref"] for r in rows] == machines, [r.get("machine_ref") for r in rows]
+        assert len({r["machine"] for r in rows}) == 1, "the files were to share a name"
+        # Draws that would pass 2^64 - 1: refused at the repeat key, with its line.
+        wrap = os.path.join(out, "wrap.yaml")
+        with open(wrap, "w") as f:
+            f.write(f"name: wrap\nscenario: {tiny}\nrepeat: 3\naxes:\n  scenario.seed: [18446744073709551615]\n")
+        r = sweep(tdmsim, [wrap, "--dry-run", "--output", os.path.join(out, "wrap")], expect=2)
+        assert re.search(r"wrap\.yaml:3:9: repeat: 3 draws of point 0", r.stderr), r.stderr
+        print("range steps, tiny factors, machine files of one name and seed wrap as users write them")
     elif mode == "plot":
         os.makedirs(out)
         csv = os.path.join(ref, "results.csv")
@@ -218,7 +264,83 @@ def main():
             f.write("\n".join(lines[:3] + [lines[3][:40]]) + "\n")
         r = tdmsimtools.tdmsim(tdmsim, "plot", torn, "--x", "tokens", "--output", os.path.join(out, "t.png"))
         assert r.returncode == 2 and f"{torn}:4: row has" in r.stderr, r.stderr
-        print("tdmsim plot wrote a PNG and an SVG; refused mixed configurations and a torn table")
+
+        def refused(*args, says=()):
+            """`tdmsim plot ARGS` is bad input: exit 2, stderr in tdmsim's form naming `says`."""
+            r = tdmsimtools.tdmsim(tdmsim, "plot", *args)
+            assert r.returncode == 2 and r.stderr.startswith(("tdmsim: error:", "usage:")), \
+                (args, r.returncode, r.stderr)
+            assert all(w in r.stderr for w in says), (args, r.stderr)
+            return r
+
+        def table(name, change):
+            """results.csv with scenario.tokens (1, 4, 16) replaced by change[value]."""
+            with open(csv) as f:
+                lines = f.read().splitlines()
+            col = lines[0].split(",").index("scenario.tokens")
+            rows = [l.split(",") for l in lines[1:]]
+            for r in rows:
+                r[col] = change[r[col]]
+            path = os.path.join(out, name)
+            with open(path, "w") as f:
+                f.write("\n".join([lines[0]] + [",".join(r) for r in rows]) + "\n")
+            return path
+
+        # Factors of the base's value (x0.8, a mode: oat sweep's axis) are numbers: the
+        # x axis is ordered and spaced by them, not their categories in file order
+        # (x1.2, x0.8, x1.01 were drawn so, and joined by one line). The SVG names each
+        # tick label in a comment; the x axis's come before its label.
+        factors = table("factors.csv", {"1": "x1.2", "4": "x0.8", "16": "x1.01"})
+        fig = os.path.join(out, "factors.svg")
+        tdmsimtools.expect_exit(tdmsim, "plot", factors, "--x", "scenario.tokens", "--hue", "path,bandwidth",
+                                "--output", fig)
+        texts = re.findall(r"<!-- (.*?) -->", read(fig).decode())
+        ticks = texts[:next(i for i, t in enumerate(texts) if t.startswith("tokens"))]
+        assert all(re.fullmatch(r"x[0-9.]+", t) for t in ticks), ticks
+        values = [float(t[1:]) for t in ticks]
+        assert values == sorted(values) and set(ticks) - {"x1.2", "x0.8", "x1.01"}, f"not a numeric axis: {ticks}"
+        # --force replaces only a regular file: not a symlink (it became a file where
+        # the link was), and not the file this command reads (the table it plots).
+        target = os.path.join(out, "target.txt")
+        with open(target, "w") as f:
+            f.write("keep")
+        link = os.path.join(out, "link.png")
+        os.symlink("target.txt", link)
+        refused(csv, "--x", "tokens", "--speedup", "--hue", "bandwidth", "--output", link, "--force",
+                says=(link, "not a regular file"))
+        assert os.path.islink(link) and read(target) == b"keep", "--force replaced a symlink"
+        own = os.path.join(out, "own.svg")
+        shutil.copy(csv, own)
+        refused(own, "--x", "tokens", "--speedup", "--hue", "bandwidth", "--output", own, "--force",
+                says=(own, "which this command reads"))
+        assert read(own) == read(csv), "--force overwrote the table it plotted"
+        # A logarithmic axis cannot show 0: refused, not left out of the figure unsaid.
+        # (Each refusal writes to a figure of its own: one wrongly written would
+        # not hide the next.)
+        zero = table("zero.csv", {"1": "0", "4": "4", "16": "16"})
+        refused(zero, "--x", "scenario.tokens", "--hue", "path", "--facet", "bandwidth", "--logx",
+                "--output", os.path.join(out, "zero.png"), says=("--logx: column scenario.tokens has values <= 0",))
+        # Contradictory scales, and --y with --speedup (which plots its own y), are refused.
+        speedup = [csv, "--x", "tokens", "--speedup", "--hue", "bandwidth"]
+        refused(*speedup, "--logx", "--linx", "--output", os.path.join(out, "xscale.png"), says=("--linx", "--logx"))
+        refused(*speedup, "--logy", "--liny", "--output", os.path.join(out, "yscale.png"), says=("--liny", "--logy"))
+        refused(*speedup, "--y", "floor_us", "--output", os.path.join(out, "y.png"), says=("--y", "--speedup"))
+        # A sweep's folder is no run's (no summary.json): named, with the table to plot.
+        r = refused(ref, "--output", os.path.join(out, "folder.png"), says=(csv,))
+        assert "Errno" not in r.stderr, r.stderr
+        # results.jsonl is no CSV table (read as one: a header of thousands of "columns").
+        r = refused(os.path.join(ref, "results.jsonl"), "--x", "tokens", "--output", os.path.join(out, "jsonl.png"),
+                    says=("not a CSV table", csv))
+        assert len(r.stderr) < 500, r.stderr
+        # A refused plot leaves no folder made for its output behind.
+        refused(csv, "--x", "no_such_column", "--output", os.path.join(out, "new", "x.png"), says=("no column",))
+        assert not os.path.exists(os.path.join(out, "new")), "a refused plot left its output's folder"
+        made = [n for n in ("zero.png", "xscale.png", "yscale.png", "y.png", "folder.png", "jsonl.png")
+                if os.path.exists(os.path.join(out, n))]
+        assert not made, f"refused plots wrote {made}"
+        print("tdmsim plot wrote a PNG and an SVG; x0.8-style factors are a numeric axis; refused mixed "
+              "configurations, a torn table, a symlink or its own input as --force's output, --logx over 0, "
+              "contradictory options, a sweep's folder and results.jsonl")
     else:
         sys.exit(f"unknown mode {mode}")
 

@@ -14,6 +14,7 @@
 #include "workloads/config/writer.h"
 #include "workloads/config/yaml_parse.h"
 #include "workloads/util/input_file.h"
+#include "workloads/config/units.h"
 
 #ifndef TDMSIM_WORKLOADS_DIR
 #define TDMSIM_WORKLOADS_DIR "workloads"
@@ -138,7 +139,8 @@ namespace {
 // sit among the scenarios and are told by their kind: key alone.
 std::optional<SpecKind> kind_by_folder(const fs::path& file) {
   std::error_code ec;
-  const std::string folder = fs::absolute(file, ec).parent_path().filename().string();
+  // (Normalised: the folder of ./x.yaml is the working folder, not ".".)
+  const std::string folder = fs::absolute(file, ec).lexically_normal().parent_path().filename().string();
   for (SpecKind kind : kAllKinds) {
     if (kind != SpecKind::tenants && folder == kind_folder(kind)) return kind;
   }
@@ -340,6 +342,14 @@ std::vector<std::string> Loader::names(SpecKind kind) const {
   return out;
 }
 
+namespace {
+std::string looked_in(const std::vector<fs::path>& dirs) {
+  std::string out;
+  for (const auto& d : dirs) out += (out.empty() ? "" : " and ") + display_path(d);
+  return out;
+}
+}  // namespace
+
 fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
                       const Location& where, const std::string& key) const {
   const bool is_path = ref.find('/') != std::string_view::npos || ref.ends_with(".yaml");
@@ -349,8 +359,14 @@ fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
     return p;
   }
   // By name: the workloads folder this file sits in first, then the roots.
-  std::vector<fs::path> dirs = {from.parent_path().parent_path() / kind_folder(kind)};
-  for (const auto& r : roots_) dirs.push_back(r / kind_folder(kind));
+  // (`from` made absolute first: a file named as x.yaml from its own folder
+  // has an empty parent path.)
+  std::error_code ec;
+  std::vector<fs::path> dirs = {
+      fs::absolute(from, ec).lexically_normal().parent_path().parent_path() / kind_folder(kind)};
+  for (const auto& r : roots_) {
+    if (fs::path d = r / kind_folder(kind); d.lexically_normal() != dirs.front()) dirs.push_back(std::move(d));
+  }
   for (const auto& d : dirs) {
     const fs::path p = d / (std::string(ref) + ".yaml");
     if (util::input_exists(p)) {
@@ -360,7 +376,7 @@ fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
   }
   fail_now(where, key,
            "unknown " + std::string(kind_name(kind)) + " '" + std::string(ref) + "'" +
-               did_you_mean(ref, names(kind)) + " (looked in " + display_path(dirs.back()) + ")");
+               did_you_mean(ref, names(kind)) + " (looked in " + looked_in(dirs) + ")");
 }
 
 ResolvedScenario Loader::resolve_scenario(const fs::path& file) const {
@@ -466,9 +482,18 @@ Json::json_pointer param_pointer(std::string_view subpath) {
 // parameter's unit ("2100MHz" x0.8 -> "1680MHz"); an integer parameter is
 // rounded to the nearest integer. Empty, with `why` set, if it has no number.
 std::string scaled_value(const Json& current, double factor, std::string& why) {
-  const auto text = [](double v) { return fmt::format("{:.9g}", v); };
+  // 9 significant digits, never an exponent (a unit follows: 6e-05us would
+  // not parse).
+  const auto text = [&why](double v) {
+    if (!std::isfinite(v) || std::fabs(v) > 1e300) {
+      why = "the scaled value is beyond any the parameter takes";
+      return std::string();
+    }
+    return units::plain_decimal(v, 9);
+  };
   if (current.is_number_integer() || current.is_number_unsigned()) {
-    return text(std::round(current.get<double>() * factor));
+    const double v = std::round(current.get<double>() * factor);
+    return std::fabs(v) <= 1e300 ? fmt::format("{:.0f}", v) : text(v);
   }
   if (current.is_number_float()) return text(current.get<double>() * factor);
   if (current.is_string()) {

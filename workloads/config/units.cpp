@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <span>
@@ -273,5 +274,22 @@ std::string format(Frequency f) { return format_quantity(f.hz, Quantity::frequen
 std::string format(Bytes b) { return format_quantity(b.bytes, Quantity::size); }
 std::string format(Bandwidth b) { return format_quantity(b.bytes_per_s, Quantity::bandwidth); }
 std::string format(Duration d) { return format_quantity(d.ps, Quantity::time); }
+
+std::string plain_decimal(double v, int significant) {
+  if (v == 0 || !std::isfinite(v)) return "0";
+  // Digits after the point that keep `significant` digits of this magnitude.
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  const int decimals = std::max(0, significant - 1 - magnitude);
+  char buf[512];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  if (ec != std::errc{}) return "0";
+  std::string t(buf, end);
+  if (t.find('.') != std::string::npos) {
+    while (t.back() == '0') t.pop_back();
+    if (t.back() == '.') t.pop_back();
+  }
+  if (t == "-0") t = "0";
+  return t;
+}
 
 }  // namespace tdmsim::units

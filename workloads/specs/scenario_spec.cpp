@@ -223,9 +223,19 @@ OperandFormats operand_formats(const ScenarioSpec& s) {
   return {s.dtype, s.weight_dtype.dtype.value_or(s.dtype), s.quant};
 }
 
+std::uint64_t shared_slots(const ScenarioSpec& s, const ModelSpec& model) {
+  // As the plan fuses them (descriptors/plan/moe_plan.cpp, docs/moe-plan.md
+  // "Shared experts"): each shared expert is split into chunks of the routed
+  // expert's intermediate size, the last one zero-padded.
+  const std::uint64_t inter = model.intermediate_size / s.parallel.tp;
+  const std::uint64_t shared_inter = model.shared_intermediate_size / s.parallel.tp;
+  if (inter == 0 || shared_inter == 0) return 0;
+  return std::uint64_t{model.shared_experts} * ((shared_inter + inter - 1) / inter);
+}
+
 std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model) {
   __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, for overflow-free scaling
-  const u128 experts = (model.experts + s.parallel.redundant_experts) / s.parallel.ep + model.shared_experts;
+  const u128 experts = (model.experts + s.parallel.redundant_experts) / s.parallel.ep + shared_slots(s, model);
   const u128 inter = model.intermediate_size / s.parallel.tp;
   const OperandFormats f = operand_formats(s);
   // Elements plus their scales, per 1024 elements (weight_scale_bits_per_1024).
@@ -388,7 +398,7 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
   // Footprint: weights + input + gate/up intermediate (2I per routed row) + output.
   __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, for overflow-free scaling
   const u128 bytes_per_elem = std::max<u128>(1, dtype_bits(s.dtype) / 8);  // fp4: 1 (upper bound)
-  const u128 rows = u128(s.tokens) * (model.top_k + model.shared_experts);
+  const u128 rows = u128(s.tokens) * (model.top_k + shared_slots(s, model));
   const u128 acts = (u128(s.tokens) * model.hidden_size * 2 +
                      rows * 2 * (model.intermediate_size / s.parallel.tp)) * bytes_per_elem;
   const u128 need = acts + expert_weight_bytes(s, model);

@@ -285,8 +285,12 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
 // The scenario's operand formats (weight_dtype "same" resolved to dtype).
 OperandFormats operand_formats(const ScenarioSpec& s);
 
+// The fused shared-expert slots one GPU runs: shared experts x chunks of the
+// routed intermediate size (docs/moe-plan.md "Shared experts").
+std::uint64_t shared_slots(const ScenarioSpec& s, const ModelSpec& model);
+
 // Bytes of expert weights (gate, up and down projections) one GPU holds,
-// scales included.
+// shared experts' chunks and scales included.
 std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model);
 
 }  // namespace tdmsim

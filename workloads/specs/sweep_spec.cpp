@@ -2,6 +2,7 @@
 
 #include "workloads/config/reader.h"
 #include "workloads/config/writer.h"
+#include "workloads/config/units.h"
 
 #include <charconv>
 
@@ -60,14 +61,15 @@ std::string expand_range(std::string_view text, std::vector<std::string>& out) {
   }
   if (op == '+' && step <= 0) return "an additive range needs a step above 0";
   const double eps = 1e-9 * std::max(1.0, std::fabs(b));
-  for (double v = a; v <= b + eps; v = (op == 'x') ? v * step : v + step) {
+  // Each value from the start and its index, not from the previous value, and
+  // written to 12 significant digits: repeated adds of 0.1 would give
+  // 0.30000000000000004, which a unit then refuses as not a whole number of
+  // bytes per second, or which would name the point in results.
+  for (std::size_t i = 0;; ++i) {
+    const double v = (op == 'x') ? a * std::pow(step, static_cast<double>(i)) : a + step * static_cast<double>(i);
+    if (!(v <= b + eps)) break;
     if (out.size() >= kMaxValues) return "range has more than 100000 values";
-    const double r = std::round(v);
-    const bool whole = std::fabs(v - r) < 1e-9 * std::max(1.0, std::fabs(v));
-    char buf[64];
-    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, whole ? r : v);
-    (void)ec;
-    out.push_back(std::string(buf, p) + ua);
+    out.push_back(units::plain_decimal(v, 12) + ua);
   }
   return {};
 }
@@ -175,6 +177,17 @@ void check(const SweepSpec& s, config::Checker& c) {
                          " runs, more than the limit of " + std::to_string(kMaxSweepRuns) +
                          "; use fewer points or draws");
   }
+  // samples and seed draw the points of random and lhs sweeps; anywhere else
+  // they would change nothing.
+  if (s.mode != SweepMode::random && s.mode != SweepMode::lhs) {
+    for (const char* key : {"samples", "seed"}) {
+      if (c.is_set(key)) {
+        c.fail(key, std::string("draws the points of mode random or lhs; mode ") + std::string(config::enum_name(s.mode)) +
+                        " has no draws (routing draws take the scenario's seed): leave it out",
+               {"mode"});
+      }
+    }
+  }
   if (s.jitter > 0) {
     if (s.mode != SweepMode::oat) {
       c.fail("jitter", "moves the axes of a one-at-a-time sweep around its base: needs mode oat", {"mode"});
@@ -231,8 +244,16 @@ bool NodeTraits<SweepAxes>::read(const YAML::Node& node, const std::string& path
                 "that name the profiles, or sweep machine.kernels.<key>");
       continue;
     }
+    // Two spellings of one key (path and scenario.path, or a parameter named
+    // twice) would both be applied, the last silently winning.
+    const AxisRef ref = *axis_ref(axis.key);
     for (const auto& prev : out.items) {
-      if (prev.key == axis.key) ok = fail(it->first, key_path, "axis given twice");
+      const AxisRef p = *axis_ref(prev.key);
+      if (prev.key == axis.key) {
+        ok = fail(it->first, key_path, "axis given twice");
+      } else if (p.target == ref.target && p.sub == ref.sub) {
+        ok = fail(it->first, key_path, "names the same key as axis " + prev.key + ": give one of them");
+      }
     }
     const YAML::Node vals = it->second;  // a copy: it-> yields a temporary proxy
     if (vals.IsScalar()) {
