@@ -197,7 +197,12 @@ std::string reference_document() {
       "file as its child's kind. `kind: tenants` is always required (such files sit among the "
       "scenarios).\n"
       "- Unknown keys, missing required keys, values out of range and wrong units are "
-      "errors naming file:line:column and the key path.\n";
+      "errors naming file:line:column and the key path.\n"
+      "- A key that the file's other keys make inert is an error too: a routing source's "
+      "parameter under another `routing.source` (`zipf_s` on uniform routing), `routing.overflow` "
+      "with `capacity_factor: none`. An overlay that switches the source keeps its base's keys "
+      "for the other source; a sweep axis over such a key is refused where the key that governs "
+      "it is on no axis.\n";
   // The input limits, from their declarations (workloads/util/input_file.h,
   // workloads/config/yaml_parse.h).
   md += fmt::format(

@@ -177,18 +177,33 @@ double descriptor_slots_ps(const MachineSpec& m, const isa::KernelLaunch& k) {
 
 }  // namespace
 
+double clock_slowdown(const MachineSpec& m) {
+  if (!m.power) return 1.0;
+  const PowerSpec& p = *m.power;
+  // The most activity a kernel can have (every unit busy), and the clock the
+  // power limit then settles to (sim/platform/power.cpp), at least 1 MHz.
+  const double most = std::max(1.0, p.narrow_matrix_activity) + p.hbm_activity;
+  const double lowest = std::max(1e6, static_cast<double>(p.sustained_clock.hz) * std::cbrt(p.reference_utilisation / most));
+  return std::max(1.0, static_cast<double>(m.compute.clock.hz) / lowest);
+}
+
 Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::KernelLaunch>& kernels) {
   double fixed_ps = 0;
   const double cus = std::max(1u, m.compute.total_cus());
+  // A load that misses every cache, from the L1 to the farthest memory.
+  const auto& mem = m.memory;
+  const double miss_ps =
+      static_cast<double>(ticks(m.compute.l1_hit_latency) + ticks(mem.l2.hit_latency) + ticks(mem.fabric.latency)) +
+      std::max(static_cast<double>(ticks(mem.hbm.latency)), mem.mall ? static_cast<double>(ticks(mem.mall->hit_latency)) : 0.0);
   for (const auto& k : kernels) {
     fixed_ps += static_cast<double>(ticks(m.launch.kernel_launch)) +
                 static_cast<double>(ticks(m.launch.kernel_boundary)) +
                 static_cast<double>(ticks(m.launch.workgroup_dispatch)) * k.workgroups;
-    if (k.workgroups > 0 && m.memory.fabric.latency.ps > 0) {
-      // A fabric crossing's latency on every main-loop iteration of every
-      // round of workgroups, as if nothing overlapped it.
+    if (k.workgroups > 0) {
+      // That miss on every main-loop iteration of every round of workgroups,
+      // as if nothing overlapped it.
       const double rounds = std::ceil(k.workgroups / cus);
-      fixed_ps += static_cast<double>(ticks(m.memory.fabric.latency)) * (k.program(0).iterations() + 2.0) * rounds;
+      fixed_ps += miss_ps * (k.program(0).iterations() + 2.0) * rounds;
     }
     if (m.tdm) {
       fixed_ps += static_cast<double>(ticks(m.tdm->descriptor_fetch_latency) + ticks(m.tdm->decode_latency)) +
@@ -201,7 +216,8 @@ Tick stall_limit(const MachineSpec& m, double floor_s, const std::vector<isa::Ke
                   static_cast<double>(k.routing->items) / std::max(1u, m.tdm->routing_scores_per_clock) * 1e6;
     }
   }
-  const double limit = kStallFactor * (floor_s * memory_path_slowdown(m) * 1e12 + fixed_ps) + 1e9;  // + 1 ms
+  const double limit =
+      kStallFactor * (floor_s * memory_path_slowdown(m) * clock_slowdown(m) * 1e12 + fixed_ps) + 1e9;  // + 1 ms
   // Ticks are 64-bit picoseconds (213 days): kept well inside them.
   return static_cast<Tick>(std::min(limit, 1e19));
 }

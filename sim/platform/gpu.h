@@ -91,13 +91,18 @@ std::string fit_problem(const ComputeSpec& cu, const isa::TileProgram& p);
 // fabric is that much slower without being stuck.
 double memory_path_slowdown(const MachineSpec& m);
 
+// How many times below its peak the power limit can hold the clock: peak over
+// the clock it settles to at the most activity a kernel can have (1 without a
+// power: section).
+double clock_slowdown(const MachineSpec& m);
+
 // The watchdog's time limit for running `kernels` on `m` when their roofline
 // floor (compulsory bytes at peak bandwidth, FLOPs at peak rate) is
-// `floor_s`: kStallFactor times the floor (times memory_path_slowdown) plus
-// as much again of each kernel's fixed costs (launch, TDM fetch, decode and
-// slot releases, the slot lengths its own descriptor asks for, workgroup
-// dispatch, a fabric crossing's latency per main-loop iteration and round of
-// workgroups), plus 1 ms. Far beyond any time the model predicts for
+// `floor_s`: kStallFactor times the floor (times memory_path_slowdown and
+// clock_slowdown) plus as much again of each kernel's fixed costs (launch,
+// TDM fetch, decode and slot releases, the slot lengths its own descriptor
+// asks for, workgroup dispatch, the latency of a load that misses every cache
+// per main-loop iteration and round of workgroups), plus 1 ms. Far beyond any time the model predicts for
 // a working machine (shipped runs take at most tens of times their floor),
 // so only a stuck run, or parameters that make the machine absurdly slow,
 // reach it.

@@ -130,6 +130,11 @@ template <class S>
 void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
   Checker c(l.set_at, {display_path(l.file), 1, 1}, d);
   check(spec, c);
+  if constexpr (std::is_same_v<S, ScenarioSpec>) {
+    std::vector<std::string> chain;
+    for (const auto& f : l.chain) chain.push_back(display_path(f));
+    check_inert_keys(spec, c, chain);
+  }
 }
 
 }  // namespace

@@ -249,6 +249,11 @@ class Checker {
   const Location& fallback() const { return fallback_; }
   // Whether a file set `path` (rather than it keeping its default).
   bool is_set(const std::string& path) const { return set_at_.contains(path); }
+  // Where a file set `path`; null where it kept its default.
+  const Location* set_where(const std::string& path) const {
+    const auto it = set_at_.find(path);
+    return it == set_at_.end() ? nullptr : &it->second;
+  }
 
  private:
   const SetMap& set_at_;

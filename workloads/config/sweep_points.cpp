@@ -261,6 +261,24 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
                                   : path_value == "tdm"    ? ExecPath::tdm
                                                            : ExecPath::both;
 
+  // An axis over a key this point's scenario makes inert (zipf_s on a uniform
+  // base), where no axis moves the key that governs it: every value would give
+  // the same result. (With both on axes, some points differ: not refused.)
+  for (const auto& k : inert_keys(r.scenario.scenario.spec)) {
+    const auto is_axis = [&](const std::string& key) {
+      return std::any_of(axes.begin(), axes.end(), [&](const auto& a) { return a.key == "scenario." + key; });
+    };
+    if (is_axis(k.governing)) continue;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      if (axes[a].key == "scenario." + k.key && p.choice[a] != kAxisAtBase) {
+        diags.add(value_location(axes[a], p.choice[a]), "axes." + axes[a].key,
+                  "value '" + axes[a].values.at(p.choice[a]) + "': " + k.message + " (" + k.governing +
+                      " is the base scenario's, on no axis)");
+      }
+    }
+  }
+  if (diags.size() != before) return std::nullopt;
+
   // The point as a whole (e.g. its footprint must fit in HBM), reported at the
   // value of the axis that sets the key at fault, else at its last axis value.
   Diagnostics whole;

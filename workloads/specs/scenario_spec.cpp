@@ -98,6 +98,43 @@ void check_serving(const ScenarioSpec& s, config::Checker& c) {
 
 }  // namespace
 
+std::vector<InertKey> inert_keys(const ScenarioSpec& s) {
+  const auto& r = s.routing;
+  std::vector<InertKey> out;
+  const std::pair<const char*, RoutingSource> source_keys[] = {
+      {"routing.zipf_s", RoutingSource::zipf},
+      {"routing.lognormal_sigma", RoutingSource::lognormal},
+      {"routing.hot_experts", RoutingSource::hot},
+      {"routing.hot_fraction", RoutingSource::hot},
+      {"routing.trace", RoutingSource::trace}};
+  for (const auto& [key, source] : source_keys) {
+    if (r.source != source) {
+      out.push_back({key, "routing.source",
+                     fmt::format("applies to source: {} only, and the source is {}: it would change nothing",
+                                 config::enum_name(source), config::enum_name(r.source))});
+    }
+  }
+  if (r.capacity_factor.none()) {
+    out.push_back({"routing.overflow", "routing.capacity_factor",
+                   "says what happens to picks past an expert's capacity, and capacity_factor is none (no "
+                   "limit): it would change nothing"});
+  }
+  return out;
+}
+
+void check_inert_keys(const ScenarioSpec& s, config::Checker& c, const std::vector<std::string>& chain) {
+  // A file's place in the chain: 0 the file named, then its bases.
+  const auto place = [&chain](const std::string& file) {
+    return static_cast<std::size_t>(std::find(chain.begin(), chain.end(), file) - chain.begin());
+  };
+  for (const auto& k : inert_keys(s)) {
+    const config::Location* at = c.set_where(k.key);
+    if (at == nullptr) continue;
+    const config::Location* gov = c.set_where(k.governing);
+    if (gov == nullptr || place(gov->file) >= place(at->file)) c.fail(k.key, k.message, {k.governing});
+  }
+}
+
 void check(const ScenarioSpec& s, config::Checker& c) {
   if (s.serving) check_serving(s, c);
   const auto& r = s.routing;

@@ -285,6 +285,23 @@ void check(const ScenarioSpec& s, const ModelSpec& model, const MachineSpec& mac
 // The scenario's operand formats (weight_dtype "same" resolved to dtype).
 OperandFormats operand_formats(const ScenarioSpec& s);
 
+// Keys whose value cannot change the run under the scenario's other keys: a
+// key of another routing source, an overflow policy with no capacity limit;
+// each with the key that makes it so and why.
+struct InertKey {
+  std::string key;
+  std::string governing;
+  std::string message;
+};
+std::vector<InertKey> inert_keys(const ScenarioSpec& s);
+
+// Refuses an inert key unless an overlay of the file that sets it set its
+// governing key (an overlay that switches a base's source keeps the base's
+// keys for the other source). `chain`: the files as diagnostics name them,
+// the file named first, then its bases. (Files only: a sweep's axes are
+// checked by the sweep, sweep_points.cpp.)
+void check_inert_keys(const ScenarioSpec& s, config::Checker& c, const std::vector<std::string>& chain);
+
 // The fused shared-expert slots one GPU runs: shared experts x chunks of the
 // routed intermediate size (docs/moe-plan.md "Shared experts").
 std::uint64_t shared_slots(const ScenarioSpec& s, const ModelSpec& model);
