@@ -34,6 +34,7 @@
 #include "apps/tdmsim/sweep_sensitivity.h"
 #include "apps/tdmsim/sweep_stats.h"
 #include "apps/tdmsim/sweep_worker.h"
+#include "sim/core/sim_error.h"
 #include "workloads/config/sweep_points.h"
 #include "workloads/util/atomic_write.h"
 
@@ -98,6 +99,18 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
                      for (const auto& [k, v] : config::point_values(spec, pt)) {
                        def.add(k);
                        def.add(v);
+                     }
+                     // The host-memory check `tdmsim run` makes before simulating, per
+                     // point (each runs in its own process): refused now, before a folder.
+                     try {
+                       check_layer_memory(r.scenario, static_cast<std::uint32_t>(r.paths.size()), false);
+                     } catch (const sim::NotSimulatable& e) {
+                       std::string what;
+                       for (const auto& [k, v] : config::point_values(spec, pt)) {
+                         what += (what.empty() ? "" : ", ") + k + "=" + v;
+                       }
+                       throw BadInput(fmt::format("{}: point {} ({}): {}", p.sweep.sweep.file.string(), pt.index,
+                                                  what, e.what()));
                      }
                      p.inputs_hash.at(pt.index) = point_inputs_hash(r, files);
                      if (const std::uint64_t seed = r.scenario.scenario.spec.seed;

@@ -13,7 +13,8 @@
                              1.2TB/s (not 1.2000000000000002, which no unit takes), a tiny
                              factor x0.00001 scales 6us to a time (not 6e-05us), a machine
                              axis over two files of one name gets a machine_ref column
-                             telling their rows apart, draws past 2^64 - 1 refused at repeat
+                             telling their rows apart, draws past 2^64 - 1 refused at repeat,
+                             a relative path axis value read relative to the sweep file
   plot SWEEP                 tdmsim plot writes PNG and SVG figures (time and TDM speedup),
                              plots x0.8-style factors as numbers, and refuses bad input
                              and outputs --force may not replace (exit 2, nothing written)
@@ -237,7 +238,23 @@ def main():
             f.write(f"name: wrap\nscenario: {tiny}\nrepeat: 3\naxes:\n  scenario.seed: [18446744073709551615]\n")
         r = sweep(tdmsim, [wrap, "--dry-run", "--output", os.path.join(out, "wrap")], expect=2)
         assert re.search(r"wrap\.yaml:3:9: repeat: 3 draws of point 0", r.stderr), r.stderr
-        print("range steps, tiny factors, machine files of one name and seed wrap as users write them")
+        # A relative path as an axis value is relative to the sweep file, which sets it
+        # (here a copy of the base's trace beside the sweep; none beside the base).
+        shutil.copy(os.path.join(ROOT, "workloads", "traces", "mixtral-8x7b-16tok.trace"),
+                    os.path.join(out, "mine.trace"))
+        traced = os.path.join(out, "traced.yaml")
+        with open(traced, "w") as f:
+            f.write(f"name: traced\nscenario: {ROOT}/workloads/scenarios/mixtral-8x7b-trace-mi300x.yaml\n"
+                    "axes:\n  scenario.routing.trace: [mine.trace]\n")
+        sweep(tdmsim, [traced, "--dry-run", "--output", os.path.join(out, "traced")])
+        # The host-memory check run makes: a point over the limit refused before the folder.
+        env = dict(os.environ, TDMSIM_MEMORY_LIMIT="10MiB")
+        limited = os.path.join(out, "limited")
+        r = sweep(tdmsim, [named, "--output", limited], env=env, expect=2)
+        assert "point 0 (machine=" in r.stderr and "TDMSIM_MEMORY_LIMIT" in r.stderr, r.stderr
+        assert not os.path.exists(limited), "a refused sweep made its folder"
+        print("range steps, tiny factors, machine files of one name, seed wrap, relative paths and the memory "
+              "limit as users meet them")
     elif mode == "plot":
         os.makedirs(out)
         csv = os.path.join(ref, "results.csv")

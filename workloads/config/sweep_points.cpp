@@ -235,6 +235,10 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
         break;
       case AxisTarget::scenario_param:
         apply_override(r.scenario.scenario.spec, ref.sub, value, at, key, diags);
+        // The sweep file sets the key now: a relative path in it (routing.trace,
+        // kernel.config, serving.trace) is relative to the sweep file, as a
+        // path is to the file that sets it.
+        r.scenario.scenario.set_at[ref.sub] = at;
         break;
       default: break;
     }
