@@ -58,6 +58,54 @@ struct SweepOptions {
 
 constexpr const char* kFormat = "tdmsim-sweep-1";
 
+// One self-overwriting line on a terminal: bar, counts, elapsed, ETA.
+class Progress {
+ public:
+  Progress(bool on, std::size_t total, std::string unit = "points")
+      : on_(on), total_(total), unit_(std::move(unit)), t0_(std::chrono::steady_clock::now()) {
+    draw();
+  }
+  void point_done(bool ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++done_;
+    if (!ok) ++failed_;
+    draw();
+  }
+  // (Also on the way out of an error: its message then starts a clean line.)
+  ~Progress() { clear(); }
+  void clear() {
+    if (on_) fmt::print(stderr, "\r{:100}\r", "");
+    on_ = false;
+  }
+
+ private:
+  static std::string clock(double s) {
+    const auto t = static_cast<long>(s + 0.5);
+    return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                     : fmt::format("{:02}:{:02}", t / 60, t % 60);
+  }
+  void draw() {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    // At most ten redraws a second: checking 100000 points takes a second or two.
+    if (done_ > 0 && done_ < total_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const double el = std::chrono::duration<double>(now - t0_).count();
+    const std::size_t width = 30;
+    const std::size_t fill = total_ > 0 ? done_ * width / total_ : width;
+    const std::string eta = done_ > 0 && done_ < total_ ? clock(el / static_cast<double>(done_) * static_cast<double>(total_ - done_)) : "--:--";
+    fmt::print(stderr, "\r[{}{}] {}/{} {}{} {} elapsed, ETA {}   ", std::string(fill, '#'),
+               std::string(width - fill, '.'), done_, total_, unit_,
+               failed_ > 0 ? fmt::format(" ({} failed)", failed_) : std::string(), clock(el), eta);
+    std::fflush(stderr);
+  }
+  bool on_;
+  std::size_t total_, done_ = 0, failed_ = 0;
+  std::string unit_;
+  std::chrono::steady_clock::time_point t0_, last_;
+  std::mutex mu_;
+};
+
 // Everything the sweep command knows before running anything.
 struct Prepared {
   config::ResolvedSweep sweep;
@@ -75,10 +123,13 @@ struct Prepared {
   std::vector<fs::path> input_files;
 };
 
-Prepared prepare(const config::Loader& loader, const fs::path& file) {
+Prepared prepare(const config::Loader& loader, const fs::path& file, bool progress_on) {
   Prepared p;
   p.sweep = loader.resolve_sweep(file);
   p.points = config::expand_points(p.sweep.sweep.spec);
+  // Every point is resolved and checked before anything runs: on a terminal,
+  // how far that has got (a sweep of 100000 points takes a minute).
+  Progress checked(progress_on, p.points.size(), "points checked");
   const auto& spec = p.sweep.sweep.spec;
   Fnv1a def, fp;
   def.add(kFormat);
@@ -121,7 +172,9 @@ Prepared prepare(const config::Loader& loader, const fs::path& file) {
                      for (auto& f : point_files(r)) p.input_files.push_back(std::move(f));
                      fp.add(p.inputs_hash[pt.index]);
                      p.rows += r.paths.size();
+                     checked.point_done(true);
                    });
+  checked.clear();
   if (wraps) {
     const config::Location at =
         config::nearest_location(p.sweep.sweep.set_at, "repeat", {p.sweep.sweep.file.string(), 1, 1});
@@ -297,46 +350,6 @@ std::vector<Json> rows_of(const Prepared& p, const PointOutcome& o) {
   return rows;
 }
 
-// One self-overwriting line on a terminal: bar, counts, elapsed, ETA.
-class Progress {
- public:
-  Progress(bool on, std::size_t total, std::string unit = "points")
-      : on_(on), total_(total), unit_(std::move(unit)), t0_(std::chrono::steady_clock::now()) {
-    draw();
-  }
-  void point_done(bool ok) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++done_;
-    if (!ok) ++failed_;
-    draw();
-  }
-  void clear() {
-    if (on_) fmt::print(stderr, "\r{:100}\r", "");
-  }
-
- private:
-  static std::string clock(double s) {
-    const auto t = static_cast<long>(s + 0.5);
-    return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
-                     : fmt::format("{:02}:{:02}", t / 60, t % 60);
-  }
-  void draw() {
-    if (!on_) return;
-    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    const std::size_t width = 30;
-    const std::size_t fill = total_ > 0 ? done_ * width / total_ : width;
-    const std::string eta = done_ > 0 && done_ < total_ ? clock(el / static_cast<double>(done_) * static_cast<double>(total_ - done_)) : "--:--";
-    fmt::print(stderr, "\r[{}{}] {}/{} {}{} {} elapsed, ETA {}   ", std::string(fill, '#'),
-               std::string(width - fill, '.'), done_, total_, unit_,
-               failed_ > 0 ? fmt::format(" ({} failed)", failed_) : std::string(), clock(el), eta);
-    std::fflush(stderr);
-  }
-  bool on_;
-  std::size_t total_, done_ = 0, failed_ = 0;
-  std::string unit_;
-  std::chrono::steady_clock::time_point t0_;
-  std::mutex mu_;
-};
 
 int sweep_command(const SweepOptions& o) {
   const auto wall0 = std::chrono::steady_clock::now();
@@ -345,7 +358,7 @@ int sweep_command(const SweepOptions& o) {
   const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const config::Loader loader(config::default_roots());
   const fs::path file = fs::absolute(o.sweep);
-  const Prepared p = prepare(loader, file);  // bad input: ConfigError on every rank alike
+  const Prepared p = prepare(loader, file, root && !o.quiet && isatty(STDERR_FILENO) != 0);  // bad input: ConfigError on every rank alike
   const std::uint32_t repeat = p.sweep.sweep.spec.repeat;
 
   if (o.dry_run) {
