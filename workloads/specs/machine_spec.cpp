@@ -19,6 +19,14 @@ void require_pow2(config::Checker& c, const std::string& key, units::Bytes b) {
 
 void check(const MachineSpec& m, config::Checker& c) {
   check_partition(m, c);
+  // The isa picks the matrix tables and kernels; the vendor names the dies
+  // (XCDs) and must be the isa's.
+  if (const Vendor of_isa = m.isa == IsaFamily::hopper ? Vendor::nvidia : Vendor::amd; m.vendor != of_isa) {
+    c.fail("vendor",
+           fmt::format("isa {} is {}'s: vendor {}", config::enum_name(m.isa), config::enum_name(of_isa),
+                       config::enum_name(m.vendor)),
+           {"isa"});
+  }
   if (const auto& iods = m.memory.fabric.iods; iods && iods->dies_per_iod == 0) {
     // The package's IODs (a partition's machine has its pool's: partition_machine).
     if (m.compute.dies % iods->count != 0) {

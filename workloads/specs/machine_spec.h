@@ -198,7 +198,10 @@ struct HbmSpec {
 
   template <class V>
   void visit(V& v) {
-    v.param(generation, "generation", "HBM generation", Required{});
+    v.param(generation, "generation",
+            "HBM generation, a label (descriptive: not modelled; the timing comes from the bandwidth, latency, "
+            "bank and refresh keys)",
+            Required{});
     v.param(stacks, "stacks", "HBM stacks in the package", Required{}, Min{1u}, Max{64u});
     v.param(capacity, "capacity", "total HBM capacity", Required{}, Min{"1GiB"},
             Max{"64TiB"});
