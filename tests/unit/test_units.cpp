@@ -68,6 +68,13 @@ TEST_CASE("missing, wrong and unknown units are errors that say what was expecte
   REQUIRE_FALSE(t);
   CHECK_THAT(t.error, Catch::Contains("expected a time"));
 
+  // The micro sign and the Greek mu: a hint to the ASCII unit.
+  for (const char* micro : {"1.5\xC2\xB5s", "1.5\xCE\xBCs"}) {
+    t = parse_duration(micro);
+    REQUIRE_FALSE(t);
+    CHECK_THAT(t.error, Catch::Contains("did you mean 'us'"));
+  }
+
   auto bw = parse_bandwidth("5.3TB");
   REQUIRE_FALSE(bw);
   CHECK_THAT(bw.error, Catch::Contains("unknown bandwidth unit 'TB'"));
@@ -119,4 +126,16 @@ TEST_CASE("format then parse is the identity (seeded random values)", "[units]")
     REQUIRE(parse_bandwidth(format(Bandwidth{v})).value.bytes_per_s == v);
     REQUIRE(parse_duration(format(Duration{v})).value.ps == v);
   }
+}
+
+TEST_CASE("plain_decimal: rounded, never an exponent, no trailing zeros", "[units]") {
+  using tdmsim::units::plain_decimal;
+  CHECK(plain_decimal(6e-05, 9) == "0.00006");
+  CHECK(plain_decimal(1.2000000000000002, 12) == "1.2");
+  CHECK(plain_decimal(0.30000000000000004, 12) == "0.3");
+  CHECK(plain_decimal(0.7999999999999999, 12) == "0.8");
+  CHECK(plain_decimal(1680.0, 9) == "1680");
+  CHECK(plain_decimal(1e15, 9) == "1000000000000000");
+  CHECK(plain_decimal(-2.5, 9) == "-2.5");
+  CHECK(plain_decimal(0.0, 9) == "0");
 }

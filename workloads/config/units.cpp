@@ -147,6 +147,8 @@ Parsed<std::uint64_t> parse_quantity(std::string_view text, Quantity q) {
     for (const Unit& u : units_of(q)) {
       if (iequals(u.suffix, suffix)) hint = " (did you mean '" + std::string(u.suffix) + "'?)";
     }
+    // The micro sign (U+00B5) or Greek mu (U+03BC): units are ASCII.
+    if (q == Quantity::time && (suffix == "\xC2\xB5s" || suffix == "\xCE\xBCs")) hint = " (did you mean 'us'?)";
     out.error = "unknown " + std::string(quantity_name(q)) + " unit '" + std::string(suffix) +
                 "'" + hint + ": " + expected;
     return out;
