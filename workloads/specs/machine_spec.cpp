@@ -12,7 +12,8 @@ namespace tdmsim {
 namespace {
 void require_pow2(config::Checker& c, const std::string& key, units::Bytes b) {
   if (!std::has_single_bit(b.bytes)) {
-    c.fail(key, "must be a power of two, got " + units::format(b));
+    // In bytes: "1KB" (1000) reads like a power of two.
+    c.fail(key, fmt::format("must be a power of two bytes, got {} bytes ({})", b.bytes, units::format(b)));
   }
 }
 }  // namespace
