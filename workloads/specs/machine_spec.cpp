@@ -102,6 +102,14 @@ void check(const MachineSpec& m, config::Checker& c) {
            units::format(cu.l1_per_cu) + " holds less than one set of " + std::to_string(cu.l1_ways) + " ways x " +
                units::format(cu.l1_line) + " (0B: no L1)",
            {"compute.l1_ways", "compute.l1_line"});
+  } else if (const std::uint64_t l1_set = std::uint64_t{cu.l1_line.bytes} * cu.l1_ways;
+             l1_set != 0 && cu.l1_per_cu.bytes % l1_set != 0) {
+    // As the L2 is held to: the tag array has whole sets (1000B of 128-byte
+    // lines in 4 ways would be 1.95 sets).
+    c.fail("compute.l1_per_cu",
+           std::to_string(cu.l1_per_cu.bytes) + " bytes do not split into whole sets of " + std::to_string(cu.l1_ways) +
+               " ways x " + units::format(cu.l1_line),
+           {"compute.l1_ways", "compute.l1_line"});
   }
   const auto& l2 = m.memory.l2;
   require_pow2(c, "memory.l2.line", l2.line);
