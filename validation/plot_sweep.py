@@ -123,6 +123,17 @@ def check_output(path, force, inputs):
         fail(f"cannot create output folder {parent}: {existing} is {what}")
     if not os.access(existing, os.W_OK | os.X_OK):
         fail(f"cannot write in folder {existing}")
+    # Root passes os.access on /proc or a read-only mount, where the create then
+    # fails: a probe file, made and removed at once, says so before the work.
+    probe = os.path.join(existing, f".tdmsim-probe.{os.getpid()}")
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return  # a leftover of a killed process of this pid: the folder takes files
+    except OSError as e:
+        fail(f"cannot write in folder {existing}: {e.strerror}")
+    os.close(fd)
+    os.unlink(probe)
 
 
 def save_whole(fig, path):
@@ -438,12 +449,23 @@ class Parser(argparse.ArgumentParser):
         if message.startswith("the following arguments are required"):
             known = self._option_string_actions
             unknown = []
+            takes_value = False  # the previous argument was an option that takes one
             for arg in sys.argv[1:]:
                 if arg == "--":
                     break
+                if takes_value:
+                    takes_value = False
+                    continue
                 name = arg.split("=", 1)[0]
-                if name.startswith("-") and len(name) > 1 and not any(k.startswith(name) for k in known):
+                if not name.startswith("-") or len(name) < 2:
+                    continue
+                # "-ofig.png": a short option with its value attached.
+                short = name[:2] if not name.startswith("--") else None
+                match = [k for k in known if k.startswith(name)] or ([short] if short in known else [])
+                if not match:
                     unknown.append(arg)
+                elif "=" not in arg and (short is None or len(name) == 2):
+                    takes_value = known[match[0]].nargs != 0
             if unknown:
                 message = "unrecognized arguments: " + " ".join(unknown)
         fail(message)

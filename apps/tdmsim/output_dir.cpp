@@ -151,10 +151,12 @@ void set_state(int slot, int state) {
 // ---- Output paths ---------------------------------------------------------
 
 // A problem with the output location is the user's to fix (exit 2); running
-// out of space or an I/O error is a runtime failure (exit 1).
+// out of space or quota, or an I/O error, is a runtime failure (exit 1).
 [[noreturn]] void throw_output_error(const std::string& what, const std::error_code& ec, bool add_reason = true) {
   const std::string msg = add_reason ? what + ": " + ec.message() : what;
-  if (ec == std::errc::no_space_on_device || ec == std::errc::io_error) throw std::runtime_error(msg);
+  if (ec == std::errc::no_space_on_device || ec == std::errc::io_error || ec.value() == EDQUOT) {
+    throw std::runtime_error(msg);
+  }
   throw BadInput(msg);
 }
 

@@ -56,7 +56,8 @@ void check_runnable(const config::ResolvedPoint& point) {
 void check_all_points(const config::Loader& loader, const config::ResolvedSweep& sweep,
                       const std::vector<config::SweepPoint>& points,
                       const std::function<void(const config::SweepPoint&,
-                                               const config::ResolvedPoint&)>& each) {
+                                               const config::ResolvedPoint&)>& each,
+                      bool check_memory) {
   config::PointResolver resolver(loader, sweep);
   config::Diagnostics diags;
   const auto& axes = sweep.sweep.spec.axes.items;
@@ -75,6 +76,9 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
     const std::string last_key = "axes." + axes.back().key;
     try {
       check_runnable(*r);
+      // The host-memory check `tdmsim run` makes before simulating, per point
+      // (each runs in its own process).
+      if (check_memory) check_layer_memory(r->scenario, static_cast<std::uint32_t>(r->paths.size()), false);
     } catch (const config::ConfigError& e) {
       // A problem in another file (a routing trace): its place is in the text.
       for (const auto& d : e.diagnostics()) diags.add(last, last_key, point + d.to_string());

@@ -62,11 +62,14 @@ std::string point_inputs_hash(const config::ResolvedPoint& point, FileHashes& fi
 void check_runnable(const config::ResolvedPoint& point);
 
 // Resolves and checks every point (config::resolve_all_points, then
-// check_runnable), throwing one ConfigError that lists every invalid point;
-// `each` sees every valid one.
+// check_runnable, and with `check_memory` the host-memory estimate `tdmsim
+// run` checks: the sweep command's, not `config validate`'s, as for run),
+// throwing one ConfigError that lists every invalid point; `each` sees every
+// valid one.
 void check_all_points(const config::Loader& loader, const config::ResolvedSweep& sweep,
                       const std::vector<config::SweepPoint>& points,
                       const std::function<void(const config::SweepPoint&,
-                                               const config::ResolvedPoint&)>& each);
+                                               const config::ResolvedPoint&)>& each,
+                      bool check_memory = false);
 
 }  // namespace tdmsim::cli

@@ -326,6 +326,10 @@ def main():
         refused(csv, "--x", "tokens", "--speedup", "--hue", "bandwidth", "--output", link, "--force",
                 says=(link, "not a regular file"))
         assert os.path.islink(link) and read(target) == b"keep", "--force replaced a symlink"
+        # A folder where nothing can be created (root passes the permission check on
+        # /proc): refused before the figure is drawn, exit 2.
+        refused(csv, "--x", "tokens", "--speedup", "--hue", "bandwidth", "--output", "/proc/tdmsim-plot.png",
+                says=("cannot write in folder /proc",))
         own = os.path.join(out, "own.svg")
         shutil.copy(csv, own)
         refused(own, "--x", "tokens", "--speedup", "--hue", "bandwidth", "--output", own, "--force",

@@ -140,12 +140,21 @@ void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
 }  // namespace
 
 namespace {
+// `p` without its "." parts: the folder of ./x.yaml is the working folder, not
+// ".". (".." is kept: through a symlinked folder, a/.. is not where a is.)
+fs::path without_dots(const fs::path& p) {
+  fs::path out;
+  for (const auto& part : p) {
+    if (part != ".") out /= part;
+  }
+  return out;
+}
+
 // The kind a file's folder says (machines/ -> machine, ...); tenants files
 // sit among the scenarios and are told by their kind: key alone.
 std::optional<SpecKind> kind_by_folder(const fs::path& file) {
   std::error_code ec;
-  // (Normalised: the folder of ./x.yaml is the working folder, not ".".)
-  const std::string folder = fs::absolute(file, ec).lexically_normal().parent_path().filename().string();
+  const std::string folder = without_dots(fs::absolute(file, ec)).parent_path().filename().string();
   for (SpecKind kind : kAllKinds) {
     if (kind != SpecKind::tenants && folder == kind_folder(kind)) return kind;
   }
@@ -368,9 +377,11 @@ fs::path Loader::find(std::string_view ref, SpecKind kind, const fs::path& from,
   // has an empty parent path.)
   std::error_code ec;
   std::vector<fs::path> dirs = {
-      fs::absolute(from, ec).lexically_normal().parent_path().parent_path() / kind_folder(kind)};
+      without_dots(fs::absolute(from, ec)).parent_path().parent_path() / kind_folder(kind)};
   for (const auto& r : roots_) {
-    if (fs::path d = r / kind_folder(kind); d.lexically_normal() != dirs.front()) dirs.push_back(std::move(d));
+    if (fs::path d = r / kind_folder(kind); d.lexically_normal() != dirs.front().lexically_normal()) {
+      dirs.push_back(std::move(d));
+    }
   }
   for (const auto& d : dirs) {
     const fs::path p = d / (std::string(ref) + ".yaml");

@@ -71,10 +71,11 @@ std::string format(Duration d);
 // The unit suffixes accepted for a quantity, for messages: "Hz, kHz, MHz, GHz".
 std::string accepted_units(Quantity q);
 
-// `v` rounded to `significant` significant digits, as a plain decimal with no
-// exponent and no trailing zeros ("6e-05" -> "0.00006", 1.2000000000000002 ->
-// "1.2" at 12 digits): a number a unit can follow, as the parsers read it.
-// Finite values only.
+// `v` as a plain decimal with no exponent and no trailing zeros: its fraction
+// rounded to keep `significant` significant digits ("6e-05" -> "0.00006",
+// 1.2000000000000002 -> "1.2" at 12 digits), a value at or above
+// 10^significant written whole (1e15 -> "1000000000000000"): a number a unit
+// can follow, as the parsers read it. Finite values only.
 std::string plain_decimal(double v, int significant);
 
 }  // namespace tdmsim::units

@@ -60,17 +60,27 @@ std::string expand_range(std::string_view text, std::vector<std::string>& out) {
     return "a multiplicative range needs a start above 0 and a factor above 1";
   }
   if (op == '+' && step <= 0) return "an additive range needs a step above 0";
-  const double eps = 1e-9 * std::max(1.0, std::fabs(b));
-  // Each value from the start and its index, not from the previous value, and
-  // written to 12 significant digits: repeated adds of 0.1 would give
-  // 0.30000000000000004, which a unit then refuses as not a whole number of
-  // bytes per second, or which would name the point in results.
-  for (std::size_t i = 0;; ++i) {
+  // The number of steps from A that stay within B (a step's millionth of
+  // slack, for A + n S that lands on B but for rounding); then each value from
+  // the start and its index, not from the previous value, written to 12
+  // significant digits: repeated adds of 0.1 would give 0.30000000000000004,
+  // which a unit then refuses as not a whole number of bytes per second, or
+  // which would name the point in results.
+  const double steps = (op == 'x') ? std::log(b / a) / std::log(step) : (b - a) / step;
+  if (!(steps < static_cast<double>(kMaxValues))) return "range has more than 100000 values";
+  const auto last = static_cast<std::size_t>(std::floor(steps + 1e-6));
+  std::string previous;
+  for (std::size_t i = 0; i <= last; ++i) {
     const double v = (op == 'x') ? a * std::pow(step, static_cast<double>(i)) : a + step * static_cast<double>(i);
-    if (!(v <= b + eps)) break;
-    if (out.size() >= kMaxValues) return "range has more than 100000 values";
-    out.push_back(units::plain_decimal(v, 12) + ua);
+    std::string value = units::plain_decimal(v, 12) + ua;
+    if (value == previous) {
+      return "range steps finer than the 12 significant digits its values are written with, in '" +
+             std::string(text) + "' (" + value + " twice)";
+    }
+    previous = value;
+    out.push_back(std::move(value));
   }
+  if (out.size() > kMaxValues) return "range has more than 100000 values";
   return {};
 }
 
