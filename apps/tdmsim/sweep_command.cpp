@@ -166,10 +166,11 @@ Prepared prepare(const config::Loader& loader, const fs::path& file, bool progre
   if (wraps) {
     const config::Location at =
         config::nearest_location(p.sweep.sweep.set_at, "repeat", {p.sweep.sweep.file.string(), 1, 1});
-    throw BadInput(fmt::format("{}:{}:{}: repeat: {} draws of point {} take seeds {} to seed + {}, past 2^64 - 1; "
-                               "give its scenario a smaller seed",
-                               at.file, at.line, at.column, spec.repeat, wraps->first, wraps->second,
-                               spec.repeat - 1));
+    throw BadInput(config::Diagnostic{at, "repeat",
+                                      fmt::format("{} draws of point {} take seeds {} to seed + {}, past 2^64 - 1; "
+                                                  "give its scenario a smaller seed",
+                                                  spec.repeat, wraps->first, wraps->second, spec.repeat - 1)}
+                       .to_string());
   }
   p.input_files.insert(p.input_files.end(), p.sweep.sweep.chain.begin(), p.sweep.sweep.chain.end());
   p.input_files.push_back(p.sweep.sweep.file);
