@@ -45,7 +45,7 @@ std::array<std::int64_t, kCauses> whole_ps(const std::array<U128, kCauses>& scal
 }  // namespace
 
 const std::array<Cause, kCauses> kCauseList = {{
-    {"launch", "host launches (TDM: descriptor fetch)"},
+    {"launch", "host launches and kernel boundaries (TDM: descriptor fetch)"},
     {"routing_and_sort", "routing and sort (TDM: routing stage, descriptor decode)"},
     {"token_gather", "token gather"},
     {"dispatch_and_slot_waiting", "dispatch and slot waiting"},
@@ -75,18 +75,24 @@ PathCauses path_causes(const PathRun& r, const MachineSpec& m) {
     // wait for the descriptor, whose last decode_latency is its decoding.
     const sim::Tick before = start - begin;
     const sim::Tick decoding = hardware ? std::min(before, decode) : 0;
+    // A host-launched kernel's launch.kernel_boundary ends its window: a fixed
+    // per-kernel cost of the command processor, counted with its launch.
+    const sim::Tick boundary = std::min(t.boundary, end - start);
+    out.kernel_boundary_us += static_cast<double>(boundary) * 1e-6;
     std::array<U128, kCauses> scaled{};
     U128 denominator = 1;
     if (routing_stage(i < r.stages.size() ? r.stages[i] : std::string())) {
-      scaled[kLaunch] = before;
-      scaled[kRouting] = end - start;
+      scaled[kLaunch] = before + boundary;
+      scaled[kRouting] = end - start - boundary;
     } else {
       const sim::SlotTime& s = t.slots;
       const U128 slots = t.slots_per_cu;
       denominator = slots * cus;
+      // The write-back: from the last workgroup's end to the boundary.
+      const sim::Tick flushed = std::max(end - boundary, work_end);
       if (denominator == 0) {  // no workgroup ran: all of it is the write-back
         denominator = 1;
-        scaled[kMemory] = end - start;
+        scaled[kMemory] = flushed - start;
       } else {
         const U128 work = static_cast<U128>(work_end - start) * cus;
         if (s.total() != static_cast<U128>(s.window_ps) * slots || work < s.window_ps) {
@@ -101,14 +107,14 @@ PathCauses path_causes(const PathRun& r, const MachineSpec& m) {
         scaled[kGather] = s[SlotCause::gather];
         // The CUs done before the kernel's last workgroup idle to its end.
         scaled[kIdle] = s[SlotCause::idle] + (work - s.window_ps) * slots;
-        scaled[kMemory] = s[SlotCause::memory] + static_cast<U128>(end - work_end) * denominator;
+        scaled[kMemory] = s[SlotCause::memory] + static_cast<U128>(flushed - work_end) * denominator;
         out.dispatch_us += static_cast<double>(s[SlotCause::dispatch]) / static_cast<double>(denominator) * 1e-6;
         out.slot_wait_us += static_cast<double>(s[SlotCause::slot_wait]) / static_cast<double>(denominator) * 1e-6;
         out.slot_idle_us += static_cast<double>(s[SlotCause::idle]) / static_cast<double>(denominator) * 1e-6;
         out.cu_tail_us += static_cast<double>(work - s.window_ps) / static_cast<double>(cus) * 1e-6;
       }
-      out.write_back_us += static_cast<double>(end - work_end) * 1e-6;
-      scaled[kLaunch] = static_cast<U128>(before - decoding) * denominator;
+      out.write_back_us += static_cast<double>(flushed - work_end) * 1e-6;
+      scaled[kLaunch] = static_cast<U128>(before - decoding + (end - flushed)) * denominator;
       scaled[kRouting] = static_cast<U128>(decoding) * denominator;
     }
     const auto parts = whole_ps(scaled, denominator, window);
@@ -131,6 +137,7 @@ Json causes_json(const PathCauses& c) {
   j["detail"] = {{"dispatch_latency_us", c.dispatch_us},
                  {"slot_release_wait_us", c.slot_wait_us},
                  {"write_back_us", c.write_back_us},
+                 {"kernel_boundary_us", c.kernel_boundary_us},
                  {"idle_slots_us", c.slot_idle_us},
                  {"idle_cus_us", c.cu_tail_us}};
   return j;

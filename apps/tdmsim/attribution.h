@@ -30,6 +30,7 @@ struct PathCauses {
   // Parts of causes, in us, for the detail: dispatch latency, release waits,
   // the write-back after the last workgroup, the idle slots and CUs.
   double dispatch_us = 0, slot_wait_us = 0, write_back_us = 0, slot_idle_us = 0, cu_tail_us = 0;
+  double kernel_boundary_us = 0;  // launch.kernel_boundary of the host-launched kernels (in `launch`)
 };
 
 // Throws std::logic_error (an internal error) if the CUs' slot time does not

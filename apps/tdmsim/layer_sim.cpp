@@ -57,7 +57,8 @@ Json load_spread(const plan::MoePlan& p) {
 Json timing_to_json(const sim::KernelTiming& t) {
   return {{"name", t.name},         {"launch", t.launch},         {"start", t.start},
           {"end", t.end},           {"workgroups", t.workgroups}, {"clock_hz", t.clock_hz},
-          {"hbm_bytes", t.hbm_bytes}, {"work_end", t.work_end},   {"slot_ps", t.slots.ps},
+          {"hbm_bytes", t.hbm_bytes}, {"work_end", t.work_end},   {"boundary", t.boundary},
+          {"slot_ps", t.slots.ps},
           {"window_ps", t.slots.window_ps}, {"slots_per_cu", t.slots_per_cu},
           {"occupancy_limiter", t.occupancy_limiter}};
 }
@@ -71,6 +72,7 @@ sim::KernelTiming timing_from_json(const Json& j) {
   t.clock_hz = j.at("clock_hz").get<double>();
   t.hbm_bytes = j.at("hbm_bytes").get<double>();
   t.work_end = j.at("work_end").get<sim::Tick>();
+  t.boundary = j.at("boundary").get<sim::Tick>();
   t.slots.ps = j.at("slot_ps").get<decltype(t.slots.ps)>();
   t.slots.window_ps = j.at("window_ps").get<std::uint64_t>();
   t.slots_per_cu = j.at("slots_per_cu").get<std::uint32_t>();

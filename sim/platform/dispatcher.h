@@ -31,6 +31,9 @@ struct KernelTiming {
   // For the attribution of its time (slot_time.h): its last workgroup's end
   // (`end` less the write-back), its CUs' slot time by cause and slots per CU.
   Tick work_end = 0;
+  // launch.kernel_boundary, the last part of `end` (host-launched kernels only):
+  // a fixed per-kernel cost, attributed with the launch, not the write-back.
+  Tick boundary = 0;
   SlotTime slots;
   // The CUs' slots (workgroups a CU holds); for a kernel without workgroups
   // (the TDM unit's routing), the last kernel's: the attribution divides
@@ -74,7 +77,8 @@ struct DispatchPlan {
 
 class Dispatcher : public sc_core::sc_module {
  public:
-  // `dies` x `cus_per_die` CUs; `order`: launch.workgroup_order.
+  // `dies` x `cus_per_die` CUs; `order`: launch.workgroup_order with `vendor`
+  // resolved (effective_workgroup_order, machine_spec.h).
   Dispatcher(sc_core::sc_module_name name, Tick launch_overhead, Tick workgroup_dispatch,
              std::uint32_t dies, std::uint32_t cus_per_die, WorkgroupOrder order, StatRegistry& stats);
 

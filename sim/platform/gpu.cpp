@@ -49,7 +49,7 @@ struct GpuModule : sc_core::sc_module {
       : sc_module(n) {
     dispatcher = std::make_unique<Dispatcher>("dispatcher", ticks(m.launch.kernel_launch),
                                               ticks(m.launch.workgroup_dispatch), m.compute.dies,
-                                              m.compute.cus_per_die, m.launch.workgroup_order, stats);
+                                              m.compute.cus_per_die, effective_workgroup_order(m), stats);
     if (options.progress) dispatcher->set_progress(options.progress);
     cu_scheduler = std::make_unique<CuScheduler>("cu_scheduler", time);
     hbm = std::make_unique<Hbm>("hbm", m.memory.hbm, stats, time);

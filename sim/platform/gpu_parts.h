@@ -102,7 +102,10 @@ struct Host : sc_core::sc_module {
         // cache acquire and release, the completion signal), which a
         // profiler's kernel duration holds: host launches only (the TDM unit
         // starts its stages itself).
-        if (!hardware) done += ticks(machine.launch.kernel_boundary);
+        if (!hardware) {
+          t.boundary = ticks(machine.launch.kernel_boundary);
+          done += t.boundary;
+        }
         wait(to_sc_time(done - now));
         t.end = std::max(t.end, done);
         t.hbm_bytes = static_cast<double>(hbm->bytes() - hbm_before);

@@ -38,7 +38,7 @@ struct Partition : sc_core::sc_module {
       : sc_module(n) {
     dispatcher = std::make_unique<Dispatcher>("dispatcher", ticks(m.launch.kernel_launch),
                                               ticks(m.launch.workgroup_dispatch), m.compute.dies,
-                                              m.compute.cus_per_die, m.launch.workgroup_order, stats);
+                                              m.compute.cus_per_die, effective_workgroup_order(m), stats);
     if (options.progress) dispatcher->set_progress(options.progress);
     const Tick miss_latency = ticks(m.memory.fabric.latency) + ticks(m.memory.hbm.latency);
     for (std::uint32_t d = 0; d < m.compute.dies; ++d) {

@@ -158,12 +158,18 @@ def check_responds(scenario):
         with open(os.path.join(out, "config.json")) as f:
             machine_config = json.load(f)["machine"]
         launch = us_of(machine_config["launch"]["kernel_launch"])
-        runs[name] = (load(out), launch, us_of(machine_config["tdm"]["slot_length"]))
-    for name, (s, launch, _) in runs.items():
+        boundary = us_of(machine_config["launch"]["kernel_boundary"])
+        runs[name] = (load(out), launch, us_of(machine_config["tdm"]["slot_length"]), boundary)
+    for name, (s, launch, _, boundary) in runs.items():
         sw = s["paths"][0]
-        want = len(sw["stages"]) * launch
+        # Every software stage is host-launched: its launch and its boundary.
+        want = len(sw["stages"]) * (launch + boundary)
         got = sw["time_by_cause"]["launch_us"]
-        assert abs(got - want) <= 1e-6, f"{name}: software host launches {got} us, {len(sw['stages'])} x {launch} = {want}"
+        assert abs(got - want) <= 1e-6, (f"{name}: software host launches and boundaries {got} us, "
+                                         f"{len(sw['stages'])} x ({launch} + {boundary}) = {want}")
+        got_boundary = sw["time_by_cause"]["detail"]["kernel_boundary_us"]
+        assert abs(got_boundary - len(sw["stages"]) * boundary) <= 1e-6, f"{name}: kernel_boundary_us {got_boundary}"
+    assert runs["base"][3] > 0, "the base machine has no launch.kernel_boundary: the check above tests nothing of it"
     assert runs["launch"][1] == 2 * runs["base"][1]
     tdm0, tdm1 = runs["base"][0]["paths"][1], runs["slot"][0]["paths"][1]
     grew = tdm1["total_us"] - tdm0["total_us"]

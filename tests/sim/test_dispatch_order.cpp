@@ -171,3 +171,32 @@ TEST_CASE("die_chunked gives die d the d-th contiguous run of the grid, die_roun
   CHECK(rb.at(0) == bytes_of({0, 8, 16, 24, 32, 40}));
   CHECK(rb.at(7) == bytes_of({7, 15, 23, 31, 39}));
 }
+
+TEST_CASE("launch.workgroup_order's default, vendor, is die_round_robin on AMD and index on NVIDIA", "[dispatch]") {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  MachineSpec amd = loader.machine(root / "machines/mi355x.yaml").spec;
+  amd.launch.workgroup_order = WorkgroupOrder::vendor;
+  CHECK(effective_workgroup_order(amd) == WorkgroupOrder::die_round_robin);
+  MachineSpec nvidia = loader.machine(root / "machines/h200.yaml").spec;
+  CHECK(nvidia.launch.workgroup_order == WorkgroupOrder::vendor);  // h200.yaml does not set it
+  CHECK(effective_workgroup_order(nvidia) == WorkgroupOrder::index);
+  MachineSpec set = amd;
+  set.launch.workgroup_order = WorkgroupOrder::index;  // a machine's own choice stands
+  CHECK(effective_workgroup_order(set) == WorkgroupOrder::index);
+
+  // An AMD multi-die machine left at the default spreads a small grid over its
+  // dies, as die_round_robin does: 43 workgroups on 8 dies, 5 or 6 on each.
+  sim::Gpu g(amd);
+  const std::vector<isa::KernelLaunch> k{small_grid(43)};  // submit keeps a reference
+  g.submit(k);
+  sc_core::sc_start();
+  g.collect();
+  std::map<int, double> per_die;
+  for (const auto& [where, n] : per_cu(g)) per_die[where.first] += n;
+  REQUIRE(per_die.size() == 8);
+  for (int d = 0; d < 8; ++d) {
+    INFO("die " << d);
+    CHECK(per_die[d] == (d < 3 ? 6 : 5));
+  }
+}

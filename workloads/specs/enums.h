@@ -99,8 +99,11 @@ enum class DownCombine { machine, atomic, reduce };
 // die i mod dies, each die's CUs taking its workgroups in order, one CU after
 // another before any CU takes a second (`die_round_robin`); or, as kernels that
 // remap their workgroup index for L2 locality run, each die a contiguous run
-// of the grid (`die_chunked`), its CUs taking it the same way.
-enum class WorkgroupOrder { index, die_round_robin, die_chunked };
+// of the grid (`die_chunked`), its CUs taking it the same way. `vendor` (the
+// default) is the part's own dispatch: die_round_robin on an AMD part (every
+// multi-XCD Instinct part hands workgroups out so), index on the others
+// (effective_workgroup_order, machine_spec.h).
+enum class WorkgroupOrder { vendor, index, die_round_robin, die_chunked };
 // How the L2's atomic units share their rate among the workgroups whose
 // atomic adds (a MoE combine, split-K partials) reach them together: in
 // arrival order, a workgroup's adds all served before the next one's
@@ -199,7 +202,8 @@ TDMSIM_ENUM_NAMES(CombineType, 3, {CombineType::bf16, "bf16"}, {CombineType::fp3
                   {CombineType::reduce, "reduce"});
 TDMSIM_ENUM_NAMES(DownCombine, 3, {DownCombine::machine, "machine"}, {DownCombine::atomic, "atomic"},
                   {DownCombine::reduce, "reduce"});
-TDMSIM_ENUM_NAMES(WorkgroupOrder, 3, {WorkgroupOrder::index, "index"},
+TDMSIM_ENUM_NAMES(WorkgroupOrder, 4, {WorkgroupOrder::vendor, "vendor"},
+                  {WorkgroupOrder::index, "index"},
                   {WorkgroupOrder::die_round_robin, "die_round_robin"},
                   {WorkgroupOrder::die_chunked, "die_chunked"});
 TDMSIM_ENUM_NAMES(AtomicSharing, 2, {AtomicSharing::fifo, "fifo"},

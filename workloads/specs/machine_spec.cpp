@@ -199,4 +199,9 @@ void check(const MachineSpec& m, config::Checker& c) {
   }
 }
 
+WorkgroupOrder effective_workgroup_order(const MachineSpec& m) {
+  if (m.launch.workgroup_order != WorkgroupOrder::vendor) return m.launch.workgroup_order;
+  return m.vendor == Vendor::amd ? WorkgroupOrder::die_round_robin : WorkgroupOrder::index;
+}
+
 }  // namespace tdmsim

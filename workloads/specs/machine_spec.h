@@ -294,7 +294,7 @@ struct MemorySpec {
 struct LaunchSpec {
   Duration kernel_launch{};
   Duration workgroup_dispatch{};
-  WorkgroupOrder workgroup_order{WorkgroupOrder::index};
+  WorkgroupOrder workgroup_order{WorkgroupOrder::vendor};
   Duration kernel_boundary{};
 
   template <class V>
@@ -304,13 +304,14 @@ struct LaunchSpec {
     v.param(workgroup_dispatch, "workgroup_dispatch",
             "dispatcher time to place one workgroup on a CU", Default{"20ns"}, Max{"100us"});
     v.param(workgroup_order, "workgroup_order",
-            "how a host-launched kernel's workgroups reach the CUs: index (in index order, to "
+            "how a host-launched kernel's workgroups reach the CUs: vendor (the part's own: "
+            "die_round_robin on an AMD part, index on an NVIDIA one) or index (in index order, to "
             "whichever CU slot frees first) or die_round_robin (workgroup i to die i mod dies, "
             "as AMD's multi-XCD parts dispatch; a die's CUs take its workgroups in order, each "
             "CU one before any takes a second) or die_chunked (die d takes the d-th contiguous "
             "run of the grid, as kernels that remap their workgroup index to XCDs run; its CUs "
             "take them the same way)",
-            Default{WorkgroupOrder::index});
+            Default{WorkgroupOrder::vendor});
     v.param(kernel_boundary, "kernel_boundary",
             "device-side fixed time of every host-launched kernel beyond its workgroups and its "
             "write-back: the command processor's cache acquire before the first workgroup and "
@@ -495,5 +496,11 @@ inline constexpr std::uint64_t kMaxTotalCus = 16384;
 
 // Cross-field checks that one parameter's range cannot express.
 void check(const MachineSpec& m, config::Checker& c);
+
+// launch.workgroup_order with `vendor` resolved: AMD's multi-XCD Instinct parts
+// hand flat workgroup i to XCD i mod XCDs (docs/calibration.md "Kernel
+// boundaries"), so an AMD machine gets die_round_robin; NVIDIA's placement is
+// not published and a single-die machine's is the same either way: index.
+WorkgroupOrder effective_workgroup_order(const MachineSpec& m);
 
 }  // namespace tdmsim
