@@ -95,11 +95,20 @@ bool Dispatcher::next(std::uint32_t die, std::uint32_t& wg, Tick& not_before, Ti
   return true;
 }
 
-std::uint32_t Dispatcher::first_claims(std::uint32_t die, std::uint32_t slots) const {
-  if (kernel_ == nullptr || !per_die(order_, dies_, plan_)) return slots;
-  const std::uint32_t share = die_share(die % dies_, dies_, kernel_->workgroups);
+std::uint32_t Dispatcher::first_claims(std::uint32_t die, std::uint32_t slots) {
+  if (kernel_ == nullptr || order_ == WorkgroupOrder::index || dies_ <= 1) return slots;
+  const std::uint32_t d = die % dies_;
+  const std::uint32_t share = die_share(d, dies_, kernel_->workgroups);
   const std::uint32_t per_die = cus_ / dies_;
-  return std::min(slots, std::max(1u, (share + per_die - 1) / std::max(1u, per_die)));
+  const std::uint32_t claims = std::min(slots, std::max(1u, (share + per_die - 1) / std::max(1u, per_die)));
+  if (plan_ == nullptr) return claims;  // next() keeps each die to its share
+  // A plan's jobs go in its order to whichever slot asks: the die's CUs stop
+  // claiming at its share, so a first wave smaller than the CUs' slots spreads
+  // over every die (each a contiguous run of the plan) instead of filling die
+  // 0's CUs first. (When it is larger, every CU claims all its slots.)
+  const std::uint32_t left = share - std::min(share, next_of_die_[d]);
+  next_of_die_[d] += std::min(claims, left);
+  return std::min(claims, left);
 }
 
 double Dispatcher::mean_atomic_bytes() {

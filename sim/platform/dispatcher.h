@@ -111,7 +111,10 @@ class Dispatcher : public sc_core::sc_module {
   // rest stay idle for this kernel): all of them, or with a per-die order
   // its share of the die's workgroups spread evenly over the die's CUs, so
   // that a small grid takes one slot on each CU before a second on any.
-  std::uint32_t first_claims(std::uint32_t die, std::uint32_t slots) const;
+  // The TDM unit's jobs (a plan) are spread so too, each die taking its share
+  // of the first wave: the unit places its jobs at least as well as the
+  // machine's own dispatcher does a host launch's (docs/moe-timing.md).
+  std::uint32_t first_claims(std::uint32_t die, std::uint32_t slots);
   std::uint32_t cus() const { return cus_; }
   // The running kernel's atomic store bytes (its stores marked atomic: a
   // combine's adds, split-K partials) per workgroup, averaged over its grid;
@@ -138,7 +141,9 @@ class Dispatcher : public sc_core::sc_module {
   const DispatchPlan* plan_ = nullptr;
   Progress progress_;
   std::uint32_t next_wg_ = 0;           // workgroups handed out
-  std::vector<std::uint32_t> next_of_die_;  // per-die orders: handed out per die
+  // Per-die orders: handed out per die (host launches), or claimed per die
+  // at the kernel's start (plans: first_claims).
+  std::vector<std::uint32_t> next_of_die_;
   std::uint32_t cus_running_ = 0;
   std::uint64_t generation_ = 0;
   std::uint64_t atomic_mean_generation_ = 0;  // the kernel mean_atomic_bytes_ is of

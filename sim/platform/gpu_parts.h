@@ -101,8 +101,8 @@ struct Host : sc_core::sc_module {
         // The command processor's fixed work at the kernel's boundaries (its
         // cache acquire and release, the completion signal), which a
         // profiler's kernel duration holds: host launches only (the TDM unit
-        // starts its stages itself).
-        if (!hardware) {
+        // starts its stages itself, its routing stage among them).
+        if (!hardware && !routing) {
           t.boundary = ticks(machine.launch.kernel_boundary);
           done += t.boundary;
         }

@@ -128,13 +128,11 @@ void report_at_value(const Diagnostics& local, const Location& at, const std::st
 
 template <class S>
 void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
-  Checker c(l.set_at, {display_path(l.file), 1, 1}, d);
+  std::vector<std::string> chain;
+  for (const auto& f : l.chain) chain.push_back(display_path(f));
+  Checker c(l.set_at, {display_path(l.file), 1, 1}, d, chain);
   check(spec, c);
-  if constexpr (std::is_same_v<S, ScenarioSpec>) {
-    std::vector<std::string> chain;
-    for (const auto& f : l.chain) chain.push_back(display_path(f));
-    check_inert_keys(spec, c, chain);
-  }
+  if constexpr (std::is_same_v<S, ScenarioSpec>) check_inert_keys(spec, c, chain);
 }
 
 }  // namespace
@@ -259,13 +257,17 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
     }
     current = next;
   }
-  if constexpr (std::is_same_v<S, MachineSpec>) attach_profile(out, pending);
+  std::string profile_name;  // a machine's kernel profile, by its name
+  if constexpr (std::is_same_v<S, MachineSpec>) profile_name = attach_profile(out, pending);
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
     ReadContext ctx{display_path(it->first), &diags, &out.set_at};
     Reader reader(it->second, "", ctx, {"base", "kind"});
     out.spec.visit(reader);
     reader.finish();
   }
+  // The profile attached, by its name (the layers wrote it as given: a path,
+  // or `~` where an overlay unset a base's).
+  if constexpr (std::is_same_v<S, MachineSpec>) out.spec.kernel_profile = profile_name;
   // Said only where the file reads cleanly as its folder's kind: a file of
   // this kind with mistakes, kept in such a folder, gets its own errors.
   if (folder_kind && !diags.empty() && reads_as(*folder_kind, file)) {
@@ -284,12 +286,13 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
 }
 
 template <class Layers>
-void Loader::attach_profile(Loaded<MachineSpec>& out, const Layers& layers) const {
+std::string Loader::attach_profile(Loaded<MachineSpec>& out, const Layers& layers) const {
   // The file nearest the machine's that names a profile; else its isa's.
   fs::path profile;
   for (const auto& [file, root] : layers) {
     const YAML::Node ref = root["kernel_profile"];
     if (!ref) continue;
+    if (ref.IsNull()) break;  // `~` unsets a base's profile: the isa's, as if never named
     const Location at = location_of(display_path(file), ref);
     if (!ref.IsScalar() || ref.Scalar().empty()) {
       fail_now(at, "kernel_profile", "expected a kernel profile's name or path, got " + node_kind(ref));
@@ -302,15 +305,15 @@ void Loader::attach_profile(Loaded<MachineSpec>& out, const Layers& layers) cons
       const YAML::Node isa = root["isa"];
       if (!isa) continue;
       // A bad isa is reported when the machine itself is read.
-      if (!isa.IsScalar()) return;
+      if (!isa.IsScalar()) return {};
       const auto parsed = ValueTraits<IsaFamily>::parse(isa.Scalar());
-      if (!parsed) return;
+      if (!parsed) return {};
       profile = find(default_kernel_profile(parsed.value), SpecKind::kernel_profile, file,
                      location_of(display_path(file), isa), "isa");
       break;
     }
   }
-  if (profile.empty()) return;  // no isa: reported as a missing required key
+  if (profile.empty()) return {};  // no isa: reported as a missing required key
   const Loaded<KernelProfileSpec> p = kernel_profile(profile);
   out.spec.kernels = p.spec.kernels;
   out.spec.kernel_profile = p.spec.name;
@@ -318,6 +321,7 @@ void Loader::attach_profile(Loaded<MachineSpec>& out, const Layers& layers) cons
   for (const auto& [key, at] : p.set_at) {
     if (key != "name" && key != "description") out.set_at["kernels." + key] = at;
   }
+  return p.spec.name;
 }
 
 Loaded<MachineSpec> Loader::machine(const fs::path& f) const {

@@ -90,9 +90,10 @@ class Loader {
  private:
   template <class S>
   Loaded<S> load(const fs::path& file, SpecKind kind) const;
-  // Reads the profile a machine's chain (`layers`, file first) names into `out`.
+  // Reads the profile a machine's chain (`layers`, file first) names into `out`;
+  // returns its name (empty where the isa is missing or bad: reported later).
   template <class Layers>
-  void attach_profile(Loaded<MachineSpec>& out, const Layers& layers) const;
+  std::string attach_profile(Loaded<MachineSpec>& out, const Layers& layers) const;
   std::vector<fs::path> roots_;
 };
 

@@ -4,6 +4,7 @@
 // got its final value (for later cross-field messages and the resolved config).
 #pragma once
 
+#include <algorithm>
 #include <initializer_list>
 #include <map>
 #include <set>
@@ -229,19 +230,29 @@ class RequiredChecker {
 // reports at the place that key got its value.
 class Checker {
  public:
-  Checker(const SetMap& set_at, Location fallback, Diagnostics& d)
-      : set_at_(set_at), fallback_(std::move(fallback)), diags_(d) {}
+  // `chain`: the files read, the one named first and then its bases (display
+  // paths); empty where the spec came from one file or none.
+  Checker(const SetMap& set_at, Location fallback, Diagnostics& d, std::vector<std::string> chain = {})
+      : set_at_(set_at), fallback_(std::move(fallback)), diags_(d), chain_(std::move(chain)) {}
   // Reports at the line where `path` was set; if it kept its default, at the
   // first of `related` that a file set (the key that makes `path` wrong).
+  // Where an overlay set a related key and a base `path`, at the overlay's
+  // line: the value that made the pair wrong.
   void fail(const std::string& path, std::string message,
             std::initializer_list<std::string_view> related = {}) {
-    Location where = nearest_location(set_at_, path, fallback_);
-    if (!set_at_.contains(path)) {
-      for (auto r : related) {
-        if (auto it = set_at_.find(std::string(r)); it != set_at_.end()) {
-          where = it->second;
-          break;
-        }
+    const auto own = set_at_.find(path);
+    const bool set = own != set_at_.end();
+    Location where = set ? own->second : nearest_location(set_at_, path, fallback_);
+    bool found = set;
+    std::size_t best = set ? place(own->second.file) : 0;
+    for (auto r : related) {
+      const auto it = set_at_.find(std::string(r));
+      if (it == set_at_.end()) continue;
+      const std::size_t at = place(it->second.file);
+      if (!found || at < best) {
+        where = it->second;
+        best = at;
+        found = true;
       }
     }
     diags_.add(where, path, std::move(message));
@@ -256,9 +267,15 @@ class Checker {
   }
 
  private:
+  // A file's place in the chain (0: the file named); past its end if unknown.
+  std::size_t place(const std::string& file) const {
+    return static_cast<std::size_t>(std::find(chain_.begin(), chain_.end(), file) - chain_.begin());
+  }
+
   const SetMap& set_at_;
   Location fallback_;
   Diagnostics& diags_;
+  std::vector<std::string> chain_;
 };
 
 }  // namespace tdmsim::config

@@ -195,7 +195,8 @@ void check(const MachineSpec& m, config::Checker& c) {
   if (m.tdm && m.tdm->slot_length < m.tdm->dispatch_latency) {
     c.fail("tdm.slot_length", "is shorter than tdm.dispatch_latency (" +
                                   units::format(m.tdm->dispatch_latency) +
-                                  "): no slot could ever dispatch work");
+                                  "): no slot could ever dispatch work",
+           {"tdm.dispatch_latency"});
   }
 }
 
