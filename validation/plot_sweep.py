@@ -136,6 +136,33 @@ def check_output(path, force, inputs):
     os.unlink(probe)
 
 
+def remove_stale_temporaries(folder, prefix):
+    """Removes `prefix`PID files in `folder` whose process is gone: the
+    temporaries of an earlier plot that was killed while it wrote. (The PID is
+    looked up on this host: in a folder shared between hosts, a plot writing
+    the same figure on another host at the same time could lose its temporary
+    and fail; it never leaves a partial figure.)"""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for n in names:
+        pid = n[len(prefix):]
+        if not n.startswith(prefix) or not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or another user's): not ours to remove
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        try:
+            os.remove(os.path.join(folder, n))
+        except OSError:
+            pass
+
+
 def save_whole(fig, path):
     """Writes the figure to a temporary sibling, on disk, then renames it into
     place: a full disk or an interruption never leaves a partial figure."""
@@ -145,6 +172,7 @@ def save_whole(fig, path):
     if len(raw) + 1 + 16 > 255:  # a legal long name keeps a legal temporary
         stem = os.fsdecode(raw[:200]) + "~" + hashlib.sha1(raw).hexdigest()[:16]
     tmp = os.path.join(parent or ".", f".{stem}.tmp.{os.getpid()}")
+    remove_stale_temporaries(parent or ".", f".{stem}.tmp.")
     fmt = os.path.splitext(name)[1].lstrip(".").lower() or "png"
     made = []  # folders made for the figure, removed again if it is not written
     missing = []
@@ -500,6 +528,17 @@ def main():
     if a.speedup and a.y is not None:
         fail(f"--y {a.y} and --speedup together: --speedup plots the software path's time over the TDM path's; "
              "give one of them")
+    # The table's options, for the inputs that draw no table (a waterfall, a
+    # tornado), which would ignore them unsaid.
+    table_options = [name for name, given in (("--x", a.x), ("--y", a.y), ("--hue", a.hue), ("--facet", a.facet),
+                                               ("--speedup", a.speedup), ("--logx", a.logx), ("--linx", a.linx),
+                                               ("--logy", a.logy), ("--liny", a.liny)) if given]
+
+    def no_table_options(drawing):
+        if table_options:
+            fail(f"{' '.join(table_options)}: {'applies' if len(table_options) == 1 else 'apply'} to a sweep's "
+                 f"results.csv; {a.results} is drawn as {drawing}, which takes only --output, --force and --title")
+
     a.y = a.y or "total_us"
     # What this command reads may not be its output (--force would overwrite it).
     inputs = [a.results] + ([os.path.join(a.results, "summary.json")] if os.path.isdir(a.results) else [])
@@ -517,11 +556,13 @@ def main():
                      + " or ".join(tables))
             fail(f"{a.results} has no summary.json: give a tdmsim run --path both output folder, "
                  "a sweep's results.csv or a mode: oat sweep's sensitivity.csv")
+        no_table_options("a waterfall of the causes")
         return waterfall(summary, a)
     if os.path.exists(a.results) and not os.path.isfile(a.results):
         # A FIFO would block the read, a device never end it.
         fail(f"{a.results} is not a regular file")
     if a.results.endswith(".json"):
+        no_table_options("a waterfall of the causes")
         return waterfall(a.results, a)
 
     try:
@@ -543,6 +584,7 @@ def main():
     if not rows:
         fail(f"{a.results} has no rows")
     if outputs.is_sensitivity(header):
+        no_table_options("a tornado")
         return tornado(rows, a)
     if not a.x:
         fail("--x is required (a results.csv column)")

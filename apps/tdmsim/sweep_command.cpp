@@ -386,7 +386,7 @@ int sweep_command(const SweepOptions& o) {
         return i < p.inputs_hash.size() && row.value("inputs_hash", "") == p.inputs_hash[i];
       }, repeat > 1, jitter_column(p));
       if (journal->stale_points() > 0 && !o.quiet) {
-        fmt::print(stderr, "{} finished point(s) run again: their inputs changed since they ran\n",
+        fmt::print(stderr, "{} finished point(s) run again: their inputs or the tdmsim build changed since they ran\n",
                    journal->stale_points());
       }
     } catch (const BadInput& e) {

@@ -35,6 +35,10 @@ std::string point_inputs_hash(const config::ResolvedPoint& point, FileHashes& fi
   f.add(config::canonical_inputs(point));
   // Contents only, not paths: the same checkout moved elsewhere is the same sweep.
   for (const auto& file : point_files(point)) f.add(files.of(file));
+  // And the simulator that runs it: a point from another build of tdmsim (a
+  // changed model) is no result of this one, so a resume after a rebuild runs
+  // it again rather than keep figures this build would not give.
+  f.add(files.of("/proc/self/exe"));
   return f.hex();
 }
 

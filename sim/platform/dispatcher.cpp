@@ -1,6 +1,7 @@
 #include "sim/platform/dispatcher.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace tdmsim::sim {
 
@@ -9,6 +10,11 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, Tick launch_overhead,
                        WorkgroupOrder order, StatRegistry& stats)
     : sc_module(name), launch_overhead_(launch_overhead), workgroup_dispatch_(workgroup_dispatch),
       cus_(dies * cus_per_die), dies_(std::max(1u, dies)), order_(order), next_of_die_(dies_, 0) {
+  // `vendor` is the machine's to resolve (effective_workgroup_order): taken
+  // here it would read as a per-die order on any machine.
+  if (order == WorkgroupOrder::vendor) {
+    throw std::logic_error("internal error: the dispatcher was given workgroup_order vendor unresolved");
+  }
   stats.add(this->name(), "kernels", &kernels_, "count", "kernels launched");
   stats.add(this->name(), "workgroups", &workgroups_, "count", "workgroups dispatched");
 }

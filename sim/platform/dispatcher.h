@@ -110,7 +110,9 @@ class Dispatcher : public sc_core::sc_module {
   // How many of its `slots` a CU of `die` fills at the kernel's start (the
   // rest stay idle for this kernel): all of them, or with a per-die order
   // its share of the die's workgroups spread evenly over the die's CUs, so
-  // that a small grid takes one slot on each CU before a second on any.
+  // that a die's share no larger than its CUs takes one slot on each CU. (A
+  // larger one takes ceil(share / CUs) slots on each CU that asks first; the
+  // last CUs of the die may get none, where an even spread would give them one.)
   // The TDM unit's jobs (a plan) are spread so too, each die taking its share
   // of the first wave: the unit places its jobs at least as well as the
   // machine's own dispatcher does a host launch's (docs/moe-timing.md).

@@ -123,6 +123,10 @@ def check_plot_needs_both(scenario):
     r = tdmsim(["plot", out, "--output", png], expect=2)
     assert "has no tdm_vs_software" in r.stderr, r.stderr
     assert not os.path.exists(png)
+    # A results.csv's options given with a run's folder (a waterfall would ignore them).
+    r = tdmsim(["plot", out, "--x", "tokens", "--logy", "--output", png], expect=2)
+    assert "--x --logy: apply to a sweep's results.csv" in r.stderr and "waterfall" in r.stderr, r.stderr
+    assert not os.path.exists(png)
     # A request stream's run compares latencies: said so, not a KeyError.
     serving = os.path.join(tdmsimtools.ROOT, "workloads", "scenarios", "qwen3-30b-a3b-serving-mi500x-tdm.yaml")
     out = os.path.join(WORK, "serving")

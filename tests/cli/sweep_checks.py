@@ -129,6 +129,25 @@ def main():
         check_files(out)
         same_results(ref, out)
         print("mpirun -np 2 results are identical to the single-process run")
+    elif mode == "rebuilt":
+        # The same sweep resumed by another build of tdmsim (here the binary with one
+        # byte appended, which runs the same): every finished point is run again, not
+        # kept as a result of this build (docs/sweeps.md, resuming).
+        sweep(tdmsim, [spec, "--output", out, "-j", "2", "--quiet"])
+        rows = check_files(out)
+        before = read(os.path.join(out, "results.csv"))
+        other = os.path.join(work, "tdmsim-rebuilt")
+        shutil.copyfile(tdmsim, other)
+        with open(other, "ab") as f:
+            f.write(b"\0")
+        os.chmod(other, 0o755)
+        r = sweep(tdmsim, [spec, "--output", out, "-j", "2"])
+        assert " 0 run now" in r.stdout, f"the same build runs nothing again:\n{r.stdout}"
+        points = json.load(open(os.path.join(out, "sweep.json")))["points"]
+        r = sweep(other, [spec, "--output", out, "-j", "2"])
+        assert f"{points} finished point(s) run again" in r.stderr, r.stderr
+        assert read(os.path.join(out, "results.csv")) == before, "the rebuilt binary gave other results"
+        print(f"{points} points ({rows} rows) run again by another build, with the same results")
     elif mode == "refuse":
         other = sys.argv[5]
         shutil.copytree(ref, out)

@@ -152,8 +152,12 @@ def sensitivity(tdmsim, work, spec):
     assert "jitter" not in tdmsimtools.outputs.read_results_csv(out)[0], "a jitter column without jitter"
     assert ranking["noise_floor"] is None and ranking["jitter_points"] == []
     fig = os.path.join(out, "tornado.png")
+    # A temporary of a plot killed while it wrote (a PID no process has) goes.
+    stale = os.path.join(out, ".tornado.png.tmp.999999999")
+    open(stale, "w").close()
     run([tdmsim, "plot", os.path.join(out, "sensitivity.csv"), "--output", fig])
     assert open(fig, "rb").read(8).startswith(b"\x89PNG") and os.path.getsize(fig) > 5000
+    assert not os.path.exists(stale), "a dead plot's temporary was left"
     # With a noise floor (as a jitter sweep writes it) the tornado draws its band.
     noisy = os.path.join(out, "noisy", "sensitivity.csv")
     os.makedirs(os.path.dirname(noisy), exist_ok=True)
@@ -166,6 +170,11 @@ def sensitivity(tdmsim, work, spec):
     run([tdmsim, "plot", noisy, "--output", svg])
     text = open(svg).read()
     assert "noise floor (jitter)" in text, "no noise band in the tornado"
+    # The table's options would be ignored by a tornado: refused, nothing drawn.
+    hue = os.path.join(out, "noisy", "hue.svg")
+    r = run([tdmsim, "plot", os.path.join(out, "sensitivity.csv"), "--hue", "tokens", "--output", hue], expect=2)
+    assert "--hue: applies to a sweep's results.csv" in r.stderr and "tornado" in r.stderr, r.stderr
+    assert not os.path.exists(hue)
     plain = os.path.join(out, "noisy", "plain.svg")
     run([tdmsim, "plot", os.path.join(out, "sensitivity.csv"), "--output", plain])
     assert "noise floor" not in open(plain).read(), "a band without a noise floor"

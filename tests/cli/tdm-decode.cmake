@@ -29,3 +29,8 @@ add_test(NAME tdm.custom_policy_runs
                  -DEXPECT_RC=0 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 add_test(NAME tdm.descriptors_longest_slots_complete
          COMMAND python3 ${TDMDEC_PY} ${TDMSIM_BIN} ${TDMDEC_WORK} long_slots ${TDMDEC_SCENARIO})
+# Both paths spread a small grid over every die: the host launches round robin over the
+# XCDs, the TDM unit's first wave each die its share (sim/platform/dispatcher.cpp first_claims).
+add_test(NAME tdm.first_wave_spread_over_dies
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/tdm_placement_checks.py ${TDMSIM_BIN}
+                 ${TDMDEC_WORK}/placement ${CMAKE_CURRENT_SOURCE_DIR}/data/tdm-placement/qwen3-1tok-mi500x-tdm.yaml)

@@ -64,16 +64,29 @@ std::map<int, double> l2_reads(sim::Gpu& gpu) {
   return out;
 }
 
-// Workgroups run per CU, keyed by (die, cu), from the stats (`...xcd[d].cu[c].workgroups`).
+// Workgroups run per CU, keyed by (die, cu), from the stats (`...xcd[d].cu[c].workgroups`
+// on a multi-die AMD machine, `...die[d].cu[c].workgroups` on others).
 std::map<std::pair<int, int>, double> per_cu(sim::Gpu& gpu) {
   std::map<std::pair<int, int>, double> out;
   const auto stats = gpu.stats().to_json();  // kept: items() refers into it
   for (const auto& [key, v] : stats.items()) {
-    const auto x = key.find("xcd["), c = key.find(".cu[");
+    auto x = key.find("xcd[");
+    if (x == std::string::npos) x = key.find("die[");
+    const auto c = key.find(".cu[");
     if (x == std::string::npos || c == std::string::npos || key.find(".workgroups") == std::string::npos) continue;
     out[{std::stoi(key.substr(x + 4)), std::stoi(key.substr(c + 4))}] = v["value"].get<double>();
   }
   return out;
+}
+
+// A 43-workgroup grid run alone on machine `m`: workgroups per (die, CU).
+std::map<std::pair<int, int>, double> small_grid_per_cu(const MachineSpec& m) {
+  sim::Gpu g(m);
+  const std::vector<isa::KernelLaunch> k{small_grid(43)};  // submit keeps a reference
+  g.submit(k);
+  sc_core::sc_start();
+  g.collect();
+  return per_cu(g);
 }
 
 }  // namespace
@@ -181,22 +194,39 @@ TEST_CASE("launch.workgroup_order's default, vendor, is die_round_robin on AMD a
   MachineSpec nvidia = loader.machine(root / "machines/h200.yaml").spec;
   CHECK(nvidia.launch.workgroup_order == WorkgroupOrder::vendor);  // h200.yaml does not set it
   CHECK(effective_workgroup_order(nvidia) == WorkgroupOrder::index);
+  // (Placement on a two-die NVIDIA machine: the next test case.)
   MachineSpec set = amd;
   set.launch.workgroup_order = WorkgroupOrder::index;  // a machine's own choice stands
   CHECK(effective_workgroup_order(set) == WorkgroupOrder::index);
 
   // An AMD multi-die machine left at the default spreads a small grid over its
   // dies, as die_round_robin does: 43 workgroups on 8 dies, 5 or 6 on each.
-  sim::Gpu g(amd);
-  const std::vector<isa::KernelLaunch> k{small_grid(43)};  // submit keeps a reference
-  g.submit(k);
-  sc_core::sc_start();
-  g.collect();
   std::map<int, double> per_die;
-  for (const auto& [where, n] : per_cu(g)) per_die[where.first] += n;
+  for (const auto& [where, n] : small_grid_per_cu(amd)) per_die[where.first] += n;
   REQUIRE(per_die.size() == 8);
   for (int d = 0; d < 8; ++d) {
     INFO("die " << d);
     CHECK(per_die[d] == (d < 3 ? 6 : 5));
   }
+}
+
+TEST_CASE("launch.workgroup_order vendor on a two-die NVIDIA machine places in index order", "[dispatch]") {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  MachineSpec two = loader.machine(root / "machines/h200.yaml").spec;
+  REQUIRE(two.launch.workgroup_order == WorkgroupOrder::vendor);
+  two.compute.cus_per_die /= 2;  // 132 SMs as 2 dies of 66
+  two.compute.dies = 2;
+  // Index order: the first CUs to start fill all their slots, so the small grid
+  // packs onto a few CUs, not spread evenly over the dies (round robin would have
+  // put 21 or 22 on each die, one a CU).
+  std::map<int, double> per_die;
+  double most = 0;
+  for (const auto& [where, n] : small_grid_per_cu(two)) {
+    per_die[where.first] += n;
+    most = std::max(most, n);
+  }
+  CHECK(per_die[0] + per_die[1] == 43);
+  CHECK(most > 1);
+  CHECK(std::abs(per_die[0] - per_die[1]) > 2);
 }

@@ -265,9 +265,12 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
     out.spec.visit(reader);
     reader.finish();
   }
-  // The profile attached, by its name (the layers wrote it as given: a path,
-  // or `~` where an overlay unset a base's).
-  if constexpr (std::is_same_v<S, MachineSpec>) out.spec.kernel_profile = profile_name;
+  // A profile named as written (a name or a path) stays so, as config show
+  // prints it and a reader finds it again; unset (`~` in an overlay), it is the
+  // isa's, by its name.
+  if constexpr (std::is_same_v<S, MachineSpec>) {
+    if (out.spec.kernel_profile.empty()) out.spec.kernel_profile = profile_name;
+  }
   // Said only where the file reads cleanly as its folder's kind: a file of
   // this kind with mistakes, kept in such a folder, gets its own errors.
   if (folder_kind && !diags.empty() && reads_as(*folder_kind, file)) {
@@ -455,7 +458,9 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file, const std::strin
                 "serving.trace", "arrival trace " + std::string(e.what()));
     }
   }
-  Checker c(r.scenario.set_at, {display_path(file), 1, 1}, diags);
+  std::vector<std::string> chain;
+  for (const auto& f : r.scenario.chain) chain.push_back(display_path(f));
+  Checker c(r.scenario.set_at, {display_path(file), 1, 1}, diags, chain);
   check(r.scenario.spec, r.model.spec, r.machine.spec, c);
   diags.throw_if_any();
   return r;

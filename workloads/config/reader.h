@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
 #include "workloads/config/diagnostics.h"
@@ -256,6 +257,19 @@ class Checker {
       }
     }
     diags_.add(where, path, std::move(message));
+  }
+  // A name or description goes into report headers, CSV rows and file
+  // names: one line of text, without control characters (a newline, a tab).
+  void one_line(const std::string& path, const std::string& value) {
+    for (const char ch : value) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (u < 0x20 || u == 0x7f) {
+        fail(path, u == '\n' ? std::string("must be one line of text; it holds a line break (a block scalar, > or |, "
+                                            "keeps its last one: write >- or |-)")
+                              : fmt::format("must be one line of text without control characters; it holds 0x{:02x}", u));
+        return;
+      }
+    }
   }
   const Location& fallback() const { return fallback_; }
   // Whether a file set `path` (rather than it keeping its default).

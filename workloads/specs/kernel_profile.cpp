@@ -22,6 +22,10 @@ void check_kernels(const KernelsSpec& k, config::Checker& c, const std::string& 
   }
 }
 
-void check(const KernelProfileSpec& p, config::Checker& c) { check_kernels(p.kernels, c, ""); }
+void check(const KernelProfileSpec& p, config::Checker& c) {
+  c.one_line("name", p.name);
+  c.one_line("description", p.description);
+  check_kernels(p.kernels, c, "");
+}
 
 }  // namespace tdmsim

@@ -19,6 +19,8 @@ void require_pow2(config::Checker& c, const std::string& key, units::Bytes b) {
 }  // namespace
 
 void check(const MachineSpec& m, config::Checker& c) {
+  c.one_line("name", m.name);
+  c.one_line("description", m.description);
   check_partition(m, c);
   // The isa picks the matrix tables and kernels; the vendor names the dies
   // (XCDs) and must be the isa's.

@@ -5,6 +5,8 @@
 namespace tdmsim {
 
 void check(const ModelSpec& m, config::Checker& c) {
+  c.one_line("name", m.name);
+  c.one_line("description", m.description);
   const auto s = [](std::uint64_t v) { return std::to_string(v); };
   if (m.top_k > m.experts) {
     c.fail("top_k", "top_k (" + s(m.top_k) + ") exceeds the number of experts (" +

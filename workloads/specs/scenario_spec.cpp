@@ -136,6 +136,8 @@ void check_inert_keys(const ScenarioSpec& s, config::Checker& c, const std::vect
 }
 
 void check(const ScenarioSpec& s, config::Checker& c) {
+  c.one_line("name", s.name);
+  c.one_line("description", s.description);
   if (s.serving) check_serving(s, c);
   const auto& r = s.routing;
   if (r.source == RoutingSource::trace && r.trace.empty()) {

@@ -164,6 +164,8 @@ std::uint64_t sweep_point_count(const SweepSpec& s) {
 }
 
 void check(const SweepSpec& s, config::Checker& c) {
+  c.one_line("name", s.name);
+  c.one_line("description", s.description);
   if (s.mode == SweepMode::grid && sweep_point_count(s) > kMaxSweepPoints) {
     std::string lengths;
     for (const auto& a : s.axes.items) {

@@ -7,6 +7,8 @@
 namespace tdmsim {
 
 void check(const TenantsSpec& s, config::Checker& c) {
+  c.one_line("name", s.name);
+  c.one_line("description", s.description);
   if (s.scenarios.empty()) c.fail("scenarios", "give at least one tenant scenario");
   if (!s.partitions.empty() && s.partitions.size() != s.scenarios.size()) {
     c.fail("partitions", "gives " + std::to_string(s.partitions.size()) + " partitions for " +
