@@ -241,8 +241,10 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
       if (!quiet) fmt::print(stderr, "resuming sweep {} in {}\n", p.sweep.sweep.spec.name, dir.string());
       lock.record_holder();
       remove_stale_temporaries(dir);
-      // The fingerprint follows the inputs; the journal drops stale points.
-      if (old.value("fingerprint", "") != p.fingerprint) util::write_file_atomic(man, m.dump(2) + "\n");
+      // The fingerprint follows the inputs (the journal drops stale points), and
+      // the name, file and columns follow the sweep file (renamed or moved, it
+      // is the same sweep).
+      if (old != m) util::write_file_atomic(man, m.dump(2) + "\n");
       return;
     }
     if (!force && (old.is_discarded() || !old.is_object())) {

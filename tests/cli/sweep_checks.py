@@ -148,6 +148,26 @@ def main():
         assert f"{points} finished point(s) run again" in r.stderr, r.stderr
         assert read(os.path.join(out, "results.csv")) == before, "the rebuilt binary gave other results"
         print(f"{points} points ({rows} rows) run again by another build, with the same results")
+    elif mode == "renamed":
+        # The same sweep (same points) from a copy with another name, elsewhere: the
+        # folder is resumed and its sweep.json takes the new name and file.
+        sweep(tdmsim, [spec, "--output", out, "--quiet"])
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(spec)))))
+        copy_dir = os.path.join(work, "renamed-copy", "a", "b")
+        os.makedirs(copy_dir, exist_ok=True)
+        # The copy's relative scenario path (../../../workloads/...) resolves as the original's.
+        link = os.path.join(work, "workloads")
+        if not os.path.lexists(link):
+            os.symlink(os.path.join(root, "workloads"), link)
+        copy = os.path.join(copy_dir, "renamed.yaml")
+        with open(spec) as f, open(copy, "w") as g:
+            g.write(f.read().replace("name: test-tiny", "name: test-tiny-renamed"))
+        r = sweep(tdmsim, [copy, "--output", out])
+        assert "already done" in r.stdout and " 0 run now" in r.stdout, r.stdout
+        manifest = json.load(open(os.path.join(out, "sweep.json")))
+        assert manifest["sweep"] == "test-tiny-renamed", manifest["sweep"]
+        assert manifest["file"] == os.path.abspath(copy), manifest["file"]
+        print("resumed from a renamed copy; sweep.json names it")
     elif mode == "refuse":
         other = sys.argv[5]
         shutil.copytree(ref, out)
