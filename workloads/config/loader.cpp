@@ -126,13 +126,19 @@ void report_at_value(const Diagnostics& local, const Location& at, const std::st
   }
 }
 
+// A spec's files as Checker takes them: the one named first, then its bases.
 template <class S>
-void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
+std::vector<std::string> display_chain(const Loaded<S>& l) {
   std::vector<std::string> chain;
   for (const auto& f : l.chain) chain.push_back(display_path(f));
-  Checker c(l.set_at, {display_path(l.file), 1, 1}, d, chain);
+  return chain;
+}
+
+template <class S>
+void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
+  Checker c(l.set_at, {display_path(l.file), 1, 1}, d, display_chain(l));
   check(spec, c);
-  if constexpr (std::is_same_v<S, ScenarioSpec>) check_inert_keys(spec, c, chain);
+  if constexpr (std::is_same_v<S, ScenarioSpec>) check_inert_keys(spec, c);
 }
 
 }  // namespace
@@ -458,9 +464,7 @@ ResolvedScenario Loader::resolve_scenario(const fs::path& file, const std::strin
                 "serving.trace", "arrival trace " + std::string(e.what()));
     }
   }
-  std::vector<std::string> chain;
-  for (const auto& f : r.scenario.chain) chain.push_back(display_path(f));
-  Checker c(r.scenario.set_at, {display_path(file), 1, 1}, diags, chain);
+  Checker c(r.scenario.set_at, {display_path(file), 1, 1}, diags, display_chain(r.scenario));
   check(r.scenario.spec, r.model.spec, r.machine.spec, c);
   diags.throw_if_any();
   return r;

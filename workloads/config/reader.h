@@ -272,6 +272,11 @@ class Checker {
     }
   }
   const Location& fallback() const { return fallback_; }
+  // A file's place in the chain (0: the file named, then its bases); past its
+  // end if unknown.
+  std::size_t place(const std::string& file) const {
+    return static_cast<std::size_t>(std::find(chain_.begin(), chain_.end(), file) - chain_.begin());
+  }
   // Whether a file set `path` (rather than it keeping its default).
   bool is_set(const std::string& path) const { return set_at_.contains(path); }
   // Where a file set `path`; null where it kept its default.
@@ -281,11 +286,6 @@ class Checker {
   }
 
  private:
-  // A file's place in the chain (0: the file named); past its end if unknown.
-  std::size_t place(const std::string& file) const {
-    return static_cast<std::size_t>(std::find(chain_.begin(), chain_.end(), file) - chain_.begin());
-  }
-
   const SetMap& set_at_;
   Location fallback_;
   Diagnostics& diags_;

@@ -122,16 +122,12 @@ std::vector<InertKey> inert_keys(const ScenarioSpec& s) {
   return out;
 }
 
-void check_inert_keys(const ScenarioSpec& s, config::Checker& c, const std::vector<std::string>& chain) {
-  // A file's place in the chain: 0 the file named, then its bases.
-  const auto place = [&chain](const std::string& file) {
-    return static_cast<std::size_t>(std::find(chain.begin(), chain.end(), file) - chain.begin());
-  };
+void check_inert_keys(const ScenarioSpec& s, config::Checker& c) {
   for (const auto& k : inert_keys(s)) {
     const config::Location* at = c.set_where(k.key);
     if (at == nullptr) continue;
     const config::Location* gov = c.set_where(k.governing);
-    if (gov == nullptr || place(gov->file) >= place(at->file)) c.fail(k.key, k.message, {k.governing});
+    if (gov == nullptr || c.place(gov->file) >= c.place(at->file)) c.fail(k.key, k.message, {k.governing});
   }
 }
 

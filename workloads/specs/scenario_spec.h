@@ -300,7 +300,7 @@ std::vector<InertKey> inert_keys(const ScenarioSpec& s);
 // keys for the other source). `chain`: the files as diagnostics name them,
 // the file named first, then its bases. (Files only: a sweep's axes are
 // checked by the sweep, sweep_points.cpp.)
-void check_inert_keys(const ScenarioSpec& s, config::Checker& c, const std::vector<std::string>& chain);
+void check_inert_keys(const ScenarioSpec& s, config::Checker& c);
 
 // The fused shared-expert slots one GPU runs: shared experts x chunks of the
 // routed intermediate size (docs/moe-plan.md "Shared experts").
