@@ -116,7 +116,7 @@ PathRun path_run_from_json(Json& j) {
 }
 
 void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& p, const MachineSpec& m,
-                       const config::SetMap* scenario_keys) {
+                       const config::SetMap* scenario_keys, const config::SetMap* machine_keys) {
   // A gate/up kernel said to hold more workgroups a CU than the CU's wave
   // slots allow (kernel.gate_up_workgroups_per_cu, or a tuned row's assembly
   // kernel name): the count would change nothing, so it is refused.
@@ -187,17 +187,54 @@ void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& 
         at = fmt::format("{}:{}:{}: {}: ", it->second.file, it->second.line, it->second.column, key);
       }
     }
+    // Otherwise the machine's key of the resource that ran out, where a file
+    // set it (the tile was the heuristic's or a table's choice).
+    if (at.empty() && machine_keys != nullptr) {
+      const std::string key = sim::fit_problem_key(m.compute, kernel.program(0));
+      if (const auto it = machine_keys->find(key); it != machine_keys->end() && !it->second.file.empty()) {
+        at = fmt::format("{}:{}:{}: {}: ", it->second.file, it->second.line, it->second.column, key);
+      }
+    }
     throw sim::NotSimulatable(fmt::format("{}kernel {} does not fit on a CU of machine {}: it {}; {}", at,
                                           kernel.name, m.name, why, hint));
   }
 }
 
-void check_paths_fit(const plan::MoePlan& p, const MachineSpec& m, const std::vector<std::string>& paths,
+void check_sort_fits(const config::ResolvedScenario& sc, const std::vector<std::string>& paths,
                      const config::SetMap* scenario_keys) {
+  if (std::find(paths.begin(), paths.end(), "software") == paths.end()) return;
+  const ScenarioSpec& s = sc.scenario.spec;
+  const ModelSpec& model = sc.model.spec;
+  const MachineSpec& m = sc.machine.spec;
+  if (s.parallel.ep == 0) return;  // refused by the scenario's checks
+  // As the plan counts them: the GPU's routed experts (redundant copies
+  // included) and the shared-expert chunks fused in (sim/programs/
+  // moe_sort_programs.cpp: 4 B of LDS an expert, in every sort variant).
+  const std::uint64_t local = (std::uint64_t{model.experts} + s.parallel.redundant_experts) / s.parallel.ep;
+  const std::uint64_t fused = local + shared_slots(s, model);
+  const std::uint64_t bytes = fused * 4;
+  if (bytes <= m.compute.lds_per_cu.bytes) return;
+  std::string at;
+  if (scenario_keys != nullptr) {
+    if (const auto it = scenario_keys->find("model"); it != scenario_keys->end() && !it->second.file.empty()) {
+      at = fmt::format("{}:{}:{}: model: ", it->second.file, it->second.line, it->second.column);
+    }
+  }
+  throw sim::NotSimulatable(fmt::format(
+      "{}the software path's sort kernel counts rows per expert in LDS, 4 B an expert: model {}'s {} experts "
+      "a GPU ({}ep {}) need {}, and compute.lds_per_cu of machine {} is {}: shard the experts further with "
+      "parallel.ep{}",
+      at, model.name, fused, fused > local ? fmt::format("{} routed + {} shared chunks, ", local, fused - local) : "",
+      s.parallel.ep, units::format(units::Bytes{bytes}), m.name, units::format(m.compute.lds_per_cu),
+      m.tdm ? ", or run only the tdm path" : ""));
+}
+
+void check_paths_fit(const plan::MoePlan& p, const MachineSpec& m, const std::vector<std::string>& paths,
+                     const config::SetMap* scenario_keys, const config::SetMap* machine_keys) {
   for (const auto& path : paths) {
     sim::AddressSpace as;
     check_kernels_fit(path == "tdm" ? sim::programs::tdm_moe(as, p, m) : sim::programs::software_moe(as, p, m), p, m,
-                      scenario_keys);
+                      scenario_keys, machine_keys);
   }
 }
 

@@ -39,14 +39,26 @@ struct PathRun {
 // gate/up kernel is said to hold more workgroups a CU than its wave slots
 // allow. run_path checks so; the sweep checks every point so before any runs.
 // With `scenario_keys` (the scenario's set_at), a tile the scenario file set
-// is named at its key's file, line and column.
+// is named at its key's file, line and column; otherwise, with
+// `machine_keys` (the machine's), the machine key of the resource that ran
+// out (compute.lds_per_cu, ...) where a machine file set it.
 void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& p, const MachineSpec& m,
-                       const config::SetMap* scenario_keys = nullptr);
+                       const config::SetMap* scenario_keys = nullptr,
+                       const config::SetMap* machine_keys = nullptr);
+
+// The software path's sort kernel keeps a counter per expert of a GPU in
+// LDS: a model with more of them than a CU's LDS holds is refused here,
+// before the plan is built (routing a huge layer takes minutes and GBs
+// before check_kernels_fit could say so). `scenario_keys`: the scenario's
+// set_at, to name its `model` key.
+void check_sort_fits(const config::ResolvedScenario& sc, const std::vector<std::string>& paths,
+                     const config::SetMap* scenario_keys = nullptr);
 
 // check_kernels_fit for the kernels each of `paths` ("software", "tdm") runs
 // plan `p` with: what run and sweep check before anything runs.
 void check_paths_fit(const plan::MoePlan& p, const MachineSpec& m, const std::vector<std::string>& paths,
-                     const config::SetMap* scenario_keys = nullptr);
+                     const config::SetMap* scenario_keys = nullptr,
+                     const config::SetMap* machine_keys = nullptr);
 
 // Runs `path` ("software" or "tdm") of plan `p` on `gpu` with fresh buffers.
 // Throws std::logic_error if the prediction is below the physical floor,

@@ -366,11 +366,12 @@ std::vector<fs::path> run_inputs(const RunOptions& o, const PreparedRun& prepare
 }
 
 // The scenario's plan, each path's kernels checked to fit on a CU before any
-// child process runs one: a tile the scenario file set is named at its key
-// (check_kernels_fit).
+// child process runs one: a tile the scenario file set is named at its key,
+// else the machine key of the resource that ran out (check_kernels_fit).
 plan::MoePlan check_fit_before_run(const config::ResolvedScenario& sc, const std::vector<std::string>& paths) {
+  check_sort_fits(sc, paths, &sc.scenario.set_at);
   plan::MoePlan p = plan::build_plan(sc);
-  check_paths_fit(p, sc.machine.spec, paths, &sc.scenario.set_at);
+  check_paths_fit(p, sc.machine.spec, paths, &sc.scenario.set_at, &sc.machine.set_at);
   return p;
 }
 

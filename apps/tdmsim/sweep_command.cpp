@@ -220,11 +220,12 @@ constexpr const char* kReplacingMarker = ".sweep.replacing";
 // folder (resumed; its points whose inputs changed run again), or --force
 // replacing what is there. Anything else is bad input, and the folder is left
 // as it was.
-void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool quiet, SweepLock& lock) {
-  const Json m = manifest(p);
+// What a sweep does with an existing output folder `dir`: resumes it (the
+// same sweep's), replaces it (--force, a sweep's folder), or refuses it
+// (BadInput). Looks only: prepare_output acts on it, --dry-run reports it.
+enum class OutputAction { resume, replace, fill };
+OutputAction output_action(const fs::path& dir, const Prepared& p, bool force) {
   const fs::path man = dir / "sweep.json";
-  // What a --force replacement renames sweep.json to while it empties the
-  // folder: an interrupted one leaves a folder still known as a sweep's.
   const fs::path replacing = dir / kReplacingMarker;
   const auto holds_only_lock = [&] {
     for (const auto& e : fs::directory_iterator(dir)) {
@@ -237,24 +238,13 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
     std::ifstream in(man);
     const Json old = Json::parse(in, nullptr, false);
     const bool same = !old.is_discarded() && old.is_object() && old.value("definition", "") == p.definition;
-    if (same) {
-      if (!quiet) fmt::print(stderr, "resuming sweep {} in {}\n", p.sweep.sweep.spec.name, dir.string());
-      lock.record_holder();
-      remove_stale_temporaries(dir);
-      // The fingerprint follows the inputs (the journal drops stale points), and
-      // the name, file and columns follow the sweep file (renamed or moved, it
-      // is the same sweep).
-      if (old != m) util::write_file_atomic(man, m.dump(2) + "\n");
-      return;
-    }
+    if (same) return OutputAction::resume;
     if (!force && (old.is_discarded() || !old.is_object())) {
-      lock.abandon();
       throw BadInput(fmt::format("output folder {}: its sweep.json cannot be read (not a JSON object: damaged or "
                                  "edited); use --force to replace the folder or choose another folder",
                                  dir.string()));
     }
     if (!force) {
-      lock.abandon();
       throw BadInput(fmt::format(
           "output folder {} holds results of a different sweep ({}, definition {}; this one is {}, {}); "
           "use --force to replace them or choose another folder",
@@ -264,14 +254,12 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
     replace = true;
   } else if (fs::exists(replacing)) {
     if (!force) {
-      lock.abandon();
       throw BadInput("output folder " + dir.string() + ": an earlier --force replacement of it was interrupted (" +
                      std::string(kReplacingMarker) + "); give --force again to finish it, or choose another folder");
     }
     replace = true;
   } else if (!holds_only_lock()) {
     // Not a sweep's folder: --force does not empty a folder of the user's own.
-    lock.abandon();
     throw BadInput("output folder " + dir.string() +
                    " exists and holds no sweep (no sweep.json); --force replaces only a sweep's folder: "
                    "remove it yourself or choose another folder");
@@ -281,12 +269,40 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
     // sweep file kept beside its results, a table): replacing the folder
     // would delete it before any point runs.
     if (const auto f = input_inside(dir, p.input_files)) {
-      lock.abandon();
       throw BadInput(fmt::format("output folder {} holds {}, which this sweep reads; --force would delete it: "
                                  "choose another folder",
                                  dir.string(), f->string()));
     }
+    return OutputAction::replace;
   }
+  return OutputAction::fill;
+}
+
+void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool quiet, SweepLock& lock) {
+  const Json m = manifest(p);
+  const fs::path man = dir / "sweep.json";
+  // What a --force replacement renames sweep.json to while it empties the
+  // folder: an interrupted one leaves a folder still known as a sweep's.
+  const fs::path replacing = dir / kReplacingMarker;
+  OutputAction action{};
+  try {
+    action = output_action(dir, p, force);
+  } catch (const BadInput&) {
+    lock.abandon();
+    throw;
+  }
+  if (action == OutputAction::resume) {
+    if (!quiet) fmt::print(stderr, "resuming sweep {} in {}\n", p.sweep.sweep.spec.name, dir.string());
+    lock.record_holder();
+    remove_stale_temporaries(dir);
+    // The fingerprint follows the inputs (the journal drops stale points), and
+    // the name, file and columns follow the sweep file (renamed or moved, it
+    // is the same sweep).
+    std::ifstream in(man);
+    if (Json::parse(in, nullptr, false) != m) util::write_file_atomic(man, m.dump(2) + "\n");
+    return;
+  }
+  const bool replace = action == OutputAction::replace;
   lock.record_holder();
   remove_stale_temporaries(dir);
   if (replace) {
@@ -353,7 +369,27 @@ int sweep_command(const SweepOptions& o) {
   const std::uint32_t repeat = p.sweep.sweep.spec.repeat;
 
   if (o.dry_run) {
+    // With --output, the folder is checked as a run would (refused, resumed,
+    // replaced), changing nothing.
+    std::string output_note;
+    if (root && !o.output.empty()) {
+      const fs::path dir = fs::path(o.output).lexically_normal();
+      std::error_code ec;
+      if (!fs::exists(dir, ec)) {
+        output_note = "a new folder";
+      } else if (!fs::is_directory(dir, ec)) {
+        throw BadInput("output " + dir.string() + " exists and is not a folder");
+      } else {
+        switch (output_action(dir, p, o.force)) {
+          case OutputAction::resume: output_note = "resumes this sweep's results there"; break;
+          case OutputAction::replace: output_note = "replaces the sweep there (--force)"; break;
+          case OutputAction::fill: output_note = "an empty folder"; break;
+        }
+      }
+      output_note = fmt::format("output {}: {}\n", dir.string(), output_note);
+    }
     if (root) {
+      fmt::print("{}", output_note);
       fmt::print("sweep {}: {} points, {} rows, fingerprint {}{}\n", p.sweep.sweep.spec.name, p.points.size(),
                  p.rows, p.fingerprint,
                  repeat > 1 ? fmt::format("; {} routing draws each ({} runs)", repeat, p.points.size() * repeat)

@@ -54,6 +54,7 @@ void check_runnable(const config::ResolvedPoint& point) {
   // `tdmsim run` refuses them (a point failing at run time would be lost).
   // (No scenario key location: an axis may have set the tile, and
   // check_all_points reports a point's problem at its axis values.)
+  check_sort_fits(point.scenario, point.paths);
   check_paths_fit(plan::build_plan(point.scenario), point.scenario.machine.spec, point.paths);
 }
 

@@ -253,7 +253,11 @@ void ResultsJournal::load() {
     want[p] = j["rows_in_point"].get<std::size_t>();
     if (current_ && !current_(j)) stale.insert(p);
   }
-  stale_ = stale.size();
+  // Counted as "finished point(s) run again": whole points only (a torn
+  // one is run again whatever its inputs).
+  stale_ = static_cast<std::size_t>(std::count_if(stale.begin(), stale.end(), [&](std::uint64_t p) {
+    return count[p] == want[p];
+  }));
   for (auto& j : lines) {
     const auto p = j["point"].get<std::uint64_t>();
     if (count[p] == want[p] && !stale.contains(p)) rows_.push_back(std::move(j));

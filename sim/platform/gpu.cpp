@@ -134,6 +134,15 @@ std::string fit_problem(const ComputeSpec& cu, const isa::TileProgram& p) {
                      cu.simds_per_cu * cu.wave_slots_per_simd);
 }
 
+std::string fit_problem_key(const ComputeSpec& cu, const isa::TileProgram& p) {
+  if (p.threads > cu.max_workgroup_threads) return "compute.max_workgroup_threads";
+  const Occupancy occ = occupancy(cu, p);
+  if (occ.workgroups > 0) return {};
+  if (occ.limiter == "lds") return "compute.lds_per_cu";
+  if (occ.limiter == "registers") return "compute.vgpr_file_per_cu";
+  return "compute.wave_slots_per_simd";
+}
+
 double memory_path_slowdown(const MachineSpec& m) {
   const auto& mem = m.memory;
   const double hbm = static_cast<double>(mem.hbm.bandwidth.bytes_per_s);

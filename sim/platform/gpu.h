@@ -84,6 +84,9 @@ class Gpu {
 // Why one workgroup of `p` cannot reside on a CU of `cu` ("" if it can):
 // "needs 96 KiB of LDS, compute.lds_per_cu is 64 KiB".
 std::string fit_problem(const ComputeSpec& cu, const isa::TileProgram& p);
+// The machine key whose value fit_problem names ("compute.lds_per_cu", ...);
+// empty where the program fits.
+std::string fit_problem_key(const ComputeSpec& cu, const isa::TileProgram& p);
 
 // How many times slower than HBM's peak the slowest stage of the memory path
 // is (the fabric, the IOD links, the MALL, the L2's channels), at least 1:

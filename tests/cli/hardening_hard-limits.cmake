@@ -31,6 +31,20 @@ add_test(NAME hard_limits.run_tile_does_not_fit_exit_2
                  -DEXPECT_RC=2 -DEXPECT_STDERR=kernel.moe_down.does.not.fit.on.a.CU.of.machine.mi300x:.it.needs.128KiB.of.LDS.per.workgroup,.compute.lds_per_cu.is.64KiB;.its.tile.is.256x64x256x512..kernel.down_tile
                  -DMUST_NOT_EXIST=${HL_OUT}/tile -P ${HL_EXPECT})
 
+# The heuristic's tile does not fit a machine's CU: named at the machine
+# file's key of the resource that ran out.
+add_test(NAME hard_limits.run_machine_lds_too_small_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${PROJECT_SOURCE_DIR}/workloads/scenarios/mixtral-8x7b-64tok-bf16-mi300x.yaml\;--machine\;${HL_DATA}/small_lds.yaml\;--output\;${HL_OUT}/small_lds
+                 -DEXPECT_RC=2 -DEXPECT_STDERR=small_lds.yaml:7:15:.compute.lds_per_cu:.kernel.moe_gate_up.does.not.fit.on.a.CU.of.machine.small-lds
+                 -DMUST_NOT_EXIST=${HL_OUT}/small_lds -P ${HL_EXPECT})
+# More experts than the sort kernel's LDS counts: refused before the routing
+# is built (it took over a minute and 4 GB), at the scenario's model key.
+add_test(NAME hard_limits.run_experts_beyond_sort_lds_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${HL_DATA}/many_experts_run.yaml\;--output\;${HL_OUT}/many_experts
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=many_experts_run.yaml:5:8: model: the software path's sort kernel counts rows per expert in LDS.*65536 experts a GPU .ep 1. need 256KiB.*compute.lds_per_cu of machine mi300x is 64KiB"
+                 -DMUST_NOT_EXIST=${HL_OUT}/many_experts -P ${HL_EXPECT})
+set_tests_properties(hard_limits.run_experts_beyond_sort_lds_exit_2 PROPERTIES TIMEOUT 20)
+
 # Machines the schema once accepted that crashed or never finished: `run`
 # refuses them up front.
 foreach(case refresh_time_not_below_interval too_many_cus total_cus_above_max mall_slice_too_small)

@@ -144,8 +144,17 @@ def main():
         r = sweep(tdmsim, [spec, "--output", out, "-j", "2"])
         assert " 0 run now" in r.stdout, f"the same build runs nothing again:\n{r.stdout}"
         points = json.load(open(os.path.join(out, "sweep.json")))["points"]
+        # One point torn (a row of it lost, as a kill between its rows leaves it; here
+        # its row says the point has one more): run again, but not counted among the
+        # finished points run again.
+        jsonl = os.path.join(out, "results.jsonl")
+        lines = read(jsonl).decode().splitlines(keepends=True)
+        last = json.loads(lines[-1])
+        last["rows_in_point"] += 1
+        with open(jsonl, "w") as f:
+            f.writelines(lines[:-1] + [json.dumps(last) + "\n"])
         r = sweep(other, [spec, "--output", out, "-j", "2"])
-        assert f"{points} finished point(s) run again" in r.stderr, r.stderr
+        assert f"{points - 1} finished point(s) run again" in r.stderr, r.stderr
         assert read(os.path.join(out, "results.csv")) == before, "the rebuilt binary gave other results"
         print(f"{points} points ({rows} rows) run again by another build, with the same results")
     elif mode == "renamed":
@@ -175,6 +184,24 @@ def main():
         r = sweep(tdmsim, [other, "--output", out], expect=2)
         assert "different sweep" in r.stderr, r.stderr
         assert {n: read(os.path.join(out, n)) for n in os.listdir(out)} == before, "folder changed"
+        # --dry-run --output checks the folder as the run would, changing nothing.
+        r = sweep(tdmsim, [other, "--output", out, "--dry-run"], expect=2)
+        assert "different sweep" in r.stderr, r.stderr
+        r = sweep(tdmsim, [other, "--output", out, "--dry-run", "--force"])
+        assert r.stdout.startswith(f"output {out}: replaces the sweep there (--force)\n"), r.stdout
+        r = sweep(tdmsim, [spec, "--output", out, "--dry-run"])
+        assert r.stdout.startswith(f"output {out}: resumes this sweep's results there\n"), r.stdout
+        assert {n: read(os.path.join(out, n)) for n in os.listdir(out)} == before, "folder changed"
+        fresh = os.path.join(work, "dry-new")
+        shutil.rmtree(fresh, ignore_errors=True)
+        r = sweep(tdmsim, [other, "--output", fresh, "--dry-run"])
+        assert r.stdout.startswith(f"output {fresh}: a new folder\n"), r.stdout
+        assert not os.path.exists(fresh), "--dry-run made the output folder"
+        a_file = os.path.join(work, "dry-file")
+        with open(a_file, "w") as f:
+            f.write("x")
+        r = sweep(tdmsim, [other, "--output", a_file, "--dry-run"], expect=2)
+        assert "exists and is not a folder" in r.stderr, r.stderr
         sweep(tdmsim, [other, "--output", out, "--force", "--quiet"])
         assert json.load(open(os.path.join(out, "sweep.json")))["file"] == os.path.abspath(other)
         r = sweep(tdmsim, [other, "--output", out])

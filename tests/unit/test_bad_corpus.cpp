@@ -4,6 +4,7 @@
 //   # expect-key: memory.hbm.stacks
 //   # expect-message: must be at least 1
 //   # expect-file: other.yaml        (optional: the error is in another file)
+//   # expect-errors: 1               (optional: how many errors in all)
 // and the first reported diagnostic must match every stated field.
 #include <catch2/catch.hpp>
 
@@ -26,6 +27,7 @@ struct Expectation {
   std::string key;
   bool key_given = false;
   std::string message;
+  int errors = -1;  // -1: not stated
 };
 
 int to_int(const std::string& text, const fs::path& f) {
@@ -58,6 +60,7 @@ Expectation read_expectation(const fs::path& f) {
     }
     if (value("expect-message", v)) e.message = v;
     if (value("expect-file", v)) e.file = v;
+    if (value("expect-errors", v)) e.errors = to_int(v, f);
   }
   return e;
 }
@@ -105,5 +108,6 @@ TEST_CASE("every malformed file fails with exactly its stated error", "[corpus]"
     if (want.column >= 0) CHECK(d.where.column == want.column);
     if (want.key_given) CHECK(d.key == want.key);
     CHECK_THAT(d.message, Catch::Contains(want.message));
+    if (want.errors >= 0) CHECK(got.size() == static_cast<std::size_t>(want.errors));
   }
 }

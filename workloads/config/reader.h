@@ -238,7 +238,11 @@ class Checker {
   // Reports at the line where `path` was set; if it kept its default, at the
   // first of `related` that a file set (the key that makes `path` wrong).
   // Where an overlay set a related key and a base `path`, at the overlay's
-  // line: the value that made the pair wrong.
+  // line: the value that made the pair wrong. The error then names that
+  // key, and `path` with where the base set it, before the message, so that
+  // the key named is the one on the line shown ("FILE:9:21:
+  // tdm.dispatch_latency: tdm.slot_length (BASE:40:3): is shorter than
+  // ..."). A `path` left at its default is named as the key to set.
   void fail(const std::string& path, std::string message,
             std::initializer_list<std::string_view> related = {}) {
     const auto own = set_at_.find(path);
@@ -246,6 +250,7 @@ class Checker {
     Location where = set ? own->second : nearest_location(set_at_, path, fallback_);
     bool found = set;
     std::size_t best = set ? place(own->second.file) : 0;
+    std::string_view key = path;
     for (auto r : related) {
       const auto it = set_at_.find(std::string(r));
       if (it == set_at_.end()) continue;
@@ -254,9 +259,16 @@ class Checker {
         where = it->second;
         best = at;
         found = true;
+        key = r;
       }
     }
-    diags_.add(where, path, std::move(message));
+    if (key != path && set) {
+      message = fmt::format("{} ({}:{}:{}): {}", path, own->second.file, own->second.line, own->second.column,
+                            message);
+    } else {
+      key = path;  // left at its default: named as the key to set
+    }
+    diags_.add(where, std::string(key), std::move(message));
   }
   // A name or description goes into report headers, CSV rows and file
   // names: one line of text, without control characters (a newline, a tab).

@@ -4,7 +4,7 @@ namespace tdmsim {
 
 std::string default_kernel_profile(IsaFamily isa) { return std::string(config::enum_name(isa)); }
 
-void check_kernels(const KernelsSpec& k, config::Checker& c, const std::string& prefix) {
+void check_kernels(const KernelsSpec& k, config::Checker& c, const std::string& prefix, bool check_nvidia) {
   if (k.warp_specialized && k.matrix_instructions != MatrixInstructions::wgmma) {
     c.fail(prefix + "warp_specialized",
            "the warp-specialized loop runs wgmma: needs matrix_instructions: wgmma");
@@ -14,7 +14,7 @@ void check_kernels(const KernelsSpec& k, config::Checker& c, const std::string& 
   }
   // Our NVIDIA kernels are charged their counted instructions: a profile that
   // runs them must say what they are.
-  if (k.matrix_instructions != MatrixInstructions::isa && !k.nvidia) {
+  if (check_nvidia && k.matrix_instructions != MatrixInstructions::isa && !k.nvidia) {
     c.fail(prefix + "matrix_instructions",
            std::string(config::enum_name(k.matrix_instructions)) +
                " runs our NVIDIA kernels, whose instruction counts the profile's `nvidia:` "

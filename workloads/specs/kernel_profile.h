@@ -506,7 +506,10 @@ std::string default_kernel_profile(IsaFamily isa);
 
 // Cross-field checks of the kernels' keys, reported under `prefix` ("" in a
 // profile file, "kernels." in a machine file that overrides them).
-void check_kernels(const KernelsSpec& k, config::Checker& c, const std::string& prefix);
+// `check_nvidia`: whether to check matrix_instructions against the nvidia:
+// section (a machine makes that check itself, naming its profile).
+void check_kernels(const KernelsSpec& k, config::Checker& c, const std::string& prefix,
+                   bool check_nvidia = true);
 
 // Cross-field checks of a profile that one parameter's range cannot express.
 void check(const KernelProfileSpec& p, config::Checker& c);

@@ -76,7 +76,8 @@ void check(const MachineSpec& m, config::Checker& c) {
                        cu.wave_size, resident_threads),
            {"compute.wave_slots_per_simd", "compute.simds_per_cu"});
   }
-  if (m.kernels.matrix_instructions != MatrixInstructions::isa && m.isa != IsaFamily::hopper) {
+  const bool hopper_only = m.kernels.matrix_instructions != MatrixInstructions::isa && m.isa != IsaFamily::hopper;
+  if (hopper_only) {
     c.fail("kernels.matrix_instructions",
            std::string(config::enum_name(m.kernels.matrix_instructions)) +
                " is a Hopper instruction; this machine's isa is " + std::string(config::enum_name(m.isa)));
@@ -90,14 +91,16 @@ void check(const MachineSpec& m, config::Checker& c) {
              "kernel runs our quantisation kernel, charged the instruction counts of a kernel profile's "
              "nvidia: section; this machine's profile (" + m.kernel_profile +
                  ") has none: use epilogue, or a profile with one (hopper)");
-    } else if (m.kernels.matrix_instructions != MatrixInstructions::isa) {
+    } else if (m.kernels.matrix_instructions != MatrixInstructions::isa && !hopper_only) {
       c.fail("kernels.matrix_instructions",
              std::string(config::enum_name(m.kernels.matrix_instructions)) +
                  " runs our NVIDIA kernels, charged the instruction counts of a kernel profile's nvidia: "
                  "section; this machine's profile (" + m.kernel_profile + ") has none");
     }
   }
-  check_kernels(m.kernels, c, "kernels.");
+  // (The profile's own check of matrix_instructions against its nvidia:
+  // section is made above with the machine's profile named: not twice.)
+  check_kernels(m.kernels, c, "kernels.", /*check_nvidia=*/false);
   require_pow2(c, "compute.l1_line", cu.l1_line);
   if (cu.l1_per_cu.bytes > 0 && cu.l1_per_cu.bytes < cu.l1_line.bytes * cu.l1_ways) {
     c.fail("compute.l1_per_cu",
