@@ -165,7 +165,7 @@ void ComputeUnit::begin_kernel() {
   const Tick start = dispatcher_.kernel_start();
   last_end_ = start;
   busy_from_ = start;
-  const std::uint32_t claims = dispatcher_.first_claims(die_, static_cast<std::uint32_t>(slots_.size()));
+  const std::uint32_t claims = dispatcher_.first_claims(die_, index_, static_cast<std::uint32_t>(slots_.size()));
   for (std::size_t i = 0; i < claims; ++i) {
     if (!take_next(slots_[i], start)) break;
     times[i] = slots_[i].time;

@@ -101,12 +101,15 @@ bool Dispatcher::next(std::uint32_t die, std::uint32_t& wg, Tick& not_before, Ti
   return true;
 }
 
-std::uint32_t Dispatcher::first_claims(std::uint32_t die, std::uint32_t slots) {
+std::uint32_t Dispatcher::first_claims(std::uint32_t die, std::uint32_t cu, std::uint32_t slots) {
   if (kernel_ == nullptr || order_ == WorkgroupOrder::index || dies_ <= 1) return slots;
   const std::uint32_t d = die % dies_;
   const std::uint32_t share = die_share(d, dies_, kernel_->workgroups);
-  const std::uint32_t per_die = cus_ / dies_;
-  const std::uint32_t claims = std::min(slots, std::max(1u, (share + per_die - 1) / std::max(1u, per_die)));
+  const std::uint32_t per_die = std::max(1u, cus_ / dies_);
+  // An even spread: every CU of the die one workgroup before any takes a
+  // second, the first share % CUs of them one more than the rest.
+  const std::uint32_t even = share / per_die + (cu % per_die < share % per_die ? 1 : 0);
+  const std::uint32_t claims = std::min(slots, even);
   if (plan_ == nullptr) return claims;  // next() keeps each die to its share
   // A plan's jobs go in its order to whichever slot asks: the die's CUs stop
   // claiming at its share, so a first wave smaller than the CUs' slots spreads

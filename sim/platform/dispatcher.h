@@ -107,16 +107,16 @@ class Dispatcher : public sc_core::sc_module {
   void workgroup_done(std::uint32_t wg, Tick start, Tick end) {
     if (plan_ != nullptr && plan_->runtime != nullptr) plan_->runtime->done(wg, start, end);
   }
-  // How many of its `slots` a CU of `die` fills at the kernel's start (the
-  // rest stay idle for this kernel): all of them, or with a per-die order
-  // its share of the die's workgroups spread evenly over the die's CUs, so
-  // that a die's share no larger than its CUs takes one slot on each CU. (A
-  // larger one takes ceil(share / CUs) slots on each CU that asks first; the
-  // last CUs of the die may get none, where an even spread would give them one.)
-  // The TDM unit's jobs (a plan) are spread so too, each die taking its share
-  // of the first wave: the unit places its jobs at least as well as the
-  // machine's own dispatcher does a host launch's (docs/moe-timing.md).
-  std::uint32_t first_claims(std::uint32_t die, std::uint32_t slots);
+  // How many of its `slots` CU `cu` (its index in the die) of `die` fills at
+  // the kernel's start (the rest stay idle for this kernel): all of them, or
+  // with a per-die order its share of the die's workgroups spread evenly over
+  // the die's CUs, every CU one before any takes two (share / CUs each, the
+  // first share % CUs one more), as the hardware's workgroup dispatcher
+  // fills a die. The TDM unit's jobs (a plan) are spread so too, each die
+  // taking its share of the first wave: the unit places its jobs at least as
+  // well as the machine's own dispatcher does a host launch's
+  // (docs/moe-timing.md).
+  std::uint32_t first_claims(std::uint32_t die, std::uint32_t cu, std::uint32_t slots);
   std::uint32_t cus() const { return cus_; }
   // The running kernel's atomic store bytes (its stores marked atomic: a
   // combine's adds, split-K partials) per workgroup, averaged over its grid;

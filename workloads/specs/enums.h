@@ -97,7 +97,8 @@ enum class DownCombine { machine, atomic, reduce };
 // How the dispatcher places a kernel's workgroups: in index order on whichever
 // CU slot frees first (`index`), or AMD's multi-XCD parts' way: workgroup i to
 // die i mod dies, each die's CUs taking its workgroups in order, one CU after
-// another, up to ceil(share / CUs) each at the start (`die_round_robin`); or, as kernels that
+// another, spread evenly at the start (every CU one before any takes two:
+// `die_round_robin`); or, as kernels that
 // remap their workgroup index for L2 locality run, each die a contiguous run
 // of the grid (`die_chunked`), its CUs taking it the same way. `vendor` (the
 // default) is the part's own dispatch: die_round_robin on an AMD part (every

@@ -308,7 +308,7 @@ struct LaunchSpec {
             "die_round_robin on an AMD part, index on an NVIDIA one) or index (in index order, to "
             "whichever CU slot frees first) or die_round_robin (workgroup i to die i mod dies, "
             "as AMD's multi-XCD parts dispatch; a die's CUs take its workgroups in order, at the "
-            "start each CU up to its share's ceil(share / CUs), one where the share fits the CUs) or die_chunked (die d takes the d-th contiguous "
+            "start spread evenly over the die's CUs, every CU one before any takes two) or die_chunked (die d takes the d-th contiguous "
             "run of the grid, as kernels that remap their workgroup index to XCDs run; its CUs "
             "take them the same way)",
             Default{WorkgroupOrder::vendor});
