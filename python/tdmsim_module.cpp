@@ -20,6 +20,7 @@
 #include "apps/tdmsim/config_commands.h"
 #include "apps/tdmsim/layer_sim.h"
 #include "apps/tdmsim/output_dir.h"
+#include "apps/tdmsim/run_command.h"
 #include "apps/tdmsim/serving_queue.h"
 #include "sim/core/sim_error.h"
 #include "tdmsim/tdmsim_moe.h"
@@ -566,9 +567,21 @@ PYBIND11_MODULE(tdmsim, m) {
         "(`tdmsim config show FILE --format json`). Raises ConfigError with the CLI's message.");
   m.def("validate", [](const std::vector<std::string>& files) {
           for (const auto& f : files) check_text(f, "files");
-          for (const auto& f : files) translated([&] { return cli::resolved_json(f, false); });
+          for (const auto& f : files) {
+            translated([&] {
+              (void)cli::resolved_json(f, false);
+              // What `config validate` checks beyond loading: a scenario's
+              // kernels fit on a CU, a sweep's every point runs, ...
+              const config::SpecKind kind = config::Loader(config::default_roots()).kind_of(f);
+              if (kind == config::SpecKind::scenario || kind == config::SpecKind::sweep ||
+                  kind == config::SpecKind::tenants) {
+                cli::check_runnable_file(f);
+              }
+            });
+          }
         },
-        py::arg("files"), "Raises ConfigError for the first invalid file (`tdmsim config validate`).");
+        py::arg("files"),
+        "Raises ConfigError for the first invalid file, with every check of `tdmsim config validate`.");
   m.def("run", &run, py::arg("scenario"), py::arg("path") = py::none(), py::arg("machine") = py::none(),
         "Simulates a scenario on one or both paths: summary.json's {'layer', 'paths'} as dicts.");
   m.def("capabilities", &capabilities, "What this build runs (tdmsim_get_capabilities).");

@@ -52,7 +52,7 @@ int run_gpu_case(const GpuCaseOptions& o) {
       const auto& loaded_at = e.in_model ? sc.model.set_at : sc.scenario.set_at;
       const fs::path& file = e.in_model ? sc.model.file : sc.scenario.file;
       const config::Location at = config::nearest_location(loaded_at, e.key, {file.string(), 0, 0});
-      throw BadInput(at.line > 0 ? fmt::format("{}:{}:{}: {}: {}", at.file, at.line, at.column, e.key, e.what())
+      throw BadInput(at.line > 0 ? config::Diagnostic{at, e.key, e.what()}.to_string()
                                  : fmt::format("{}: {}: {}", o.scenario, e.key, e.what()));
     } catch (const std::invalid_argument& e) {
       throw BadInput(o.scenario + ": " + e.what());

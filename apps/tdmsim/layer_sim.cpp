@@ -184,7 +184,7 @@ void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& 
     if (scenario_keys != nullptr && chosen.empty() && (ends("_gate_up") || ends("_fused") || down)) {
       const std::string key = down ? "kernel.down_tile" : "kernel.gate_up_tile";
       if (const auto it = scenario_keys->find(key); it != scenario_keys->end() && !it->second.file.empty()) {
-        at = fmt::format("{}:{}:{}: {}: ", it->second.file, it->second.line, it->second.column, key);
+        at = config::Diagnostic{it->second, key, ""}.to_string();
       }
     }
     // Otherwise the machine's key of the resource that ran out, where a file
@@ -192,7 +192,7 @@ void check_kernels_fit(const sim::programs::MoeKernels& k, const plan::MoePlan& 
     if (at.empty() && machine_keys != nullptr) {
       const std::string key = sim::fit_problem_key(m.compute, kernel.program(0));
       if (const auto it = machine_keys->find(key); it != machine_keys->end() && !it->second.file.empty()) {
-        at = fmt::format("{}:{}:{}: {}: ", it->second.file, it->second.line, it->second.column, key);
+        at = config::Diagnostic{it->second, key, ""}.to_string();
       }
     }
     throw sim::NotSimulatable(fmt::format("{}kernel {} does not fit on a CU of machine {}: it {}; {}", at,
@@ -217,7 +217,7 @@ void check_sort_fits(const config::ResolvedScenario& sc, const std::vector<std::
   std::string at;
   if (scenario_keys != nullptr) {
     if (const auto it = scenario_keys->find("model"); it != scenario_keys->end() && !it->second.file.empty()) {
-      at = fmt::format("{}:{}:{}: model: ", it->second.file, it->second.line, it->second.column);
+      at = config::Diagnostic{it->second, "model", ""}.to_string();
     }
   }
   throw sim::NotSimulatable(fmt::format(

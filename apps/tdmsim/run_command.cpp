@@ -290,11 +290,10 @@ PreparedRun prepare_run(const RunOptions& o) {
     // The scenario's own `path: tdm`: named at its line, as the loader names keys.
     const config::Location at =
         config::nearest_location(sc.scenario.set_at, "path", {sc.scenario.file.string(), 1, 1});
-    const std::string where =
-        o.path.empty() ? fmt::format("{}:{}:{}: path", at.file, at.line, at.column) : std::string("--path");
-    throw BadInput(fmt::format("{} tdm: machine {} ({}) has no tdm: section (no TDM MoE unit); "
-                               "use path software or both, or a TDM machine such as mi500x-tdm",
-                               where, m.name, sc.machine.file.string()));
+    const std::string what = fmt::format("tdm: machine {} ({}) has no tdm: section (no TDM MoE unit); "
+                                         "use path software or both, or a TDM machine such as mi500x-tdm",
+                                         m.name, sc.machine.file.string());
+    throw BadInput(o.path.empty() ? config::Diagnostic{at, "path", what}.to_string() : "--path " + what);
   }
   if (path == "both" && paths.size() == 1) {
     r.not_run = fmt::format("machine {} ({}) has no tdm: section, so path both runs the software path only",

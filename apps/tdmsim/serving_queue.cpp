@@ -195,9 +195,11 @@ void refuse_serving(const config::ResolvedScenario& sc, const std::string& comma
   if (!sc.scenario.spec.serving) return;
   const config::Location at =
       config::nearest_location(sc.scenario.set_at, "serving", {sc.scenario.file.string(), 1, 1});
-  throw BadInput(fmt::format("{}:{}:{}: serving: a request stream is run by tdmsim run only; {} takes one layer "
-                             "(remove the serving: section)",
-                             at.file, at.line, at.column, command));
+  throw BadInput(config::Diagnostic{at, "serving",
+                                    fmt::format("a request stream is run by tdmsim run only; {} takes one layer "
+                                                "(remove the serving: section)",
+                                                command)}
+                     .to_string());
 }
 
 }  // namespace tdmsim::cli::serving

@@ -1,6 +1,8 @@
 #include "apps/tdmsim/sweep_inputs.h"
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -66,10 +68,32 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
   config::PointResolver resolver(loader, sweep);
   config::Diagnostics diags;
   const auto& axes = sweep.sweep.spec.axes.items;
+  // Per axis: a point where its key is inert (the rule, kept for the
+  // message), and whether any point off the base makes it live. An axis
+  // whose key is live at no point (hot_fraction against source [uniform,
+  // zipf]) changes nothing anywhere; the resolver refuses it only where the
+  // governing key is on no axis.
+  std::vector<std::optional<InertKey>> inert(axes.size());
+  std::vector<bool> live(axes.size(), false);
+  bool all_checked = true;
   for (const auto& pt : points) {
-    if (diags.size() >= config::Diagnostics::kMaxReported) break;
+    if (diags.size() >= config::Diagnostics::kMaxReported) {
+      all_checked = false;
+      break;
+    }
     const auto r = resolver.resolve(pt, diags);
     if (!r) continue;
+    const auto inert_here = inert_keys(r->scenario.scenario.spec);
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      if (pt.choice[a] == kAxisAtBase || !axes[a].key.starts_with("scenario.")) continue;
+      const std::string key = axes[a].key.substr(std::string_view("scenario.").size());
+      const auto it = std::find_if(inert_here.begin(), inert_here.end(), [&](const InertKey& k) { return k.key == key; });
+      if (it == inert_here.end()) {
+        live[a] = true;
+      } else if (!inert[a]) {
+        inert[a] = *it;
+      }
+    }
     std::string what;
     for (const auto& [k, v] : config::point_values(sweep.sweep.spec, pt)) {
       what += (what.empty() ? "" : ", ") + k + "=" + v;
@@ -93,6 +117,13 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
       continue;
     }
     each(pt, *r);
+  }
+  for (std::size_t a = 0; a < axes.size() && all_checked; ++a) {
+    if (!inert[a] || live[a]) continue;
+    diags.add(config::value_location(axes[a], 0), "axes." + axes[a].key,
+              fmt::format("applies where {} only, and no point of this sweep has that: every value would give "
+                          "the same result",
+                          inert[a]->applies));
   }
   diags.throw_if_any();
 }

@@ -141,10 +141,9 @@ int run_tenants(const TenantsRunOptions& o) {
   if (paths.empty()) {
     // The tenants file's own `path: tdm` at its line, as run names a scenario's.
     const config::Location at = config::nearest_location(r.tenants.set_at, "path", {r.tenants.file.string(), 1, 1});
-    const std::string where =
-        o.path.empty() ? fmt::format("{}:{}:{}: path", at.file, at.line, at.column) : std::string("--path");
-    throw BadInput(fmt::format("{} tdm: machine {} ({}) has no tdm: section (no TDM MoE unit); use path software "
-                               "or both", where, whole.name, r.machine.file.string()));
+    const std::string what = fmt::format("tdm: machine {} ({}) has no tdm: section (no TDM MoE unit); use path "
+                                         "software or both", whole.name, r.machine.file.string());
+    throw BadInput(o.path.empty() ? config::Diagnostic{at, "path", what}.to_string() : "--path " + what);
   }
   std::vector<Tenant> tenants;
   for (std::size_t i = 0; i < r.scenarios.size(); ++i) {

@@ -110,7 +110,7 @@ def check_both_no_tdm(scenario):
     open(copy, "w").write(text)  # its machine and model are named, not relative paths
     r = tdmsim(["run", copy, "--output", out], expect=2)
     line = next(i for i, l in enumerate(text.split("\n"), 1) if l.startswith("path:"))
-    assert f"{copy}:{line}:7: path tdm: machine mi355x" in r.stderr, r.stderr
+    assert f"{copy}:{line}:7: path: tdm: machine mi355x" in r.stderr, r.stderr
     assert not os.path.exists(out), "output written despite the error"
 
 

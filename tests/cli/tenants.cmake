@@ -8,5 +8,5 @@ foreach(mode example single tdm same nps4 fabric refuse)
 endforeach()
 add_test(NAME tenants.path_tdm_named_at_its_line
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/validate/tenants-path-tdm.yaml
-                 -DEXPECT_RC=2 "-DEXPECT_STDERR=tenants-path-tdm.yaml:6:7: path tdm: machine mi300x-dpx"
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=tenants-path-tdm.yaml:6:7: path: tdm: machine mi300x-dpx"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)

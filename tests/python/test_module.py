@@ -32,6 +32,14 @@ assert cli_err.returncode == 2
 assert message == cli_err.stderr.splitlines()[0], (message, cli_err.stderr)
 assert "bad-scenario.yaml:5:" in message and "tokens: must be at least 1" in message
 assert isinstance(tdmsim.ConfigError("x"), tdmsim.Error)
+# Beyond loading, as `config validate`: a tile the scenario sets that no CU holds.
+too_big = os.path.join(scratch, "tile-too-big.yaml")
+with open(too_big, "w") as f:
+    f.write(f"kind: scenario\nbase: {tiny}\nname: tile-too-big\nkernel:\n  gate_up_tile: 256x256x256x512\n")
+cli_err = subprocess.run([cli, "config", "validate", "--quiet", too_big], capture_output=True, text=True)
+assert cli_err.returncode == 2 and "does not fit on a CU" in cli_err.stderr, cli_err.stderr
+message = raises(tdmsim.ConfigError, tdmsim.validate, [too_big])
+assert message == cli_err.stderr.splitlines()[0], (message, cli_err.stderr)
 
 # run: summary.json's layer and paths
 summary = tdmsim.run(tiny, path="both")

@@ -73,6 +73,13 @@ ConfigError::ConfigError(std::vector<Diagnostic> printable_diagnostics, int)
     : std::runtime_error(join(printable_diagnostics)), diagnostics_(std::move(printable_diagnostics)) {}
 
 void Diagnostics::add(Location where, std::string key, std::string message) {
+  // Said once: the same error at the same place (an axis value refused at
+  // every point that takes it) is one line, not one per point.
+  const bool again = std::any_of(items_.begin(), items_.end(), [&](const Diagnostic& d) {
+    return d.where.line == where.line && d.where.column == where.column && d.key == key &&
+           d.where.file == where.file && d.message == message;
+  });
+  if (again) return;
   if (items_.size() < kMaxReported) {
     items_.push_back({std::move(where), std::move(key), std::move(message)});
   }

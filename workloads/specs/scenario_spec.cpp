@@ -111,13 +111,15 @@ std::vector<InertKey> inert_keys(const ScenarioSpec& s) {
     if (r.source != source) {
       out.push_back({key, "routing.source",
                      fmt::format("applies to source: {} only, and the source is {}: it would change nothing",
-                                 config::enum_name(source), config::enum_name(r.source))});
+                                 config::enum_name(source), config::enum_name(r.source)),
+                     fmt::format("routing.source: {}", config::enum_name(source))});
     }
   }
   if (r.capacity_factor.none()) {
     out.push_back({"routing.overflow", "routing.capacity_factor",
                    "says what happens to picks past an expert's capacity, and capacity_factor is none (no "
-                   "limit): it would change nothing"});
+                   "limit): it would change nothing",
+                   "a routing.capacity_factor other than none"});
   }
   return out;
 }

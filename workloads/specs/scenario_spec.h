@@ -292,6 +292,7 @@ struct InertKey {
   std::string key;
   std::string governing;
   std::string message;
+  std::string applies;  // where the key changes something ("source: zipf")
 };
 std::vector<InertKey> inert_keys(const ScenarioSpec& s);
 
