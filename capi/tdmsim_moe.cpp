@@ -20,6 +20,7 @@
 #include "capi/gpu_backend.h"
 #include "capi/simulate_backend.h"
 #include "descriptors/api/moe_api.h"
+#include "descriptors/api/router.h"
 #include "descriptors/emulator/synthetic.h"
 #include "descriptors/format/moe_descriptor.h"
 #include "descriptors/plan/moe_plan.h"
@@ -204,24 +205,22 @@ tdmsim_status forward(tdmsim_moe_s& h, const tdmsim_forward_args& a, float* y, s
   if (a.topk_ids != nullptr) {
     const std::uint32_t k = model.top_k;
     for (std::size_t t = 0; t < a.tokens; ++t) {
-      for (std::uint32_t j = 0; j < k; ++j) {
-        const std::uint32_t e = a.topk_ids[t * k + j];
-        if (e >= model.experts) {
+      const std::span<const std::uint32_t> ids(a.topk_ids + t * k, k);
+      const std::span<const float> weights(a.topk_weights + t * k, k);
+      const auto p = api::route_problem(ids, weights, model.experts);
+      if (!p) continue;
+      const std::uint32_t j = p->at, e = ids[j];
+      switch (p->kind) {
+        case api::RouteProblem::Kind::missing_expert:
           return fail(TDMSIM_ERR_INVALID_ARGUMENT,
                       fmt::format("args.topk_ids[{}, {}] is {}: model {} has experts 0..{}", t, j, e, model.name,
                                   model.experts - 1));
-        }
-        for (std::uint32_t i = 0; i < j; ++i) {
-          if (a.topk_ids[t * k + i] == e) {
-            return fail(TDMSIM_ERR_INVALID_ARGUMENT,
-                        fmt::format("args.topk_ids: token {} picks expert {} twice (at {} and {})", t, e, i, j));
-          }
-        }
-        if (!std::isfinite(a.topk_weights[t * k + j])) {
+        case api::RouteProblem::Kind::repeated_expert:
           return fail(TDMSIM_ERR_INVALID_ARGUMENT,
-                      fmt::format("args.topk_weights[{}, {}] is {} (every value must be finite)", t, j,
-                                  a.topk_weights[t * k + j]));
-        }
+                      fmt::format("args.topk_ids: token {} picks expert {} twice (at {} and {})", t, e, p->first, j));
+        case api::RouteProblem::Kind::non_finite_weight:
+          return fail(TDMSIM_ERR_INVALID_ARGUMENT,
+                      fmt::format("args.topk_weights[{}, {}] is {} (every value must be finite)", t, j, weights[j]));
       }
     }
   }

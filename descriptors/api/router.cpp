@@ -71,6 +71,23 @@ plan::Routing route_activations(const ModelSpec& model, std::span<const float> x
   return r;
 }
 
+std::optional<RouteProblem> route_problem(std::span<const std::uint32_t> experts, std::span<const float> weights,
+                                          std::uint32_t model_experts) {
+  for (std::uint32_t j = 0; j < experts.size(); ++j) {
+    const std::uint32_t e = experts[j];
+    if (e >= model_experts) return RouteProblem{RouteProblem::Kind::missing_expert, j, 0};
+    const auto first = std::find(experts.begin(), experts.begin() + j, e);
+    if (first != experts.begin() + j) {
+      return RouteProblem{RouteProblem::Kind::repeated_expert, j,
+                          static_cast<std::uint32_t>(first - experts.begin())};
+    }
+    if (j < weights.size() && !std::isfinite(weights[j])) {
+      return RouteProblem{RouteProblem::Kind::non_finite_weight, j, 0};
+    }
+  }
+  return std::nullopt;
+}
+
 plan::Routing route_callback(const RoutingCallback& callback, const ModelSpec& model,
                              std::span<const float> x, std::uint32_t tokens) {
   const std::uint32_t k = model.top_k, hidden = model.hidden_size;
@@ -86,17 +103,14 @@ plan::Routing route_callback(const RoutingCallback& callback, const ModelSpec& m
       throw bad(fmt::format("returned {} experts and {} weights, the model routes to top_k = {}",
                             route.experts.size(), route.weights.size(), k));
     }
-    for (std::uint32_t j = 0; j < k; ++j) {
-      const std::uint32_t e = route.experts[j];
-      if (e >= model.experts) {
-        throw bad(fmt::format("expert {} does not exist (model {} has {})", e, model.name,
-                              model.experts));
+    if (const auto p = route_problem(route.experts, route.weights, model.experts)) {
+      const std::uint32_t e = route.experts[p->at];
+      switch (p->kind) {
+        case RouteProblem::Kind::missing_expert:
+          throw bad(fmt::format("expert {} does not exist (model {} has {})", e, model.name, model.experts));
+        case RouteProblem::Kind::repeated_expert: throw bad(fmt::format("expert {} picked twice", e));
+        case RouteProblem::Kind::non_finite_weight: throw bad("non-finite weight");
       }
-      if (std::find(route.experts.begin(), route.experts.begin() + j, e) !=
-          route.experts.begin() + j) {
-        throw bad(fmt::format("expert {} picked twice", e));
-      }
-      if (!std::isfinite(route.weights[j])) throw bad("non-finite weight");
     }
     r.ids.insert(r.ids.end(), route.experts.begin(), route.experts.end());
     r.weights.insert(r.weights.end(), route.weights.begin(), route.weights.end());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "descriptors/api/moe_api.h"
@@ -19,6 +20,19 @@ plan::Routing route_activations(const ModelSpec& model, std::span<const float> x
                                 std::uint32_t tokens, std::uint64_t seed);
 plan::Routing route_activations(const ModelSpec& model, std::span<const float> x,
                                 std::uint32_t tokens, const RouterWeights& router);
+
+// The first problem of one token's route (top_k experts and their weights):
+// an expert the model lacks (index `at`), one picked again (at `at`, first
+// at `first`), a non-finite weight (at `at`). The one check of a callback's
+// answers (route_callback) and of the C API's precomputed ids, each of which
+// names the problem its own way.
+struct RouteProblem {
+  enum class Kind { missing_expert, repeated_expert, non_finite_weight } kind;
+  std::uint32_t at = 0;
+  std::uint32_t first = 0;
+};
+std::optional<RouteProblem> route_problem(std::span<const std::uint32_t> experts, std::span<const float> weights,
+                                          std::uint32_t model_experts);
 
 // Calls `callback` once per token, in token order. Throws std::invalid_argument
 // naming the token if it returns other than top_k ids and weights, an id

@@ -155,6 +155,16 @@ TEST_CASE("every problem in a file is reported, not just the first", "[schema]")
   CHECK(r.diags[2].key == "foo");
 }
 
+TEST_CASE("the same error at the same place is said once", "[schema]") {
+  // (A sweep axis value refused at every point that takes it.)
+  Diagnostics d;
+  d.add({"s.yaml", 7, 29}, "axes.scenario.routing.zipf_s", "value '0.5': applies to source: zipf only");
+  d.add({"s.yaml", 7, 29}, "axes.scenario.routing.zipf_s", "value '0.5': applies to source: zipf only");
+  d.add({"s.yaml", 7, 34}, "axes.scenario.routing.zipf_s", "value '1.5': applies to source: zipf only");
+  d.add({"t.yaml", 7, 29}, "axes.scenario.routing.zipf_s", "value '0.5': applies to source: zipf only");
+  CHECK(d.size() == 3);
+}
+
 TEST_CASE("duplicate keys are errors", "[schema]") {
   const auto r = read("name: a\ninner: {bw: 5TB/s}\nname: b\n");
   REQUIRE_FALSE(r.diags.empty());
