@@ -575,7 +575,14 @@ PYBIND11_MODULE(tdmsim, m) {
               const config::SpecKind kind = config::Loader(config::default_roots()).kind_of(f);
               if (kind == config::SpecKind::scenario || kind == config::SpecKind::sweep ||
                   kind == config::SpecKind::tenants) {
-                cli::check_runnable_file(f);
+                try {
+                  cli::check_runnable_file(f);
+                } catch (const cli::BadInput& e) {
+                  // As `config validate` prints it: the file named where the message does not.
+                  const std::string what = e.what();
+                  if (what.find(f) != std::string::npos) throw;
+                  throw cli::BadInput(f + ": " + what);
+                }
               }
             });
           }

@@ -216,13 +216,10 @@ std::function<bool(std::uint64_t)> jitter_column(const Prepared& p) {
 // The name sweep.json has while a --force replacement empties its folder.
 constexpr const char* kReplacingMarker = ".sweep.replacing";
 
-// Makes `dir` (created and locked by `lock`) ready: new, the same sweep's
-// folder (resumed; its points whose inputs changed run again), or --force
-// replacing what is there. Anything else is bad input, and the folder is left
-// as it was.
 // What a sweep does with an existing output folder `dir`: resumes it (the
-// same sweep's), replaces it (--force, a sweep's folder), or refuses it
-// (BadInput). Looks only: prepare_output acts on it, --dry-run reports it.
+// same sweep's), replaces it (--force, a sweep's folder), fills it (empty,
+// or holding only the lock file), or refuses it (BadInput). Looks only:
+// prepare_output acts on it, --dry-run reports it.
 enum class OutputAction { resume, replace, fill };
 OutputAction output_action(const fs::path& dir, const Prepared& p, bool force) {
   const fs::path man = dir / "sweep.json";
@@ -278,6 +275,10 @@ OutputAction output_action(const fs::path& dir, const Prepared& p, bool force) {
   return OutputAction::fill;
 }
 
+// Makes `dir` (created and locked by `lock`) ready: new, the same sweep's
+// folder (resumed; its points whose inputs changed run again), or --force
+// replacing what is there. Anything else is bad input, and the folder is left
+// as it was.
 void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool quiet, SweepLock& lock) {
   const Json m = manifest(p);
   const fs::path man = dir / "sweep.json";
@@ -287,7 +288,7 @@ void prepare_output(const fs::path& dir, const Prepared& p, bool force, bool qui
   OutputAction action{};
   try {
     action = output_action(dir, p, force);
-  } catch (const BadInput&) {
+  } catch (...) {  // refused, or the folder could not be read: left as it was
     lock.abandon();
     throw;
   }
@@ -375,7 +376,9 @@ int sweep_command(const SweepOptions& o) {
     if (root && !o.output.empty()) {
       const fs::path dir = fs::path(o.output).lexically_normal();
       std::error_code ec;
-      if (!fs::exists(dir, ec)) {
+      const bool exists = fs::exists(dir, ec);
+      if (ec) throw BadInput("output " + dir.string() + ": " + ec.message());
+      if (!exists) {
         output_note = "a new folder";
       } else if (!fs::is_directory(dir, ec)) {
         throw BadInput("output " + dir.string() + " exists and is not a folder");
@@ -383,7 +386,7 @@ int sweep_command(const SweepOptions& o) {
         switch (output_action(dir, p, o.force)) {
           case OutputAction::resume: output_note = "resumes this sweep's results there"; break;
           case OutputAction::replace: output_note = "replaces the sweep there (--force)"; break;
-          case OutputAction::fill: output_note = "an empty folder"; break;
+          case OutputAction::fill: output_note = "a folder with no results"; break;
         }
       }
       output_note = fmt::format("output {}: {}\n", dir.string(), output_note);

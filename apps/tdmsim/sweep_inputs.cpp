@@ -118,12 +118,19 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
     }
     each(pt, *r);
   }
-  for (std::size_t a = 0; a < axes.size() && all_checked; ++a) {
+  // (Only where every point resolved: a point refused for another reason
+  // might have been the one that made the key apply.)
+  const SweepMode mode = sweep.sweep.spec.mode;
+  for (std::size_t a = 0; a < axes.size() && all_checked && diags.empty(); ++a) {
     if (!inert[a] || live[a]) continue;
     diags.add(config::value_location(axes[a], 0), "axes." + axes[a].key,
-              fmt::format("applies where {} only, and no point of this sweep has that: every value would give "
+              fmt::format("applies only where {}, and no point of this sweep has that{}: every value would give "
                           "the same result",
-                          inert[a]->applies));
+                          inert[a]->applies,
+                          mode == SweepMode::oat ? " (mode oat moves one axis at a time from the base: set it in "
+                                                   "the base scenario)"
+                          : mode == SweepMode::random || mode == SweepMode::lhs ? " (among the points this seed draws)"
+                                                                               : ""));
   }
   diags.throw_if_any();
 }

@@ -111,10 +111,11 @@ std::uint32_t Dispatcher::first_claims(std::uint32_t die, std::uint32_t cu, std:
   const std::uint32_t even = share / per_die + (cu % per_die < share % per_die ? 1 : 0);
   const std::uint32_t claims = std::min(slots, even);
   if (plan_ == nullptr) return claims;  // next() keeps each die to its share
-  // A plan's jobs go in its order to whichever slot asks: the die's CUs stop
-  // claiming at its share, so a first wave smaller than the CUs' slots spreads
-  // over every die (each a contiguous run of the plan) instead of filling die
-  // 0's CUs first. (When it is larger, every CU claims all its slots.)
+  // A plan's jobs go in its order to whichever slot asks: each die's CUs
+  // claim its share (the even spread above sums to it), so a first wave
+  // smaller than the CUs' slots spreads over every die (each a contiguous
+  // run of the plan) instead of filling die 0's CUs first. (When it is
+  // larger, every CU claims all its slots.) `left` only guards the count.
   const std::uint32_t left = share - std::min(share, next_of_die_[d]);
   next_of_die_[d] += std::min(claims, left);
   return std::min(claims, left);

@@ -129,6 +129,26 @@ TEST_CASE("die_round_robin puts workgroup i on die i mod dies, one a CU before a
   CHECK(most_b == 4);
 }
 
+TEST_CASE("die_round_robin spreads a die's share over its CUs evenly when it exceeds them", "[dispatch]") {
+  const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
+  const config::Loader loader({root});
+  MachineSpec m = loader.machine(root / "machines/mi355x.yaml").spec;  // 8 XCDs x 32 CUs
+  m.launch.workgroup_order = WorkgroupOrder::die_round_robin;
+  sim::Gpu g(m);
+  // 44 a die, all in the first wave (four fit on a CU): every CU one before any
+  // takes two, so CUs 0-11 run two and CUs 12-31 one (not 22 CUs two and 10 none).
+  const std::vector<isa::KernelLaunch> k{small_grid(8 * 44)};
+  g.submit(k);
+  sc_core::sc_start();
+  g.collect();
+  const auto runs = per_cu(g);
+  REQUIRE(runs.size() == 8 * 32);
+  for (const auto& [where, n] : runs) {
+    INFO("die " << where.first << " cu " << where.second);
+    CHECK(n == (where.second < 12 ? 2 : 1));
+  }
+}
+
 TEST_CASE("launch.kernel_boundary adds its time to each host-launched kernel's end", "[dispatch]") {
   const fs::path root = fs::path(TDMSIM_SOURCE_DIR) / "workloads";
   const config::Loader loader({root});

@@ -162,7 +162,13 @@ TEST_CASE("the same error at the same place is said once", "[schema]") {
   d.add({"s.yaml", 7, 29}, "axes.scenario.routing.zipf_s", "value '0.5': applies to source: zipf only");
   d.add({"s.yaml", 7, 34}, "axes.scenario.routing.zipf_s", "value '1.5': applies to source: zipf only");
   d.add({"t.yaml", 7, 29}, "axes.scenario.routing.zipf_s", "value '0.5': applies to source: zipf only");
-  CHECK(d.size() == 3);
+  CHECK(d.size() == 4);  // every add counts (a sweep point fails by adding)
+  try {
+    d.throw_if_any();
+    FAIL("no ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(e.diagnostics().size() == 3);
+  }
 }
 
 TEST_CASE("duplicate keys are errors", "[schema]") {

@@ -73,20 +73,25 @@ ConfigError::ConfigError(std::vector<Diagnostic> printable_diagnostics, int)
     : std::runtime_error(join(printable_diagnostics)), diagnostics_(std::move(printable_diagnostics)) {}
 
 void Diagnostics::add(Location where, std::string key, std::string message) {
-  // Said once: the same error at the same place (an axis value refused at
-  // every point that takes it) is one line, not one per point.
-  const bool again = std::any_of(items_.begin(), items_.end(), [&](const Diagnostic& d) {
-    return d.where.line == where.line && d.where.column == where.column && d.key == key &&
-           d.where.file == where.file && d.message == message;
-  });
-  if (again) return;
   if (items_.size() < kMaxReported) {
     items_.push_back({std::move(where), std::move(key), std::move(message)});
   }
 }
 
 void Diagnostics::throw_if_any() const {
-  if (!items_.empty()) throw ConfigError(items_);
+  if (items_.empty()) return;
+  // Said once: the same error at the same place (an axis value refused at
+  // every point that takes it) is one line, not one per point. (Kept in
+  // items_ all the same: a caller tells a failed step by items_ growing.)
+  std::vector<Diagnostic> once;
+  for (const auto& d : items_) {
+    const bool again = std::any_of(once.begin(), once.end(), [&](const Diagnostic& o) {
+      return o.where.line == d.where.line && o.where.column == d.where.column && o.key == d.key &&
+             o.where.file == d.where.file && o.message == d.message;
+    });
+    if (!again) once.push_back(d);
+  }
+  throw ConfigError(std::move(once));
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

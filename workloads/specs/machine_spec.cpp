@@ -91,7 +91,8 @@ void check(const MachineSpec& m, config::Checker& c) {
              "kernel runs our quantisation kernel, charged the instruction counts of a kernel profile's "
              "nvidia: section; this machine's profile (" + m.kernel_profile +
                  ") has none: use epilogue, or a profile with one (hopper)");
-    } else if (m.kernels.matrix_instructions != MatrixInstructions::isa && !hopper_only) {
+    }
+    if (m.kernels.matrix_instructions != MatrixInstructions::isa && !hopper_only) {
       c.fail("kernels.matrix_instructions",
              std::string(config::enum_name(m.kernels.matrix_instructions)) +
                  " runs our NVIDIA kernels, charged the instruction counts of a kernel profile's nvidia: "

@@ -112,14 +112,14 @@ std::vector<InertKey> inert_keys(const ScenarioSpec& s) {
       out.push_back({key, "routing.source",
                      fmt::format("applies to source: {} only, and the source is {}: it would change nothing",
                                  config::enum_name(source), config::enum_name(r.source)),
-                     fmt::format("routing.source: {}", config::enum_name(source))});
+                     fmt::format("routing.source is {}", config::enum_name(source))});
     }
   }
   if (r.capacity_factor.none()) {
     out.push_back({"routing.overflow", "routing.capacity_factor",
                    "says what happens to picks past an expert's capacity, and capacity_factor is none (no "
                    "limit): it would change nothing",
-                   "a routing.capacity_factor other than none"});
+                   "routing.capacity_factor is not none"});
   }
   return out;
 }

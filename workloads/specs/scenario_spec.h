@@ -292,7 +292,7 @@ struct InertKey {
   std::string key;
   std::string governing;
   std::string message;
-  std::string applies;  // where the key changes something ("source: zipf")
+  std::string applies;  // where the key changes something ("routing.source is zipf")
 };
 std::vector<InertKey> inert_keys(const ScenarioSpec& s);
 
