@@ -206,13 +206,12 @@ void check_sort_fits(const config::ResolvedScenario& sc, const std::vector<std::
   const ScenarioSpec& s = sc.scenario.spec;
   const ModelSpec& model = sc.model.spec;
   const MachineSpec& m = sc.machine.spec;
-  if (s.parallel.ep == 0) return;  // refused by the scenario's checks
   // As the plan counts them: the GPU's routed experts (redundant copies
   // included) and the shared-expert chunks fused in (sim/programs/
   // moe_sort_programs.cpp: 4 B of LDS an expert in moe_align_block_size's
   // histogram and in our count and place kernels).
-  const std::uint64_t local = (std::uint64_t{model.experts} + s.parallel.redundant_experts) / s.parallel.ep;
-  const std::uint64_t fused = local + shared_slots(s, model);
+  const std::uint64_t fused = experts_per_gpu(s, model);
+  const std::uint64_t local = fused - shared_slots(s, model);
   const std::uint64_t bytes = fused * 4;
   if (bytes <= m.compute.lds_per_cu.bytes) return;
   std::string at;

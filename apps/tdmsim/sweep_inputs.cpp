@@ -75,12 +75,8 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
   // governing key is on no axis.
   std::vector<std::optional<InertKey>> inert(axes.size());
   std::vector<bool> live(axes.size(), false);
-  bool all_checked = true;
   for (const auto& pt : points) {
-    if (diags.size() >= config::Diagnostics::kMaxReported) {
-      all_checked = false;
-      break;
-    }
+    if (diags.size() >= config::Diagnostics::kMaxReported) break;
     const auto r = resolver.resolve(pt, diags);
     if (!r) continue;
     const auto inert_here = inert_keys(r->scenario.scenario.spec);
@@ -118,10 +114,10 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
     }
     each(pt, *r);
   }
-  // (Only where every point resolved: a point refused for another reason
-  // might have been the one that made the key apply.)
+  // (Only where every point resolved and was checked: a point refused for
+  // another reason might have been the one that made the key apply.)
   const SweepMode mode = sweep.sweep.spec.mode;
-  for (std::size_t a = 0; a < axes.size() && all_checked && diags.empty(); ++a) {
+  for (std::size_t a = 0; a < axes.size() && diags.empty(); ++a) {
     if (!inert[a] || live[a]) continue;
     diags.add(config::value_location(axes[a], 0), "axes." + axes[a].key,
               fmt::format("applies only where {}, and no point of this sweep has that{}: every value would give "

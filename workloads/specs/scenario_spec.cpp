@@ -270,9 +270,14 @@ std::uint64_t shared_slots(const ScenarioSpec& s, const ModelSpec& model) {
   return std::uint64_t{model.shared_experts} * ((shared_inter + inter - 1) / inter);
 }
 
+std::uint64_t experts_per_gpu(const ScenarioSpec& s, const ModelSpec& model) {
+  return (std::uint64_t{model.experts} + s.parallel.redundant_experts) / std::max(1u, s.parallel.ep) +
+         shared_slots(s, model);
+}
+
 std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model) {
   __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, for overflow-free scaling
-  const u128 experts = (model.experts + s.parallel.redundant_experts) / s.parallel.ep + shared_slots(s, model);
+  const u128 experts = experts_per_gpu(s, model);
   const u128 inter = model.intermediate_size / s.parallel.tp;
   const OperandFormats f = operand_formats(s);
   // Elements plus their scales, per 1024 elements (weight_scale_bits_per_1024).

@@ -307,6 +307,10 @@ void check_inert_keys(const ScenarioSpec& s, config::Checker& c);
 // routed intermediate size (docs/moe-plan.md "Shared experts").
 std::uint64_t shared_slots(const ScenarioSpec& s, const ModelSpec& model);
 
+// The experts one GPU runs: its routed experts (redundant copies included,
+// parallel.ep dividing them) plus the fused shared-expert slots.
+std::uint64_t experts_per_gpu(const ScenarioSpec& s, const ModelSpec& model);
+
 // Bytes of expert weights (gate, up and down projections) one GPU holds,
 // shared experts' chunks and scales included.
 std::uint64_t expert_weight_bytes(const ScenarioSpec& s, const ModelSpec& model);
