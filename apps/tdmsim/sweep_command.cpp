@@ -383,6 +383,7 @@ int sweep_command(const SweepOptions& o) {
       } else if (!fs::is_directory(dir, ec)) {
         throw BadInput("output " + dir.string() + " exists and is not a folder");
       } else {
+        SweepLock::check_free(dir);  // a sweep writing there now: the run would be refused
         switch (output_action(dir, p, o.force)) {
           case OutputAction::resume: output_note = "resumes this sweep's results there"; break;
           case OutputAction::replace: output_note = "replaces the sweep there (--force)"; break;

@@ -50,6 +50,13 @@ std::string read_fd(int fd) {
   return text;
 }
 
+// What a sweep that finds the folder's lock taken is told.
+BadInput in_use(const fs::path& dir, const std::string& holder) {
+  return BadInput(fmt::format(
+      "output folder {} is in use by another sweep ({}); wait for it to finish, stop it, or choose another folder",
+      dir.string(), holder.empty() ? "holder not yet recorded" : holder));
+}
+
 }  // namespace
 
 SweepLock::SweepLock(fs::path dir) : dir_(std::move(dir)) {
@@ -75,14 +82,23 @@ SweepLock::SweepLock(fs::path dir) : dir_(std::move(dir)) {
     const std::string holder = read_fd(fd_);
     ::close(fd_);
     fd_ = -1;
-    if (err == EWOULDBLOCK) {
-      throw BadInput(fmt::format(
-          "output folder {} is in use by another sweep ({}); wait for it to finish, stop it, or "
-          "choose another folder",
-          dir_.string(), holder.empty() ? "holder not yet recorded" : holder));
-    }
+    if (err == EWOULDBLOCK) throw in_use(dir_, holder);
     throw BadInput("cannot lock " + file.string() + ": " + std::strerror(err));
   }
+}
+
+void SweepLock::check_free(const fs::path& dir) {
+  const fs::path file = dir / kFile;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // no lock file: nobody holds it (one taking it now would be a race either way)
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    const int err = errno;
+    const std::string holder = read_fd(fd);
+    ::close(fd);
+    if (err == EWOULDBLOCK) throw in_use(dir, holder);
+    throw BadInput("cannot lock " + file.string() + ": " + std::strerror(err));
+  }
+  ::close(fd);  // (releases the shared lock)
 }
 
 SweepLock::~SweepLock() {

@@ -34,6 +34,12 @@ class SweepLock {
   // the folder is left as it was.
   void abandon();
 
+  // Throws the BadInput the constructor would if a process holds `dir`'s
+  // lock now, creating and changing nothing (`sweep --dry-run --output`): a
+  // shared lock tried and dropped at once, which fails only against a
+  // holder's exclusive one.
+  static void check_free(const fs::path& dir);
+
  private:
   fs::path dir_;
   int fd_ = -1;

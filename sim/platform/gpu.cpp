@@ -140,6 +140,9 @@ std::string fit_problem_key(const ComputeSpec& cu, const isa::TileProgram& p) {
   if (occ.workgroups > 0) return {};
   if (occ.limiter == "lds") return "compute.lds_per_cu";
   if (occ.limiter == "registers") return "compute.vgpr_file_per_cu";
+  // (Not reached from a loaded machine: its check that max_workgroup_threads
+  // fits simds_per_cu x wave_slots_per_simd x wave_size means a workgroup
+  // short of the wave slots already failed the threads test above.)
   return "compute.wave_slots_per_simd";
 }
 

@@ -168,6 +168,13 @@ def main():
             r = run([tdmsim, "sweep", spec, "--output", out], expect=2)
             assert "in use by another sweep (pid 4242 on host elsewhere" in r.stderr, r.stderr
             assert sorted(os.listdir(out)) == [".sweep.lock"], os.listdir(out)
+            # --dry-run --output says so too, as the run would, taking nothing.
+            r = run([tdmsim, "sweep", spec, "--output", out, "--dry-run"], expect=2)
+            assert "in use by another sweep (pid 4242 on host elsewhere" in r.stderr, r.stderr
+            assert sorted(os.listdir(out)) == [".sweep.lock"], os.listdir(out)
+        # Released, the same dry run goes on (the folder holds no results).
+        r = run([tdmsim, "sweep", spec, "--output", out, "--dry-run"])
+        assert r.stdout.startswith(f"output {out}: a folder with no results\n"), r.stdout
         shutil.rmtree(out)
         # A running sweep holds it: a second one exits 2 naming it, writing nothing.
         first = subprocess.Popen([tdmsim, "sweep", spec, "--output", out, "-j", "1", "--quiet"],
