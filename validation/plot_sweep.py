@@ -613,6 +613,15 @@ def main():
 
     xs, xunit = numeric([r[x] for r in rows])
     categorical = xs is None
+    # Factors of the base (x0.8) beside absolute values (4TB/s) have no common
+    # scale here (the base's value is not in results.csv): as categories they
+    # would be drawn in file order and joined as if ordered.
+    factors = [v for v in OrderedDict.fromkeys(r[x] for r in rows) if FACTOR.match(v)]
+    others = [v for v in OrderedDict.fromkeys(r[x] for r in rows) if not FACTOR.match(v)]
+    if categorical and factors and others and numeric(others)[0] is not None:
+        fail(f"column {x} mixes factors of the base value ({', '.join(factors[:3])}) with absolute values "
+             f"({', '.join(others[:3])}), which share no scale: write the axis in one form, or plot the two "
+             "kinds of rows apart")
     if categorical:
         if a.logx:
             fail(f"--logx: column {x} is not numeric")

@@ -382,6 +382,12 @@ def main():
         assert all(re.fullmatch(r"x[0-9.]+", t) for t in ticks), ticks
         values = [float(t[1:]) for t in ticks]
         assert values == sorted(values) and set(ticks) - {"x1.2", "x0.8", "x1.01"}, f"not a numeric axis: {ticks}"
+        # Factors beside absolute values share no scale (the base's value is not in the
+        # table): refused, naming both kinds, rather than drawn as categories in file order.
+        mixed = table("mixed.csv", {"1": "x1.2", "4": "8", "16": "x0.8"})
+        refused(mixed, "--x", "scenario.tokens", "--hue", "path,bandwidth", "--output", os.path.join(out, "mixed.svg"),
+                says=("mixes factors of the base value", "x1.2", "8"))
+        assert not os.path.exists(os.path.join(out, "mixed.svg"))
         # --force replaces only a regular file: not a symlink (it became a file where
         # the link was), and not the file this command reads (the table it plots).
         target = os.path.join(out, "target.txt")
