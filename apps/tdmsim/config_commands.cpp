@@ -61,18 +61,35 @@ Json with_origin(const config::Loaded<S>& l, bool show_origin) {
   return j;
 }
 
-Json resolve(const Loader& loader, const fs::path& file, bool show_origin) {
+// `file` resolved as `config show` prints it; with `inputs`, every file it was
+// read from goes there too (what `--output` must not overwrite), from the
+// same one load.
+Json resolve(const Loader& loader, const fs::path& file, bool show_origin, std::vector<fs::path>* inputs = nullptr) {
+  const auto read = [inputs](const std::vector<fs::path>& files) {
+    if (inputs != nullptr) inputs->insert(inputs->end(), files.begin(), files.end());
+  };
   switch (loader.kind_of(file)) {
     case SpecKind::machine: {
       auto m = loader.machine(file);
+      read(machine_files(m));
       Json j = with_origin(m, show_origin);
       j["_derived"] = derived(m.spec);
       return j;
     }
-    case SpecKind::model: return with_origin(loader.model(file), show_origin);
-    case SpecKind::kernel_profile: return with_origin(loader.kernel_profile(file), show_origin);
+    case SpecKind::model: {
+      auto m = loader.model(file);
+      read(m.chain);
+      return with_origin(m, show_origin);
+    }
+    case SpecKind::kernel_profile: {
+      auto k = loader.kernel_profile(file);
+      read(k.chain);
+      return with_origin(k, show_origin);
+    }
     case SpecKind::scenario: {
-      auto r = loader.resolve_scenario(file);
+      const config::ResolvedPoint point{loader.resolve_scenario(file), {}};
+      const auto& r = point.scenario;
+      read(point_files(point));
       Json j = Json::object();
       j["scenario"] = with_origin(r.scenario, show_origin);
       j["machine"] = with_origin(r.machine, show_origin);
@@ -87,6 +104,12 @@ Json resolve(const Loader& loader, const fs::path& file, bool show_origin) {
     }
     case SpecKind::tenants: {
       auto r = loader.resolve_tenants(file);
+      read(r.tenants.chain);
+      read(machine_files(r.machine));
+      for (const auto& sc : r.scenarios) {
+        read(sc.scenario.chain);
+        read(sc.model.chain);
+      }
       Json j = Json::object();
       j["tenants"] = with_origin(r.tenants, show_origin);
       j["machine"] = with_origin(r.machine, show_origin);
@@ -99,6 +122,8 @@ Json resolve(const Loader& loader, const fs::path& file, bool show_origin) {
     }
     case SpecKind::sweep: {
       auto r = loader.resolve_sweep(file);
+      read(r.sweep.chain);
+      read(point_files(config::ResolvedPoint{r.base, {}}));
       // Every point must resolve too (a combination of valid values can be invalid).
       const auto points = config::expand_points(r.sweep.spec);
       std::size_t rows = 0;
@@ -324,23 +349,10 @@ void add_config_commands(CLI::App& app, CommandResult& result, RunnableCheck run
   show->add_flag("--origin", sopts->origin, "Add where each key got its value (file:line)");
   show->callback([sopts, &result] {
     const Loader loader(config::default_roots());
-    const Json j = resolve(loader, sopts->file, sopts->origin);
-    if (writes_file(sopts->output)) {
-      // Every file the resolved document was read from: none is overwritten.
-      std::vector<fs::path> inputs{sopts->file};
-      const auto add = [&inputs](const std::vector<fs::path>& files) {
-        inputs.insert(inputs.end(), files.begin(), files.end());
-      };
-      switch (loader.kind_of(sopts->file)) {
-        case SpecKind::scenario: add(point_files(config::ResolvedPoint{loader.resolve_scenario(sopts->file), {}})); break;
-        case SpecKind::machine: add(machine_files(loader.machine(sopts->file))); break;
-        case SpecKind::model: add(loader.model(sopts->file).chain); break;
-        case SpecKind::sweep: add(loader.sweep(sopts->file).chain); break;
-        case SpecKind::kernel_profile: add(loader.kernel_profile(sopts->file).chain); break;
-        case SpecKind::tenants: add(loader.tenants(sopts->file).chain); break;
-      }
-      check_output_file(sopts->output, sopts->force, inputs);
-    }
+    // Every file the resolved document was read from: none is overwritten.
+    std::vector<fs::path> inputs{sopts->file};
+    const Json j = resolve(loader, sopts->file, sopts->origin, &inputs);
+    if (writes_file(sopts->output)) check_output_file(sopts->output, sopts->force, inputs);
     emit(sopts->format == "json" ? j.dump(2) + "\n" : config::json_to_yaml(j), sopts->output);
     result.exit_code = kExitOk;
   });

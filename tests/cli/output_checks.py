@@ -192,6 +192,17 @@ def mode_inputs():
     expect(["config", "show", scen_m, "--output", mach, "--force"], 2, ["which this command reads"])
     if open(mach).read() != machine:
         fail("config show overwrote the machine file it read")
+    # ... nor a scenario that a tenants file or a sweep reads.
+    tenants = os.path.join(w, "t.yaml")
+    open(tenants, "w").write("kind: tenants\nname: t\nmachine: mi300x-dpx\npath: software\n"
+                             "scenarios: [mixtral-8x7b-64tok-bf16-mi300x, s3.yaml]\npartitions: [0, 1]\n")
+    sweep_file = os.path.join(w, "sw.yaml")
+    open(sweep_file, "w").write("kind: sweep\nname: sw\nscenario: s3.yaml\naxes:\n  scenario.tokens: [1, 2]\n")
+    kept_s3 = open(scen_m).read()
+    expect(["config", "show", tenants, "--output", scen_m, "--force"], 2, ["s3.yaml", "which this command reads"])
+    expect(["config", "show", sweep_file, "--output", scen_m, "--force"], 2, ["s3.yaml", "which this command reads"])
+    if open(scen_m).read() != kept_s3:
+        fail("config show overwrote a scenario a tenants file or sweep reads")
     if open(desc, "rb").read() != kept or "tdm" not in open(scen).read():
         fail("an input was overwritten")
     # Nor is the folder's own marker a descriptor stream's name.
