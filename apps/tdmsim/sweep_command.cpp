@@ -399,10 +399,7 @@ int sweep_command(const SweepOptions& o) {
                  repeat > 1 ? fmt::format("; {} routing draws each ({} runs)", repeat, p.points.size() * repeat)
                             : std::string());
       for (const auto& pt : p.points) {
-        std::string what;
-        for (const auto& [k, v] : config::point_values(p.sweep.sweep.spec, pt)) {
-          what += (what.empty() ? "" : ", ") + k + "=" + v;
-        }
+        const std::string what = config::point_values_text(p.sweep.sweep.spec, pt);
         fmt::print("{:>6}  {}{}\n", pt.index, what.empty() ? "(base)" : what,
                    config::jitter_point(p.sweep.sweep.spec, pt) ? "  (jitter)" : "");
       }

@@ -90,11 +90,7 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
         inert[a] = *it;
       }
     }
-    std::string what;
-    for (const auto& [k, v] : config::point_values(sweep.sweep.spec, pt)) {
-      what += (what.empty() ? "" : ", ") + k + "=" + v;
-    }
-    const std::string point = "point " + std::to_string(pt.index) + " (" + what + "): ";
+    const std::string point = config::point_name(sweep.sweep.spec, pt) + ": ";
     // A problem of the point as a whole: reported at its last axis value, as
     // the resolver reports one.
     const config::Location& last = config::value_location(axes.back(), pt.choice.back());

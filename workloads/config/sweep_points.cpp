@@ -140,6 +140,16 @@ std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& s
   return out;
 }
 
+std::string point_values_text(const SweepSpec& sweep, const SweepPoint& point) {
+  std::string what;
+  for (const auto& [k, v] : point_values(sweep, point)) what += (what.empty() ? "" : ", ") + k + "=" + v;
+  return what;
+}
+
+std::string point_name(const SweepSpec& sweep, const SweepPoint& point) {
+  return "point " + std::to_string(point.index) + " (" + point_values_text(sweep, point) + ")";
+}
+
 bool jitter_point(const SweepSpec& s, const SweepPoint& p) {
   for (std::size_t a = 0; a < s.axes.items.size(); ++a) {
     const std::uint32_t c = p.choice.at(a);
@@ -290,10 +300,7 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
   Checker c(no_origins, value_location(axes.back(), p.choice.back()), whole);
   check(r.scenario.scenario.spec, r.scenario.model.spec, r.scenario.machine.spec, c);
   if (!whole.empty()) {
-    std::string what;
-    for (const auto& [k, v] : point_values(sweep_.sweep.spec, p)) {
-      what += (what.empty() ? "" : ", ") + k + "=" + v;
-    }
+    const std::string name = point_name(sweep_.sweep.spec, p);
     for (const auto& d : whole.items()) {
       std::size_t at = axes.size() - 1;
       const std::string axis_key = d.key.starts_with("machine.") || d.key.starts_with("model.")
@@ -303,7 +310,7 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
         if (axes[a].key == axis_key) at = a;
       }
       diags.add(value_location(axes[at], p.choice[at]), "axes." + axes[at].key,
-                "point " + std::to_string(p.index) + " (" + what + "): " +
+                name + ": " +
                     (d.key.empty() ? "" : d.key + ": ") + d.message);
     }
     return std::nullopt;

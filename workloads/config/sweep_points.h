@@ -41,6 +41,12 @@ const Location& value_location(const SweepAxis& axis, std::uint32_t choice);
 std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& sweep,
                                                                const SweepPoint& point);
 
+// The point's values as one text, "key=value, key=value" (empty at the base).
+std::string point_values_text(const SweepSpec& sweep, const SweepPoint& point);
+
+// How messages name a point: "point N (key=value, ...)".
+std::string point_name(const SweepSpec& sweep, const SweepPoint& point);
+
 // Whether the point runs one of its axis's `jitter` values (mode oat,
 // SweepAxis::jitter_values): a noise-floor point, not one of the file's values.
 bool jitter_point(const SweepSpec& sweep, const SweepPoint& point);
