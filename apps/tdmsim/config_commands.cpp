@@ -226,7 +226,8 @@ std::string reference_document() {
       "- A key that the file's other keys make inert is an error too: a routing source's "
       "parameter under another `routing.source` (`zipf_s` on uniform routing), `routing.overflow` "
       "with `capacity_factor: none`. An overlay that switches the source keeps its base's keys "
-      "for the other source; a sweep axis over such a key is refused where the key that governs "
+      "for the other source (not one that restates a source under which the base's key was "
+      "inert already: that key is named in the base); a sweep axis over such a key is refused where the key that governs "
       "it is on no axis, and where no point of the sweep makes it apply (`hot_fraction` against "
       "`routing.source: [uniform, zipf]`).\n";
   // The input limits, from their declarations (workloads/util/input_file.h,

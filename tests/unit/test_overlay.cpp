@@ -167,3 +167,23 @@ TEST_CASE("a base file's machine: and model: paths are relative to the base file
   CHECK(errs[0].where.file == own.lexically_normal().string());
   CHECK(errs[0].where.line == 4);
 }
+
+TEST_CASE("an overlay that switches the routing source keeps the base's keys of the old one; restating it does not",
+          "[overlay]") {
+  Scratch s;
+  const std::string head = "kind: scenario\nmachine: mi300x\nmodel: mixtral-8x7b\ntokens: 8\n";
+  // The base's Zipf exponent applied in the base; the overlay switched it off.
+  s.write("zipf.yaml", head + "name: z\nrouting:\n  source: zipf\n  zipf_s: 1.5\n");
+  const auto switched = s.write("switched.yaml", "kind: scenario\nbase: zipf.yaml\nrouting: {source: uniform}\n");
+  CHECK(errors_of([&] { loader().resolve_scenario(switched); }).empty());
+  // A base whose exponent changed nothing in the base itself (its source is
+  // uniform): an overlay restating that source switches nothing off.
+  s.write("inert.yaml", head + "name: i\nrouting:\n  source: uniform\n  zipf_s: 1.5\n");
+  const auto restated = s.write("restated.yaml", "kind: scenario\nbase: inert.yaml\nrouting: {source: uniform}\n");
+  const auto errs = errors_of([&] { loader().resolve_scenario(restated); });
+  REQUIRE(errs.size() == 1);
+  CHECK(errs[0].key == "routing.zipf_s");
+  CHECK_THAT(errs[0].where.file, Catch::EndsWith("inert.yaml"));
+  CHECK(errs[0].where.line == 8);
+  CHECK_THAT(errs[0].message, Catch::Contains("applies to source: zipf only"));
+}

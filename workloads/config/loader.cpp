@@ -134,11 +134,32 @@ std::vector<std::string> display_chain(const Loaded<S>& l) {
   return chain;
 }
 
+// `layers`: the chain's parsed files, the one named first (as Loader::load
+// holds them), for a scenario's inert-key check.
 template <class S>
-void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d) {
+void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d,
+                const std::vector<std::pair<fs::path, YAML::Node>>& layers) {
   Checker c(l.set_at, {display_path(l.file), 1, 1}, d, display_chain(l));
   check(spec, c);
-  if constexpr (std::is_same_v<S, ScenarioSpec>) check_inert_keys(spec, c);
+  if constexpr (std::is_same_v<S, ScenarioSpec>) {
+    // The keys inert in the scenario as the file `file` (display path) and its
+    // bases make it, without the overlays above: the layers from the deepest
+    // base up to that file read again into defaults.
+    const auto inert_below = [&](const std::string& file) {
+      ScenarioSpec partial = defaults<ScenarioSpec>();
+      Diagnostics ignored;
+      SetMap where;
+      for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+        ReadContext ctx{display_path(it->first), &ignored, &where};
+        Reader reader(it->second, "", ctx, {"base", "kind"});
+        partial.visit(reader);
+        reader.finish();
+        if (display_path(it->first) == file) break;
+      }
+      return inert_keys(partial);
+    };
+    check_inert_keys(spec, c, inert_below);
+  }
 }
 
 }  // namespace
@@ -289,7 +310,7 @@ Loaded<S> Loader::load(const fs::path& file, SpecKind kind) const {
     RequiredChecker req("", out.set_at, {display_path(file), 1, 1}, diags);
     out.spec.visit(req);
   }
-  if (diags.empty()) check_spec(out.spec, out, diags);
+  if (diags.empty()) check_spec(out.spec, out, diags, pending);
   diags.throw_if_any();
   return out;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -297,11 +298,15 @@ struct InertKey {
 std::vector<InertKey> inert_keys(const ScenarioSpec& s);
 
 // Refuses an inert key unless an overlay of the file that sets it set its
-// governing key (an overlay that switches a base's source keeps the base's
-// keys for the other source). `chain`: the files as diagnostics name them,
-// the file named first, then its bases. (Files only: a sweep's axes are
-// checked by the sweep, sweep_points.cpp.)
-void check_inert_keys(const ScenarioSpec& s, config::Checker& c);
+// governing key, switching the key off (an overlay that switches a base's
+// source keeps the base's keys for the other source): `inert_below(file)`
+// gives the keys inert in the scenario as `file` and its bases alone make it,
+// and a key inert there too is refused (an overlay that only restates the
+// base's governing value switched nothing off). The checker's chain: the
+// files as diagnostics name them, the file named first, then its bases.
+// (Files only: a sweep's axes are checked by the sweep, sweep_points.cpp.)
+void check_inert_keys(const ScenarioSpec& s, config::Checker& c,
+                      const std::function<std::vector<InertKey>(const std::string& file)>& inert_below);
 
 // The fused shared-expert slots one GPU runs: shared experts x chunks of the
 // routed intermediate size (docs/moe-plan.md "Shared experts").
