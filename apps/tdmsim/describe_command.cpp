@@ -135,14 +135,15 @@ void add_describe_command(CLI::App& app, CommandResult& result) {
       "MoE descriptors (run --write-descriptors), or write an example one "
       "(docs/descriptor-format.md)");
   auto* file = cmd->add_option("file", opts->file, "Descriptor file");
-  cmd->add_option("-f,--format", opts->format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}));
+  auto* format = cmd->add_option("-f,--format", opts->format, "text or json (of a decoded file)")
+                     ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("-o,--output", opts->output, "Write to this file instead of stdout");
   cmd->add_flag("--force", opts->force, "Replace an existing output file");
   cmd->add_option("--example", opts->example,
                   "Write an example descriptor (moe or tensor) to --output")
       ->check(CLI::IsMember({"moe", "tensor"}))
-      ->excludes(file);
+      ->excludes(file)
+      ->excludes(format);  // (the example is the binary descriptor: no text or json)
   cmd->callback([opts, &result] { result.exit_code = run_describe(*opts, std::cout, std::cerr); });
 }
 

@@ -277,6 +277,12 @@ PreparedRun prepare_run(const RunOptions& o) {
                    "docs/serving.md)");
   }
   if (o.one_gpu && o.gpus != 0) throw BadInput("--one-gpu and --gpus: give one of them");
+  // (Else the flag would change nothing: the layer already runs on one GPU.)
+  if (o.one_gpu && sc.scenario.spec.parallel.ep <= 1) {
+    throw BadInput(fmt::format("--one-gpu simulates GPU 0's share of an expert-parallel layer, and {} has "
+                               "parallel.ep {}: leave it out",
+                               sc.scenario.file.string(), sc.scenario.spec.parallel.ep));
+  }
   if (o.gpus != 0) apply_gpus_option(sc, o.gpus);
   const MachineSpec& m = sc.machine.spec;
   r.path = o.path.empty() ? std::string(config::enum_name(sc.scenario.spec.path)) : o.path;
@@ -310,8 +316,13 @@ PreparedRun prepare_run(const RunOptions& o) {
   const bool tdm_runs = std::find(paths.begin(), paths.end(), "tdm") != paths.end();
   for (const auto* opt : {&o.descriptors, &o.write_descriptors}) {
     if (!opt->empty() && !tdm_runs) {
-      throw BadInput(fmt::format("{} needs the TDM path, and this run has only --path {}",
-                                 opt == &o.descriptors ? "--descriptors" : "--write-descriptors", path));
+      const char* what = opt == &o.descriptors ? "--descriptors" : "--write-descriptors";
+      if (!m.tdm) {
+        throw BadInput(fmt::format("{} needs the TDM path, and machine {} ({}) has no tdm: section (no TDM MoE "
+                                   "unit); use a TDM machine such as mi500x-tdm",
+                                   what, m.name, sc.machine.file.string()));
+      }
+      throw BadInput(fmt::format("{} needs the TDM path, and this run has only --path {}", what, path));
     }
   }
   if (!o.descriptors.empty() && o.repeat > 1) {

@@ -24,6 +24,11 @@ add_test(NAME tdm.sweep_all_policies
 add_test(NAME tdm.descriptors_need_tdm_path_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${TDMDEC_SCENARIO}\;--path\;software\;--descriptors\;x.tdmm
                  -DEXPECT_RC=2 -DEXPECT_STDERR=--descriptors.needs.the.TDM.path -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
+# On a machine without the unit the reason is the machine, not the path.
+add_test(NAME tdm.descriptors_need_tdm_machine_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${PROJECT_SOURCE_DIR}/workloads/scenarios/mixtral-8x7b-64tok-bf16-mi300x.yaml\;--write-descriptors\;${CMAKE_CURRENT_BINARY_DIR}/never.tdmm
+                 "-DEXPECT_STDERR=--write-descriptors needs the TDM path, and machine mi300x .*has no tdm: section"
+                 -DEXPECT_RC=2 -DMUST_NOT_EXIST=${CMAKE_CURRENT_BINARY_DIR}/never.tdmm -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)
 add_test(NAME tdm.custom_policy_runs
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${CMAKE_CURRENT_SOURCE_DIR}/data/tdm-decode/policy-custom.yaml\;--quiet
                  -DEXPECT_RC=0 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_rc.cmake)

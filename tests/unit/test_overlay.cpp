@@ -168,7 +168,7 @@ TEST_CASE("a base file's machine: and model: paths are relative to the base file
   CHECK(errs[0].where.line == 4);
 }
 
-TEST_CASE("an overlay that switches the routing source keeps the base's keys of the old one; restating it does not",
+TEST_CASE("an overlay that switches the routing source keeps the base's keys of the old one, restating it does not",
           "[overlay]") {
   Scratch s;
   const std::string head = "kind: scenario\nmachine: mi300x\nmodel: mixtral-8x7b\ntokens: 8\n";

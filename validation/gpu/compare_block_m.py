@@ -65,13 +65,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         def predict(name):
             scen = os.path.join(a.folder, "scenarios", name + ".yaml")
-            s = tdmsimtools.run(a.tdmsim, scen, os.path.join(tmp, name), path="software", extra=["--one-gpu"],
-                                label=name)
+            s = tdmsimtools.run(a.tdmsim, scen, os.path.join(tmp, name), path="software",
+                                extra=h200_data.one_gpu(scen), label=name)
             return name, s["paths"][0]["total_us"], s["layer"]
 
         def pick(base):  # the heuristic's block_m for the scenario as the batch has it
-            s = tdmsimtools.run(a.tdmsim, os.path.join(h200_data.SCENARIO_DIR, base + ".yaml"),
-                                os.path.join(tmp, base), path="software", extra=["--one-gpu"], label=base)
+            scen = os.path.join(h200_data.SCENARIO_DIR, base + ".yaml")
+            s = tdmsimtools.run(a.tdmsim, scen, os.path.join(tmp, base), path="software",
+                                extra=h200_data.one_gpu(scen), label=base)
             return base, s["layer"]["block_m"]
 
         pred = {n: (us, layer) for n, us, layer in

@@ -37,6 +37,16 @@ class DataError(Exception):
     """A missing or malformed input file (the message names it)."""
 
 
+def one_gpu(scenario):
+    """`--one-gpu` for an expert-parallel scenario (parallel.ep > 1), which was measured as
+    GPU 0's share on one H200 (the gpu-case tdmsim-gpu ran), not as the layer on N GPUs;
+    nothing for the others (tdmsim refuses the flag where it would change nothing)."""
+    import yaml
+    with open(scenario) as f:
+        spec = yaml.safe_load(f) or {}
+    return ["--one-gpu"] if int((spec.get("parallel") or {}).get("ep", 1)) > 1 else []
+
+
 def version_of(path):
     m = re.search(r"-v(\d+)\.[a-z]+$", os.path.basename(path))
     return int(m.group(1)) if m else -1
@@ -131,10 +141,9 @@ def predict(tdmsim, name, outdir, machine=None):
     wall time."""
     out = os.path.join(outdir, name)
     t0 = time.time()
-    # --one-gpu: an expert-parallel scenario (parallel.ep > 1) was measured as GPU
-    # 0's share on one H200 (the gpu-case tdmsim-gpu ran), not as the layer on N GPUs.
-    s = tdmsimtools.run(tdmsim, os.path.join(SCENARIO_DIR, name + ".yaml"), out, path="software",
-                        machine=machine, label=name, extra=["--one-gpu"])
+    scenario = os.path.join(SCENARIO_DIR, name + ".yaml")
+    s = tdmsimtools.run(tdmsim, scenario, out, path="software", machine=machine, label=name,
+                        extra=one_gpu(scenario))
     path = s["paths"][0]
     stages = tdmsimtools.stage_times(s)
     layer = s["layer"]
