@@ -21,6 +21,7 @@
 #include "workloads/config/loader.h"
 #include "workloads/config/writer.h"
 #include "workloads/util/atomic_write.h"
+#include "workloads/util/memory_limit.h"
 #include "apps/tdmsim/capacity_json.h"
 #include "apps/tdmsim/output_dir.h"
 #include "apps/tdmsim/input_files.h"
@@ -198,12 +199,26 @@ void emulate_command(const EmulateOptions& o) {
   serving::refuse_serving(sc, "tdmsim emulate");
   const double limit = o.max_memory_gib * 1024.0 * 1024.0 * 1024.0;
   const std::uint64_t need = estimate_bytes(sc, o.intermediates);
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   if (static_cast<double>(need) > limit) {
     throw BadInput(fmt::format(
         "{}: emulating {} tokens of {} needs about {:.3g} GiB, more than the {:.3g} GiB limit "
         "(reduce tokens, shard with parallel.tp / parallel.ep, or raise --max-memory)",
-        o.scenario, sc.scenario.spec.tokens, sc.model.spec.name,
-        static_cast<double>(need) / (1024.0 * 1024.0 * 1024.0), o.max_memory_gib));
+        o.scenario, sc.scenario.spec.tokens, sc.model.spec.name, static_cast<double>(need) / kGiB, o.max_memory_gib));
+  }
+  // --max-memory raises the emulator's own default, not what the host has.
+  std::uint64_t host = 0;
+  try {
+    host = util::memory_limit();
+  } catch (const util::MemoryLimitError& e) {
+    throw BadInput(e.what());
+  }
+  if (need > host) {
+    throw BadInput(fmt::format("{}: emulating {} tokens of {} needs about {:.3g} GiB, more than this host allows, "
+                               "{:.3g} GiB ({}); reduce tokens, or shard with parallel.tp / parallel.ep",
+                               o.scenario, sc.scenario.spec.tokens, sc.model.spec.name,
+                               static_cast<double>(need) / kGiB, static_cast<double>(host) / kGiB,
+                               util::memory_limit_source()));
   }
   StagedDir dir(o.output, o.force, point_files(config::ResolvedPoint{sc, {}}));
 

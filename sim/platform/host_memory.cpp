@@ -11,6 +11,7 @@
 #include "sim/mem/l2_cache.h"
 #include "sim/mem/mall.h"
 #include "workloads/config/units.h"
+#include "workloads/util/memory_limit.h"
 
 namespace tdmsim::sim {
 namespace {
@@ -161,30 +162,18 @@ void add_trace_memory(MemoryEstimate& e, std::uint64_t workgroups) {
 }
 
 std::uint64_t memory_limit() {
-  if (const char* env = std::getenv("TDMSIM_MEMORY_LIMIT"); env != nullptr && *env != '\0') {
-    const auto p = units::parse_bytes(env);
-    if (!p || p.value.bytes == 0) {
-      throw NotSimulatable(fmt::format("TDMSIM_MEMORY_LIMIT='{}': {}", env,
-                                       p ? std::string("must be more than 0B") : p.error));
-    }
-    return p.value.bytes;
+  try {
+    return util::memory_limit();
+  } catch (const util::MemoryLimitError& e) {
+    throw NotSimulatable(e.what());
   }
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page = ::sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return UINT64_MAX;  // unknown: no limit
-  return static_cast<std::uint64_t>(pages) / 4 * 3 * static_cast<std::uint64_t>(page);
 }
 
 void check_memory(const MemoryEstimate& e, std::uint64_t limit, const std::string& subject) {
   const std::uint64_t need = e.total();
   if (need <= limit) return;
-  const char* env = std::getenv("TDMSIM_MEMORY_LIMIT");
-  throw NotSimulatable(fmt::format(
-      "{} needs about {} of host memory to simulate, over the limit of {} ({}); the estimate:{}",
-      subject, gib(need), gib(limit),
-      env != nullptr && *env != '\0' ? "TDMSIM_MEMORY_LIMIT"
-                                      : "three quarters of this host's memory; TDMSIM_MEMORY_LIMIT sets another",
-      e.describe()));
+  throw NotSimulatable(fmt::format("{} needs about {} of host memory to simulate, over the limit of {} ({}); the estimate:{}",
+                                   subject, gib(need), gib(limit), util::memory_limit_source(), e.describe()));
 }
 
 }  // namespace tdmsim::sim

@@ -49,9 +49,9 @@ void add_chase_memory(MemoryEstimate& e, std::uint64_t footprint, std::uint32_t 
                       std::uint32_t hops);
 void add_trace_memory(MemoryEstimate& e, std::uint64_t workgroups);
 
-// The limit: $TDMSIM_MEMORY_LIMIT (a size such as "8GiB") if set, else
-// three quarters of the host's physical memory. Throws NotSimulatable for a
-// malformed value.
+// The limit (util::memory_limit: $TDMSIM_MEMORY_LIMIT, else three quarters
+// of the host's memory, at most three quarters of `ulimit -v`). Throws
+// NotSimulatable for a malformed value.
 std::uint64_t memory_limit();
 
 // Throws NotSimulatable when `e` exceeds `limit`, naming the parts and the

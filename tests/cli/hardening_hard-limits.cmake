@@ -17,6 +17,17 @@ add_test(NAME hard_limits.microbench_chase_over_memory_limit_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${CMAKE_COMMAND}\;-E\;env\;TDMSIM_MEMORY_LIMIT=1GiB\;${TDMSIM_BIN}\;microbench\;chase\;--footprint\;8GiB\;--stride\;4\;--output\;${HL_OUT}/chase_memory
                  -DEXPECT_RC=2 -DEXPECT_STDERR=pointer-chase.cycle..--footprint./.--stride.=.2147483648.slots
                  -DMUST_NOT_EXIST=${HL_OUT}/chase_memory -P ${HL_EXPECT})
+# The address-space limit (ulimit -v) bounds the limit too: it is reached
+# before the host's memory.
+add_test(NAME hard_limits.microbench_chase_over_address_space_exit_2
+         COMMAND ${CMAKE_COMMAND} "-DCMD=bash;-c;ulimit -v 4000000 && exec ${TDMSIM_BIN} microbench chase --footprint 8GiB --stride 4 --output ${HL_OUT}/chase_as"
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=over the limit of .* GiB .three quarters of this process's address-space limit, ulimit -v"
+                 -DMUST_NOT_EXIST=${HL_OUT}/chase_as -P ${HL_EXPECT})
+# emulate --max-memory raises the emulator's own limit, not the host's.
+add_test(NAME hard_limits.emulate_over_host_memory_exit_2
+         COMMAND ${CMAKE_COMMAND} -DCMD=${CMAKE_COMMAND}\;-E\;env\;TDMSIM_MEMORY_LIMIT=1GiB\;${TDMSIM_BIN}\;emulate\;${HL_DATA}/emulate_big.yaml\;--max-memory\;100\;--output\;${HL_OUT}/emulate_big
+                 -DEXPECT_RC=2 "-DEXPECT_STDERR=emulate_big.yaml: emulating 400000 tokens of olmoe-1b-7b needs about .* GiB, more than this host allows, 1 GiB .TDMSIM_MEMORY_LIMIT."
+                 -DMUST_NOT_EXIST=${HL_OUT}/emulate_big -P ${HL_EXPECT})
 add_test(NAME hard_limits.bad_memory_limit_env_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${CMAKE_COMMAND}\;-E\;env\;TDMSIM_MEMORY_LIMIT=lots\;${TDMSIM_BIN}\;microbench\;copy\;--bytes\;1MiB
                  -DEXPECT_RC=2 -DEXPECT_STDERR=TDMSIM_MEMORY_LIMIT=.lots.:.expected.a.size -P ${HL_EXPECT})
