@@ -21,7 +21,8 @@ namespace tdmsim::format {
 // (mlir/test/Conversion/AMDGPUToROCDL/gfx1250.mlir, make_gather_dma_base) sets
 // bit 30 = gather, bit 31 = 32-bit indices; Triton (TDMUtility.cpp,
 // fillTDMDescriptorForGatherScatter) uses bit 31 = gather, bit 30 = 32-bit
-// indices. The machine file picks one (tdm.gather_bit_layout).
+// indices. A tensor-descriptor file records which it was packed with (its
+// header, tensor_file.h).
 struct GatherBits {
   unsigned gather;   // dword0 bit: gather/scatter mode enable
   unsigned index32;  // dword0 bit: set => 32-bit row indices

@@ -334,7 +334,6 @@ struct TdmSpec {
   std::uint32_t mover_bytes_per_clock{};
   TdmPolicy default_policy{};
   TdmSlotModel slot_model{};
-  GatherBitLayout gather_bit_layout{};
   std::uint32_t routing_scores_per_clock{};
   Duration routing_latency{};
 
@@ -380,9 +379,6 @@ struct TdmSpec {
             "previous slot's length), continuous (an in-flight budget, jobs dispatch as CUs free up), "
             "skip_drained (wave_synchronous, a slot closes once its jobs have all finished)",
             Default{TdmSlotModel::wave_synchronous});
-    v.param(gather_bit_layout, "gather_bit_layout",
-            "group0 gather/index-size bit positions (sources disagree)",
-            Default{GatherBitLayout::mlir});
     // The unit's routing stage (sim/platform/tdm_router.h): ASSUMED, what-if
     // figures (docs/calibration.md "TDM unit: routing stage").
     v.param(routing_scores_per_clock, "routing_scores_per_clock",
