@@ -225,9 +225,10 @@ std::string reference_document() {
       "errors naming file:line:column and the key path.\n"
       "- A key that the file's other keys make inert is an error too: a routing source's "
       "parameter under another `routing.source` (`zipf_s` on uniform routing), `routing.overflow` "
-      "with `capacity_factor: none`. An overlay that switches the source keeps its base's keys "
-      "for the other source (not one that restates a source under which the base's key was "
-      "inert already: that key is named in the base); a sweep axis over such a key is refused where the key that governs "
+      "with `capacity_factor: none`, a machine's L1 shape (`l1_ways`, `l1_line`, `l1_hit_latency`, "
+      "`l1_bytes_per_clock`) with `compute.l1_per_cu: 0`. An overlay that switches the governing key keeps its "
+      "base's keys (the other source's, the L1's); one that restates a value under which the base's key was "
+      "inert already does not, and that key is named in the base. A sweep axis over such a key is refused where the key that governs "
       "it is on no axis, and where no point of the sweep makes it apply (`hot_fraction` against "
       "`routing.source: [uniform, zipf]`).\n";
   // The input limits, from their declarations (workloads/util/input_file.h,

@@ -187,3 +187,14 @@ TEST_CASE("an overlay that switches the routing source keeps the base's keys of 
   CHECK(errs[0].where.line == 8);
   CHECK_THAT(errs[0].message, Catch::Contains("applies to source: zipf only"));
 }
+
+TEST_CASE("an overlay that removes the L1 keeps the base's L1 keys, one that shapes no L1 is refused", "[overlay]") {
+  Scratch s;
+  const auto off = s.write("machines/no-l1.yaml", "base: " + kMi300x.string() + "\nname: no-l1\ncompute: {l1_per_cu: 0B}\n");
+  CHECK(errors_of([&] { loader().machine(off); }).empty());
+  const auto shaped = s.write("machines/shaped.yaml", "base: no-l1.yaml\nname: shaped\ncompute: {l1_line: 64B}\n");
+  const auto errs = errors_of([&] { loader().machine(shaped); });
+  REQUIRE(errs.size() == 1);
+  CHECK(errs[0].key == "compute.l1_line");
+  CHECK_THAT(errs[0].where.file, Catch::EndsWith("shaped.yaml"));
+}

@@ -141,12 +141,13 @@ void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d,
                 const std::vector<std::pair<fs::path, YAML::Node>>& layers) {
   Checker c(l.set_at, {display_path(l.file), 1, 1}, d, display_chain(l));
   check(spec, c);
-  if constexpr (std::is_same_v<S, ScenarioSpec>) {
-    // The keys inert in the scenario as the file `file` (display path) and its
+  if constexpr (std::is_same_v<S, ScenarioSpec> || std::is_same_v<S, MachineSpec>) {
+    // The keys inert in the spec as the file `file` (display path) and its
     // bases make it, without the overlays above: the layers from the deepest
-    // base up to that file read again into defaults.
+    // base up to that file read again into defaults. (A machine's kernel
+    // profile is not among them: no inert machine key depends on it.)
     const auto inert_below = [&](const std::string& file) {
-      ScenarioSpec partial = defaults<ScenarioSpec>();
+      S partial = defaults<S>();
       Diagnostics ignored;
       SetMap where;
       for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
@@ -158,7 +159,7 @@ void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d,
       }
       return inert_keys(partial);
     };
-    check_inert_keys(spec, c, inert_below);
+    check_inert(inert_keys(spec), c, inert_below);
   }
 }
 

@@ -18,6 +18,17 @@ void require_pow2(config::Checker& c, const std::string& key, units::Bytes b) {
 }
 }  // namespace
 
+std::vector<InertKey> inert_keys(const MachineSpec& m) {
+  std::vector<InertKey> out;
+  if (m.compute.l1_per_cu.bytes == 0) {
+    for (const char* key : {"compute.l1_ways", "compute.l1_line", "compute.l1_hit_latency", "compute.l1_bytes_per_clock"}) {
+      out.push_back({key, "compute.l1_per_cu", "shapes the L1, and compute.l1_per_cu is 0 (no L1): it would change nothing",
+                     "compute.l1_per_cu is above 0"});
+    }
+  }
+  return out;
+}
+
 void check(const MachineSpec& m, config::Checker& c) {
   c.one_line("name", m.name);
   c.one_line("description", m.description);

@@ -11,6 +11,7 @@
 
 #include "workloads/config/schema.h"
 #include "workloads/specs/enums.h"
+#include "workloads/specs/inert_keys.h"
 #include "workloads/specs/interconnect_spec.h"
 #include "workloads/specs/kernel_profile.h"
 
@@ -492,6 +493,10 @@ inline constexpr std::uint64_t kMaxTotalCus = 16384;
 
 // Cross-field checks that one parameter's range cannot express.
 void check(const MachineSpec& m, config::Checker& c);
+
+// Keys whose value cannot change a run under the machine's other keys: the
+// L1's shape and speed on a CU without an L1 (compute.l1_per_cu 0).
+std::vector<InertKey> inert_keys(const MachineSpec& m);
 
 // launch.workgroup_order with `vendor` resolved: AMD's multi-XCD Instinct parts
 // hand flat workgroup i to XCD i mod XCDs (docs/calibration.md "Kernel

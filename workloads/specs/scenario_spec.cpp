@@ -124,24 +124,8 @@ std::vector<InertKey> inert_keys(const ScenarioSpec& s) {
   return out;
 }
 
-void check_inert_keys(const ScenarioSpec& s, config::Checker& c,
-                      const std::function<std::vector<InertKey>(const std::string& file)>& inert_below) {
-  for (const auto& k : inert_keys(s)) {
-    const config::Location* at = c.set_where(k.key);
-    if (at == nullptr) continue;
-    const config::Location* gov = c.set_where(k.governing);
-    if (gov == nullptr || c.place(gov->file) >= c.place(at->file)) {
-      c.fail(k.key, k.message, {k.governing});
-      continue;
-    }
-    // An overlay set the governing key: accepted where that switched this key
-    // off, not where the key was inert in its own file already (named there:
-    // the overlay's restated value is not the mistake).
-    const auto below = inert_below(at->file);
-    if (std::any_of(below.begin(), below.end(), [&](const InertKey& b) { return b.key == k.key; })) {
-      c.fail(k.key, k.message);
-    }
-  }
+void check_inert_keys(const ScenarioSpec& s, config::Checker& c, const InertBelow& inert_below) {
+  check_inert(inert_keys(s), c, inert_below);
 }
 
 void check(const ScenarioSpec& s, config::Checker& c) {

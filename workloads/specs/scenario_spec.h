@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/specs/inert_keys.h"
 #include "workloads/specs/machine_spec.h"
 #include "workloads/specs/model_spec.h"
 #include "workloads/specs/quant_formats.h"
@@ -289,24 +290,11 @@ OperandFormats operand_formats(const ScenarioSpec& s);
 // Keys whose value cannot change the run under the scenario's other keys: a
 // key of another routing source, an overflow policy with no capacity limit;
 // each with the key that makes it so and why.
-struct InertKey {
-  std::string key;
-  std::string governing;
-  std::string message;
-  std::string applies;  // where the key changes something ("routing.source is zipf")
-};
 std::vector<InertKey> inert_keys(const ScenarioSpec& s);
 
-// Refuses an inert key unless an overlay of the file that sets it set its
-// governing key, switching the key off (an overlay that switches a base's
-// source keeps the base's keys for the other source): `inert_below(file)`
-// gives the keys inert in the scenario as `file` and its bases alone make it,
-// and a key inert there too is refused (an overlay that only restates the
-// base's governing value switched nothing off). The checker's chain: the
-// files as diagnostics name them, the file named first, then its bases.
-// (Files only: a sweep's axes are checked by the sweep, sweep_points.cpp.)
-void check_inert_keys(const ScenarioSpec& s, config::Checker& c,
-                      const std::function<std::vector<InertKey>(const std::string& file)>& inert_below);
+// Refuses the inert keys a file set (check_inert, inert_keys.h). (Files only:
+// a sweep's axes are checked by the sweep, sweep_points.cpp.)
+void check_inert_keys(const ScenarioSpec& s, config::Checker& c, const InertBelow& inert_below);
 
 // The fused shared-expert slots one GPU runs: shared experts x chunks of the
 // routed intermediate size (docs/moe-plan.md "Shared experts").
