@@ -79,10 +79,14 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
     if (diags.size() >= config::Diagnostics::kMaxReported) break;
     const auto r = resolver.resolve(pt, diags);
     if (!r) continue;
-    const auto inert_here = inert_keys(r->scenario.scenario.spec);
+    const auto inert_scenario = inert_keys(r->scenario.scenario.spec);
+    const auto inert_machine = inert_keys(r->scenario.machine.spec);
     for (std::size_t a = 0; a < axes.size(); ++a) {
-      if (pt.choice[a] == kAxisAtBase || !axes[a].key.starts_with("scenario.")) continue;
-      const std::string key = axes[a].key.substr(std::string_view("scenario.").size());
+      if (pt.choice[a] == kAxisAtBase) continue;
+      const bool machine = axes[a].key.starts_with("machine.");
+      if (!machine && !axes[a].key.starts_with("scenario.")) continue;
+      const std::string key = axes[a].key.substr(axes[a].key.find('.') + 1);
+      const auto& inert_here = machine ? inert_machine : inert_scenario;
       const auto it = std::find_if(inert_here.begin(), inert_here.end(), [&](const InertKey& k) { return k.key == key; });
       if (it == inert_here.end()) {
         live[a] = true;

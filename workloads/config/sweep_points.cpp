@@ -278,19 +278,24 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
   // An axis over a key this point's scenario makes inert (zipf_s on a uniform
   // base), where no axis moves the key that governs it: every value would give
   // the same result. (With both on axes, some points differ: not refused.)
-  for (const auto& k : inert_keys(r.scenario.scenario.spec)) {
-    const auto is_axis = [&](const std::string& key) {
-      return std::any_of(axes.begin(), axes.end(), [&](const auto& a) { return a.key == "scenario." + key; });
-    };
-    if (is_axis(k.governing)) continue;
-    for (std::size_t a = 0; a < axes.size(); ++a) {
-      if (axes[a].key == "scenario." + k.key && p.choice[a] != kAxisAtBase) {
-        diags.add(value_location(axes[a], p.choice[a]), "axes." + axes[a].key,
-                  "value '" + axes[a].values.at(p.choice[a]) + "': " + k.message + " (" + k.governing +
-                      " is the base scenario's, on no axis)");
+  // (The same for the machine's keys: an L1 shape where compute.l1_per_cu is 0.)
+  const auto refuse_inert = [&](const std::string& prefix, const std::vector<InertKey>& inert, const char* whose) {
+    for (const auto& k : inert) {
+      const auto is_axis = [&](const std::string& key) {
+        return std::any_of(axes.begin(), axes.end(), [&](const auto& a) { return a.key == prefix + key; });
+      };
+      if (is_axis(k.governing)) continue;
+      for (std::size_t a = 0; a < axes.size(); ++a) {
+        if (axes[a].key == prefix + k.key && p.choice[a] != kAxisAtBase) {
+          diags.add(value_location(axes[a], p.choice[a]), "axes." + axes[a].key,
+                    "value '" + axes[a].values.at(p.choice[a]) + "': " + k.message + " (" + k.governing + " is the base " +
+                        whose + "'s, on no axis)");
+        }
       }
     }
-  }
+  };
+  refuse_inert("scenario.", inert_keys(r.scenario.scenario.spec), "scenario");
+  refuse_inert("machine.", inert_keys(r.scenario.machine.spec), "machine");
   if (diags.size() != before) return std::nullopt;
 
   // The point as a whole (e.g. its footprint must fit in HBM), reported at the
