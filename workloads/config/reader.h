@@ -270,6 +270,10 @@ class Checker {
     }
     diags_.add(where, std::string(key), std::move(message));
   }
+  // Reports at `where` (a place inside a key's value, a list entry's).
+  void fail_at(const Location& where, const std::string& key, std::string message) {
+    diags_.add(where, key, std::move(message));
+  }
   // A name or description goes into report headers, CSV rows and file
   // names: one line of text, without control characters (a newline, a tab).
   void one_line(const std::string& path, const std::string& value) {

@@ -206,6 +206,32 @@ void check(const SweepSpec& s, config::Checker& c) {
       c.fail("jitter", "moves the axes given as factors of the base (xF), and this sweep has none");
     }
   }
+  // In a grid or one-at-a-time sweep a value given twice makes a point that
+  // repeats another. (A zip pairs values position by position, and random and
+  // lhs draw from the list, where a repeat weighs the value: both keep them.)
+  if (s.mode == SweepMode::grid || s.mode == SweepMode::oat) {
+    for (const auto& a : s.axes.items) {
+      for (std::size_t j = 1; j < a.own_values(); ++j) {
+        const auto first = std::find(a.values.begin(), a.values.begin() + static_cast<std::ptrdiff_t>(j), a.values[j]);
+        if (first == a.values.begin() + static_cast<std::ptrdiff_t>(j)) continue;
+        const config::Location& was = a.value_where[static_cast<std::size_t>(first - a.values.begin())];
+        c.fail_at(a.value_where[j], "axes." + a.key,
+                  fmt::format("value '{}' is given twice (also at {}:{}): its points would repeat others; give it once",
+                              a.values[j], was.line, was.column));
+      }
+    }
+  }
+  // The sweep's machine: replaced at every point by a machine axis, where
+  // every point takes one of its values (not mode oat, whose base point and
+  // other axes' points keep it).
+  if (!s.machine.empty() && s.mode != SweepMode::oat) {
+    for (const auto& a : s.axes.items) {
+      if (const auto ref = axis_ref(a.key); ref && ref->target == AxisTarget::machine) {
+        c.fail("machine", "every point takes its machine from axis " + a.key + ": this one would change nothing; "
+                          "leave it out, or add it to the axis");
+      }
+    }
+  }
   if (s.mode == SweepMode::zip) {
     for (const auto& a : s.axes.items) {
       if (a.values.size() != s.axes.items.front().values.size()) {
