@@ -246,6 +246,10 @@ void check(const ScenarioSpec& s, config::Checker& c) {
              "not both", {"kernel.split_k"});
     }
   }
+  if (k.stages == 1 && k.split_k > 1) {
+    c.fail("kernel.split_k", "the 1-stage kernel does not split K: leave it out (or 1) with kernel.stages 1",
+           {"kernel.stages"});
+  }
   if (!k.gate_up_tile.is_auto() && !k.down_tile.is_auto() && k.gate_up_tile.m != k.down_tile.m) {
     c.fail("kernel.down_tile", "tile M must equal gate_up_tile's M (one sorted block layout)");
   }

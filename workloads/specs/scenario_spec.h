@@ -114,7 +114,7 @@ struct KernelSpec {
     v.param(down_tile, "down_tile", "tile of the down kernel", Default{"auto"});
     v.param(split_k, "split_k",
             "K splits (1 = none, 0 = heuristic): of both stages, or of stage 1 only with source aiter, "
-            "as AITER splits",
+            "as AITER splits; at most the layer's K tiles in a split stage, and none with stages 1 (refused)",
             Default{0u}, Max{64u});
     v.param(pipeline_stages, "pipeline_stages",
             "software pipeline depth (buffers in LDS; 0 = heuristic; AITER's CK kernels: the loads in "
