@@ -107,8 +107,7 @@ Json resolve(const Loader& loader, const fs::path& file, bool show_origin, std::
       read(r.tenants.chain);
       read(machine_files(r.machine));
       for (const auto& sc : r.scenarios) {
-        read(sc.scenario.chain);
-        read(sc.model.chain);
+        read(point_files(config::ResolvedPoint{sc, {}}));
       }
       Json j = Json::object();
       j["tenants"] = with_origin(r.tenants, show_origin);
@@ -124,11 +123,14 @@ Json resolve(const Loader& loader, const fs::path& file, bool show_origin, std::
       auto r = loader.resolve_sweep(file);
       read(r.sweep.chain);
       read(point_files(config::ResolvedPoint{r.base, {}}));
-      // Every point must resolve too (a combination of valid values can be invalid).
+      // Every point must resolve too (a combination of valid values can be
+      // invalid); each point's files (a machine or model axis's) are read.
       const auto points = config::expand_points(r.sweep.spec);
       std::size_t rows = 0;
-      config::resolve_all_points(loader, r, points,
-                                 [&](const auto&, const config::ResolvedPoint& p) { rows += p.paths.size(); });
+      config::resolve_all_points(loader, r, points, [&](const auto&, const config::ResolvedPoint& p) {
+        rows += p.paths.size();
+        read(point_files(p));
+      });
       Json j = Json::object();
       j["sweep"] = with_origin(r.sweep, show_origin);
       j["points"] = points.size();

@@ -86,6 +86,12 @@ void check_all_points(const config::Loader& loader, const config::ResolvedSweep&
       const bool machine = axes[a].key.starts_with("machine.");
       if (!machine && !axes[a].key.starts_with("scenario.")) continue;
       const std::string key = axes[a].key.substr(axes[a].key.find('.') + 1);
+      // The TDM unit's keys bind only where the point runs the tdm path.
+      if (machine && key.starts_with("tdm.") &&
+          std::find(r->paths.begin(), r->paths.end(), "tdm") == r->paths.end()) {
+        if (!inert[a]) inert[a] = InertKey{key, "path", "", "the point runs the tdm path"};
+        continue;
+      }
       const auto& inert_here = machine ? inert_machine : inert_scenario;
       const auto it = std::find_if(inert_here.begin(), inert_here.end(), [&](const InertKey& k) { return k.key == key; });
       if (it == inert_here.end()) {

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/core.h>
@@ -89,8 +90,16 @@ SweepLock::SweepLock(fs::path dir) : dir_(std::move(dir)) {
 
 void SweepLock::check_free(const fs::path& dir) {
   const fs::path file = dir / kFile;
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  // (O_NONBLOCK: a FIFO put in its place must not block the dry run.)
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;  // no lock file: nobody holds it (one taking it now would be a race either way)
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // no sweep's lock file: not held by one
+    ::close(fd);
+    return;
+  }
+  // (The shared lock is held for microseconds; a sweep taking the folder in
+  // that instant is told the folder is in use, and may start again.)
   if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
     const int err = errno;
     const std::string holder = read_fd(fd);

@@ -1,12 +1,9 @@
 // build_plan and the layer shape: the pieces of the plan put together.
 #include "descriptors/plan/moe_plan.h"
 
-#include <fmt/core.h>
-
 #include "descriptors/plan/expert_parallel.h"
 #include "descriptors/plan/kernel_request.h"
 #include "descriptors/plan/routing.h"
-#include "workloads/config/diagnostics.h"
 
 namespace tdmsim::plan {
 
@@ -50,21 +47,6 @@ void finish_plan(const config::ResolvedScenario& scenario, MoePlan& plan) {
       choose_kernel(plan.shape, request.spec, scenario.machine.spec, plan.fused, request.fixed_by, request.aiter_traits);
   plan.kernel.reason = request.prefix + plan.kernel.reason;
   plan.kernel.source = std::move(request.source);
-  // The scenario's own split beyond the layer's K tiles would leave splits
-  // empty; clamped, a larger value would change nothing: refused at its key.
-  // (A tuned table's ksplit is AITER's, for its kernels' tiles: clamped, and
-  // the reason says so.)
-  const KernelSpec& asked_split = scenario.scenario.spec.kernel;
-  if (request.fixed_by == "scenario" && plan.kernel.stages == 2 && asked_split.split_k > plan.kernel.split_k) {
-    const config::Location at = config::nearest_location(scenario.scenario.set_at, "kernel.split_k",
-                                                         {scenario.scenario.file.string(), 1, 1});
-    throw config::ConfigError({{at, "kernel.split_k",
-                                fmt::format("{} splits of K, and this layer has {} K tiles to split (hidden {} and "
-                                            "intermediate {} over tile K {} and {}): at most {}",
-                                            asked_split.split_k, plan.kernel.split_k, plan.shape.hidden,
-                                            plan.shape.inter, plan.kernel.gate_up_tile.k, plan.kernel.down_tile.k,
-                                            plan.kernel.split_k)}});
-  }
   // The scenario's CK pipelines (kernel.*_lds_buffers) describe AITER's
   // 2-stage CK kernels. Where the plan picks AITER's 1-stage assembly kernel
   // (kernel.stages 0: the heuristic's pick, a serving batch of few tokens)

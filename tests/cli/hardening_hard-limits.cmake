@@ -48,11 +48,6 @@ add_test(NAME hard_limits.run_machine_lds_too_small_exit_2
          COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${PROJECT_SOURCE_DIR}/workloads/scenarios/mixtral-8x7b-64tok-bf16-mi300x.yaml\;--machine\;${HL_DATA}/small_lds.yaml\;--output\;${HL_OUT}/small_lds
                  -DEXPECT_RC=2 -DEXPECT_STDERR=small_lds.yaml:7:15:.compute.lds_per_cu:.kernel.moe_gate_up.does.not.fit.on.a.CU.of.machine.small-lds
                  -DMUST_NOT_EXIST=${HL_OUT}/small_lds -P ${HL_EXPECT})
-# A K split beyond the layer's K tiles: refused at the scenario's key.
-add_test(NAME hard_limits.run_split_k_beyond_k_tiles_exit_2
-         COMMAND ${CMAKE_COMMAND} -DCMD=${TDMSIM_BIN}\;run\;${HL_DATA}/split_k_beyond_tiles.yaml\;--output\;${HL_OUT}/split_k
-                 -DEXPECT_RC=2 "-DEXPECT_STDERR=split_k_beyond_tiles.yaml:11:12: kernel.split_k: 64 splits of K, and this layer has 8 K tiles to split"
-                 -DMUST_NOT_EXIST=${HL_OUT}/split_k -P ${HL_EXPECT})
 # More experts than the sort kernel's LDS counts: refused before the routing
 # is built (it took over a minute and 4 GB), at the scenario's model key.
 add_test(NAME hard_limits.run_experts_beyond_sort_lds_exit_2

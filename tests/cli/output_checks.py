@@ -203,6 +203,14 @@ def mode_inputs():
     expect(["config", "show", sweep_file, "--output", scen_m, "--force"], 2, ["s3.yaml", "which this command reads"])
     if open(scen_m).read() != kept_s3:
         fail("config show overwrote a scenario a tenants file or sweep reads")
+    # ... nor a machine only a sweep's machine axis names.
+    axis_machine = os.path.join(w, "m2.yaml")
+    open(axis_machine, "w").write(machine)
+    sweep_axis = os.path.join(w, "sw2.yaml")
+    open(sweep_axis, "w").write("kind: sweep\nname: sw2\nscenario: s3.yaml\naxes:\n  machine: [m.yaml, m2.yaml]\n")
+    expect(["config", "show", sweep_axis, "--output", axis_machine, "--force"], 2, ["m2.yaml", "which this command reads"])
+    if open(axis_machine).read() != machine:
+        fail("config show overwrote a machine a sweep's axis reads")
     if open(desc, "rb").read() != kept or "tdm" not in open(scen).read():
         fail("an input was overwritten")
     # Nor is the folder's own marker a descriptor stream's name.

@@ -115,7 +115,7 @@ def rows_of(path, tdmsim):
         row = dict(line=i, source=src, tokens=int(r["token"]), hidden=int(r["model_dim"]),
                    inter_dim=int(r["inter_dim"]), expert=int(r["expert"]), topk=int(r["topk"]),
                    dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, why=why, block_m=int(r["block_m"]),
-                   split_k=max(1, int(r["ksplit"])), stages=1 if one else 2,
+                   split_k=1 if one else max(1, int(r["ksplit"])), stages=1 if one else 2,  # (no split in 1 stage)
                    tile1=r["tile1"].strip(), tile2=r["tile2"].strip(),
                    us1=float(r["us1"]), us2=float(r["us2"]), us=float(r["us"]),
                    role="calibration" if k % 2 == 0 else "held out", machine=MACHINE, file=SHARED_CSV_NAME,

@@ -281,7 +281,9 @@ def rows_of(path, tdmsim, machines, max_tokens=None, index=0):
             line=line, file=path, source=source, machine=machine, cu_num=n["cu_num"], tokens=n["token"],
             hidden=n["model_dim"], inter_dim=n["inter_dim"], expert=n["expert"], topk=n["topk"],
             dtype=dtype, weight_dtype=wdtype, quant=quant, format=label, status=status,
-            block_m=n["block_m"], split_k=1 if unsplit else max(1, n["ksplit"]), stages=1 if one else 2,
+            # (A 1-stage kernel has no split: a row's ksplit is 1 there, as --kernel-config
+            # reads it; a scenario refuses a split beside stages 1.)
+            block_m=n["block_m"], split_k=1 if unsplit or one else max(1, n["ksplit"]), stages=1 if one else 2,
             tile1=tiles[0], tile2=tiles[1], lds_buffers1=buffers[0], lds_buffers2=buffers[1],
             workgroups_per_cu1=per_cu, combine2=combine,
             us1=t["us1"], us2=t["us2"], us=t["us"], activation=activation, weight_on_input=doweight,

@@ -42,9 +42,14 @@ def one_gpu(scenario):
     GPU 0's share on one H200 (the gpu-case tdmsim-gpu ran), not as the layer on N GPUs;
     nothing for the others (tdmsim refuses the flag where it would change nothing)."""
     import yaml
-    with open(scenario) as f:
-        spec = yaml.safe_load(f) or {}
-    return ["--one-gpu"] if int((spec.get("parallel") or {}).get("ep", 1)) > 1 else []
+    path, ep = scenario, None
+    while path and ep is None:  # the file nearest the scenario's that sets it, through base:
+        with open(path) as f:
+            spec = yaml.safe_load(f) or {}
+        ep = (spec.get("parallel") or {}).get("ep")
+        base = spec.get("base")
+        path = os.path.join(os.path.dirname(path), base) if base else None
+    return ["--one-gpu"] if int(ep or 1) > 1 else []
 
 
 def version_of(path):

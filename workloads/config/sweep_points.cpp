@@ -278,8 +278,15 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
   // An axis over a key this point's scenario makes inert (zipf_s on a uniform
   // base), where no axis moves the key that governs it: every value would give
   // the same result. (With both on axes, some points differ: not refused.)
-  // (The same for the machine's keys: an L1 shape where compute.l1_per_cu is 0.)
+  // (The same for the machine's keys: an L1 shape where compute.l1_per_cu is 0.
+  // A `machine` axis moves every machine key: other points may make it apply,
+  // which check_all_points weighs over all points.)
+  const bool machine_axis = std::any_of(axes.begin(), axes.end(), [](const auto& a) {
+    const auto ref = axis_ref(a.key);
+    return ref && ref->target == AxisTarget::machine;
+  });
   const auto refuse_inert = [&](const std::string& prefix, const std::vector<InertKey>& inert, const char* whose) {
+    if (prefix == "machine." && machine_axis) return;
     for (const auto& k : inert) {
       const auto is_axis = [&](const std::string& key) {
         return std::any_of(axes.begin(), axes.end(), [&](const auto& a) { return a.key == prefix + key; });

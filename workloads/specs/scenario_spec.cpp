@@ -124,10 +124,6 @@ std::vector<InertKey> inert_keys(const ScenarioSpec& s) {
   return out;
 }
 
-void check_inert_keys(const ScenarioSpec& s, config::Checker& c, const InertBelow& inert_below) {
-  check_inert(inert_keys(s), c, inert_below);
-}
-
 void check(const ScenarioSpec& s, config::Checker& c) {
   c.one_line("name", s.name);
   c.one_line("description", s.description);

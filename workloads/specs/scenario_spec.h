@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,7 +113,8 @@ struct KernelSpec {
     v.param(down_tile, "down_tile", "tile of the down kernel", Default{"auto"});
     v.param(split_k, "split_k",
             "K splits (1 = none, 0 = heuristic): of both stages, or of stage 1 only with source aiter, "
-            "as AITER splits; at most the layer's K tiles in a split stage, and none with stages 1 (refused)",
+            "as AITER splits; none with stages 1 (refused); one larger than a split stage's K tiles is "
+            "lowered to them (they depend on the layer's block_m, so on its tokens)",
             Default{0u}, Max{64u});
     v.param(pipeline_stages, "pipeline_stages",
             "software pipeline depth (buffers in LDS; 0 = heuristic; AITER's CK kernels: the loads in "
@@ -291,10 +291,6 @@ OperandFormats operand_formats(const ScenarioSpec& s);
 // key of another routing source, an overflow policy with no capacity limit;
 // each with the key that makes it so and why.
 std::vector<InertKey> inert_keys(const ScenarioSpec& s);
-
-// Refuses the inert keys a file set (check_inert, inert_keys.h). (Files only:
-// a sweep's axes are checked by the sweep, sweep_points.cpp.)
-void check_inert_keys(const ScenarioSpec& s, config::Checker& c, const InertBelow& inert_below);
 
 // The fused shared-expert slots one GPU runs: shared experts x chunks of the
 // routed intermediate size (docs/moe-plan.md "Shared experts").
