@@ -9,6 +9,8 @@
 #include <fmt/core.h>
 #include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <unordered_map>
 
 namespace tdmsim {
 namespace {
@@ -211,10 +213,13 @@ void check(const SweepSpec& s, config::Checker& c) {
   // lhs draw from the list, where a repeat weighs the value: both keep them.)
   if (s.mode == SweepMode::grid || s.mode == SweepMode::oat) {
     for (const auto& a : s.axes.items) {
-      for (std::size_t j = 1; j < a.own_values(); ++j) {
-        const auto first = std::find(a.values.begin(), a.values.begin() + static_cast<std::ptrdiff_t>(j), a.values[j]);
-        if (first == a.values.begin() + static_cast<std::ptrdiff_t>(j)) continue;
-        const config::Location& was = a.value_where[static_cast<std::size_t>(first - a.values.begin())];
+      // (A hash of the values seen: a range can give an axis a million values.)
+      std::unordered_map<std::string_view, std::size_t> first;
+      first.reserve(a.own_values());
+      for (std::size_t j = 0; j < a.own_values(); ++j) {
+        const auto [it, fresh] = first.emplace(a.values[j], j);
+        if (fresh) continue;
+        const config::Location& was = a.value_where[it->second];
         c.fail_at(a.value_where[j], "axes." + a.key,
                   fmt::format("value '{}' is given twice (also at {}:{}): its points would repeat others; give it once",
                               a.values[j], was.line, was.column));
