@@ -1,9 +1,6 @@
 #include "sim/platform/host_memory.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 
 #include <fmt/core.h>
 

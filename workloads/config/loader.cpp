@@ -135,7 +135,7 @@ std::vector<std::string> display_chain(const Loaded<S>& l) {
 }
 
 // `layers`: the chain's parsed files, the one named first (as Loader::load
-// holds them), for a scenario's inert-key check.
+// holds them), for a scenario's or machine's inert-key check.
 template <class S>
 void check_spec(const S& spec, const Loaded<S>& l, Diagnostics& d,
                 const std::vector<std::pair<fs::path, YAML::Node>>& layers) {
@@ -716,10 +716,7 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
     report_at_value(local, at, "machine", sw.machine, diags);
   }
   prune_jitter(r);
-  const bool swaps_machine = std::any_of(sw.axes.items.begin(), sw.axes.items.end(), [](const auto& a) {
-    const auto ref = axis_ref(a.key);
-    return ref && ref->target == AxisTarget::machine;
-  });
+  const bool machine_swapped = swaps_machine(sw.axes);
   for (const auto& axis : sw.axes.items) {
     const auto ref = axis_ref(axis.key);
     const std::string key = "axes." + axis.key;
@@ -777,7 +774,7 @@ ResolvedSweep Loader::resolve_sweep(const fs::path& file) const {
       ScenarioSpec scenario_spec = r.base.scenario.spec;
       const std::size_t before = diags.size();
       if (root == "machine" && sub.starts_with("tdm.") && !machine_spec.tdm) {
-        if (swaps_machine) continue;  // checked per point, on the point's machine
+        if (machine_swapped) continue;  // checked per point, on the point's machine
         diags.add(at, key, "value '" + axis.values[i] + "': machine " + machine_spec.name +
                                " has no tdm: section to change (sweep a TDM machine such as "
                                "mi500x-tdm)");

@@ -281,10 +281,7 @@ std::optional<ResolvedPoint> PointResolver::resolve(const SweepPoint& p, Diagnos
   // (The same for the machine's keys: an L1 shape where compute.l1_per_cu is 0.
   // A `machine` axis moves every machine key: other points may make it apply,
   // which check_all_points weighs over all points.)
-  const bool machine_axis = std::any_of(axes.begin(), axes.end(), [](const auto& a) {
-    const auto ref = axis_ref(a.key);
-    return ref && ref->target == AxisTarget::machine;
-  });
+  const bool machine_axis = swaps_machine(sweep_.sweep.spec.axes);
   const auto refuse_inert = [&](const std::string& prefix, const std::vector<InertKey>& inert, const char* whose) {
     if (prefix == "machine." && machine_axis) return;
     for (const auto& k : inert) {

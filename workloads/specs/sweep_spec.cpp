@@ -165,6 +165,13 @@ std::uint64_t sweep_point_count(const SweepSpec& s) {
   return 0;
 }
 
+bool swaps_machine(const SweepAxes& axes) {
+  return std::any_of(axes.items.begin(), axes.items.end(), [](const SweepAxis& a) {
+    const auto ref = axis_ref(a.key);
+    return ref && ref->target == AxisTarget::machine;
+  });
+}
+
 void check(const SweepSpec& s, config::Checker& c) {
   c.one_line("name", s.name);
   c.one_line("description", s.description);

@@ -91,6 +91,10 @@ std::uint64_t sweep_point_count(const SweepSpec& s);
 // Classifies an axis key; nullopt when it has no valid root.
 std::optional<AxisRef> axis_ref(std::string_view key);
 
+// Whether one of `axes` replaces the whole machine (`machine` or
+// `scenario.machine`): every point it moves takes its machine from there.
+bool swaps_machine(const SweepAxes& axes);
+
 struct SweepSpec {
   std::string name;
   std::string description;
